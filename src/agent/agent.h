@@ -1,0 +1,53 @@
+// The node agent: discovers the host's GPUs, joins the server, and converges the node to the
+// server's desired set of workloads (level-triggered), reporting what actually runs.
+//
+// Threads: start() launches the agent's own threads (desired-state long-poll, reconcile/report
+// loop, log upload); stop() joins them. Workload processes are not children of those threads in
+// any lasting sense: each runs under a shim in its own session, so they survive an agent restart
+// and are re-adopted by the next agent that starts with the same data directory.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+
+namespace gpurent::agent {
+
+struct AgentOptions {
+  std::string server_url;  // "http://127.0.0.1:8080"
+  std::string join_token;  // needed on the first start only; the identity is kept in data_dir
+  std::string data_dir = "./gpurent-agent";
+  std::string sim_gpus;  // "" = NVML when present, else 8xh100-80g; a spec forces simulation
+  std::string node_name;  // "" = hostname
+  std::chrono::milliseconds report_interval{1000};
+  std::chrono::milliseconds stop_grace{10000};  // SIGTERM -> SIGKILL
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();  // stops the threads if still running
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Discovers GPUs, registers with the server (or reuses the identity in data_dir) and starts the
+  // threads. Fails if the GPUs cannot be discovered or the server refuses the join token.
+  Status start();
+  void stop();
+
+  std::string node_id() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// `gpurent agent`: runs an Agent until SIGINT/SIGTERM. Returns the process exit code.
+int run_agent(const AgentOptions& options);
+
+// The hidden `gpurent __shim` subcommand that supervises one workload process (see runtime/).
+int run_workload_shim(int argc, char** argv);
+
+}  // namespace gpurent::agent

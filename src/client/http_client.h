@@ -1,0 +1,63 @@
+// A small HTTP/1.1 client (Boost.Beast) for the CLI, the SDK and the node agent.
+//
+// One HttpClient holds at most one keep-alive connection to one server and is not thread-safe:
+// give each thread its own. Every call has a deadline; a dropped connection is re-opened once per
+// call (requests are retried only when nothing was sent). Transport failures come back as an Error
+// of kind kUnavailable with code "connection_failed" or "timeout"; any HTTP status, 4xx and 5xx
+// included, is a successful HttpResponse for the caller to interpret.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpurent::client {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target;  // path and query: "/v1/instances?limit=10"
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // e.g. Authorization, Idempotency-Key
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+class HttpClient {
+ public:
+  // base_url is "http://host:port" (https is not supported; put a TLS proxy in front).
+  static Result<HttpClient> create(std::string_view base_url);
+  HttpClient(HttpClient&&) noexcept;
+  HttpClient& operator=(HttpClient&&) noexcept;
+  ~HttpClient();
+
+  Result<HttpResponse> send(const HttpRequest& request,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // Sends the request and hands the body to on_chunk piece by piece as it arrives (chunked
+  // streams such as `logs?follow=true`). on_chunk returns false to stop early. idle_timeout bounds
+  // the wait for each piece. Returns the status code; for a status >= 400 the whole body is
+  // delivered to on_chunk as one piece.
+  Result<int> stream(const HttpRequest& request,
+                     const std::function<bool(std::string_view)>& on_chunk,
+                     std::chrono::milliseconds idle_timeout = std::chrono::minutes(5));
+
+  const std::string& base_url() const;
+
+ private:
+  struct Impl;
+  explicit HttpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpurent::client

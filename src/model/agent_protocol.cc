@@ -1,0 +1,100 @@
+#include "model/agent_protocol.h"
+
+#include <stdexcept>
+
+#include "model/codec.h"
+
+namespace gpurent::model {
+
+std::string_view to_string(WorkloadPhase phase) {
+  switch (phase) {
+    case WorkloadPhase::kStarting: return "starting";
+    case WorkloadPhase::kRunning: return "running";
+    case WorkloadPhase::kExited: return "exited";
+  }
+  return "unknown";
+}
+
+bool parse_workload_phase(std::string_view text, WorkloadPhase* out) {
+  for (auto phase : {WorkloadPhase::kStarting, WorkloadPhase::kRunning, WorkloadPhase::kExited}) {
+    if (to_string(phase) == text) {
+      *out = phase;
+      return true;
+    }
+  }
+  return false;
+}
+
+void to_json(Json& j, const NodeRegistration& v) {
+  j = {{"name", v.name},           {"gpus", v.gpus},
+       {"cpu_count", v.cpu_count}, {"memory_mb", v.memory_mb},
+       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
+}
+void from_json(const Json& j, NodeRegistration& v) {
+  v.name = j.at("name").get<std::string>();
+  v.gpus = j.at("gpus").get<std::vector<Gpu>>();
+  v.cpu_count = j.value("cpu_count", 0);
+  v.memory_mb = j.value("memory_mb", int64_t{0});
+  v.simulated = j.value("simulated", false);
+  v.agent_version = j.value("agent_version", std::string());
+}
+
+void to_json(Json& j, const RegistrationResult& v) {
+  j = {{"node_id", v.node_id}, {"credential", v.credential}};
+}
+void from_json(const Json& j, RegistrationResult& v) {
+  v.node_id = j.at("node_id").get<std::string>();
+  v.credential = j.at("credential").get<std::string>();
+}
+
+void to_json(Json& j, const WorkloadSpec& v) {
+  j = {{"instance_id", v.instance_id}, {"run", v.run}, {"should_run", v.should_run},
+       {"command", v.command},         {"env", v.env}, {"gpus", v.gpus},
+       {"cpu", v.cpu},                 {"memory_gb", v.memory_gb}};
+}
+void from_json(const Json& j, WorkloadSpec& v) {
+  v.instance_id = j.at("instance_id").get<std::string>();
+  v.run = j.at("run").get<int64_t>();
+  v.should_run = j.at("should_run").get<bool>();
+  v.command = j.at("command").get<std::vector<std::string>>();
+  v.env = j.at("env").get<std::map<std::string, std::string>>();
+  v.gpus = j.at("gpus").get<std::vector<std::string>>();
+  v.cpu = j.value("cpu", 0);
+  v.memory_gb = j.value("memory_gb", 0);
+}
+
+void to_json(Json& j, const DesiredState& v) {
+  j = {{"node_id", v.node_id}, {"generation", v.generation}, {"workloads", v.workloads}};
+}
+void from_json(const Json& j, DesiredState& v) {
+  v.node_id = j.at("node_id").get<std::string>();
+  v.generation = j.at("generation").get<int64_t>();
+  v.workloads = j.at("workloads").get<std::vector<WorkloadSpec>>();
+}
+
+void to_json(Json& j, const WorkloadStatus& v) {
+  j = {{"instance_id", v.instance_id},
+       {"run", v.run},
+       {"phase", to_string(v.phase)},
+       {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
+       {"message", v.message}};
+}
+void from_json(const Json& j, WorkloadStatus& v) {
+  v.instance_id = j.at("instance_id").get<std::string>();
+  v.run = j.at("run").get<int64_t>();
+  const auto phase = j.at("phase").get<std::string>();
+  if (!parse_workload_phase(phase, &v.phase)) throw std::invalid_argument("unknown phase " + phase);
+  const auto it = j.find("exit_code");
+  v.exit_code = (it == j.end() || it->is_null()) ? std::nullopt : std::optional<int>(it->get<int>());
+  v.message = j.value("message", std::string());
+}
+
+void to_json(Json& j, const NodeReport& v) {
+  j = {{"applied_generation", v.applied_generation}, {"workloads", v.workloads}};
+}
+void from_json(const Json& j, NodeReport& v) {
+  v.applied_generation = j.at("applied_generation").get<int64_t>();
+  v.workloads = j.at("workloads").get<std::vector<WorkloadStatus>>();
+}
+
+}  // namespace gpurent::model

@@ -1,0 +1,98 @@
+// The messages between the server and a node agent (routes under /v1/agent/).
+//
+// Level-triggered: the server publishes, per node, the complete desired set of workloads with a
+// generation number; the agent converges the node to it and reports the complete actual set. Any
+// message may be lost or repeated without harm, because each one states the whole truth.
+//
+//   POST /v1/agent/register   Bearer <join token>   NodeRegistration -> RegistrationResult
+//   GET  /v1/agent/desired?after=G&wait_s=S        Bearer <node credential> -> DesiredState
+//        (answers as soon as the node's generation is > G, or after S seconds with the same one)
+//   POST /v1/agent/report     Bearer <node credential>   NodeReport -> {"generation": G}
+//   POST /v1/agent/logs?instance=I&run=R&offset=O  Bearer <node credential>   raw bytes
+//        -> {"size": N} (the server's size of that run's log; the agent resends from there)
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "model/node.h"
+
+namespace gpurent::model {
+
+struct NodeRegistration {
+  std::string name;
+  std::vector<Gpu> gpus;
+  int cpu_count = 0;
+  int64_t memory_mb = 0;
+  bool simulated = false;
+  std::string agent_version;
+};
+
+struct RegistrationResult {
+  std::string node_id;
+  std::string credential;  // the node's secret; the agent keeps it in its data directory
+};
+
+struct WorkloadSpec {
+  std::string instance_id;
+  int64_t run = 0;
+  bool should_run = true;  // false: stop it (SIGTERM, then SIGKILL after the grace period)
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
+  int cpu = 0;
+  int memory_gb = 0;
+};
+
+struct DesiredState {
+  std::string node_id;
+  int64_t generation = 0;
+  std::vector<WorkloadSpec> workloads;
+};
+
+enum class WorkloadPhase { kStarting, kRunning, kExited };
+std::string_view to_string(WorkloadPhase phase);
+bool parse_workload_phase(std::string_view text, WorkloadPhase* out);
+
+struct WorkloadStatus {
+  std::string instance_id;
+  int64_t run = 0;
+  WorkloadPhase phase = WorkloadPhase::kStarting;
+  std::optional<int> exit_code;  // for kExited: the exit status, or 128 + signal
+  std::string message;           // e.g. why it could not be started
+};
+
+struct NodeReport {
+  int64_t applied_generation = 0;  // the desired generation the agent has converged to
+  std::vector<WorkloadStatus> workloads;
+};
+
+void to_json(Json& j, const NodeRegistration& v);
+void from_json(const Json& j, NodeRegistration& v);
+void to_json(Json& j, const RegistrationResult& v);
+void from_json(const Json& j, RegistrationResult& v);
+void to_json(Json& j, const WorkloadSpec& v);
+void from_json(const Json& j, WorkloadSpec& v);
+void to_json(Json& j, const DesiredState& v);
+void from_json(const Json& j, DesiredState& v);
+void to_json(Json& j, const WorkloadStatus& v);
+void from_json(const Json& j, WorkloadStatus& v);
+void to_json(Json& j, const NodeReport& v);
+void from_json(const Json& j, NodeReport& v);
+
+// Decodes a message, turning nlohmann's exceptions into an Error (code "invalid_message").
+template <class T>
+Result<T> decode_message(const Json& j) {
+  try {
+    return j.get<T>();
+  } catch (const std::exception& e) {  // nlohmann and our enum parsers
+    return fail(Error::invalid("invalid_message", e.what()));
+  }
+}
+
+}  // namespace gpurent::model

@@ -1,0 +1,198 @@
+#include "model/codec.h"
+
+#include <stdexcept>
+
+namespace gpurent::model {
+namespace {
+
+int64_t ms(Timestamp t) { return to_unix_ms(t); }
+Timestamp ts(const Json& j, const char* key) { return from_unix_ms(j.at(key).get<int64_t>()); }
+
+Json optional_ms(const std::optional<Timestamp>& t) { return t ? Json(ms(*t)) : Json(nullptr); }
+std::optional<Timestamp> optional_ts(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return from_unix_ms(it->get<int64_t>());
+}
+
+template <class Enum>
+Enum parse_enum(const Json& j, const char* key, bool (*parse)(std::string_view, Enum*)) {
+  Enum value{};
+  const auto text = j.at(key).get<std::string>();
+  if (!parse(text, &value)) throw std::invalid_argument("unknown " + std::string(key) + " " + text);
+  return value;
+}
+
+}  // namespace
+
+void to_json(Json& j, const Gpu& v) {
+  j = {{"uuid", v.uuid}, {"index", v.index}, {"type", v.type}, {"name", v.name},
+       {"memory_mb", v.memory_mb}};
+}
+void from_json(const Json& j, Gpu& v) {
+  v.uuid = j.at("uuid").get<std::string>();
+  v.index = j.at("index").get<int>();
+  v.type = j.at("type").get<std::string>();
+  v.name = j.at("name").get<std::string>();
+  v.memory_mb = j.at("memory_mb").get<int64_t>();
+}
+
+void to_json(Json& j, const Node& v) {
+  j = {{"id", v.id},
+       {"name", v.name},
+       {"gpus", v.gpus},
+       {"cpu_count", v.cpu_count},
+       {"memory_mb", v.memory_mb},
+       {"simulated", v.simulated},
+       {"agent_version", v.agent_version},
+       {"state", to_string(v.state)},
+       {"registered_at", ms(v.registered_at)},
+       {"last_heartbeat", ms(v.last_heartbeat)},
+       {"generation", v.generation},
+       {"credential_hash", v.credential_hash}};
+}
+void from_json(const Json& j, Node& v) {
+  v.id = j.at("id").get<std::string>();
+  v.name = j.at("name").get<std::string>();
+  v.gpus = j.at("gpus").get<std::vector<Gpu>>();
+  v.cpu_count = j.at("cpu_count").get<int>();
+  v.memory_mb = j.at("memory_mb").get<int64_t>();
+  v.simulated = j.at("simulated").get<bool>();
+  v.agent_version = j.at("agent_version").get<std::string>();
+  v.state = parse_enum(j, "state", &parse_node_state);
+  v.registered_at = ts(j, "registered_at");
+  v.last_heartbeat = ts(j, "last_heartbeat");
+  v.generation = j.at("generation").get<int64_t>();
+  v.credential_hash = j.at("credential_hash").get<std::string>();
+}
+
+void to_json(Json& j, const InstanceSpec& v) {
+  j = {{"name", v.name},       {"gpu_type", v.gpu_type}, {"gpu_count", v.gpu_count},
+       {"cpu", v.cpu},         {"memory_gb", v.memory_gb}, {"command", v.command},
+       {"env", v.env},         {"pricing", to_string(v.pricing)}};
+}
+void from_json(const Json& j, InstanceSpec& v) {
+  v.name = j.at("name").get<std::string>();
+  v.gpu_type = j.at("gpu_type").get<std::string>();
+  v.gpu_count = j.at("gpu_count").get<int>();
+  v.cpu = j.at("cpu").get<int>();
+  v.memory_gb = j.at("memory_gb").get<int>();
+  v.command = j.at("command").get<std::vector<std::string>>();
+  v.env = j.at("env").get<std::map<std::string, std::string>>();
+  v.pricing = parse_enum(j, "pricing", &parse_pricing_model);
+}
+
+void to_json(Json& j, const Instance& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"spec", v.spec},
+       {"state", to_string(v.state)},
+       {"node_id", v.node_id},
+       {"gpus", v.gpus},
+       {"run", v.run},
+       {"created_at", ms(v.created_at)},
+       {"started_at", optional_ms(v.started_at)},
+       {"ended_at", optional_ms(v.ended_at)},
+       {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
+       {"reason", v.reason},
+       {"terminate_requested", v.terminate_requested},
+       {"placed_generation", v.placed_generation}};
+}
+void from_json(const Json& j, Instance& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.spec = j.at("spec").get<InstanceSpec>();
+  v.state = parse_enum(j, "state", &parse_instance_state);
+  v.node_id = j.at("node_id").get<std::string>();
+  v.gpus = j.at("gpus").get<std::vector<std::string>>();
+  v.run = j.at("run").get<int64_t>();
+  v.created_at = ts(j, "created_at");
+  v.started_at = optional_ts(j, "started_at");
+  v.ended_at = optional_ts(j, "ended_at");
+  const auto& exit = j.at("exit_code");
+  v.exit_code = exit.is_null() ? std::nullopt : std::optional<int>(exit.get<int>());
+  v.reason = j.at("reason").get<std::string>();
+  v.terminate_requested = j.at("terminate_requested").get<bool>();
+  v.placed_generation = j.at("placed_generation").get<int64_t>();
+}
+
+void to_json(Json& j, const Tenant& v) {
+  j = {{"id", v.id}, {"name", v.name}, {"created_at", ms(v.created_at)}};
+}
+void from_json(const Json& j, Tenant& v) {
+  v.id = j.at("id").get<std::string>();
+  v.name = j.at("name").get<std::string>();
+  v.created_at = ts(j, "created_at");
+}
+
+void to_json(Json& j, const ApiKey& v) {
+  j = {{"id", v.id},         {"tenant_id", v.tenant_id},     {"role", to_string(v.role)},
+       {"name", v.name},     {"secret_hash", v.secret_hash}, {"prefix", v.prefix},
+       {"created_at", ms(v.created_at)}};
+}
+void from_json(const Json& j, ApiKey& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.role = parse_enum(j, "role", &parse_role);
+  v.name = j.at("name").get<std::string>();
+  v.secret_hash = j.at("secret_hash").get<std::string>();
+  v.prefix = j.at("prefix").get<std::string>();
+  v.created_at = ts(j, "created_at");
+}
+
+void to_json(Json& j, const JoinToken& v) {
+  j = {{"id", v.id},
+       {"secret_hash", v.secret_hash},
+       {"description", v.description},
+       {"created_at", ms(v.created_at)},
+       {"expires_at", ms(v.expires_at)}};
+}
+void from_json(const Json& j, JoinToken& v) {
+  v.id = j.at("id").get<std::string>();
+  v.secret_hash = j.at("secret_hash").get<std::string>();
+  v.description = j.at("description").get<std::string>();
+  v.created_at = ts(j, "created_at");
+  v.expires_at = ts(j, "expires_at");
+}
+
+void to_json(Json& j, const IdempotencyRecord& v) {
+  j = {{"tenant_id", v.tenant_id},   {"key", v.key},
+       {"fingerprint", v.fingerprint}, {"object_id", v.object_id},
+       {"created_at", ms(v.created_at)}};
+}
+void from_json(const Json& j, IdempotencyRecord& v) {
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.key = j.at("key").get<std::string>();
+  v.fingerprint = j.at("fingerprint").get<std::string>();
+  v.object_id = j.at("object_id").get<std::string>();
+  v.created_at = ts(j, "created_at");
+}
+
+void to_json(Json& j, const UsageRecord& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"instance_id", v.instance_id},
+       {"run", v.run},
+       {"gpu_type", v.gpu_type},
+       {"gpu_count", v.gpu_count},
+       {"price_per_gpu_hour", v.price_per_gpu_hour},
+       {"started_at", ms(v.started_at)},
+       {"ended_at", optional_ms(v.ended_at)},
+       {"billed_seconds", v.billed_seconds},
+       {"charged", v.charged}};
+}
+void from_json(const Json& j, UsageRecord& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.instance_id = j.at("instance_id").get<std::string>();
+  v.run = j.at("run").get<int64_t>();
+  v.gpu_type = j.at("gpu_type").get<std::string>();
+  v.gpu_count = j.at("gpu_count").get<int>();
+  v.price_per_gpu_hour = j.at("price_per_gpu_hour").get<Micros>();
+  v.started_at = ts(j, "started_at");
+  v.ended_at = optional_ts(j, "ended_at");
+  v.billed_seconds = j.at("billed_seconds").get<int64_t>();
+  v.charged = j.at("charged").get<Micros>();
+}
+
+}  // namespace gpurent::model

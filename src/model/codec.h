@@ -1,0 +1,34 @@
+// Full-fidelity JSON forms of the model types, used by the store (and by nothing that faces a
+// tenant: those views live in the server and leave out hashes and internals). Timestamps are
+// integer milliseconds. from_json throws nlohmann's exceptions on malformed input; the store
+// catches them at its call site and reports a corrupt record as an Error.
+#pragma once
+
+#include "common/json.h"
+#include "model/instance.h"
+#include "model/ledger.h"
+#include "model/node.h"
+#include "model/tenant.h"
+
+namespace gpurent::model {
+
+void to_json(Json& j, const Gpu& v);
+void from_json(const Json& j, Gpu& v);
+void to_json(Json& j, const Node& v);
+void from_json(const Json& j, Node& v);
+void to_json(Json& j, const InstanceSpec& v);
+void from_json(const Json& j, InstanceSpec& v);
+void to_json(Json& j, const Instance& v);
+void from_json(const Json& j, Instance& v);
+void to_json(Json& j, const Tenant& v);
+void from_json(const Json& j, Tenant& v);
+void to_json(Json& j, const ApiKey& v);
+void from_json(const Json& j, ApiKey& v);
+void to_json(Json& j, const JoinToken& v);
+void from_json(const Json& j, JoinToken& v);
+void to_json(Json& j, const IdempotencyRecord& v);
+void from_json(const Json& j, IdempotencyRecord& v);
+void to_json(Json& j, const UsageRecord& v);
+void from_json(const Json& j, UsageRecord& v);
+
+}  // namespace gpurent::model

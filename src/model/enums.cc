@@ -1,0 +1,93 @@
+// String forms of the model's enums: these spellings are part of the REST API and the store.
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "model/instance.h"
+#include "model/ledger.h"
+#include "model/node.h"
+#include "model/tenant.h"
+
+namespace gpurent::model {
+namespace {
+
+template <class Enum, size_t N>
+std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
+  for (const auto& [e, name] : names) {
+    if (e == value) return name;
+  }
+  return "unknown";
+}
+
+template <class Enum, size_t N>
+bool value_of(const std::array<std::pair<Enum, std::string_view>, N>& names, std::string_view text,
+              Enum* out) {
+  for (const auto& [e, name] : names) {
+    if (name == text) {
+      *out = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr std::array<std::pair<NodeState, std::string_view>, 2> kNodeStates{{
+    {NodeState::kReady, "ready"},
+    {NodeState::kDown, "down"},
+}};
+
+constexpr std::array<std::pair<InstanceState, std::string_view>, 7> kInstanceStates{{
+    {InstanceState::kPending, "pending"},
+    {InstanceState::kStarting, "starting"},
+    {InstanceState::kRunning, "running"},
+    {InstanceState::kStopping, "stopping"},
+    {InstanceState::kStopped, "stopped"},
+    {InstanceState::kFailed, "failed"},
+    {InstanceState::kTerminated, "terminated"},
+}};
+
+constexpr std::array<std::pair<PricingModel, std::string_view>, 1> kPricingModels{{
+    {PricingModel::kOnDemand, "on_demand"},
+}};
+
+constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
+    {Role::kAdmin, "admin"},
+    {Role::kOperator, "operator"},
+    {Role::kTenant, "tenant"},
+}};
+
+constexpr std::array<std::pair<TransferKind, std::string_view>, 3> kTransferKinds{{
+    {TransferKind::kTopup, "topup"},
+    {TransferKind::kUsage, "usage"},
+    {TransferKind::kCredit, "credit"},
+}};
+
+}  // namespace
+
+std::string_view to_string(NodeState s) { return name_of(kNodeStates, s); }
+bool parse_node_state(std::string_view t, NodeState* out) { return value_of(kNodeStates, t, out); }
+std::string_view to_string(InstanceState s) { return name_of(kInstanceStates, s); }
+bool parse_instance_state(std::string_view t, InstanceState* out) {
+  return value_of(kInstanceStates, t, out);
+}
+std::string_view to_string(PricingModel p) { return name_of(kPricingModels, p); }
+bool parse_pricing_model(std::string_view t, PricingModel* out) {
+  return value_of(kPricingModels, t, out);
+}
+std::string_view to_string(Role r) { return name_of(kRoles, r); }
+bool parse_role(std::string_view t, Role* out) { return value_of(kRoles, t, out); }
+std::string_view to_string(TransferKind k) { return name_of(kTransferKinds, k); }
+bool parse_transfer_kind(std::string_view t, TransferKind* out) {
+  return value_of(kTransferKinds, t, out);
+}
+
+bool holds_gpus(InstanceState state) {
+  return state == InstanceState::kStarting || state == InstanceState::kRunning ||
+         state == InstanceState::kStopping;
+}
+
+std::string tenant_cash_account(std::string_view tenant_id) {
+  return "tenant:" + std::string(tenant_id) + ":cash";
+}
+
+}  // namespace gpurent::model

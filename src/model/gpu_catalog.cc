@@ -1,0 +1,103 @@
+#include "model/gpu_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace gpurent::model {
+
+const std::vector<GpuType>& gpu_catalog() {
+  // Default prices are CNY per GPU-hour, in line with Chinese GPU clouds in 2026. They are chosen
+  // so that per-second rates are whole micros (price / 3600), which keeps invoices easy to check.
+  static const std::vector<GpuType> kCatalog = {
+      {"h200-141g", "NVIDIA H200 141GB", 144384, 25'200'000},
+      {"h100-80g", "NVIDIA H100 80GB", 81920, 18'000'000},
+      {"h800-80g", "NVIDIA H800 80GB", 81920, 16'200'000},
+      {"a100-80g", "NVIDIA A100 80GB", 81920, 10'800'000},
+      {"a100-40g", "NVIDIA A100 40GB", 40960, 7'200'000},
+      {"a800-80g", "NVIDIA A800 80GB", 81920, 9'000'000},
+      {"l40s-48g", "NVIDIA L40S 48GB", 49152, 6'120'000},
+      {"a6000-48g", "NVIDIA RTX A6000 48GB", 49152, 4'320'000},
+      {"l4-24g", "NVIDIA L4 24GB", 24576, 2'880'000},
+      {"a10-24g", "NVIDIA A10 24GB", 24576, 2'520'000},
+      {"rtx4090-24g", "NVIDIA GeForce RTX 4090 24GB", 24576, 2'160'000},
+      {"rtx3090-24g", "NVIDIA GeForce RTX 3090 24GB", 24576, 1'440'000},
+      {"v100-32g", "NVIDIA V100 32GB", 32768, 1'800'000},
+      {"t4-16g", "NVIDIA T4 16GB", 16384, 720'000},
+  };
+  return kCatalog;
+}
+
+const GpuType* find_gpu_type(std::string_view slug) {
+  for (const auto& type : gpu_catalog()) {
+    if (type.slug == slug) return &type;
+  }
+  return nullptr;
+}
+
+std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb) {
+  std::string lower;
+  for (char c : device_name) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  // Nominal size: drivers report a little less than the marketing figure (81559 MiB for 80 GB).
+  const int64_t gigabytes = (memory_mb + 1023) / 1024;
+  struct Pattern {
+    std::string_view needle;
+    std::string_view model;
+  };
+  static constexpr Pattern kPatterns[] = {
+      {"h200", "h200"},     {"h100", "h100"},       {"h800", "h800"},       {"a100", "a100"},
+      {"a800", "a800"},     {"l40s", "l40s"},       {"rtx a6000", "a6000"}, {"l4", "l4"},
+      {"a10", "a10"},       {"rtx 4090", "rtx4090"}, {"rtx 3090", "rtx3090"}, {"v100", "v100"},
+      {"t4", "t4"},
+  };
+  for (const auto& pattern : kPatterns) {
+    if (lower.find(pattern.needle) == std::string::npos) continue;
+    // Prefer the catalog entry of this model whose memory is closest to what was reported.
+    const GpuType* best = nullptr;
+    for (const auto& type : gpu_catalog()) {
+      if (!type.slug.starts_with(std::string(pattern.model) + "-")) continue;
+      if (!best || std::llabs(type.memory_mb - memory_mb) < std::llabs(best->memory_mb - memory_mb)) {
+        best = &type;
+      }
+    }
+    if (best && std::llabs(best->memory_mb - memory_mb) * 10 <= best->memory_mb) return best->slug;
+    return fmt::format("{}-{}g", pattern.model, gigabytes);
+  }
+  std::string slug;
+  for (char c : lower) {
+    if (std::isalnum(static_cast<unsigned char>(c))) slug.push_back(c);
+  }
+  if (slug.starts_with("nvidia")) slug.erase(0, 6);
+  if (slug.empty()) slug = "gpu";
+  return fmt::format("{}-{}g", slug, gigabytes);
+}
+
+std::optional<std::vector<SimGpuGroup>> parse_sim_gpu_spec(std::string_view spec,
+                                                           std::string* error) {
+  std::vector<SimGpuGroup> groups;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', start), spec.size());
+    std::string_view item = spec.substr(start, comma - start);
+    start = comma + 1;
+    SimGpuGroup group{std::string(item), 1};
+    if (const size_t x = item.find('x'); x != std::string_view::npos && x > 0 &&
+                                         std::all_of(item.begin(), item.begin() + x, ::isdigit)) {
+      std::from_chars(item.data(), item.data() + x, group.count);
+      group.slug = std::string(item.substr(x + 1));
+    }
+    if (group.count < 1 || group.count > 64 || !find_gpu_type(group.slug)) {
+      if (error) {
+        *error = fmt::format("'{}' is not COUNTxTYPE with a known GPU type (e.g. 8xh100-80g)", item);
+      }
+      return std::nullopt;
+    }
+    groups.push_back(std::move(group));
+    if (comma == spec.size()) break;
+  }
+  return groups;
+}
+
+}  // namespace gpurent::model

@@ -1,0 +1,53 @@
+// Accounts and transfers of the double-entry ledger, and per-run usage records.
+//
+// Every movement of money is a Transfer from one account to another with a positive amount and a
+// deterministic id: writing the same transfer twice is refused by the store, so no retry, repeated
+// tick or restart can charge twice. The sum of all balances is zero by construction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/money.h"
+
+namespace gpurent::model {
+
+// Account names: "tenant:<id>:cash", "platform:revenue", "external:topups", "platform:promotions".
+std::string tenant_cash_account(std::string_view tenant_id);
+inline constexpr std::string_view kRevenueAccount = "platform:revenue";
+inline constexpr std::string_view kTopupsAccount = "external:topups";
+inline constexpr std::string_view kPromotionsAccount = "platform:promotions";
+
+enum class TransferKind { kTopup, kUsage, kCredit };
+std::string_view to_string(TransferKind kind);
+bool parse_transfer_kind(std::string_view text, TransferKind* out);
+
+struct Transfer {
+  std::string id;            // deterministic: the same business event always has the same id
+  Timestamp at{};
+  std::string from_account;  // debited
+  std::string to_account;    // credited
+  Micros amount = 0;         // > 0
+  TransferKind kind = TransferKind::kUsage;
+  std::string tenant_id;
+  std::string reference;     // instance id, top-up note, ...
+};
+
+// What one run of one instance has used and been charged. Updated as the run is metered.
+struct UsageRecord {
+  std::string id;  // "<instance id>/<run>"
+  std::string tenant_id;
+  std::string instance_id;
+  int64_t run = 0;
+  std::string gpu_type;
+  int gpu_count = 0;
+  Micros price_per_gpu_hour = 0;  // locked when the run starts
+  Timestamp started_at{};
+  std::optional<Timestamp> ended_at;
+  int64_t billed_seconds = 0;  // whole seconds charged so far
+  Micros charged = 0;          // == charge_for_seconds(price, gpus, billed_seconds)
+};
+
+}  // namespace gpurent::model

@@ -1,0 +1,40 @@
+// A GPU host and its GPUs, as the controller knows them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace gpurent::model {
+
+struct Gpu {
+  std::string uuid;  // "GPU-..." from NVML, or a deterministic fake for simulated GPUs
+  int index = 0;     // the device index on its node
+  std::string type;  // catalog slug
+  std::string name;  // the device name as reported
+  int64_t memory_mb = 0;
+};
+
+enum class NodeState { kReady, kDown };
+std::string_view to_string(NodeState state);
+bool parse_node_state(std::string_view text, NodeState* out);
+
+struct Node {
+  std::string id;
+  std::string name;  // hostname as the agent reported it
+  std::vector<Gpu> gpus;
+  int cpu_count = 0;
+  int64_t memory_mb = 0;
+  bool simulated = false;  // GPUs are simulated (no NVML on the host)
+  std::string agent_version;
+  NodeState state = NodeState::kReady;
+  Timestamp registered_at{};
+  Timestamp last_heartbeat{};
+  // Bumped whenever the node's desired workload set changes; the agent long-polls on it.
+  int64_t generation = 1;
+  std::string credential_hash;  // hash of the node's own secret, issued at registration
+};
+
+}  // namespace gpurent::model

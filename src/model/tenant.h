@@ -1,0 +1,56 @@
+// Tenants, their API keys, and the tokens that let new nodes join.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+
+namespace gpurent::model {
+
+enum class Role { kAdmin, kOperator, kTenant };
+std::string_view to_string(Role role);
+bool parse_role(std::string_view text, Role* out);
+
+struct Tenant {
+  std::string id;
+  std::string name;
+  Timestamp created_at{};
+};
+
+struct ApiKey {
+  std::string id;
+  std::string tenant_id;
+  Role role = Role::kTenant;
+  std::string name;
+  std::string secret_hash;  // the secret itself is shown once, at creation, and never stored
+  std::string prefix;       // the first characters of the secret, to recognise it in listings
+  Timestamp created_at{};
+};
+
+struct JoinToken {
+  std::string id;
+  std::string secret_hash;
+  std::string description;
+  Timestamp created_at{};
+  Timestamp expires_at{};
+};
+
+// Who is calling: resolved from an API key.
+struct Principal {
+  std::string tenant_id;
+  std::string key_id;
+  Role role = Role::kTenant;
+  bool is_operator() const { return role == Role::kAdmin || role == Role::kOperator; }
+};
+
+// A POST with an Idempotency-Key: a retry returns the object the first call created.
+struct IdempotencyRecord {
+  std::string tenant_id;
+  std::string key;
+  std::string fingerprint;  // hash of the request body; a different body under the same key is 409
+  std::string object_id;
+  Timestamp created_at{};
+};
+
+}  // namespace gpurent::model

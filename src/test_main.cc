@@ -1,0 +1,15 @@
+// main() of the unit test binary. `gpurent_unit_tests __shim ...` acts as the workload shim, the
+// way `gpurent __shim ...` does, so runtime tests exercise the real supervision path.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "agent/agent.h"
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "__shim") == 0) {
+    return gpurent::agent::run_workload_shim(argc - 1, argv + 1);
+  }
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
