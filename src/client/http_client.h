@@ -5,9 +5,17 @@
 // call (requests are retried only when nothing was sent). Transport failures come back as an Error
 // of kind kUnavailable with code "connection_failed" or "timeout"; any HTTP status, 4xx and 5xx
 // included, is a successful HttpResponse for the caller to interpret.
+//
+// Retry rule in detail: a request goes out a second time, on a fresh connection, only when the
+// kept-alive connection it was given turned out to be closed by the server: either it was seen
+// closed before writing, or the write failed, or (GET and HEAD only, which cannot change state)
+// the server closed it without sending a single byte of answer. Nothing else is ever resent.
+// Bodies read by send() are limited to kMaxResponseBodyBytes (an Error "response_too_large",
+// kind kInternal, beyond it); stream() has no total limit.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +26,8 @@
 #include "common/result.h"
 
 namespace gpurent::client {
+
+inline constexpr uint64_t kMaxResponseBodyBytes = uint64_t{64} << 20;
 
 struct HttpRequest {
   std::string method = "GET";

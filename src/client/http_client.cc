@@ -1,0 +1,400 @@
+// Boost.Beast lives in this translation unit only: it is the slowest header set in the build, and
+// nothing outside needs it.
+//
+// Every socket operation is asynchronous and run to completion on a private io_context. The
+// beast::tcp_stream expiry bounds each one (it closes the socket when it fires), so io_context::run
+// always returns by the deadline without a second thread.
+#include "client/http_client.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <limits>
+#include <optional>
+#include <utility>  // before Asio: Boost 1.74's headers rely on it being included
+
+namespace gpurent::client {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using SteadyClock = std::chrono::steady_clock;
+
+// Response headers of our own server are a few hundred bytes; a proxy may add some.
+constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
+// How much of a streamed body is handed to on_chunk at most at once.
+constexpr size_t kStreamPieceBytes = 64 * 1024;
+constexpr std::string_view kUserAgent = "gpurent-client";
+
+struct ParsedUrl {
+  std::string host;  // without IPv6 brackets, for the resolver
+  std::string port;
+  std::string authority;  // host[:port] as written, for the Host header
+  std::string base_url;   // "http://" + authority
+};
+
+bool is_digits(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+Result<ParsedUrl> parse_base_url(std::string_view url) {
+  const auto invalid = [url](std::string_view why) {
+    return fail(
+        Error::invalid("invalid_url", fmt::format("invalid server URL '{}': {}", url, why)));
+  };
+  std::string_view rest = url;
+  if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
+    std::string scheme(rest.substr(0, scheme_end));
+    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme == "https") return invalid("https is not supported; put a TLS proxy in front");
+    if (scheme != "http") return invalid("the scheme must be http");
+    rest.remove_prefix(scheme_end + 3);
+  }
+  // A bare "/" after the authority is harmless; any other path would be silently dropped.
+  if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    if (rest.substr(slash) != "/") return invalid("a path is not supported");
+    rest = rest.substr(0, slash);
+  }
+  if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos) {
+    return invalid("only http://host:port is supported");
+  }
+  ParsedUrl parsed;
+  parsed.authority = std::string(rest);
+  std::string_view port;
+  if (rest.starts_with('[')) {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) return invalid("unterminated IPv6 address");
+    parsed.host = std::string(rest.substr(1, close - 1));
+    const std::string_view after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (!after.starts_with(':')) return invalid("unexpected text after the IPv6 address");
+      port = after.substr(1);
+    }
+  } else {
+    if (std::ranges::count(rest, ':') > 1) return invalid("an IPv6 address needs brackets");
+    const size_t colon = rest.rfind(':');
+    parsed.host = std::string(rest.substr(0, colon));
+    if (colon != std::string_view::npos) port = rest.substr(colon + 1);
+  }
+  if (parsed.host.empty()) return invalid("the host is missing");
+  if (port.empty()) {
+    parsed.port = "80";
+  } else {
+    if (!is_digits(port) || port.size() > 5 || std::stoi(std::string(port)) == 0 ||
+        std::stoi(std::string(port)) > 65535) {
+      return invalid("the port must be a number from 1 to 65535");
+    }
+    parsed.port = std::string(port);
+  }
+  parsed.base_url = "http://" + parsed.authority;
+  return parsed;
+}
+
+bool has_line_break(std::string_view text) {
+  return text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
+
+// The deadline of the next socket operation: one fixed instant for send(), a fresh idle window
+// per operation for stream().
+class Deadline {
+ public:
+  static Deadline total(std::chrono::milliseconds timeout) {
+    return Deadline(SteadyClock::now() + timeout, timeout, false);
+  }
+  static Deadline idle(std::chrono::milliseconds timeout) { return Deadline({}, timeout, true); }
+  SteadyClock::time_point next() const {
+    return per_operation_ ? SteadyClock::now() + timeout_ : fixed_;
+  }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  bool per_operation() const { return per_operation_; }
+
+ private:
+  Deadline(SteadyClock::time_point fixed, std::chrono::milliseconds timeout, bool per_operation)
+      : fixed_(fixed), timeout_(timeout), per_operation_(per_operation) {}
+  SteadyClock::time_point fixed_;
+  std::chrono::milliseconds timeout_;
+  bool per_operation_;
+};
+
+using OutgoingRequest = http::request<http::string_body>;
+
+}  // namespace
+
+struct HttpClient::Impl {
+  explicit Impl(ParsedUrl parsed) : url(std::move(parsed)) {}
+
+  ParsedUrl url;
+  asio::io_context io;
+  beast::tcp_stream stream{io};
+  beast::flat_buffer buffer;
+  bool connected = false;  // stream holds a connection that an earlier exchange left reusable
+  std::array<char, kStreamPieceBytes> piece{};
+
+  // Runs one asynchronous operation to completion; returns its error code.
+  template <class Initiate>
+  beast::error_code run(Initiate&& initiate) {
+    beast::error_code result;
+    std::forward<Initiate>(initiate)([&result](beast::error_code ec, auto&&...) { result = ec; });
+    io.restart();
+    io.run();
+    return result;
+  }
+
+  void drop() {
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream.close();
+    buffer.clear();
+    connected = false;
+  }
+
+  // A kept-alive connection is reusable only while the server has sent nothing on it: readable
+  // means it was closed (EOF or reset) or holds bytes that answer no request of ours.
+  bool still_usable() {
+    if (buffer.size() != 0) return false;
+    pollfd poll_fd{stream.socket().native_handle(), POLLIN, 0};
+    return ::poll(&poll_fd, 1, 0) == 0;
+  }
+
+  Error transport_error(const OutgoingRequest& request, beast::error_code ec,
+                        const Deadline& deadline) const {
+    if (ec == http::error::body_limit) {
+      return {ErrorKind::kInternal, "response_too_large",
+              fmt::format("{} {}{}: the response body exceeds {} bytes",
+                          std::string_view(request.method_string()), url.base_url,
+                          std::string_view(request.target()), kMaxResponseBodyBytes)};
+    }
+    if (ec == beast::error::timeout) {
+      return {ErrorKind::kUnavailable, "timeout",
+              fmt::format("{} {}{}: no answer from the server within {} ms{}",
+                          std::string_view(request.method_string()), url.base_url,
+                          std::string_view(request.target()), deadline.timeout().count(),
+                          deadline.per_operation() ? " of silence" : "")};
+    }
+    const std::string why =
+        ec == http::error::end_of_stream ? "the server closed the connection" : ec.message();
+    return {ErrorKind::kUnavailable, "connection_failed",
+            fmt::format("{} {}{}: {}", std::string_view(request.method_string()), url.base_url,
+                        std::string_view(request.target()), why)};
+  }
+
+  Error connect_error(std::string_view why) const {
+    return {ErrorKind::kUnavailable, "connection_failed",
+            fmt::format("cannot connect to {}: {}", url.base_url, why)};
+  }
+
+  // Returns whether the connection is a reused one.
+  Result<bool> ensure_connected(const Deadline& deadline) {
+    if (connected) {
+      if (still_usable()) return true;
+      drop();
+    }
+    tcp::resolver resolver(io);
+    beast::error_code resolve_error = asio::error::would_block;
+    tcp::resolver::results_type endpoints;
+    resolver.async_resolve(url.host, url.port,
+                           [&](beast::error_code ec, tcp::resolver::results_type results) {
+                             resolve_error = ec;
+                             endpoints = std::move(results);
+                           });
+    io.restart();
+    io.run_until(deadline.next());
+    if (resolve_error == asio::error::would_block) {
+      // The resolver's getaddrinfo cannot be interrupted; cancelling only discards its answer.
+      resolver.cancel();
+      io.restart();
+      io.run();
+      return fail(connect_error(fmt::format("resolving '{}' took longer than {} ms", url.host,
+                                            deadline.timeout().count())));
+    }
+    if (resolve_error) {
+      return fail(
+          connect_error(fmt::format("cannot resolve '{}': {}", url.host, resolve_error.message())));
+    }
+    stream.expires_at(deadline.next());
+    const beast::error_code ec =
+        run([&](auto handler) { stream.async_connect(endpoints, std::move(handler)); });
+    if (ec) {
+      drop();
+      return fail(ec == beast::error::timeout
+                      ? Error{ErrorKind::kUnavailable, "timeout",
+                              fmt::format("cannot connect to {}: no answer within {} ms",
+                                          url.base_url, deadline.timeout().count())}
+                      : connect_error(ec.message()));
+    }
+    // Requests are written in one piece and answers awaited; Nagle would only add latency.
+    beast::error_code ignored;
+    stream.socket().set_option(tcp::no_delay(true), ignored);
+    connected = true;
+    return false;
+  }
+
+  // Writes the request and reads the response header into a fresh parser, applying the retry
+  // rule of the header: at most two attempts, the second only on a fresh connection.
+  template <class Parser, class Configure>
+  Status exchange_header(const OutgoingRequest& request, std::optional<Parser>& parser,
+                         const Deadline& deadline, Configure&& configure) {
+    const bool replayable =
+        request.method() == http::verb::get || request.method() == http::verb::head;
+    for (int attempt = 0;; ++attempt) {
+      auto reused = ensure_connected(deadline);
+      if (!reused) return fail(std::move(reused).error());
+      const bool may_retry = *reused && attempt == 0;
+
+      stream.expires_at(deadline.next());
+      beast::error_code ec =
+          run([&](auto handler) { http::async_write(stream, request, std::move(handler)); });
+      if (ec) {
+        drop();
+        if (may_retry && ec != beast::error::timeout) continue;
+        return fail(transport_error(request, ec, deadline));
+      }
+
+      parser.emplace();
+      parser->header_limit(kMaxHeaderBytes);
+      configure(*parser);
+      // The answer to HEAD announces a body it does not carry.
+      parser->skip(request.method() == http::verb::head);
+      stream.expires_at(deadline.next());
+      ec = run([&](auto handler) {
+        http::async_read_header(stream, buffer, *parser, std::move(handler));
+      });
+      if (ec) {
+        const bool nothing_answered = !parser->got_some();
+        drop();
+        if (may_retry && replayable && nothing_answered && ec != beast::error::timeout) continue;
+        return fail(transport_error(request, ec, deadline));
+      }
+      return {};
+    }
+  }
+
+  // After a complete response: keep the connection only if both sides agree to.
+  void finish(bool keep_alive) {
+    if (!keep_alive || buffer.size() != 0) drop();
+  }
+
+  Result<OutgoingRequest> build(const HttpRequest& in) const {
+    const http::verb verb = http::string_to_verb(in.method);
+    if (verb == http::verb::unknown) {
+      return fail(Error::invalid("invalid_request", fmt::format("unknown method '{}'", in.method)));
+    }
+    if (!in.target.starts_with('/') || has_line_break(in.target) ||
+        in.target.find(' ') != std::string::npos) {
+      return fail(
+          Error::invalid("invalid_request", fmt::format("invalid request target '{}'", in.target)));
+    }
+    OutgoingRequest out{verb, in.target, 11};
+    out.set(http::field::host, url.authority);
+    out.set(http::field::user_agent, kUserAgent);
+    for (const auto& [name, value] : in.headers) {
+      // A header value with a line break would smuggle extra headers (an API key from a file).
+      if (name.empty() || has_line_break(name) || has_line_break(value) ||
+          name.find_first_of(": ") != std::string::npos) {
+        return fail(Error::invalid("invalid_request", fmt::format("invalid header '{}'", name)));
+      }
+      out.set(name, value);
+    }
+    if (!in.body.empty()) out.set(http::field::content_type, in.content_type);
+    out.body() = in.body;
+    out.keep_alive(true);
+    out.prepare_payload();
+    return out;
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
+HttpClient::~HttpClient() = default;
+
+Result<HttpClient> HttpClient::create(std::string_view base_url) {
+  GPURENT_TRY(parsed, parse_base_url(base_url));
+  return HttpClient(std::make_unique<Impl>(std::move(parsed)));
+}
+
+const std::string& HttpClient::base_url() const { return impl_->url.base_url; }
+
+Result<HttpResponse> HttpClient::send(const HttpRequest& request,
+                                      std::chrono::milliseconds timeout) {
+  GPURENT_TRY(outgoing, impl_->build(request));
+  const Deadline deadline = Deadline::total(timeout);
+  std::optional<http::response_parser<http::string_body>> parser;
+  auto header = impl_->exchange_header(outgoing, parser, deadline,
+                                       [](auto& p) { p.body_limit(kMaxResponseBodyBytes); });
+  if (!header) return fail(std::move(header).error());
+
+  impl_->stream.expires_at(deadline.next());
+  const beast::error_code ec = impl_->run([&](auto handler) {
+    http::async_read(impl_->stream, impl_->buffer, *parser, std::move(handler));
+  });
+  if (ec) {
+    impl_->drop();
+    return fail(impl_->transport_error(outgoing, ec, deadline));
+  }
+  auto& message = parser->get();
+  impl_->finish(message.keep_alive());
+  return HttpResponse{static_cast<int>(message.result_int()),
+                      std::string(message[http::field::content_type]), std::move(message.body())};
+}
+
+Result<int> HttpClient::stream(const HttpRequest& request,
+                               const std::function<bool(std::string_view)>& on_chunk,
+                               std::chrono::milliseconds idle_timeout) {
+  GPURENT_TRY(outgoing, impl_->build(request));
+  const Deadline deadline = Deadline::idle(idle_timeout);
+  std::optional<http::response_parser<http::buffer_body>> parser;
+  // A stream (a followed log) has no natural end; each piece is bounded by the piece buffer. Not
+  // boost::none: Beast 1.74 compares a Content-Length against a disengaged limit as exceeding it.
+  auto header = impl_->exchange_header(outgoing, parser, deadline, [](auto& p) {
+    p.body_limit(std::numeric_limits<std::uint64_t>::max());
+  });
+  if (!header) return fail(std::move(header).error());
+
+  const int status = static_cast<int>(parser->get().result_int());
+  // An error answer is a small problem document: collect it and hand it over whole.
+  const bool collect = status >= 400;
+  std::string collected;
+  auto& body = parser->get().body();
+  while (!parser->is_done()) {
+    body.data = impl_->piece.data();
+    body.size = impl_->piece.size();
+    impl_->stream.expires_at(deadline.next());
+    beast::error_code ec = impl_->run([&](auto handler) {
+      http::async_read_some(impl_->stream, impl_->buffer, *parser, std::move(handler));
+    });
+    if (ec == http::error::need_buffer) ec = {};  // the piece buffer is full: hand it over
+    if (ec) {
+      impl_->drop();
+      return fail(impl_->transport_error(outgoing, ec, deadline));
+    }
+    const std::string_view got(impl_->piece.data(), impl_->piece.size() - body.size);
+    if (got.empty()) continue;
+    if (collect) {
+      if (collected.size() + got.size() > kMaxResponseBodyBytes) {
+        impl_->drop();
+        return fail(impl_->transport_error(outgoing, http::error::body_limit, deadline));
+      }
+      collected.append(got);
+    } else if (!on_chunk(got)) {
+      // The rest of the body is unread, so the connection cannot carry another request.
+      impl_->drop();
+      return status;
+    }
+  }
+  impl_->finish(parser->get().keep_alive());
+  if (collect) on_chunk(collected);
+  return status;
+}
+
+}  // namespace gpurent::client
