@@ -67,3 +67,10 @@ inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(
   auto var##_result_ = (expr);                             \
   if (!var##_result_) return ::gpurent::fail(std::move(var##_result_).error()); \
   auto var = std::move(*var##_result_)
+
+// Propagates the error of a Status-returning expression.
+#define GPURENT_CHECK(expr)                                                  \
+  do {                                                                       \
+    if (auto check_status_ = (expr); !check_status_)                         \
+      return ::gpurent::fail(std::move(check_status_).error());              \
+  } while (0)

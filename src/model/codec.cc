@@ -178,6 +178,7 @@ void to_json(Json& j, const UsageRecord& v) {
        {"price_per_gpu_hour", v.price_per_gpu_hour},
        {"started_at", ms(v.started_at)},
        {"ended_at", optional_ms(v.ended_at)},
+       {"metered_until", ms(v.metered_until)},
        {"billed_seconds", v.billed_seconds},
        {"charged", v.charged}};
 }
@@ -191,6 +192,7 @@ void from_json(const Json& j, UsageRecord& v) {
   v.price_per_gpu_hour = j.at("price_per_gpu_hour").get<Micros>();
   v.started_at = ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");
+  v.metered_until = ts(j, "metered_until");
   v.billed_seconds = j.at("billed_seconds").get<int64_t>();
   v.charged = j.at("charged").get<Micros>();
 }

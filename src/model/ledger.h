@@ -46,8 +46,11 @@ struct UsageRecord {
   Micros price_per_gpu_hour = 0;  // locked when the run starts
   Timestamp started_at{};
   std::optional<Timestamp> ended_at;
+  // Metering advances metered_until by whole seconds; the sub-second remainder carries over to the
+  // next meter, and time the node was unreachable is skipped by moving metered_until forward.
+  Timestamp metered_until{};
   int64_t billed_seconds = 0;  // whole seconds charged so far
-  Micros charged = 0;          // == charge_for_seconds(price, gpus, billed_seconds)
+  Micros charged = 0;          // == charge_for_seconds(price, gpus, billed_seconds), always
 };
 
 }  // namespace gpurent::model

@@ -44,6 +44,9 @@ struct Principal {
   bool is_operator() const { return role == Role::kAdmin || role == Role::kOperator; }
 };
 
+// The platform acting on its own behalf (bootstrap, internal lookups): sees everything.
+inline Principal platform_principal() { return Principal{"", "platform", Role::kAdmin}; }
+
 // A POST with an Idempotency-Key: a retry returns the object the first call created.
 struct IdempotencyRecord {
   std::string tenant_id;

@@ -1,6 +1,176 @@
-// TEMPORARY placeholder until the server lands (same session); replaced by the real one.
 #include "server/server.h"
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/agent.h"
+#include "common/random.h"
+#include "server/api.h"
+#include "store/store.h"
+
 namespace gpurent::server {
-int run_server(const ServerOptions&, const std::function<void(const ReadyInfo&)>&) { return 1; }
-int run_dev(const DevOptions&, const std::function<void(const ReadyInfo&)>&) { return 1; }
+
+namespace {
+
+struct ListenAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+
+Result<ListenAddress> parse_listen(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return fail(Error::invalid("invalid_listen_address", fmt::format("'{}' is not HOST:PORT", text)));
+  }
+  ListenAddress address;
+  address.host = text.substr(0, colon);
+  if (address.host.empty()) address.host = "0.0.0.0";
+  if (address.host.size() > 2 && address.host.front() == '[' && address.host.back() == ']') {
+    address.host = address.host.substr(1, address.host.size() - 2);
+  }
+  const std::string port = text.substr(colon + 1);
+  try {  // std::stoi reports bad input by throwing
+    const int value = std::stoi(port);
+    if (value < 0 || value > 65535 || std::to_string(value) != port) throw std::out_of_range(port);
+    address.port = static_cast<uint16_t>(value);
+  } catch (const std::exception&) {
+    return fail(Error::invalid("invalid_listen_address", fmt::format("'{}' is not a port", port)));
+  }
+  return address;
+}
+
+// Blocks SIGINT and SIGTERM in this thread and every thread started after it, so that the main
+// thread can wait for them with sigwait and shut down in order.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int serve(const ServerOptions& options, const std::optional<std::string>& dev_sim_gpus,
+          const std::function<void(const ReadyInfo&)>& on_ready) {
+  const sigset_t stop_signals = block_stop_signals();
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) {
+    spdlog::error("cannot create data directory {}: {}", options.data_dir, ec.message());
+    return 1;
+  }
+  auto listen = parse_listen(options.listen);
+  if (!listen) {
+    spdlog::error("{}", listen.error().message);
+    return 2;
+  }
+  auto store = store::open_sqlite_store(options.data_dir + "/gpurent.db");
+  if (!store) {
+    spdlog::error("{}", store.error().message);
+    return 1;
+  }
+  auto snapshot = (*store)->load();
+  if (!snapshot) {
+    spdlog::error("cannot load the state: {}", snapshot.error().message);
+    return 1;
+  }
+  SystemClock clock;
+  controller::Controller controller(
+      clock, {.currency = options.currency,
+              .heartbeat_timeout = std::chrono::duration_cast<Millis>(options.node_heartbeat_timeout),
+              .billing_interval = Millis(60'000),
+              .seed = os_random_seed()});
+  if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
+    spdlog::error("cannot restore the state: {}", restored.error().message);
+    return 1;
+  }
+
+  std::optional<std::string> shown_key;
+  if (options.admin_key || !controller.has_admin_key()) {
+    const std::string key = options.admin_key.value_or(new_secret("gpr_"));
+    auto admin = controller.bootstrap_admin(hash_secret(key), key.substr(0, 12),
+                                            options.bootstrap_credit_micros);
+    if (!admin) {
+      spdlog::error("cannot create the admin key: {}", admin.error().message);
+      return 1;
+    }
+    shown_key = key;
+  }
+  std::string dev_join_token;
+  if (dev_sim_gpus) {
+    dev_join_token = new_secret("gjt_");
+    if (auto token = controller.create_join_token(model::platform_principal(), "dev agent", std::chrono::minutes(10),
+                                                  hash_secret(dev_join_token));
+        !token) {
+      spdlog::error("cannot create the dev join token: {}", token.error().message);
+      return 1;
+    }
+  }
+
+  asio::io_context io(1);
+  ControllerHost host(io, controller, **store);
+  if (auto committed = host.commit_now(); !committed) {
+    spdlog::error("cannot write the bootstrap state: {}", committed.error().message);
+    return 1;
+  }
+  LogStore logs(options.data_dir + "/logs");
+  Api api(host, logs);
+  HttpServer http(io, [&api](Request request) { return api.handle(std::move(request)); });
+  auto port = http.listen(listen->host, listen->port);
+  if (!port) {
+    spdlog::error("{}", port.error().message);
+    return 1;
+  }
+  host.start(options.tick_interval);
+  std::thread io_thread([&io] { io.run(); });
+
+  const std::string url_host = listen->host == "0.0.0.0" ? "127.0.0.1"
+                               : listen->host.find(':') != std::string::npos
+                                   ? "[" + listen->host + "]"
+                                   : listen->host;
+  const std::string url = fmt::format("http://{}:{}", url_host, *port);
+  spdlog::info("gpurent server listening on {} (data in {})", url, options.data_dir);
+
+  std::unique_ptr<agent::Agent> local_agent;
+  int exit_code = 0;
+  if (dev_sim_gpus) {
+    local_agent = std::make_unique<agent::Agent>(agent::AgentOptions{
+        .server_url = url,
+        .join_token = dev_join_token,
+        .data_dir = options.data_dir + "/agent",
+        .sim_gpus = *dev_sim_gpus,
+    });
+    if (auto started = local_agent->start(); !started) {
+      spdlog::error("the local agent did not start: {}", started.error().message);
+      exit_code = 1;
+    }
+  }
+  if (exit_code == 0) {
+    on_ready(ReadyInfo{url, shown_key, options.data_dir});
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    spdlog::info("received signal {}, shutting down", signal);
+  }
+  if (local_agent) local_agent->stop();
+  asio::post(io, [&] { http.close(); });
+  io.stop();
+  io_thread.join();
+  host.stop();
+  return exit_code;
+}
+
+}  // namespace
+
+int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready) {
+  return serve(options, std::nullopt, on_ready);
+}
+
+int run_dev(const DevOptions& options, const std::function<void(const ReadyInfo&)>& on_ready) {
+  return serve(options.server, options.sim_gpus, on_ready);
+}
+
 }  // namespace gpurent::server

@@ -1,0 +1,26 @@
+#include "controller/change_set.h"
+
+namespace gpurent::controller {
+namespace {
+
+template <class T>
+void append(std::vector<T>& to, std::vector<T>& from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+}  // namespace
+
+void ChangeSet::merge(ChangeSet&& other) {
+  append(tenants, other.tenants);
+  append(api_keys, other.api_keys);
+  append(join_tokens, other.join_tokens);
+  append(nodes, other.nodes);
+  append(instances, other.instances);
+  append(usage, other.usage);
+  append(idempotency, other.idempotency);
+  append(transfers, other.transfers);
+  woken_nodes.merge(other.woken_nodes);
+  changed_instances.merge(other.changed_instances);
+}
+
+}  // namespace gpurent::controller

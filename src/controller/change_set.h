@@ -1,0 +1,43 @@
+// What the controller hands to the store: the objects a batch of commands created or changed,
+// and the ledger transfers it posted. Objects are upserted whole; transfers are appended and the
+// store refuses a repeated transfer id. A Snapshot is the same data read back at start.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/instance.h"
+#include "model/ledger.h"
+#include "model/node.h"
+#include "model/tenant.h"
+
+namespace gpurent::controller {
+
+struct Snapshot {
+  std::vector<model::Tenant> tenants;
+  std::vector<model::ApiKey> api_keys;
+  std::vector<model::JoinToken> join_tokens;
+  std::vector<model::Node> nodes;
+  std::vector<model::Instance> instances;
+  std::vector<model::UsageRecord> usage;
+  std::vector<model::IdempotencyRecord> idempotency;
+  std::vector<model::Transfer> transfers;  // in the order they were posted
+};
+
+struct ChangeSet : Snapshot {
+  // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
+  // state changed (log followers to wake), after the change is durable.
+  std::set<std::string> woken_nodes;
+  std::set<std::string> changed_instances;
+
+  bool empty() const {
+    return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
+           instances.empty() && usage.empty() && idempotency.empty() && transfers.empty() &&
+           woken_nodes.empty() && changed_instances.empty();
+  }
+  // Appends another batch's changes (group commit merges consecutive batches).
+  void merge(ChangeSet&& other);
+};
+
+}  // namespace gpurent::controller

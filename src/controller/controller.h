@@ -1,0 +1,202 @@
+// The controller: the deterministic core of gpurent.
+//
+// A state machine over tenants, keys, nodes, instances and the ledger. Its inputs are commands
+// (API calls, already parsed and validated for shape by the server), agent reports, and tick();
+// its outputs are the new state, each node's desired workload set, and ledger transfers. It reads
+// time only from the injected Clock and draws ids only from a seeded Rng; it does no I/O.
+//
+// Durability: every mutation marks the touched objects; take_changes() returns them as a ChangeSet
+// for the caller to commit to the store before it acknowledges the command ("durable before
+// acknowledged"). restore() rebuilds the state from a store Snapshot after a restart.
+//
+// Visibility: every object belongs to a tenant. Commands and reads take the calling Principal; an
+// object of another tenant is reported as not found. Operators and admins see everything.
+//
+// Thread-safety: none. One owner (the server's controller host, or a simulation) serialises calls.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "billing/billing.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "controller/change_set.h"
+#include "model/agent_protocol.h"
+#include "model/instance.h"
+#include "model/ledger.h"
+#include "model/node.h"
+#include "model/tenant.h"
+
+namespace gpurent::controller {
+
+struct ControllerOptions {
+  std::string currency = "CNY";
+  Millis heartbeat_timeout{10'000};  // a node silent for longer is down
+  Millis billing_interval{60'000};   // how often running work is metered (a stop meters at once)
+  uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
+};
+
+// A launch needs a balance that covers this long at the instance's price.
+inline constexpr int64_t kMinimumPrepaidSeconds = 60;
+inline constexpr int kMaxGpusPerInstance = 8;
+
+struct Offer {
+  std::string gpu_type;
+  int total = 0;              // GPUs of the type on ready nodes
+  int free = 0;               // of which not held by an instance
+  int max_free_per_node = 0;  // the largest request that can be placed now
+  std::optional<Micros> price_per_gpu_hour;
+};
+
+struct CreatedInstance {
+  model::Instance instance;
+  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
+};
+
+struct InstanceFilter {
+  std::optional<std::string> tenant_id;  // operators only
+  std::optional<model::InstanceState> state;
+};
+
+struct InstancePage {
+  std::vector<const model::Instance*> items;
+  std::optional<std::string> next_cursor;
+};
+
+struct NewApiKey {
+  std::string tenant_id;  // empty: the caller's tenant
+  model::Role role = model::Role::kTenant;
+  std::string name;
+  std::string secret_hash;
+  std::string prefix;
+};
+
+struct TopupResult {
+  model::Transfer transfer;
+  Micros balance = 0;
+};
+
+class Controller {
+ public:
+  Controller(const Clock& clock, ControllerOptions options);
+
+  // Rebuilds the state from the store. Call once, before anything else.
+  Status restore(Snapshot snapshot);
+  // The changes since the last call, for the caller to make durable.
+  ChangeSet take_changes();
+
+  const ControllerOptions& options() const { return options_; }
+  const billing::PriceBook& prices() const { return prices_; }
+
+  // --- Bootstrap and authentication -------------------------------------------------------
+  bool has_admin_key() const;
+  // Ensures the bootstrap tenant ("admin") exists and an admin key with this hash belongs to it;
+  // credits the tenant once with `credit` (a promotion transfer) when it is created.
+  Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
+                                        Micros credit);
+  std::optional<model::Principal> authenticate(std::string_view key_hash) const;
+  // The node id for a node credential hash.
+  std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
+
+  // --- Tenants, keys, join tokens, money ---------------------------------------------------
+  Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);
+  std::vector<const model::Tenant*> tenants(const model::Principal& caller) const;
+  Result<model::ApiKey> create_api_key(const model::Principal& caller, NewApiKey request);
+  Result<model::JoinToken> create_join_token(const model::Principal& caller,
+                                             std::string description, Millis ttl,
+                                             std::string secret_hash);
+  Result<TopupResult> topup(const model::Principal& caller, std::string_view tenant_id,
+                            Micros amount, std::string reference,
+                            std::optional<std::string> idempotency_key);
+  Result<Micros> balance(const model::Principal& caller, std::string_view tenant_id) const;
+  std::vector<const model::UsageRecord*> usage(std::string_view tenant_id) const;
+  const std::vector<model::Transfer>& transfers(std::string_view tenant_id) const;
+  Micros ledger_total() const { return ledger_.total(); }
+
+  // --- Instances ---------------------------------------------------------------------------
+  Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
+                                          std::optional<std::string> idempotency_key,
+                                          std::string fingerprint);
+  Result<model::Instance> stop_instance(const model::Principal& caller, std::string_view id);
+  Result<model::Instance> start_instance(const model::Principal& caller, std::string_view id);
+  Result<model::Instance> delete_instance(const model::Principal& caller, std::string_view id);
+  Result<const model::Instance*> instance(const model::Principal& caller,
+                                          std::string_view id) const;
+  // Cursor pagination in creation order; the cursor is opaque to callers.
+  Result<InstancePage> list_instances(const model::Principal& caller, const InstanceFilter& filter,
+                                      std::string_view cursor, size_t limit) const;
+  // The price per GPU-hour an instance pays (its current run's locked price, else the book's).
+  std::optional<Micros> instance_price(const model::Instance& instance) const;
+
+  // --- Nodes and agents ------------------------------------------------------------------
+  Result<model::RegistrationResult> register_node(std::string_view join_token_hash,
+                                                  model::NodeRegistration registration,
+                                                  std::string credential,
+                                                  std::string credential_hash);
+  Result<model::DesiredState> desired_state(std::string_view node_id) const;
+  // Applies a node's report (also its heartbeat); returns the node's current generation.
+  Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
+  std::vector<const model::Node*> nodes(const model::Principal& caller) const;
+  Result<const model::Node*> node(const model::Principal& caller, std::string_view id) const;
+  // The instance holding a GPU, if any.
+  std::optional<std::string> gpu_holder(std::string_view uuid) const;
+  std::vector<Offer> offers() const;
+
+  // --- Time --------------------------------------------------------------------------------
+  // Marks silent nodes down, places pending instances, meters running ones, enforces balances.
+  void tick();
+
+ private:
+  Timestamp now() const { return clock_.now(); }
+  void touch(const model::Instance& instance);
+  void touch_node(model::Node& node, bool desired_set_changed);
+  Status post(model::Transfer transfer);
+  Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
+  Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  void schedule();
+  void place(model::Instance& instance, model::Node& node, std::vector<std::string> gpus);
+  void begin_run(model::Instance& instance);
+  void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason);
+  void request_stop(model::Instance& instance, std::string reason);
+  void meter(model::Instance& instance, Timestamp until);
+  void mark_node_down(model::Node& node);
+  void enforce_balances();
+  model::UsageRecord* current_usage(const model::Instance& instance);
+
+  const Clock& clock_;
+  ControllerOptions options_;
+  Rng rng_;
+  billing::PriceBook prices_;
+  billing::Ledger ledger_;
+
+  std::map<std::string, model::Tenant, std::less<>> tenants_;
+  std::map<std::string, model::ApiKey, std::less<>> api_keys_;
+  std::unordered_map<std::string, std::string> key_by_hash_;
+  std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
+  std::unordered_map<std::string, std::string> join_token_by_hash_;
+  std::map<std::string, model::Node, std::less<>> nodes_;
+  std::unordered_map<std::string, std::string> node_by_credential_;
+  std::map<std::string, model::Instance, std::less<>> instances_;
+  std::vector<std::string> instance_order_;  // creation order, for listings
+  std::unordered_map<std::string, size_t> instance_position_;
+  std::set<std::pair<Timestamp, std::string>> pending_;  // FIFO queue of pending instances
+  std::unordered_map<std::string, std::string> gpu_holder_;  // GPU UUID -> instance id
+  std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
+  std::map<std::string, model::UsageRecord, std::less<>> usage_;
+  std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
+  std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
+  std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
+  Timestamp last_billing_{};
+
+  ChangeSet changes_;
+};
+
+}  // namespace gpurent::controller

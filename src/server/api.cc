@@ -1,0 +1,597 @@
+#include "server/api.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/json.h"
+#include "common/random.h"
+#include "model/agent_protocol.h"
+#include "model/gpu_catalog.h"
+#include "server/router.h"
+#include "server/views.h"
+
+namespace gpurent::server {
+
+using controller::Controller;
+using model::Principal;
+
+namespace {
+
+using RouteHandler = std::function<asio::awaitable<Response>(Request&, const PathParams&)>;
+
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kMaxListLimit = 500;
+constexpr size_t kDefaultListLimit = 100;
+constexpr std::chrono::seconds kMaxLongPoll{60};
+constexpr size_t kLogChunkBytes = 64 * 1024;
+constexpr std::chrono::seconds kFollowPoll{15};
+constexpr size_t kMaxReportedWorkloads = 1024;
+
+Response json_response(int status, const Json& body) {
+  return Response{status, "application/json", body.dump(), {}, {}};
+}
+
+Error unauthenticated(std::string_view why) {
+  return {ErrorKind::kUnauthenticated, "unauthenticated", std::string(why)};
+}
+
+std::optional<std::string_view> bearer_token(const Request& request) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  std::string_view header = request.authorization;
+  if (!header.starts_with(kPrefix)) return std::nullopt;
+  header.remove_prefix(kPrefix.size());
+  if (header.empty() || header.size() > 256) return std::nullopt;
+  return header;
+}
+
+Result<int64_t> query_int(const Request& request, const std::string& name, int64_t fallback,
+                          int64_t min, int64_t max) {
+  const auto it = request.query.find(name);
+  if (it == request.query.end() || it->second.empty()) return fallback;
+  int64_t value = 0;
+  const auto* end = it->second.data() + it->second.size();
+  const auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
+  if (ec != std::errc() || ptr != end || value < min || value > max) {
+    return fail(Error::invalid("invalid_query", fmt::format("query parameter '{}' must be an integer "
+                                                            "between {} and {}", name, min, max)));
+  }
+  return value;
+}
+
+std::optional<std::string> query_string(const Request& request, const std::string& name) {
+  const auto it = request.query.find(name);
+  if (it == request.query.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+Status reject_unknown_fields(const Json& body, std::initializer_list<std::string_view> known) {
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return fail(Error::invalid("unknown_field", fmt::format("unknown field '{}'", key)));
+    }
+  }
+  return {};
+}
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool valid_name(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
+  GPURENT_CHECK(reject_unknown_fields(
+      body, {"name", "gpu_type", "gpu_count", "cpu", "memory_gb", "command", "env", "pricing"}));
+  model::InstanceSpec spec;
+  GPURENT_TRY(name, optional_string(body, "name", kMaxNameLength));
+  if (name && !valid_name(*name)) {
+    return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
+  }
+  spec.name = name.value_or("");
+  GPURENT_TRY(gpu_type, required_string(body, "gpu_type", kMaxNameLength));
+  spec.gpu_type = std::move(gpu_type);
+  GPURENT_TRY(gpu_count, optional_int(body, "gpu_count", 1, controller::kMaxGpusPerInstance));
+  spec.gpu_count = static_cast<int>(gpu_count.value_or(1));
+  GPURENT_TRY(cpu, optional_int(body, "cpu", 0, 1024));
+  spec.cpu = static_cast<int>(cpu.value_or(0));
+  GPURENT_TRY(memory, optional_int(body, "memory_gb", 0, 65536));
+  spec.memory_gb = static_cast<int>(memory.value_or(0));
+
+  const auto command = body.find("command");
+  if (command == body.end() || command->is_null()) {
+    spec.command = {"sleep", "infinity"};  // keep the machine until the tenant stops it
+  } else if (command->is_string()) {
+    const auto& text = command->get_ref<const std::string&>();
+    if (text.empty() || text.size() > 16384) {
+      return fail(invalid_field("command", "must be 1..16384 characters"));
+    }
+    spec.command = {"/bin/sh", "-c", text};
+  } else {
+    GPURENT_TRY(argv, optional_string_list(body, "command", 256, 4096));
+    if (argv.empty() || argv[0].empty()) {
+      return fail(invalid_field("command", "must be a non-empty array of strings or a string"));
+    }
+    spec.command = std::move(argv);
+  }
+  GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
+  for (const auto& [key, value] : env) {
+    if (!valid_env_name(key)) return fail(invalid_field("env", fmt::format("'{}' is not a variable name", key)));
+    if (key.starts_with("GPURENT_") || key == "CUDA_VISIBLE_DEVICES" ||
+        key == "NVIDIA_VISIBLE_DEVICES") {
+      return fail(invalid_field("env", fmt::format("'{}' is set by the platform", key)));
+    }
+  }
+  spec.env = std::move(env);
+  GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
+  if (pricing && !model::parse_pricing_model(*pricing, &spec.pricing)) {
+    return fail(Error::unprocessable("unsupported_pricing",
+                                     fmt::format("pricing '{}' is not offered; use on_demand", *pricing)));
+  }
+  return spec;
+}
+
+template <class T>
+Response result_response(int status, const Result<T>& result, auto&& view) {
+  if (!result) return problem_response(result.error());
+  return json_response(status, view(*result));
+}
+
+}  // namespace
+
+struct Api::Impl {
+  Impl(ControllerHost& host, LogStore& logs) : host(host), logs(logs) { add_routes(); }
+
+  ControllerHost& host;
+  LogStore& logs;
+  Router<RouteHandler> router;
+
+  Controller& ctl() { return host.controller(); }
+
+  Result<Principal> principal(const Request& request) {
+    const auto token = bearer_token(request);
+    if (!token) return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
+    auto found = ctl().authenticate(hash_secret(*token));
+    if (!found) return fail(unauthenticated("unknown API key"));
+    return *found;
+  }
+
+  Result<std::string> node_of(const Request& request) {
+    const auto token = bearer_token(request);
+    if (!token) return fail(unauthenticated("send 'Authorization: Bearer <node credential>'"));
+    auto found = ctl().authenticate_node(hash_secret(*token));
+    if (!found) return fail(unauthenticated("unknown node credential"));
+    return *found;
+  }
+
+  static Status require_operator(const Principal& caller) {
+    if (caller.is_operator()) return {};
+    return fail(Error{ErrorKind::kPermissionDenied, "forbidden", "this route is for operators"});
+  }
+
+  // Registers a handler that needs an API key.
+  template <class Fn>
+  void keyed(std::string method, std::string pattern, Fn fn) {
+    router.add(std::move(method), std::move(pattern),
+               [this, fn](Request& request, const PathParams& params) -> asio::awaitable<Response> {
+                 auto caller = principal(request);
+                 if (!caller) co_return problem_response(caller.error());
+                 co_return co_await fn(*caller, request, params);
+               });
+  }
+
+  // Registers a handler for agents (node credential).
+  template <class Fn>
+  void agent(std::string method, std::string pattern, Fn fn) {
+    router.add(std::move(method), std::move(pattern),
+               [this, fn](Request& request, const PathParams&) -> asio::awaitable<Response> {
+                 auto node = node_of(request);
+                 if (!node) co_return problem_response(node.error());
+                 co_return co_await fn(*node, request);
+               });
+  }
+
+  void add_routes() {
+    router.add("GET", "/healthz", [](Request&, const PathParams&) -> asio::awaitable<Response> {
+      co_return json_response(200, {{"status", "ok"}});
+    });
+    router.add("GET", "/v1/openapi.json", [](Request&, const PathParams&) -> asio::awaitable<Response> {
+      co_return Response{200, "application/json", std::string(openapi_document()), {}, {}};
+    });
+    keyed("GET", "/v1/whoami", [](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+      co_return json_response(200, {{"tenant_id", caller.tenant_id},
+                                    {"key_id", caller.key_id},
+                                    {"role", model::to_string(caller.role)}});
+    });
+    keyed("GET", "/v1/gpu-types", [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+      co_return json_response(200, gpu_types());
+    });
+    keyed("GET", "/v1/offers", [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+      Json items = Json::array();
+      for (const auto& offer : ctl().offers()) items.push_back(offer_view(ctl(), offer));
+      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+    });
+    keyed("POST", "/v1/instances", [this](const Principal& caller, Request& request, const PathParams&) {
+      return create_instance(caller, request);
+    });
+    keyed("GET", "/v1/instances", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
+      co_return list_instances(caller, request);
+    });
+    keyed("GET", "/v1/instances/{id}", [this](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
+      auto found = ctl().instance(caller, params.find("id")->second);
+      co_return result_response(200, found, [this](const model::Instance* i) { return instance_view(ctl(), *i); });
+    });
+    instance_action("/v1/instances/{id}/stop", "POST", &Controller::stop_instance);
+    instance_action("/v1/instances/{id}/start", "POST", &Controller::start_instance);
+    instance_action("/v1/instances/{id}", "DELETE", &Controller::delete_instance);
+    keyed("GET", "/v1/instances/{id}/logs", [this](const Principal& caller, Request& request, const PathParams& params) -> asio::awaitable<Response> {
+      co_return instance_logs(caller, request, params.find("id")->second);
+    });
+    keyed("GET", "/v1/billing/balance", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
+      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+      auto balance = ctl().balance(caller, tenant);
+      co_return result_response(200, balance, [&](Micros amount) {
+        return Json{{"tenant_id", tenant}, {"balance_micros", amount}, {"currency", ctl().options().currency}};
+      });
+    });
+    keyed("GET", "/v1/billing/usage", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
+      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+      if (auto visible = ctl().balance(caller, tenant); !visible) co_return problem_response(visible.error());
+      Json items = Json::array();
+      Micros total = 0;
+      for (const auto* usage : ctl().usage(tenant)) {
+        items.push_back(usage_view(*usage));
+        total += usage->charged;
+      }
+      co_return json_response(200, {{"tenant_id", tenant}, {"items", std::move(items)}, {"total_micros", total},
+                                    {"currency", ctl().options().currency}, {"next_cursor", nullptr}});
+    });
+    keyed("GET", "/v1/billing/transfers", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
+      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+      if (auto visible = ctl().balance(caller, tenant); !visible) co_return problem_response(visible.error());
+      Json items = Json::array();
+      for (const auto& transfer : ctl().transfers(tenant)) items.push_back(transfer_view(transfer));
+      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+    });
+    keyed("POST", "/v1/billing/topups", [this](const Principal& caller, Request& request, const PathParams&) {
+      return topup(caller, request);
+    });
+    keyed("POST", "/v1/tenants", [this](const Principal& caller, Request& request, const PathParams&) {
+      return create_tenant(caller, request);
+    });
+    keyed("GET", "/v1/tenants", [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
+      Json items = Json::array();
+      for (const auto* tenant : ctl().tenants(caller)) {
+        Json view = tenant_view(*tenant);
+        view["balance_micros"] = *ctl().balance(caller, tenant->id);
+        items.push_back(std::move(view));
+      }
+      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+    });
+    keyed("POST", "/v1/api-keys", [this](const Principal& caller, Request& request, const PathParams&) {
+      return create_api_key(caller, request);
+    });
+    keyed("GET", "/v1/nodes", [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
+      Json items = Json::array();
+      for (const auto* node : ctl().nodes(caller)) items.push_back(node_view(ctl(), *node));
+      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+    });
+    keyed("GET", "/v1/nodes/{id}", [this](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
+      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
+      auto node = ctl().node(caller, params.find("id")->second);
+      co_return result_response(200, node, [this](const model::Node* n) { return node_view(ctl(), *n); });
+    });
+    keyed("POST", "/v1/join-tokens", [this](const Principal& caller, Request& request, const PathParams&) {
+      return create_join_token(caller, request);
+    });
+    router.add("POST", "/v1/agent/register", [this](Request& request, const PathParams&) {
+      return register_node(request);
+    });
+    agent("GET", "/v1/agent/desired", [this](const std::string& node, Request& request) {
+      return desired(node, request);
+    });
+    agent("POST", "/v1/agent/report", [this](const std::string& node, Request& request) {
+      return report(node, request);
+    });
+    agent("POST", "/v1/agent/logs", [this](const std::string& node, Request& request) -> asio::awaitable<Response> {
+      co_return upload_logs(node, request);
+    });
+  }
+
+  using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&, std::string_view);
+
+  void instance_action(std::string pattern, std::string method, InstanceCommand command) {
+    keyed(std::move(method), std::move(pattern),
+          [this, command](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto result = co_await host.mutate([&](Controller& c) { return (c.*command)(caller, id); });
+            co_return result_response(202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
+          });
+  }
+
+  Json gpu_types() {
+    std::map<std::string, controller::Offer> capacity;
+    for (auto& offer : ctl().offers()) capacity.emplace(offer.gpu_type, offer);
+    Json items = Json::array();
+    for (const auto& type : model::gpu_catalog()) {
+      const auto price = ctl().prices().on_demand_price(type.slug);
+      const auto it = capacity.find(type.slug);
+      items.push_back({{"slug", type.slug},
+                       {"display_name", type.display_name},
+                       {"memory_mb", type.memory_mb},
+                       {"price_per_gpu_hour_micros", price ? Json(*price) : Json(nullptr)},
+                       {"currency", ctl().options().currency},
+                       {"total", it == capacity.end() ? 0 : it->second.total},
+                       {"free", it == capacity.end() ? 0 : it->second.free}});
+    }
+    return {{"items", std::move(items)}, {"next_cursor", nullptr}};
+  }
+
+  asio::awaitable<Response> create_instance(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto spec = parse_instance_spec(*body);
+    if (!spec) co_return problem_response(spec.error());
+    std::optional<std::string> key;
+    if (!request.idempotency_key.empty()) {
+      if (request.idempotency_key.size() > 128) {
+        co_return problem_response(Error::invalid("invalid_header", "Idempotency-Key is longer than 128 characters"));
+      }
+      key = request.idempotency_key;
+    }
+    const std::string fingerprint = hash_secret(body->dump());
+    auto created = co_await host.mutate([&](Controller& c) {
+      return c.create_instance(caller, std::move(*spec), key, fingerprint);
+    });
+    if (!created) co_return problem_response(created.error());
+    Response response = json_response(201, instance_view(ctl(), created->instance));
+    response.headers.emplace_back("Location", "/v1/instances/" + created->instance.id);
+    if (created->replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+    co_return response;
+  }
+
+  Response list_instances(const Principal& caller, const Request& request) {
+    auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+    if (!limit) return problem_response(limit.error());
+    controller::InstanceFilter filter;
+    filter.tenant_id = query_string(request, "tenant");
+    if (auto state = query_string(request, "state")) {
+      model::InstanceState parsed;
+      if (!model::parse_instance_state(*state, &parsed)) {
+        return problem_response(Error::invalid("invalid_query", fmt::format("unknown state '{}'", *state)));
+      }
+      filter.state = parsed;
+    }
+    auto page = ctl().list_instances(caller, filter, query_string(request, "cursor").value_or(""),
+                                     static_cast<size_t>(*limit));
+    if (!page) return problem_response(page.error());
+    Json items = Json::array();
+    for (const auto* instance : page->items) items.push_back(instance_view(ctl(), *instance));
+    return json_response(200, {{"items", std::move(items)},
+                               {"next_cursor", page->next_cursor ? Json(*page->next_cursor) : Json(nullptr)}});
+  }
+
+  Response instance_logs(const Principal& caller, const Request& request, const std::string& id) {
+    auto found = ctl().instance(caller, id);
+    if (!found) return problem_response(found.error());
+    const bool follow = query_string(request, "follow").value_or("false") == "true";
+    // The stream reads run after run; when following it waits for more output until the instance
+    // has ended and its last run's log is drained.
+    struct Cursor {
+      int64_t run = 1;
+      int64_t offset = 0;
+    };
+    auto cursor = std::make_shared<Cursor>();
+    Response response{200, "text/plain; charset=utf-8", "", {}, {}};
+    response.chunks = [this, id, follow, cursor]() -> asio::awaitable<std::optional<std::string>> {
+      for (;;) {
+        const model::Instance* instance = *ctl().instance(model::platform_principal(), id);
+        auto data = logs.read(id, cursor->run, cursor->offset, kLogChunkBytes);
+        if (data && !data->empty()) {
+          cursor->offset += static_cast<int64_t>(data->size());
+          co_return std::move(*data);
+        }
+        if (cursor->run < instance->run) {
+          cursor->run += 1;
+          cursor->offset = 0;
+          continue;
+        }
+        const bool ended = instance->state == model::InstanceState::kStopped ||
+                           instance->state == model::InstanceState::kFailed ||
+                           instance->state == model::InstanceState::kTerminated;
+        if (!follow || ended) co_return std::nullopt;
+        co_await host.wait("instance:" + id, kFollowPoll);
+      }
+    };
+    return response;
+  }
+
+  asio::awaitable<Response> topup(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    if (auto known = reject_unknown_fields(*body, {"tenant_id", "amount_micros", "reference"}); !known) {
+      co_return problem_response(known.error());
+    }
+    auto tenant = required_string(*body, "tenant_id", kMaxNameLength);
+    if (!tenant) co_return problem_response(tenant.error());
+    auto amount = required_int(*body, "amount_micros", 1, int64_t{1'000'000'000} * kMicrosPerUnit);
+    if (!amount) co_return problem_response(amount.error());
+    auto reference = optional_string(*body, "reference", 256);
+    if (!reference) co_return problem_response(reference.error());
+    std::optional<std::string> key;
+    if (!request.idempotency_key.empty()) key = request.idempotency_key.substr(0, 128);
+    auto result = co_await host.mutate([&](Controller& c) {
+      return c.topup(caller, *tenant, *amount, reference->value_or(""), key);
+    });
+    co_return result_response(201, result, [&](const controller::TopupResult& r) {
+      return Json{{"transfer_id", r.transfer.id}, {"tenant_id", r.transfer.tenant_id},
+                  {"amount_micros", r.transfer.amount}, {"balance_micros", r.balance},
+                  {"currency", ctl().options().currency}};
+    });
+  }
+
+  asio::awaitable<Response> create_tenant(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    if (auto known = reject_unknown_fields(*body, {"name"}); !known) co_return problem_response(known.error());
+    auto name = required_string(*body, "name", kMaxNameLength);
+    if (!name) co_return problem_response(name.error());
+    if (!valid_name(*name)) {
+      co_return problem_response(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
+    }
+    auto tenant = co_await host.mutate([&](Controller& c) { return c.create_tenant(caller, *name); });
+    co_return result_response(201, tenant, [](const model::Tenant& t) { return tenant_view(t); });
+  }
+
+  asio::awaitable<Response> create_api_key(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    if (auto known = reject_unknown_fields(*body, {"tenant_id", "role", "name"}); !known) {
+      co_return problem_response(known.error());
+    }
+    auto tenant = optional_string(*body, "tenant_id", kMaxNameLength);
+    auto role_text = optional_string(*body, "role", 16);
+    auto name = optional_string(*body, "name", kMaxNameLength);
+    for (const auto* field : {&tenant, &role_text, &name}) {
+      if (!*field) co_return problem_response(field->error());
+    }
+    controller::NewApiKey key;
+    key.tenant_id = tenant->value_or("");
+    if (*role_text && !model::parse_role(**role_text, &key.role)) {
+      co_return problem_response(invalid_field("role", "must be admin, operator or tenant"));
+    }
+    key.name = name->value_or("");
+    const std::string secret = new_secret("gpr_");
+    key.secret_hash = hash_secret(secret);
+    key.prefix = secret.substr(0, 12);
+    auto created = co_await host.mutate([&](Controller& c) { return c.create_api_key(caller, std::move(key)); });
+    co_return result_response(201, created, [&](const model::ApiKey& k) {
+      Json view = api_key_view(k);
+      view["key"] = secret;
+      return view;
+    });
+  }
+
+  asio::awaitable<Response> create_join_token(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body.empty() ? "{}" : request.body);
+    if (!body) co_return problem_response(body.error());
+    if (auto known = reject_unknown_fields(*body, {"description", "ttl_s"}); !known) {
+      co_return problem_response(known.error());
+    }
+    auto description = optional_string(*body, "description", 256);
+    if (!description) co_return problem_response(description.error());
+    auto ttl = optional_int(*body, "ttl_s", 60, 365 * 24 * 3600);
+    if (!ttl) co_return problem_response(ttl.error());
+    const std::string secret = new_secret("gjt_");
+    auto token = co_await host.mutate([&](Controller& c) {
+      return c.create_join_token(caller, description->value_or(""),
+                                 std::chrono::seconds(ttl->value_or(24 * 3600)), hash_secret(secret));
+    });
+    co_return result_response(201, token, [&](const model::JoinToken& t) {
+      return Json{{"id", t.id}, {"token", secret}, {"description", t.description},
+                  {"expires_at", format_rfc3339(t.expires_at)}};
+    });
+  }
+
+  asio::awaitable<Response> register_node(Request& request) {
+    const auto token = bearer_token(request);
+    if (!token) co_return problem_response(unauthenticated("send 'Authorization: Bearer <join token>'"));
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto registration = model::decode_message<model::NodeRegistration>(*body);
+    if (!registration) co_return problem_response(registration.error());
+    const std::string credential = new_secret("gnc_");
+    auto result = co_await host.mutate([&](Controller& c) {
+      return c.register_node(hash_secret(*token), std::move(*registration), credential,
+                             hash_secret(credential));
+    });
+    co_return result_response(201, result, [](const model::RegistrationResult& r) { return Json(r); });
+  }
+
+  asio::awaitable<Response> desired(const std::string& node, Request& request) {
+    auto after = query_int(request, "after", 0, 0, INT64_MAX);
+    if (!after) co_return problem_response(after.error());
+    auto wait_s = query_int(request, "wait_s", 0, 0, kMaxLongPoll.count());
+    if (!wait_s) co_return problem_response(wait_s.error());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait_s);
+    for (;;) {
+      auto state = ctl().desired_state(node);
+      if (!state) co_return problem_response(state.error());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (state->generation > *after || left.count() <= 0) co_return json_response(200, Json(*state));
+      co_await host.wait("node:" + node, left);
+    }
+  }
+
+  asio::awaitable<Response> report(const std::string& node, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto report = model::decode_message<model::NodeReport>(*body);
+    if (!report) co_return problem_response(report.error());
+    if (report->workloads.size() > kMaxReportedWorkloads) {
+      co_return problem_response(Error::invalid("invalid_message", "too many workloads in one report"));
+    }
+    auto generation = co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
+    co_return result_response(200, generation, [](int64_t g) { return Json{{"generation", g}}; });
+  }
+
+  Response upload_logs(const std::string& node, const Request& request) {
+    const auto id = query_string(request, "instance");
+    auto run = query_int(request, "run", 0, 1, INT64_MAX);
+    auto offset = query_int(request, "offset", 0, 0, INT64_MAX);
+    if (!id) return problem_response(Error::invalid("invalid_query", "query parameter 'instance' is required"));
+    if (!run) return problem_response(run.error());
+    if (!offset) return problem_response(offset.error());
+    auto instance = ctl().instance(model::platform_principal(), *id);
+    if (!instance || (*instance)->node_id != node || *run > (*instance)->run) {
+      return problem_response(Error::not_found("instance", *id));
+    }
+    auto size = logs.append(*id, *run, *offset, request.body);
+    if (!size) {
+      if (size.error().code == "log_offset_gap") {
+        return json_response(409, {{"size", logs.size(*id, *run)}});
+      }
+      return problem_response(size.error());
+    }
+    host.notify("instance:" + *id);
+    return json_response(200, {{"size", *size}});
+  }
+
+  static std::string_view openapi_document();
+};
+
+}  // namespace gpurent::server
+
+namespace gpurent::embedded {
+std::string_view openapi_document();
+}
+
+namespace gpurent::server {
+
+std::string_view Api::Impl::openapi_document() { return embedded::openapi_document(); }
+
+Api::Api(ControllerHost& host, LogStore& logs) : impl_(std::make_unique<Impl>(host, logs)) {}
+Api::~Api() = default;
+
+asio::awaitable<Response> Api::handle(Request request) {
+  auto match = impl_->router.match(request.method, request.path);
+  if (!match) co_return problem_response(match.error());
+  co_return co_await (*match->handler)(request, match->params);
+}
+
+std::vector<std::pair<std::string, std::string>> Api::routes() const { return impl_->router.table(); }
+
+}  // namespace gpurent::server

@@ -1,0 +1,116 @@
+#include "server/host.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace gpurent::server {
+
+ControllerHost::ControllerHost(asio::io_context& io, controller::Controller& controller,
+                               store::Store& store)
+    : io_(io), controller_(controller), store_(store), tick_timer_(io) {}
+
+ControllerHost::~ControllerHost() { stop(); }
+
+void ControllerHost::start(std::chrono::milliseconds tick_interval) {
+  tick_interval_ = tick_interval;
+  ticking_ = true;
+  committer_ = std::thread([this] { committer_loop(); });
+  schedule_tick();
+}
+
+void ControllerHost::stop() {
+  ticking_ = false;
+  tick_timer_.cancel();
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (committer_.joinable()) committer_.join();
+}
+
+Status ControllerHost::commit_now() {
+  auto changes = controller_.take_changes();
+  if (changes.empty()) return {};
+  return store_.commit(changes);
+}
+
+void ControllerHost::schedule_tick() {
+  if (!ticking_) return;
+  tick_timer_.expires_after(tick_interval_);
+  tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !ticking_) return;
+    controller_.tick();
+    auto changes = controller_.take_changes();
+    if (!changes.empty()) {
+      asio::co_spawn(io_, commit(std::move(changes)), asio::detached);
+    }
+    schedule_tick();
+  });
+}
+
+asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
+  if (changes.empty()) co_return;
+  auto woken_nodes = changes.woken_nodes;
+  auto changed_instances = changes.changed_instances;
+  // A timer that never expires by itself serves as the completion signal: the committer posts
+  // its cancellation back to this thread once the transaction is durable.
+  auto signal = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
+  {
+    std::lock_guard lock(queue_mutex_);
+    queue_.push_back({std::move(changes), [this, signal] {
+                        asio::post(io_, [signal] { signal->cancel(); });
+                      }});
+  }
+  queue_cv_.notify_one();
+  boost::system::error_code ec;
+  co_await signal->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  for (const auto& node : woken_nodes) notify("node:" + node);
+  for (const auto& instance : changed_instances) notify("instance:" + instance);
+}
+
+void ControllerHost::committer_loop() {
+  for (;;) {
+    std::deque<PendingCommit> batch;
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything is written
+      batch.swap(queue_);
+    }
+    controller::ChangeSet merged = std::move(batch.front().changes);
+    for (size_t i = 1; i < batch.size(); ++i) merged.merge(std::move(batch[i].changes));
+    if (auto committed = store_.commit(merged); !committed) {
+      spdlog::critical("store commit failed, stopping to protect the data: {}",
+                       committed.error().message);
+      std::abort();
+    }
+    for (auto& pending : batch) pending.done();
+  }
+}
+
+asio::awaitable<void> ControllerHost::wait(const std::string& topic,
+                                           std::chrono::milliseconds timeout) {
+  auto timer = std::make_shared<asio::steady_timer>(io_, timeout);
+  auto& list = waiters_[topic];
+  std::erase_if(list, [](const auto& weak) { return weak.expired(); });
+  list.push_back(timer);
+  boost::system::error_code ec;
+  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+void ControllerHost::notify(const std::string& topic) {
+  const auto it = waiters_.find(topic);
+  if (it == waiters_.end()) return;
+  for (const auto& weak : it->second) {
+    if (auto timer = weak.lock()) timer->cancel();
+  }
+  waiters_.erase(it);
+}
+
+}  // namespace gpurent::server

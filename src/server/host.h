@@ -1,0 +1,91 @@
+// The controller host: the shell that gives the deterministic controller a thread, durability and
+// wake-ups.
+//
+// - One owner: the controller is touched only from the io_context's single thread (HTTP handlers
+//   and the tick timer run there), so it needs no lock.
+// - Durable before acknowledged: mutate() applies a command, hands the resulting ChangeSet to the
+//   committer thread, and resumes the caller only when the store has committed it. The committer
+//   merges everything queued while it was writing into one transaction (group commit), so many
+//   concurrent commands share one fsync. If the store fails, memory and disk have diverged and the
+//   process stops (fail-stop, as etcd does on a WAL error): a restart rebuilds from the store.
+// - Wake-ups: wait() parks a coroutine on a topic ("node:<id>", "instance:<id>") until notify() or
+//   a timeout; committed changes notify the nodes and instances they touched.
+#pragma once
+
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/controller.h"
+#include "store/store.h"
+
+namespace gpurent::server {
+
+namespace asio = boost::asio;
+
+class ControllerHost {
+ public:
+  ControllerHost(asio::io_context& io, controller::Controller& controller, store::Store& store);
+  ~ControllerHost();
+
+  // Starts the committer thread and the tick timer.
+  void start(std::chrono::milliseconds tick_interval);
+  // Stops ticking and drains the committer; pending commits complete first.
+  void stop();
+
+  controller::Controller& controller() { return controller_; }
+
+  // Runs fn(controller) and resumes once its changes are durable; returns fn's result.
+  template <class Fn>
+  asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
+    auto result = fn(controller_);
+    co_await commit(controller_.take_changes());
+    co_return result;
+  }
+
+  // Commits synchronously (start-up only, before the io_context runs).
+  Status commit_now();
+
+  // Parks until notify(topic) or the timeout.
+  asio::awaitable<void> wait(const std::string& topic, std::chrono::milliseconds timeout);
+  void notify(const std::string& topic);
+
+ private:
+  asio::awaitable<void> commit(controller::ChangeSet changes);
+  void committer_loop();
+  void schedule_tick();
+
+  struct PendingCommit {
+    controller::ChangeSet changes;
+    std::function<void()> done;  // posted back to the io_context
+  };
+
+  asio::io_context& io_;
+  controller::Controller& controller_;
+  store::Store& store_;
+  asio::steady_timer tick_timer_;
+  std::chrono::milliseconds tick_interval_{1000};
+  bool ticking_ = false;
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<PendingCommit> queue_;  // bounded by the commands in flight (one per connection)
+  bool stopping_ = false;
+  std::thread committer_;
+
+  std::unordered_map<std::string, std::vector<std::weak_ptr<asio::steady_timer>>> waiters_;
+};
+
+}  // namespace gpurent::server

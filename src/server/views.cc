@@ -1,0 +1,107 @@
+#include "server/views.h"
+
+#include "model/gpu_catalog.h"
+
+namespace gpurent::server {
+
+Json time_or_null(const std::optional<Timestamp>& t) {
+  return t ? Json(format_rfc3339(*t)) : Json(nullptr);
+}
+
+Json instance_view(const controller::Controller& controller, const model::Instance& instance) {
+  const auto price = controller.instance_price(instance);
+  return {{"id", instance.id},
+          {"name", instance.spec.name},
+          {"tenant_id", instance.tenant_id},
+          {"state", model::to_string(instance.state)},
+          {"gpu_type", instance.spec.gpu_type},
+          {"gpu_count", instance.spec.gpu_count},
+          {"cpu", instance.spec.cpu},
+          {"memory_gb", instance.spec.memory_gb},
+          {"command", instance.spec.command},
+          {"env", instance.spec.env},
+          {"pricing", model::to_string(instance.spec.pricing)},
+          {"node_id", instance.node_id.empty() ? Json(nullptr) : Json(instance.node_id)},
+          {"gpus", instance.gpus},
+          {"run", instance.run},
+          {"created_at", format_rfc3339(instance.created_at)},
+          {"started_at", time_or_null(instance.started_at)},
+          {"ended_at", time_or_null(instance.ended_at)},
+          {"exit_code", instance.exit_code ? Json(*instance.exit_code) : Json(nullptr)},
+          {"reason", instance.reason},
+          {"price_per_gpu_hour_micros", price ? Json(*price) : Json(nullptr)},
+          {"currency", controller.options().currency}};
+}
+
+Json node_view(const controller::Controller& controller, const model::Node& node) {
+  Json gpus = Json::array();
+  int free = 0;
+  for (const auto& gpu : node.gpus) {
+    const auto holder = controller.gpu_holder(gpu.uuid);
+    if (!holder) ++free;
+    gpus.push_back({{"uuid", gpu.uuid},
+                    {"index", gpu.index},
+                    {"type", gpu.type},
+                    {"name", gpu.name},
+                    {"memory_mb", gpu.memory_mb},
+                    {"instance_id", holder ? Json(*holder) : Json(nullptr)}});
+  }
+  return {{"id", node.id},
+          {"name", node.name},
+          {"state", model::to_string(node.state)},
+          {"gpu_count", node.gpus.size()},
+          {"free_gpus", free},
+          {"gpus", std::move(gpus)},
+          {"cpu_count", node.cpu_count},
+          {"memory_mb", node.memory_mb},
+          {"simulated", node.simulated},
+          {"agent_version", node.agent_version},
+          {"registered_at", format_rfc3339(node.registered_at)},
+          {"last_heartbeat", format_rfc3339(node.last_heartbeat)}};
+}
+
+Json tenant_view(const model::Tenant& tenant) {
+  return {{"id", tenant.id}, {"name", tenant.name}, {"created_at", format_rfc3339(tenant.created_at)}};
+}
+
+Json api_key_view(const model::ApiKey& key) {
+  return {{"id", key.id},     {"tenant_id", key.tenant_id}, {"role", model::to_string(key.role)},
+          {"name", key.name}, {"prefix", key.prefix},       {"created_at", format_rfc3339(key.created_at)}};
+}
+
+Json offer_view(const controller::Controller& controller, const controller::Offer& offer) {
+  const auto* type = model::find_gpu_type(offer.gpu_type);
+  return {{"gpu_type", offer.gpu_type},
+          {"display_name", type ? type->display_name : offer.gpu_type},
+          {"memory_mb", type ? type->memory_mb : 0},
+          {"total", offer.total},
+          {"free", offer.free},
+          {"max_free_per_node", offer.max_free_per_node},
+          {"price_per_gpu_hour_micros",
+           offer.price_per_gpu_hour ? Json(*offer.price_per_gpu_hour) : Json(nullptr)},
+          {"currency", controller.options().currency}};
+}
+
+Json usage_view(const model::UsageRecord& usage) {
+  return {{"instance_id", usage.instance_id},
+          {"run", usage.run},
+          {"gpu_type", usage.gpu_type},
+          {"gpu_count", usage.gpu_count},
+          {"price_per_gpu_hour_micros", usage.price_per_gpu_hour},
+          {"started_at", format_rfc3339(usage.started_at)},
+          {"ended_at", time_or_null(usage.ended_at)},
+          {"seconds", usage.billed_seconds},
+          {"amount_micros", usage.charged}};
+}
+
+Json transfer_view(const model::Transfer& transfer) {
+  return {{"id", transfer.id},
+          {"at", format_rfc3339(transfer.at)},
+          {"kind", model::to_string(transfer.kind)},
+          {"from_account", transfer.from_account},
+          {"to_account", transfer.to_account},
+          {"amount_micros", transfer.amount},
+          {"reference", transfer.reference}};
+}
+
+}  // namespace gpurent::server

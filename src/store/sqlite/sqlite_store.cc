@@ -1,0 +1,261 @@
+// SQLite backend of the Store.
+//
+// Objects live in one table per kind as (id, tenant_id, body JSON): the controller keeps the
+// state in memory and reads it back whole at start, so the store needs no per-field queries, and
+// adding a field to a type needs no migration. Money does not go into JSON: ledger transfers have
+// real columns, an append-only table with a UNIQUE id, and a CHECK on the amount.
+#include <sqlite3.h>
+
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "model/codec.h"
+#include "store/store.h"
+
+namespace gpurent::store {
+namespace {
+
+// Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
+const std::array<std::string, 1> kMigrations = {
+    R"sql(
+    CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE join_tokens (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE nodes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE instances (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE usage_records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE idempotency_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE ledger_transfers (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      at_ms INTEGER NOT NULL,
+      from_account TEXT NOT NULL,
+      to_account TEXT NOT NULL,
+      amount_micros INTEGER NOT NULL CHECK (amount_micros > 0),
+      kind TEXT NOT NULL,
+      tenant_id TEXT NOT NULL,
+      reference TEXT NOT NULL,
+      CHECK (from_account <> to_account)
+    );
+    CREATE INDEX ledger_transfers_tenant ON ledger_transfers (tenant_id, seq);
+    )sql",
+};
+
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) {
+    sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  sqlite3_stmt* get() const { return stmt_; }
+  explicit operator bool() const { return stmt_ != nullptr; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Status migrate() {
+    GPURENT_CHECK(exec("PRAGMA journal_mode=WAL"));
+    // FULL: a commit in WAL mode is durable across power loss, not only across a process crash.
+    GPURENT_CHECK(exec("PRAGMA synchronous=FULL"));
+    GPURENT_CHECK(exec("PRAGMA foreign_keys=ON"));
+    sqlite3_busy_timeout(db_, 5000);
+    int version = 0;
+    {
+      Statement stmt(db_, "PRAGMA user_version");
+      if (!stmt || sqlite3_step(stmt.get()) != SQLITE_ROW) return fail(db_error("read schema version"));
+      version = sqlite3_column_int(stmt.get(), 0);
+    }
+    if (version > static_cast<int>(kMigrations.size())) {
+      return fail(Error::internal(fmt::format(
+          "database schema version {} is newer than this binary ({})", version, kMigrations.size())));
+    }
+    for (int v = version; v < static_cast<int>(kMigrations.size()); ++v) {
+      GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
+      auto applied = exec(kMigrations[v]);
+      if (applied) applied = exec(fmt::format("PRAGMA user_version={}", v + 1));
+      if (!applied) {
+        (void)exec("ROLLBACK");
+        return applied;
+      }
+      GPURENT_CHECK(exec("COMMIT"));
+    }
+    return {};
+  }
+
+  Result<controller::Snapshot> load() override {
+    controller::Snapshot snapshot;
+    GPURENT_CHECK(load_objects("tenants", snapshot.tenants));
+    GPURENT_CHECK(load_objects("api_keys", snapshot.api_keys));
+    GPURENT_CHECK(load_objects("join_tokens", snapshot.join_tokens));
+    GPURENT_CHECK(load_objects("nodes", snapshot.nodes));
+    GPURENT_CHECK(load_objects("instances", snapshot.instances));
+    GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
+    GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
+    Statement stmt(db_,
+                   "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
+                   "reference FROM ledger_transfers ORDER BY seq");
+    if (!stmt) return fail(db_error("read ledger"));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      model::Transfer t;
+      t.id = text(stmt.get(), 0);
+      t.at = from_unix_ms(sqlite3_column_int64(stmt.get(), 1));
+      t.from_account = text(stmt.get(), 2);
+      t.to_account = text(stmt.get(), 3);
+      t.amount = sqlite3_column_int64(stmt.get(), 4);
+      if (!model::parse_transfer_kind(text(stmt.get(), 5), &t.kind)) {
+        return fail(Error::internal(fmt::format("ledger transfer {} has an unknown kind", t.id)));
+      }
+      t.tenant_id = text(stmt.get(), 6);
+      t.reference = text(stmt.get(), 7);
+      snapshot.transfers.push_back(std::move(t));
+    }
+    if (rc != SQLITE_DONE) return fail(db_error("read ledger"));
+    return snapshot;
+  }
+
+  Status commit(const controller::ChangeSet& changes) override {
+    GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
+    auto written = write(changes);
+    if (!written) {
+      (void)exec("ROLLBACK");
+      return written;
+    }
+    return exec("COMMIT");
+  }
+
+ private:
+  Status write(const controller::ChangeSet& c) {
+    GPURENT_CHECK(upsert("tenants", c.tenants, [](const auto& v) { return v.id; }));
+    GPURENT_CHECK(upsert("api_keys", c.api_keys, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("join_tokens", c.join_tokens, [](const auto&) { return std::string(); }));
+    GPURENT_CHECK(upsert("nodes", c.nodes, [](const auto&) { return std::string(); }));
+    GPURENT_CHECK(upsert("instances", c.instances, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert_idempotency(c.idempotency));
+    if (c.transfers.empty()) return {};
+    Statement stmt(db_,
+                   "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
+                   "amount_micros, kind, tenant_id, reference) VALUES (?,?,?,?,?,?,?,?)");
+    if (!stmt) return fail(db_error("prepare ledger insert"));
+    for (const auto& t : c.transfers) {
+      sqlite3_reset(stmt.get());
+      bind(stmt.get(), 1, t.id);
+      sqlite3_bind_int64(stmt.get(), 2, to_unix_ms(t.at));
+      bind(stmt.get(), 3, t.from_account);
+      bind(stmt.get(), 4, t.to_account);
+      sqlite3_bind_int64(stmt.get(), 5, t.amount);
+      bind(stmt.get(), 6, model::to_string(t.kind));
+      bind(stmt.get(), 7, t.tenant_id);
+      bind(stmt.get(), 8, t.reference);
+      if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
+        return fail(db_error(fmt::format("append ledger transfer {}", t.id)));
+      }
+    }
+    return {};
+  }
+
+  template <class T, class TenantOf>
+  Status upsert(std::string_view table, const std::vector<T>& objects, TenantOf tenant_of) {
+    if (objects.empty()) return {};
+    Statement stmt(db_, fmt::format("INSERT INTO {} (id, tenant_id, body) VALUES (?,?,?) "
+                                    "ON CONFLICT(id) DO UPDATE SET tenant_id=excluded.tenant_id, "
+                                    "body=excluded.body",
+                                    table));
+    if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
+    for (const auto& object : objects) {
+      GPURENT_CHECK(put(stmt.get(), object.id, tenant_of(object), Json(object).dump()));
+    }
+    return {};
+  }
+
+  Status upsert_idempotency(const std::vector<model::IdempotencyRecord>& records) {
+    if (records.empty()) return {};
+    Statement stmt(db_, "INSERT OR REPLACE INTO idempotency_keys (id, tenant_id, body) VALUES (?,?,?)");
+    if (!stmt) return fail(db_error("prepare idempotency insert"));
+    for (const auto& record : records) {
+      GPURENT_CHECK(put(stmt.get(), record.tenant_id + "/" + record.key, record.tenant_id,
+                        Json(record).dump()));
+    }
+    return {};
+  }
+
+  Status put(sqlite3_stmt* stmt, const std::string& id, const std::string& tenant_id,
+             const std::string& body) {
+    sqlite3_reset(stmt);
+    bind(stmt, 1, id);
+    bind(stmt, 2, tenant_id);
+    bind(stmt, 3, body);
+    if (sqlite3_step(stmt) != SQLITE_DONE) return fail(db_error(fmt::format("write {}", id)));
+    return {};
+  }
+
+  template <class T>
+  Status load_objects(std::string_view table, std::vector<T>& out) {
+    Statement stmt(db_, fmt::format("SELECT id, body FROM {} ORDER BY rowid", table));
+    if (!stmt) return fail(db_error(fmt::format("read {}", table)));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      const std::string id = text(stmt.get(), 0);
+      try {  // nlohmann reports a corrupt record by throwing
+        out.push_back(Json::parse(text(stmt.get(), 1)).get<T>());
+      } catch (const std::exception& e) {
+        return fail(Error::internal(fmt::format("corrupt record {}/{}: {}", table, id, e.what())));
+      }
+    }
+    if (rc != SQLITE_DONE) return fail(db_error(fmt::format("read {}", table)));
+    return {};
+  }
+
+  static void bind(sqlite3_stmt* stmt, int index, std::string_view value) {
+    sqlite3_bind_text(stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  }
+  static std::string text(sqlite3_stmt* stmt, int column) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt, column))) : std::string();
+  }
+
+  Status exec(const std::string& sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+      Error error = Error::internal(fmt::format("sqlite: {}", message ? message : "unknown error"));
+      sqlite3_free(message);
+      return fail(std::move(error));
+    }
+    return {};
+  }
+
+  Error db_error(std::string_view what) const {
+    return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
+  }
+
+  sqlite3* db_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+  auto store = std::make_unique<SqliteStore>(db);
+  if (rc != SQLITE_OK) {
+    return fail(Error::internal(fmt::format("cannot open database {}: {}", path,
+                                            db ? sqlite3_errmsg(db) : "out of memory")));
+  }
+  GPURENT_CHECK(store->migrate());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace gpurent::store

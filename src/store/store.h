@@ -1,0 +1,30 @@
+// Persistence of the controller's state.
+//
+// Contract: commit() writes a whole ChangeSet in one transaction and returns only once it is
+// durable (it survives a crash of the process and of the machine); on failure nothing of it is
+// written. Objects are upserted whole by id; ledger transfers are append-only and a transfer id
+// that already exists fails the whole commit (that would be a double charge). load() returns
+// everything, transfers in the order they were committed. Schema migrations run at open.
+//
+// Thread-safety: one thread at a time (the server's committer thread owns the store).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "controller/change_set.h"
+
+namespace gpurent::store {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual Result<controller::Snapshot> load() = 0;
+  virtual Status commit(const controller::ChangeSet& changes) = 0;
+};
+
+// The embedded default: one SQLite database file in WAL mode with full synchronous commits.
+Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+
+}  // namespace gpurent::store
