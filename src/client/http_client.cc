@@ -350,7 +350,8 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request,
 
 Result<int> HttpClient::stream(const HttpRequest& request,
                                const std::function<bool(std::string_view)>& on_chunk,
-                               std::chrono::milliseconds idle_timeout) {
+                               std::chrono::milliseconds idle_timeout,
+                               const std::function<void(int)>& on_status) {
   GPURENT_TRY(outgoing, impl_->build(request));
   const Deadline deadline = Deadline::idle(idle_timeout);
   std::optional<http::response_parser<http::buffer_body>> parser;
@@ -362,6 +363,7 @@ Result<int> HttpClient::stream(const HttpRequest& request,
   if (!header) return fail(std::move(header).error());
 
   const int status = static_cast<int>(parser->get().result_int());
+  if (on_status) on_status(status);
   // An error answer is a small problem document: collect it and hand it over whole.
   const bool collect = status >= 400;
   std::string collected;

@@ -1,0 +1,282 @@
+#include "client/api_client.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace gpurent::client {
+namespace {
+
+constexpr int kPageSize = 500;  // the API's largest page
+constexpr size_t kMaxErrorSnippet = 200;
+
+// Percent-encodes everything but RFC 3986's unreserved characters, so an id or cursor can never
+// change the shape of a path or query.
+std::string encode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(c);
+    } else {
+      out += fmt::format("%{:02X}", byte);
+    }
+  }
+  return out;
+}
+
+void add_query(std::string& query, std::string_view key, std::string_view value) {
+  if (value.empty()) return;
+  if (!query.empty()) query.push_back('&');
+  query += fmt::format("{}={}", key, encode(value));
+}
+
+ErrorKind kind_for_status(int status) {
+  switch (status) {
+    case 400:
+      return ErrorKind::kInvalidArgument;
+    case 401:
+      return ErrorKind::kUnauthenticated;
+    case 402:
+      return ErrorKind::kPaymentRequired;
+    case 403:
+      return ErrorKind::kPermissionDenied;
+    case 404:
+      return ErrorKind::kNotFound;
+    case 405:
+      return ErrorKind::kMethodNotAllowed;
+    case 409:
+      return ErrorKind::kConflict;
+    case 413:
+      return ErrorKind::kPayloadTooLarge;
+    case 422:
+      return ErrorKind::kUnprocessable;
+    // A proxy in front of a server that is down or restarting.
+    case 502:
+    case 503:
+    case 504:
+      return ErrorKind::kUnavailable;
+    default:
+      return status >= 500 || status < 400 ? ErrorKind::kInternal : ErrorKind::kInvalidArgument;
+  }
+}
+
+// The first line of a body that is not a problem document, cut short and without control
+// characters, so an HTML error page of a proxy still says something readable.
+std::string snippet(std::string_view body) {
+  std::string out;
+  for (const char c : body.substr(0, body.find('\n'))) {
+    if (out.size() == kMaxErrorSnippet) {
+      out += "...";
+      break;
+    }
+    out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c);
+  }
+  return out;
+}
+
+std::string string_field(const Json& object, std::string_view key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Error bad_response(std::string_view request, std::string_view why) {
+  return {ErrorKind::kInternal, "bad_response", fmt::format("{}: {}", request, why)};
+}
+
+}  // namespace
+
+Error error_from_response(const HttpResponse& response, std::string_view request) {
+  const ErrorKind kind = kind_for_status(response.status);
+  // The body decides, not the Content-Type: stream() cannot tell the caller the latter, and a
+  // problem document is recognisable by itself.
+  const Json problem = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (problem.is_object()) {
+    std::string code = string_field(problem, "code");
+    std::string detail = string_field(problem, "detail");
+    if (detail.empty()) detail = string_field(problem, "title");
+    if (!code.empty() || !detail.empty()) {
+      if (code.empty()) code = fmt::format("http_{}", response.status);
+      if (detail.empty()) detail = fmt::format("{} answered HTTP {}", request, response.status);
+      return {kind, std::move(code), std::move(detail)};
+    }
+  }
+  const std::string text = snippet(response.body);
+  return {kind, fmt::format("http_{}", response.status),
+          fmt::format("{} answered HTTP {}{}{}", request, response.status, text.empty() ? "" : ": ",
+                      text)};
+}
+
+Result<ApiClient> ApiClient::create(std::string_view base_url, std::string api_key) {
+  GPURENT_TRY(http, HttpClient::create(base_url));
+  return ApiClient(std::move(http), std::move(api_key));
+}
+
+Result<Json> ApiClient::call(std::string_view method, std::string target, const Json* body,
+                             std::string_view idempotency_key) {
+  HttpRequest request{.method = std::string(method), .target = std::move(target)};
+  if (body != nullptr) {
+    request.body = body->dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
+  if (!idempotency_key.empty()) {
+    request.headers.emplace_back("Idempotency-Key", std::string(idempotency_key));
+  }
+  request.headers.emplace_back("Accept", "application/json");
+  GPURENT_TRY(response, http_.send(request, kCallTimeout));
+  const std::string what = fmt::format("{} {}{}", method, base_url(), request.target);
+  if (response.status < 200 || response.status >= 300) {
+    return fail(error_from_response(response, what));
+  }
+  if (response.body.empty()) return Json::object();
+  auto parsed = parse_json_object(response.body);
+  if (!parsed) return fail(bad_response(what, parsed.error().message));
+  return std::move(*parsed);
+}
+
+Result<Json> ApiClient::fetch_all_pages(std::string_view path, std::string query) {
+  Json joined;
+  std::string cursor;
+  for (int page = 0; page < kMaxListPages; ++page) {
+    std::string page_query = fmt::format("limit={}", kPageSize);
+    if (!query.empty()) page_query += "&" + query;
+    add_query(page_query, "cursor", cursor);
+    GPURENT_TRY(body, call("GET", fmt::format("{}?{}", path, page_query)));
+    const auto items = body.find("items");
+    if (items == body.end() || !items->is_array()) {
+      return fail(bad_response(fmt::format("GET {}{}", base_url(), path), "the list has no items"));
+    }
+    cursor = string_field(body, "next_cursor");
+    if (page == 0) {
+      joined = std::move(body);
+    } else {
+      for (auto& item : *items) joined["items"].push_back(std::move(item));
+    }
+    if (cursor.empty()) {
+      joined["next_cursor"] = nullptr;
+      return joined;
+    }
+  }
+  return fail(Error{ErrorKind::kInternal, "list_too_long",
+                    fmt::format("GET {}{}: more than {} pages of {} items", base_url(), path,
+                                kMaxListPages, kPageSize)});
+}
+
+Result<Json> ApiClient::list_items(std::string_view path, std::string query) {
+  GPURENT_TRY(joined, fetch_all_pages(path, std::move(query)));
+  return std::move(joined["items"]);
+}
+
+Result<Json> ApiClient::whoami() { return call("GET", "/v1/whoami"); }
+Result<Json> ApiClient::gpu_types() { return list_items("/v1/gpu-types"); }
+Result<Json> ApiClient::offers() { return list_items("/v1/offers"); }
+
+Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
+                                        std::string_view idempotency_key) {
+  Json body = {{"gpu_type", spec.gpu_type},
+               {"gpu_count", spec.gpu_count},
+               {"pricing", model::to_string(spec.pricing)}};
+  if (!spec.name.empty()) body["name"] = spec.name;
+  if (spec.cpu != 0) body["cpu"] = spec.cpu;
+  if (spec.memory_gb != 0) body["memory_gb"] = spec.memory_gb;
+  if (!spec.command.empty()) body["command"] = spec.command;
+  if (!spec.env.empty()) body["env"] = spec.env;
+  return call("POST", "/v1/instances", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::list_instances(const InstanceFilter& filter) {
+  std::string query;
+  add_query(query, "tenant", filter.tenant_id);
+  add_query(query, "state", filter.state);
+  return list_items("/v1/instances", std::move(query));
+}
+
+Result<Json> ApiClient::get_instance(std::string_view id) {
+  return call("GET", "/v1/instances/" + encode(id));
+}
+
+Result<Json> ApiClient::stop_instance(std::string_view id) {
+  return call("POST", fmt::format("/v1/instances/{}/stop", encode(id)));
+}
+
+Result<Json> ApiClient::start_instance(std::string_view id) {
+  return call("POST", fmt::format("/v1/instances/{}/start", encode(id)));
+}
+
+Result<Json> ApiClient::delete_instance(std::string_view id) {
+  return call("DELETE", "/v1/instances/" + encode(id));
+}
+
+Status ApiClient::stream_logs(std::string_view id, bool follow,
+                              const std::function<bool(std::string_view)>& on_chunk) {
+  HttpRequest request{
+      .target = fmt::format("/v1/instances/{}/logs{}", encode(id), follow ? "?follow=true" : "")};
+  if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
+  int status = 0;
+  std::string error_body;
+  const auto idle = follow ? std::chrono::milliseconds(kFollowIdleTimeout)
+                           : std::chrono::milliseconds(kCallTimeout);
+  GPURENT_TRY(final_status, http_.stream(
+                                request,
+                                [&](std::string_view piece) {
+                                  if (status >= 300) {
+                                    error_body.append(piece);
+                                    return true;
+                                  }
+                                  return on_chunk(piece);
+                                },
+                                idle, [&status](int s) { status = s; }));
+  if (final_status >= 300) {
+    return fail(error_from_response({.status = final_status, .body = std::move(error_body)},
+                                    fmt::format("GET {}{}", base_url(), request.target)));
+  }
+  return {};
+}
+
+Result<Json> ApiClient::balance(std::string_view tenant_id) {
+  std::string query;
+  add_query(query, "tenant", tenant_id);
+  return call("GET", query.empty() ? "/v1/billing/balance" : "/v1/billing/balance?" + query);
+}
+
+Result<Json> ApiClient::usage() { return fetch_all_pages("/v1/billing/usage"); }
+Result<Json> ApiClient::transfers() { return list_items("/v1/billing/transfers"); }
+
+Result<Json> ApiClient::topup(std::string_view tenant_id, Micros amount, std::string_view reference,
+                              std::string_view idempotency_key) {
+  Json body = {{"tenant_id", tenant_id}, {"amount_micros", amount}};
+  if (!reference.empty()) body["reference"] = reference;
+  return call("POST", "/v1/billing/topups", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::create_tenant(std::string_view name) {
+  const Json body = {{"name", name}};
+  return call("POST", "/v1/tenants", &body);
+}
+
+Result<Json> ApiClient::list_tenants() { return list_items("/v1/tenants"); }
+
+Result<Json> ApiClient::create_api_key(const ApiKeyRequest& request) {
+  Json body = Json::object();
+  if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
+  if (!request.role.empty()) body["role"] = request.role;
+  if (!request.name.empty()) body["name"] = request.name;
+  return call("POST", "/v1/api-keys", &body);
+}
+
+Result<Json> ApiClient::list_nodes() { return list_items("/v1/nodes"); }
+
+Result<Json> ApiClient::get_node(std::string_view id) {
+  return call("GET", "/v1/nodes/" + encode(id));
+}
+
+Result<Json> ApiClient::create_join_token(std::string_view description,
+                                          std::optional<int64_t> ttl_s) {
+  Json body = Json::object();
+  if (!description.empty()) body["description"] = description;
+  if (ttl_s) body["ttl_s"] = *ttl_s;
+  return call("POST", "/v1/join-tokens", &body);
+}
+
+}  // namespace gpurent::client

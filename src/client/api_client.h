@@ -1,0 +1,103 @@
+// The C++ SDK for the gpurent REST API (docs/api.md): one method per route, used by the CLI.
+//
+// Results are the server's JSON, unchanged: lists come back as the array of their items (every
+// page fetched and joined, at most kMaxListPages pages), everything else as the object the route
+// answers. A non-2xx answer becomes an Error with the problem's `code` and `detail` and the kind of
+// its status (an answer that is not problem+json gets code "http_<status>"); a server that cannot
+// be reached becomes an Error of kind kUnavailable whose message names the URL. Every call has a
+// deadline of kCallTimeout; only stream_logs may run longer.
+//
+// Not thread-safe (it owns one HttpClient and its keep-alive connection): one per thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "client/http_client.h"
+#include "common/json.h"
+#include "common/money.h"
+#include "model/instance.h"
+
+namespace gpurent::client {
+
+inline constexpr std::chrono::seconds kCallTimeout{30};
+inline constexpr int kMaxListPages = 1000;  // x 500 items per page
+// A followed log is quiet while its instance prints nothing; only a day of silence ends it.
+inline constexpr std::chrono::hours kFollowIdleTimeout{24};
+
+struct InstanceFilter {
+  std::string tenant_id;  // operators only; "" = the caller's own (operators: all)
+  std::string state;      // "" = every state
+};
+
+struct ApiKeyRequest {
+  std::string tenant_id;  // "" = the caller's tenant
+  std::string role;       // "" = tenant
+  std::string name;
+};
+
+// Maps a non-2xx answer to an Error (exposed for tests). `request` names what was asked, for the
+// message when the body is not a problem document: "GET http://host:8080/v1/whoami".
+Error error_from_response(const HttpResponse& response, std::string_view request);
+
+class ApiClient {
+ public:
+  // An empty api_key sends no Authorization header (the server then answers 401).
+  static Result<ApiClient> create(std::string_view base_url, std::string api_key);
+
+  const std::string& base_url() const { return http_.base_url(); }
+
+  Result<Json> whoami();
+  Result<Json> gpu_types();
+  Result<Json> offers();
+
+  // Sends the spec as the launch body (an empty command is left out). idempotency_key, when not
+  // empty, makes a retry of the same launch return the first instance.
+  Result<Json> create_instance(const model::InstanceSpec& spec,
+                               std::string_view idempotency_key = {});
+  Result<Json> list_instances(const InstanceFilter& filter = {});
+  Result<Json> get_instance(std::string_view id);
+  Result<Json> stop_instance(std::string_view id);
+  Result<Json> start_instance(std::string_view id);
+  Result<Json> delete_instance(std::string_view id);
+  // Hands the instance's log to on_chunk as it arrives; with follow, until the instance ends or
+  // on_chunk returns false.
+  Status stream_logs(std::string_view id, bool follow,
+                     const std::function<bool(std::string_view)>& on_chunk);
+
+  // tenant_id "" = the caller's own tenant.
+  Result<Json> balance(std::string_view tenant_id = {});
+  // The whole usage object: items plus total_micros and currency.
+  Result<Json> usage();
+  Result<Json> transfers();
+  Result<Json> topup(std::string_view tenant_id, Micros amount, std::string_view reference = {},
+                     std::string_view idempotency_key = {});
+
+  Result<Json> create_tenant(std::string_view name);
+  Result<Json> list_tenants();
+  Result<Json> create_api_key(const ApiKeyRequest& request);
+
+  Result<Json> list_nodes();
+  Result<Json> get_node(std::string_view id);
+  // ttl_s nullopt = the server's default (24 h).
+  Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
+
+ private:
+  ApiClient(HttpClient http, std::string api_key)
+      : http_(std::move(http)), api_key_(std::move(api_key)) {}
+
+  Result<Json> call(std::string_view method, std::string target, const Json* body = nullptr,
+                    std::string_view idempotency_key = {});
+  // GETs every page of a list route; returns the first page's object with all items joined.
+  Result<Json> fetch_all_pages(std::string_view path, std::string query = {});
+  Result<Json> list_items(std::string_view path, std::string query = {});
+
+  HttpClient http_;
+  std::string api_key_;
+};
+
+}  // namespace gpurent::client

@@ -1,0 +1,205 @@
+#include "client/api_client.h"
+
+#include <gtest/gtest.h>
+
+#include "client/test_http_server.h"
+
+namespace gpurent::client {
+namespace {
+
+using test_support::TestHttpServer;
+
+ApiClient make_client(const TestHttpServer& server, std::string key = "gpr_secret") {
+  auto client = ApiClient::create(server.url(), std::move(key));
+  EXPECT_TRUE(client.has_value());
+  return std::move(*client);
+}
+
+void answer_json(TestHttpServer::Connection& connection, int status, const Json& body) {
+  connection.write(TestHttpServer::response(
+      status, status >= 400 ? "application/problem+json" : "application/json", body.dump()));
+}
+
+TEST(ErrorFromResponseTest, MapsAProblemDocument) {
+  const Json problem = {{"type", "urn:gpurent:problem:unknown_gpu_type"},
+                        {"title", "Unprocessable Content"},
+                        {"status", 422},
+                        {"code", "unknown_gpu_type"},
+                        {"detail", "GPU type 'h900' does not exist"}};
+  const Error error = error_from_response(
+      {.status = 422, .content_type = "application/problem+json", .body = problem.dump()},
+      "POST http://h:1/v1/instances");
+  EXPECT_EQ(error.kind, ErrorKind::kUnprocessable);
+  EXPECT_EQ(error.code, "unknown_gpu_type");
+  EXPECT_EQ(error.message, "GPU type 'h900' does not exist");
+}
+
+TEST(ErrorFromResponseTest, MapsEveryDocumentedStatus) {
+  const std::pair<int, ErrorKind> cases[] = {
+      {400, ErrorKind::kInvalidArgument}, {401, ErrorKind::kUnauthenticated},
+      {402, ErrorKind::kPaymentRequired}, {403, ErrorKind::kPermissionDenied},
+      {404, ErrorKind::kNotFound},        {405, ErrorKind::kMethodNotAllowed},
+      {409, ErrorKind::kConflict},        {413, ErrorKind::kPayloadTooLarge},
+      {422, ErrorKind::kUnprocessable},   {503, ErrorKind::kUnavailable},
+      {500, ErrorKind::kInternal},        {418, ErrorKind::kInvalidArgument},
+  };
+  for (const auto& [status, kind] : cases) {
+    const Error error = error_from_response({.status = status, .body = R"({"code":"x"})"}, "GET u");
+    EXPECT_EQ(error.kind, kind) << status;
+    EXPECT_EQ(error.code, "x");
+  }
+}
+
+TEST(ErrorFromResponseTest, DescribesAnAnswerThatIsNoProblemDocument) {
+  const Error error = error_from_response({.status = 502,
+                                           .content_type = "text/html",
+                                           .body = "<html>Bad Gateway\x1b[31m</html>\nmore"},
+                                          "GET http://h:1/v1/offers");
+  EXPECT_EQ(error.kind, ErrorKind::kUnavailable);
+  EXPECT_EQ(error.code, "http_502");
+  EXPECT_EQ(error.message,
+            "GET http://h:1/v1/offers answered HTTP 502: <html>Bad Gateway [31m</html>");
+}
+
+TEST(ApiClientTest, SendsTheKeyAndDecodesObjects) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 200, {{"tenant_id", "t-1"}, {"key_id", "k-1"}, {"role", "admin"}});
+  });
+  ApiClient client = make_client(server);
+  auto who = client.whoami();
+  ASSERT_TRUE(who.has_value()) << who.error().message;
+  EXPECT_EQ((*who)["role"], "admin");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].target, "/v1/whoami");
+  EXPECT_EQ(requests[0].headers.at("authorization"), "Bearer gpr_secret");
+}
+
+TEST(ApiClientTest, TurnsAProblemIntoAnError) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 404,
+                {{"code", "instance_not_found"}, {"detail", "instance 'i-x' does not exist"}});
+  });
+  ApiClient client = make_client(server);
+  auto instance = client.get_instance("i-x");
+  ASSERT_FALSE(instance.has_value());
+  EXPECT_EQ(instance.error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(instance.error().code, "instance_not_found");
+  EXPECT_EQ(instance.error().message, "instance 'i-x' does not exist");
+}
+
+TEST(ApiClientTest, JoinsEveryPageOfAList) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    if (request.target.find("cursor=c2") != std::string::npos) {
+      answer_json(connection, 200, {{"items", {{{"id", "i-3"}}}}, {"next_cursor", nullptr}});
+    } else {
+      answer_json(connection, 200,
+                  {{"items", {{{"id", "i-1"}}, {{"id", "i-2"}}}}, {"next_cursor", "c2"}});
+    }
+  });
+  ApiClient client = make_client(server);
+  auto items = client.list_instances({.tenant_id = "t 1", .state = "running"});
+  ASSERT_TRUE(items.has_value()) << items.error().message;
+  ASSERT_TRUE(items->is_array());
+  ASSERT_EQ(items->size(), 3u);
+  EXPECT_EQ((*items)[2]["id"], "i-3");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].target, "/v1/instances?limit=500&tenant=t%201&state=running");
+  EXPECT_EQ(requests[1].target, "/v1/instances?limit=500&tenant=t%201&state=running&cursor=c2");
+}
+
+TEST(ApiClientTest, RefusesAListWithoutItems) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 200, {{"data", 1}});
+  });
+  ApiClient client = make_client(server);
+  auto nodes = client.list_nodes();
+  ASSERT_FALSE(nodes.has_value());
+  EXPECT_EQ(nodes.error().code, "bad_response");
+}
+
+TEST(ApiClientTest, LaunchesWithTheDocumentedBody) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 201, {{"id", "i-1"}, {"state", "pending"}});
+  });
+  ApiClient client = make_client(server);
+  model::InstanceSpec spec;
+  spec.name = "train-1";
+  spec.gpu_type = "h100-80g";
+  spec.gpu_count = 2;
+  spec.command = {"python3", "train.py"};
+  spec.env = {{"EPOCHS", "3"}};
+  auto instance = client.create_instance(spec, "launch-42");
+  ASSERT_TRUE(instance.has_value()) << instance.error().message;
+  EXPECT_EQ((*instance)["id"], "i-1");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].target, "/v1/instances");
+  EXPECT_EQ(requests[0].headers.at("idempotency-key"), "launch-42");
+  EXPECT_EQ(Json::parse(requests[0].body),
+            Json::parse(R"({"name": "train-1", "gpu_type": "h100-80g", "gpu_count": 2,
+                            "command": ["python3", "train.py"], "env": {"EPOCHS": "3"},
+                            "pricing": "on_demand"})"));
+}
+
+TEST(ApiClientTest, EncodesIdsInPaths) {
+  TestHttpServer server(
+      [](const auto&, auto& connection) { answer_json(connection, 202, Json::object()); });
+  ApiClient client = make_client(server);
+  ASSERT_TRUE(client.stop_instance("../x?y").has_value());
+  EXPECT_EQ(server.requests().at(0).target, "/v1/instances/..%2Fx%3Fy/stop");
+}
+
+TEST(ApiClientTest, TopsUpInMicros) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 201, {{"transfer_id", "x-1"}, {"balance_micros", 12'500'000}});
+  });
+  ApiClient client = make_client(server);
+  ASSERT_TRUE(client.topup("t-1", 12'500'000).has_value());
+  EXPECT_EQ(Json::parse(server.requests().at(0).body),
+            Json::parse(R"({"tenant_id": "t-1", "amount_micros": 12500000})"));
+}
+
+TEST(ApiClientTest, StreamsLogsAndReportsTheirErrors) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    if (request.target == "/v1/instances/i-1/logs?follow=true") {
+      connection.write(TestHttpServer::response(200, "text/plain", "line 1\nline 2\n"));
+    } else {
+      answer_json(connection, 404, {{"code", "instance_not_found"}, {"detail", "gone"}});
+    }
+  });
+  ApiClient client = make_client(server);
+  std::string text;
+  const auto collect = [&text](std::string_view piece) {
+    text.append(piece);
+    return true;
+  };
+  auto followed = client.stream_logs("i-1", true, collect);
+  ASSERT_TRUE(followed.has_value()) << followed.error().message;
+  EXPECT_EQ(text, "line 1\nline 2\n");
+
+  text.clear();
+  auto missing = client.stream_logs("i-2", false, collect);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, "instance_not_found");
+  EXPECT_EQ(text, "");  // the problem document is not log text
+}
+
+TEST(ApiClientTest, NamesTheUrlOfAnUnreachableServer) {
+  std::string url;
+  {
+    TestHttpServer gone([](const auto&, auto&) {});
+    url = gone.url();
+  }
+  auto client = ApiClient::create(url, "");
+  ASSERT_TRUE(client.has_value());
+  auto offers = client->offers();
+  ASSERT_FALSE(offers.has_value());
+  EXPECT_EQ(offers.error().kind, ErrorKind::kUnavailable);
+  EXPECT_NE(offers.error().message.find(url), std::string::npos) << offers.error().message;
+}
+
+}  // namespace
+}  // namespace gpurent::client
