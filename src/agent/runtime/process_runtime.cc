@@ -1,0 +1,440 @@
+#include "agent/runtime/process_runtime.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "agent/files.h"
+#include "common/json.h"
+
+namespace gpurent::agent {
+namespace {
+
+// The shim needs one fork and two execs to report; seconds mean the host is badly overloaded, and
+// then the run is left kStarting rather than blocking the reconcile loop any longer.
+constexpr auto kShimReadyTimeout = std::chrono::seconds(10);
+constexpr size_t kMaxInstanceIdLength = 128;
+// Linux's MAX_ARG_STRLEN: no single argument or environment string may be longer.
+constexpr size_t kMaxArgBytes = 128 * 1024;
+constexpr std::string_view kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
+
+// Instance ids become directory names, so only a safe alphabet is accepted (no '/', no "..").
+bool valid_instance_id(std::string_view id) {
+  if (id.empty() || id.size() > kMaxInstanceIdLength || id.front() == '.') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool valid_string(std::string_view s) {
+  return s.size() <= kMaxArgBytes && s.find('\0') == std::string_view::npos;
+}
+
+Status validate(const model::WorkloadSpec& spec) {
+  if (!valid_instance_id(spec.instance_id)) {
+    return fail(Error::invalid("invalid_workload", fmt::format("instance id '{}' is not usable as "
+                                                               "a directory name",
+                                                               spec.instance_id)));
+  }
+  if (spec.run < 0) return fail(Error::invalid("invalid_workload", "run must be >= 0"));
+  if (spec.command.empty() || spec.command.front().empty()) {
+    return fail(Error::invalid("invalid_workload", "the command is empty"));
+  }
+  if (spec.command.size() > kMaxCommandArgs || spec.env.size() > kMaxEnvEntries) {
+    return fail(Error::invalid("invalid_workload",
+                               fmt::format("more than {} arguments or {} environment variables",
+                                           kMaxCommandArgs, kMaxEnvEntries)));
+  }
+  if (!std::all_of(spec.command.begin(), spec.command.end(), valid_string)) {
+    return fail(Error::invalid("invalid_workload", "an argument is too long or holds a NUL byte"));
+  }
+  for (const auto& [name, value] : spec.env) {
+    if (name.empty() || name.find('=') != std::string::npos || !valid_string(name) ||
+        !valid_string(value)) {
+      return fail(Error::invalid("invalid_workload",
+                                 fmt::format("environment variable '{}' is not valid", name)));
+    }
+  }
+  for (const auto& gpu : spec.gpus) {
+    if (gpu.find(',') != std::string::npos || !valid_string(gpu)) {
+      return fail(Error::invalid("invalid_workload", fmt::format("GPU '{}' is not valid", gpu)));
+    }
+  }
+  return {};
+}
+
+// "<instance_id>.<run>" back to its key; nothing for names the runtime did not make.
+std::optional<WorkloadKey> parse_dir_name(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  WorkloadKey key{std::string(name.substr(0, dot)), 0};
+  const std::string_view run = name.substr(dot + 1);
+  const auto [ptr, ec] = std::from_chars(run.data(), run.data() + run.size(), key.run);
+  if (ec != std::errc() || ptr != run.data() + run.size() || key.run < 0 ||
+      !valid_instance_id(key.instance_id)) {
+    return std::nullopt;
+  }
+  return key;
+}
+
+struct Spawned {
+  pid_t pid = 0;
+  uint64_t start_time = 0;
+};
+
+// Forks and execs the shim, then waits (bounded) for its first word on the ready pipe.
+Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem::path& dir) {
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    return fail(Error::internal(fmt::format("pipe2: {}", std::strerror(errno))));
+  }
+  std::string dir_arg = dir.string();
+  std::string fd_arg = std::to_string(kShimReadyFd);
+  std::string shim_arg = "__shim";
+  std::string exe = executable;
+  char* argv[] = {exe.data(), shim_arg.data(), dir_arg.data(), fd_arg.data(), nullptr};
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The agent has other threads: only async-signal-safe calls until exec. The agent's signal
+    // mask (run_agent blocks SIGINT/SIGTERM for sigwait) must not leak into the workload.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (ready[1] == kShimReadyFd) {
+      ::fcntl(kShimReadyFd, F_SETFD, 0);
+    } else {
+      ::dup2(ready[1], kShimReadyFd);  // dup2 leaves the copy without FD_CLOEXEC
+    }
+    // The agent's stdio (a terminal, a journal pipe, a test harness's pipe) is not the shim's: a
+    // long-lived shim holding it open would keep whoever reads it from seeing EOF.
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null_fd, fd);
+    // Descriptors that libraries opened without O_CLOEXEC (log files, sockets) stay here.
+    ::close_range(kShimReadyFd + 1, ~0U, 0);
+    ::execv(argv[0], argv);
+    const int err = errno;
+    char message[1 + sizeof err];
+    message[0] = kShimExecFailed;
+    std::memcpy(message + 1, &err, sizeof err);
+    [[maybe_unused]] ssize_t ignored = ::write(kShimReadyFd, message, sizeof message);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(ready[1]);
+  if (pid < 0) {
+    ::close(ready[0]);
+    return fail(Error::internal(fmt::format("fork: {}", std::strerror(fork_errno))));
+  }
+  // Read now, while the child cannot have been reaped: the start time is fixed at fork.
+  const auto stat = read_proc_stat(pid);
+  Spawned spawned{pid, stat ? stat->start_time : 0};
+
+  std::string reply;
+  const auto deadline = std::chrono::steady_clock::now() + kShimReadyTimeout;
+  while (reply.empty() || (reply.front() == kShimExecFailed && reply.size() < 1 + sizeof(int))) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      spdlog::warn(
+          "shim_slow dir={} pid={} waited_ms={}", dir.string(), pid,
+          std::chrono::duration_cast<std::chrono::milliseconds>(kShimReadyTimeout).count());
+      break;
+    }
+    pollfd pfd{ready[0], POLLIN, 0};
+    const int polled = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled <= 0) continue;
+    char buffer[16];
+    const ssize_t n = ::read(ready[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      break;  // the shim ended before it was ready; its exit record says why, or poll()
+              // will report it vanished
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(ready[0]);
+  if (!reply.empty() && reply.front() == kShimExecFailed && reply.size() >= 1 + sizeof(int)) {
+    int err = 0;
+    std::memcpy(&err, reply.data() + 1, sizeof err);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return fail(Error::internal(
+        fmt::format("cannot execute the shim {}: {}", executable, std::strerror(err))));
+  }
+  return spawned;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions options) {
+  std::error_code ec;
+  for (const char* sub : {"workloads", "instances"}) {
+    std::filesystem::create_directories(options.data_dir / sub, ec);
+    if (ec) {
+      return fail(Error::internal(
+          fmt::format("cannot create {}: {}", (options.data_dir / sub).string(), ec.message())));
+    }
+  }
+  std::unique_ptr<ProcessRuntime> runtime(new ProcessRuntime(std::move(options)));
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& item :
+       std::filesystem::directory_iterator(runtime->options_.data_dir / "workloads", ec)) {
+    if (item.is_directory(ec)) dirs.push_back(item.path());
+  }
+  if (ec) return fail(Error::internal(fmt::format("cannot list workloads: {}", ec.message())));
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) runtime->adopt(dir);
+  return runtime;
+}
+
+ProcessRuntime::ProcessRuntime(RuntimeOptions options) : options_(std::move(options)) {
+  // Read once here: getenv races with any setenv on other threads, the reconcile loop's hot path
+  // should not depend on that.
+  const char* path = std::getenv("PATH");
+  agent_path_ = path && *path ? path : std::string(kDefaultPath);
+}
+
+ProcessRuntime::~ProcessRuntime() = default;
+
+std::filesystem::path ProcessRuntime::workload_dir(const WorkloadKey& key) const {
+  return options_.data_dir / "workloads" / fmt::format("{}.{}", key.instance_id, key.run);
+}
+
+std::filesystem::path ProcessRuntime::instance_dir(std::string_view instance_id) const {
+  return options_.data_dir / "instances" / std::string(instance_id);
+}
+
+void ProcessRuntime::adopt(const std::filesystem::path& dir) {
+  const auto key = parse_dir_name(dir.filename().string());
+  if (!key) {
+    spdlog::warn("workload_dir_ignored dir={} reason=\"not <instance_id>.<run>\"", dir.string());
+    return;
+  }
+  if (entries_.size() >= kMaxWorkloads) {
+    spdlog::error("workload_dir_ignored dir={} reason=\"more than {} workloads\"", dir.string(),
+                  kMaxWorkloads);
+    return;
+  }
+  Entry entry;
+  entry.info.key = *key;
+  entry.info.log_path = dir / kLogFile;
+  entry.info.phase = model::WorkloadPhase::kRunning;
+  entry.dir = dir;
+  // Without a state file the shim never got as far as starting the workload; refresh() then
+  // finds no live shim and records the run as exited.
+  if (auto state = read_shim_state(dir)) {
+    entry.shim_pid = state->pid;
+    entry.shim_start_time = state->start_time;
+  }
+  auto& adopted = entries_.emplace(*key, std::move(entry)).first->second;
+  refresh(adopted, std::chrono::steady_clock::now());
+  spdlog::info("workload_adopted instance={} run={} pid={} phase={}", key->instance_id, key->run,
+               adopted.shim_pid, model::to_string(adopted.info.phase));
+}
+
+Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
+  if (auto valid = validate(spec); !valid) return valid;
+  WorkloadKey key{spec.instance_id, spec.run};
+  if (entries_.contains(key)) {
+    return fail(Error::conflict(
+        "workload_exists", fmt::format("workload {}.{} already exists", key.instance_id, key.run)));
+  }
+  if (entries_.size() >= kMaxWorkloads) {
+    return fail({ErrorKind::kUnavailable, "too_many_workloads",
+                 fmt::format("the node already tracks {} workloads", kMaxWorkloads)});
+  }
+
+  const auto dir = workload_dir(key);
+  const auto home = instance_dir(spec.instance_id);
+  std::error_code ec;
+  // A directory the runtime does not track is debris of a start that failed half-way.
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) std::filesystem::create_directories(home, ec);
+  if (ec) {
+    return fail(Error::internal(fmt::format("cannot create the directories of {}.{}: {}",
+                                            key.instance_id, key.run, ec.message())));
+  }
+
+  auto env = spec.env;
+  const std::string gpus = join(spec.gpus, ",");
+  env["CUDA_VISIBLE_DEVICES"] = gpus;
+  env["NVIDIA_VISIBLE_DEVICES"] = gpus;
+  env["GPURENT_INSTANCE_ID"] = spec.instance_id;
+  env["GPURENT_RUN"] = std::to_string(spec.run);
+  env.try_emplace("HOME", home.string());
+  env.try_emplace("PATH", agent_path_);
+  const Json launch = {{"command", spec.command}, {"env", env}, {"cwd", home.string()}};
+  if (auto written = write_file_atomic(dir / kLaunchFile, launch.dump()); !written) {
+    std::filesystem::remove_all(dir, ec);
+    return written;
+  }
+
+  auto spawned = spawn_shim(options_.shim_executable, dir);
+  if (!spawned) {
+    std::filesystem::remove_all(dir, ec);
+    return fail(std::move(spawned).error());
+  }
+  Entry entry;
+  entry.info.key = key;
+  entry.info.log_path = dir / kLogFile;
+  entry.dir = dir;
+  entry.shim_pid = spawned->pid;
+  entry.shim_start_time = spawned->start_time;
+  auto& started = entries_.emplace(key, std::move(entry)).first->second;
+  refresh(started, std::chrono::steady_clock::now());
+  spdlog::info("workload_started instance={} run={} pid={} gpus={} command=\"{}\"", key.instance_id,
+               key.run, spawned->pid, gpus, join(spec.command, " "));
+  return {};
+}
+
+void ProcessRuntime::stop(const WorkloadKey& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  Entry& entry = it->second;
+  if (entry.info.phase == model::WorkloadPhase::kExited || entry.info.stop_requested) return;
+  entry.info.stop_requested = true;
+  entry.kill_at = std::chrono::steady_clock::now() + options_.stop_grace;
+  signal_group(entry, SIGTERM);
+  spdlog::info("workload_stopping instance={} run={} pid={} grace_ms={}", key.instance_id, key.run,
+               entry.shim_pid, options_.stop_grace.count());
+}
+
+Status ProcessRuntime::forget(const WorkloadKey& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return {};
+  if (it->second.info.phase != model::WorkloadPhase::kExited) {
+    return fail(Error::conflict("workload_running", fmt::format("workload {}.{} has not exited",
+                                                                key.instance_id, key.run)));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(it->second.dir, ec);
+  if (ec) {
+    return fail(Error::internal(
+        fmt::format("cannot delete {}: {}", it->second.dir.string(), ec.message())));
+  }
+  entries_.erase(it);
+  spdlog::info("workload_forgotten instance={} run={}", key.instance_id, key.run);
+  return {};
+}
+
+void ProcessRuntime::poll() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [key, entry] : entries_) refresh(entry, now);
+}
+
+std::vector<Workload> ProcessRuntime::workloads() const {
+  std::vector<Workload> out;
+  out.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) out.push_back(entry.info);
+  return out;
+}
+
+const Workload* ProcessRuntime::find(const WorkloadKey& key) const {
+  const auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : &it->second.info;
+}
+
+std::optional<ProcessRuntime::SteadyTime> ProcessRuntime::next_deadline() const {
+  std::optional<SteadyTime> next;
+  for (const auto& [key, entry] : entries_) {
+    if (entry.info.phase == model::WorkloadPhase::kExited || !entry.kill_at || entry.killed) {
+      continue;
+    }
+    if (!next || *entry.kill_at < *next) next = entry.kill_at;
+  }
+  return next;
+}
+
+bool ProcessRuntime::shim_alive(Entry& entry) {
+  if (entry.shim_pid == 0) return false;
+  const auto stat = read_proc_stat(entry.shim_pid);
+  // A different start time means the pid now belongs to another process: the shim is gone.
+  const bool same = stat && stat->start_time == entry.shim_start_time;
+  if (same && stat->state != 'Z' && stat->state != 'X') return true;
+  // Reap the zombie when the shim is our child (started by this runtime); for a re-adopted shim,
+  // whose parent is init or a subreaper, waitpid answers ECHILD and changes nothing. The start
+  // time check above makes sure the pid still names that shim.
+  if (same) ::waitpid(entry.shim_pid, nullptr, WNOHANG);
+  entry.shim_pid = 0;
+  return false;
+}
+
+void ProcessRuntime::refresh(Entry& entry, SteadyTime now) {
+  // Liveness first, then the exit record: a shim writes its record before it dies, so "dead and
+  // still no record" is conclusive, while the other order could miss a record written in between.
+  const bool alive = shim_alive(entry);
+  if (entry.info.phase == model::WorkloadPhase::kExited) return;
+  auto record = read_exit_record(entry.dir);
+  if (record) {
+    mark_exited(entry, std::move(*record));
+    return;
+  }
+  if (record.error().code != "file_not_found") {
+    mark_exited(entry, {kKilledExitCode, "unreadable exit record: " + record.error().message});
+    return;
+  }
+  if (!alive) {
+    ExitRecord vanished{kKilledExitCode,
+                        entry.killed
+                            ? fmt::format("killed with SIGKILL after the {} ms stop grace period",
+                                          options_.stop_grace.count())
+                            : "the shim ended without recording an exit status (SIGKILL?)"};
+    // Recorded so that every later look (a restarted agent included) gives the same answer.
+    if (auto written = write_exit_record(entry.dir, vanished); !written) {
+      spdlog::error("exit_record_failed dir={} error=\"{}\"", entry.dir.string(),
+                    written.error().message);
+    }
+    mark_exited(entry, std::move(vanished));
+    return;
+  }
+  if (entry.info.phase == model::WorkloadPhase::kStarting &&
+      std::filesystem::exists(entry.dir / kStateFile)) {
+    entry.info.phase = model::WorkloadPhase::kRunning;
+  }
+  if (entry.kill_at && !entry.killed && now >= *entry.kill_at) {
+    signal_group(entry, SIGKILL);
+    entry.killed = true;
+    spdlog::warn("workload_killed instance={} run={} pid={} reason=\"stop grace of {} ms over\"",
+                 entry.info.key.instance_id, entry.info.key.run, entry.shim_pid,
+                 options_.stop_grace.count());
+  }
+}
+
+void ProcessRuntime::signal_group(Entry& entry, int signal) {
+  if (!shim_alive(entry)) return;
+  // The shim leads its process group (setsid), which holds the workload and its children. Before
+  // the shim's setsid (only while start() waited in vain for it) there is no such group yet, and
+  // the shim alone is signalled.
+  if (::kill(-entry.shim_pid, signal) != 0 && errno == ESRCH) ::kill(entry.shim_pid, signal);
+}
+
+void ProcessRuntime::mark_exited(Entry& entry, ExitRecord record) {
+  entry.info.phase = model::WorkloadPhase::kExited;
+  entry.info.exit_code = record.exit_code;
+  entry.info.message = std::move(record.message);
+  spdlog::info("workload_exited instance={} run={} exit_code={} message=\"{}\"",
+               entry.info.key.instance_id, entry.info.key.run, record.exit_code,
+               entry.info.message);
+}
+
+}  // namespace gpurent::agent

@@ -1,0 +1,137 @@
+// The process runtime: runs each workload (one run of one instance) as a plain process under a
+// shim, and tells the agent what runs and how each run ended.
+//
+// Supervision. start() forks and execs `<shim_executable> __shim <workload dir> <ready fd>`. The
+// shim (run_workload_shim, shim.cc) leads its own session, records its pid and start time, starts
+// the workload in its process group with stdout+stderr appended to the run's log, waits for it,
+// and writes the exit status (exit code, or 128 + signal) atomically to the run's exit record. The
+// shim is not tied to the agent: an agent that restarts re-adopts running shims from their state
+// files, and a run that ended while no agent watched is found through its exit record. A shim
+// that vanished without a record (SIGKILL to the group, which also takes the workload) is reported
+// exited with 137.
+//
+// Stopping. stop() sends SIGTERM to the run's process group and notes a deadline; poll() sends
+// SIGKILL to the group once the deadline passes. Nothing here blocks for the grace period: the
+// caller runs poll() at least by next_deadline(). PID reuse is guarded by comparing the start time
+// in /proc/<pid>/stat with the recorded one before any signal is sent.
+//
+// Layout under data_dir: workloads/<instance_id>.<run>/ (see workload_files.h), deleted by
+// forget(); instances/<instance_id>/ is the instance's working directory and HOME, kept across
+// runs and never deleted here (a stopped instance keeps its disk).
+//
+// Environment of a workload: the spec's env, then CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
+// (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN, which always win;
+// HOME (the instance directory) and PATH (the agent's) unless the spec sets them. Nothing else is
+// inherited from the agent. A command that cannot be executed exits with 127 (not found) or 126
+// (any other exec error), with the reason in the log and in the exit message.
+//
+// Bounds: at most kMaxWorkloads runs are tracked (running or exited but not yet forgotten); a
+// command has at most kMaxCommandArgs arguments and the env at most kMaxEnvEntries entries. The
+// log files are not capped here; the agent uploads them in bounded chunks.
+//
+// Thread-safety: none. One thread (the agent's reconciler) owns a ProcessRuntime. Two runtimes on
+// one data directory at the same time are only meant for tests of re-adoption.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/runtime/workload_files.h"
+#include "common/result.h"
+#include "model/agent_protocol.h"
+
+namespace gpurent::agent {
+
+// A node runs a handful of instances (one per GPU at most, usually fewer); 256 leaves room for
+// exited runs awaiting their report and is still a bound that catches a runaway desired set.
+inline constexpr size_t kMaxWorkloads = 256;
+inline constexpr size_t kMaxCommandArgs = 4096;
+inline constexpr size_t kMaxEnvEntries = 1024;
+
+struct WorkloadKey {
+  std::string instance_id;
+  int64_t run = 0;
+  auto operator<=>(const WorkloadKey&) const = default;
+};
+
+struct Workload {
+  WorkloadKey key;
+  model::WorkloadPhase phase = model::WorkloadPhase::kStarting;
+  std::optional<int> exit_code;  // set once phase is kExited
+  std::string message;
+  std::filesystem::path log_path;
+  bool stop_requested = false;
+};
+
+struct RuntimeOptions {
+  std::filesystem::path data_dir;
+  // The executable that understands `__shim`: the gpurent binary itself, or the unit test binary.
+  std::string shim_executable = "/proc/self/exe";
+  std::chrono::milliseconds stop_grace{10000};
+};
+
+class ProcessRuntime {
+ public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  // Creates the directories and re-adopts every run recorded under data_dir.
+  static Result<std::unique_ptr<ProcessRuntime>> open(RuntimeOptions options);
+  ~ProcessRuntime();
+  ProcessRuntime(const ProcessRuntime&) = delete;
+  ProcessRuntime& operator=(const ProcessRuntime&) = delete;
+
+  // Starts the run. Returns once the shim has started the workload's process (or recorded why it
+  // could not), so the workload is kRunning or already kExited; the wait for the shim is bounded
+  // by kShimReadyTimeout, after which the run stays kStarting until the shim catches up.
+  // Errors: invalid spec (kInvalidArgument), the run already exists (kConflict), too many runs
+  // (kUnavailable), or the shim cannot be started (kInternal).
+  Status start(const model::WorkloadSpec& spec);
+  // SIGTERM to the run's process group now, SIGKILL after stop_grace. Idempotent; no-op for
+  // unknown or exited runs.
+  void stop(const WorkloadKey& key);
+  // Deletes an exited run's directory (kConflict while it runs; unknown runs are fine).
+  Status forget(const WorkloadKey& key);
+  // Reaps exited shims, reads exit records, escalates overdue stops. Cheap; call it often.
+  void poll();
+
+  std::vector<Workload> workloads() const;
+  const Workload* find(const WorkloadKey& key) const;  // valid until the next non-const call
+  // When poll() must next run for a stop to escalate on time.
+  std::optional<SteadyTime> next_deadline() const;
+  std::filesystem::path instance_dir(std::string_view instance_id) const;
+
+ private:
+  struct Entry {
+    Workload info;
+    std::filesystem::path dir;
+    pid_t shim_pid = 0;  // 0 while unknown (a shim that never recorded its state)
+    uint64_t shim_start_time = 0;
+    std::optional<SteadyTime> kill_at;  // SIGKILL deadline of a requested stop
+    bool killed = false;                // SIGKILL was sent
+  };
+  explicit ProcessRuntime(RuntimeOptions options);
+  void adopt(const std::filesystem::path& dir);
+  void refresh(Entry& entry, SteadyTime now);
+  // Whether the recorded shim still runs; once it does not (reaping it when it is our child),
+  // shim_pid becomes 0 so that no signal can reach a process that reused the pid.
+  bool shim_alive(Entry& entry);
+  void signal_group(Entry& entry, int signal);
+  void mark_exited(Entry& entry, ExitRecord record);
+  std::filesystem::path workload_dir(const WorkloadKey& key) const;
+
+  RuntimeOptions options_;
+  std::string agent_path_;  // PATH for workloads whose spec does not set one
+  std::map<WorkloadKey, Entry> entries_;
+};
+
+}  // namespace gpurent::agent

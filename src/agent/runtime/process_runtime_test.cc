@@ -1,0 +1,248 @@
+#include "agent/runtime/process_runtime.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "agent/test_util.h"
+
+namespace gpurent::agent {
+namespace {
+
+using model::WorkloadPhase;
+using testing::eventually;
+using testing::TempDir;
+
+model::WorkloadSpec shell(std::string instance_id, std::string script, int64_t run = 1) {
+  model::WorkloadSpec spec;
+  spec.instance_id = std::move(instance_id);
+  spec.run = run;
+  spec.command = {"sh", "-c", std::move(script)};
+  return spec;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+class ProcessRuntimeTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ProcessRuntime> open_runtime(
+      std::chrono::milliseconds grace = std::chrono::seconds(5)) {
+    // The unit test binary's main serves `__shim`, so /proc/self/exe is a real shim here.
+    auto runtime = ProcessRuntime::open({dir_.path(), "/proc/self/exe", grace});
+    EXPECT_TRUE(runtime) << runtime.error().message;
+    return runtime ? std::move(*runtime) : nullptr;
+  }
+
+  // Polls until the run has exited and returns it.
+  const Workload* wait_exit(ProcessRuntime& runtime, const WorkloadKey& key) {
+    const bool exited = eventually([&] {
+      runtime.poll();
+      const Workload* w = runtime.find(key);
+      return w && w->phase == WorkloadPhase::kExited;
+    });
+    EXPECT_TRUE(exited) << key.instance_id << " did not exit";
+    return exited ? runtime.find(key) : nullptr;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(ProcessRuntimeTest, RunsToExitCodeZeroAndCapturesStdoutAndStderr) {
+  auto runtime = open_runtime();
+  ASSERT_TRUE(runtime->start(shell("i-ok", "echo hello; echo oops >&2")));
+  const Workload* w = wait_exit(*runtime, {"i-ok", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 0);
+  EXPECT_EQ(w->message, "");
+  EXPECT_EQ(read_text(w->log_path), "hello\noops\n");
+}
+
+TEST_F(ProcessRuntimeTest, ReportsNonZeroExitCode) {
+  auto runtime = open_runtime();
+  ASSERT_TRUE(runtime->start(shell("i-three", "exit 3")));
+  const Workload* w = wait_exit(*runtime, {"i-three", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 3);
+}
+
+TEST_F(ProcessRuntimeTest, SetsGpuAndInstanceEnvironment) {
+  auto runtime = open_runtime();
+  auto spec = shell("i-env",
+                    "echo \"$CUDA_VISIBLE_DEVICES|$NVIDIA_VISIBLE_DEVICES|$GPURENT_INSTANCE_ID|"
+                    "$GPURENT_RUN|$HOME|$(pwd)|$EPOCHS\"",
+                    4);
+  spec.gpus = {"GPU-aaaa", "GPU-bbbb"};
+  spec.env = {{"EPOCHS", "3"}, {"CUDA_VISIBLE_DEVICES", "tenant cannot pick GPUs"}};
+  ASSERT_TRUE(runtime->start(spec));
+  const Workload* w = wait_exit(*runtime, {"i-env", 4});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 0);
+  const auto home = runtime->instance_dir("i-env").string();
+  EXPECT_EQ(read_text(w->log_path),
+            fmt::format("GPU-aaaa,GPU-bbbb|GPU-aaaa,GPU-bbbb|i-env|4|{}|{}|3\n", home, home));
+}
+
+TEST_F(ProcessRuntimeTest, HomeAndPathFromTheSpecWin) {
+  auto runtime = open_runtime();
+  auto spec = shell("i-home", "echo \"$HOME|$PATH\"");
+  spec.command[0] = "/bin/sh";  // PATH below does not lead to sh
+  spec.env = {{"HOME", "/tmp/elsewhere"}, {"PATH", "/nowhere"}};
+  ASSERT_TRUE(runtime->start(spec));
+  const Workload* w = wait_exit(*runtime, {"i-home", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(read_text(w->log_path), "/tmp/elsewhere|/nowhere\n");
+}
+
+TEST_F(ProcessRuntimeTest, CommandNotFoundExits127WithMessage) {
+  auto runtime = open_runtime();
+  model::WorkloadSpec spec = shell("i-missing", "");
+  spec.command = {"gpurent-no-such-command-anywhere", "--flag"};
+  ASSERT_TRUE(runtime->start(spec));
+  const Workload* w = wait_exit(*runtime, {"i-missing", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 127);
+  EXPECT_NE(w->message.find("cannot execute 'gpurent-no-such-command-anywhere'"), std::string::npos)
+      << w->message;
+  EXPECT_NE(read_text(w->log_path).find("No such file or directory"), std::string::npos);
+}
+
+TEST_F(ProcessRuntimeTest, StopSendsSigtermWhichTheWorkloadHonours) {
+  auto runtime = open_runtime(std::chrono::seconds(5));
+  model::WorkloadSpec spec = shell("i-term", "");
+  spec.command = {"sleep", "30"};
+  ASSERT_TRUE(runtime->start(spec));
+  ASSERT_EQ(runtime->find({"i-term", 1})->phase, WorkloadPhase::kRunning);
+  runtime->stop({"i-term", 1});
+  EXPECT_TRUE(runtime->find({"i-term", 1})->stop_requested);
+  ASSERT_TRUE(runtime->next_deadline().has_value());
+  const Workload* w = wait_exit(*runtime, {"i-term", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 128 + SIGTERM);
+  EXPECT_EQ(w->message, "killed by signal SIGTERM");
+  EXPECT_FALSE(runtime->next_deadline().has_value());
+}
+
+TEST_F(ProcessRuntimeTest, StopEscalatesToSigkillAfterTheGracePeriod) {
+  auto runtime = open_runtime(std::chrono::milliseconds(200));
+  ASSERT_TRUE(runtime->start(
+      shell("i-stubborn", "trap '' TERM; echo trapped; while :; do sleep 0.05; done")));
+  const auto log = runtime->find({"i-stubborn", 1})->log_path;
+  ASSERT_TRUE(eventually([&] { return read_text(log) == "trapped\n"; }));
+  const auto stopped_at = std::chrono::steady_clock::now();
+  runtime->stop({"i-stubborn", 1});
+  const Workload* w = wait_exit(*runtime, {"i-stubborn", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_GE(std::chrono::steady_clock::now() - stopped_at, std::chrono::milliseconds(200));
+  EXPECT_EQ(w->exit_code, 137);
+  EXPECT_NE(w->message.find("SIGKILL"), std::string::npos) << w->message;
+}
+
+TEST_F(ProcessRuntimeTest, ShimKilledFromOutsideIsReportedAs137) {
+  auto runtime = open_runtime();
+  model::WorkloadSpec spec = shell("i-vanish", "");
+  spec.command = {"sleep", "30"};
+  ASSERT_TRUE(runtime->start(spec));
+  const auto state = read_shim_state(dir_.path() / "workloads" / "i-vanish.1");
+  ASSERT_TRUE(state) << state.error().message;
+  ASSERT_EQ(::kill(-state->pid, SIGKILL), 0);
+  const Workload* w = wait_exit(*runtime, {"i-vanish", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 137);
+  EXPECT_FALSE(w->message.empty());
+}
+
+TEST_F(ProcessRuntimeTest, NewRuntimeReadoptsARunningWorkloadAndSeesItsExit) {
+  auto first = open_runtime();
+  // Exits with 7 once the test creates the file "release" in the instance's directory.
+  ASSERT_TRUE(
+      first->start(shell("i-adopt", "while [ ! -e release ]; do sleep 0.01; done; exit 7")));
+  ASSERT_TRUE(first->start(shell("i-done", "exit 5")));
+  ASSERT_NE(wait_exit(*first, {"i-done", 1}), nullptr);
+
+  auto second = open_runtime();  // what an agent restart does
+  ASSERT_EQ(second->workloads().size(), 2u);
+  const Workload* adopted = second->find({"i-adopt", 1});
+  ASSERT_NE(adopted, nullptr);
+  EXPECT_EQ(adopted->phase, WorkloadPhase::kRunning);
+  const Workload* done = second->find({"i-done", 1});
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->phase, WorkloadPhase::kExited);
+  EXPECT_EQ(done->exit_code, 5);
+
+  std::ofstream(second->instance_dir("i-adopt") / "release").put('x');
+  const Workload* w = wait_exit(*second, {"i-adopt", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 7);
+}
+
+TEST_F(ProcessRuntimeTest, NewRuntimeCanStopAnAdoptedWorkload) {
+  auto first = open_runtime();
+  model::WorkloadSpec spec = shell("i-adopt-stop", "");
+  spec.command = {"sleep", "30"};
+  ASSERT_TRUE(first->start(spec));
+  auto second = open_runtime();
+  second->stop({"i-adopt-stop", 1});
+  const Workload* w = wait_exit(*second, {"i-adopt-stop", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 128 + SIGTERM);
+}
+
+TEST_F(ProcessRuntimeTest, ForgetDeletesOnlyExitedRunsAndKeepsTheInstanceDirectory) {
+  auto runtime = open_runtime();
+  model::WorkloadSpec spec = shell("i-forget", "echo data > file.txt");
+  ASSERT_TRUE(runtime->start(spec));
+  ASSERT_NE(wait_exit(*runtime, {"i-forget", 1}), nullptr);
+  ASSERT_TRUE(runtime->forget({"i-forget", 1}));
+  EXPECT_EQ(runtime->find({"i-forget", 1}), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "workloads" / "i-forget.1"));
+  EXPECT_TRUE(std::filesystem::exists(runtime->instance_dir("i-forget") / "file.txt"));
+
+  spec.command = {"sleep", "30"};
+  spec.run = 2;
+  ASSERT_TRUE(runtime->start(spec));
+  const auto busy = runtime->forget({"i-forget", 2});
+  ASSERT_FALSE(busy);
+  EXPECT_EQ(busy.error().kind, ErrorKind::kConflict);
+  runtime->stop({"i-forget", 2});
+  ASSERT_NE(wait_exit(*runtime, {"i-forget", 2}), nullptr);
+}
+
+TEST_F(ProcessRuntimeTest, RefusesInvalidSpecsAndDuplicates) {
+  auto runtime = open_runtime();
+  EXPECT_FALSE(runtime->start(shell("../escape", "true")));
+  EXPECT_FALSE(runtime->start(shell("", "true")));
+  model::WorkloadSpec empty = shell("i-empty", "");
+  empty.command.clear();
+  EXPECT_FALSE(runtime->start(empty));
+  model::WorkloadSpec bad_env = shell("i-env-bad", "true");
+  bad_env.env = {{"A=B", "c"}};
+  EXPECT_FALSE(runtime->start(bad_env));
+
+  ASSERT_TRUE(runtime->start(shell("i-dup", "true")));
+  const auto again = runtime->start(shell("i-dup", "true"));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().kind, ErrorKind::kConflict);
+  EXPECT_NE(wait_exit(*runtime, {"i-dup", 1}), nullptr);
+  EXPECT_EQ(runtime->workloads().size(), 1u);
+}
+
+TEST_F(ProcessRuntimeTest, MissingShimExecutableFailsTheStart) {
+  auto runtime =
+      ProcessRuntime::open({dir_.path(), "/nonexistent/gpurent", std::chrono::seconds(1)});
+  ASSERT_TRUE(runtime);
+  const auto started = (*runtime)->start(shell("i-noshim", "true"));
+  ASSERT_FALSE(started);
+  EXPECT_NE(started.error().message.find("/nonexistent/gpurent"), std::string::npos);
+  EXPECT_TRUE((*runtime)->workloads().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "workloads" / "i-noshim.1"));
+}
+
+}  // namespace
+}  // namespace gpurent::agent

@@ -1,0 +1,236 @@
+// `gpurent __shim <workload dir> <ready fd>`: supervises one workload process (see
+// process_runtime.h for the contract and workload_files.h for the files).
+//
+// The shim is single-threaded and short of dependencies on purpose: it lives as long as the
+// workload, possibly much longer than the agent that started it.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/agent.h"
+#include "agent/files.h"
+#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/workload_files.h"
+#include "common/json.h"
+
+namespace gpurent::agent {
+namespace {
+
+// Exit codes of a run that could not start, as POSIX shells use them.
+constexpr int kNotFoundExitCode = 127;
+constexpr int kCannotExecuteExitCode = 126;
+
+struct Launch {
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string cwd;
+};
+
+Result<Launch> read_launch(const std::filesystem::path& dir) {
+  GPURENT_TRY(text, read_file(dir / kLaunchFile));
+  GPURENT_TRY(json, parse_json_object(text));
+  constexpr size_t kMaxString = 128 * 1024;  // MAX_ARG_STRLEN
+  GPURENT_TRY(command, optional_string_list(json, "command", kMaxCommandArgs, kMaxString));
+  // The runtime adds its own variables to at most kMaxEnvEntries of the spec's.
+  GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxString));
+  GPURENT_TRY(cwd, required_string(json, "cwd", 4096));
+  if (command.empty()) return fail(Error::invalid("invalid_launch", "the command is empty"));
+  return Launch{std::move(command), std::move(env), std::move(cwd)};
+}
+
+// Where the workload child failed before its exec, sent to the shim over a CLOEXEC pipe (EOF
+// on that pipe means the exec succeeded).
+struct ChildFailure {
+  enum Stage : int { kChdir = 1, kExec = 2 } stage;
+  int error;
+};
+
+[[noreturn]] void child_fail(int pipe_fd, ChildFailure::Stage stage) {
+  const ChildFailure failure{stage, errno};
+  [[maybe_unused]] ssize_t ignored = ::write(pipe_fd, &failure, sizeof failure);
+  ::_exit(stage == ChildFailure::kExec && (failure.error == ENOENT || failure.error == ENOTDIR)
+              ? kNotFoundExitCode
+              : kCannotExecuteExitCode);
+}
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+class Shim {
+ public:
+  Shim(std::filesystem::path dir, int ready_fd) : dir_(std::move(dir)), ready_fd_(ready_fd) {}
+
+  int run() {
+    // Own session and process group: the agent stops a run by signalling this group, which must
+    // hold the workload and its children but never the agent.
+    if (::setsid() < 0) return finish({kCannotExecuteExitCode, errno_message("setsid")});
+    auto launch = read_launch(dir_);
+    if (!launch) return finish({kCannotExecuteExitCode, launch.error().message});
+    const auto self = read_proc_stat(::getpid());
+    if (!self) return finish({kCannotExecuteExitCode, "cannot read /proc/self/stat"});
+    if (auto state = write_shim_state(dir_, {::getpid(), self->start_time}); !state) {
+      return finish({kCannotExecuteExitCode, state.error().message});
+    }
+    log_fd_ = ::open((dir_ / kLogFile).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (log_fd_ < 0) return finish({kCannotExecuteExitCode, errno_message("open the log")});
+
+    auto started = start_workload(*launch);
+    if (!started) {
+      write_all(log_fd_, fmt::format("gpurent: {}\n", started.error().message));
+      return finish({kCannotExecuteExitCode, started.error().message});
+    }
+    const auto [pid, failure] = *started;
+    std::string message;
+    if (failure) {
+      message = failure->stage == ChildFailure::kChdir
+                    ? fmt::format("cannot enter the working directory {}: {}", launch->cwd,
+                                  std::strerror(failure->error))
+                    : fmt::format("cannot execute '{}': {}", launch->command.front(),
+                                  std::strerror(failure->error));
+      write_all(log_fd_, fmt::format("gpurent: {}\n", message));
+    }
+    signal_ready();
+
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) return finish({kKilledExitCode, errno_message("waitpid")});
+    }
+    ExitRecord record{0, std::move(message)};
+    if (WIFEXITED(status)) {
+      record.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      record.exit_code = 128 + WTERMSIG(status);
+      const char* name = ::sigabbrev_np(WTERMSIG(status));
+      record.message = fmt::format("killed by signal SIG{}", name ? name : "?");
+    }
+    return finish(std::move(record));
+  }
+
+ private:
+  struct Started {
+    pid_t pid;
+    std::optional<ChildFailure> failure;
+  };
+
+  // Forks the workload and waits until its exec succeeded (EOF) or failed (a ChildFailure).
+  Result<Started> start_workload(const Launch& launch) {
+    std::vector<std::string> env_strings;
+    for (const auto& [name, value] : launch.env) env_strings.push_back(name + "=" + value);
+    std::vector<char*> envp;
+    for (auto& entry : env_strings) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = launch.command;
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) return fail(Error::internal(errno_message("open /dev/null")));
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+      ::close(null_fd);
+      return fail(Error::internal(errno_message("pipe2")));
+    }
+
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      // The shim ignores SIGTERM/SIGINT/SIGHUP/SIGPIPE, and ignored dispositions survive exec:
+      // give the workload the defaults (so a stop's SIGTERM reaches it) and an empty mask.
+      struct sigaction defaults {};
+      defaults.sa_handler = SIG_DFL;
+      for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &defaults, nullptr);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::dup2(null_fd, 0);
+      ::dup2(log_fd_, 1);
+      ::dup2(log_fd_, 2);
+      if (::chdir(launch.cwd.c_str()) != 0) child_fail(report[1], ChildFailure::kChdir);
+      // execvp searches the PATH of the calling process, so the workload's environment becomes
+      // ours first (we are a single-threaded child: nothing else reads environ).
+      environ = envp.data();
+      ::execvp(argv[0], argv.data());
+      child_fail(report[1], ChildFailure::kExec);
+    }
+    const std::string fork_error = pid < 0 ? errno_message("fork") : "";
+    ::close(report[1]);
+    ::close(null_fd);
+    std::optional<ChildFailure> failure;
+    if (pid > 0) {
+      ChildFailure received{};
+      ssize_t n;
+      while ((n = ::read(report[0], &received, sizeof received)) < 0 && errno == EINTR) {
+      }
+      if (n == static_cast<ssize_t>(sizeof received)) failure = received;
+    }
+    ::close(report[0]);
+    if (pid < 0) return fail(Error::internal(fork_error));
+    return Started{pid, failure};
+  }
+
+  void signal_ready() {
+    if (ready_fd_ < 0) return;
+    write_all(ready_fd_, std::string_view(&kShimReady, 1));
+    ::close(ready_fd_);
+    ready_fd_ = -1;
+  }
+
+  int finish(ExitRecord record) {
+    const int code = record.exit_code;
+    // Nobody else would learn how the run ended if this fails; stderr is /dev/null under an
+    // agent, but useful when the shim is run by hand.
+    if (auto written = write_exit_record(dir_, record); !written) {
+      fmt::print(stderr, "gpurent shim: {}\n", written.error().message);
+    }
+    signal_ready();
+    // A run is over when its main process is: whatever it left behind in its process group
+    // (background daemons holding GPUs) ends with it. kill(0) would include this shim, whose work
+    // is done. Only when setsid succeeded, so the group is the run's own and not the agent's.
+    if (::getpgrp() == ::getpid()) ::kill(0, SIGKILL);
+    return code;
+  }
+
+  static std::string errno_message(std::string_view call) {
+    return fmt::format("{}: {}", call, std::strerror(errno));
+  }
+
+  std::filesystem::path dir_;
+  int ready_fd_;
+  int log_fd_ = -1;
+};
+
+}  // namespace
+
+int run_workload_shim(int argc, char** argv) {
+  int ready_fd = -1;
+  if (argc == 3) {
+    const std::string_view arg = argv[2];
+    const auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), ready_fd);
+    if (ec != std::errc() || ptr != arg.data() + arg.size()) ready_fd = -1;
+  }
+  if (ready_fd < 0) {
+    fmt::print(stderr, "usage: gpurent __shim <workload dir> <ready fd>\n");
+    return 2;
+  }
+  // The workload shares the shim's process group, so a stop's SIGTERM (and a terminal's SIGINT or
+  // SIGHUP) reaches both; the shim outlives it to record how the workload ended.
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(sig, SIG_IGN);
+  ::fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
+  return Shim(argv[1], ready_fd).run();
+}
+
+}  // namespace gpurent::agent

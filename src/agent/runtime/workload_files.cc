@@ -1,0 +1,65 @@
+#include "agent/runtime/workload_files.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+
+#include "agent/files.h"
+#include "common/json.h"
+
+namespace gpurent::agent {
+
+Status write_exit_record(const std::filesystem::path& dir, const ExitRecord& record) {
+  const Json json = {{"exit_code", record.exit_code}, {"message", record.message}};
+  return write_file_atomic(dir / kExitFile, json.dump() + "\n");
+}
+
+Result<ExitRecord> read_exit_record(const std::filesystem::path& dir) {
+  GPURENT_TRY(text, read_file(dir / kExitFile));
+  GPURENT_TRY(json, parse_json_object(text));
+  GPURENT_TRY(code, required_int(json, "exit_code", 0, 255));
+  GPURENT_TRY(message, optional_string(json, "message", 4096));
+  return ExitRecord{static_cast<int>(code), message.value_or("")};
+}
+
+Status write_shim_state(const std::filesystem::path& dir, const ShimState& state) {
+  const Json json = {{"shim_pid", state.pid}, {"shim_start_time", state.start_time}};
+  return write_file_atomic(dir / kStateFile, json.dump() + "\n");
+}
+
+Result<ShimState> read_shim_state(const std::filesystem::path& dir) {
+  GPURENT_TRY(text, read_file(dir / kStateFile));
+  GPURENT_TRY(json, parse_json_object(text));
+  GPURENT_TRY(pid, required_int(json, "shim_pid", 1, std::numeric_limits<pid_t>::max()));
+  GPURENT_TRY(start, required_int(json, "shim_start_time", 0, std::numeric_limits<int64_t>::max()));
+  return ShimState{static_cast<pid_t>(pid), static_cast<uint64_t>(start)};
+}
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  auto text = read_file(fmt::format("/proc/{}/stat", pid), 4096);
+  if (!text) return std::nullopt;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted from
+  // the last ')'. The state is field 3 and the start time field 22.
+  const size_t paren = text->rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::string_view rest = std::string_view(*text).substr(paren + 1);
+  ProcStat stat;
+  for (int field = 3; field <= 22; ++field) {
+    const size_t begin = rest.find_first_not_of(' ');
+    if (begin == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(begin);
+    const size_t end = std::min(rest.find(' '), rest.size());
+    const std::string_view token = rest.substr(0, end);
+    if (field == 3) stat.state = token.front();
+    if (field == 22) {
+      const auto [ptr, ec] =
+          std::from_chars(token.data(), token.data() + token.size(), stat.start_time);
+      if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
+    }
+    rest.remove_prefix(end);
+  }
+  return stat;
+}
+
+}  // namespace gpurent::agent
