@@ -19,7 +19,7 @@ struct AgentOptions {
   std::string server_url;  // "http://127.0.0.1:8080"
   std::string join_token;  // needed on the first start only; the identity is kept in data_dir
   std::string data_dir = "./gpurent-agent";
-  std::string sim_gpus;   // "" = NVML when present, else 8xh100-80g; a spec forces simulation
+  std::string sim_gpus;  // "" = NVML when present, else 8xh100-80g; a spec forces simulation
   std::string node_name;  // "" = hostname
   std::chrono::milliseconds report_interval{1000};
   std::chrono::milliseconds stop_grace{10000};  // SIGTERM -> SIGKILL
