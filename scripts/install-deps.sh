@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what gpurent needs to build, test and benchmark, from Debian's packages only.
+# Idempotent: installs only what is missing, and runs apt-get update only then.
+set -euo pipefail
+
+build_packages=(
+  cmake ninja-build g++ ccache pkg-config
+  libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsqlite3-dev libsodium-dev
+  libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev
+)
+test_packages=(python3 python3-pytest sqlite3)
+bench_packages=(wrk nginx-light)
+
+wanted=("${build_packages[@]}")
+case "${1:-build}" in
+  build) ;;
+  test) wanted+=("${test_packages[@]}") ;;
+  bench) wanted+=("${test_packages[@]}" "${bench_packages[@]}") ;;
+  *) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/money.h"
+#include "common/random.h"
+#include "common/result.h"
+
+namespace gpurent {
+namespace {
+
+TEST(Money, ChargesAreExactAndRoundTowardZeroOnce) {
+  EXPECT_EQ(charge_for_seconds(18'000'000, 1000, 1), 5'000);
+  EXPECT_EQ(charge_for_seconds(18'000'000, 2000, 3600), 36'000'000);
+  EXPECT_EQ(charge_for_seconds(1'000'000, 1000, 1), 277);  // 277.77... rounds down
+  EXPECT_EQ(charge_for_seconds(18'000'000, 500, 7200), 18'000'000);  // half a GPU, two hours
+  // No overflow for a year of 8 GPUs at an absurd price.
+  EXPECT_EQ(charge_for_seconds(int64_t{1'000'000} * kMicrosPerUnit, 8000, 365LL * 24 * 3600),
+            int64_t{1'000'000} * kMicrosPerUnit * 8 * 365 * 24);
+}
+
+TEST(Money, FormatsAndParsesDecimals) {
+  EXPECT_EQ(format_micros(12'345'678), "12.345678");
+  EXPECT_EQ(format_micros(-5), "-0.000005");
+  EXPECT_EQ(format_money(18'004'999, "CNY"), "CNY 18.00");
+  EXPECT_EQ(format_money(18'005'000, "CNY"), "CNY 18.01");
+  EXPECT_EQ(format_money(-1'500'000, "CNY"), "-CNY 1.50");
+  EXPECT_EQ(parse_decimal_micros("100"), 100 * kMicrosPerUnit);
+  EXPECT_EQ(parse_decimal_micros("12.5"), 12'500'000);
+  EXPECT_EQ(parse_decimal_micros("0.000001"), 1);
+  EXPECT_EQ(parse_decimal_micros("-3.25"), -3'250'000);
+  for (const char* bad : {"", "1.", ".", "1.0000001", "1e3", "12a", "--1", "9999999999999"}) {
+    EXPECT_FALSE(parse_decimal_micros(bad)) << bad;
+  }
+}
+
+TEST(Clock, Rfc3339RoundTripsWithMilliseconds) {
+  const Timestamp t = from_unix_ms(1'796'055'573'123);
+  const std::string text = format_rfc3339(t);
+  EXPECT_EQ(text, "2026-11-30T15:26:13.123Z");
+  EXPECT_EQ(parse_rfc3339(text), t);
+  EXPECT_EQ(parse_rfc3339("2026-11-30T15:26:13Z"), from_unix_ms(1'796'055'573'000));
+  EXPECT_FALSE(parse_rfc3339("2026-13-30T15:26:13Z"));
+  EXPECT_FALSE(parse_rfc3339("yesterday"));
+  ManualClock clock(t);
+  clock.advance(Millis(1500));
+  EXPECT_EQ(clock.now(), t + Millis(1500));
+}
+
+TEST(Random, SeededIdsAreDeterministicAndDistinct) {
+  Rng a(42), b(42);
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const auto id = a.id("i-");
+    EXPECT_EQ(id, b.id("i-"));
+    EXPECT_EQ(id.size(), 18u);
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) EXPECT_LT(a.uniform(7), 7u);
+}
+
+TEST(Random, SecretsAreLongRandomAndHashedStably) {
+  const auto one = new_secret("gpr_"), two = new_secret("gpr_");
+  EXPECT_NE(one, two);
+  EXPECT_EQ(one.size(), 4u + 43u);
+  EXPECT_EQ(hash_secret(one), hash_secret(one));
+  EXPECT_NE(hash_secret(one), hash_secret(two));
+  EXPECT_EQ(hash_secret(one).size(), 64u);
+}
+
+TEST(Json, ParsesObjectsAndRejectsEverythingElse) {
+  EXPECT_TRUE(parse_json_object(R"({"a": 1})"));
+  EXPECT_EQ(parse_json_object("[1]").error().code, "malformed_json");
+  EXPECT_EQ(parse_json_object("{\"a\": ").error().code, "malformed_json");
+  EXPECT_EQ(parse_json_object("").error().code, "malformed_json");
+  EXPECT_EQ(parse_json_object(std::string(100, '[') + std::string(100, ']')).error().code,
+            "malformed_json");
+  std::string deep = "{\"a\":" + std::string(40, '[') + std::string(40, ']') + "}";
+  EXPECT_EQ(parse_json_object(deep).error().kind, ErrorKind::kInvalidArgument);
+}
+
+TEST(Json, FieldReadersValidateTypesAndRanges) {
+  const Json body = Json::parse(R"({"n": 5, "big": 18446744073709551615, "s": "x", "neg": -1,
+                                    "env": {"A": "1"}, "list": ["a", 2], "flag": true})");
+  EXPECT_EQ(*required_int(body, "n", 1, 8), 5);
+  EXPECT_EQ(required_int(body, "big", 1, 8).error().code, "invalid_field");
+  EXPECT_FALSE(required_int(body, "neg", 0, 8));
+  EXPECT_FALSE(required_int(body, "s", 0, 8));
+  EXPECT_FALSE(required_int(body, "missing", 0, 8));
+  EXPECT_FALSE(optional_int(body, "missing", 0, 8)->has_value());
+  EXPECT_EQ(*required_string(body, "s", 10), "x");
+  EXPECT_FALSE(required_string(body, "n", 10));
+  EXPECT_EQ(optional_string_map(body, "env", 4, 10)->at("A"), "1");
+  EXPECT_FALSE(optional_string_list(body, "list", 4, 10));
+  EXPECT_EQ(**optional_bool(body, "flag"), true);
+  const auto error = required_int(body, "big", 1, 8).error();
+  EXPECT_NE(error.message.find("'big'"), std::string::npos);
+  EXPECT_EQ(http_status(error.kind), 400);
+}
+
+}  // namespace
+}  // namespace gpurent

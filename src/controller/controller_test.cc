@@ -1,0 +1,251 @@
+#include "controller/controller.h"
+
+#include <gtest/gtest.h>
+
+#include "common/random.h"
+
+namespace gpurent::controller {
+namespace {
+
+using model::InstanceState;
+using model::Principal;
+using model::Role;
+
+constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
+
+class ControllerTest : public testing::Test {
+ protected:
+  ControllerTest() : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = 7}) {
+    admin_ = *ctl_.authenticate(ctl_.bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
+    alice_ = tenant_principal("alice");
+    bob_ = tenant_principal("bob");
+    auto token = ctl_.create_join_token(admin_, "test", std::chrono::hours(1), hash_secret("join"));
+    EXPECT_TRUE(token);
+    node_ = add_node("node-a", "h100-80g", 8, "GPU-a");
+  }
+
+  Principal tenant_principal(const std::string& name) {
+    auto tenant = ctl_.create_tenant(admin_, name);
+    EXPECT_TRUE(tenant);
+    auto key = ctl_.create_api_key(admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
+    EXPECT_TRUE(key);
+    EXPECT_TRUE(ctl_.topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));
+    return *ctl_.authenticate(hash_secret(name));
+  }
+
+  std::string add_node(const std::string& name, const std::string& type, int gpus,
+                       const std::string& uuid_prefix) {
+    model::NodeRegistration registration{name, {}, 64, 512 * 1024, true, "test"};
+    for (int i = 0; i < gpus; ++i) {
+      registration.gpus.push_back({uuid_prefix + std::to_string(i), i, type, type, 81920});
+    }
+    auto result = ctl_.register_node(hash_secret("join"), registration, "cred-" + name,
+                                     hash_secret("cred-" + name));
+    EXPECT_TRUE(result) << result.error().message;
+    return result->node_id;
+  }
+
+  model::InstanceSpec spec(int gpus) {
+    model::InstanceSpec s;
+    s.gpu_type = "h100-80g";
+    s.gpu_count = gpus;
+    s.command = {"sleep", "1000"};
+    return s;
+  }
+
+  model::Instance launch(const Principal& who, int gpus) {
+    auto created = ctl_.create_instance(who, spec(gpus), std::nullopt, "");
+    EXPECT_TRUE(created) << created.error().message;
+    return created->instance;
+  }
+
+  void report(const std::string& node, std::vector<model::WorkloadStatus> workloads) {
+    const int64_t generation = ctl_.desired_state(node)->generation;
+    ASSERT_TRUE(ctl_.apply_report(node, {generation, std::move(workloads)}));
+  }
+
+  const model::Instance& get(const std::string& id) { return **ctl_.instance(admin_, id); }
+  Micros balance(const Principal& who) { return *ctl_.balance(who, who.tenant_id); }
+
+  ManualClock clock_;
+  Controller ctl_;
+  Principal admin_, alice_, bob_;
+  std::string node_;
+};
+
+TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
+  const auto instance = launch(alice_, 2);
+  EXPECT_EQ(instance.state, InstanceState::kStarting);
+  EXPECT_EQ(instance.node_id, node_);
+  EXPECT_EQ(instance.gpus, (std::vector<std::string>{"GPU-a0", "GPU-a1"}));
+
+  const auto desired = ctl_.desired_state(node_);
+  ASSERT_EQ(desired->workloads.size(), 1u);
+  EXPECT_TRUE(desired->workloads[0].should_run);
+  EXPECT_EQ(desired->workloads[0].gpus, instance.gpus);
+
+  const Micros before = balance(alice_);
+  clock_.advance(Millis(300));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  EXPECT_EQ(get(instance.id).state, InstanceState::kRunning);
+
+  clock_.advance(Millis(90'500));  // crosses one billing interval
+  ctl_.tick();
+  EXPECT_EQ(before - balance(alice_), 90 * 2 * kH100PerSecond);
+
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
+  EXPECT_FALSE(ctl_.desired_state(node_)->workloads[0].should_run);
+  clock_.advance(Millis(10'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
+  EXPECT_TRUE(ctl_.desired_state(node_)->workloads.empty());
+
+  const auto usage = ctl_.usage(alice_.tenant_id);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0]->billed_seconds, 100);  // 100.5 s running, whole seconds billed
+  EXPECT_EQ(usage[0]->charged, 100 * 2 * kH100PerSecond);
+  EXPECT_EQ(before - balance(alice_), usage[0]->charged);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
+TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
+  const auto instance = launch(alice_, 1);
+  EXPECT_EQ(ctl_.instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.stop_instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.delete_instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(ctl_.list_instances(bob_, {}, "", 100)->items.empty());
+  EXPECT_EQ(ctl_.list_instances(alice_, {}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(ctl_.list_instances(admin_, {}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(ctl_.balance(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.create_tenant(bob_, "mallory").error().kind, ErrorKind::kPermissionDenied);
+  EXPECT_EQ(ctl_.create_api_key(bob_, {bob_.tenant_id, Role::kAdmin, "", "h", ""}).error().kind,
+            ErrorKind::kPermissionDenied);
+}
+
+TEST_F(ControllerTest, IdempotencyKeyReturnsTheSameInstance) {
+  auto first = ctl_.create_instance(alice_, spec(1), "key-1", "fp");
+  auto again = ctl_.create_instance(alice_, spec(1), "key-1", "fp");
+  ASSERT_TRUE(first && again);
+  EXPECT_FALSE(first->replayed);
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(first->instance.id, again->instance.id);
+  EXPECT_EQ(ctl_.list_instances(alice_, {}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(ctl_.create_instance(alice_, spec(2), "key-1", "other").error().code,
+            "idempotency_key_reused");
+  // Keys are per tenant.
+  EXPECT_FALSE(ctl_.create_instance(bob_, spec(1), "key-1", "fp")->replayed);
+}
+
+TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
+  auto bad = spec(1);
+  bad.gpu_type = "h100-81g";
+  EXPECT_EQ(ctl_.create_instance(alice_, bad, std::nullopt, "").error().code, "unknown_gpu_type");
+  auto broke = tenant_principal("broke");
+  // Spend the wallet down to almost nothing by topping up nothing more: use a fresh tenant.
+  auto empty_tenant = ctl_.create_tenant(admin_, "empty");
+  ASSERT_TRUE(ctl_.create_api_key(admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
+  const auto empty = *ctl_.authenticate(hash_secret("e"));
+  const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
+  EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
+  EXPECT_TRUE(ctl_.list_instances(empty, {}, "", 100)->items.empty());
+  EXPECT_TRUE(ctl_.create_instance(broke, spec(1), std::nullopt, ""));
+}
+
+TEST_F(ControllerTest, QueuesWhenFullAndPlacesWhenCapacityFrees) {
+  const auto big = launch(alice_, 8);
+  const auto waiting = launch(bob_, 1);
+  EXPECT_EQ(waiting.state, InstanceState::kPending);
+  report(node_, {{big.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  report(node_, {{big.id, 1, model::WorkloadPhase::kExited, 1, "boom"}});
+  EXPECT_EQ(get(big.id).state, InstanceState::kFailed);
+  EXPECT_EQ(get(big.id).exit_code, 1);
+  EXPECT_EQ(get(waiting.id).state, InstanceState::kStarting);
+}
+
+TEST_F(ControllerTest, BestFitKeepsTheBiggerNodeWhole) {
+  const std::string small = add_node("node-b", "h100-80g", 2, "GPU-b");
+  const auto instance = launch(alice_, 1);
+  EXPECT_EQ(instance.node_id, small);
+}
+
+TEST_F(ControllerTest, LostWorkloadFailsAndStaleRunReportsAreIgnored) {
+  const auto instance = launch(alice_, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).run, 2);
+  // A late report about run 1 changes nothing for run 2 while the agent has not caught up.
+  ASSERT_TRUE(ctl_.apply_report(node_, {0, {{instance.id, 1, model::WorkloadPhase::kExited, 9, ""}}}));
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStarting);
+  // Once the agent has applied the generation and does not list run 2, the run is lost.
+  report(node_, {});
+  EXPECT_EQ(get(instance.id).state, InstanceState::kFailed);
+  EXPECT_EQ(get(instance.id).reason, "the agent lost the workload");
+}
+
+TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
+  const auto instance = launch(alice_, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(5'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(120'000));  // silent for two minutes
+  ctl_.tick();
+  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 5);  // up to the last report
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kReady);
+  clock_.advance(Millis(7'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 12);
+}
+
+TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
+  const auto instance = launch(alice_, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  ASSERT_TRUE(ctl_.delete_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
+  EXPECT_EQ(get(instance.id).state, InstanceState::kTerminated);
+  EXPECT_EQ(ctl_.start_instance(alice_, instance.id).error().code, "invalid_state");
+}
+
+TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
+  auto poor_tenant = ctl_.create_tenant(admin_, "poor");
+  ASSERT_TRUE(ctl_.create_api_key(admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+  const auto poor = *ctl_.authenticate(hash_secret("p"));
+  ASSERT_TRUE(ctl_.topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
+  const auto instance = launch(poor, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(120'000));
+  ctl_.tick();
+  EXPECT_LT(balance(poor), 0);
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
+  EXPECT_EQ(ctl_.start_instance(poor, instance.id).error().kind, ErrorKind::kConflict);
+}
+
+TEST_F(ControllerTest, TopupIdempotencyAndPagination) {
+  auto first = ctl_.topup(admin_, alice_.tenant_id, 500, "", "t-1");
+  auto again = ctl_.topup(admin_, alice_.tenant_id, 500, "", "t-1");
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(first->transfer.id, again->transfer.id);
+  EXPECT_EQ(first->balance, again->balance);
+  EXPECT_EQ(ctl_.topup(admin_, alice_.tenant_id, 501, "", "t-1").error().code, "idempotency_key_reused");
+  EXPECT_EQ(ctl_.topup(alice_, alice_.tenant_id, 500, "", std::nullopt).error().kind,
+            ErrorKind::kPermissionDenied);
+
+  for (int i = 0; i < 5; ++i) launch(alice_, 1);
+  auto page = ctl_.list_instances(alice_, {}, "", 2);
+  ASSERT_EQ(page->items.size(), 2u);
+  ASSERT_TRUE(page->next_cursor);
+  size_t seen = 2;
+  while (page->next_cursor) {
+    page = ctl_.list_instances(alice_, {}, *page->next_cursor, 2);
+    seen += page->items.size();
+  }
+  EXPECT_EQ(seen, 5u);
+}
+
+}  // namespace
+}  // namespace gpurent::controller

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "model/agent_protocol.h"
+#include "model/codec.h"
+#include "model/gpu_catalog.h"
+
+namespace gpurent::model {
+namespace {
+
+TEST(GpuCatalog, MatchesNvmlNamesToSlugs) {
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA H100 80GB HBM3", 81559), "h100-80g");
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA H200", 143771), "h200-141g");
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA A100-SXM4-40GB", 40960), "a100-40g");
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA A100-SXM4-80GB", 81920), "a100-80g");
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA GeForce RTX 4090", 24564), "rtx4090-24g");
+  EXPECT_EQ(gpu_type_slug_for("NVIDIA H100 NVL", 95830), "h100-94g");
+  EXPECT_EQ(gpu_type_slug_for("Tesla K80", 11441), "teslak80-12g");
+}
+
+TEST(GpuCatalog, ParsesSimulationSpecs) {
+  std::string error;
+  const auto groups = parse_sim_gpu_spec("4xa100-80g,2xrtx4090-24g,h100-80g", &error);
+  ASSERT_TRUE(groups) << error;
+  ASSERT_EQ(groups->size(), 3u);
+  EXPECT_EQ((*groups)[0].slug, "a100-80g");
+  EXPECT_EQ((*groups)[0].count, 4);
+  EXPECT_EQ((*groups)[2].count, 1);
+  EXPECT_FALSE(parse_sim_gpu_spec("8xh100", &error));
+  EXPECT_NE(error.find("8xh100"), std::string::npos);
+  EXPECT_FALSE(parse_sim_gpu_spec("0xh100-80g", &error));
+  EXPECT_FALSE(parse_sim_gpu_spec("", &error));
+}
+
+TEST(Codec, InstanceRoundTripsThroughJson) {
+  Instance instance;
+  instance.id = "i-1";
+  instance.tenant_id = "t-1";
+  instance.spec = {"train", "h100-80g", 2, 16, 64, {"python3", "-c", "print(1)"}, {{"A", "b"}},
+                   PricingModel::kOnDemand};
+  instance.state = InstanceState::kRunning;
+  instance.node_id = "n-1";
+  instance.gpus = {"GPU-1", "GPU-2"};
+  instance.run = 3;
+  instance.created_at = from_unix_ms(1000);
+  instance.started_at = from_unix_ms(2000);
+  instance.exit_code = 137;
+  const Instance copy = Json(instance).get<Instance>();
+  EXPECT_EQ(Json(copy), Json(instance));
+  EXPECT_EQ(copy.started_at, instance.started_at);
+  EXPECT_FALSE(copy.ended_at);
+  EXPECT_EQ(copy.exit_code, 137);
+}
+
+TEST(AgentProtocol, DecodingReportsBadMessagesAsErrors) {
+  const Json good = {{"applied_generation", 4},
+                     {"workloads", {{{"instance_id", "i-1"}, {"run", 1}, {"phase", "exited"}, {"exit_code", 3}}}}};
+  const auto report = decode_message<NodeReport>(good);
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->workloads[0].phase, WorkloadPhase::kExited);
+  EXPECT_EQ(report->workloads[0].exit_code, 3);
+  Json bad = good;
+  bad["workloads"][0]["phase"] = "dancing";
+  EXPECT_EQ(decode_message<NodeReport>(bad).error().code, "invalid_message");
+  EXPECT_FALSE(decode_message<NodeReport>(Json{{"workloads", "x"}}));
+}
+
+}  // namespace
+}  // namespace gpurent::model

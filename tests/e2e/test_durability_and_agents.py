@@ -1,0 +1,82 @@
+"""Restarts lose nothing acknowledged; a second agent process joins with a join token."""
+
+import json
+import time
+
+from conftest import wait_for
+
+H100_PER_SECOND = 5_000
+
+
+def test_restart_mid_run_loses_nothing_and_bills_without_gap_or_double_charge(platform):
+    tenant_id, key = platform.new_tenant("acme", topup_micros=500_000_000)
+    created = platform.call("POST", "/v1/instances", key=key, body={
+        "gpu_type": "h100-80g", "gpu_count": 1, "command": "echo started; sleep 600"})
+    assert created.status == 201
+    instance_id = created.json()["id"]
+    running = platform.wait_state(instance_id, "running", key=key)
+
+    time.sleep(1.5)
+    platform.restart()  # SIGTERM, then a new process on the same data directory
+    after_restart = platform.instance(instance_id, key)
+    assert after_restart["state"] == "running"  # the workload survived the restart
+    assert after_restart["started_at"] == running["started_at"]
+    assert after_restart["gpus"] == running["gpus"]
+    time.sleep(1.5)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key=key).status == 202
+    stopped = platform.wait_state(instance_id, "stopped", key=key)
+    assert stopped["run"] == 1  # the same run throughout: not restarted, not duplicated
+
+    usage = platform.call("GET", "/v1/billing/usage", key=key).json()
+    assert len(usage["items"]) == 1
+    run = usage["items"][0]
+    # No gap: the whole wall-clock run (across the restart) is billed, to the second.
+    started = time.mktime(time.strptime(run["started_at"][:19], "%Y-%m-%dT%H:%M:%S"))
+    ended = time.mktime(time.strptime(run["ended_at"][:19], "%Y-%m-%dT%H:%M:%S"))
+    assert abs(run["seconds"] - (ended - started)) <= 1
+    assert run["amount_micros"] == run["seconds"] * H100_PER_SECOND
+    # No double charge: the balance moved by exactly the run's charge, via unique transfers.
+    balance = platform.call("GET", "/v1/billing/balance", key=key).json()["balance_micros"]
+    assert balance == 500_000_000 - run["amount_micros"]
+    transfers = platform.call("GET", "/v1/billing/transfers", key=key).json()["items"]
+    ids = [t["id"] for t in transfers]
+    assert len(ids) == len(set(ids))
+    assert "started" in platform.cli("logs", instance_id, key=key).stdout
+
+
+def test_acknowledged_objects_survive_a_hard_kill(platform):
+    import signal
+    tenant_id, key = platform.new_tenant("durable")
+    created = platform.call("POST", "/v1/instances", key=key,
+                            body={"gpu_type": "h100-80g", "command": "sleep 600"})
+    assert created.status == 201
+    platform.server.stop(sig=signal.SIGKILL)
+    platform.start()
+    assert platform.instance(created.json()["id"], key)["tenant_id"] == tenant_id
+    assert platform.call("GET", "/v1/billing/balance", key=key).json()["balance_micros"] == 100_000_000
+
+
+def test_second_agent_joins_with_a_join_token_and_its_gpus_are_used(platform, tmp_path):
+    token = platform.call("POST", "/v1/join-tokens", body={"description": "rack 2"})
+    assert token.status == 201
+    agent = platform.start_process(
+        ["agent", "--server", platform.url, "--join-token", token.json()["token"],
+         "--sim-gpus", "2xa100-80g", "--data-dir", str(tmp_path / "agent2"), "--name", "rack2-node1"],
+        "agent2")
+    offers = wait_for(lambda: (lambda o: o if "a100-80g" in o else None)(platform.offers()),
+                      what="the second agent's GPUs in offers")
+    assert offers["a100-80g"]["total"] == 2 and offers["a100-80g"]["free"] == 2
+
+    nodes = platform.call("GET", "/v1/nodes").json()["items"]
+    assert len(nodes) == 2
+    remote = next(n for n in nodes if n["name"] == "rack2-node1")
+    created = platform.call("POST", "/v1/instances", body={
+        "gpu_type": "a100-80g", "gpu_count": 2, "command": "echo on rack 2; sleep 600"})
+    instance_id = created.json()["id"]
+    running = platform.wait_state(instance_id, "running")
+    assert running["node_id"] == remote["id"]
+    wait_for(lambda: "on rack 2" in platform.cli("logs", instance_id).stdout,
+             what="the remote workload's output")
+    listed = json.loads(platform.cli("nodes", "-o", "json").stdout)
+    assert {n["id"] for n in listed} == {n["id"] for n in nodes}
+    assert agent.proc.poll() is None
