@@ -1,0 +1,19 @@
+// ServerLink over HTTP (client::HttpClient): the link `gpurent agent` uses.
+//
+// Each link owns one HttpClient (one keep-alive connection), so it belongs to one thread.
+// Deadlines: a long-poll may take its wait plus kHttpSlack; every other call kHttpSlack.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "agent/server_link.h"
+
+namespace gpurent::agent {
+
+inline constexpr std::chrono::seconds kHttpSlack{15};
+
+// Fails only for a malformed URL; the server is not contacted until the first call.
+Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url);
+
+}  // namespace gpurent::agent

@@ -1,0 +1,149 @@
+#include "agent/node_agent.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "agent/fake_server.h"
+#include "agent/test_util.h"
+
+namespace gpurent::agent {
+namespace {
+
+using model::WorkloadPhase;
+using testing::eventually;
+using testing::FakeServer;
+using testing::TempDir;
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  AgentOptions options(std::string join_token = std::string(FakeServer::kJoinToken)) const {
+    AgentOptions options;
+    options.server_url = "http://fake";
+    options.join_token = std::move(join_token);
+    options.data_dir = dir_.path().string();
+    options.sim_gpus = "2xh100-80g";
+    options.report_interval = std::chrono::milliseconds(20);
+    options.stop_grace = std::chrono::milliseconds(200);
+    return options;
+  }
+
+  std::unique_ptr<NodeAgent> make_agent(AgentOptions opts) {
+    return std::make_unique<NodeAgent>(std::move(opts), server_.factory());
+  }
+
+  bool reported(std::string_view instance_id, WorkloadPhase phase) {
+    const auto status = server_.status(instance_id, 1);
+    return status && status->phase == phase;
+  }
+
+  TempDir dir_;
+  FakeServer server_;
+};
+
+TEST_F(NodeAgentTest, RegistersOnceAndKeepsItsIdentityForLaterStarts) {
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  EXPECT_EQ(agent->node_id(), FakeServer::kNodeId);
+  const auto registration = server_.registration();
+  ASSERT_TRUE(registration);
+  EXPECT_EQ(registration->gpus.size(), 2u);
+  EXPECT_TRUE(registration->simulated);
+  EXPECT_EQ(registration->agent_version, kAgentVersion);
+  EXPECT_GT(registration->cpu_count, 0);
+  EXPECT_GT(registration->memory_mb, 0);
+  EXPECT_FALSE(registration->name.empty());
+  struct stat info {};
+  ASSERT_EQ(::stat((dir_.path() / kIdentityFile).c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  agent->stop();
+
+  auto restarted = make_agent(options(""));  // no join token needed any more
+  ASSERT_TRUE(restarted->start());
+  EXPECT_EQ(restarted->node_id(), FakeServer::kNodeId);
+  EXPECT_EQ(server_.registrations(), 1);
+  ASSERT_TRUE(eventually([&] { return !server_.reports().empty(); }));
+}
+
+TEST_F(NodeAgentTest, StartFailsWhenTheJoinTokenIsRefused) {
+  auto agent = make_agent(options("gjt_wrong"));
+  const auto started = agent->start();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().code, "invalid_join_token");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / kIdentityFile));
+}
+
+TEST_F(NodeAgentTest, StartFailsWithoutIdentityOrJoinToken) {
+  auto agent = make_agent(options(""));
+  const auto started = agent->start();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().code, "join_token_required");
+}
+
+TEST_F(NodeAgentTest, RegistersInTheBackgroundWhenTheServerIsDownAtStart) {
+  server_.set_reachable(false);
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  EXPECT_EQ(agent->node_id(), "");
+  server_.set_reachable(true);
+  ASSERT_TRUE(eventually([&] { return agent->node_id() == FakeServer::kNodeId; }));
+  ASSERT_TRUE(eventually([&] { return !server_.reports().empty(); }));
+}
+
+TEST_F(NodeAgentTest, RunsTheDesiredWorkloadAndReportsItsExitAndLog) {
+  model::WorkloadSpec spec;
+  spec.instance_id = "i-e2e";
+  spec.run = 1;
+  spec.command = {"sh", "-c", "echo \"gpus=$CUDA_VISIBLE_DEVICES\"; exit 2"};
+  spec.gpus = {"GPU-1", "GPU-2"};
+  server_.set_desired({spec});
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return reported("i-e2e", WorkloadPhase::kExited); }));
+  EXPECT_EQ(server_.status("i-e2e", 1)->exit_code, 2);
+  EXPECT_EQ(server_.log_at_exit("i-e2e", 1), "gpus=GPU-1,GPU-2\n");
+  EXPECT_EQ(server_.reports().back().applied_generation, server_.generation());
+}
+
+TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingItAgain) {
+  model::WorkloadSpec spec;
+  spec.instance_id = "i-keep";
+  spec.run = 1;
+  spec.command = {"sh", "-c", "echo started; while [ ! -e release ]; do sleep 0.01; done"};
+  server_.set_desired({spec});
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return reported("i-keep", WorkloadPhase::kRunning); }));
+  agent->stop();
+  agent.reset();
+
+  auto restarted = make_agent(options(""));
+  ASSERT_TRUE(restarted->start());
+  std::ofstream(dir_.path() / "instances" / "i-keep" / "release").put('x');
+  ASSERT_TRUE(eventually([&] { return reported("i-keep", WorkloadPhase::kExited); }));
+  EXPECT_EQ(server_.status("i-keep", 1)->exit_code, 0);
+  EXPECT_EQ(server_.log_at_exit("i-keep", 1), "started\n");
+}
+
+TEST_F(NodeAgentTest, StopsAWorkloadTheServerNoLongerWants) {
+  model::WorkloadSpec spec;
+  spec.instance_id = "i-drop";
+  spec.run = 1;
+  spec.command = {"sleep", "30"};
+  server_.set_desired({spec});
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return reported("i-drop", WorkloadPhase::kRunning); }));
+  server_.set_desired({});
+  ASSERT_TRUE(eventually([&] { return reported("i-drop", WorkloadPhase::kExited); }));
+  EXPECT_EQ(server_.status("i-drop", 1)->exit_code, 128 + SIGTERM);
+  // Once the exit has been reported, the run is forgotten and leaves the reports.
+  ASSERT_TRUE(eventually([&] {
+    const auto reports = server_.reports();
+    return reports.back().workloads.empty();
+  }));
+}
+
+}  // namespace
+}  // namespace gpurent::agent

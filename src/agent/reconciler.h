@@ -1,0 +1,67 @@
+// One pass of the agent's control loop, without threads: converge the node to a desired state,
+// then bring the server up to date (log bytes first, then the report).
+//
+// converge(): starts every desired run with should_run that is neither tracked nor already failed
+// to start (an exited run is never restarted: a new start is a new run), stops runs that should
+// not run or are no longer desired, and forgets exited runs that are no longer desired once the
+// server has been told how they ended.
+//
+// sync(): uploads each run's new log bytes (at most kLogChunkBytes per request and
+// kMaxLogBytesPerRunPerSync per run per pass, so one chatty run cannot starve the report), then
+// reports every tracked run. A run's exit is reported only once its whole log is on the server, so
+// that the server never sees an exit with a partial log; until then it is reported as running.
+// A server that refuses a run's log (it no longer knows the run) gets the exit without it.
+//
+// The report's applied_generation is the generation converge() last acted on: every run of that
+// desired state is then in the report (tracked, or failed to start and reported exited with
+// kStartFailedExitCode), which is what lets the server conclude that an absent run was lost.
+//
+// Not thread-safe: owned by the agent's reconcile thread, like the ProcessRuntime it drives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "agent/runtime/process_runtime.h"
+#include "agent/server_link.h"
+#include "model/agent_protocol.h"
+
+namespace gpurent::agent {
+
+inline constexpr size_t kLogChunkBytes = 256 * 1024;
+inline constexpr size_t kMaxLogBytesPerRunPerSync = 4 * kLogChunkBytes;
+// The exit status reported for a run the runtime refused to start (as a shell reports a command it
+// cannot run); the message says why.
+inline constexpr int kStartFailedExitCode = 127;
+
+class Reconciler {
+ public:
+  explicit Reconciler(ProcessRuntime& runtime) : runtime_(runtime) {}
+
+  void converge(const model::DesiredState& desired);
+  // Fails with the link's error when the server could not take the logs or the report; the caller
+  // backs off. Per-run refusals of a log are handled here and do not fail the pass.
+  Status sync(ServerLink& link, std::string_view credential);
+  // The report sync() would send now.
+  model::NodeReport report() const;
+
+ private:
+  struct LogCursor {
+    int64_t offset = 0;      // the next byte the server needs
+    bool abandoned = false;  // the server refused the log; stop sending it
+  };
+
+  Status upload_log(ServerLink& link, std::string_view credential, const Workload& workload);
+  bool log_complete(const Workload& workload) const;
+
+  ProcessRuntime& runtime_;
+  int64_t applied_generation_ = 0;
+  std::map<WorkloadKey, LogCursor> logs_;
+  std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set
+  std::set<WorkloadKey> exit_reported_;               // the server has seen these runs' exits
+};
+
+}  // namespace gpurent::agent

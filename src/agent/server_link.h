@@ -1,0 +1,42 @@
+// The agent's view of the server: the four /v1/agent routes of model/agent_protocol.h behind an
+// interface, so that the reconcile logic is tested against an in-memory server and runs against
+// the HTTP one (http_server_link.h).
+//
+// Errors: kUnavailable when the server cannot be reached or fails (5xx): retry later with backoff.
+// kUnauthenticated for a refused join token or node credential. Anything else is the server
+// refusing this particular request (e.g. kNotFound for a log of a run it no longer knows).
+// Not thread-safe: every agent thread owns its own link.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "model/agent_protocol.h"
+
+namespace gpurent::agent {
+
+class ServerLink {
+ public:
+  virtual ~ServerLink() = default;
+
+  virtual Result<model::RegistrationResult> register_node(
+      std::string_view join_token, const model::NodeRegistration& registration) = 0;
+  // The node's desired state as soon as its generation differs from `after`, or after `wait`.
+  virtual Result<model::DesiredState> wait_desired(std::string_view credential, int64_t after,
+                                                   std::chrono::seconds wait) = 0;
+  // Sends bytes that start at `offset` of the run's log; returns the server's size of that log,
+  // which is where the next upload starts (the server trims repeats and refuses gaps).
+  virtual Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id,
+                                     int64_t run, int64_t offset, std::string_view bytes) = 0;
+  virtual Status report(std::string_view credential, const model::NodeReport& report) = 0;
+};
+
+// Makes a fresh link for a thread.
+using ServerLinkFactory = std::function<Result<std::unique_ptr<ServerLink>>()>;
+
+}  // namespace gpurent::agent
