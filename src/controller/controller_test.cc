@@ -90,6 +90,7 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(get(instance.id).state, InstanceState::kRunning);
 
   clock_.advance(Millis(90'500));  // crosses one billing interval
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   ctl_.tick();
   EXPECT_EQ(before - balance(alice_), 90 * 2 * kH100PerSecond);
 
@@ -219,6 +220,7 @@ TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
   const auto instance = launch(poor, 1);
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(120'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   ctl_.tick();
   EXPECT_LT(balance(poor), 0);
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);

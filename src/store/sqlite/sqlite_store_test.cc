@@ -91,6 +91,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
   ASSERT_TRUE(ctl.apply_report(node->node_id, {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   clock.advance(Millis(61'500));
+  ASSERT_TRUE(ctl.apply_report(node->node_id, {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   ctl.tick();
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
 
