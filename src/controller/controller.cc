@@ -490,8 +490,24 @@ void Controller::schedule() {
       it->free.push_back({gpu.uuid, gpu.index});
     }
   }
-  for (auto it = pending_.begin(); it != pending_.end();) {
+  // The largest request of each type that fits anywhere now: requests above it are skipped
+  // without a search, so a long queue behind a full cluster costs little per command.
+  std::map<std::string_view, size_t> largest_fit;
+  const auto refresh_largest_fit = [&](std::string_view type) {
+    size_t largest = 0;
+    for (const auto& node_capacity : capacity) {
+      if (node_capacity.gpu_type == type) largest = std::max(largest, node_capacity.free.size());
+    }
+    largest_fit[type] = largest;
+  };
+  for (const auto& node_capacity : capacity) refresh_largest_fit(node_capacity.gpu_type);
+  for (auto it = pending_.begin(); it != pending_.end() && !largest_fit.empty();) {
     Instance& instance = instances_.at(it->second);
+    const auto fit = largest_fit.find(instance.spec.gpu_type);
+    if (fit == largest_fit.end() || fit->second < static_cast<size_t>(instance.spec.gpu_count)) {
+      ++it;
+      continue;
+    }
     auto placement =
         sched::best_fit(capacity, {instance.spec.gpu_type, instance.spec.gpu_count});
     if (!placement) {
@@ -509,6 +525,8 @@ void Controller::schedule() {
                placement->gpus.end();
       });
     }
+    refresh_largest_fit(instance.spec.gpu_type);
+    if (largest_fit[instance.spec.gpu_type] == 0) largest_fit.erase(instance.spec.gpu_type);
     it = pending_.erase(it);
     place(instance, nodes_.at(placement->node_id), std::move(placement->gpus));
   }

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The foundation's benchmarks, in one run on this machine:
+
+1. API throughput: GET /v1/instances/{id} with keep-alive under wrk, side by side with nginx
+   serving a static JSON body of the same size (both on one worker thread/process).
+2. Launch latency: POST /v1/instances to `running` on the dev agent, p50/p99 over N launches.
+3. Durable writes: instance creations per second (SQLite, synchronous=FULL, group commit) with
+   1 and 32 concurrent connections.
+
+Usage: bench/api_bench.py [--binary build/gpurent] [--launches 200] [--seconds 10]
+Prints a Markdown block for bench/RESULTS.md.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    def __init__(self, port, key):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.key = key
+
+    def call(self, method, path, body=None):
+        headers = {"Authorization": "Bearer " + self.key}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        response = self.conn.getresponse()
+        return response.status, response.read()
+
+
+def start_dev(binary, workdir, key):
+    log = open(os.path.join(workdir, "dev.log"), "wb")
+    proc = subprocess.Popen([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir",
+                             os.path.join(workdir, "data"), "--admin-key", key,
+                             "--sim-gpus", "8xh100-80g", "--no-cli-config"],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = open(os.path.join(workdir, "dev.log")).read()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)", text)
+        if found:
+            return proc, int(found.group(1))
+        if proc.poll() is not None:
+            raise SystemExit("gpurent dev exited:\n" + text)
+        time.sleep(0.05)
+    raise SystemExit("gpurent dev did not start")
+
+
+def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, body = client.call("GET", f"/v1/instances/{instance_id}")
+        if status == 200 and json.loads(body)["state"] == state:
+            return
+        time.sleep(poll_s)
+    raise SystemExit(f"{instance_id} never became {state}")
+
+
+def run_wrk(url, seconds, connections, headers=(), script=None):
+    args = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    for header in headers:
+        args += ["-H", header]
+    if script:
+        args += ["-s", script]
+    out = subprocess.run(args + [url], capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return rate, float(p99.group(1)) * scale, int(non2xx.group(1)) if non2xx else 0
+
+
+def start_nginx(workdir, body):
+    root = os.path.join(workdir, "www")
+    os.makedirs(root)
+    with open(os.path.join(root, "instance.json"), "wb") as f:
+        f.write(body)
+    port = free_port()
+    conf = os.path.join(workdir, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""worker_processes 1;
+daemon off;
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  default_type application/json;
+  keepalive_requests 1000000;
+  client_body_temp_path {workdir}/tmp; proxy_temp_path {workdir}/tmp;
+  fastcgi_temp_path {workdir}/tmp; uwsgi_temp_path {workdir}/tmp; scgi_temp_path {workdir}/tmp;
+  server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+""")
+    proc = subprocess.Popen(["nginx", "-c", conf, "-p", workdir], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("nginx did not start")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "gpurent"))
+    parser.add_argument("--launches", type=int, default=200)
+    parser.add_argument("--seconds", type=int, default=10)
+    args = parser.parse_args()
+
+    workdir = tempfile.mkdtemp(prefix="gpurent-bench-")
+    key = "gpr_" + secrets.token_urlsafe(32)
+    dev, port = start_dev(args.binary, workdir, key)
+    nginx = None
+    try:
+        client = Client(port, key)
+        deadline = time.monotonic() + 30
+        while client.call("GET", "/v1/offers")[1].count(b'"free":8') == 0:
+            if time.monotonic() > deadline:
+                raise SystemExit("the dev agent did not join")
+            time.sleep(0.05)
+
+        # 2. Launch latency.
+        latencies = []
+        for _ in range(args.launches):
+            start = time.perf_counter()
+            status, body = client.call("POST", "/v1/instances",
+                                       {"gpu_type": "h100-80g", "command": "sleep 600"})
+            assert status == 201, body
+            instance_id = json.loads(body)["id"]
+            wait_state(client, instance_id, "running")
+            latencies.append((time.perf_counter() - start) * 1000)
+            client.call("DELETE", f"/v1/instances/{instance_id}")
+            wait_state(client, instance_id, "terminated")
+        latencies.sort()
+        p50 = statistics.median(latencies)
+        p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+
+        # 1. API throughput against nginx.
+        status, body = client.call("POST", "/v1/instances",
+                                   {"gpu_type": "h100-80g", "command": "sleep 600"})
+        instance_id = json.loads(body)["id"]
+        wait_state(client, instance_id, "running")
+        _, instance_body = client.call("GET", f"/v1/instances/{instance_id}")
+        api = run_wrk(f"http://127.0.0.1:{port}/v1/instances/{instance_id}", args.seconds, 16,
+                      [f"Authorization: Bearer {key}"])
+        nginx, nginx_port = start_nginx(workdir, instance_body)
+        static = run_wrk(f"http://127.0.0.1:{nginx_port}/instance.json", args.seconds, 16)
+
+        # 3. Durable creations per second (queued instances: the cluster is full of them).
+        script = os.path.join(workdir, "post.lua")
+        with open(script, "w") as f:
+            f.write('wrk.method = "POST"\n'
+                    'wrk.body = \'{"gpu_type": "h100-80g", "gpu_count": 8, "command": "true"}\'\n'
+                    'wrk.headers["Content-Type"] = "application/json"\n')
+        writes_1 = run_wrk(f"http://127.0.0.1:{port}/v1/instances", args.seconds, 1,
+                           [f"Authorization: Bearer {key}"], script)
+        writes_32 = run_wrk(f"http://127.0.0.1:{port}/v1/instances", args.seconds, 32,
+                            [f"Authorization: Bearer {key}"], script)
+    finally:
+        if nginx:
+            nginx.terminate()
+            nginx.wait()
+        dev.terminate()
+        dev.wait()
+
+    print(f"Machine: {platform.node()}, {os.cpu_count()} cores, {platform.platform()}; "
+          f"date {time.strftime('%Y-%m-%d')}; command: bench/api_bench.py "
+          f"--launches {args.launches} --seconds {args.seconds}\n")
+    print("| benchmark | gpurent | peer | ratio |")
+    print("| --- | --- | --- | --- |")
+    print(f"| GET /v1/instances/{{id}}, keep-alive, wrk -t1 -c16, {len(instance_body)} B body "
+          f"| {api[0]:.0f} req/s, p99 {api[1]:.2f} ms | nginx (1 worker, same body): "
+          f"{static[0]:.0f} req/s, p99 {static[1]:.2f} ms | {api[0] / static[0]:.2f} |")
+    print(f"| launch -> running, dev agent, {args.launches} launches | p50 {p50:.1f} ms, "
+          f"p99 {p99:.1f} ms | | |")
+    print(f"| durable creations (POST /v1/instances, synchronous=FULL), 1 connection | "
+          f"{writes_1[0]:.0f}/s (non-2xx {writes_1[2]}) | | |")
+    print(f"| durable creations, 32 connections (group commit) | {writes_32[0]:.0f}/s "
+          f"(non-2xx {writes_32[2]}) | 1 connection: {writes_1[0]:.0f}/s | "
+          f"{writes_32[0] / writes_1[0]:.2f} |")
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is missing (wrk, nginx), builds, and runs the benchmarks; prints Markdown rows
+# for bench/RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh bench
+scripts/build.sh
+/usr/bin/python3 bench/api_bench.py "$@"
