@@ -1,0 +1,59 @@
+#include "cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+#include "agent/agent.h"
+#include "cli/commands.h"
+
+namespace gpurent::cli {
+
+int run(int argc, const char* const* argv, const Io& io) {
+  Context ctx(io);
+  CLI::App app("gpurent: rent out GPUs, and rent them.", "gpurent");
+  app.add_option("--url", ctx.url_flag(),
+                 "server URL (default: $GPURENT_URL, the config file, http://127.0.0.1:8080)");
+  app.add_option("--api-key", ctx.api_key_flag(),
+                 "API key (default: $GPURENT_API_KEY, the config file)");
+  app.add_option("-o,--output", ctx.output_flag(), "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  app.set_version_flag("--version", std::string(kVersion));
+  // Subcommands inherit this: the global flags above are accepted after any subcommand.
+  app.fallthrough();
+  app.require_subcommand(1);
+
+  add_instance_commands(app, ctx);
+  add_catalog_commands(app, ctx);
+  add_billing_commands(app, ctx);
+  add_access_commands(app, ctx);
+  add_node_commands(app, ctx);
+  add_process_commands(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and --version are "errors" with exit code 0; everything else is a usage error.
+    app.exit(e, io.out, io.err);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+  return ctx.run();
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "__shim") == 0) {
+    return agent::run_workload_shim(argc - 1, argv + 1);
+  }
+  try {
+    return run(argc, argv, {std::cout, std::cerr, process_environment()});
+  } catch (const std::exception& e) {
+    // The last stop for anything thrown (allocation failure, a library's surprise): a message
+    // and exit code 1 rather than std::terminate.
+    std::cerr << "error: " << e.what() << " (internal)\n";
+    return 1;
+  }
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,193 @@
+// The whole CLI in-process: argv in, stdout, stderr and the exit code out, against a scripted
+// server on a loopback port. The environment is the test's own, so no real config file is read.
+#include "cli/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "client/test_http_server.h"
+
+namespace gpurent::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using client::test_support::TestHttpServer;
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "gpurent-cli-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    env_["GPURENT_CONFIG"] = (dir_ / "config.toml").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Outcome gpurent(std::vector<std::string> args) {
+    args.insert(args.begin(), "gpurent");
+    std::vector<const char*> argv;
+    for (const auto& arg : args) argv.push_back(arg.c_str());
+    std::ostringstream out;
+    std::ostringstream err;
+    const EnvLookup env = [this](std::string_view name) -> std::optional<std::string> {
+      const auto it = env_.find(std::string(name));
+      return it == env_.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    const int code = run(static_cast<int>(argv.size()), argv.data(), {out, err, env});
+    return {code, out.str(), err.str()};
+  }
+
+  // Answers every request with one JSON body.
+  static TestHttpServer::Handler answer(int status, std::string body) {
+    return [status, body](const auto&, auto& connection) {
+      connection.write(TestHttpServer::response(
+          status, status >= 400 ? "application/problem+json" : "application/json", body));
+    };
+  }
+
+  fs::path dir_;
+  std::map<std::string, std::string> env_;
+};
+
+constexpr std::string_view kInstances = R"({"items": [
+  {"id": "i-1", "name": "a", "state": "running", "gpu_type": "h100-80g", "gpu_count": 1},
+  {"id": "i-2", "name": "b", "state": "terminated", "gpu_type": "h100-80g", "gpu_count": 1}
+], "next_cursor": null})";
+
+TEST_F(CliTest, PsHidesTerminatedInstancesUnlessAskedFor) {
+  TestHttpServer server(answer(200, std::string(kInstances)));
+  env_["GPURENT_URL"] = server.url();
+  env_["GPURENT_API_KEY"] = "gpr_k";
+
+  Outcome ps = gpurent({"ps"});
+  EXPECT_EQ(ps.code, 0) << ps.err;
+  EXPECT_NE(ps.out.find("i-1"), std::string::npos);
+  EXPECT_EQ(ps.out.find("i-2"), std::string::npos);
+
+  Outcome all = gpurent({"instances", "ls", "-a"});
+  EXPECT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("i-2"), std::string::npos);
+  EXPECT_EQ(server.requests().at(0).headers.at("authorization"), "Bearer gpr_k");
+}
+
+TEST_F(CliTest, JsonOutputIsTheItemsArray) {
+  TestHttpServer server(answer(200, std::string(kInstances)));
+  Outcome ps = gpurent({"--url", server.url(), "ps", "-a", "-o", "json"});
+  ASSERT_EQ(ps.code, 0) << ps.err;
+  EXPECT_EQ(Json::parse(ps.out), Json::parse(kInstances)["items"]);
+}
+
+TEST_F(CliTest, FlagsBeatTheEnvironment) {
+  TestHttpServer server(answer(200, R"({"tenant_id": "t-1", "key_id": "k-1", "role": "admin"})"));
+  env_["GPURENT_URL"] = "http://127.0.0.1:1";
+  Outcome who = gpurent({"whoami", "--url", server.url(), "--api-key", "gpr_flag"});
+  EXPECT_EQ(who.code, 0) << who.err;
+  EXPECT_EQ(who.out, "Tenant:  t-1\nKey:     k-1\nRole:    admin\n");
+  EXPECT_EQ(server.requests().at(0).headers.at("authorization"), "Bearer gpr_flag");
+}
+
+TEST_F(CliTest, ApiErrorsExitOneWithDetailAndCode) {
+  TestHttpServer server(
+      answer(404, R"({"code": "instance_not_found", "detail": "instance 'i-9' does not exist"})"));
+  Outcome show = gpurent({"--url", server.url(), "show", "i-9"});
+  EXPECT_EQ(show.code, 1);
+  EXPECT_EQ(show.out, "");
+  EXPECT_EQ(show.err, "error: instance 'i-9' does not exist (instance_not_found)\n");
+}
+
+TEST_F(CliTest, AnUnreachableServerExitsOneAndSaysWhere) {
+  std::string url;
+  {
+    TestHttpServer gone(answer(200, "{}"));
+    url = gone.url();
+  }
+  Outcome offers = gpurent({"--url", url, "offers"});
+  EXPECT_EQ(offers.code, 1);
+  EXPECT_NE(offers.err.find(url), std::string::npos) << offers.err;
+  EXPECT_NE(offers.err.find("(connection_failed)"), std::string::npos) << offers.err;
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoWithoutCallingTheServer) {
+  TestHttpServer server(answer(200, "{}"));
+  const std::vector<std::vector<std::string>> mistakes = {
+      {"topup", "t-1", "12.3456789"},
+      {"topup", "t-1", "12.5", "--micros"},
+      {"launch", "--gpu", "h100-80g", "--env", "NOVALUE"},
+      {"launch", "--count", "two", "--gpu", "h100-80g"},
+      {"join-tokens", "create", "--ttl", "soon"},
+      {"no-such-command"},
+      {"tenants"},
+      {"ps", "-o", "yaml"},
+      {},
+  };
+  for (auto args : mistakes) {
+    args.insert(args.begin(), {"--url", server.url()});
+    Outcome outcome = gpurent(args);
+    EXPECT_EQ(outcome.code, 2) << args.back() << ": " << outcome.err;
+    EXPECT_FALSE(outcome.err.empty()) << args.back();
+  }
+  EXPECT_EQ(server.requests().size(), 0u);
+}
+
+TEST_F(CliTest, LaunchSendsTheCommandAfterTheSeparator) {
+  TestHttpServer server(answer(201, R"({"id": "i-1", "state": "pending"})"));
+  Outcome launch = gpurent({"--url", server.url(), "launch", "--gpu", "h100-80g", "--count", "2",
+                            "--env", "A=1", "--env", "B=x=y", "--idempotency-key", "k1", "--",
+                            "python3", "-c", "print('--not-a-flag')"});
+  ASSERT_EQ(launch.code, 0) << launch.err;
+  EXPECT_NE(launch.out.find("ID:"), std::string::npos);
+  const auto request = server.requests().at(0);
+  EXPECT_EQ(request.headers.at("idempotency-key"), "k1");
+  EXPECT_EQ(Json::parse(request.body), Json::parse(R"json({"gpu_type": "h100-80g", "gpu_count": 2,
+      "pricing": "on_demand", "env": {"A": "1", "B": "x=y"},
+      "command": ["python3", "-c", "print('--not-a-flag')"]})json"));
+}
+
+TEST_F(CliTest, TopupParsesTheAmountExactly) {
+  TestHttpServer server(answer(201, R"({"transfer_id": "x-1", "tenant_id": "t-1",
+      "amount_micros": 12500000, "balance_micros": 112500000, "currency": "CNY"})"));
+  Outcome topup = gpurent({"--url", server.url(), "topup", "t-1", "12.5"});
+  ASSERT_EQ(topup.code, 0) << topup.err;
+  EXPECT_NE(topup.out.find("Balance:   CNY 112.50"), std::string::npos) << topup.out;
+  EXPECT_EQ(Json::parse(server.requests().at(0).body)["amount_micros"], 12'500'000);
+
+  Outcome micros = gpurent({"--url", server.url(), "billing", "topup", "t-1", "7", "--micros"});
+  ASSERT_EQ(micros.code, 0) << micros.err;
+  EXPECT_EQ(Json::parse(server.requests().at(1).body)["amount_micros"], 7);
+}
+
+TEST_F(CliTest, LogsGoStraightToStdout) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(200, "text/plain", "epoch 1\nepoch 2\n"));
+  });
+  Outcome logs = gpurent({"--url", server.url(), "logs", "i-1", "-f"});
+  ASSERT_EQ(logs.code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "epoch 1\nepoch 2\n");
+  EXPECT_EQ(server.requests().at(0).target, "/v1/instances/i-1/logs?follow=true");
+}
+
+TEST_F(CliTest, NodesAloneLists) {
+  TestHttpServer server(answer(200, R"({"items": [], "next_cursor": null})"));
+  Outcome nodes = gpurent({"--url", server.url(), "nodes"});
+  ASSERT_EQ(nodes.code, 0) << nodes.err;
+  EXPECT_EQ(server.requests().at(0).target, "/v1/nodes?limit=500");
+}
+
+TEST_F(CliTest, Version) {
+  Outcome version = gpurent({"version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out, fmt::format("gpurent {}\n", kVersion));
+}
+
+}  // namespace
+}  // namespace gpurent::cli

@@ -1,0 +1,26 @@
+// The subcommands of `gpurent`, registered by topic. Each function adds its subcommands to the
+// app; when the command line picks one, its callback hands the Context the work to do (nothing
+// runs during parsing). Every client command accepts the global --url, --api-key and -o flags.
+//
+// Names follow `gpurent <noun> <verb>`, with short forms for the everyday paths: `ps` for
+// `instances ls`, `launch`/`show`/`logs`/`stop`/`start`/`rm` for `instances <verb>`,
+// `balance`/`usage`/`transfers`/`topup` for `billing <verb>`, and `nodes` alone for `nodes ls`.
+#pragma once
+
+#include "cli/context.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpurent::cli {
+
+void add_instance_commands(CLI::App& app, Context& ctx);
+void add_catalog_commands(CLI::App& app, Context& ctx);
+void add_billing_commands(CLI::App& app, Context& ctx);
+void add_access_commands(CLI::App& app, Context& ctx);
+void add_node_commands(CLI::App& app, Context& ctx);
+// server, dev, agent and version.
+void add_process_commands(CLI::App& app, Context& ctx);
+
+}  // namespace gpurent::cli

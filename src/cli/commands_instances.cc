@@ -1,0 +1,223 @@
+// launch, ps, show, logs, stop, start, rm: under `instances` and as short forms at the top.
+#include <fmt/format.h>
+
+#include <CLI/App.hpp>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/views.h"
+
+namespace gpurent::cli {
+namespace {
+
+// How often `launch --wait` asks for the instance's state.
+constexpr auto kWaitPollInterval = std::chrono::seconds(1);
+
+struct LaunchOptions {
+  std::string gpu;
+  int count = 1;
+  std::string name;
+  int cpu = 0;
+  int memory_gb = 0;
+  std::vector<std::string> env;
+  std::string idempotency_key;
+  bool wait = false;
+  std::string wait_timeout = "10m";
+  std::vector<std::string> command;
+};
+
+// Polls until the instance runs (success) or has ended without running (an Error), at most for
+// the timeout. Progress goes to stderr so stdout carries only the final object.
+Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json instance,
+                                std::chrono::seconds timeout) {
+  const std::string id = field_text(instance, "id");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string reported;
+  for (;;) {
+    const std::string state = field_text(instance, "state");
+    if (state != reported) {
+      ctx.err() << fmt::format("{}: {}\n", sanitize(id), sanitize(state)) << std::flush;
+      reported = state;
+    }
+    if (state == "running") return instance;
+    if (state == "failed" || state == "stopped" || state == "terminated") {
+      const std::string reason = field_text(instance, "reason");
+      return fail(Error::conflict(
+          "instance_not_running",
+          fmt::format("instance {} is {}{}{}", id, state, reason.empty() ? "" : ": ", reason)));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return fail(Error{ErrorKind::kUnavailable, "wait_timeout",
+                        fmt::format("instance {} is still {} after {}", id, state,
+                                    format_duration(timeout.count()))});
+    }
+    std::this_thread::sleep_for(kWaitPollInterval);
+    GPURENT_TRY(fresh, api.get_instance(id));
+    instance = std::move(fresh);
+  }
+}
+
+Status launch(Context& ctx, const LaunchOptions& options) {
+  model::InstanceSpec spec;
+  spec.name = options.name;
+  spec.gpu_type = options.gpu;
+  spec.gpu_count = options.count;
+  spec.cpu = options.cpu;
+  spec.memory_gb = options.memory_gb;
+  spec.command = options.command;
+  for (const auto& assignment : options.env) {
+    GPURENT_TRY(variable, parse_env_assignment(assignment));
+    spec.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
+  }
+  std::optional<std::chrono::seconds> wait_timeout;
+  if (options.wait) {
+    GPURENT_TRY(seconds, parse_duration_seconds(options.wait_timeout));
+    wait_timeout = std::chrono::seconds(seconds);
+  }
+  GPURENT_TRY(api, ctx.api());
+  Result<Json> instance = api->create_instance(spec, options.idempotency_key);
+  if (instance && wait_timeout) {
+    instance = wait_until_running(ctx, *api, std::move(*instance), *wait_timeout);
+  }
+  return ctx.show(std::move(instance),
+                  [&ctx](const Json& value) { return instance_view(value, ctx.now()); });
+}
+
+struct ListOptions {
+  bool all = false;
+  std::string tenant;
+  std::string state;
+};
+
+Status list(Context& ctx, const ListOptions& options) {
+  GPURENT_TRY(api, ctx.api());
+  GPURENT_TRY(items, api->list_instances({.tenant_id = options.tenant, .state = options.state}));
+  // Terminated instances only pile up; they are shown when asked for.
+  Json shown = Json::array();
+  for (auto& item : items) {
+    if (options.all || !options.state.empty() || field_text(item, "state") != "terminated") {
+      shown.push_back(std::move(item));
+    }
+  }
+  return ctx.show(std::move(shown),
+                  [&ctx](const Json& value) { return instances_view(value, ctx.now()); });
+}
+
+Status logs(Context& ctx, const std::string& id, bool follow) {
+  GPURENT_TRY(api, ctx.api());
+  return api->stream_logs(id, follow, [&ctx](std::string_view piece) {
+    ctx.out().write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    ctx.out().flush();
+    return static_cast<bool>(ctx.out());
+  });
+}
+
+using InstanceAction = Result<Json> (client::ApiClient::*)(std::string_view);
+
+void add_action(CLI::App& parent, Context& ctx, const char* name, const char* description,
+                InstanceAction action) {
+  auto id = std::make_shared<std::string>();
+  auto* command = parent.add_subcommand(name, description);
+  command->add_option("id", *id, "instance id")->required();
+  command->callback([&ctx, id, action] {
+    ctx.set_command([&ctx, id, action] {
+      return ctx.call_and_show([&](client::ApiClient& api) { return (api.*action)(*id); },
+                               [](const Json& instance) {
+                                 return fmt::format("{}   {}\n",
+                                                    sanitize(field_text(instance, "id")),
+                                                    sanitize(field_text(instance, "state")));
+                               });
+    });
+  });
+}
+
+// Registers the verbs on `parent`; list_name is "ls" under `instances` and "ps" at the top.
+void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std::string& group) {
+  std::vector<CLI::App*> added;
+
+  auto launch_options = std::make_shared<LaunchOptions>();
+  auto* launch_command = parent.add_subcommand(
+      "launch", "Launch an instance: launch --gpu h100-80g [--count 2] -- python3 train.py");
+  launch_command->add_option("--gpu", launch_options->gpu, "GPU type (see `gpurent offers`)")
+      ->required();
+  launch_command->add_option("--count", launch_options->count, "number of GPUs (1..8)")
+      ->capture_default_str();
+  launch_command->add_option("--name", launch_options->name, "a name for the instance");
+  launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
+  launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
+  launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")
+      ->allow_extra_args(false);
+  launch_command->add_option("--idempotency-key", launch_options->idempotency_key,
+                             "a retry with the same key returns the first instance");
+  launch_command->add_flag("--wait", launch_options->wait,
+                           "wait until the instance runs, or fail if it cannot");
+  launch_command
+      ->add_option("--wait-timeout", launch_options->wait_timeout,
+                   "how long --wait waits (e.g. 90s, 10m)")
+      ->capture_default_str();
+  launch_command->add_option("command", launch_options->command,
+                             "the command and its arguments, after --");
+  launch_command->callback([&ctx, launch_options] {
+    ctx.set_command([&ctx, launch_options] { return launch(ctx, *launch_options); });
+  });
+  added.push_back(launch_command);
+
+  auto list_options = std::make_shared<ListOptions>();
+  auto* list_command = parent.add_subcommand(list_name, "List instances (not terminated ones)");
+  list_command->add_flag("-a,--all", list_options->all, "include terminated instances");
+  list_command->add_option("--tenant", list_options->tenant, "only this tenant's (operators)");
+  list_command->add_option("--state", list_options->state, "only instances in this state");
+  list_command->callback([&ctx, list_options] {
+    ctx.set_command([&ctx, list_options] { return list(ctx, *list_options); });
+  });
+  added.push_back(list_command);
+
+  auto show_id = std::make_shared<std::string>();
+  auto* show_command = parent.add_subcommand("show", "Show one instance");
+  show_command->add_option("id", *show_id, "instance id")->required();
+  show_command->callback([&ctx, show_id] {
+    ctx.set_command([&ctx, show_id] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.get_instance(*show_id); },
+          [&ctx](const Json& value) { return instance_view(value, ctx.now()); });
+    });
+  });
+  added.push_back(show_command);
+
+  auto logs_id = std::make_shared<std::string>();
+  auto follow = std::make_shared<bool>(false);
+  auto* logs_command = parent.add_subcommand("logs", "Print an instance's output");
+  logs_command->add_option("id", *logs_id, "instance id")->required();
+  logs_command->add_flag("-f,--follow", *follow, "keep printing until the instance ends");
+  logs_command->callback([&ctx, logs_id, follow] {
+    ctx.set_command([&ctx, logs_id, follow] { return logs(ctx, *logs_id, *follow); });
+  });
+  added.push_back(logs_command);
+
+  add_action(parent, ctx, "stop", "Stop an instance (it keeps its settings; start it again)",
+             &client::ApiClient::stop_instance);
+  add_action(parent, ctx, "start", "Start a stopped instance again",
+             &client::ApiClient::start_instance);
+  add_action(parent, ctx, "rm", "Terminate an instance for good",
+             &client::ApiClient::delete_instance);
+  for (const char* name : {"stop", "start", "rm"}) added.push_back(parent.get_subcommand(name));
+
+  if (!group.empty()) {
+    for (auto* command : added) command->group(group);
+  }
+}
+
+}  // namespace
+
+void add_instance_commands(CLI::App& app, Context& ctx) {
+  auto* instances = app.add_subcommand("instances", "Rented GPU instances")->group("Instances");
+  instances->require_subcommand(1);
+  add_verbs(*instances, ctx, "ls", "");
+  add_verbs(app, ctx, "ps", "Instances");
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,69 @@
+// nodes and join-tokens: the GPU hosts (operators).
+#include <CLI/App.hpp>
+#include <memory>
+#include <optional>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/views.h"
+
+namespace gpurent::cli {
+namespace {
+
+struct JoinTokenOptions {
+  std::string ttl;
+  std::string description;
+};
+
+Status create_join_token(Context& ctx, const JoinTokenOptions& options) {
+  std::optional<int64_t> ttl_s;
+  if (!options.ttl.empty()) {
+    GPURENT_TRY(seconds, parse_duration_seconds(options.ttl));
+    ttl_s = seconds;
+  }
+  GPURENT_TRY(api, ctx.api());
+  return ctx.show(api->create_join_token(options.description, ttl_s),
+                  [&ctx, api](const Json& value) {
+                    return join_token_view(value, api->base_url(), ctx.now());
+                  });
+}
+
+}  // namespace
+
+void add_node_commands(CLI::App& app, Context& ctx) {
+  auto* nodes =
+      app.add_subcommand("nodes", "GPU hosts (operators); alone: list them")->group("Nodes");
+  nodes->require_subcommand(0, 1);
+  const auto list = [&ctx] {
+    ctx.set_command([&ctx] {
+      return ctx.call_and_show([](client::ApiClient& api) { return api.list_nodes(); },
+                               [&ctx](const Json& value) { return nodes_view(value, ctx.now()); });
+    });
+  };
+  nodes->add_subcommand("ls", "List nodes")->callback(list);
+  auto id = std::make_shared<std::string>();
+  auto* show = nodes->add_subcommand("show", "Show one node and its GPUs");
+  show->add_option("id", *id, "node id")->required();
+  show->callback([&ctx, id] {
+    ctx.set_command([&ctx, id] {
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_node(*id); },
+                               [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+    });
+  });
+  nodes->callback([nodes, list] {
+    if (nodes->get_subcommands().empty()) list();
+  });
+
+  auto* tokens =
+      app.add_subcommand("join-tokens", "Tokens that let new nodes join")->group("Nodes");
+  tokens->require_subcommand(1);
+  auto options = std::make_shared<JoinTokenOptions>();
+  auto* create = tokens->add_subcommand("create", "Create a join token (printed once)");
+  create->add_option("--ttl", options->ttl, "how long it stays valid, e.g. 24h (server default)");
+  create->add_option("--description", options->description, "what the token is for");
+  create->callback([&ctx, options] {
+    ctx.set_command([&ctx, options] { return create_join_token(ctx, *options); });
+  });
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,150 @@
+// The process roles of the one binary (server, dev, agent) and `version`.
+#include <fmt/format.h>
+
+#include <CLI/App.hpp>
+#include <memory>
+
+#include "agent/agent.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "server/server.h"
+
+namespace gpurent::cli {
+namespace {
+
+// What `gpurent dev` credits the bootstrap tenant, so `gpurent launch` works at once.
+constexpr long long kDevBootstrapCreditMicros = 1000 * kMicrosPerUnit;
+
+struct ServerFlags {
+  std::string listen;
+  std::string data_dir;
+  std::string admin_key;
+};
+
+void add_server_flags(CLI::App& command, ServerFlags& flags) {
+  command.add_option("--listen", flags.listen, "host:port to listen on (port 0: any free port)")
+      ->default_str(server::ServerOptions{}.listen);
+  command.add_option("--data-dir", flags.data_dir, "where the store lives")
+      ->default_str(server::ServerOptions{}.data_dir);
+  command.add_option("--admin-key", flags.admin_key,
+                     "the bootstrap admin key (default: $GPURENT_BOOTSTRAP_ADMIN_KEY, else "
+                     "random on the first start)");
+}
+
+server::ServerOptions server_options(const Context& ctx, const ServerFlags& flags) {
+  server::ServerOptions options;
+  if (!flags.listen.empty()) options.listen = flags.listen;
+  if (!flags.data_dir.empty()) options.data_dir = flags.data_dir;
+  if (!flags.admin_key.empty()) {
+    options.admin_key = flags.admin_key;
+  } else if (auto from_env = ctx.env()("GPURENT_BOOTSTRAP_ADMIN_KEY")) {
+    options.admin_key = std::move(from_env);
+  }
+  return options;
+}
+
+// The block printed once the server listens. Tests and scripts read it through a pipe, hence
+// the flush.
+void announce(Context& ctx, std::string_view role, const server::ReadyInfo& info,
+              const Fields& extra, std::string_view footer) {
+  Fields fields = {{"URL", info.url}};
+  if (info.admin_key) fields.emplace_back("Admin key", *info.admin_key);
+  fields.emplace_back("Data dir", info.data_dir);
+  fields.insert(fields.end(), extra.begin(), extra.end());
+  ctx.out() << fmt::format("\ngpurent {} is ready.\n\n{}\n{}Press Ctrl-C to stop.\n\n", role,
+                           render_fields(fields), footer)
+            << std::flush;
+}
+
+void add_server(CLI::App& app, Context& ctx) {
+  auto flags = std::make_shared<ServerFlags>();
+  auto* command = app.add_subcommand("server", "Run the control plane (API, scheduler, billing)");
+  command->group("Processes");
+  add_server_flags(*command, *flags);
+  command->callback([&ctx, flags] {
+    ctx.set_process([&ctx, flags] {
+      return server::run_server(server_options(ctx, *flags), [&ctx](const auto& info) {
+        announce(ctx, "server", info, {},
+                 info.admin_key ? "Keep the admin key: it is not shown again.\n\n" : "");
+      });
+    });
+  });
+}
+
+void add_dev(CLI::App& app, Context& ctx) {
+  struct DevFlags {
+    ServerFlags server;
+    std::string sim_gpus;
+    bool no_cli_config = false;
+  };
+  auto flags = std::make_shared<DevFlags>();
+  auto* command = app.add_subcommand(
+      "dev", "Run a whole platform on this machine: server plus one agent, for trying things");
+  command->group("Processes");
+  add_server_flags(*command, flags->server);
+  command->add_option("--sim-gpus", flags->sim_gpus,
+                      "simulate these GPUs, e.g. 8xh100-80g (default: the real ones, else 8 "
+                      "simulated H100)");
+  command->add_flag("--no-cli-config", flags->no_cli_config,
+                    "do not point the CLI config file at this server");
+  command->callback([&ctx, flags] {
+    ctx.set_process([&ctx, flags] {
+      server::DevOptions options{.server = server_options(ctx, flags->server),
+                                 .sim_gpus = flags->sim_gpus};
+      options.server.bootstrap_credit_micros = kDevBootstrapCreditMicros;
+      return server::run_dev(options, [&ctx, flags](const server::ReadyInfo& info) {
+        Fields extra;
+        if (!flags->no_cli_config) {
+          auto path = save_connection(ctx.env(), info.url, info.admin_key);
+          extra.emplace_back(
+              "CLI config",
+              path ? path->string() + (info.admin_key ? " (URL and admin key)" : " (URL; key kept)")
+                   : "not written: " + path.error().message);
+        }
+        announce(ctx, "dev", info, extra,
+                 "Try:\n  gpurent offers\n  gpurent launch --gpu h100-80g --wait -- nvidia-smi\n"
+                 "  gpurent ps\n\n");
+      });
+    });
+  });
+}
+
+void add_agent(CLI::App& app, Context& ctx) {
+  auto options = std::make_shared<agent::AgentOptions>();
+  auto* command = app.add_subcommand("agent", "Run the node agent on a GPU host");
+  command->group("Processes");
+  command->add_option("--server", options->server_url, "the server's URL")->required();
+  command->add_option("--join-token", options->join_token,
+                      "needed on the first start (default: $GPURENT_JOIN_TOKEN)");
+  command->add_option("--sim-gpus", options->sim_gpus,
+                      "simulate these GPUs, e.g. 4xa100-80g (default: the real ones)");
+  command->add_option("--data-dir", options->data_dir, "where the node's identity is kept")
+      ->capture_default_str();
+  command->add_option("--name", options->node_name, "the node's name (default: hostname)");
+  command->callback([&ctx, options] {
+    ctx.set_process([&ctx, options] {
+      // From the environment so the token need not show up in `ps` listings.
+      if (options->join_token.empty()) {
+        options->join_token = ctx.env()("GPURENT_JOIN_TOKEN").value_or("");
+      }
+      return agent::run_agent(*options);
+    });
+  });
+}
+
+}  // namespace
+
+void add_process_commands(CLI::App& app, Context& ctx) {
+  add_server(app, ctx);
+  add_dev(app, ctx);
+  add_agent(app, ctx);
+  app.add_subcommand("version", "Print the version")->group("Other")->callback([&ctx] {
+    ctx.set_process([&ctx] {
+      ctx.out() << fmt::format("gpurent {}\n", kVersion);
+      return 0;
+    });
+  });
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,297 @@
+#include "cli/views.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/output.h"
+
+namespace gpurent::cli {
+namespace {
+
+const Json& member(const Json& object, std::string_view key) {
+  static const Json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+int64_t integer(const Json& object, std::string_view key) {
+  const Json& value = member(object, key);
+  return value.is_number_integer() ? value.get<int64_t>() : 0;
+}
+
+std::string dash(std::string value) { return value.empty() ? "-" : value; }
+
+std::string when(const Json& object, std::string_view key, Timestamp now) {
+  const auto t = parse_rfc3339(field_text(object, key));
+  return t ? format_relative(*t, now) : "-";
+}
+
+// The exact time and how long ago, for detail views.
+std::string when_exactly(const Json& object, std::string_view key, Timestamp now) {
+  const std::string value = field_text(object, key);
+  const auto t = parse_rfc3339(value);
+  return t ? fmt::format("{} ({})", value, format_relative(*t, now)) : "";
+}
+
+// Exact micros when the object names no currency (ledger views), rounded money otherwise.
+std::string amount(const Json& object, std::string_view key) {
+  const Json& value = member(object, key);
+  if (!value.is_number_integer()) return "-";
+  const std::string currency = field_text(object, "currency");
+  return currency.empty() ? format_micros(value.get<Micros>())
+                          : format_money(value.get<Micros>(), currency);
+}
+
+std::string price(const Json& object, int64_t multiplier = 1) {
+  const Micros per_gpu = integer(object, "price_per_gpu_hour_micros");
+  if (per_gpu == 0) return "-";  // an unpriced GPU type
+  return format_price_per_hour(per_gpu * multiplier, field_text(object, "currency"));
+}
+
+std::string memory(const Json& object) {
+  const int64_t mb = integer(object, "memory_mb");
+  return mb > 0 ? format_memory_mb(mb) : "-";
+}
+
+std::string gpus(const Json& object) {
+  const std::string type = field_text(object, "gpu_type");
+  return type.empty() ? "-" : fmt::format("{}x {}", integer(object, "gpu_count"), type);
+}
+
+std::string command_text(const Json& command) {
+  if (command.is_string()) return command.get<std::string>();
+  if (!command.is_array()) return "";
+  std::vector<std::string> argv;
+  for (const auto& word : command) argv.push_back(word.is_string() ? word.get<std::string>() : "");
+  return shell_join(argv);
+}
+
+std::string join_env(const Json& env) {
+  std::string out;
+  if (!env.is_object()) return out;
+  for (const auto& [name, value] : env.items()) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+std::string join_strings(const Json& list) {
+  std::string out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    if (!out.empty()) out += ", ";
+    out += item.is_string() ? item.get<std::string>() : item.dump();
+  }
+  return out;
+}
+
+// "8x h100-80g" or "4x a100-80g, 2x rtx4090-24g", in the order the types first appear.
+std::string gpu_summary(const Json& gpu_list) {
+  std::vector<std::pair<std::string, int>> counts;
+  if (gpu_list.is_array()) {
+    for (const auto& gpu : gpu_list) {
+      const std::string type = field_text(gpu, "type");
+      auto it = std::find_if(counts.begin(), counts.end(),
+                             [&](const auto& entry) { return entry.first == type; });
+      if (it == counts.end()) {
+        counts.emplace_back(type, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  std::string out;
+  for (const auto& [type, count] : counts) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}x {}", count, type);
+  }
+  return out;
+}
+
+const Json& as_list(const Json& items) {
+  static const Json kEmpty = Json::array();
+  return items.is_array() ? items : kEmpty;
+}
+
+}  // namespace
+
+std::string field_text(const Json& object, std::string_view key) {
+  const Json& value = member(object, key);
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number()) return value.dump();
+  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+  return "";
+}
+
+std::string instances_view(const Json& items, Timestamp now) {
+  Table table({"ID", "NAME", "STATE", "GPUS", "NODE", "PRICE", "CREATED"});
+  for (const auto& instance : as_list(items)) {
+    table.add_row(
+        {field_text(instance, "id"), dash(field_text(instance, "name")),
+         field_text(instance, "state"), gpus(instance), dash(field_text(instance, "node_id")),
+         price(instance, integer(instance, "gpu_count")), when(instance, "created_at", now)});
+  }
+  return table.render();
+}
+
+std::string instance_view(const Json& instance, Timestamp now) {
+  const int64_t count = integer(instance, "gpu_count");
+  std::string exit_code = field_text(instance, "exit_code");
+  return render_fields({
+      {"ID", field_text(instance, "id")},
+      {"Name", field_text(instance, "name")},
+      {"Tenant", field_text(instance, "tenant_id")},
+      {"State", field_text(instance, "state")},
+      {"Reason", field_text(instance, "reason")},
+      {"GPUs", gpus(instance)},
+      {"GPU UUIDs", join_strings(member(instance, "gpus"))},
+      {"Node", field_text(instance, "node_id")},
+      {"CPU", integer(instance, "cpu") > 0 ? field_text(instance, "cpu") : ""},
+      {"Memory",
+       integer(instance, "memory_gb") > 0 ? field_text(instance, "memory_gb") + " GB" : ""},
+      {"Command", command_text(member(instance, "command"))},
+      {"Env", join_env(member(instance, "env"))},
+      {"Pricing", field_text(instance, "pricing")},
+      {"Price", count > 1 ? fmt::format("{} ({} per GPU)", price(instance, count), price(instance))
+                          : price(instance)},
+      {"Run", field_text(instance, "run")},
+      {"Created", when_exactly(instance, "created_at", now)},
+      {"Started", when_exactly(instance, "started_at", now)},
+      {"Ended", when_exactly(instance, "ended_at", now)},
+      {"Exit code", exit_code},
+  });
+}
+
+std::string offers_view(const Json& items) {
+  Table table({"GPU TYPE", "NAME", "MEMORY", "FREE", "TOTAL", "MAX/NODE", "PRICE"});
+  for (const auto& offer : as_list(items)) {
+    table.add_row({field_text(offer, "gpu_type"), field_text(offer, "display_name"), memory(offer),
+                   field_text(offer, "free"), field_text(offer, "total"),
+                   field_text(offer, "max_free_per_node"), price(offer)});
+  }
+  return table.render();
+}
+
+std::string gpu_types_view(const Json& items) {
+  Table table({"GPU TYPE", "NAME", "MEMORY", "FREE", "TOTAL", "PRICE"});
+  for (const auto& type : as_list(items)) {
+    table.add_row({field_text(type, "slug"), field_text(type, "display_name"), memory(type),
+                   field_text(type, "free"), field_text(type, "total"), price(type)});
+  }
+  return table.render();
+}
+
+std::string balance_view(const Json& balance) {
+  return render_fields({{"Tenant", field_text(balance, "tenant_id")},
+                        {"Balance", amount(balance, "balance_micros")}});
+}
+
+std::string usage_view(const Json& usage, Timestamp now) {
+  const std::string currency = field_text(usage, "currency");
+  Table table({"INSTANCE", "RUN", "GPUS", "PRICE", "STARTED", "DURATION", "AMOUNT"});
+  for (auto run : as_list(member(usage, "items"))) {
+    if (run.is_object() && !run.contains("currency")) run["currency"] = currency;
+    table.add_row({field_text(run, "instance_id"), field_text(run, "run"), gpus(run),
+                   price(run, integer(run, "gpu_count")), when(run, "started_at", now),
+                   format_duration(integer(run, "seconds")), amount(run, "amount_micros")});
+  }
+  return table.render() + fmt::format("\nTotal: {}\n", amount(usage, "total_micros"));
+}
+
+std::string transfers_view(const Json& items, Timestamp now) {
+  Table table({"ID", "TIME", "KIND", "FROM", "TO", "AMOUNT", "REFERENCE"});
+  for (const auto& transfer : as_list(items)) {
+    table.add_row({field_text(transfer, "id"), when(transfer, "at", now),
+                   field_text(transfer, "kind"), field_text(transfer, "from_account"),
+                   field_text(transfer, "to_account"), amount(transfer, "amount_micros"),
+                   dash(field_text(transfer, "reference"))});
+  }
+  return table.render();
+}
+
+std::string topup_view(const Json& topup) {
+  return render_fields({{"Transfer", field_text(topup, "transfer_id")},
+                        {"Tenant", field_text(topup, "tenant_id")},
+                        {"Amount", amount(topup, "amount_micros")},
+                        {"Balance", amount(topup, "balance_micros")}});
+}
+
+std::string whoami_view(const Json& whoami) {
+  return render_fields({{"Tenant", field_text(whoami, "tenant_id")},
+                        {"Key", field_text(whoami, "key_id")},
+                        {"Role", field_text(whoami, "role")}});
+}
+
+std::string tenants_view(const Json& items, Timestamp now) {
+  Table table({"ID", "NAME", "BALANCE", "CREATED"});
+  for (const auto& tenant : as_list(items)) {
+    table.add_row({field_text(tenant, "id"), field_text(tenant, "name"),
+                   amount(tenant, "balance_micros"), when(tenant, "created_at", now)});
+  }
+  return table.render();
+}
+
+std::string tenant_view(const Json& tenant, Timestamp now) {
+  return render_fields({{"ID", field_text(tenant, "id")},
+                        {"Name", field_text(tenant, "name")},
+                        {"Created", when_exactly(tenant, "created_at", now)}});
+}
+
+std::string api_key_view(const Json& key, Timestamp now) {
+  return render_fields({{"ID", field_text(key, "id")},
+                        {"Tenant", field_text(key, "tenant_id")},
+                        {"Role", field_text(key, "role")},
+                        {"Name", field_text(key, "name")},
+                        {"Created", when_exactly(key, "created_at", now)},
+                        {"Key", field_text(key, "key")}}) +
+         "\nStore the key now: it is not shown again.\n";
+}
+
+std::string nodes_view(const Json& items, Timestamp now) {
+  Table table({"ID", "NAME", "STATE", "GPUS", "FREE", "CPU", "MEMORY", "LAST SEEN"});
+  for (const auto& node : as_list(items)) {
+    std::string name = field_text(node, "name");
+    if (member(node, "simulated") == true) name += " (sim)";
+    table.add_row({field_text(node, "id"), name, field_text(node, "state"),
+                   dash(gpu_summary(member(node, "gpus"))), field_text(node, "free_gpus"),
+                   field_text(node, "cpu_count"), memory(node), when(node, "last_heartbeat", now)});
+  }
+  return table.render();
+}
+
+std::string node_view(const Json& node, Timestamp now) {
+  std::string out = render_fields({
+      {"ID", field_text(node, "id")},
+      {"Name", field_text(node, "name")},
+      {"State", field_text(node, "state")},
+      {"GPUs", fmt::format("{} ({} free)", dash(gpu_summary(member(node, "gpus"))),
+                           dash(field_text(node, "free_gpus")))},
+      {"CPU", field_text(node, "cpu_count")},
+      {"Memory", memory(node)},
+      {"Simulated", field_text(node, "simulated")},
+      {"Agent", field_text(node, "agent_version")},
+      {"Registered", when_exactly(node, "registered_at", now)},
+      {"Last seen", when_exactly(node, "last_heartbeat", now)},
+  });
+  Table table({"INDEX", "UUID", "TYPE", "NAME", "MEMORY", "INSTANCE"});
+  for (const auto& gpu : as_list(member(node, "gpus"))) {
+    table.add_row({field_text(gpu, "index"), field_text(gpu, "uuid"), field_text(gpu, "type"),
+                   field_text(gpu, "name"), memory(gpu), dash(field_text(gpu, "instance_id"))});
+  }
+  return out + "\n" + table.render();
+}
+
+std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now) {
+  return render_fields({{"ID", field_text(token, "id")},
+                        {"Token", field_text(token, "token")},
+                        {"Expires", when_exactly(token, "expires_at", now)}}) +
+         fmt::format(
+             "\nStore the token now: it is not shown again. On the new node run:\n"
+             "  gpurent agent --server {} --join-token {}\n",
+             sanitize(server_url), sanitize(field_text(token, "token")));
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,35 @@
+// The table form (`-o table`) of every object and list the API returns: one function per shape,
+// from the server's JSON to the text printed. Missing or mistyped fields print as "-" rather than
+// failing, so a newer server with changed fields still gives readable output; `-o json` is the
+// exact form for programs.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/json.h"
+
+namespace gpurent::cli {
+
+// A member as text: strings as they are, numbers and booleans spelled out, anything else "".
+std::string field_text(const Json& object, std::string_view key);
+
+std::string instances_view(const Json& items, Timestamp now);
+std::string instance_view(const Json& instance, Timestamp now);
+std::string offers_view(const Json& items);
+std::string gpu_types_view(const Json& items);
+std::string balance_view(const Json& balance);
+std::string usage_view(const Json& usage, Timestamp now);
+std::string transfers_view(const Json& items, Timestamp now);
+std::string topup_view(const Json& topup);
+std::string whoami_view(const Json& whoami);
+std::string tenants_view(const Json& items, Timestamp now);
+std::string tenant_view(const Json& tenant, Timestamp now);
+std::string api_key_view(const Json& key, Timestamp now);
+std::string nodes_view(const Json& items, Timestamp now);
+std::string node_view(const Json& node, Timestamp now);
+// server_url goes into the printed `gpurent agent` line that joins a node with the token.
+std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now);
+
+}  // namespace gpurent::cli

@@ -1,0 +1,96 @@
+#include "cli/views.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent::cli {
+namespace {
+
+const Timestamp kNow = *parse_rfc3339("2026-11-30T15:30:00.000Z");
+
+TEST(ViewsTest, Instances) {
+  const Json items = Json::parse(R"([
+    {"id": "i-1", "name": "train-1", "state": "running", "gpu_type": "h100-80g", "gpu_count": 2,
+     "node_id": "n-1", "price_per_gpu_hour_micros": 18000000, "currency": "CNY",
+     "created_at": "2026-11-30T15:25:00.000Z"},
+    {"id": "i-2", "name": "", "state": "pending", "gpu_type": "a100-80g", "gpu_count": 1,
+     "node_id": null, "price_per_gpu_hour_micros": 9500000, "currency": "CNY",
+     "created_at": "2026-11-30T12:30:00.000Z"}
+  ])");
+  EXPECT_EQ(instances_view(items, kNow),
+            "ID    NAME      STATE     GPUS          NODE   PRICE         CREATED\n"
+            "i-1   train-1   running   2x h100-80g   n-1    CNY 36.00/h   5m ago\n"
+            "i-2   -         pending   1x a100-80g   -      CNY 9.50/h    3h ago\n");
+}
+
+TEST(ViewsTest, InstanceDetails) {
+  const Json instance = Json::parse(R"(
+    {"id": "i-1", "name": "train-1", "tenant_id": "t-1", "state": "failed", "gpu_type": "h100-80g",
+     "gpu_count": 2, "cpu": 16, "memory_gb": 128, "command": ["python3", "train.py", "--lr", "1e-3"],
+     "env": {"EPOCHS": "3"}, "pricing": "on_demand", "node_id": "n-1",
+     "gpus": ["GPU-a", "GPU-b"], "run": 1, "created_at": "2026-11-30T15:25:00.000Z",
+     "started_at": null, "ended_at": null, "exit_code": 1, "reason": "exited with status 1",
+     "price_per_gpu_hour_micros": 18000000, "currency": "CNY"})");
+  const std::string text = instance_view(instance, kNow);
+  EXPECT_NE(text.find("State:      failed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Reason:     exited with status 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Command:    python3 train.py --lr 1e-3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Price:      CNY 36.00/h (CNY 18.00/h per GPU)\n"), std::string::npos);
+  EXPECT_NE(text.find("Created:    2026-11-30T15:25:00.000Z (5m ago)\n"), std::string::npos);
+  EXPECT_NE(text.find("Started:    -\n"), std::string::npos);
+  EXPECT_NE(text.find("Exit code:  1\n"), std::string::npos);
+}
+
+TEST(ViewsTest, OffersAndUnpricedTypes) {
+  EXPECT_EQ(offers_view(Json::parse(R"([{"gpu_type": "h100-80g",
+      "display_name": "NVIDIA H100 80GB", "memory_mb": 81920, "total": 8, "free": 6,
+      "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000, "currency": "CNY"}])")),
+            "GPU TYPE   NAME               MEMORY   FREE   TOTAL   MAX/NODE   PRICE\n"
+            "h100-80g   NVIDIA H100 80GB   80 GiB   6      8       6          CNY 18.00/h\n");
+  EXPECT_EQ(gpu_types_view(Json::parse(R"([{"slug": "x-1g", "display_name": "X",
+      "memory_mb": 1024, "price_per_gpu_hour_micros": 0, "currency": "CNY", "total": 0,
+      "free": 0}])")),
+            "GPU TYPE   NAME   MEMORY   FREE   TOTAL   PRICE\n"
+            "x-1g       X      1 GiB    0      0       -\n");
+}
+
+TEST(ViewsTest, UsageWithTotal) {
+  const Json usage = Json::parse(R"({"items": [{"instance_id": "i-1", "run": 1,
+      "gpu_type": "h100-80g", "gpu_count": 1, "price_per_gpu_hour_micros": 18000000,
+      "started_at": "2026-11-30T14:30:00.000Z", "ended_at": null, "seconds": 3600,
+      "amount_micros": 18000000}], "total_micros": 18000000, "currency": "CNY"})");
+  EXPECT_EQ(usage_view(usage, kNow),
+            "INSTANCE   RUN   GPUS          PRICE         STARTED   DURATION   AMOUNT\n"
+            "i-1        1     1x h100-80g   CNY 18.00/h   1h ago    1h00m      CNY 18.00\n"
+            "\nTotal: CNY 18.00\n");
+}
+
+TEST(ViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
+  const Json transfers = Json::parse(R"([{"id": "x-1", "at": "2026-11-30T15:29:00.000Z",
+      "kind": "usage", "from_account": "tenant:t-1:cash", "to_account": "platform:revenue",
+      "amount_micros": 5000, "reference": "i-1"}])");
+  EXPECT_EQ(transfers_view(transfers, kNow),
+            "ID    TIME     KIND    FROM              TO                 AMOUNT     REFERENCE\n"
+            "x-1   1m ago   usage   tenant:t-1:cash   platform:revenue   0.005000   i-1\n");
+}
+
+TEST(ViewsTest, NodesSummariseGpus) {
+  const Json nodes = Json::parse(R"([{"id": "n-1", "name": "gpu01", "state": "ready",
+      "gpu_count": 3, "free_gpus": 1, "gpus": [{"type": "a100-80g"}, {"type": "a100-80g"},
+      {"type": "rtx4090-24g"}], "cpu_count": 64, "memory_mb": 524288, "simulated": true,
+      "last_heartbeat": "2026-11-30T15:29:58.000Z"}])");
+  EXPECT_EQ(nodes_view(nodes, kNow),
+            "ID    NAME          STATE   GPUS                          FREE   CPU   MEMORY    "
+            "LAST SEEN\n"
+            "n-1   gpu01 (sim)   ready   2x a100-80g, 1x rtx4090-24g   1      64    512 GiB   "
+            "2s ago\n");
+}
+
+TEST(ViewsTest, ToleratesMissingFields) {
+  EXPECT_EQ(instances_view(Json::parse(R"([{"id": "i-1"}, 7])"), kNow),
+            "ID    NAME   STATE   GPUS   NODE   PRICE   CREATED\n"
+            "i-1   -              -      -      -       -\n"
+            "      -              -      -      -       -\n");
+}
+
+}  // namespace
+}  // namespace gpurent::cli
