@@ -1,7 +1,8 @@
 // For tests: an in-memory stand-in for the server's /v1/agent routes, with the same rules as the
 // real one where the agent depends on them (join token and credential checks, long-poll on the
 // generation, log uploads trimmed to what is new and answered with the server's size).
-// Thread-safe: the agent's threads each hold a link to one FakeServer.
+// Thread-safe: the agent's threads each hold a link to one FakeServer, which the links keep alive
+// (a detached poller may outlive the test's agent). Create it with std::make_shared.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,7 @@
 
 namespace gpurent::agent::testing {
 
-class FakeServer {
+class FakeServer : public std::enable_shared_from_this<FakeServer> {
  public:
   static constexpr std::string_view kJoinToken = "gjt_test";
   static constexpr std::string_view kCredential = "gnc_test";
@@ -41,6 +42,16 @@ class FakeServer {
   void set_reachable(bool reachable) {
     std::lock_guard lock(mutex_);
     reachable_ = reachable;
+  }
+  // How long a desired-state poll may wait for a change (short by default, so that agents in tests
+  // stop at once).
+  void set_max_poll_wait(std::chrono::milliseconds wait) {
+    std::lock_guard lock(mutex_);
+    max_poll_wait_ = wait;
+  }
+  int polls_waiting() const {
+    std::lock_guard lock(mutex_);
+    return polls_waiting_;
   }
   void set_refuse_logs(bool refuse) {
     std::lock_guard lock(mutex_);
@@ -86,8 +97,8 @@ class FakeServer {
   }
 
   ServerLinkFactory factory() {
-    return [this]() -> Result<std::unique_ptr<ServerLink>> {
-      return std::unique_ptr<ServerLink>(std::make_unique<Link>(*this));
+    return [self = shared_from_this()]() -> Result<std::unique_ptr<ServerLink>> {
+      return std::unique_ptr<ServerLink>(std::make_unique<Link>(self));
     };
   }
 
@@ -96,7 +107,8 @@ class FakeServer {
 
   class Link final : public ServerLink {
    public:
-    explicit Link(FakeServer& server) : server_(server) {}
+    explicit Link(std::shared_ptr<FakeServer> server)
+        : server_(*server), owner_(std::move(server)) {}
 
     Result<model::RegistrationResult> register_node(
         std::string_view join_token, const model::NodeRegistration& registration) override {
@@ -114,9 +126,11 @@ class FakeServer {
                                              std::chrono::seconds wait) override {
       std::unique_lock lock(server_.mutex_);
       if (auto refused = server_.check(credential)) return fail(*refused);
-      // A short wait whatever was asked, so that stopping an agent in a test is quick.
-      server_.changed_.wait_for(lock, std::min<std::chrono::milliseconds>(wait, kMaxWait),
+      ++server_.polls_waiting_;
+      server_.changed_.wait_for(lock,
+                                std::min<std::chrono::milliseconds>(wait, server_.max_poll_wait_),
                                 [&] { return server_.desired_.generation != after; });
+      --server_.polls_waiting_;
       return server_.desired_;
     }
 
@@ -148,8 +162,8 @@ class FakeServer {
     }
 
    private:
-    static constexpr std::chrono::milliseconds kMaxWait{20};
     FakeServer& server_;
+    std::shared_ptr<FakeServer> owner_;
   };
 
   std::optional<Error> down() const {
@@ -169,6 +183,8 @@ class FakeServer {
   model::DesiredState desired_{std::string(kNodeId), 1, {}};
   bool reachable_ = true;
   bool refuse_logs_ = false;
+  std::chrono::milliseconds max_poll_wait_{20};
+  int polls_waiting_ = 0;
   int registrations_ = 0;
   std::optional<model::NodeRegistration> registration_;
   std::vector<model::NodeReport> reports_;

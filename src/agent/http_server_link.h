@@ -11,7 +11,7 @@
 
 namespace gpurent::agent {
 
-inline constexpr std::chrono::seconds kHttpSlack{15};
+inline constexpr std::chrono::seconds kHttpSlack{10};
 
 // Fails only for a malformed URL; the server is not contacted until the first call.
 Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url);

@@ -70,6 +70,16 @@ class ServerHealth {
   int failures_ = 0;
 };
 
+// Persists what the server issued at registration, before anything relies on it.
+Result<Identity> keep_registration(const model::RegistrationResult& result,
+                                   const std::filesystem::path& data_dir) {
+  Identity identity{result.node_id, result.credential};
+  if (auto saved = save_identity(data_dir, identity); !saved) return fail(saved.error());
+  spdlog::info("node_registered node={} identity={}", identity.node_id,
+               (data_dir / kIdentityFile).string());
+  return identity;
+}
+
 }  // namespace
 
 NodeAgent::NodeAgent(AgentOptions options, ServerLinkFactory links, std::string shim_executable)
@@ -80,8 +90,8 @@ NodeAgent::NodeAgent(AgentOptions options, ServerLinkFactory links, std::string 
 NodeAgent::~NodeAgent() { stop(); }
 
 std::string NodeAgent::node_id() const {
-  std::lock_guard lock(mutex_);
-  return identity_ ? identity_->node_id : std::string();
+  std::lock_guard lock(shared_->mutex);
+  return shared_->identity ? shared_->identity->node_id : std::string();
 }
 
 model::NodeRegistration NodeAgent::registration() const {
@@ -95,103 +105,132 @@ model::NodeRegistration NodeAgent::registration() const {
   return registration;
 }
 
-Status NodeAgent::register_node(ServerLink& link) {
-  GPURENT_TRY(result, link.register_node(options_.join_token, registration()));
-  Identity identity{result.node_id, result.credential};
-  if (auto saved = save_identity(options_.data_dir, identity); !saved) return saved;
-  spdlog::info("node_registered node={} gpus={} simulated={}", identity.node_id,
-               inventory_.gpus.size(), inventory_.simulated);
-  {
-    std::lock_guard lock(mutex_);
-    identity_ = std::move(identity);
-  }
-  changed_.notify_all();
-  return {};
-}
-
 Status NodeAgent::start() {
-  {
-    std::lock_guard lock(mutex_);
-    if (started_) return fail(Error::conflict("agent_started", "the agent was already started"));
-    started_ = true;
-  }
+  if (started_) return fail(Error::conflict("agent_started", "the agent was already started"));
+  started_ = true;
+  const std::filesystem::path data_dir = options_.data_dir;
   std::error_code ec;
-  std::filesystem::create_directories(options_.data_dir, ec);
+  std::filesystem::create_directories(data_dir, ec);
   if (ec) {
     return fail(Error::internal(
-        fmt::format("cannot create the data directory {}: {}", options_.data_dir, ec.message())));
+        fmt::format("cannot create the data directory {}: {}", data_dir.string(), ec.message())));
   }
-  GPURENT_TRY(inventory, discover_gpus(options_.sim_gpus, options_.data_dir));
+  GPURENT_TRY(inventory, discover_gpus(options_.sim_gpus, data_dir));
   inventory_ = std::move(inventory);
-  GPURENT_TRY(runtime,
-              ProcessRuntime::open({options_.data_dir, shim_executable_, options_.stop_grace}));
+  GPURENT_TRY(runtime, ProcessRuntime::open({data_dir, shim_executable_, options_.stop_grace}));
   runtime_ = std::move(runtime);
   GPURENT_TRY(poll_link, links_());
   GPURENT_TRY(reconcile_link, links_());
 
-  if (auto identity = load_identity(options_.data_dir)) {
-    spdlog::info("node_identity node={} file={}", identity->node_id,
-                 (std::filesystem::path(options_.data_dir) / kIdentityFile).string());
-    std::lock_guard lock(mutex_);
-    identity_ = std::move(*identity);
-  } else if (identity.error().code != "file_not_found") {
-    return fail(std::move(identity).error());
+  Registrar registrar{options_.join_token, registration(), data_dir};
+  std::optional<Identity> identity;
+  if (auto loaded = load_identity(data_dir)) {
+    identity = std::move(*loaded);
+  } else if (loaded.error().code != "file_not_found") {
+    return fail(std::move(loaded).error());
   } else if (options_.join_token.empty()) {
     return fail(
         Error::invalid("join_token_required",
                        fmt::format("{} has no node identity; give a join token for the first start",
-                                   options_.data_dir)));
-  } else if (auto registered = register_node(*poll_link); !registered) {
-    // Only a server that cannot be reached is worth waiting for; a refusal of the token is final.
-    if (registered.error().kind != ErrorKind::kUnavailable) return registered;
+                                   data_dir.string())));
+  } else if (auto registered =
+                 poll_link->register_node(registrar.join_token, registrar.registration)) {
+    GPURENT_TRY(kept, keep_registration(*registered, data_dir));
+    identity = std::move(kept);
+  } else if (registered.error().kind == ErrorKind::kUnavailable) {
+    // Only a server that cannot be reached is worth waiting for; a refused token is final.
     spdlog::warn("node_register_deferred error=\"{}\"", registered.error().message);
+  } else {
+    return fail(std::move(registered).error());
+  }
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->identity = std::move(identity);
   }
 
-  poller_ = std::thread(&NodeAgent::poll_loop, this, std::move(poll_link));
+  poller_ = std::thread(&NodeAgent::poll_loop, shared_, std::move(poll_link), std::move(registrar));
   reconciler_ = std::thread(&NodeAgent::reconcile_loop, this, std::move(reconcile_link));
   spdlog::info("agent_started node={} server={} data_dir={} gpus={} simulated={}", node_id(),
-               options_.server_url, options_.data_dir, inventory_.gpus.size(),
+               options_.server_url, data_dir.string(), inventory_.gpus.size(),
                inventory_.simulated);
   return {};
 }
 
 void NodeAgent::stop() {
   {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return;
-    stopping_ = true;
+    std::lock_guard lock(shared_->mutex);
+    if (shared_->stopping) return;
+    shared_->stopping = true;
   }
-  changed_.notify_all();
+  shared_->changed.notify_all();
   if (reconciler_.joinable()) reconciler_.join();
-  if (poller_.joinable()) poller_.join();
-  if (runtime_) spdlog::info("agent_stopped node={}", node_id());
+  if (poller_.joinable()) {
+    bool done;
+    {
+      std::unique_lock lock(shared_->mutex);
+      done = shared_->changed.wait_for(lock, kPollerJoinWait, [&] { return shared_->poller_done; });
+    }
+    if (done) {
+      poller_.join();
+    } else {
+      spdlog::info("agent_poller_detached reason=\"inside a long-poll; it exits when that ends\"");
+      poller_.detach();
+    }
+  }
+  if (started_) spdlog::info("agent_stopped node={}", node_id());
 }
 
-bool NodeAgent::sleep_until(SteadyTime until) {
-  std::unique_lock lock(mutex_);
-  return !changed_.wait_until(lock, until, [this] { return stopping_; });
-}
+void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
+                          Registrar registrar) {
+  // Tells stop() the poller is finished, however it leaves.
+  struct Done {
+    Shared& shared;
+    ~Done() {
+      {
+        std::lock_guard lock(shared.mutex);
+        shared.poller_done = true;
+      }
+      shared.changed.notify_all();
+    }
+  } done{*shared};
+  // After every call that may block, the stop is checked first: a detached poller must not log
+  // (the process may be exiting) nor write to a data directory another agent may now own.
+  const auto stopping = [&] {
+    std::lock_guard lock(shared->mutex);
+    return shared->stopping;
+  };
+  const auto sleep_until = [&](SteadyTime until) {
+    std::unique_lock lock(shared->mutex);
+    return !shared->changed.wait_until(lock, until, [&] { return shared->stopping; });
+  };
 
-void NodeAgent::poll_loop(std::unique_ptr<ServerLink> link) {
   ServerHealth health("desired");
   int64_t generation = 0;  // 0: answer at once with whatever the server has
-  while (true) {
+  while (!stopping()) {
     const auto began = std::chrono::steady_clock::now();
     std::optional<Identity> identity;
     {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      identity = identity_;
+      std::lock_guard lock(shared->mutex);
+      identity = shared->identity;
     }
     if (!identity) {
-      if (auto registered = register_node(*link); !registered) {
-        if (!sleep_until(began + health.failed(registered.error()))) return;
-      } else {
-        health.succeeded();
+      auto registered = link->register_node(registrar.join_token, registrar.registration);
+      if (stopping()) return;
+      auto kept = registered ? keep_registration(*registered, registrar.data_dir)
+                             : Result<Identity>(fail(std::move(registered).error()));
+      if (!kept) {
+        if (!sleep_until(began + health.failed(kept.error()))) return;
+        continue;
+      }
+      health.succeeded();
+      {
+        std::lock_guard lock(shared->mutex);
+        shared->identity = std::move(*kept);
       }
       continue;
     }
     auto desired = link->wait_desired(identity->credential, generation, kDesiredWait);
+    if (stopping()) return;
     if (!desired) {
       if (!sleep_until(began + health.failed(desired.error()))) return;
       continue;
@@ -200,11 +239,11 @@ void NodeAgent::poll_loop(std::unique_ptr<ServerLink> link) {
     if (desired->generation != generation) {
       generation = desired->generation;
       {
-        std::lock_guard lock(mutex_);
-        desired_ = std::move(*desired);
-        desired_pending_ = true;
+        std::lock_guard lock(shared->mutex);
+        shared->desired = std::move(*desired);
+        shared->desired_pending = true;
       }
-      changed_.notify_all();
+      shared->changed.notify_all();
     }
     if (!sleep_until(began + kMinPollInterval)) return;
   }
@@ -218,13 +257,13 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   while (true) {
     std::optional<Identity> identity;
     {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      if (desired_pending_) {
-        desired = desired_;
-        desired_pending_ = false;
+      std::lock_guard lock(shared_->mutex);
+      if (shared_->stopping) return;
+      if (shared_->desired_pending) {
+        desired = shared_->desired;
+        shared_->desired_pending = false;
       }
-      identity = identity_;
+      identity = shared_->identity;
     }
     runtime_->poll();
     // Nothing is stopped before the first desired state: after a restart, the runs the agent
@@ -241,8 +280,9 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
     }
     auto wake_at = now + options_.report_interval;
     if (const auto deadline = runtime_->next_deadline()) wake_at = std::min(wake_at, *deadline);
-    std::unique_lock lock(mutex_);
-    changed_.wait_until(lock, wake_at, [this] { return stopping_ || desired_pending_; });
+    std::unique_lock lock(shared_->mutex);
+    shared_->changed.wait_until(lock, wake_at,
+                                [this] { return shared_->stopping || shared_->desired_pending; });
   }
 }
 

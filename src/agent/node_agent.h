@@ -10,14 +10,20 @@
 //     state arrives, and when a stop's grace period ends.
 // Each thread has its own ServerLink. A failing server is retried with exponential backoff (at
 // most kMaxBackoff; kAuthRetry after a 401) and logged once per change of state, never fatal.
-// stop() joins both threads; workloads keep running for the next agent to adopt. The poller may be
-// inside a long-poll, so stop() can take up to kDesiredWait plus the link's slack to return.
 //
-// Thread-safety: start(), stop() and node_id() may be called from any one thread.
+// stop() joins the reconciler, and the poller unless it is inside a long-poll after
+// kPollerJoinWait: a link cannot be interrupted, and waiting out the poll would hold `gpurent dev`
+// (which stops its agent before its server) and `gpurent agent` up to kDesiredWait on every
+// shutdown. The poller is then detached; it owns everything it touches (its link and the Shared
+// state), and when the poll returns it sees the stop and exits without logging or writing anything.
+// Workloads keep running for the next agent to adopt.
+//
+// Thread-safety: start() and stop() from one thread; node_id() from any.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +44,7 @@ inline constexpr std::chrono::seconds kDesiredWait{20};
 inline constexpr std::chrono::milliseconds kMinBackoff{250};
 inline constexpr std::chrono::milliseconds kMaxBackoff{5000};
 inline constexpr std::chrono::seconds kAuthRetry{30};
+inline constexpr std::chrono::milliseconds kPollerJoinWait{200};
 
 class NodeAgent {
  public:
@@ -53,28 +60,35 @@ class NodeAgent {
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
+  // What the threads share; held through a shared_ptr because a detached poller outlives stop().
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool stopping = false;
+    bool poller_done = false;
+    std::optional<Identity> identity;
+    std::optional<model::DesiredState> desired;  // the newest from the server
+    bool desired_pending = false;                // desired not yet seen by the reconciler
+  };
+  // What the poller needs to register in the background, copied so it does not touch the agent.
+  struct Registrar {
+    std::string join_token;
+    model::NodeRegistration registration;
+    std::filesystem::path data_dir;
+  };
 
   model::NodeRegistration registration() const;
-  // Registers through link and persists the identity; the caller holds no lock.
-  Status register_node(ServerLink& link);
-  void poll_loop(std::unique_ptr<ServerLink> link);
+  static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
+                        Registrar registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
-  // Sleeps until `until` or stop(); false when stopping.
-  bool sleep_until(SteadyTime until);
 
   const AgentOptions options_;
   const ServerLinkFactory links_;
   const std::string shim_executable_;
   GpuInventory inventory_;                   // set by start()
   std::unique_ptr<ProcessRuntime> runtime_;  // the reconciler thread's, once started
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool started_ = false;
-  bool stopping_ = false;
-  std::optional<Identity> identity_;
-  std::optional<model::DesiredState> desired_;  // the newest from the server
-  bool desired_pending_ = false;                // desired_ not yet seen by the reconciler
+  const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  bool started_ = false;  // start() and stop() are called from one thread
 
   std::thread poller_;
   std::thread reconciler_;

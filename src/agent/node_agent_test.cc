@@ -30,23 +30,23 @@ class NodeAgentTest : public ::testing::Test {
   }
 
   std::unique_ptr<NodeAgent> make_agent(AgentOptions opts) {
-    return std::make_unique<NodeAgent>(std::move(opts), server_.factory());
+    return std::make_unique<NodeAgent>(std::move(opts), server_->factory());
   }
 
   bool reported(std::string_view instance_id, WorkloadPhase phase) {
-    const auto status = server_.status(instance_id, 1);
+    const auto status = server_->status(instance_id, 1);
     return status && status->phase == phase;
   }
 
   TempDir dir_;
-  FakeServer server_;
+  std::shared_ptr<FakeServer> server_ = std::make_shared<FakeServer>();
 };
 
 TEST_F(NodeAgentTest, RegistersOnceAndKeepsItsIdentityForLaterStarts) {
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
   EXPECT_EQ(agent->node_id(), FakeServer::kNodeId);
-  const auto registration = server_.registration();
+  const auto registration = server_->registration();
   ASSERT_TRUE(registration);
   EXPECT_EQ(registration->gpus.size(), 2u);
   EXPECT_TRUE(registration->simulated);
@@ -62,8 +62,8 @@ TEST_F(NodeAgentTest, RegistersOnceAndKeepsItsIdentityForLaterStarts) {
   auto restarted = make_agent(options(""));  // no join token needed any more
   ASSERT_TRUE(restarted->start());
   EXPECT_EQ(restarted->node_id(), FakeServer::kNodeId);
-  EXPECT_EQ(server_.registrations(), 1);
-  ASSERT_TRUE(eventually([&] { return !server_.reports().empty(); }));
+  EXPECT_EQ(server_->registrations(), 1);
+  ASSERT_TRUE(eventually([&] { return !server_->reports().empty(); }));
 }
 
 TEST_F(NodeAgentTest, StartFailsWhenTheJoinTokenIsRefused) {
@@ -82,13 +82,13 @@ TEST_F(NodeAgentTest, StartFailsWithoutIdentityOrJoinToken) {
 }
 
 TEST_F(NodeAgentTest, RegistersInTheBackgroundWhenTheServerIsDownAtStart) {
-  server_.set_reachable(false);
+  server_->set_reachable(false);
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
   EXPECT_EQ(agent->node_id(), "");
-  server_.set_reachable(true);
+  server_->set_reachable(true);
   ASSERT_TRUE(eventually([&] { return agent->node_id() == FakeServer::kNodeId; }));
-  ASSERT_TRUE(eventually([&] { return !server_.reports().empty(); }));
+  ASSERT_TRUE(eventually([&] { return !server_->reports().empty(); }));
 }
 
 TEST_F(NodeAgentTest, RunsTheDesiredWorkloadAndReportsItsExitAndLog) {
@@ -97,13 +97,13 @@ TEST_F(NodeAgentTest, RunsTheDesiredWorkloadAndReportsItsExitAndLog) {
   spec.run = 1;
   spec.command = {"sh", "-c", "echo \"gpus=$CUDA_VISIBLE_DEVICES\"; exit 2"};
   spec.gpus = {"GPU-1", "GPU-2"};
-  server_.set_desired({spec});
+  server_->set_desired({spec});
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
   ASSERT_TRUE(eventually([&] { return reported("i-e2e", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-e2e", 1)->exit_code, 2);
-  EXPECT_EQ(server_.log_at_exit("i-e2e", 1), "gpus=GPU-1,GPU-2\n");
-  EXPECT_EQ(server_.reports().back().applied_generation, server_.generation());
+  EXPECT_EQ(server_->status("i-e2e", 1)->exit_code, 2);
+  EXPECT_EQ(server_->log_at_exit("i-e2e", 1), "gpus=GPU-1,GPU-2\n");
+  EXPECT_EQ(server_->reports().back().applied_generation, server_->generation());
 }
 
 TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingItAgain) {
@@ -111,7 +111,7 @@ TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingIt
   spec.instance_id = "i-keep";
   spec.run = 1;
   spec.command = {"sh", "-c", "echo started; while [ ! -e release ]; do sleep 0.01; done"};
-  server_.set_desired({spec});
+  server_->set_desired({spec});
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
   ASSERT_TRUE(eventually([&] { return reported("i-keep", WorkloadPhase::kRunning); }));
@@ -122,8 +122,8 @@ TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingIt
   ASSERT_TRUE(restarted->start());
   std::ofstream(dir_.path() / "instances" / "i-keep" / "release").put('x');
   ASSERT_TRUE(eventually([&] { return reported("i-keep", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-keep", 1)->exit_code, 0);
-  EXPECT_EQ(server_.log_at_exit("i-keep", 1), "started\n");
+  EXPECT_EQ(server_->status("i-keep", 1)->exit_code, 0);
+  EXPECT_EQ(server_->log_at_exit("i-keep", 1), "started\n");
 }
 
 TEST_F(NodeAgentTest, StopsAWorkloadTheServerNoLongerWants) {
@@ -131,18 +131,33 @@ TEST_F(NodeAgentTest, StopsAWorkloadTheServerNoLongerWants) {
   spec.instance_id = "i-drop";
   spec.run = 1;
   spec.command = {"sleep", "30"};
-  server_.set_desired({spec});
+  server_->set_desired({spec});
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
   ASSERT_TRUE(eventually([&] { return reported("i-drop", WorkloadPhase::kRunning); }));
-  server_.set_desired({});
+  server_->set_desired({});
   ASSERT_TRUE(eventually([&] { return reported("i-drop", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-drop", 1)->exit_code, 128 + SIGTERM);
+  EXPECT_EQ(server_->status("i-drop", 1)->exit_code, 128 + SIGTERM);
   // Once the exit has been reported, the run is forgotten and leaves the reports.
   ASSERT_TRUE(eventually([&] {
-    const auto reports = server_.reports();
+    const auto reports = server_->reports();
     return reports.back().workloads.empty();
   }));
+}
+
+TEST_F(NodeAgentTest, StopReturnsPromptlyWhileTheDesiredStatePollIsPending) {
+  server_->set_max_poll_wait(std::chrono::seconds(20));  // as long as the real server's
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  // The first poll answers at once (the agent knows no generation); the next one waits.
+  ASSERT_TRUE(eventually([&] { return server_->polls_waiting() == 1; }));
+  const auto before = std::chrono::steady_clock::now();
+  agent->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
+  agent.reset();
+  // The detached poller ends with its poll; it needs nothing of the agent it came from.
+  server_->set_desired({});
+  EXPECT_TRUE(eventually([&] { return server_->polls_waiting() == 0; }));
 }
 
 }  // namespace

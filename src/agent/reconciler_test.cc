@@ -31,7 +31,7 @@ class AgentReconcilerTest : public ::testing::Test {
     ASSERT_TRUE(runtime);
     runtime_ = std::move(*runtime);
     reconciler_ = std::make_unique<Reconciler>(*runtime_);
-    link_ = std::move(*server_.factory()());
+    link_ = std::move(*server_->factory()());
   }
 
   void want(std::vector<model::WorkloadSpec> workloads) {
@@ -54,12 +54,12 @@ class AgentReconcilerTest : public ::testing::Test {
   }
 
   bool reported(std::string_view instance_id, WorkloadPhase phase) {
-    const auto status = server_.status(instance_id, 1);
+    const auto status = server_->status(instance_id, 1);
     return status && status->phase == phase;
   }
 
   TempDir dir_;
-  FakeServer server_;
+  std::shared_ptr<FakeServer> server_ = std::make_shared<FakeServer>();
   std::unique_ptr<ProcessRuntime> runtime_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<ServerLink> link_;
@@ -68,14 +68,14 @@ class AgentReconcilerTest : public ::testing::Test {
 
 TEST_F(AgentReconcilerTest, StartsADesiredRunAndReportsItRunningThenExitedWithItsWholeLog) {
   want({shell("i-a", "echo hello; while [ ! -e release ]; do sleep 0.01; done; echo bye; exit 2")});
-  ASSERT_TRUE(passes_until([&] { return server_.log("i-a", 1) == "hello\n"; }));
+  ASSERT_TRUE(passes_until([&] { return server_->log("i-a", 1) == "hello\n"; }));
   EXPECT_TRUE(reported("i-a", WorkloadPhase::kRunning));
-  EXPECT_EQ(server_.reports().back().applied_generation, desired_.generation);
+  EXPECT_EQ(server_->reports().back().applied_generation, desired_.generation);
 
   std::ofstream(runtime_->instance_dir("i-a") / "release").put('x');
   ASSERT_TRUE(passes_until([&] { return reported("i-a", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-a", 1)->exit_code, 2);
-  EXPECT_EQ(server_.log_at_exit("i-a", 1), "hello\nbye\n");
+  EXPECT_EQ(server_->status("i-a", 1)->exit_code, 2);
+  EXPECT_EQ(server_->log_at_exit("i-a", 1), "hello\nbye\n");
   // An exited run that is still desired is not started again.
   ASSERT_TRUE(pass());
   EXPECT_EQ(runtime_->workloads().size(), 1u);
@@ -85,8 +85,8 @@ TEST_F(AgentReconcilerTest, UploadsALargeLogInBoundedChunksBeforeReportingTheExi
   constexpr size_t kBytes = kMaxLogBytesPerRunPerSync + kLogChunkBytes / 2;  // needs two passes
   want({shell("i-big", fmt::format("head -c {} /dev/zero | tr '\\0' x", kBytes))});
   ASSERT_TRUE(passes_until([&] { return reported("i-big", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.log_at_exit("i-big", 1), std::string(kBytes, 'x'));
-  for (size_t size : server_.upload_sizes()) EXPECT_LE(size, kLogChunkBytes);
+  EXPECT_EQ(server_->log_at_exit("i-big", 1), std::string(kBytes, 'x'));
+  for (size_t size : server_->upload_sizes()) EXPECT_LE(size, kLogChunkBytes);
 }
 
 TEST_F(AgentReconcilerTest, StopsARunThatShouldNotRun) {
@@ -96,7 +96,7 @@ TEST_F(AgentReconcilerTest, StopsARunThatShouldNotRun) {
   stop.should_run = false;
   want({stop});
   ASSERT_TRUE(passes_until([&] { return reported("i-stop", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-stop", 1)->exit_code, 128 + SIGTERM);
+  EXPECT_EQ(server_->status("i-stop", 1)->exit_code, 128 + SIGTERM);
 }
 
 TEST_F(AgentReconcilerTest, StopsAnUndesiredRunAndForgetsItOnceItsExitIsReported) {
@@ -107,7 +107,7 @@ TEST_F(AgentReconcilerTest, StopsAnUndesiredRunAndForgetsItOnceItsExitIsReported
   ASSERT_TRUE(pass());
   EXPECT_EQ(runtime_->find({"i-gone", 1}), nullptr);
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "workloads" / "i-gone.1"));
-  EXPECT_TRUE(server_.reports().back().workloads.empty());
+  EXPECT_TRUE(server_->reports().back().workloads.empty());
 }
 
 TEST_F(AgentReconcilerTest, ReportsARunThatCannotStartAsExitedUntilItIsNoLongerDesired) {
@@ -115,19 +115,19 @@ TEST_F(AgentReconcilerTest, ReportsARunThatCannotStartAsExitedUntilItIsNoLongerD
   broken.command.clear();
   want({broken});
   ASSERT_TRUE(pass());
-  const auto status = server_.status("i-broken", 1);
+  const auto status = server_->status("i-broken", 1);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->phase, WorkloadPhase::kExited);
   EXPECT_EQ(status->exit_code, kStartFailedExitCode);
   EXPECT_NE(status->message.find("empty"), std::string::npos) << status->message;
   want({});
   ASSERT_TRUE(pass());
-  EXPECT_TRUE(server_.reports().back().workloads.empty());
+  EXPECT_TRUE(server_->reports().back().workloads.empty());
 }
 
 TEST_F(AgentReconcilerTest, AnUnreachableServerFailsTheSyncAndGetsNoReport) {
   want({shell("i-down", "echo output")});
-  server_.set_reachable(false);
+  server_->set_reachable(false);
   ASSERT_TRUE(eventually([&] {
     runtime_->poll();
     reconciler_->converge(desired_);
@@ -137,21 +137,21 @@ TEST_F(AgentReconcilerTest, AnUnreachableServerFailsTheSyncAndGetsNoReport) {
   const auto synced = reconciler_->sync(*link_, FakeServer::kCredential);
   ASSERT_FALSE(synced);
   EXPECT_EQ(synced.error().kind, ErrorKind::kUnavailable);
-  EXPECT_TRUE(server_.reports().empty());
+  EXPECT_TRUE(server_->reports().empty());
   // The exit waits for the log: reported as still running until it is uploaded.
   EXPECT_EQ(reconciler_->report().workloads.at(0).phase, WorkloadPhase::kRunning);
 
-  server_.set_reachable(true);
+  server_->set_reachable(true);
   ASSERT_TRUE(pass());
   EXPECT_TRUE(reported("i-down", WorkloadPhase::kExited));
-  EXPECT_EQ(server_.log_at_exit("i-down", 1), "output\n");
+  EXPECT_EQ(server_->log_at_exit("i-down", 1), "output\n");
 }
 
 TEST_F(AgentReconcilerTest, ALogTheServerRefusesDoesNotHoldBackTheExit) {
-  server_.set_refuse_logs(true);
+  server_->set_refuse_logs(true);
   want({shell("i-refused", "echo x; exit 1")});
   ASSERT_TRUE(passes_until([&] { return reported("i-refused", WorkloadPhase::kExited); }));
-  EXPECT_EQ(server_.status("i-refused", 1)->exit_code, 1);
+  EXPECT_EQ(server_->status("i-refused", 1)->exit_code, 1);
 }
 
 TEST_F(AgentReconcilerTest, AWrongCredentialFailsTheSyncAsUnauthenticated) {
