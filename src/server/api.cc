@@ -554,6 +554,7 @@ struct Api::Impl {
     auto offset = query_int(request, "offset", 0, 0, INT64_MAX);
     if (!id) return problem_response(Error::invalid("invalid_query", "query parameter 'instance' is required"));
     if (!run) return problem_response(run.error());
+    if (*run < 1) return problem_response(Error::invalid("invalid_query", "query parameter 'run' is required"));
     if (!offset) return problem_response(offset.error());
     auto instance = ctl().instance(model::platform_principal(), *id);
     if (!instance || (*instance)->node_id != node || *run > (*instance)->run) {
