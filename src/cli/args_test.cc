@@ -5,7 +5,7 @@
 namespace gpurent::cli {
 namespace {
 
-TEST(ParseAmountTest, UnitsAreExact) {
+TEST(CliParseAmountTest, UnitsAreExact) {
   EXPECT_EQ(*parse_amount("100", false), 100'000'000);
   EXPECT_EQ(*parse_amount("12.5", false), 12'500'000);
   EXPECT_EQ(*parse_amount("0.000001", false), 1);
@@ -18,13 +18,13 @@ TEST(ParseAmountTest, UnitsAreExact) {
   }
 }
 
-TEST(ParseAmountTest, MicrosAreWholeNumbers) {
+TEST(CliParseAmountTest, MicrosAreWholeNumbers) {
   EXPECT_EQ(*parse_amount("12500000", true), 12'500'000);
   EXPECT_FALSE(parse_amount("12.5", true).has_value());
   EXPECT_FALSE(parse_amount("99999999999999999999", true).has_value());
 }
 
-TEST(ParseDurationTest, UnitsAndCombinations) {
+TEST(CliParseDurationTest, UnitsAndCombinations) {
   EXPECT_EQ(*parse_duration_seconds("90s"), 90);
   EXPECT_EQ(*parse_duration_seconds("30m"), 1800);
   EXPECT_EQ(*parse_duration_seconds("24h"), 86400);
@@ -36,7 +36,7 @@ TEST(ParseDurationTest, UnitsAndCombinations) {
   }
 }
 
-TEST(ParseEnvTest, NameEqualsValue) {
+TEST(CliParseEnvTest, NameEqualsValue) {
   EXPECT_EQ(*parse_env_assignment("EPOCHS=3"),
             (std::pair<std::string, std::string>{"EPOCHS", "3"}));
   EXPECT_EQ(*parse_env_assignment("A_1=x=y"), (std::pair<std::string, std::string>{"A_1", "x=y"}));

@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ConfigTest : public ::testing::Test {
+class CliConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string pattern = (fs::temp_directory_path() / "gpurent-config-XXXXXX").string();
@@ -39,7 +39,7 @@ class ConfigTest : public ::testing::Test {
   std::map<std::string, std::string> vars_;
 };
 
-TEST_F(ConfigTest, FindsTheFile) {
+TEST_F(CliConfigTest, FindsTheFile) {
   EXPECT_FALSE(config_path(env()).has_value());
   vars_["HOME"] = "/home/u";
   EXPECT_EQ(*config_path(env()), "/home/u/.config/gpurent/config.toml");
@@ -51,7 +51,7 @@ TEST_F(ConfigTest, FindsTheFile) {
   EXPECT_EQ(*config_path(env()), "/etc/g.toml");
 }
 
-TEST_F(ConfigTest, FlagsBeatEnvironmentBeatsFile) {
+TEST_F(CliConfigTest, FlagsBeatEnvironmentBeatsFile) {
   vars_["XDG_CONFIG_HOME"] = dir_.string();
   write_file(dir_ / "gpurent" / "config.toml", "url = \"http://file:1\"\napi_key = \"gpr_file\"\n");
 
@@ -77,7 +77,7 @@ TEST_F(ConfigTest, FlagsBeatEnvironmentBeatsFile) {
   EXPECT_EQ(all_flags->api_key, "gpr_flag");
 }
 
-TEST_F(ConfigTest, DefaultsWithoutAnyFile) {
+TEST_F(CliConfigTest, DefaultsWithoutAnyFile) {
   vars_["GPURENT_CONFIG"] = (dir_ / "missing.toml").string();
   auto settings = resolve_settings(env(), {});
   ASSERT_TRUE(settings.has_value());
@@ -85,7 +85,7 @@ TEST_F(ConfigTest, DefaultsWithoutAnyFile) {
   EXPECT_EQ(settings->api_key, "");
 }
 
-TEST_F(ConfigTest, ReportsAMalformedFile) {
+TEST_F(CliConfigTest, ReportsAMalformedFile) {
   vars_["GPURENT_CONFIG"] = (dir_ / "bad.toml").string();
   write_file(dir_ / "bad.toml", "url = http://unquoted\n");
   auto settings = resolve_settings(env(), {});
@@ -101,7 +101,7 @@ TEST_F(ConfigTest, ReportsAMalformedFile) {
   EXPECT_TRUE(resolve_settings(env(), {.url = "http://a:1", .api_key = "k"}).has_value());
 }
 
-TEST_F(ConfigTest, WritesAPrivateFileThatReadsBack) {
+TEST_F(CliConfigTest, WritesAPrivateFileThatReadsBack) {
   const fs::path path = dir_ / "new" / "gpurent" / "config.toml";
   const std::string tricky = "gpr_\"quoted\"\\back\nline\x01";
   ASSERT_TRUE(write_config(path, {.url = "http://127.0.0.1:8080", .api_key = tricky}).has_value());
@@ -128,7 +128,7 @@ TEST_F(ConfigTest, WritesAPrivateFileThatReadsBack) {
   EXPECT_EQ(std::distance(fs::directory_iterator(path.parent_path()), {}), 1);
 }
 
-TEST_F(ConfigTest, SavingAConnectionKeepsAKeyThatIsNotReplaced) {
+TEST_F(CliConfigTest, SavingAConnectionKeepsAKeyThatIsNotReplaced) {
   vars_["GPURENT_CONFIG"] = (dir_ / "config.toml").string();
   auto path = save_connection(env(), "http://127.0.0.1:8080", std::string("gpr_admin"));
   ASSERT_TRUE(path.has_value()) << path.error().message;

@@ -11,7 +11,7 @@ using std::chrono::seconds;
 
 const Timestamp kNow = *parse_rfc3339("2026-11-30T15:26:13.123Z");
 
-TEST(TableTest, AlignsColumnsWithoutTrailingSpaces) {
+TEST(CliTableTest, AlignsColumnsWithoutTrailingSpaces) {
   Table table({"ID", "NAME", "STATE"});
   table.add_row({"i-1", "train", "running"});
   table.add_row({"i-22", "a-longer-name", ""});
@@ -21,7 +21,7 @@ TEST(TableTest, AlignsColumnsWithoutTrailingSpaces) {
             "i-22   a-longer-name\n");
 }
 
-TEST(TableTest, CountsWideCharactersTwice) {
+TEST(CliTableTest, CountsWideCharactersTwice) {
   Table table({"NAME", "BALANCE"});
   table.add_row({"北大实验室", "CNY 1.00"});
   table.add_row({"lab", "CNY 2.00"});
@@ -31,7 +31,7 @@ TEST(TableTest, CountsWideCharactersTwice) {
             "lab          CNY 2.00\n");
 }
 
-TEST(TableTest, NeutralisesControlCharacters) {
+TEST(CliTableTest, NeutralisesControlCharacters) {
   Table table({"NAME", "X"});
   table.add_row({"evil\x1b[2J\nname", "x"});
   EXPECT_EQ(table.render(), "NAME            X\nevil?[2J?name   x\n");
@@ -39,25 +39,25 @@ TEST(TableTest, NeutralisesControlCharacters) {
   EXPECT_EQ(sanitize("\xC2\x9B"), "?");  // C1 CSI
 }
 
-TEST(FieldsTest, AlignsValues) {
+TEST(CliFieldsTest, AlignsValues) {
   EXPECT_EQ(render_fields({{"ID", "i-1"}, {"Exit code", ""}}),
             "ID:         i-1\n"
             "Exit code:  -\n");
 }
 
-TEST(FormatTest, Money) {
+TEST(CliFormatTest, Money) {
   EXPECT_EQ(format_price_per_hour(18'000'000, "CNY"), "CNY 18.00/h");
   EXPECT_EQ(format_price_per_hour(2'345'000, "CNY"), "CNY 2.35/h");
 }
 
-TEST(FormatTest, Memory) {
+TEST(CliFormatTest, Memory) {
   EXPECT_EQ(format_memory_mb(81920), "80 GiB");
   EXPECT_EQ(format_memory_mb(24564), "24 GiB");
   EXPECT_EQ(format_memory_mb(7680), "7.5 GiB");
   EXPECT_EQ(format_memory_mb(512), "512 MiB");
 }
 
-TEST(FormatTest, RelativeTimes) {
+TEST(CliFormatTest, RelativeTimes) {
   EXPECT_EQ(format_relative(kNow - seconds(12), kNow), "12s ago");
   EXPECT_EQ(format_relative(kNow - minutes(5), kNow), "5m ago");
   EXPECT_EQ(format_relative(kNow - hours(47), kNow), "47h ago");
@@ -66,19 +66,19 @@ TEST(FormatTest, RelativeTimes) {
   EXPECT_EQ(format_relative(kNow - hours(24 * 40), kNow), "2026-10-21");
 }
 
-TEST(FormatTest, Durations) {
+TEST(CliFormatTest, Durations) {
   EXPECT_EQ(format_duration(45), "45s");
   EXPECT_EQ(format_duration(723), "12m03s");
   EXPECT_EQ(format_duration(3 * 3600 + 4 * 60 + 5), "3h04m");
   EXPECT_EQ(format_duration(2 * 86400 + 3 * 3600), "2d03h");
 }
 
-TEST(FormatTest, ShellJoin) {
+TEST(CliFormatTest, ShellJoin) {
   EXPECT_EQ(shell_join({"python3", "-c", "print('hi')", "a=b", ""}),
             "python3 -c 'print('\\''hi'\\'')' a=b ''");
 }
 
-TEST(FormatTest, PrettyJson) {
+TEST(CliFormatTest, PrettyJson) {
   EXPECT_EQ(pretty_json(Json::parse(R"({"a":[1]})")), "{\n  \"a\": [\n    1\n  ]\n}\n");
 }
 

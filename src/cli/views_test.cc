@@ -7,7 +7,7 @@ namespace {
 
 const Timestamp kNow = *parse_rfc3339("2026-11-30T15:30:00.000Z");
 
-TEST(ViewsTest, Instances) {
+TEST(CliViewsTest, Instances) {
   const Json items = Json::parse(R"([
     {"id": "i-1", "name": "train-1", "state": "running", "gpu_type": "h100-80g", "gpu_count": 2,
      "node_id": "n-1", "price_per_gpu_hour_micros": 18000000, "currency": "CNY",
@@ -22,7 +22,7 @@ TEST(ViewsTest, Instances) {
             "i-2   -         pending   1x a100-80g   -      CNY 9.50/h    3h ago\n");
 }
 
-TEST(ViewsTest, InstanceDetails) {
+TEST(CliViewsTest, InstanceDetails) {
   const Json instance = Json::parse(R"(
     {"id": "i-1", "name": "train-1", "tenant_id": "t-1", "state": "failed", "gpu_type": "h100-80g",
      "gpu_count": 2, "cpu": 16, "memory_gb": 128, "command": ["python3", "train.py", "--lr", "1e-3"],
@@ -40,7 +40,7 @@ TEST(ViewsTest, InstanceDetails) {
   EXPECT_NE(text.find("Exit code:  1\n"), std::string::npos);
 }
 
-TEST(ViewsTest, OffersAndUnpricedTypes) {
+TEST(CliViewsTest, OffersAndUnpricedTypes) {
   EXPECT_EQ(offers_view(Json::parse(R"([{"gpu_type": "h100-80g",
       "display_name": "NVIDIA H100 80GB", "memory_mb": 81920, "total": 8, "free": 6,
       "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000, "currency": "CNY"}])")),
@@ -53,7 +53,7 @@ TEST(ViewsTest, OffersAndUnpricedTypes) {
             "x-1g       X      1 GiB    0      0       -\n");
 }
 
-TEST(ViewsTest, UsageWithTotal) {
+TEST(CliViewsTest, UsageWithTotal) {
   const Json usage = Json::parse(R"({"items": [{"instance_id": "i-1", "run": 1,
       "gpu_type": "h100-80g", "gpu_count": 1, "price_per_gpu_hour_micros": 18000000,
       "started_at": "2026-11-30T14:30:00.000Z", "ended_at": null, "seconds": 3600,
@@ -64,7 +64,7 @@ TEST(ViewsTest, UsageWithTotal) {
             "\nTotal: CNY 18.00\n");
 }
 
-TEST(ViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
+TEST(CliViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
   const Json transfers = Json::parse(R"([{"id": "x-1", "at": "2026-11-30T15:29:00.000Z",
       "kind": "usage", "from_account": "tenant:t-1:cash", "to_account": "platform:revenue",
       "amount_micros": 5000, "reference": "i-1"}])");
@@ -73,7 +73,7 @@ TEST(ViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
             "x-1   1m ago   usage   tenant:t-1:cash   platform:revenue   0.005000   i-1\n");
 }
 
-TEST(ViewsTest, NodesSummariseGpus) {
+TEST(CliViewsTest, NodesSummariseGpus) {
   const Json nodes = Json::parse(R"([{"id": "n-1", "name": "gpu01", "state": "ready",
       "gpu_count": 3, "free_gpus": 1, "gpus": [{"type": "a100-80g"}, {"type": "a100-80g"},
       {"type": "rtx4090-24g"}], "cpu_count": 64, "memory_mb": 524288, "simulated": true,
@@ -85,7 +85,7 @@ TEST(ViewsTest, NodesSummariseGpus) {
             "2s ago\n");
 }
 
-TEST(ViewsTest, ToleratesMissingFields) {
+TEST(CliViewsTest, ToleratesMissingFields) {
   EXPECT_EQ(instances_view(Json::parse(R"([{"id": "i-1"}, 7])"), kNow),
             "ID    NAME   STATE   GPUS   NODE   PRICE   CREATED\n"
             "i-1   -              -      -      -       -\n"
