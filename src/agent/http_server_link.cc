@@ -5,48 +5,12 @@
 #include <cctype>
 #include <cstdint>
 
+#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/json.h"
 
 namespace gpurent::agent {
 namespace {
-
-ErrorKind kind_for_status(int status) {
-  if (status >= 500) return ErrorKind::kUnavailable;  // the server's trouble: try again later
-  switch (status) {
-    case 401:
-      return ErrorKind::kUnauthenticated;
-    case 402:
-      return ErrorKind::kPaymentRequired;
-    case 403:
-      return ErrorKind::kPermissionDenied;
-    case 404:
-      return ErrorKind::kNotFound;
-    case 405:
-      return ErrorKind::kMethodNotAllowed;
-    case 409:
-      return ErrorKind::kConflict;
-    case 413:
-      return ErrorKind::kPayloadTooLarge;
-    case 422:
-      return ErrorKind::kUnprocessable;
-    default:
-      return ErrorKind::kInvalidArgument;
-  }
-}
-
-// An error response as an Error, keeping the problem document's stable code when there is one.
-Error error_from(const client::HttpResponse& response, std::string_view route) {
-  std::string code = fmt::format("http_{}", response.status);
-  std::string detail;
-  if (auto problem = parse_json_object(response.body)) {
-    if (auto c = optional_string(*problem, "code", 128); c && *c) code = **c;
-    if (auto d = optional_string(*problem, "detail", 1024); d && *d) detail = **d;
-  }
-  return {kind_for_status(response.status), std::move(code),
-          fmt::format("{} answered {}{}{}", route, response.status, detail.empty() ? "" : ": ",
-                      detail)};
-}
 
 template <class T>
 Result<T> decode(const client::HttpResponse& response) {
@@ -76,7 +40,7 @@ class HttpServerLink final : public ServerLink {
     GPURENT_TRY(response, send("POST", "/v1/agent/register", join_token, Json(registration).dump(),
                                "application/json", kHttpSlack));
     if (response.status != 200 && response.status != 201) {
-      return fail(error_from(response, "register"));
+      return fail(client::error_from_response(response, "POST /v1/agent/register"));
     }
     return decode<model::RegistrationResult>(response);
   }
@@ -87,7 +51,9 @@ class HttpServerLink final : public ServerLink {
         response,
         send("GET", fmt::format("/v1/agent/desired?after={}&wait_s={}", after, wait.count()),
              credential, "", "application/json", wait + kHttpSlack));
-    if (response.status != 200) return fail(error_from(response, "desired"));
+    if (response.status != 200) {
+      return fail(client::error_from_response(response, "GET /v1/agent/desired"));
+    }
     return decode<model::DesiredState>(response);
   }
 
@@ -100,19 +66,25 @@ class HttpServerLink final : public ServerLink {
                      credential, std::string(bytes), "application/octet-stream", kHttpSlack));
     // 409 carries the size too: the upload started past the server's end, resend from there.
     if (response.status != 200 && response.status != 409) {
-      return fail(error_from(response, "logs"));
+      return fail(client::error_from_response(response, "POST /v1/agent/logs"));
     }
     auto json = parse_json_object(response.body);
     auto size =
         json ? required_int(*json, "size", 0, INT64_MAX) : Result<int64_t>(fail(json.error()));
-    if (!size) return fail(response.status == 409 ? error_from(response, "logs") : size.error());
+    if (!size) {
+      return fail(response.status == 409
+                      ? client::error_from_response(response, "POST /v1/agent/logs")
+                      : size.error());
+    }
     return *size;
   }
 
   Status report(std::string_view credential, const model::NodeReport& report) override {
     GPURENT_TRY(response, send("POST", "/v1/agent/report", credential, Json(report).dump(),
                                "application/json", kHttpSlack));
-    if (response.status != 200) return fail(error_from(response, "report"));
+    if (response.status != 200) {
+      return fail(client::error_from_response(response, "POST /v1/agent/report"));
+    }
     return {};
   }
 

@@ -137,7 +137,8 @@ Status NodeAgent::start() {
                  poll_link->register_node(registrar.join_token, registrar.registration)) {
     GPURENT_TRY(kept, keep_registration(*registered, data_dir));
     identity = std::move(kept);
-  } else if (registered.error().kind == ErrorKind::kUnavailable) {
+  } else if (registered.error().kind == ErrorKind::kUnavailable ||
+             registered.error().kind == ErrorKind::kInternal) {
     // Only a server that cannot be reached is worth waiting for; a refused token is final.
     spdlog::warn("node_register_deferred error=\"{}\"", registered.error().message);
   } else {

@@ -105,9 +105,7 @@ Status Reconciler::upload_log(ServerLink& link, std::string_view credential,
                                        cursor.offset, *bytes);
     if (!server_size) {
       const Error& error = server_size.error();
-      if (error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kUnauthenticated) {
-        return fail(error);
-      }
+      if (retryable(error)) return fail(error);
       cursor.abandoned = true;
       spdlog::warn("log_upload_refused instance={} run={} code={} error=\"{}\"",
                    workload.key.instance_id, workload.key.run, error.code, error.message);

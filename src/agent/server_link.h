@@ -2,9 +2,10 @@
 // interface, so that the reconcile logic is tested against an in-memory server and runs against
 // the HTTP one (http_server_link.h).
 //
-// Errors: kUnavailable when the server cannot be reached or fails (5xx): retry later with backoff.
-// kUnauthenticated for a refused join token or node credential. Anything else is the server
-// refusing this particular request (e.g. kNotFound for a log of a run it no longer knows).
+// Errors: kUnavailable (cannot be reached, or a proxy says the server is away) and kInternal (the
+// server failed) are worth retrying later, with backoff. kUnauthenticated: the join token or node
+// credential was refused. Any other kind is the server refusing this particular request for good
+// (e.g. kNotFound for the log of a run it no longer knows). See retryable().
 // Not thread-safe: every agent thread owns its own link.
 #pragma once
 
@@ -35,6 +36,12 @@ class ServerLink {
                                      int64_t run, int64_t offset, std::string_view bytes) = 0;
   virtual Status report(std::string_view credential, const model::NodeReport& report) = 0;
 };
+
+// Whether a failed call may succeed later unchanged (as opposed to a refusal of the request).
+inline bool retryable(const Error& error) {
+  return error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInternal ||
+         error.kind == ErrorKind::kUnauthenticated;
+}
 
 // Makes a fresh link for a thread.
 using ServerLinkFactory = std::function<Result<std::unique_ptr<ServerLink>>()>;

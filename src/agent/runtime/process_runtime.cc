@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -23,8 +25,6 @@ namespace {
 // then the run is left kStarting rather than blocking the reconcile loop any longer.
 constexpr auto kShimReadyTimeout = std::chrono::seconds(10);
 constexpr size_t kMaxInstanceIdLength = 128;
-// Linux's MAX_ARG_STRLEN: no single argument or environment string may be longer.
-constexpr size_t kMaxArgBytes = 128 * 1024;
 constexpr std::string_view kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
 // Instance ids become directory names, so only a safe alphabet is accepted (no '/', no "..").
@@ -174,15 +174,6 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
   return spawned;
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions options) {
@@ -276,7 +267,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   }
 
   auto env = spec.env;
-  const std::string gpus = join(spec.gpus, ",");
+  const std::string gpus = fmt::format("{}", fmt::join(spec.gpus, ","));
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus;
   env["GPURENT_INSTANCE_ID"] = spec.instance_id;
@@ -303,7 +294,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   auto& started = entries_.emplace(key, std::move(entry)).first->second;
   refresh(started, std::chrono::steady_clock::now());
   spdlog::info("workload_started instance={} run={} pid={} gpus={} command=\"{}\"", key.instance_id,
-               key.run, spawned->pid, gpus, join(spec.command, " "));
+               key.run, spawned->pid, gpus, fmt::join(spec.command, " "));
   return {};
 }
 

@@ -57,6 +57,8 @@ namespace gpurent::agent {
 inline constexpr size_t kMaxWorkloads = 256;
 inline constexpr size_t kMaxCommandArgs = 4096;
 inline constexpr size_t kMaxEnvEntries = 1024;
+// Linux's MAX_ARG_STRLEN: no single argument or environment string may be longer.
+inline constexpr size_t kMaxArgBytes = 128 * 1024;
 
 struct WorkloadKey {
   std::string instance_id;

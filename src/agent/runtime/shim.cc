@@ -38,10 +38,9 @@ struct Launch {
 Result<Launch> read_launch(const std::filesystem::path& dir) {
   GPURENT_TRY(text, read_file(dir / kLaunchFile));
   GPURENT_TRY(json, parse_json_object(text));
-  constexpr size_t kMaxString = 128 * 1024;  // MAX_ARG_STRLEN
-  GPURENT_TRY(command, optional_string_list(json, "command", kMaxCommandArgs, kMaxString));
+  GPURENT_TRY(command, optional_string_list(json, "command", kMaxCommandArgs, kMaxArgBytes));
   // The runtime adds its own variables to at most kMaxEnvEntries of the spec's.
-  GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxString));
+  GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxArgBytes));
   GPURENT_TRY(cwd, required_string(json, "cwd", 4096));
   if (command.empty()) return fail(Error::invalid("invalid_launch", "the command is empty"));
   return Launch{std::move(command), std::move(env), std::move(cwd)};
