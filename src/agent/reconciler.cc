@@ -42,6 +42,8 @@ void Reconciler::converge(const model::DesiredState& desired) {
   std::map<WorkloadKey, const model::WorkloadSpec*> wanted;
   for (const auto& spec : desired.workloads) {
     if (wanted.size() == kMaxWorkloads) {
+      // Once per generation, not once per tick.
+      if (desired.generation == applied_generation_) break;
       spdlog::error("desired_state_truncated generation={} workloads={} max={}", desired.generation,
                     desired.workloads.size(), kMaxWorkloads);
       break;

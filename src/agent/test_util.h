@@ -2,6 +2,8 @@
 // deadline (never a fixed sleep as synchronisation).
 #pragma once
 
+#include <stdlib.h>  // mkdtemp
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
