@@ -98,13 +98,15 @@ class Platform:
         self.server = None
         self.url = None
         self.port = 0
+        self.starts = 0
         self.extra = []
 
     def start(self):
         listen = f"127.0.0.1:{self.port}"
+        self.starts += 1  # each start logs to its own file, so an old URL is never read back
         self.server = Process(["dev", "--listen", listen, "--data-dir", self.data_dir,
                                "--admin-key", self.admin_key, "--sim-gpus", self.sim_gpus],
-                              self.workdir, self.env, "dev")
+                              self.workdir, self.env, f"dev-{self.starts}")
         match = wait_for(lambda: self._ready(), STARTUP_TIMEOUT_S, "gpurent dev to print its URL")
         self.url = match
         self.port = int(match.rsplit(":", 1)[1])
