@@ -25,8 +25,9 @@ TEST(CliViewsTest, Instances) {
 TEST(CliViewsTest, InstanceDetails) {
   const Json instance = Json::parse(R"(
     {"id": "i-1", "name": "train-1", "tenant_id": "t-1", "state": "failed", "gpu_type": "h100-80g",
-     "gpu_count": 2, "cpu": 16, "memory_gb": 128, "command": ["python3", "train.py", "--lr", "1e-3"],
-     "env": {"EPOCHS": "3"}, "pricing": "on_demand", "node_id": "n-1",
+     "gpu_count": 2, "cpu": 16, "memory_gb": 128,
+     "command": ["python3", "train.py", "--lr", "1e-3"], "env": {"EPOCHS": "3"},
+     "pricing": "on_demand", "node_id": "n-1",
      "gpus": ["GPU-a", "GPU-b"], "run": 1, "created_at": "2026-11-30T15:25:00.000Z",
      "started_at": null, "ended_at": null, "exit_code": 1, "reason": "exited with status 1",
      "price_per_gpu_hour_micros": 18000000, "currency": "CNY"})");
