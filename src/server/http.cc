@@ -12,6 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
+
 #include "common/json.h"
 
 namespace gpurent::server {
@@ -155,6 +157,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                         fmt::format("request bodies are limited to {} bytes", limits.max_body_bytes)}
                 : Error::invalid("malformed_request", ec.message());
         co_await write_simple(stream, problem_response(error), 11, false, ec);
+        co_await drain(stream);
         break;
       }
       const auto& message = parser.get();
@@ -171,6 +174,22 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
     --connections;
+  }
+
+  // After refusing a request mid-body, read and discard what the client is still sending (bounded
+  // in bytes and time) before closing: closing a socket with unread data makes the kernel send a
+  // reset, and the client would lose the answer it has not read yet.
+  static asio::awaitable<void> drain(beast::tcp_stream& stream) {
+    constexpr size_t kMaxDrainBytes = 16 << 20;
+    beast::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream.expires_after(std::chrono::seconds(2));
+    std::array<char, 64 * 1024> sink;
+    size_t drained = 0;
+    while (!ec && drained < kMaxDrainBytes) {
+      drained += co_await stream.async_read_some(asio::buffer(sink),
+                                                 asio::redirect_error(kUseAwaitable, ec));
+    }
   }
 
   static asio::awaitable<void> write_simple(beast::tcp_stream& stream, const Response& response,
