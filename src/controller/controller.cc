@@ -391,10 +391,7 @@ Result<Instance> Controller::stop_instance(const Principal& caller, std::string_
   GPURENT_TRY(instance, owned_instance(caller, id));
   switch (instance->state) {
     case InstanceState::kPending:
-      pending_.erase({instance->created_at, instance->id});
-      instance->state = InstanceState::kStopped;
-      instance->reason = "stopped before it was placed";
-      touch(*instance);
+      withdraw(*instance, "stopped before it was placed");
       break;
     case InstanceState::kStarting:
     case InstanceState::kRunning:
@@ -460,6 +457,13 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       break;
   }
   return *instance;
+}
+
+void Controller::withdraw(Instance& instance, std::string reason) {
+  pending_.erase({instance.created_at, instance.id});
+  instance.state = InstanceState::kStopped;
+  instance.reason = std::move(reason);
+  touch(instance);
 }
 
 void Controller::request_stop(Instance& instance, std::string reason) {
@@ -813,10 +817,7 @@ void Controller::enforce_balances() {
     if (instance.state == InstanceState::kStarting || instance.state == InstanceState::kRunning) {
       request_stop(instance, "stopped: the balance is exhausted");
     } else if (instance.state == InstanceState::kPending) {
-      pending_.erase({instance.created_at, instance.id});
-      instance.state = InstanceState::kStopped;
-      instance.reason = "stopped: the balance is exhausted";
-      touch(instance);
+      withdraw(instance, "stopped: the balance is exhausted");
     }
   }
 }

@@ -165,6 +165,9 @@ class Controller {
   void place(model::Instance& instance, model::Node& node, std::vector<std::string> gpus);
   void begin_run(model::Instance& instance);
   void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason);
+  // Takes a pending instance out of the queue: it becomes stopped without ever running.
+  void withdraw(model::Instance& instance, std::string reason);
+  // Asks the agent to stop a placed instance: it becomes stopping until the process is gone.
   void request_stop(model::Instance& instance, std::string reason);
   void meter(model::Instance& instance, Timestamp until);
   void mark_node_down(model::Node& node);
