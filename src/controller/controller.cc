@@ -70,7 +70,7 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& instance : snapshot.instances) {
     instance_position_[instance.id] = instance_order_.size();
     instance_order_.push_back(instance.id);
-    if (instance.state == InstanceState::kPending) pending_.emplace(instance.created_at, instance.id);
+    if (instance.state == InstanceState::kPending) enqueue(instance);
     if (model::holds_gpus(instance.state)) {
       for (const auto& gpu : instance.gpus) gpu_holder_[gpu] = instance.id;
       instances_on_node_[instance.node_id].insert(instance.id);
@@ -94,7 +94,8 @@ Status Controller::restore(Snapshot snapshot) {
 
 ChangeSet Controller::take_changes() { return std::exchange(changes_, ChangeSet{}); }
 
-void Controller::touch(const Instance& instance) {
+void Controller::touch(Instance& instance) {
+  ++instance.revision;
   changes_.instances.push_back(instance);
   changes_.changed_instances.insert(instance.id);
 }
@@ -324,7 +325,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
 
   instance_position_[instance.id] = instance_order_.size();
   instance_order_.push_back(instance.id);
-  pending_.emplace(instance.created_at, instance.id);
+  enqueue(instance);
   const std::string id = instance.id;
   touch(instances_.emplace(id, std::move(instance)).first->second);
   if (idempotency_key) {
@@ -416,7 +417,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
       instance->state = InstanceState::kPending;
       instance->reason = "waiting for capacity";
       instance->exit_code.reset();
-      pending_.emplace(instance->created_at, instance->id);
+      enqueue(*instance);
       touch(*instance);
       schedule();
       break;
@@ -436,7 +437,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
   GPURENT_TRY(instance, owned_instance(caller, id));
   switch (instance->state) {
     case InstanceState::kPending:
-      pending_.erase({instance->created_at, instance->id});
+      dequeue(*instance);
       [[fallthrough]];
     case InstanceState::kStopped:
     case InstanceState::kFailed:
@@ -460,7 +461,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
 }
 
 void Controller::withdraw(Instance& instance, std::string reason) {
-  pending_.erase({instance.created_at, instance.id});
+  dequeue(instance);
   instance.state = InstanceState::kStopped;
   instance.reason = std::move(reason);
   touch(instance);
@@ -475,64 +476,68 @@ void Controller::request_stop(Instance& instance, std::string reason) {
 
 // --- Placement and runs -------------------------------------------------------------------------
 
+void Controller::enqueue(const Instance& instance) {
+  PendingQueue& queue = pending_[instance.spec.gpu_type];
+  queue.order.emplace(instance.created_at, instance.id);
+  queue.gpu_counts.insert(instance.spec.gpu_count);
+}
+
+void Controller::dequeue(const Instance& instance) {
+  const auto it = pending_.find(instance.spec.gpu_type);
+  if (it == pending_.end() || !it->second.order.erase({instance.created_at, instance.id})) return;
+  it->second.gpu_counts.erase(it->second.gpu_counts.find(instance.spec.gpu_count));
+  if (it->second.order.empty()) pending_.erase(it);
+}
+
 void Controller::schedule() {
   if (pending_.empty()) return;
   // The capacity view is rebuilt per call; the scheduler issue replaces this with indexes that
   // avoid scanning every node.
-  std::vector<sched::NodeCapacity> capacity;
+  std::map<std::string_view, std::vector<sched::NodeCapacity>> capacity;  // by GPU type
   for (const auto& [node_id, node] : nodes_) {
     if (node.state != NodeState::kReady) continue;
     for (const auto& gpu : node.gpus) {
-      if (gpu_holder_.contains(gpu.uuid)) continue;
-      auto it = std::find_if(capacity.begin(), capacity.end(), [&](const sched::NodeCapacity& c) {
-        return c.node_id == node_id && c.gpu_type == gpu.type;
-      });
-      if (it == capacity.end()) {
-        capacity.push_back({node_id, gpu.type, {}});
-        it = capacity.end() - 1;
-      }
-      it->free.push_back({gpu.uuid, gpu.index});
+      if (gpu_holder_.contains(gpu.uuid) || !pending_.contains(gpu.type)) continue;
+      auto& of_type = capacity[gpu.type];
+      if (of_type.empty() || of_type.back().node_id != node_id) of_type.push_back({node_id, gpu.type, {}});
+      of_type.back().free.push_back({gpu.uuid, gpu.index});
     }
   }
-  // The largest request of each type that fits anywhere now: requests above it are skipped
-  // without a search, so a long queue behind a full cluster costs little per command.
-  std::map<std::string_view, size_t> largest_fit;
-  const auto refresh_largest_fit = [&](std::string_view type) {
-    size_t largest = 0;
-    for (const auto& node_capacity : capacity) {
-      if (node_capacity.gpu_type == type) largest = std::max(largest, node_capacity.free.size());
-    }
-    largest_fit[type] = largest;
-  };
-  for (const auto& node_capacity : capacity) refresh_largest_fit(node_capacity.gpu_type);
-  for (auto it = pending_.begin(); it != pending_.end() && !largest_fit.empty();) {
-    Instance& instance = instances_.at(it->second);
-    const auto fit = largest_fit.find(instance.spec.gpu_type);
-    if (fit == largest_fit.end() || fit->second < static_cast<size_t>(instance.spec.gpu_count)) {
-      ++it;
-      continue;
-    }
-    auto placement =
-        sched::best_fit(capacity, {instance.spec.gpu_type, instance.spec.gpu_count});
-    if (!placement) {
-      ++it;
-      continue;
-    }
-    // Take the chosen GPUs out of the view before placing the next request.
-    for (auto& node_capacity : capacity) {
-      if (node_capacity.node_id != placement->node_id ||
-          node_capacity.gpu_type != instance.spec.gpu_type) {
-        continue;
+  for (auto& [type, view] : capacity) {
+    // The largest request that fits anywhere now: larger ones are skipped without a search, and
+    // a queue whose smallest request is larger is not walked at all.
+    const auto largest_fit = [&view] {
+      size_t largest = 0;
+      for (const auto& node_capacity : view) largest = std::max(largest, node_capacity.free.size());
+      return static_cast<int>(largest);
+    };
+    int fit = largest_fit();
+    std::vector<Instance*> placed_now;
+    const PendingQueue& queue = pending_.find(type)->second;
+    if (fit < *queue.gpu_counts.begin()) continue;
+    for (const auto& [created, id] : queue.order) {
+      if (fit == 0) break;
+      Instance& instance = instances_.at(id);
+      if (instance.spec.gpu_count > fit) continue;
+      auto placement = sched::best_fit(view, {type, instance.spec.gpu_count});
+      if (!placement) continue;
+      // Take the chosen GPUs out of the view before placing the next request.
+      for (auto& node_capacity : view) {
+        if (node_capacity.node_id != placement->node_id) continue;
+        std::erase_if(node_capacity.free, [&](const sched::FreeGpu& gpu) {
+          return std::find(placement->gpus.begin(), placement->gpus.end(), gpu.uuid) !=
+                 placement->gpus.end();
+        });
       }
-      std::erase_if(node_capacity.free, [&](const sched::FreeGpu& gpu) {
-        return std::find(placement->gpus.begin(), placement->gpus.end(), gpu.uuid) !=
-               placement->gpus.end();
-      });
+      fit = largest_fit();
+      instance.node_id = placement->node_id;
+      instance.gpus = std::move(placement->gpus);
+      placed_now.push_back(&instance);
     }
-    refresh_largest_fit(instance.spec.gpu_type);
-    if (largest_fit[instance.spec.gpu_type] == 0) largest_fit.erase(instance.spec.gpu_type);
-    it = pending_.erase(it);
-    place(instance, nodes_.at(placement->node_id), std::move(placement->gpus));
+    for (Instance* instance : placed_now) {
+      dequeue(*instance);
+      place(*instance, nodes_.at(instance->node_id), std::move(instance->gpus));
+    }
   }
 }
 

@@ -156,7 +156,7 @@ class Controller {
 
  private:
   Timestamp now() const { return clock_.now(); }
-  void touch(const model::Instance& instance);
+  void touch(model::Instance& instance);
   void touch_node(model::Node& node, bool desired_set_changed);
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
@@ -190,7 +190,15 @@ class Controller {
   std::map<std::string, model::Instance, std::less<>> instances_;
   std::vector<std::string> instance_order_;  // creation order, for listings
   std::unordered_map<std::string, size_t> instance_position_;
-  std::set<std::pair<Timestamp, std::string>> pending_;  // FIFO queue of pending instances
+  // Pending instances, one FIFO queue per GPU type (types never compete for the same GPUs), with
+  // the GPU counts waiting so that a queue whose smallest request cannot fit is skipped whole.
+  struct PendingQueue {
+    std::set<std::pair<Timestamp, std::string>> order;
+    std::multiset<int> gpu_counts;
+  };
+  void enqueue(const model::Instance& instance);
+  void dequeue(const model::Instance& instance);
+  std::map<std::string, PendingQueue, std::less<>> pending_;
   std::unordered_map<std::string, std::string> gpu_holder_;  // GPU UUID -> instance id
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;

@@ -96,7 +96,8 @@ void to_json(Json& j, const Instance& v) {
        {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
        {"reason", v.reason},
        {"terminate_requested", v.terminate_requested},
-       {"placed_generation", v.placed_generation}};
+       {"placed_generation", v.placed_generation},
+       {"revision", v.revision}};
 }
 void from_json(const Json& j, Instance& v) {
   v.id = j.at("id").get<std::string>();
@@ -114,6 +115,7 @@ void from_json(const Json& j, Instance& v) {
   v.reason = j.at("reason").get<std::string>();
   v.terminate_requested = j.at("terminate_requested").get<bool>();
   v.placed_generation = j.at("placed_generation").get<int64_t>();
+  v.revision = j.value("revision", int64_t{0});
 }
 
 void to_json(Json& j, const Tenant& v) {

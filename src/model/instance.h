@@ -56,6 +56,8 @@ struct Instance {
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.
   int64_t placed_generation = 0;
+  // Increases with every change of the instance; caches of its view are keyed by it.
+  int64_t revision = 0;
 };
 
 }  // namespace gpurent::model

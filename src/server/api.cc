@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <unordered_map>
 
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -152,9 +153,15 @@ Response result_response(int status, const Result<T>& result, auto&& view) {
 struct Api::Impl {
   Impl(ControllerHost& host, LogStore& logs) : host(host), logs(logs) { add_routes(); }
 
+  struct CachedView {
+    int64_t revision = 0;
+    std::string body;
+  };
+
   ControllerHost& host;
   LogStore& logs;
   Router<RouteHandler> router;
+  std::unordered_map<std::string, CachedView> instance_views;
 
   Controller& ctl() { return host.controller(); }
 
@@ -229,7 +236,8 @@ struct Api::Impl {
     });
     keyed("GET", "/v1/instances/{id}", [this](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
       auto found = ctl().instance(caller, params.find("id")->second);
-      co_return result_response(200, found, [this](const model::Instance* i) { return instance_view(ctl(), *i); });
+      if (!found) co_return problem_response(found.error());
+      co_return Response{200, "application/json", instance_json(**found), {}, {}};
     });
     instance_action("/v1/instances/{id}/stop", "POST", &Controller::stop_instance);
     instance_action("/v1/instances/{id}/start", "POST", &Controller::start_instance);
@@ -377,10 +385,30 @@ struct Api::Impl {
     auto page = ctl().list_instances(caller, filter, query_string(request, "cursor").value_or(""),
                                      static_cast<size_t>(*limit));
     if (!page) return problem_response(page.error());
-    Json items = Json::array();
-    for (const auto* instance : page->items) items.push_back(instance_view(ctl(), *instance));
-    return json_response(200, {{"items", std::move(items)},
-                               {"next_cursor", page->next_cursor ? Json(*page->next_cursor) : Json(nullptr)}});
+    std::string body = R"({"items":[)";
+    for (const auto* instance : page->items) {
+      if (instance != page->items.front()) body += ',';
+      body += instance_json(*instance);
+    }
+    body += R"(],"next_cursor":)";
+    body += page->next_cursor ? Json(*page->next_cursor).dump() : "null";
+    body += '}';
+    return Response{200, "application/json", std::move(body), {}, {}};
+  }
+
+  // The serialized view of an instance, cached by revision: reads of instances dominate API
+  // traffic, and building the JSON is most of their cost. Bounded: cleared when it grows past
+  // kMaxCachedViews (it refills with what is read).
+  const std::string& instance_json(const model::Instance& instance) {
+    static constexpr size_t kMaxCachedViews = 100'000;
+    if (instance_views.size() >= kMaxCachedViews && !instance_views.contains(instance.id)) {
+      instance_views.clear();
+    }
+    CachedView& cached = instance_views[instance.id];
+    if (cached.body.empty() || cached.revision != instance.revision) {
+      cached = {instance.revision, instance_view(ctl(), instance).dump()};
+    }
+    return cached.body;
   }
 
   Response instance_logs(const Principal& caller, const Request& request, const std::string& id) {
