@@ -103,7 +103,8 @@ void add_dev(CLI::App& app, Context& ctx) {
                    : "not written: " + path.error().message);
         }
         announce(ctx, "dev", info, extra,
-                 "Try:\n  gpurent offers\n  gpurent launch --gpu h100-80g --wait -- nvidia-smi\n"
+                 "Try:\n  gpurent offers\n"
+                 "  gpurent launch --gpu TYPE --wait -- sh -c 'echo $CUDA_VISIBLE_DEVICES'\n"
                  "  gpurent ps\n\n");
       });
     });

@@ -60,6 +60,11 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& node : snapshot.nodes) {
     // Heartbeats are not persisted; every node gets a full timeout to report after a restart.
     node.last_heartbeat = start;
+    // An agent may have seen generations that were served but never committed before a crash.
+    // Jumping past them keeps "generation G" meaning one desired set, so the agent converges to
+    // the restored state and its applied generation never vouches for a set it did not see.
+    node.generation += kGenerationJumpOnRestore;
+    changes_.nodes.push_back(node);
     node_by_credential_.emplace(node.credential_hash, node.id);
     nodes_.emplace(node.id, std::move(node));
   }

@@ -47,6 +47,8 @@ struct ControllerOptions {
 // A launch needs a balance that covers this long at the instance's price.
 inline constexpr int64_t kMinimumPrepaidSeconds = 60;
 inline constexpr int kMaxGpusPerInstance = 8;
+// Far more than the commands that can be in flight between a state change and its commit.
+inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
 
 struct Offer {
   std::string gpu_type;

@@ -108,6 +108,10 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
   EXPECT_EQ(restored.ledger_total(), 0);
   EXPECT_EQ(restored.authenticate_node(hash_secret("c")), node->node_id);
+  // Generations served before the restart are never reused for a different desired set.
+  EXPECT_EQ(restored.desired_state(node->node_id)->generation,
+            ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore);
+  EXPECT_EQ(restored.desired_state(node->node_id)->workloads.size(), 1u);
 }
 
 }  // namespace
