@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include "agent/agent.h"
 
@@ -11,5 +12,7 @@ int main(int argc, char** argv) {
     return gpurent::agent::run_workload_shim(argc - 1, argv + 1);
   }
   testing::InitGoogleTest(&argc, argv);
+  // The engines log every placement and run; in tests only warnings and errors are worth reading.
+  spdlog::set_level(spdlog::level::warn);
   return RUN_ALL_TESTS();
 }
