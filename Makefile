@@ -1,9 +1,12 @@
 # Shortcuts; the scripts do the work (and install missing Debian packages first).
-.PHONY: dev test build bench clean
+.PHONY: dev test test-sanitize build bench clean
 dev:
 	scripts/dev.sh
 test:
 	scripts/test.sh
+test-sanitize:
+	scripts/install-deps.sh test && BUILD_DIR=build-asan scripts/build.sh -DGPURENT_SANITIZE=ON && \
+	  ctest --test-dir build-asan --output-on-failure -j 2
 build:
 	scripts/install-deps.sh build && scripts/build.sh
 bench:
