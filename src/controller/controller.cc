@@ -236,7 +236,7 @@ Result<TopupResult> Controller::topup(const Principal& caller, std::string_view 
                              ? fmt::format("topup:{}:{}", tenant_id, *idempotency_key)
                              : fmt::format("topup:{}:{}", tenant_id, rng_.id(""));
   if (const auto it = topups_.find(id); it != topups_.end()) {
-    if (it->second.amount != amount) {
+    if (it->second.amount != amount || it->second.reference != reference) {
       return fail(Error::conflict("idempotency_key_reused",
                                   "this Idempotency-Key was used for a different top-up"));
     }
@@ -365,7 +365,8 @@ Result<InstancePage> Controller::list_instances(const Principal& caller,
   size_t position = 0;
   if (!cursor.empty()) {
     const auto it = instance_position_.find(std::string(cursor));
-    if (it == instance_position_.end()) {
+    // A cursor names an instance; one the caller may not see is as unknown as a made-up one.
+    if (it == instance_position_.end() || !instance(caller, cursor)) {
       return fail(Error::invalid("invalid_query", "unknown cursor"));
     }
     position = it->second + 1;
@@ -458,6 +459,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
     case InstanceState::kStopping:
       instance->terminate_requested = true;
       touch(*instance);
+      if (nodes_.at(instance->node_id).state == NodeState::kDown) end_run(*instance, std::nullopt, "");
       break;
     case InstanceState::kTerminated:
       break;
@@ -476,7 +478,11 @@ void Controller::request_stop(Instance& instance, std::string reason) {
   instance.state = InstanceState::kStopping;
   instance.reason = std::move(reason);
   touch(instance);
-  touch_node(nodes_.at(instance.node_id), /*desired_set_changed=*/true);
+  Node& node = nodes_.at(instance.node_id);
+  touch_node(node, /*desired_set_changed=*/true);
+  // A down node cannot confirm the stop; its billing already ended at its last report, and if it
+  // comes back its agent stops the workload because the desired set no longer holds it.
+  if (node.state == NodeState::kDown) end_run(instance, std::nullopt, "");
 }
 
 // --- Placement and runs -------------------------------------------------------------------------
@@ -569,7 +575,10 @@ model::UsageRecord* Controller::current_usage(const Instance& instance) {
 }
 
 void Controller::begin_run(Instance& instance) {
-  instance.state = InstanceState::kRunning;
+  // The first report of the process opens its metering, also when a stop was asked for before
+  // the process came up: it runs (and is billed) until the agent confirms it is gone.
+  if (instance.started_at) return;
+  if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
   instance.started_at = now();
   touch(instance);
   model::UsageRecord usage{
@@ -622,7 +631,11 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   if (!asked_to_stop) instance.reason = std::move(reason);
   instance.exit_code = exit_code;
   instance.ended_at = now();
-  for (const auto& gpu : instance.gpus) gpu_holder_.erase(gpu);
+  for (const auto& gpu : instance.gpus) {
+    if (const auto holder = gpu_holder_.find(gpu); holder != gpu_holder_.end() && holder->second == instance.id) {
+      gpu_holder_.erase(holder);
+    }
+  }
   instances_on_node_[node.id].erase(instance.id);
   instance.gpus.clear();
   touch(instance);
@@ -739,10 +752,10 @@ Result<int64_t> Controller::apply_report(std::string_view node_id, const model::
       case model::WorkloadPhase::kStarting:
         break;
       case model::WorkloadPhase::kRunning:
-        if (instance.state == InstanceState::kStarting) begin_run(instance);
+        begin_run(instance);
         break;
       case model::WorkloadPhase::kExited:
-        if (instance.state == InstanceState::kStarting) begin_run(instance);
+        begin_run(instance);
         end_run(instance, status.exit_code,
                 status.exit_code == 0
                     ? "the command exited"
@@ -845,7 +858,10 @@ void Controller::tick() {
       if (instance.state != InstanceState::kRunning && instance.state != InstanceState::kStopping) {
         continue;
       }
-      if (nodes_.at(instance.node_id).state == NodeState::kReady) meter(instance, t);
+      // Up to the node's last good report, never past it: a node that then goes silent is not
+      // billed for the silence.
+      const Node& node = nodes_.at(instance.node_id);
+      if (node.state == NodeState::kReady) meter(instance, std::min(t, node.last_heartbeat));
     }
     enforce_balances();
   }

@@ -249,5 +249,48 @@ TEST_F(ControllerTest, TopupIdempotencyAndPagination) {
   EXPECT_EQ(seen, 5u);
 }
 
+TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
+  const auto instance = launch(alice_, 2);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(30'000));  // the node goes silent
+  ctl_.tick();
+  ASSERT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
+  EXPECT_FALSE(ctl_.gpu_holder("GPU-a0"));
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 0);  // billed to the last report
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));  // and it can be started again
+  EXPECT_EQ(get(instance.id).state, InstanceState::kPending);
+}
+
+TEST_F(ControllerTest, AProcessStoppedBeforeItReportedRunningIsStillBilled) {
+  const auto instance = launch(alice_, 1);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));  // stop while still starting
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(4'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
+  ASSERT_EQ(ctl_.usage(alice_.tenant_id).size(), 1u);
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 4);
+}
+
+TEST_F(ControllerTest, TicksNeverBillPastTheLastGoodReport) {
+  const auto instance = launch(alice_, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(55'000));
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  clock_.advance(Millis(8'000));  // silent, not yet past the heartbeat timeout
+  ctl_.tick();
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 55);
+}
+
+TEST_F(ControllerTest, AnotherTenantsInstanceIsNoCursor) {
+  const auto theirs = launch(bob_, 1);
+  launch(alice_, 1);
+  EXPECT_EQ(ctl_.list_instances(alice_, {}, theirs.id, 10).error().code, "invalid_query");
+  EXPECT_EQ(ctl_.list_instances(alice_, {}, "i-made-up", 10).error().code, "invalid_query");
+  EXPECT_TRUE(ctl_.list_instances(bob_, {}, theirs.id, 10));
+}
+
 }  // namespace
 }  // namespace gpurent::controller

@@ -69,6 +69,15 @@ std::optional<std::string> query_string(const Request& request, const std::strin
   return it->second;
 }
 
+// The Idempotency-Key header, if any; at most 128 characters.
+Result<std::optional<std::string>> idempotency_key(const Request& request) {
+  if (request.idempotency_key.empty()) return std::optional<std::string>();
+  if (request.idempotency_key.size() > 128) {
+    return fail(Error::invalid("invalid_header", "Idempotency-Key is longer than 128 characters"));
+  }
+  return std::optional<std::string>(request.idempotency_key);
+}
+
 Status reject_unknown_fields(const Json& body, std::initializer_list<std::string_view> known) {
   for (const auto& [key, value] : body.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -352,16 +361,11 @@ struct Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto spec = parse_instance_spec(*body);
     if (!spec) co_return problem_response(spec.error());
-    std::optional<std::string> key;
-    if (!request.idempotency_key.empty()) {
-      if (request.idempotency_key.size() > 128) {
-        co_return problem_response(Error::invalid("invalid_header", "Idempotency-Key is longer than 128 characters"));
-      }
-      key = request.idempotency_key;
-    }
+    auto key = idempotency_key(request);
+    if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
     auto created = co_await host.mutate([&](Controller& c) {
-      return c.create_instance(caller, std::move(*spec), key, fingerprint);
+      return c.create_instance(caller, std::move(*spec), *key, fingerprint);
     });
     if (!created) co_return problem_response(created.error());
     Response response = json_response(201, instance_view(ctl(), created->instance));
@@ -458,10 +462,10 @@ struct Api::Impl {
     if (!amount) co_return problem_response(amount.error());
     auto reference = optional_string(*body, "reference", 256);
     if (!reference) co_return problem_response(reference.error());
-    std::optional<std::string> key;
-    if (!request.idempotency_key.empty()) key = request.idempotency_key.substr(0, 128);
+    auto key = idempotency_key(request);
+    if (!key) co_return problem_response(key.error());
     auto result = co_await host.mutate([&](Controller& c) {
-      return c.topup(caller, *tenant, *amount, reference->value_or(""), key);
+      return c.topup(caller, *tenant, *amount, reference->value_or(""), *key);
     });
     co_return result_response(201, result, [&](const controller::TopupResult& r) {
       return Json{{"transfer_id", r.transfer.id}, {"tenant_id", r.transfer.tenant_id},
@@ -559,7 +563,12 @@ struct Api::Impl {
       if (!state) co_return problem_response(state.error());
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (state->generation > *after || left.count() <= 0) co_return json_response(200, Json(*state));
+      if (state->generation > *after || left.count() <= 0) {
+        // Only committed state may be acted on: were this set lost in a crash, the agent would
+        // run work the restarted server never placed.
+        co_await host.durable();
+        co_return json_response(200, Json(*state));
+      }
       co_await host.wait("node:" + node, left);
     }
   }

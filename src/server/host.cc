@@ -48,16 +48,28 @@ void ControllerHost::schedule_tick() {
     controller_.tick();
     auto changes = controller_.take_changes();
     if (!changes.empty()) {
-      asio::co_spawn(io_, commit(std::move(changes)), asio::detached);
+      // Queued here, before any later command can queue its own changes: co_spawn starts its
+      // coroutine only after a post, and a tick's older copies must never overwrite newer ones.
+      auto woken_nodes = changes.woken_nodes;
+      auto changed_instances = changes.changed_instances;
+      auto signal = enqueue(std::move(changes));
+      asio::co_spawn(io_,
+                     await_durable(std::move(signal), std::move(woken_nodes),
+                                   std::move(changed_instances)),
+                     asio::detached);
     }
     schedule_tick();
   });
 }
 
 asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
-  if (changes.empty()) co_return;
   auto woken_nodes = changes.woken_nodes;
   auto changed_instances = changes.changed_instances;
+  auto signal = enqueue(std::move(changes));
+  co_await await_durable(std::move(signal), std::move(woken_nodes), std::move(changed_instances));
+}
+
+std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSet changes) {
   // A timer that never expires by itself serves as the completion signal: the committer posts
   // its cancellation back to this thread once the transaction is durable.
   auto signal = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
@@ -68,6 +80,12 @@ asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
                       }});
   }
   queue_cv_.notify_one();
+  return signal;
+}
+
+asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady_timer> signal,
+                                                    std::set<std::string> woken_nodes,
+                                                    std::set<std::string> changed_instances) {
   boost::system::error_code ec;
   co_await signal->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   for (const auto& node : woken_nodes) notify("node:" + node);
@@ -85,7 +103,8 @@ void ControllerHost::committer_loop() {
     }
     controller::ChangeSet merged = std::move(batch.front().changes);
     for (size_t i = 1; i < batch.size(); ++i) merged.merge(std::move(batch[i].changes));
-    if (auto committed = store_.commit(merged); !committed) {
+    // A batch of barriers only (nothing changed) is durable once the batches before it are.
+    if (auto committed = merged.empty() ? Status{} : store_.commit(merged); !committed) {
       spdlog::critical("store commit failed, stopping to protect the data: {}",
                        committed.error().message);
       std::abort();

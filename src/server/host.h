@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -47,13 +48,19 @@ class ControllerHost {
 
   controller::Controller& controller() { return controller_; }
 
-  // Runs fn(controller) and resumes once its changes are durable; returns fn's result.
+  // Runs fn(controller) and resumes once its changes, and every change queued before them, are
+  // durable; returns fn's result. A command that changed nothing (an idempotent replay) still
+  // waits: what it reports may have been created by a command whose commit is in flight.
   template <class Fn>
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
     auto result = fn(controller_);
     co_await commit(controller_.take_changes());
     co_return result;
   }
+
+  // Resumes once everything queued so far is durable: a read that must not reveal uncommitted
+  // state (the desired set an agent will act on) waits on this before answering.
+  asio::awaitable<void> durable() { return commit(controller::ChangeSet{}); }
 
   // Commits synchronously (start-up only, before the io_context runs).
   Status commit_now();
@@ -63,7 +70,13 @@ class ControllerHost {
   void notify(const std::string& topic);
 
  private:
+  // Queues the changes for the committer at once (so commits keep the order in which the
+  // controller made them) and resumes when they are durable; then wakes their waiters.
   asio::awaitable<void> commit(controller::ChangeSet changes);
+  std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
+  asio::awaitable<void> await_durable(std::shared_ptr<asio::steady_timer> signal,
+                                      std::set<std::string> woken_nodes,
+                                      std::set<std::string> changed_instances);
   void committer_loop();
   void schedule_tick();
 
