@@ -666,14 +666,29 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     if (gpu.uuid.empty() || gpu.uuid.size() > 128 || gpu.type.empty() || !uuids.insert(gpu.uuid).second) {
       return fail(Error::invalid("invalid_field", "every GPU needs a unique uuid and a type"));
     }
-    for (const auto& [id, node] : nodes_) {
-      for (const auto& known : node.gpus) {
-        if (known.uuid == gpu.uuid) {
-          return fail(Error::conflict("gpu_already_registered",
-                                      fmt::format("GPU {} already belongs to node {}", gpu.uuid, id)));
-        }
-      }
+  }
+  for (auto& [id, known] : nodes_) {
+    const bool overlaps = std::any_of(known.gpus.begin(), known.gpus.end(),
+                                      [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
+    if (!overlaps) continue;
+    // The same host registering again (its answer was lost, or its identity file with it) gets
+    // its node back under a new credential, as long as no work is placed there; anything else
+    // claiming known GPUs is refused.
+    const bool same_host = known.name == registration.name && known.gpus.size() == uuids.size() &&
+                           std::all_of(known.gpus.begin(), known.gpus.end(), [&](const model::Gpu& gpu) {
+                             return uuids.contains(gpu.uuid);
+                           });
+    if (!same_host || !instances_on_node_[id].empty()) {
+      return fail(Error::conflict("gpu_already_registered",
+                                  fmt::format("these GPUs already belong to node {}", id)));
     }
+    node_by_credential_.erase(known.credential_hash);
+    known.credential_hash = std::move(credential_hash);
+    node_by_credential_.emplace(known.credential_hash, id);
+    known.last_heartbeat = now();
+    touch_node(known, /*desired_set_changed=*/false);
+    spdlog::info("re-registered node={}", id);
+    return model::RegistrationResult{id, std::move(credential)};
   }
   Node node;
   node.id = rng_.id("n-");

@@ -292,5 +292,22 @@ TEST_F(ControllerTest, AnotherTenantsInstanceIsNoCursor) {
   EXPECT_TRUE(ctl_.list_instances(bob_, {}, theirs.id, 10));
 }
 
+TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGpus) {
+  model::NodeRegistration again{"node-a", {}, 64, 512 * 1024, true, "test"};
+  for (int i = 0; i < 8; ++i) again.gpus.push_back({"GPU-a" + std::to_string(i), i, "h100-80g", "h100-80g", 81920});
+  const auto result = ctl_.register_node(hash_secret("join"), again, "new", hash_secret("new"));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->node_id, node_);
+  EXPECT_EQ(ctl_.authenticate_node(hash_secret("new")), node_);
+  EXPECT_FALSE(ctl_.authenticate_node(hash_secret("cred-node-a")));
+
+  launch(alice_, 1);  // now the node has work: its GPUs cannot be claimed again
+  EXPECT_EQ(ctl_.register_node(hash_secret("join"), again, "x", hash_secret("x")).error().code,
+            "gpu_already_registered");
+  again.name = "impostor";
+  EXPECT_EQ(ctl_.register_node(hash_secret("join"), again, "y", hash_secret("y")).error().code,
+            "gpu_already_registered");
+}
+
 }  // namespace
 }  // namespace gpurent::controller
