@@ -24,8 +24,8 @@ std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp un
   if (seconds <= 0) return std::nullopt;
   usage.metered_until += Millis(seconds * 1000);
   usage.billed_seconds += seconds;
-  const Micros total =
-      charge_for_seconds(usage.price_per_gpu_hour, int64_t{usage.gpu_count} * 1000, usage.billed_seconds);
+  const Micros total = charge_for_seconds(usage.price_per_gpu_hour, int64_t{usage.gpu_count} * 1000,
+                                          usage.billed_seconds);
   const Micros delta = total - usage.charged;
   usage.charged = total;
   if (delta <= 0) return std::nullopt;
@@ -46,7 +46,8 @@ Status Ledger::post(const model::Transfer& transfer) {
     return fail(Error::internal(fmt::format("transfer {} has non-positive amount", transfer.id)));
   }
   if (transfer.from_account == transfer.to_account) {
-    return fail(Error::internal(fmt::format("transfer {} moves money to its own account", transfer.id)));
+    return fail(
+        Error::internal(fmt::format("transfer {} moves money to its own account", transfer.id)));
   }
   balances_[transfer.from_account] -= transfer.amount;
   balances_[transfer.to_account] += transfer.amount;

@@ -55,8 +55,22 @@ TEST(Metering, NothingDueWithinTheSameSecondOrBackwards) {
 
 TEST(Ledger, BalancesAlwaysSumToZero) {
   Ledger ledger;
-  ASSERT_TRUE(ledger.post({"topup:1", {}, "external:topups", "tenant:t-1:cash", 500, model::TransferKind::kTopup, "t-1", ""}));
-  ASSERT_TRUE(ledger.post({"usage:1", {}, "tenant:t-1:cash", "platform:revenue", 120, model::TransferKind::kUsage, "t-1", "i-1"}));
+  ASSERT_TRUE(ledger.post({"topup:1",
+                           {},
+                           "external:topups",
+                           "tenant:t-1:cash",
+                           500,
+                           model::TransferKind::kTopup,
+                           "t-1",
+                           ""}));
+  ASSERT_TRUE(ledger.post({"usage:1",
+                           {},
+                           "tenant:t-1:cash",
+                           "platform:revenue",
+                           120,
+                           model::TransferKind::kUsage,
+                           "t-1",
+                           "i-1"}));
   EXPECT_EQ(ledger.balance("tenant:t-1:cash"), 380);
   EXPECT_EQ(ledger.balance("platform:revenue"), 120);
   EXPECT_EQ(ledger.balance("external:topups"), -500);

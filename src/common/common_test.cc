@@ -14,7 +14,7 @@ namespace {
 TEST(Money, ChargesAreExactAndRoundTowardZeroOnce) {
   EXPECT_EQ(charge_for_seconds(18'000'000, 1000, 1), 5'000);
   EXPECT_EQ(charge_for_seconds(18'000'000, 2000, 3600), 36'000'000);
-  EXPECT_EQ(charge_for_seconds(1'000'000, 1000, 1), 277);  // 277.77... rounds down
+  EXPECT_EQ(charge_for_seconds(1'000'000, 1000, 1), 277);            // 277.77... rounds down
   EXPECT_EQ(charge_for_seconds(18'000'000, 500, 7200), 18'000'000);  // half a GPU, two hours
   // No overflow for a year of 8 GPUs at an absurd price.
   EXPECT_EQ(charge_for_seconds(int64_t{1'000'000} * kMicrosPerUnit, 8000, 365LL * 24 * 3600),

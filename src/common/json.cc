@@ -8,8 +8,7 @@ Error invalid_field(std::string_view key, std::string_view why) {
 
 Result<Json> parse_json_object(std::string_view text) {
   bool too_deep = false;
-  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t,
-                                                          Json&) {
+  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t, Json&) {
     if (depth > kMaxJsonDepth) too_deep = true;
     return !too_deep;
   };
@@ -19,7 +18,8 @@ Result<Json> parse_json_object(std::string_view text) {
                                fmt::format("JSON nested deeper than {} levels", kMaxJsonDepth)));
   }
   if (value.is_discarded()) return fail(Error::invalid("malformed_json", "body is not valid JSON"));
-  if (!value.is_object()) return fail(Error::invalid("malformed_json", "body must be a JSON object"));
+  if (!value.is_object())
+    return fail(Error::invalid("malformed_json", "body must be a JSON object"));
   return value;
 }
 
@@ -83,7 +83,8 @@ Result<std::map<std::string, std::string>> optional_string_map(const Json& objec
   }
   for (const auto& [name, value] : it->items()) {
     if (!value.is_string()) return fail(invalid_field(key, "must map names to strings"));
-    if (name.empty() || name.size() > max_length || value.get_ref<const std::string&>().size() > max_length) {
+    if (name.empty() || name.size() > max_length ||
+        value.get_ref<const std::string&>().size() > max_length) {
       return fail(invalid_field(key, fmt::format("entries must be 1..{} characters", max_length)));
     }
     out.emplace(name, value.get<std::string>());
@@ -102,8 +103,8 @@ Result<std::vector<std::string>> optional_string_list(const Json& object, std::s
   }
   for (const auto& value : *it) {
     if (!value.is_string() || value.get_ref<const std::string&>().size() > max_length) {
-      return fail(invalid_field(key, fmt::format("entries must be strings of at most {} characters",
-                                                 max_length)));
+      return fail(invalid_field(
+          key, fmt::format("entries must be strings of at most {} characters", max_length)));
     }
     out.push_back(value.get<std::string>());
   }

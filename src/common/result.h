@@ -63,14 +63,14 @@ inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(
 }  // namespace gpurent
 
 // Propagates the error of a Result-returning expression, or yields its value.
-#define GPURENT_TRY(var, expr)                             \
-  auto var##_result_ = (expr);                             \
+#define GPURENT_TRY(var, expr)                                                  \
+  auto var##_result_ = (expr);                                                  \
   if (!var##_result_) return ::gpurent::fail(std::move(var##_result_).error()); \
   auto var = std::move(*var##_result_)
 
 // Propagates the error of a Status-returning expression.
-#define GPURENT_CHECK(expr)                                                  \
-  do {                                                                       \
-    if (auto check_status_ = (expr); !check_status_)                         \
-      return ::gpurent::fail(std::move(check_status_).error());              \
+#define GPURENT_CHECK(expr)                                     \
+  do {                                                          \
+    if (auto check_status_ = (expr); !check_status_)            \
+      return ::gpurent::fail(std::move(check_status_).error()); \
   } while (0)

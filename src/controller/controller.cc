@@ -23,8 +23,9 @@ Error forbidden(std::string_view what) {
 }
 
 Error invalid_state(const Instance& instance, std::string_view action) {
-  return Error::conflict("invalid_state", fmt::format("cannot {} instance {} while it is {}", action,
-                                                      instance.id, model::to_string(instance.state)));
+  return Error::conflict("invalid_state",
+                         fmt::format("cannot {} instance {} while it is {}", action, instance.id,
+                                     model::to_string(instance.state)));
 }
 
 std::string usage_id(const Instance& instance) {
@@ -139,17 +140,18 @@ Result<model::ApiKey> Controller::bootstrap_admin(std::string_view secret_hash,
     tenant_it = tenants_.emplace(tenant.id, tenant).first;
     if (credit > 0) {
       GPURENT_CHECK(post({.id = "promotion:bootstrap:" + tenant.id,
-                                .at = now(),
-                                .from_account = std::string(model::kPromotionsAccount),
-                                .to_account = model::tenant_cash_account(tenant.id),
-                                .amount = credit,
-                                .kind = model::TransferKind::kCredit,
-                                .tenant_id = tenant.id,
-                                .reference = "bootstrap credit"}));
+                          .at = now(),
+                          .from_account = std::string(model::kPromotionsAccount),
+                          .to_account = model::tenant_cash_account(tenant.id),
+                          .amount = credit,
+                          .kind = model::TransferKind::kCredit,
+                          .tenant_id = tenant.id,
+                          .reference = "bootstrap credit"}));
     }
   }
-  model::ApiKey key{rng_.id("k-"), tenant_it->first, model::Role::kAdmin, "bootstrap",
-                    std::string(secret_hash), std::string(prefix), now()};
+  model::ApiKey key{rng_.id("k-"), tenant_it->first,         model::Role::kAdmin,
+                    "bootstrap",   std::string(secret_hash), std::string(prefix),
+                    now()};
   key_by_hash_.emplace(key.secret_hash, key.id);
   api_keys_.emplace(key.id, key);
   changes_.api_keys.push_back(key);
@@ -197,17 +199,22 @@ Result<model::ApiKey> Controller::create_api_key(const Principal& caller, NewApi
   if (!visible_to(caller, request.tenant_id) || !tenants_.contains(request.tenant_id)) {
     return fail(Error::not_found("tenant", request.tenant_id));
   }
-  const bool allowed = caller.role == model::Role::kAdmin ||
-                       (caller.role == model::Role::kOperator && request.role != model::Role::kAdmin) ||
-                       request.role == model::Role::kTenant;
+  const bool allowed =
+      caller.role == model::Role::kAdmin ||
+      (caller.role == model::Role::kOperator && request.role != model::Role::kAdmin) ||
+      request.role == model::Role::kTenant;
   if (!allowed) {
     return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
                       fmt::format("a {} key may not create {} keys", model::to_string(caller.role),
                                   model::to_string(request.role))});
   }
-  model::ApiKey key{rng_.id("k-"),      request.tenant_id,           request.role,
-                    std::move(request.name), std::move(request.secret_hash),
-                    std::move(request.prefix), now()};
+  model::ApiKey key{rng_.id("k-"),
+                    request.tenant_id,
+                    request.role,
+                    std::move(request.name),
+                    std::move(request.secret_hash),
+                    std::move(request.prefix),
+                    now()};
   key_by_hash_.emplace(key.secret_hash, key.id);
   api_keys_.emplace(key.id, key);
   changes_.api_keys.push_back(key);
@@ -231,10 +238,10 @@ Result<TopupResult> Controller::topup(const Principal& caller, std::string_view 
                                       std::optional<std::string> idempotency_key) {
   if (!caller.is_operator()) return fail(forbidden("top up balances"));
   if (!tenants_.contains(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
-  if (amount <= 0) return fail(Error::invalid("invalid_field", "field 'amount_micros' must be > 0"));
-  const std::string id = idempotency_key
-                             ? fmt::format("topup:{}:{}", tenant_id, *idempotency_key)
-                             : fmt::format("topup:{}:{}", tenant_id, rng_.id(""));
+  if (amount <= 0)
+    return fail(Error::invalid("invalid_field", "field 'amount_micros' must be > 0"));
+  const std::string id = idempotency_key ? fmt::format("topup:{}:{}", tenant_id, *idempotency_key)
+                                         : fmt::format("topup:{}:{}", tenant_id, rng_.id(""));
   if (const auto it = topups_.find(id); it != topups_.end()) {
     if (it->second.amount != amount || it->second.reference != reference) {
       return fail(Error::conflict("idempotency_key_reused",
@@ -286,10 +293,10 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
       charge_for_seconds(*price, int64_t{spec.gpu_count} * 1000, kMinimumPrepaidSeconds);
   const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
   if (balance <= 0 || balance < needed) {
-    return fail(Error{ErrorKind::kPaymentRequired, "insufficient_balance",
-                      fmt::format("balance {} does not cover {} s of {} x {} ({} needed)",
-                                  format_micros(balance), kMinimumPrepaidSeconds, spec.gpu_count,
-                                  spec.gpu_type, format_micros(needed))});
+    return fail(Error{
+        ErrorKind::kPaymentRequired, "insufficient_balance",
+        fmt::format("balance {} does not cover {} s of {} x {} ({} needed)", format_micros(balance),
+                    kMinimumPrepaidSeconds, spec.gpu_count, spec.gpu_type, format_micros(needed))});
   }
   return {};
 }
@@ -309,13 +316,14 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
     }
   }
   if (!model::find_gpu_type(spec.gpu_type)) {
-    return fail(Error::unprocessable("unknown_gpu_type",
-                                     fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types",
-                                                 spec.gpu_type)));
+    return fail(Error::unprocessable(
+        "unknown_gpu_type",
+        fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types", spec.gpu_type)));
   }
   if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerInstance) {
-    return fail(Error::invalid("invalid_field", fmt::format("field 'gpu_count' must be between 1 and {}",
-                                                            kMaxGpusPerInstance)));
+    return fail(Error::invalid(
+        "invalid_field",
+        fmt::format("field 'gpu_count' must be between 1 and {}", kMaxGpusPerInstance)));
   }
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
 
@@ -459,7 +467,8 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
     case InstanceState::kStopping:
       instance->terminate_requested = true;
       touch(*instance);
-      if (nodes_.at(instance->node_id).state == NodeState::kDown) end_run(*instance, std::nullopt, "");
+      if (nodes_.at(instance->node_id).state == NodeState::kDown)
+        end_run(*instance, std::nullopt, "");
       break;
     case InstanceState::kTerminated:
       break;
@@ -510,7 +519,8 @@ void Controller::schedule() {
     for (const auto& gpu : node.gpus) {
       if (gpu_holder_.contains(gpu.uuid) || !pending_.contains(gpu.type)) continue;
       auto& of_type = capacity[gpu.type];
-      if (of_type.empty() || of_type.back().node_id != node_id) of_type.push_back({node_id, gpu.type, {}});
+      if (of_type.empty() || of_type.back().node_id != node_id)
+        of_type.push_back({node_id, gpu.type, {}});
       of_type.back().free.push_back({gpu.uuid, gpu.index});
     }
   }
@@ -632,7 +642,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   instance.exit_code = exit_code;
   instance.ended_at = now();
   for (const auto& gpu : instance.gpus) {
-    if (const auto holder = gpu_holder_.find(gpu); holder != gpu_holder_.end() && holder->second == instance.id) {
+    if (const auto holder = gpu_holder_.find(gpu);
+        holder != gpu_holder_.end() && holder->second == instance.id) {
       gpu_holder_.erase(holder);
     }
   }
@@ -663,21 +674,23 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   }
   std::set<std::string> uuids;
   for (const auto& gpu : registration.gpus) {
-    if (gpu.uuid.empty() || gpu.uuid.size() > 128 || gpu.type.empty() || !uuids.insert(gpu.uuid).second) {
+    if (gpu.uuid.empty() || gpu.uuid.size() > 128 || gpu.type.empty() ||
+        !uuids.insert(gpu.uuid).second) {
       return fail(Error::invalid("invalid_field", "every GPU needs a unique uuid and a type"));
     }
   }
   for (auto& [id, known] : nodes_) {
-    const bool overlaps = std::any_of(known.gpus.begin(), known.gpus.end(),
-                                      [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
+    const bool overlaps =
+        std::any_of(known.gpus.begin(), known.gpus.end(),
+                    [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
     if (!overlaps) continue;
     // The same host registering again (its answer was lost, or its identity file with it) gets
     // its node back under a new credential, as long as no work is placed there; anything else
     // claiming known GPUs is refused.
-    const bool same_host = known.name == registration.name && known.gpus.size() == uuids.size() &&
-                           std::all_of(known.gpus.begin(), known.gpus.end(), [&](const model::Gpu& gpu) {
-                             return uuids.contains(gpu.uuid);
-                           });
+    const bool same_host =
+        known.name == registration.name && known.gpus.size() == uuids.size() &&
+        std::all_of(known.gpus.begin(), known.gpus.end(),
+                    [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
     if (!same_host || !instances_on_node_[id].empty()) {
       return fail(Error::conflict("gpu_already_registered",
                                   fmt::format("these GPUs already belong to node {}", id)));
@@ -730,7 +743,8 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   return desired;
 }
 
-Result<int64_t> Controller::apply_report(std::string_view node_id, const model::NodeReport& report) {
+Result<int64_t> Controller::apply_report(std::string_view node_id,
+                                         const model::NodeReport& report) {
   const auto node_it = nodes_.find(node_id);
   if (node_it == nodes_.end()) return fail(Error::not_found("node", node_id));
   Node& node = node_it->second;

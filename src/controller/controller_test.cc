@@ -16,7 +16,8 @@ constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
 class ControllerTest : public testing::Test {
  protected:
   ControllerTest() : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = 7}) {
-    admin_ = *ctl_.authenticate(ctl_.bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
+    admin_ = *ctl_.authenticate(
+        ctl_.bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
     alice_ = tenant_principal("alice");
     bob_ = tenant_principal("bob");
     auto token = ctl_.create_join_token(admin_, "test", std::chrono::hours(1), hash_secret("join"));
@@ -27,7 +28,8 @@ class ControllerTest : public testing::Test {
   Principal tenant_principal(const std::string& name) {
     auto tenant = ctl_.create_tenant(admin_, name);
     EXPECT_TRUE(tenant);
-    auto key = ctl_.create_api_key(admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
+    auto key =
+        ctl_.create_api_key(admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
     EXPECT_TRUE(key);
     EXPECT_TRUE(ctl_.topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));
     return *ctl_.authenticate(hash_secret(name));
@@ -145,7 +147,8 @@ TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
   auto broke = tenant_principal("broke");
   // Spend the wallet down to almost nothing by topping up nothing more: use a fresh tenant.
   auto empty_tenant = ctl_.create_tenant(admin_, "empty");
-  ASSERT_TRUE(ctl_.create_api_key(admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
+  ASSERT_TRUE(
+      ctl_.create_api_key(admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
   const auto empty = *ctl_.authenticate(hash_secret("e"));
   const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
@@ -178,7 +181,8 @@ TEST_F(ControllerTest, LostWorkloadFailsAndStaleRunReportsAreIgnored) {
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).run, 2);
   // A late report about run 1 changes nothing for run 2 while the agent has not caught up.
-  ASSERT_TRUE(ctl_.apply_report(node_, {0, {{instance.id, 1, model::WorkloadPhase::kExited, 9, ""}}}));
+  ASSERT_TRUE(
+      ctl_.apply_report(node_, {0, {{instance.id, 1, model::WorkloadPhase::kExited, 9, ""}}}));
   EXPECT_EQ(get(instance.id).state, InstanceState::kStarting);
   // Once the agent has applied the generation and does not list run 2, the run is lost.
   report(node_, {});
@@ -214,7 +218,8 @@ TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
 
 TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
   auto poor_tenant = ctl_.create_tenant(admin_, "poor");
-  ASSERT_TRUE(ctl_.create_api_key(admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+  ASSERT_TRUE(
+      ctl_.create_api_key(admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
   const auto poor = *ctl_.authenticate(hash_secret("p"));
   ASSERT_TRUE(ctl_.topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
   const auto instance = launch(poor, 1);
@@ -233,7 +238,8 @@ TEST_F(ControllerTest, TopupIdempotencyAndPagination) {
   ASSERT_TRUE(first && again);
   EXPECT_EQ(first->transfer.id, again->transfer.id);
   EXPECT_EQ(first->balance, again->balance);
-  EXPECT_EQ(ctl_.topup(admin_, alice_.tenant_id, 501, "", "t-1").error().code, "idempotency_key_reused");
+  EXPECT_EQ(ctl_.topup(admin_, alice_.tenant_id, 501, "", "t-1").error().code,
+            "idempotency_key_reused");
   EXPECT_EQ(ctl_.topup(alice_, alice_.tenant_id, 500, "", std::nullopt).error().kind,
             ErrorKind::kPermissionDenied);
 
@@ -259,7 +265,7 @@ TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
   EXPECT_FALSE(ctl_.gpu_holder("GPU-a0"));
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 0);  // billed to the last report
-  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));  // and it can be started again
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));          // and it can be started again
   EXPECT_EQ(get(instance.id).state, InstanceState::kPending);
 }
 
@@ -294,7 +300,8 @@ TEST_F(ControllerTest, AnotherTenantsInstanceIsNoCursor) {
 
 TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGpus) {
   model::NodeRegistration again{"node-a", {}, 64, 512 * 1024, true, "test"};
-  for (int i = 0; i < 8; ++i) again.gpus.push_back({"GPU-a" + std::to_string(i), i, "h100-80g", "h100-80g", 81920});
+  for (int i = 0; i < 8; ++i)
+    again.gpus.push_back({"GPU-a" + std::to_string(i), i, "h100-80g", "h100-80g", 81920});
   const auto result = ctl_.register_node(hash_secret("join"), again, "new", hash_secret("new"));
   ASSERT_TRUE(result);
   EXPECT_EQ(result->node_id, node_);

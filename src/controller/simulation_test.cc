@@ -33,16 +33,18 @@ class Simulation {
       model::NodeRegistration registration{"node" + std::to_string(n), {}, 32, 1 << 20, true, ""};
       const int gpus = n == 0 ? 2 : 8;
       for (int g = 0; g < gpus; ++g) {
-        registration.gpus.push_back({fmt::format("GPU-{}-{}", n, g), g,
-                                     n == 3 ? "a100-80g" : "h100-80g", "sim", 81920});
+        registration.gpus.push_back(
+            {fmt::format("GPU-{}-{}", n, g), g, n == 3 ? "a100-80g" : "h100-80g", "sim", 81920});
       }
-      auto node = ctl_.register_node(hash_secret("join"), registration, "c", hash_secret(fmt::format("c{}", n)));
+      auto node = ctl_.register_node(hash_secret("join"), registration, "c",
+                                     hash_secret(fmt::format("c{}", n)));
       EXPECT_TRUE(node);
       nodes_.push_back({node->node_id});
     }
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_.create_tenant(admin_, "tenant" + std::to_string(t));
-      EXPECT_TRUE(ctl_.create_api_key(admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
+      EXPECT_TRUE(ctl_.create_api_key(
+          admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
       const Micros topup = (t + 1) * 20 * kMicrosPerUnit;  // tenant0 runs out of money sometimes
       EXPECT_TRUE(ctl_.topup(admin_, tenant->id, topup, "", std::nullopt));
       tenants_.push_back(*ctl_.authenticate(hash_secret(tenant->id)));
@@ -53,11 +55,20 @@ class Simulation {
   void step() {
     switch (rng_.uniform(10)) {
       case 0:
-      case 1: launch(); break;
-      case 2: act_on_random_instance(); break;
-      case 3: exit_random_workload(); break;
-      case 4: toggle_silence(); break;
-      default: break;
+      case 1:
+        launch();
+        break;
+      case 2:
+        act_on_random_instance();
+        break;
+      case 3:
+        exit_random_workload();
+        break;
+      case 4:
+        toggle_silence();
+        break;
+      default:
+        break;
     }
     for (auto& node : nodes_) {
       if (!node.silent && rng_.uniform(3) != 0) converge_and_report(node);
@@ -74,7 +85,8 @@ class Simulation {
       out += "|" + std::to_string(*ctl_.balance(who, who.tenant_id));
       const auto page = ctl_.list_instances(who, {}, "", 1000);
       for (const auto* instance : page->items) {
-        out += fmt::format(",{}:{}:{}", instance->id, model::to_string(instance->state), instance->run);
+        out += fmt::format(",{}:{}:{}", instance->id, model::to_string(instance->state),
+                           instance->run);
       }
     }
     return out;
@@ -106,9 +118,15 @@ class Simulation {
     if (page->items.empty()) return;
     const std::string id = page->items[rng_.uniform(page->items.size())]->id;
     switch (rng_.uniform(3)) {
-      case 0: (void)ctl_.stop_instance(who, id); break;   // refusals are legitimate outcomes
-      case 1: (void)ctl_.start_instance(who, id); break;
-      default: (void)ctl_.delete_instance(who, id); break;
+      case 0:
+        (void)ctl_.stop_instance(who, id);
+        break;  // refusals are legitimate outcomes
+      case 1:
+        (void)ctl_.start_instance(who, id);
+        break;
+      default:
+        (void)ctl_.delete_instance(who, id);
+        break;
     }
   }
 
@@ -143,7 +161,8 @@ class Simulation {
     model::NodeReport report{desired->generation, {}};
     for (const auto& [key, exit] : node.workloads) {
       report.workloads.push_back({key.first, key.second,
-                                  exit ? WorkloadPhase::kExited : WorkloadPhase::kRunning, exit, ""});
+                                  exit ? WorkloadPhase::kExited : WorkloadPhase::kRunning, exit,
+                                  ""});
     }
     ASSERT_TRUE(ctl_.apply_report(node.id, report));
   }
@@ -154,9 +173,9 @@ class Simulation {
     for (const auto& who : tenants_) {
       Micros charged = 0;
       for (const auto* usage : ctl_.usage(who.tenant_id)) {
-        ASSERT_EQ(usage->charged, charge_for_seconds(usage->price_per_gpu_hour,
-                                                     int64_t{usage->gpu_count} * 1000,
-                                                     usage->billed_seconds));
+        ASSERT_EQ(usage->charged,
+                  charge_for_seconds(usage->price_per_gpu_hour, int64_t{usage->gpu_count} * 1000,
+                                     usage->billed_seconds));
         ASSERT_LE(usage->billed_seconds * 1000, (usage->metered_until - usage->started_at).count());
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;

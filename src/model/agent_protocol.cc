@@ -8,9 +8,12 @@ namespace gpurent::model {
 
 std::string_view to_string(WorkloadPhase phase) {
   switch (phase) {
-    case WorkloadPhase::kStarting: return "starting";
-    case WorkloadPhase::kRunning: return "running";
-    case WorkloadPhase::kExited: return "exited";
+    case WorkloadPhase::kStarting:
+      return "starting";
+    case WorkloadPhase::kRunning:
+      return "running";
+    case WorkloadPhase::kExited:
+      return "exited";
   }
   return "unknown";
 }
@@ -26,9 +29,8 @@ bool parse_workload_phase(std::string_view text, WorkloadPhase* out) {
 }
 
 void to_json(Json& j, const NodeRegistration& v) {
-  j = {{"name", v.name},           {"gpus", v.gpus},
-       {"cpu_count", v.cpu_count}, {"memory_mb", v.memory_mb},
-       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
+  j = {{"name", v.name},           {"gpus", v.gpus},           {"cpu_count", v.cpu_count},
+       {"memory_mb", v.memory_mb}, {"simulated", v.simulated}, {"agent_version", v.agent_version}};
 }
 void from_json(const Json& j, NodeRegistration& v) {
   v.name = j.at("name").get<std::string>();
@@ -48,9 +50,14 @@ void from_json(const Json& j, RegistrationResult& v) {
 }
 
 void to_json(Json& j, const WorkloadSpec& v) {
-  j = {{"instance_id", v.instance_id}, {"run", v.run}, {"should_run", v.should_run},
-       {"command", v.command},         {"env", v.env}, {"gpus", v.gpus},
-       {"cpu", v.cpu},                 {"memory_gb", v.memory_gb}};
+  j = {{"instance_id", v.instance_id},
+       {"run", v.run},
+       {"should_run", v.should_run},
+       {"command", v.command},
+       {"env", v.env},
+       {"gpus", v.gpus},
+       {"cpu", v.cpu},
+       {"memory_gb", v.memory_gb}};
 }
 void from_json(const Json& j, WorkloadSpec& v) {
   v.instance_id = j.at("instance_id").get<std::string>();
@@ -85,7 +92,8 @@ void from_json(const Json& j, WorkloadStatus& v) {
   const auto phase = j.at("phase").get<std::string>();
   if (!parse_workload_phase(phase, &v.phase)) throw std::invalid_argument("unknown phase " + phase);
   const auto it = j.find("exit_code");
-  v.exit_code = (it == j.end() || it->is_null()) ? std::nullopt : std::optional<int>(it->get<int>());
+  v.exit_code =
+      (it == j.end() || it->is_null()) ? std::nullopt : std::optional<int>(it->get<int>());
   v.message = j.value("message", std::string());
 }
 

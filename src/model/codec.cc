@@ -26,7 +26,10 @@ Enum parse_enum(const Json& j, const char* key, bool (*parse)(std::string_view, 
 }  // namespace
 
 void to_json(Json& j, const Gpu& v) {
-  j = {{"uuid", v.uuid}, {"index", v.index}, {"type", v.type}, {"name", v.name},
+  j = {{"uuid", v.uuid},
+       {"index", v.index},
+       {"type", v.type},
+       {"name", v.name},
        {"memory_mb", v.memory_mb}};
 }
 void from_json(const Json& j, Gpu& v) {
@@ -67,9 +70,9 @@ void from_json(const Json& j, Node& v) {
 }
 
 void to_json(Json& j, const InstanceSpec& v) {
-  j = {{"name", v.name},       {"gpu_type", v.gpu_type}, {"gpu_count", v.gpu_count},
-       {"cpu", v.cpu},         {"memory_gb", v.memory_gb}, {"command", v.command},
-       {"env", v.env},         {"pricing", to_string(v.pricing)}};
+  j = {{"name", v.name}, {"gpu_type", v.gpu_type},         {"gpu_count", v.gpu_count},
+       {"cpu", v.cpu},   {"memory_gb", v.memory_gb},       {"command", v.command},
+       {"env", v.env},   {"pricing", to_string(v.pricing)}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
@@ -128,8 +131,12 @@ void from_json(const Json& j, Tenant& v) {
 }
 
 void to_json(Json& j, const ApiKey& v) {
-  j = {{"id", v.id},         {"tenant_id", v.tenant_id},     {"role", to_string(v.role)},
-       {"name", v.name},     {"secret_hash", v.secret_hash}, {"prefix", v.prefix},
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"role", to_string(v.role)},
+       {"name", v.name},
+       {"secret_hash", v.secret_hash},
+       {"prefix", v.prefix},
        {"created_at", ms(v.created_at)}};
 }
 void from_json(const Json& j, ApiKey& v) {
@@ -158,8 +165,10 @@ void from_json(const Json& j, JoinToken& v) {
 }
 
 void to_json(Json& j, const IdempotencyRecord& v) {
-  j = {{"tenant_id", v.tenant_id},   {"key", v.key},
-       {"fingerprint", v.fingerprint}, {"object_id", v.object_id},
+  j = {{"tenant_id", v.tenant_id},
+       {"key", v.key},
+       {"fingerprint", v.fingerprint},
+       {"object_id", v.object_id},
        {"created_at", ms(v.created_at)}};
 }
 void from_json(const Json& j, IdempotencyRecord& v) {

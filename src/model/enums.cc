@@ -12,7 +12,8 @@ namespace gpurent::model {
 namespace {
 
 template <class Enum, size_t N>
-std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
+std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names,
+                         Enum value) {
   for (const auto& [e, name] : names) {
     if (e == value) return name;
   }

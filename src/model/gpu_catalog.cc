@@ -39,7 +39,8 @@ const GpuType* find_gpu_type(std::string_view slug) {
 
 std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb) {
   std::string lower;
-  for (char c : device_name) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  for (char c : device_name)
+    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   // Nominal size: drivers report a little less than the marketing figure (81559 MiB for 80 GB).
   const int64_t gigabytes = (memory_mb + 1023) / 1024;
   struct Pattern {
@@ -47,9 +48,9 @@ std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb) {
     std::string_view model;
   };
   static constexpr Pattern kPatterns[] = {
-      {"h200", "h200"},     {"h100", "h100"},       {"h800", "h800"},       {"a100", "a100"},
-      {"a800", "a800"},     {"l40s", "l40s"},       {"rtx a6000", "a6000"}, {"l4", "l4"},
-      {"a10", "a10"},       {"rtx 4090", "rtx4090"}, {"rtx 3090", "rtx3090"}, {"v100", "v100"},
+      {"h200", "h200"}, {"h100", "h100"},        {"h800", "h800"},        {"a100", "a100"},
+      {"a800", "a800"}, {"l40s", "l40s"},        {"rtx a6000", "a6000"},  {"l4", "l4"},
+      {"a10", "a10"},   {"rtx 4090", "rtx4090"}, {"rtx 3090", "rtx3090"}, {"v100", "v100"},
       {"t4", "t4"},
   };
   for (const auto& pattern : kPatterns) {
@@ -58,7 +59,8 @@ std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb) {
     const GpuType* best = nullptr;
     for (const auto& type : gpu_catalog()) {
       if (!type.slug.starts_with(std::string(pattern.model) + "-")) continue;
-      if (!best || std::llabs(type.memory_mb - memory_mb) < std::llabs(best->memory_mb - memory_mb)) {
+      if (!best ||
+          std::llabs(type.memory_mb - memory_mb) < std::llabs(best->memory_mb - memory_mb)) {
         best = &type;
       }
     }
@@ -90,7 +92,8 @@ std::optional<std::vector<SimGpuGroup>> parse_sim_gpu_spec(std::string_view spec
     }
     if (group.count < 1 || group.count > 64 || !find_gpu_type(group.slug)) {
       if (error) {
-        *error = fmt::format("'{}' is not COUNTxTYPE with a known GPU type (e.g. 8xh100-80g)", item);
+        *error =
+            fmt::format("'{}' is not COUNTxTYPE with a known GPU type (e.g. 8xh100-80g)", item);
       }
       return std::nullopt;
     }

@@ -18,7 +18,15 @@
 
 namespace gpurent::model {
 
-enum class InstanceState { kPending, kStarting, kRunning, kStopping, kStopped, kFailed, kTerminated };
+enum class InstanceState {
+  kPending,
+  kStarting,
+  kRunning,
+  kStopping,
+  kStopped,
+  kFailed,
+  kTerminated
+};
 std::string_view to_string(InstanceState state);
 bool parse_instance_state(std::string_view text, InstanceState* out);
 // Holds GPUs on a node (from placement until the agent confirms the process is gone).
@@ -32,8 +40,8 @@ struct InstanceSpec {
   std::string name;
   std::string gpu_type;
   int gpu_count = 1;
-  int cpu = 0;        // cores; 0 = no explicit request
-  int memory_gb = 0;  // 0 = no explicit request
+  int cpu = 0;                       // cores; 0 = no explicit request
+  int memory_gb = 0;                 // 0 = no explicit request
   std::vector<std::string> command;  // argv; a string command is run through /bin/sh -c
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
@@ -44,14 +52,14 @@ struct Instance {
   std::string tenant_id;
   InstanceSpec spec;
   InstanceState state = InstanceState::kPending;
-  std::string node_id;             // set while placed
-  std::vector<std::string> gpus;   // GPU UUIDs while placed
-  int64_t run = 0;                 // number of the current run (0 before the first start)
+  std::string node_id;            // set while placed
+  std::vector<std::string> gpus;  // GPU UUIDs while placed
+  int64_t run = 0;                // number of the current run (0 before the first start)
   Timestamp created_at{};
   std::optional<Timestamp> started_at;  // start of the current run's running phase
   std::optional<Timestamp> ended_at;    // end of the last run
   std::optional<int> exit_code;
-  std::string reason;           // why the instance is in its state, for people
+  std::string reason;                // why the instance is in its state, for people
   bool terminate_requested = false;  // DELETE while running: terminated once the process is gone
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.

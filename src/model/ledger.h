@@ -25,14 +25,14 @@ std::string_view to_string(TransferKind kind);
 bool parse_transfer_kind(std::string_view text, TransferKind* out);
 
 struct Transfer {
-  std::string id;            // deterministic: the same business event always has the same id
+  std::string id;  // deterministic: the same business event always has the same id
   Timestamp at{};
   std::string from_account;  // debited
   std::string to_account;    // credited
   Micros amount = 0;         // > 0
   TransferKind kind = TransferKind::kUsage;
   std::string tenant_id;
-  std::string reference;     // instance id, top-up note, ...
+  std::string reference;  // instance id, top-up note, ...
 };
 
 // What one run of one instance has used and been charged. Updated as the run is metered.

@@ -35,7 +35,13 @@ TEST(Codec, InstanceRoundTripsThroughJson) {
   Instance instance;
   instance.id = "i-1";
   instance.tenant_id = "t-1";
-  instance.spec = {"train", "h100-80g", 2, 16, 64, {"python3", "-c", "print(1)"}, {{"A", "b"}},
+  instance.spec = {"train",
+                   "h100-80g",
+                   2,
+                   16,
+                   64,
+                   {"python3", "-c", "print(1)"},
+                   {{"A", "b"}},
                    PricingModel::kOnDemand};
   instance.state = InstanceState::kRunning;
   instance.node_id = "n-1";
@@ -52,8 +58,9 @@ TEST(Codec, InstanceRoundTripsThroughJson) {
 }
 
 TEST(AgentProtocol, DecodingReportsBadMessagesAsErrors) {
-  const Json good = {{"applied_generation", 4},
-                     {"workloads", {{{"instance_id", "i-1"}, {"run", 1}, {"phase", "exited"}, {"exit_code", 3}}}}};
+  const Json good = {
+      {"applied_generation", 4},
+      {"workloads", {{{"instance_id", "i-1"}, {"run", 1}, {"phase", "exited"}, {"exit_code", 3}}}}};
   const auto report = decode_message<NodeReport>(good);
   ASSERT_TRUE(report);
   EXPECT_EQ(report->workloads[0].phase, WorkloadPhase::kExited);

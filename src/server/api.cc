@@ -5,8 +5,8 @@
 #include <charconv>
 #include <unordered_map>
 
-#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "common/json.h"
 #include "common/random.h"
@@ -57,8 +57,10 @@ Result<int64_t> query_int(const Request& request, const std::string& name, int64
   const auto* end = it->second.data() + it->second.size();
   const auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
   if (ec != std::errc() || ptr != end || value < min || value > max) {
-    return fail(Error::invalid("invalid_query", fmt::format("query parameter '{}' must be an integer "
-                                                            "between {} and {}", name, min, max)));
+    return fail(
+        Error::invalid("invalid_query", fmt::format("query parameter '{}' must be an integer "
+                                                    "between {} and {}",
+                                                    name, min, max)));
   }
   return value;
 }
@@ -136,7 +138,8 @@ Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   }
   GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
   for (const auto& [key, value] : env) {
-    if (!valid_env_name(key)) return fail(invalid_field("env", fmt::format("'{}' is not a variable name", key)));
+    if (!valid_env_name(key))
+      return fail(invalid_field("env", fmt::format("'{}' is not a variable name", key)));
     if (key.starts_with("GPURENT_") || key == "CUDA_VISIBLE_DEVICES" ||
         key == "NVIDIA_VISIBLE_DEVICES") {
       return fail(invalid_field("env", fmt::format("'{}' is set by the platform", key)));
@@ -145,8 +148,9 @@ Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   spec.env = std::move(env);
   GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
   if (pricing && !model::parse_pricing_model(*pricing, &spec.pricing)) {
-    return fail(Error::unprocessable("unsupported_pricing",
-                                     fmt::format("pricing '{}' is not offered; use on_demand", *pricing)));
+    return fail(
+        Error::unprocessable("unsupported_pricing",
+                             fmt::format("pricing '{}' is not offered; use on_demand", *pricing)));
   }
   return spec;
 }
@@ -221,120 +225,159 @@ struct Api::Impl {
     router.add("GET", "/healthz", [](Request&, const PathParams&) -> asio::awaitable<Response> {
       co_return json_response(200, {{"status", "ok"}});
     });
-    router.add("GET", "/v1/openapi.json", [](Request&, const PathParams&) -> asio::awaitable<Response> {
-      co_return Response{200, "application/json", std::string(openapi_document()), {}, {}};
-    });
-    keyed("GET", "/v1/whoami", [](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-      co_return json_response(200, {{"tenant_id", caller.tenant_id},
-                                    {"key_id", caller.key_id},
-                                    {"role", model::to_string(caller.role)}});
-    });
-    keyed("GET", "/v1/gpu-types", [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
-      co_return json_response(200, gpu_types());
-    });
-    keyed("GET", "/v1/offers", [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
-      Json items = Json::array();
-      for (const auto& offer : ctl().offers()) items.push_back(offer_view(ctl(), offer));
-      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
-    });
-    keyed("POST", "/v1/instances", [this](const Principal& caller, Request& request, const PathParams&) {
-      return create_instance(caller, request);
-    });
-    keyed("GET", "/v1/instances", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
-      co_return list_instances(caller, request);
-    });
-    keyed("GET", "/v1/instances/{id}", [this](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
-      auto found = ctl().instance(caller, params.find("id")->second);
-      if (!found) co_return problem_response(found.error());
-      co_return Response{200, "application/json", instance_json(**found), {}, {}};
-    });
+    router.add(
+        "GET", "/v1/openapi.json", [](Request&, const PathParams&) -> asio::awaitable<Response> {
+          co_return Response{200, "application/json", std::string(openapi_document()), {}, {}};
+        });
+    keyed("GET", "/v1/whoami",
+          [](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+            co_return json_response(200, {{"tenant_id", caller.tenant_id},
+                                          {"key_id", caller.key_id},
+                                          {"role", model::to_string(caller.role)}});
+          });
+    keyed("GET", "/v1/gpu-types",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            co_return json_response(200, gpu_types());
+          });
+    keyed("GET", "/v1/offers",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto& offer : ctl().offers()) items.push_back(offer_view(ctl(), offer));
+            co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+          });
+    keyed("POST", "/v1/instances",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_instance(caller, request);
+          });
+    keyed("GET", "/v1/instances",
+          [this](const Principal& caller, Request& request, const PathParams&)
+              -> asio::awaitable<Response> { co_return list_instances(caller, request); });
+    keyed("GET", "/v1/instances/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            auto found = ctl().instance(caller, params.find("id")->second);
+            if (!found) co_return problem_response(found.error());
+            co_return Response{200, "application/json", instance_json(**found), {}, {}};
+          });
     instance_action("/v1/instances/{id}/stop", "POST", &Controller::stop_instance);
     instance_action("/v1/instances/{id}/start", "POST", &Controller::start_instance);
     instance_action("/v1/instances/{id}", "DELETE", &Controller::delete_instance);
-    keyed("GET", "/v1/instances/{id}/logs", [this](const Principal& caller, Request& request, const PathParams& params) -> asio::awaitable<Response> {
-      co_return instance_logs(caller, request, params.find("id")->second);
-    });
-    keyed("GET", "/v1/billing/balance", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
-      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
-      auto balance = ctl().balance(caller, tenant);
-      co_return result_response(200, balance, [&](Micros amount) {
-        return Json{{"tenant_id", tenant}, {"balance_micros", amount}, {"currency", ctl().options().currency}};
-      });
-    });
-    keyed("GET", "/v1/billing/usage", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
-      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
-      if (auto visible = ctl().balance(caller, tenant); !visible) co_return problem_response(visible.error());
-      Json items = Json::array();
-      Micros total = 0;
-      for (const auto* usage : ctl().usage(tenant)) {
-        items.push_back(usage_view(*usage));
-        total += usage->charged;
-      }
-      co_return json_response(200, {{"tenant_id", tenant}, {"items", std::move(items)}, {"total_micros", total},
-                                    {"currency", ctl().options().currency}, {"next_cursor", nullptr}});
-    });
-    keyed("GET", "/v1/billing/transfers", [this](const Principal& caller, Request& request, const PathParams&) -> asio::awaitable<Response> {
-      const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
-      if (auto visible = ctl().balance(caller, tenant); !visible) co_return problem_response(visible.error());
-      Json items = Json::array();
-      for (const auto& transfer : ctl().transfers(tenant)) items.push_back(transfer_view(transfer));
-      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
-    });
-    keyed("POST", "/v1/billing/topups", [this](const Principal& caller, Request& request, const PathParams&) {
-      return topup(caller, request);
-    });
-    keyed("POST", "/v1/tenants", [this](const Principal& caller, Request& request, const PathParams&) {
-      return create_tenant(caller, request);
-    });
-    keyed("GET", "/v1/tenants", [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
-      Json items = Json::array();
-      for (const auto* tenant : ctl().tenants(caller)) {
-        Json view = tenant_view(*tenant);
-        view["balance_micros"] = *ctl().balance(caller, tenant->id);
-        items.push_back(std::move(view));
-      }
-      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
-    });
-    keyed("POST", "/v1/api-keys", [this](const Principal& caller, Request& request, const PathParams&) {
-      return create_api_key(caller, request);
-    });
-    keyed("GET", "/v1/nodes", [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
-      Json items = Json::array();
-      for (const auto* node : ctl().nodes(caller)) items.push_back(node_view(ctl(), *node));
-      co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
-    });
-    keyed("GET", "/v1/nodes/{id}", [this](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
-      if (auto allowed = require_operator(caller); !allowed) co_return problem_response(allowed.error());
-      auto node = ctl().node(caller, params.find("id")->second);
-      co_return result_response(200, node, [this](const model::Node* n) { return node_view(ctl(), *n); });
-    });
-    keyed("POST", "/v1/join-tokens", [this](const Principal& caller, Request& request, const PathParams&) {
-      return create_join_token(caller, request);
-    });
-    router.add("POST", "/v1/agent/register", [this](Request& request, const PathParams&) {
-      return register_node(request);
-    });
-    agent("GET", "/v1/agent/desired", [this](const std::string& node, Request& request) {
-      return desired(node, request);
-    });
-    agent("POST", "/v1/agent/report", [this](const std::string& node, Request& request) {
-      return report(node, request);
-    });
-    agent("POST", "/v1/agent/logs", [this](const std::string& node, Request& request) -> asio::awaitable<Response> {
-      co_return upload_logs(node, request);
-    });
+    keyed("GET", "/v1/instances/{id}/logs",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            co_return instance_logs(caller, request, params.find("id")->second);
+          });
+    keyed("GET", "/v1/billing/balance",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+            auto balance = ctl().balance(caller, tenant);
+            co_return result_response(200, balance, [&](Micros amount) {
+              return Json{{"tenant_id", tenant},
+                          {"balance_micros", amount},
+                          {"currency", ctl().options().currency}};
+            });
+          });
+    keyed("GET", "/v1/billing/usage",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+            if (auto visible = ctl().balance(caller, tenant); !visible)
+              co_return problem_response(visible.error());
+            Json items = Json::array();
+            Micros total = 0;
+            for (const auto* usage : ctl().usage(tenant)) {
+              items.push_back(usage_view(*usage));
+              total += usage->charged;
+            }
+            co_return json_response(200, {{"tenant_id", tenant},
+                                          {"items", std::move(items)},
+                                          {"total_micros", total},
+                                          {"currency", ctl().options().currency},
+                                          {"next_cursor", nullptr}});
+          });
+    keyed("GET", "/v1/billing/transfers",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+            if (auto visible = ctl().balance(caller, tenant); !visible)
+              co_return problem_response(visible.error());
+            Json items = Json::array();
+            for (const auto& transfer : ctl().transfers(tenant))
+              items.push_back(transfer_view(transfer));
+            co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+          });
+    keyed("POST", "/v1/billing/topups",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return topup(caller, request);
+          });
+    keyed("POST", "/v1/tenants",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_tenant(caller, request);
+          });
+    keyed(
+        "GET", "/v1/tenants",
+        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+          if (auto allowed = require_operator(caller); !allowed)
+            co_return problem_response(allowed.error());
+          Json items = Json::array();
+          for (const auto* tenant : ctl().tenants(caller)) {
+            Json view = tenant_view(*tenant);
+            view["balance_micros"] = *ctl().balance(caller, tenant->id);
+            items.push_back(std::move(view));
+          }
+          co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+        });
+    keyed("POST", "/v1/api-keys",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_api_key(caller, request);
+          });
+    keyed(
+        "GET", "/v1/nodes",
+        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+          if (auto allowed = require_operator(caller); !allowed)
+            co_return problem_response(allowed.error());
+          Json items = Json::array();
+          for (const auto* node : ctl().nodes(caller)) items.push_back(node_view(ctl(), *node));
+          co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+        });
+    keyed("GET", "/v1/nodes/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto node = ctl().node(caller, params.find("id")->second);
+            co_return result_response(
+                200, node, [this](const model::Node* n) { return node_view(ctl(), *n); });
+          });
+    keyed("POST", "/v1/join-tokens",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_join_token(caller, request);
+          });
+    router.add("POST", "/v1/agent/register",
+               [this](Request& request, const PathParams&) { return register_node(request); });
+    agent("GET", "/v1/agent/desired",
+          [this](const std::string& node, Request& request) { return desired(node, request); });
+    agent("POST", "/v1/agent/report",
+          [this](const std::string& node, Request& request) { return report(node, request); });
+    agent("POST", "/v1/agent/logs",
+          [this](const std::string& node, Request& request) -> asio::awaitable<Response> {
+            co_return upload_logs(node, request);
+          });
   }
 
-  using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&, std::string_view);
+  using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&,
+                                                                  std::string_view);
 
   void instance_action(std::string pattern, std::string method, InstanceCommand command) {
     keyed(std::move(method), std::move(pattern),
-          [this, command](const Principal& caller, Request&, const PathParams& params) -> asio::awaitable<Response> {
+          [this, command](const Principal& caller, Request&,
+                          const PathParams& params) -> asio::awaitable<Response> {
             const std::string id = params.find("id")->second;
-            auto result = co_await host.mutate([&](Controller& c) { return (c.*command)(caller, id); });
-            co_return result_response(202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
+            auto result =
+                co_await host.mutate([&](Controller& c) { return (c.*command)(caller, id); });
+            co_return result_response(
+                202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
           });
   }
 
@@ -382,7 +425,8 @@ struct Api::Impl {
     if (auto state = query_string(request, "state")) {
       model::InstanceState parsed;
       if (!model::parse_instance_state(*state, &parsed)) {
-        return problem_response(Error::invalid("invalid_query", fmt::format("unknown state '{}'", *state)));
+        return problem_response(
+            Error::invalid("invalid_query", fmt::format("unknown state '{}'", *state)));
       }
       filter.state = parsed;
     }
@@ -453,7 +497,8 @@ struct Api::Impl {
   asio::awaitable<Response> topup(const Principal& caller, Request& request) {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
-    if (auto known = reject_unknown_fields(*body, {"tenant_id", "amount_micros", "reference"}); !known) {
+    if (auto known = reject_unknown_fields(*body, {"tenant_id", "amount_micros", "reference"});
+        !known) {
       co_return problem_response(known.error());
     }
     auto tenant = required_string(*body, "tenant_id", kMaxNameLength);
@@ -468,8 +513,10 @@ struct Api::Impl {
       return c.topup(caller, *tenant, *amount, reference->value_or(""), *key);
     });
     co_return result_response(201, result, [&](const controller::TopupResult& r) {
-      return Json{{"transfer_id", r.transfer.id}, {"tenant_id", r.transfer.tenant_id},
-                  {"amount_micros", r.transfer.amount}, {"balance_micros", r.balance},
+      return Json{{"transfer_id", r.transfer.id},
+                  {"tenant_id", r.transfer.tenant_id},
+                  {"amount_micros", r.transfer.amount},
+                  {"balance_micros", r.balance},
                   {"currency", ctl().options().currency}};
     });
   }
@@ -477,13 +524,16 @@ struct Api::Impl {
   asio::awaitable<Response> create_tenant(const Principal& caller, Request& request) {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
-    if (auto known = reject_unknown_fields(*body, {"name"}); !known) co_return problem_response(known.error());
+    if (auto known = reject_unknown_fields(*body, {"name"}); !known)
+      co_return problem_response(known.error());
     auto name = required_string(*body, "name", kMaxNameLength);
     if (!name) co_return problem_response(name.error());
     if (!valid_name(*name)) {
-      co_return problem_response(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
+      co_return problem_response(
+          invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
     }
-    auto tenant = co_await host.mutate([&](Controller& c) { return c.create_tenant(caller, *name); });
+    auto tenant =
+        co_await host.mutate([&](Controller& c) { return c.create_tenant(caller, *name); });
     co_return result_response(201, tenant, [](const model::Tenant& t) { return tenant_view(t); });
   }
 
@@ -508,7 +558,8 @@ struct Api::Impl {
     const std::string secret = new_secret("gpr_");
     key.secret_hash = hash_secret(secret);
     key.prefix = secret.substr(0, 12);
-    auto created = co_await host.mutate([&](Controller& c) { return c.create_api_key(caller, std::move(key)); });
+    auto created = co_await host.mutate(
+        [&](Controller& c) { return c.create_api_key(caller, std::move(key)); });
     co_return result_response(201, created, [&](const model::ApiKey& k) {
       Json view = api_key_view(k);
       view["key"] = secret;
@@ -529,17 +580,21 @@ struct Api::Impl {
     const std::string secret = new_secret("gjt_");
     auto token = co_await host.mutate([&](Controller& c) {
       return c.create_join_token(caller, description->value_or(""),
-                                 std::chrono::seconds(ttl->value_or(24 * 3600)), hash_secret(secret));
+                                 std::chrono::seconds(ttl->value_or(24 * 3600)),
+                                 hash_secret(secret));
     });
     co_return result_response(201, token, [&](const model::JoinToken& t) {
-      return Json{{"id", t.id}, {"token", secret}, {"description", t.description},
+      return Json{{"id", t.id},
+                  {"token", secret},
+                  {"description", t.description},
                   {"expires_at", format_rfc3339(t.expires_at)}};
     });
   }
 
   asio::awaitable<Response> register_node(Request& request) {
     const auto token = bearer_token(request);
-    if (!token) co_return problem_response(unauthenticated("send 'Authorization: Bearer <join token>'"));
+    if (!token)
+      co_return problem_response(unauthenticated("send 'Authorization: Bearer <join token>'"));
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
     auto registration = model::decode_message<model::NodeRegistration>(*body);
@@ -549,7 +604,8 @@ struct Api::Impl {
       return c.register_node(hash_secret(*token), std::move(*registration), credential,
                              hash_secret(credential));
     });
-    co_return result_response(201, result, [](const model::RegistrationResult& r) { return Json(r); });
+    co_return result_response(201, result,
+                              [](const model::RegistrationResult& r) { return Json(r); });
   }
 
   asio::awaitable<Response> desired(const std::string& node, Request& request) {
@@ -579,9 +635,11 @@ struct Api::Impl {
     auto report = model::decode_message<model::NodeReport>(*body);
     if (!report) co_return problem_response(report.error());
     if (report->workloads.size() > kMaxReportedWorkloads) {
-      co_return problem_response(Error::invalid("invalid_message", "too many workloads in one report"));
+      co_return problem_response(
+          Error::invalid("invalid_message", "too many workloads in one report"));
     }
-    auto generation = co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
+    auto generation =
+        co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
     co_return result_response(200, generation, [](int64_t g) { return Json{{"generation", g}}; });
   }
 
@@ -589,9 +647,12 @@ struct Api::Impl {
     const auto id = query_string(request, "instance");
     auto run = query_int(request, "run", 0, 1, INT64_MAX);
     auto offset = query_int(request, "offset", 0, 0, INT64_MAX);
-    if (!id) return problem_response(Error::invalid("invalid_query", "query parameter 'instance' is required"));
+    if (!id)
+      return problem_response(
+          Error::invalid("invalid_query", "query parameter 'instance' is required"));
     if (!run) return problem_response(run.error());
-    if (*run < 1) return problem_response(Error::invalid("invalid_query", "query parameter 'run' is required"));
+    if (*run < 1)
+      return problem_response(Error::invalid("invalid_query", "query parameter 'run' is required"));
     if (!offset) return problem_response(offset.error());
     auto instance = ctl().instance(model::platform_principal(), *id);
     if (!instance || (*instance)->node_id != node || *run > (*instance)->run) {
@@ -630,6 +691,8 @@ asio::awaitable<Response> Api::handle(Request request) {
   co_return co_await (*match->handler)(request, match->params);
 }
 
-std::vector<std::pair<std::string, std::string>> Api::routes() const { return impl_->router.table(); }
+std::vector<std::pair<std::string, std::string>> Api::routes() const {
+  return impl_->router.table();
+}
 
 }  // namespace gpurent::server

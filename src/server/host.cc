@@ -53,10 +53,10 @@ void ControllerHost::schedule_tick() {
       auto woken_nodes = changes.woken_nodes;
       auto changed_instances = changes.changed_instances;
       auto signal = enqueue(std::move(changes));
-      asio::co_spawn(io_,
-                     await_durable(std::move(signal), std::move(woken_nodes),
-                                   std::move(changed_instances)),
-                     asio::detached);
+      asio::co_spawn(
+          io_,
+          await_durable(std::move(signal), std::move(woken_nodes), std::move(changed_instances)),
+          asio::detached);
     }
     schedule_tick();
   });
@@ -75,9 +75,8 @@ std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSe
   auto signal = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
   {
     std::lock_guard lock(queue_mutex_);
-    queue_.push_back({std::move(changes), [this, signal] {
-                        asio::post(io_, [signal] { signal->cancel(); });
-                      }});
+    queue_.push_back(
+        {std::move(changes), [this, signal] { asio::post(io_, [signal] { signal->cancel(); }); }});
   }
   queue_cv_.notify_one();
   return signal;

@@ -151,11 +151,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       if (ec) {
         // Unparseable or oversized request: answer once, then close (the stream is out of sync).
-        const Error error =
-            ec == http::error::body_limit
-                ? Error{ErrorKind::kPayloadTooLarge, "payload_too_large",
-                        fmt::format("request bodies are limited to {} bytes", limits.max_body_bytes)}
-                : Error::invalid("malformed_request", ec.message());
+        const Error error = ec == http::error::body_limit
+                                ? Error{ErrorKind::kPayloadTooLarge, "payload_too_large",
+                                        fmt::format("request bodies are limited to {} bytes",
+                                                    limits.max_body_bytes)}
+                                : Error::invalid("malformed_request", ec.message());
         co_await write_simple(stream, problem_response(error), 11, false, ec);
         co_await drain(stream);
         break;
@@ -245,7 +245,9 @@ HttpServer::~HttpServer() { close(); }
 Result<uint16_t> HttpServer::listen(const std::string& host, uint16_t port) {
   beast::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
-  if (ec) return fail(Error::invalid("invalid_listen_address", fmt::format("'{}': {}", host, ec.message())));
+  if (ec)
+    return fail(
+        Error::invalid("invalid_listen_address", fmt::format("'{}': {}", host, ec.message())));
   const tcp::endpoint endpoint(address, port);
   auto& acceptor = impl_->acceptor;
   acceptor.open(endpoint.protocol(), ec);

@@ -30,8 +30,8 @@ namespace gpurent::server {
 namespace asio = boost::asio;
 
 struct Request {
-  std::string method;  // "GET"
-  std::string path;    // percent-decoded, without the query
+  std::string method;                        // "GET"
+  std::string path;                          // percent-decoded, without the query
   std::map<std::string, std::string> query;  // percent-decoded
   std::string body;
   std::string authorization;    // the Authorization header, verbatim

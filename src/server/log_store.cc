@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kTruncatedMarker = "\n[gpurent: log truncated: this run wrote more than 64 MiB]\n";
+constexpr std::string_view kTruncatedMarker =
+    "\n[gpurent: log truncated: this run wrote more than 64 MiB]\n";
 
 // The agent-side size of a capped log is kept in a sidecar file next to it.
 std::string sidecar(const std::string& path) { return path + ".size"; }
@@ -39,8 +40,8 @@ Result<int64_t> LogStore::append(std::string_view instance_id, int64_t run, int6
                                  std::string_view data) {
   const int64_t current = size(instance_id, run);
   if (offset > current) {
-    return fail(Error::conflict("log_offset_gap",
-                                fmt::format("log of {} run {} has {} bytes", instance_id, run, current)));
+    return fail(Error::conflict(
+        "log_offset_gap", fmt::format("log of {} run {} has {} bytes", instance_id, run, current)));
   }
   const int64_t skip = current - offset;
   if (skip >= static_cast<int64_t>(data.size())) return current;  // nothing new
@@ -48,7 +49,8 @@ Result<int64_t> LogStore::append(std::string_view instance_id, int64_t run, int6
   const std::string path = path_of(instance_id, run);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return fail(Error::internal(fmt::format("cannot create log directory: {}", ec.message())));
+  if (ec)
+    return fail(Error::internal(fmt::format("cannot create log directory: {}", ec.message())));
   const int64_t logical = current + static_cast<int64_t>(data.size());
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out) return fail(Error::internal(fmt::format("cannot open {}", path)));

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <thread>
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
 
 #include "agent/agent.h"
 #include "common/random.h"
@@ -24,7 +24,8 @@ struct ListenAddress {
 Result<ListenAddress> parse_listen(const std::string& text) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
-    return fail(Error::invalid("invalid_listen_address", fmt::format("'{}' is not HOST:PORT", text)));
+    return fail(
+        Error::invalid("invalid_listen_address", fmt::format("'{}' is not HOST:PORT", text)));
   }
   ListenAddress address;
   address.host = text.substr(0, colon);
@@ -80,10 +81,11 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   }
   SystemClock clock;
   controller::Controller controller(
-      clock, {.currency = options.currency,
-              .heartbeat_timeout = std::chrono::duration_cast<Millis>(options.node_heartbeat_timeout),
-              .billing_interval = Millis(60'000),
-              .seed = os_random_seed()});
+      clock,
+      {.currency = options.currency,
+       .heartbeat_timeout = std::chrono::duration_cast<Millis>(options.node_heartbeat_timeout),
+       .billing_interval = Millis(60'000),
+       .seed = os_random_seed()});
   if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;
@@ -103,8 +105,9 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   std::string dev_join_token;
   if (dev_sim_gpus) {
     dev_join_token = new_secret("gjt_");
-    if (auto token = controller.create_join_token(model::platform_principal(), "dev agent", std::chrono::minutes(10),
-                                                  hash_secret(dev_join_token));
+    if (auto token =
+            controller.create_join_token(model::platform_principal(), "dev agent",
+                                         std::chrono::minutes(10), hash_secret(dev_join_token));
         !token) {
       spdlog::error("cannot create the dev join token: {}", token.error().message);
       return 1;
@@ -165,7 +168,8 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
 
 }  // namespace
 
-int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready) {
+int run_server(const ServerOptions& options,
+               const std::function<void(const ReadyInfo&)>& on_ready) {
   return serve(options, std::nullopt, on_ready);
 }
 

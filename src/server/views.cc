@@ -61,12 +61,17 @@ Json node_view(const controller::Controller& controller, const model::Node& node
 }
 
 Json tenant_view(const model::Tenant& tenant) {
-  return {{"id", tenant.id}, {"name", tenant.name}, {"created_at", format_rfc3339(tenant.created_at)}};
+  return {
+      {"id", tenant.id}, {"name", tenant.name}, {"created_at", format_rfc3339(tenant.created_at)}};
 }
 
 Json api_key_view(const model::ApiKey& key) {
-  return {{"id", key.id},     {"tenant_id", key.tenant_id}, {"role", model::to_string(key.role)},
-          {"name", key.name}, {"prefix", key.prefix},       {"created_at", format_rfc3339(key.created_at)}};
+  return {{"id", key.id},
+          {"tenant_id", key.tenant_id},
+          {"role", model::to_string(key.role)},
+          {"name", key.name},
+          {"prefix", key.prefix},
+          {"created_at", format_rfc3339(key.created_at)}};
 }
 
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer) {

@@ -72,12 +72,14 @@ class SqliteStore final : public Store {
     int version = 0;
     {
       Statement stmt(db_, "PRAGMA user_version");
-      if (!stmt || sqlite3_step(stmt.get()) != SQLITE_ROW) return fail(db_error("read schema version"));
+      if (!stmt || sqlite3_step(stmt.get()) != SQLITE_ROW)
+        return fail(db_error("read schema version"));
       version = sqlite3_column_int(stmt.get(), 0);
     }
     if (version > static_cast<int>(kMigrations.size())) {
-      return fail(Error::internal(fmt::format(
-          "database schema version {} is newer than this binary ({})", version, kMigrations.size())));
+      return fail(
+          Error::internal(fmt::format("database schema version {} is newer than this binary ({})",
+                                      version, kMigrations.size())));
     }
     for (int v = version; v < static_cast<int>(kMigrations.size()); ++v) {
       GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
@@ -181,7 +183,8 @@ class SqliteStore final : public Store {
 
   Status upsert_idempotency(const std::vector<model::IdempotencyRecord>& records) {
     if (records.empty()) return {};
-    Statement stmt(db_, "INSERT OR REPLACE INTO idempotency_keys (id, tenant_id, body) VALUES (?,?,?)");
+    Statement stmt(db_,
+                   "INSERT OR REPLACE INTO idempotency_keys (id, tenant_id, body) VALUES (?,?,?)");
     if (!stmt) return fail(db_error("prepare idempotency insert"));
     for (const auto& record : records) {
       GPURENT_CHECK(put(stmt.get(), record.tenant_id + "/" + record.key, record.tenant_id,
@@ -222,7 +225,8 @@ class SqliteStore final : public Store {
   }
   static std::string text(sqlite3_stmt* stmt, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt, column))) : std::string();
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
+             : std::string();
   }
 
   Status exec(const std::string& sql) {
@@ -246,9 +250,8 @@ class SqliteStore final : public Store {
 
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   auto store = std::make_unique<SqliteStore>(db);
   if (rc != SQLITE_OK) {
     return fail(Error::internal(fmt::format("cannot open database {}: {}", path,

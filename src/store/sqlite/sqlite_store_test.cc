@@ -24,8 +24,14 @@ class SqliteStoreTest : public testing::Test {
 };
 
 model::Transfer transfer(std::string id, Micros amount) {
-  return {std::move(id), from_unix_ms(1000), "external:topups", "tenant:t-1:cash", amount,
-          model::TransferKind::kTopup, "t-1", "note"};
+  return {std::move(id),
+          from_unix_ms(1000),
+          "external:topups",
+          "tenant:t-1:cash",
+          amount,
+          model::TransferKind::kTopup,
+          "t-1",
+          "note"};
 }
 
 TEST_F(SqliteStoreTest, CommitsAreDurableAcrossReopenAndUpsertByIdKeepsTheLatest) {
@@ -80,7 +86,8 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE(admin_key);
   const auto admin = *ctl.authenticate(hash_secret("admin"));
   ASSERT_TRUE(ctl.create_join_token(admin, "", std::chrono::hours(1), hash_secret("join")));
-  model::NodeRegistration registration{"node", {{"GPU-0", 0, "h100-80g", "H100", 81920}}, 8, 1024, true, "t"};
+  model::NodeRegistration registration{
+      "node", {{"GPU-0", 0, "h100-80g", "H100", 81920}}, 8, 1024, true, "t"};
   const auto node = ctl.register_node(hash_secret("join"), registration, "c", hash_secret("c"));
   ASSERT_TRUE(node);
   model::InstanceSpec spec;
@@ -89,9 +96,13 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   const auto created = ctl.create_instance(admin, spec, "k", "fp");
   ASSERT_TRUE(created) << created.error().message;
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
-  ASSERT_TRUE(ctl.apply_report(node->node_id, {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
+  ASSERT_TRUE(ctl.apply_report(
+      node->node_id,
+      {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   clock.advance(Millis(61'500));
-  ASSERT_TRUE(ctl.apply_report(node->node_id, {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
+  ASSERT_TRUE(ctl.apply_report(
+      node->node_id,
+      {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   ctl.tick();
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
 
