@@ -32,6 +32,9 @@ constexpr size_t kLogChunkBytes = 64 * 1024;
 constexpr std::chrono::seconds kFollowPoll{15};
 constexpr size_t kMaxReportedWorkloads = 1024;
 
+// A list that is returned whole (no further pages).
+Json whole_list(Json items) { return {{"items", std::move(items)}, {"next_cursor", nullptr}}; }
+
 Response json_response(int status, const Json& body) {
   return Response{status, "application/json", body.dump(), {}, {}};
 }
@@ -194,6 +197,14 @@ struct Api::Impl {
     return *found;
   }
 
+  // The tenant a billing read is about: the caller's own, or (for operators) `?tenant=`. Another
+  // tenant's is not found, as everywhere else.
+  Result<std::string> billed_tenant(const Principal& caller, const Request& request) {
+    std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+    GPURENT_CHECK(ctl().balance(caller, tenant));
+    return tenant;
+  }
+
   static Status require_operator(const Principal& caller) {
     if (caller.is_operator()) return {};
     return fail(Error{ErrorKind::kPermissionDenied, "forbidden", "this route is for operators"});
@@ -243,7 +254,7 @@ struct Api::Impl {
           [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
             Json items = Json::array();
             for (const auto& offer : ctl().offers()) items.push_back(offer_view(ctl(), offer));
-            co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+            co_return json_response(200, whole_list(std::move(items)));
           });
     keyed("POST", "/v1/instances",
           [this](const Principal& caller, Request& request, const PathParams&) {
@@ -281,16 +292,15 @@ struct Api::Impl {
     keyed("GET", "/v1/billing/usage",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
-            if (auto visible = ctl().balance(caller, tenant); !visible)
-              co_return problem_response(visible.error());
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
             Json items = Json::array();
             Micros total = 0;
-            for (const auto* usage : ctl().usage(tenant)) {
+            for (const auto* usage : ctl().usage(*tenant)) {
               items.push_back(usage_view(*usage));
               total += usage->charged;
             }
-            co_return json_response(200, {{"tenant_id", tenant},
+            co_return json_response(200, {{"tenant_id", *tenant},
                                           {"items", std::move(items)},
                                           {"total_micros", total},
                                           {"currency", ctl().options().currency},
@@ -299,13 +309,12 @@ struct Api::Impl {
     keyed("GET", "/v1/billing/transfers",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
-            if (auto visible = ctl().balance(caller, tenant); !visible)
-              co_return problem_response(visible.error());
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
             Json items = Json::array();
-            for (const auto& transfer : ctl().transfers(tenant))
+            for (const auto& transfer : ctl().transfers(*tenant))
               items.push_back(transfer_view(transfer));
-            co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+            co_return json_response(200, whole_list(std::move(items)));
           });
     keyed("POST", "/v1/billing/topups",
           [this](const Principal& caller, Request& request, const PathParams&) {
@@ -326,7 +335,7 @@ struct Api::Impl {
             view["balance_micros"] = *ctl().balance(caller, tenant->id);
             items.push_back(std::move(view));
           }
-          co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+          co_return json_response(200, whole_list(std::move(items)));
         });
     keyed("POST", "/v1/api-keys",
           [this](const Principal& caller, Request& request, const PathParams&) {
@@ -339,7 +348,7 @@ struct Api::Impl {
             co_return problem_response(allowed.error());
           Json items = Json::array();
           for (const auto* node : ctl().nodes(caller)) items.push_back(node_view(ctl(), *node));
-          co_return json_response(200, {{"items", std::move(items)}, {"next_cursor", nullptr}});
+          co_return json_response(200, whole_list(std::move(items)));
         });
     keyed("GET", "/v1/nodes/{id}",
           [this](const Principal& caller, Request&,
@@ -396,7 +405,7 @@ struct Api::Impl {
                        {"total", it == capacity.end() ? 0 : it->second.total},
                        {"free", it == capacity.end() ? 0 : it->second.free}});
     }
-    return {{"items", std::move(items)}, {"next_cursor", nullptr}};
+    return whole_list(std::move(items));
   }
 
   asio::awaitable<Response> create_instance(const Principal& caller, Request& request) {
