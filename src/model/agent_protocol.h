@@ -29,6 +29,9 @@ struct NodeRegistration {
   std::vector<Gpu> gpus;
   int cpu_count = 0;
   int64_t memory_mb = 0;
+  int64_t disk_gb = 0;
+  std::string fabric_group;
+  std::map<std::string, std::string> labels;
   bool simulated = false;
   std::string agent_version;
 };

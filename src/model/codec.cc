@@ -30,7 +30,10 @@ void to_json(Json& j, const Gpu& v) {
        {"index", v.index},
        {"type", v.type},
        {"name", v.name},
-       {"memory_mb", v.memory_mb}};
+       {"memory_mb", v.memory_mb},
+       {"nvlink_domain", v.nvlink_domain},
+       {"pcie_switch", v.pcie_switch},
+       {"numa_node", v.numa_node}};
 }
 void from_json(const Json& j, Gpu& v) {
   v.uuid = j.at("uuid").get<std::string>();
@@ -38,6 +41,10 @@ void from_json(const Json& j, Gpu& v) {
   v.type = j.at("type").get<std::string>();
   v.name = j.at("name").get<std::string>();
   v.memory_mb = j.at("memory_mb").get<int64_t>();
+  // Absent in records and registrations from before topology was reported.
+  v.nvlink_domain = j.value("nvlink_domain", -1);
+  v.pcie_switch = j.value("pcie_switch", -1);
+  v.numa_node = j.value("numa_node", -1);
 }
 
 void to_json(Json& j, const Node& v) {
@@ -46,6 +53,10 @@ void to_json(Json& j, const Node& v) {
        {"gpus", v.gpus},
        {"cpu_count", v.cpu_count},
        {"memory_mb", v.memory_mb},
+       {"disk_gb", v.disk_gb},
+       {"fabric_group", v.fabric_group},
+       {"labels", v.labels},
+       {"cordoned", v.cordoned},
        {"simulated", v.simulated},
        {"agent_version", v.agent_version},
        {"state", to_string(v.state)},
@@ -60,6 +71,10 @@ void from_json(const Json& j, Node& v) {
   v.gpus = j.at("gpus").get<std::vector<Gpu>>();
   v.cpu_count = j.at("cpu_count").get<int>();
   v.memory_mb = j.at("memory_mb").get<int64_t>();
+  v.disk_gb = j.value("disk_gb", int64_t{0});
+  v.fabric_group = j.value("fabric_group", std::string());
+  v.labels = j.value("labels", std::map<std::string, std::string>());
+  v.cordoned = j.value("cordoned", false);
   v.simulated = j.at("simulated").get<bool>();
   v.agent_version = j.at("agent_version").get<std::string>();
   v.state = parse_enum(j, "state", &parse_node_state);

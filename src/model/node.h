@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct Gpu {
   std::string type;  // catalog slug
   std::string name;  // the device name as reported
   int64_t memory_mb = 0;
+  // Topology, for placement: GPUs with the same nvlink_domain are joined by NVLink/NVSwitch;
+  // pcie_switch and numa_node group them further. -1: unknown (each GPU its own domain).
+  int nvlink_domain = -1;
+  int pcie_switch = -1;
+  int numa_node = -1;
 };
 
 enum class NodeState { kReady, kDown };
@@ -27,6 +33,10 @@ struct Node {
   std::vector<Gpu> gpus;
   int cpu_count = 0;
   int64_t memory_mb = 0;
+  int64_t disk_gb = 0;       // free disk for workloads; 0: not tracked
+  std::string fabric_group;  // nodes behind one InfiniBand switch; empty: none
+  std::map<std::string, std::string> labels;  // region, zone, edge, ... (operator-set on the agent)
+  bool cordoned = false;     // an operator said: place nothing new here
   bool simulated = false;  // GPUs are simulated (no NVML on the host)
   std::string agent_version;
   NodeState state = NodeState::kReady;

@@ -1,0 +1,177 @@
+// The cluster as the scheduler sees it: every node's capacity and topology, what is allocated on
+// it, and the placement engine that chooses where a request goes.
+//
+// Pure and deterministic: no I/O, no clock, no randomness. The same sequence of calls gives the
+// same answers, so the controller, `gpurent simulate` and the benchmarks agree. Ties are always
+// broken by node id.
+//
+// Placement (policy kBinpack, the default) minimises fragmentation the way the FGD paper (Weng et
+// al., "Beware of Fragmentation", USENIX ATC '23) frames it: a node's free GPU capacity is
+// fragmented for a kind of request when that request cannot use it (too little left on a GPU,
+// too few whole GPUs, or not enough CPU/memory beside them); fragmentation is weighted by how
+// common each kind of request is (the workload profile). A request goes where the weighted
+// fragmentation grows least, then where the fewest GPUs are left free (best fit), then to the
+// lowest node id. Multi-GPU requests first prefer nodes that can give them GPUs in one NVLink
+// domain, and within a node the domain that is already most used; gangs prefer one fabric group.
+// kSpread does the opposite of packing: the node with the most free GPUs.
+//
+// Speed: nodes whose free capacity has the same shape (type, per-NVLink-domain free GPU
+// fractions, and which profile requests their free CPU/memory can hold) score the same, so they
+// are kept together in one group, ordered by id. A decision scores groups, not nodes: its cost
+// grows with the number of distinct shapes and only logarithmically with the number of nodes.
+//
+// Thread-safety: none; one owner.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.h"
+
+namespace gpurent::sched {
+
+inline constexpr int kMilliPerGpu = 1000;
+inline constexpr int kMaxGpusPerNode = 16;
+
+enum class Policy { kBinpack, kSpread };
+std::string_view to_string(Policy policy);
+bool parse_policy(std::string_view text, Policy* out);
+
+struct GpuDevice {
+  int index = 0;          // the device index on its node
+  int nvlink_domain = 0;  // GPUs with the same value are connected by NVLink/NVSwitch
+  int pcie_switch = 0;    // tie-break: GPUs under one PCIe switch
+  int numa_node = 0;
+};
+
+struct NodeSpec {
+  std::string id;              // unique
+  std::string gpu_type;        // catalog slug; empty for a CPU-only node
+  int64_t gpu_memory_mib = 0;  // per GPU
+  std::vector<GpuDevice> gpus;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int64_t disk_gb = 0;          // 0: disk is not tracked on this node
+  std::string fabric_group;     // nodes behind one InfiniBand switch; empty: none
+  std::map<std::string, std::string, std::less<>> labels;  // region, zone, edge, ...
+};
+
+// What one node must give a request.
+struct NodeDemand {
+  int gpu_count = 0;            // GPUs on the node (0: CPU only)
+  int gpu_milli = kMilliPerGpu;  // of each GPU; below 1000 only with gpu_count == 1 (shared tier)
+  int64_t gpu_memory_mib = 0;   // shared tier: GPU memory needed; raises gpu_milli to the
+                                // memory's share of the GPU on nodes with smaller GPUs
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int64_t disk_gb = 0;
+};
+
+struct Request {
+  std::vector<std::string> gpu_types;  // acceptable GPU types; empty: any type
+  int64_t min_gpu_memory_mib = 0;      // "any GPU with at least this much memory"
+  NodeDemand per_node;
+  int nodes = 1;                        // > 1: a gang on this many nodes, all or nothing
+  std::map<std::string, std::string, std::less<>> node_selector;  // labels a node must carry
+};
+
+// Checks the shape of a request (counts in range, fractions only for single GPUs, ...).
+Status validate(const Request& request);
+
+using NodeHandle = uint32_t;
+
+struct NodeAssignment {
+  NodeHandle node = 0;
+  std::vector<int> gpus;  // device indexes, ascending
+  int gpu_milli = kMilliPerGpu;  // taken from each of those GPUs
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int64_t disk_gb = 0;
+};
+
+struct Assignment {
+  std::vector<NodeAssignment> nodes;  // one per gang member, in rank order
+};
+
+// Why a request cannot be placed now, for people ("which constraint failed, how many GPUs are
+// free").
+struct Refusal {
+  std::string constraint;  // "gpu_type", "gpu_count", "gpu_fraction", "cpu", "memory", "disk",
+                           // "node_selector", "nodes"
+  int64_t free_gpus = 0;   // whole free GPUs of the acceptable types on schedulable nodes
+  int64_t largest_free_on_one_node = 0;
+  std::string message;
+};
+
+// One kind of request and how often it comes, for fragmentation scoring.
+struct ProfileEntry {
+  NodeDemand demand;
+  double weight = 1;
+};
+
+struct ClusterStats {
+  int64_t nodes = 0;
+  int64_t schedulable_nodes = 0;
+  int64_t gpu_milli_total = 0;      // on schedulable nodes
+  int64_t gpu_milli_allocated = 0;  // on schedulable nodes
+  // Free GPU milli that the workload profile's requests cannot use (weighted by the profile,
+  // as in the FGD paper's fragmentation measure).
+  double gpu_milli_fragmented = 0;
+};
+
+class Cluster {
+ public:
+  explicit Cluster(Policy policy = Policy::kBinpack);
+  ~Cluster();
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+
+  Policy policy() const;
+
+  // --- Nodes ------------------------------------------------------------------------------
+  // Adds a node (schedulable) or replaces the spec of a known one. Replacing fails if the
+  // node's current allocations would not fit the new spec.
+  Result<NodeHandle> upsert_node(NodeSpec spec);
+  std::optional<NodeHandle> find(std::string_view node_id) const;
+  const NodeSpec& spec(NodeHandle node) const;
+  size_t node_count() const;
+  // An unschedulable node (cordoned, down) keeps its allocations but gets nothing new.
+  void set_schedulable(NodeHandle node, bool schedulable);
+  bool schedulable(NodeHandle node) const;
+  // Free milli of each GPU of a node, by position in spec().gpus.
+  std::vector<int> free_gpu_milli(NodeHandle node) const;
+
+  // --- Placement --------------------------------------------------------------------------
+  // Where the request would go now; changes nothing.
+  Result<Assignment> place(const Request& request) const;
+  // Like place() but says why not, with counts, when the request cannot be placed.
+  std::variant<Assignment, Refusal> place_or_explain(const Request& request) const;
+  // Whether the request could ever fit this cluster if it were empty (and every node
+  // schedulable): false means waiting in a queue is pointless.
+  bool could_ever_fit(const Request& request) const;
+  // Takes the assignment's resources. Fails, changing nothing, if any part is not free.
+  Status allocate(const Assignment& assignment);
+  // Gives them back. The assignment must have been allocated.
+  void release(const Assignment& assignment);
+
+  // --- Scoring ----------------------------------------------------------------------------
+  // The kinds of requests to keep room for. Rebuilds the index: O(nodes). Empty: plain best fit.
+  void set_profile(std::vector<ProfileEntry> profile);
+
+  ClusterStats stats() const;
+  // Verifies every internal invariant (no GPU above 1000 milli, free = total - allocated on
+  // every dimension, each node in exactly the group its state says); fails loudly with what broke.
+  Status check_invariants() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpurent::sched
