@@ -57,17 +57,17 @@ struct NodeSpec {
   std::vector<GpuDevice> gpus;
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
-  int64_t disk_gb = 0;          // 0: disk is not tracked on this node
-  std::string fabric_group;     // nodes behind one InfiniBand switch; empty: none
+  int64_t disk_gb = 0;       // 0: disk is not tracked on this node
+  std::string fabric_group;  // nodes behind one InfiniBand switch; empty: none
   std::map<std::string, std::string, std::less<>> labels;  // region, zone, edge, ...
 };
 
 // What one node must give a request.
 struct NodeDemand {
-  int gpu_count = 0;            // GPUs on the node (0: CPU only)
+  int gpu_count = 0;             // GPUs on the node (0: CPU only)
   int gpu_milli = kMilliPerGpu;  // of each GPU; below 1000 only with gpu_count == 1 (shared tier)
-  int64_t gpu_memory_mib = 0;   // shared tier: GPU memory needed; raises gpu_milli to the
-                                // memory's share of the GPU on nodes with smaller GPUs
+  int64_t gpu_memory_mib = 0;    // shared tier: GPU memory needed; raises gpu_milli to the
+                                 // memory's share of the GPU on nodes with smaller GPUs
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int64_t disk_gb = 0;
@@ -77,7 +77,7 @@ struct Request {
   std::vector<std::string> gpu_types;  // acceptable GPU types; empty: any type
   int64_t min_gpu_memory_mib = 0;      // "any GPU with at least this much memory"
   NodeDemand per_node;
-  int nodes = 1;                        // > 1: a gang on this many nodes, all or nothing
+  int nodes = 1;  // > 1: a gang on this many nodes, all or nothing
   std::map<std::string, std::string, std::less<>> node_selector;  // labels a node must carry
 };
 
@@ -88,7 +88,7 @@ using NodeHandle = uint32_t;
 
 struct NodeAssignment {
   NodeHandle node = 0;
-  std::vector<int> gpus;  // device indexes, ascending
+  std::vector<int> gpus;         // positions in the node's NodeSpec::gpus, ascending
   int gpu_milli = kMilliPerGpu;  // taken from each of those GPUs
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
@@ -146,6 +146,12 @@ class Cluster {
   bool schedulable(NodeHandle node) const;
   // Free milli of each GPU of a node, by position in spec().gpus.
   std::vector<int> free_gpu_milli(NodeHandle node) const;
+  struct HostResources {
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;
+    int64_t disk_gb = 0;
+  };
+  HostResources free_resources(NodeHandle node) const;
 
   // --- Placement --------------------------------------------------------------------------
   // Where the request would go now; changes nothing.
@@ -157,8 +163,8 @@ class Cluster {
   bool could_ever_fit(const Request& request) const;
   // Takes the assignment's resources. Fails, changing nothing, if any part is not free.
   Status allocate(const Assignment& assignment);
-  // Gives them back. The assignment must have been allocated.
-  void release(const Assignment& assignment);
+  // Gives them back. Fails, changing nothing, if the assignment is not allocated.
+  Status release(const Assignment& assignment);
 
   // --- Scoring ----------------------------------------------------------------------------
   // The kinds of requests to keep room for. Rebuilds the index: O(nodes). Empty: plain best fit.

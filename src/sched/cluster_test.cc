@@ -1,0 +1,336 @@
+#include "sched/cluster.h"
+
+#include <gtest/gtest.h>
+
+#include "common/random.h"
+#include "sched/scoring.h"
+
+namespace gpurent::sched {
+namespace {
+
+NodeSpec node(std::string id, int gpus, std::string type = "h100-80g", int domains = 1) {
+  NodeSpec spec{std::move(id), std::move(type), 81'920};
+  for (int i = 0; i < gpus; ++i) spec.gpus.push_back({i, i * domains / gpus, i / 2, 0});
+  spec.cpu_milli = 128'000;
+  spec.memory_mib = 1'048'576;
+  return spec;
+}
+
+Request whole(int count, std::vector<std::string> types = {"h100-80g"}) {
+  Request request;
+  request.gpu_types = std::move(types);
+  request.per_node.gpu_count = count;
+  return request;
+}
+
+Request shared(int milli) {
+  Request request = whole(1);
+  request.per_node.gpu_milli = milli;
+  return request;
+}
+
+// An integer in [low, high].
+int between(Rng& rng, int low, int high) {
+  return low + static_cast<int>(rng.uniform(static_cast<uint64_t>(high - low + 1)));
+}
+
+NodeAssignment take(Cluster& cluster, const Request& request) {
+  auto placed = cluster.place(request);
+  EXPECT_TRUE(placed) << placed.error().message;
+  if (!placed) return {};
+  EXPECT_TRUE(cluster.allocate(*placed));
+  EXPECT_TRUE(cluster.check_invariants()) << cluster.check_invariants().error().message;
+  return placed->nodes.at(0);
+}
+
+std::string node_of(const Cluster& cluster, const NodeAssignment& part) {
+  return cluster.spec(part.node).id;
+}
+
+TEST(Cluster, BestFitTakesTheFullestNodeThatFitsAndTiesGoToTheLowestId) {
+  Cluster cluster;
+  for (auto id : {"n-c", "n-a", "n-b"}) ASSERT_TRUE(cluster.upsert_node(node(id, 8)));
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(2))), "n-a");
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(4))), "n-a");  // 6 free there: fullest fit
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(4))), "n-b");  // n-a has 2 left
+  const auto last = take(cluster, whole(2));
+  EXPECT_EQ(node_of(cluster, last), "n-a");
+  EXPECT_EQ(last.gpus, (std::vector<int>{6, 7}));
+}
+
+TEST(Cluster, MultiGpuRequestsStayInOneNvlinkDomainAndPackTheFullerDomain) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 8, "h100-80g", 2)));  // domains {0-3}, {4-7}
+  const auto first = take(cluster, whole(2));
+  EXPECT_EQ(first.gpus, (std::vector<int>{0, 1}));
+  // Two left in domain 0, four in domain 1: a pair goes to the fuller domain 0.
+  EXPECT_EQ(take(cluster, whole(2)).gpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(take(cluster, whole(4)).gpus, (std::vector<int>{4, 5, 6, 7}));
+}
+
+TEST(Cluster, PrefersANodeWithOneDomainFreeOverAFullerNodeThatWouldSplitTheRequest) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 8, "h100-80g", 4)));  // four domains of two
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8, "h100-80g", 1)));
+  // Fill n-a so that 4 GPUs are free but each in a different domain.
+  ASSERT_TRUE(cluster.allocate({{{0, {0, 2, 4, 6}}}}));
+  const auto placed = take(cluster, whole(4));
+  EXPECT_EQ(node_of(cluster, placed), "n-b");
+}
+
+TEST(Cluster, SharedGpuRequestsPackOntoOneGpu) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 2)));
+  const auto first = take(cluster, shared(500));
+  const auto second = take(cluster, shared(300));
+  EXPECT_EQ(node_of(cluster, first), node_of(cluster, second));
+  EXPECT_EQ(first.gpus, second.gpus);
+  EXPECT_EQ(cluster.free_gpu_milli(first.node)[first.gpus[0]], 200);
+  // 200 left there is too little for 300: the next one opens a fresh GPU on the same node.
+  const auto third = take(cluster, shared(300));
+  EXPECT_EQ(node_of(cluster, third), node_of(cluster, first));
+  EXPECT_NE(third.gpus, first.gpus);
+}
+
+TEST(Cluster, FragmentationAwareScoringKeepsWholeGpusForWholeGpuWork) {
+  // Plain best fit would put the shared request on the fullest node, n-a, breaking its last
+  // whole GPU; with a profile full of one-GPU requests it goes where a GPU is already broken.
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 4)));
+  cluster.set_profile({{whole(1).per_node, 10}, {shared(500).per_node, 1}});
+  ASSERT_TRUE(cluster.allocate({{{0, {0}}}}));       // n-a: 1 whole GPU left
+  ASSERT_TRUE(cluster.allocate({{{1, {0}, 600}}}));  // n-b: GPU 0 has 400 free
+  const auto placed = take(cluster, shared(400));
+  EXPECT_EQ(node_of(cluster, placed), "n-b");
+  EXPECT_EQ(placed.gpus, (std::vector<int>{0}));
+}
+
+TEST(Cluster, SpreadTakesTheEmptiestNode) {
+  Cluster cluster(Policy::kSpread);
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 8)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8)));
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(1))), "n-a");
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(1))), "n-b");
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(1))), "n-a");
+}
+
+TEST(Cluster, GangsGetAllNodesOrNoneAndPreferOneFabricGroup) {
+  Cluster cluster;
+  for (auto [id, fabric] : {std::pair{"n-1", "ib-a"},
+                            {"n-2", "ib-b"},
+                            {"n-3", "ib-b"},
+                            {"n-4", "ib-a"},
+                            {"n-5", "ib-b"}}) {
+    auto spec = node(id, 8);
+    spec.fabric_group = fabric;
+    ASSERT_TRUE(cluster.upsert_node(spec));
+  }
+  Request gang = whole(8);
+  gang.nodes = 3;
+  auto placed = cluster.place(gang);
+  ASSERT_TRUE(placed);
+  ASSERT_EQ(placed->nodes.size(), 3u);
+  for (const auto& part : placed->nodes) {
+    EXPECT_EQ(cluster.spec(part.node).fabric_group, "ib-b");
+    EXPECT_EQ(part.gpus.size(), 8u);
+  }
+  ASSERT_TRUE(cluster.allocate(*placed));
+  gang.nodes = 3;  // only two nodes are left: nothing is taken
+  const auto refused = cluster.place_or_explain(gang);
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).constraint, "nodes");
+  gang.nodes = 2;  // across fabric groups when no one group has room
+  placed = cluster.place(gang);
+  ASSERT_TRUE(placed);
+  EXPECT_EQ(placed->nodes.size(), 2u);
+}
+
+TEST(Cluster, RefusalsNameTheConstraintAndTheFreeGpus) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 8)));
+  ASSERT_TRUE(cluster.allocate({{{0, {0, 1, 2, 3, 4}}}}));
+  auto explain = [&](const Request& request) {
+    auto result = cluster.place_or_explain(request);
+    EXPECT_TRUE(std::holds_alternative<Refusal>(result));
+    return std::holds_alternative<Refusal>(result) ? std::get<Refusal>(result) : Refusal{};
+  };
+  auto refusal = explain(whole(4));
+  EXPECT_EQ(refusal.constraint, "gpu_count");
+  EXPECT_EQ(refusal.free_gpus, 3);
+  EXPECT_EQ(refusal.largest_free_on_one_node, 3);
+  EXPECT_EQ(explain(whole(1, {"a100-80g"})).constraint, "gpu_type");
+  auto hungry = whole(1);
+  hungry.per_node.cpu_milli = 500'000;
+  EXPECT_EQ(explain(hungry).constraint, "cpu");
+  hungry.per_node.cpu_milli = 0;
+  hungry.per_node.memory_mib = 4'000'000;
+  EXPECT_EQ(explain(hungry).constraint, "memory");
+  auto picky = whole(1);
+  picky.node_selector = {{"region", "eu"}};
+  EXPECT_EQ(explain(picky).constraint, "node_selector");
+  EXPECT_FALSE(cluster.could_ever_fit(whole(9)));
+  EXPECT_TRUE(cluster.could_ever_fit(whole(8)));
+}
+
+TEST(Cluster, LabelsAnyTypeAndGpuMemoryFilters) {
+  Cluster cluster;
+  auto small = node("n-a", 8, "rtx-4090");
+  small.gpu_memory_mib = 24'576;
+  small.labels = {{"region", "eu"}};
+  ASSERT_TRUE(cluster.upsert_node(small));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8)));
+  Request big_memory = whole(1, {});
+  big_memory.min_gpu_memory_mib = 40'000;
+  EXPECT_EQ(node_of(cluster, take(cluster, big_memory)), "n-b");
+  Request in_eu = whole(1, {});
+  in_eu.node_selector = {{"region", "eu"}};
+  EXPECT_EQ(node_of(cluster, take(cluster, in_eu)), "n-a");
+  // A shared request asking for 16 GiB of GPU memory takes 2/3 of a 24 GiB GPU.
+  Request shared_memory = shared(100);
+  shared_memory.gpu_types = {"rtx-4090"};
+  shared_memory.per_node.gpu_memory_mib = 16'384;
+  const auto placed = take(cluster, shared_memory);
+  EXPECT_EQ(placed.gpu_milli, 667);
+}
+
+TEST(Cluster, AllocateAndReleaseAreAllOrNothing) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 2)));
+  ASSERT_TRUE(cluster.allocate({{{1, {0}}}}));
+  // The second part conflicts: the first must not be taken either.
+  EXPECT_FALSE(cluster.allocate({{{0, {0, 1}}, {1, {0}}}}));
+  EXPECT_EQ(cluster.free_gpu_milli(0), (std::vector<int>{1000, 1000}));
+  EXPECT_FALSE(cluster.release({{{0, {0}}}}));
+  EXPECT_TRUE(cluster.release({{{1, {0}}}}));
+  EXPECT_FALSE(cluster.release({{{1, {0}}}}));
+  EXPECT_TRUE(cluster.check_invariants());
+}
+
+TEST(Cluster, UnschedulableNodesKeepTheirWorkButGetNothingNew) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 8)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8)));
+  take(cluster, whole(2));  // on n-a
+  cluster.set_schedulable(0, false);
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(2))), "n-b");
+  EXPECT_EQ(cluster.stats().schedulable_nodes, 1);
+  EXPECT_TRUE(cluster.release({{{0, {0, 1}}}}));
+  cluster.set_schedulable(0, true);
+  EXPECT_TRUE(cluster.check_invariants());
+  EXPECT_FALSE(cluster.upsert_node(node("n-b", 4)));  // n-b's work would not fit
+  EXPECT_TRUE(cluster.upsert_node(node("n-a", 4)));   // n-a is empty again
+}
+
+TEST(Cluster, ValidateRejectsImpossibleShapes) {
+  EXPECT_FALSE(validate(whole(-1)));
+  EXPECT_FALSE(validate(whole(17)));
+  Request two_shared = shared(500);
+  two_shared.per_node.gpu_count = 2;
+  EXPECT_FALSE(validate(two_shared));
+  Request gang_shared = shared(500);
+  gang_shared.nodes = 2;
+  EXPECT_FALSE(validate(gang_shared));
+  EXPECT_FALSE(validate(shared(0)));
+  EXPECT_TRUE(validate(shared(999)));
+}
+
+// The index is an optimisation: for every request whose CPU and memory come from the profile,
+// the indexed choice must score exactly like the best node found by scoring every node.
+TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    Rng rng(seed);
+    const Policy policy = seed % 2 ? Policy::kBinpack : Policy::kSpread;
+    Cluster cluster(policy);
+    for (int i = 0; i < 60; ++i) {
+      auto spec = node(fmt::format("n-{:03}", between(rng, 0, 999)) + std::to_string(i),
+                       between(rng, 0, 2) == 0 ? 4 : 8, i % 3 ? "h100-80g" : "a100-80g",
+                       between(rng, 1, 2));
+      spec.cpu_milli = 32'000 * between(rng, 1, 4);
+      ASSERT_TRUE(cluster.upsert_node(spec));
+    }
+    std::vector<ProfileEntry> profile;
+    for (int count : {1, 2, 4, 8}) {
+      auto request = whole(count);
+      request.per_node.cpu_milli = 8'000 * count;
+      profile.push_back({request.per_node, 1.0 / count});
+    }
+    for (int milli : {250, 500}) {
+      auto request = shared(milli);
+      request.per_node.cpu_milli = 4'000;
+      profile.push_back({request.per_node, 2});
+    }
+    cluster.set_profile(profile);
+    std::vector<Assignment> held;
+    for (int step = 0; step < 400; ++step) {
+      if (!held.empty() && between(rng, 0, 3) == 0) {
+        const auto victim = static_cast<size_t>(between(rng, 0, static_cast<int>(held.size()) - 1));
+        ASSERT_TRUE(cluster.release(held[victim]));
+        held.erase(held.begin() + static_cast<ptrdiff_t>(victim));
+        continue;
+      }
+      Request request;
+      request.per_node = profile[between(rng, 0, static_cast<int>(profile.size()) - 1)].demand;
+      if (between(rng, 0, 1)) request.gpu_types = {"h100-80g"};
+      // The reference: every schedulable node, scored directly.
+      std::optional<NodeScore> best;
+      std::string best_id;
+      for (NodeHandle h = 0; h < cluster.node_count(); ++h) {
+        const auto& spec = cluster.spec(h);
+        if (!request.gpu_types.empty() && spec.gpu_type != request.gpu_types[0]) continue;
+        FreeCapacity free;
+        const auto milli = cluster.free_gpu_milli(h);
+        std::map<int, int> domains;
+        for (size_t i = 0; i < milli.size(); ++i) {
+          free.gpus.push_back(
+              {milli[i], static_cast<int>(i),
+               domains.emplace(spec.gpus[i].nvlink_domain, domains.size()).first->second,
+               spec.gpus[i].pcie_switch});
+        }
+        free.cpu_milli = cluster.free_resources(h).cpu_milli;
+        free.memory_mib = spec.memory_mib;
+        free.gpu_memory_mib = spec.gpu_memory_mib;
+        auto score = score_node(free, request.per_node, policy, profile);
+        if (!score) continue;
+        if (!best || NodeScore::better(*score, *best, policy) ||
+            (NodeScore::same(*score, *best) && spec.id < best_id)) {
+          best = score;
+          best_id = spec.id;
+        }
+      }
+      auto placed = cluster.place(request);
+      ASSERT_EQ(placed.has_value(), best.has_value()) << "seed " << seed << " step " << step;
+      if (!placed) continue;
+      EXPECT_EQ(cluster.spec(placed->nodes[0].node).id, best_id) << "seed " << seed;
+      ASSERT_TRUE(cluster.allocate(*placed));
+      held.push_back(*placed);
+      ASSERT_TRUE(cluster.check_invariants()) << cluster.check_invariants().error().message;
+    }
+  }
+}
+
+TEST(Cluster, ResultsDoNotDependOnTheOrderNodesWereAdded) {
+  auto run = [](bool reversed) {
+    Cluster cluster;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 20; ++i) ids.push_back(fmt::format("n-{:02}", i));
+    if (reversed) std::reverse(ids.begin(), ids.end());
+    for (const auto& id : ids) EXPECT_TRUE(cluster.upsert_node(node(id, 8, "h100-80g", 2)));
+    std::vector<std::string> placements;
+    for (int i = 0; i < 50; ++i) {
+      auto request = i % 3 ? whole(1 + i % 4) : shared(250 + 50 * (i % 5));
+      auto placed = cluster.place(request);
+      if (!placed) continue;
+      EXPECT_TRUE(cluster.allocate(*placed));
+      placements.push_back(fmt::format("{}:{}", cluster.spec(placed->nodes[0].node).id,
+                                       fmt::join(placed->nodes[0].gpus, ",")));
+    }
+    return placements;
+  };
+  EXPECT_EQ(run(false), run(true));
+}
+
+}  // namespace
+}  // namespace gpurent::sched

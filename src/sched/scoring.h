@@ -1,0 +1,61 @@
+// Scoring one node for one request: which GPUs it would take there, and how much that placement
+// would fragment the node (the FGD measure; see cluster.h). Pure functions over a snapshot of the
+// node's free capacity; the Cluster applies them to a representative of each group of alike nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sched/cluster.h"
+
+namespace gpurent::sched {
+
+struct FreeGpuSlot {
+  int milli = 0;     // free milli of this GPU
+  int position = 0;  // position in NodeSpec::gpus
+  int domain = 0;    // NVLink domain, renumbered 0.. per node
+  int pcie_switch = 0;
+};
+
+// A node's free capacity.
+struct FreeCapacity {
+  std::vector<FreeGpuSlot> gpus;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int64_t disk_gb = 0;
+  int64_t gpu_memory_mib = 0;  // per GPU; 0: unknown
+  bool tracks_disk = false;
+};
+
+// The free GPU milli on the node that a request of this demand could not use, or all of it when
+// the demand does not fit the node's CPU/memory at all. CPU-only demands fragment nothing.
+int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand);
+// The profile-weighted fragmentation of the node (sum of weight × unusable milli).
+double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile);
+
+// The milli a demand takes from each of its GPUs on nodes with GPUs of this memory: a shared-tier
+// demand that asks for GPU memory gets at least that memory's share of the GPU. nullopt: the
+// demand needs GPU memory and the node's GPU memory is unknown or too small.
+std::optional<int> effective_gpu_milli(const NodeDemand& demand, int64_t gpu_memory_mib);
+
+struct NodeScore {
+  std::vector<int> positions;  // GPUs taken, by position in NodeSpec::gpus, ascending
+  int gpu_milli = 0;           // taken from each of them
+  bool one_domain = true;      // all in one NVLink domain (or fewer than two GPUs)
+  double fragmentation_delta = 0;
+  int64_t free_milli_after = 0;
+
+  // Lower is better under the policy: one NVLink domain first, then (binpack) the smallest
+  // growth of fragmentation and the fullest node, or (spread) the emptiest node.
+  static bool better(const NodeScore& a, const NodeScore& b, Policy policy);
+  static bool same(const NodeScore& a, const NodeScore& b);
+};
+
+// The best GPUs for the demand on this node and what taking them costs; nullopt when the demand
+// does not fit (GPUs, CPU, memory or disk).
+std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
+                                    Policy policy, std::span<const ProfileEntry> profile);
+
+}  // namespace gpurent::sched
