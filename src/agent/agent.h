@@ -8,8 +8,11 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "common/result.h"
 
@@ -19,8 +22,12 @@ struct AgentOptions {
   std::string server_url;  // "http://127.0.0.1:8080"
   std::string join_token;  // needed on the first start only; the identity is kept in data_dir
   std::string data_dir = "./gpurent-agent";
-  std::string sim_gpus;  // "" = NVML when present, else 8xh100-80g; a spec forces simulation
-  std::string node_name;  // "" = hostname
+  std::string sim_gpus;      // "" = NVML when present, else 8xh100-80g; a spec forces simulation
+  std::string node_name;     // "" = hostname
+  std::string fabric_group;  // nodes behind one InfiniBand switch share one; "" = none
+  std::map<std::string, std::string> labels;  // region, zone, edge, ... (see parse_label)
+  // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
+  int sim_nodes = 0;
   std::chrono::milliseconds report_interval{1000};
   std::chrono::milliseconds stop_grace{10000};  // SIGTERM -> SIGKILL
 };
@@ -44,8 +51,14 @@ class Agent {
   std::unique_ptr<Impl> impl_;
 };
 
-// `gpurent agent`: runs an Agent until SIGINT/SIGTERM. Returns the process exit code.
+// `gpurent agent`: runs an Agent until SIGINT/SIGTERM, or with sim_nodes > 0 a simulated fleet
+// (run_sim_fleet). Returns the process exit code.
 int run_agent(const AgentOptions& options);
+
+// Parses one `--label KEY=VALUE`. KEY: 1 to 63 of [A-Za-z0-9._/-]; VALUE: up to 253 of the same and
+// ':' (no spaces or commas, so that a list of labels stays easy to write and to parse).
+// Error code "invalid_label".
+Result<std::pair<std::string, std::string>> parse_label(std::string_view text);
 
 // The hidden `gpurent __shim` subcommand that supervises one workload process (see runtime/).
 int run_workload_shim(int argc, char** argv);

@@ -2,35 +2,14 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 
+#include "agent/host.h"
 #include "agent/reconciler.h"
 
 namespace gpurent::agent {
 namespace {
-
-// Between two long-polls, even when a misbehaving server answers at once.
-constexpr std::chrono::milliseconds kMinPollInterval{100};
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
-int64_t memory_mb() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemTotal:") return kib / 1024;
-    meminfo.ignore(64, '\n');
-  }
-  return 0;
-}
 
 // One thread's view of the server: when to try again, and a log line only when the state changes
 // (a server down for an hour yields two lines, not thousands).
@@ -59,9 +38,7 @@ class ServerHealth {
                       error.message);
       }
     }
-    if (error.kind == ErrorKind::kUnauthenticated) return kAuthRetry;
-    const auto doubled = kMinBackoff * (int64_t{1} << std::min(failures_ - 1, 8));
-    return std::min<std::chrono::milliseconds>(doubled, kMaxBackoff);
+    return retry_delay(error, failures_);
   }
 
  private:
@@ -98,8 +75,11 @@ model::NodeRegistration NodeAgent::registration() const {
   model::NodeRegistration registration;
   registration.name = options_.node_name.empty() ? host_name() : options_.node_name;
   registration.gpus = inventory_.gpus;
-  registration.cpu_count = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  registration.memory_mb = memory_mb();
+  registration.cpu_count = host_cpu_count();
+  registration.memory_mb = host_memory_mb();
+  registration.disk_gb = free_disk_gb(options_.data_dir);
+  registration.fabric_group = options_.fabric_group;
+  registration.labels = options_.labels;
   registration.simulated = inventory_.simulated;
   registration.agent_version = std::string(kAgentVersion);
   return registration;

@@ -8,8 +8,8 @@
 //     server;
 //   - the reconciler runs a Reconciler pass every report_interval, at once when a new desired
 //     state arrives, and when a stop's grace period ends.
-// Each thread has its own ServerLink. A failing server is retried with exponential backoff (at
-// most kMaxBackoff; kAuthRetry after a 401) and logged once per change of state, never fatal.
+// Each thread has its own ServerLink. A failing server is retried after retry_delay()
+// (server_link.h) and logged once per change of state, never fatal.
 //
 // stop() joins the reconciler, and the poller unless it is inside a long-poll after
 // kPollerJoinWait: a link cannot be interrupted, and waiting out the poll would hold `gpurent dev`
@@ -41,9 +41,8 @@ namespace gpurent::agent {
 
 inline constexpr std::string_view kAgentVersion = "0.1.0";
 inline constexpr std::chrono::seconds kDesiredWait{20};
-inline constexpr std::chrono::milliseconds kMinBackoff{250};
-inline constexpr std::chrono::milliseconds kMaxBackoff{5000};
-inline constexpr std::chrono::seconds kAuthRetry{30};
+// Between two long-polls, even when a misbehaving server answers at once.
+inline constexpr std::chrono::milliseconds kMinPollInterval{100};
 inline constexpr std::chrono::milliseconds kPollerJoinWait{200};
 
 class NodeAgent {

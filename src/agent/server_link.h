@@ -9,6 +9,7 @@
 // Not thread-safe: every agent thread owns its own link.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,6 +42,19 @@ class ServerLink {
 inline bool retryable(const Error& error) {
   return error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInternal ||
          error.kind == ErrorKind::kUnauthenticated;
+}
+
+inline constexpr std::chrono::milliseconds kMinBackoff{250};
+inline constexpr std::chrono::milliseconds kMaxBackoff{5000};
+inline constexpr std::chrono::seconds kAuthRetry{30};
+
+// How long to wait before the next try after `failures` failed calls in a row (1: the first):
+// exponential backoff from kMinBackoff up to kMaxBackoff, and kAuthRetry once the server refused
+// the credential (an operator has to act; hammering the server will not help).
+inline std::chrono::milliseconds retry_delay(const Error& error, int failures) {
+  if (error.kind == ErrorKind::kUnauthenticated) return kAuthRetry;
+  const auto doubled = kMinBackoff * (int64_t{1} << std::clamp(failures - 1, 0, 8));
+  return std::min<std::chrono::milliseconds>(doubled, kMaxBackoff);
 }
 
 // Makes a fresh link for a thread.

@@ -3,8 +3,11 @@
 
 #include <CLI/App.hpp>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "agent/agent.h"
+#include "agent/sim_fleet.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -113,17 +116,38 @@ void add_dev(CLI::App& app, Context& ctx) {
 
 void add_agent(CLI::App& app, Context& ctx) {
   auto options = std::make_shared<agent::AgentOptions>();
+  auto labels = std::make_shared<std::vector<std::string>>();
   auto* command = app.add_subcommand("agent", "Run the node agent on a GPU host");
   command->group("Processes");
   command->add_option("--server", options->server_url, "the server's URL")->required();
   command->add_option("--join-token", options->join_token,
                       "needed on the first start (default: $GPURENT_JOIN_TOKEN)");
   command->add_option("--sim-gpus", options->sim_gpus,
-                      "simulate these GPUs, e.g. 4xa100-80g (default: the real ones)");
+                      "simulate these GPUs, e.g. 4xa100-80g or 8xh100-80g:nvlink=2 (default: the "
+                      "real ones)");
   command->add_option("--data-dir", options->data_dir, "where the node's identity is kept")
       ->capture_default_str();
   command->add_option("--name", options->node_name, "the node's name (default: hostname)");
-  command->callback([&ctx, options] {
+  command->add_option("--fabric-group", options->fabric_group,
+                      "the node's fabric group: nodes behind one InfiniBand switch share one");
+  command
+      ->add_option("--label", *labels, "a label KEY=VALUE for placement, e.g. zone=b (repeatable)")
+      ->check([](const std::string& text) {
+        auto label = agent::parse_label(text);
+        return label ? std::string() : label.error().message;
+      });
+  command
+      ->add_option("--sim-nodes", options->sim_nodes,
+                   "run this many simulated nodes (named NAME-sim-0000 ...) in this one process, "
+                   "with --sim-gpus each and no processes started")
+      ->check(CLI::Range(1, agent::kMaxSimNodes));
+  command->callback([&ctx, options, labels] {
+    for (const auto& text : *labels) {
+      auto [key, value] = *agent::parse_label(text);  // checked by the option's validator
+      if (!options->labels.emplace(key, value).second) {
+        throw CLI::ValidationError("--label", fmt::format("label '{}' is given twice", key));
+      }
+    }
     ctx.set_process([&ctx, options] {
       // From the environment so the token need not show up in `ps` listings.
       if (options->join_token.empty()) {

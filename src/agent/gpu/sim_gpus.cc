@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "agent/files.h"
 #include "common/json.h"
 #include "common/random.h"
@@ -22,6 +25,58 @@ std::string random_uuid(Rng& rng) {
                      hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
 }
 
+// The SXM types: their GPUs sit on one baseboard joined by NVSwitch (HGX, DGX). Any other type is a
+// PCIe card without NVLink.
+constexpr std::string_view kNvSwitchTypes[] = {"h200-141g", "h100-80g", "h800-80g", "a100-80g",
+                                               "a100-40g",  "a800-80g", "v100-32g"};
+constexpr int kGpusPerPcieSwitch = 2;
+
+struct Group {
+  std::string slug;
+  int count = 0;
+  int nvlink_domains = 0;
+};
+
+// One COUNTxTYPE[:nvlink=D] item per comma; COUNTxTYPE is the catalog's grammar.
+Result<std::vector<Group>> parse_groups(std::string_view spec) {
+  const auto invalid = [](std::string why) {
+    return fail(Error::invalid("invalid_sim_gpus", why));
+  };
+  std::vector<Group> groups;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string_view item = spec.substr(start, comma - start);
+    const size_t colon = item.find(':');
+    std::string why;
+    const auto parsed = model::parse_sim_gpu_spec(item.substr(0, colon), &why);
+    if (!parsed) return invalid(why);
+    Group group{parsed->front().slug, parsed->front().count, 0};
+    const bool nvswitch = std::find(std::begin(kNvSwitchTypes), std::end(kNvSwitchTypes),
+                                    group.slug) != std::end(kNvSwitchTypes);
+    group.nvlink_domains = nvswitch ? 1 : group.count;
+    if (colon != std::string_view::npos) {
+      constexpr std::string_view kOption = "nvlink=";
+      const std::string_view option = item.substr(colon + 1);
+      const std::string_view value = option.substr(std::min(option.size(), kOption.size()));
+      const auto [end, error] =
+          std::from_chars(value.data(), value.data() + value.size(), group.nvlink_domains);
+      if (!option.starts_with(kOption) || error != std::errc() ||
+          end != value.data() + value.size() || group.nvlink_domains < 1 ||
+          group.count % group.nvlink_domains != 0) {
+        return invalid(fmt::format(
+            "'{}': the option must be nvlink=D, with D dividing the GPU count (e.g. 8xh100-80g:"
+            "nvlink=2)",
+            item));
+      }
+    }
+    groups.push_back(std::move(group));
+    if (comma == spec.size()) break;
+    start = comma + 1;
+  }
+  return groups;
+}
+
 // The UUIDs stored for this spec, or nothing when the file is absent, unreadable or for another
 // spec (all of which mean: draw new ones).
 std::vector<std::string> stored_uuids(const std::filesystem::path& file, std::string_view spec,
@@ -38,28 +93,38 @@ std::vector<std::string> stored_uuids(const std::filesystem::path& file, std::st
 
 }  // namespace
 
-Result<std::vector<model::Gpu>> simulated_gpus(std::string_view spec,
-                                               const std::filesystem::path& data_dir) {
-  std::string why;
-  const auto groups = model::parse_sim_gpu_spec(spec, &why);
-  if (!groups) return fail(Error::invalid("invalid_sim_gpus", why));
+Result<std::vector<model::Gpu>> sim_gpu_layout(std::string_view spec) {
+  GPURENT_TRY(groups, parse_groups(spec));
   std::vector<model::Gpu> gpus;
-  for (const auto& group : *groups) {
+  int domains_so_far = 0;
+  int switches_so_far = 0;
+  for (const auto& group : groups) {
     const model::GpuType* type = model::find_gpu_type(group.slug);  // parse checked it exists
+    if (gpus.size() + static_cast<size_t>(group.count) > kMaxSimGpus) {
+      return fail(Error::invalid("invalid_sim_gpus",
+                                 fmt::format("more than {} simulated GPUs", kMaxSimGpus)));
+    }
+    const int per_domain = group.count / group.nvlink_domains;
     for (int i = 0; i < group.count; ++i) {
-      if (gpus.size() == kMaxSimGpus) {
-        return fail(Error::invalid("invalid_sim_gpus",
-                                   fmt::format("more than {} simulated GPUs", kMaxSimGpus)));
-      }
       model::Gpu gpu;
       gpu.index = static_cast<int>(gpus.size());
       gpu.type = type->slug;
       gpu.name = type->display_name;
       gpu.memory_mb = type->memory_mb;
+      gpu.nvlink_domain = domains_so_far + i / per_domain;
+      gpu.pcie_switch = switches_so_far + i / kGpusPerPcieSwitch;
       gpus.push_back(std::move(gpu));
     }
+    domains_so_far += group.nvlink_domains;
+    switches_so_far += (group.count + kGpusPerPcieSwitch - 1) / kGpusPerPcieSwitch;
   }
+  for (auto& gpu : gpus) gpu.numa_node = gpu.index * 2 / static_cast<int>(gpus.size());
+  return gpus;
+}
 
+Result<std::vector<model::Gpu>> simulated_gpus(std::string_view spec,
+                                               const std::filesystem::path& data_dir) {
+  GPURENT_TRY(gpus, sim_gpu_layout(spec));
   const auto file = data_dir / kUuidFile;
   auto uuids = stored_uuids(file, spec, gpus.size());
   if (uuids.empty()) {
@@ -69,7 +134,7 @@ Result<std::vector<model::Gpu>> simulated_gpus(std::string_view spec,
     if (auto written = write_file_atomic(file, record.dump(2) + "\n"); !written) {
       return fail(std::move(written).error());
     }
-    spdlog::info("sim_gpus generated spec={} count={} file={}", spec, gpus.size(), file.string());
+    spdlog::debug("sim_gpus generated spec={} count={} file={}", spec, gpus.size(), file.string());
   }
   for (size_t i = 0; i < gpus.size(); ++i) gpus[i].uuid = uuids[i];
   return gpus;

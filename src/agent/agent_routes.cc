@@ -1,0 +1,94 @@
+#include "agent/agent_routes.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "client/api_client.h"
+#include "common/json.h"
+
+namespace gpurent::agent::routes {
+namespace {
+
+// Percent-encodes a query parameter value (RFC 3986 unreserved characters stay as they are).
+std::string query_escape(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// Messages carry text from workloads' specs; an invalid UTF-8 byte must not abort a report.
+std::string encode(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+template <class T>
+Result<T> decode(const client::HttpResponse& response) {
+  GPURENT_TRY(json, parse_json_object(response.body));
+  return model::decode_message<T>(json);
+}
+
+}  // namespace
+
+Call register_call(const model::NodeRegistration& registration) {
+  return {"POST", "/v1/agent/register", encode(Json(registration))};
+}
+
+Call desired_call(int64_t after, std::chrono::seconds wait) {
+  return {"GET", fmt::format("/v1/agent/desired?after={}&wait_s={}", after, wait.count()), ""};
+}
+
+Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes) {
+  return {"POST",
+          fmt::format("/v1/agent/logs?instance={}&run={}&offset={}", query_escape(instance_id), run,
+                      offset),
+          std::string(bytes), "application/octet-stream"};
+}
+
+Call report_call(const model::NodeReport& report) {
+  return {"POST", "/v1/agent/report", encode(Json(report))};
+}
+
+Result<model::RegistrationResult> register_answer(const client::HttpResponse& response) {
+  if (response.status != 200 && response.status != 201) {
+    return fail(client::error_from_response(response, "POST /v1/agent/register"));
+  }
+  return decode<model::RegistrationResult>(response);
+}
+
+Result<model::DesiredState> desired_answer(const client::HttpResponse& response) {
+  if (response.status != 200) {
+    return fail(client::error_from_response(response, "GET /v1/agent/desired"));
+  }
+  return decode<model::DesiredState>(response);
+}
+
+Result<int64_t> logs_answer(const client::HttpResponse& response) {
+  if (response.status != 200 && response.status != 409) {
+    return fail(client::error_from_response(response, "POST /v1/agent/logs"));
+  }
+  auto json = parse_json_object(response.body);
+  auto size =
+      json ? required_int(*json, "size", 0, INT64_MAX) : Result<int64_t>(fail(json.error()));
+  if (!size) {
+    return fail(response.status == 409
+                    ? client::error_from_response(response, "POST /v1/agent/logs")
+                    : size.error());
+  }
+  return *size;
+}
+
+Status report_answer(const client::HttpResponse& response) {
+  if (response.status != 200) {
+    return fail(client::error_from_response(response, "POST /v1/agent/report"));
+  }
+  return {};
+}
+
+}  // namespace gpurent::agent::routes

@@ -1,0 +1,148 @@
+#include "agent/sim_workloads.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace gpurent::agent {
+namespace {
+
+// A simulated run lasting longer than a year is a typo, not a plan.
+constexpr double kMaxSimDurationS = 366.0 * 24 * 3600;
+
+// The run's simulated duration, nullopt when it has none, or an Error for a value that is not one.
+Result<std::optional<std::chrono::nanoseconds>> sim_duration(const model::WorkloadSpec& spec) {
+  const auto it = spec.env.find(std::string(kSimDurationEnv));
+  if (it == spec.env.end()) return std::optional<std::chrono::nanoseconds>();
+  const std::string& text = it->second;
+  double seconds = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) ||
+      seconds < 0 || seconds > kMaxSimDurationS) {
+    return fail(Error::invalid("invalid_sim_duration",
+                               fmt::format("{}='{}' is not a number of seconds from 0 to {}",
+                                           kSimDurationEnv, text, kMaxSimDurationS)));
+  }
+  return std::optional(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)));
+}
+
+}  // namespace
+
+void SimWorkloads::end_run(Run& run, int code, std::string message) {
+  run.phase = model::WorkloadPhase::kExited;
+  run.ends_at.reset();
+  run.exit_code = code;
+  run.message = std::move(message);
+}
+
+bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
+  bool changed = desired.generation != applied_generation_;
+  std::set<WorkloadKey> wanted;
+  for (const auto& spec : desired.workloads) {
+    if (wanted.size() == kMaxWorkloads) {
+      if (changed) {
+        spdlog::error("desired_state_truncated node={} generation={} workloads={} max={}",
+                      desired.node_id, desired.generation, desired.workloads.size(), kMaxWorkloads);
+      }
+      break;
+    }
+    WorkloadKey key{spec.instance_id, spec.run};
+    wanted.insert(key);
+    const auto tracked = runs_.find(key);
+    if (tracked != runs_.end()) {
+      if (!spec.should_run && tracked->second.phase != model::WorkloadPhase::kExited) {
+        end_run(tracked->second, kSimStopExitCode);
+        changed = true;
+      }
+      continue;
+    }
+    if (!spec.should_run) continue;  // stopped before it ever started here
+    Run run;
+    if (auto duration = sim_duration(spec); !duration) {
+      end_run(run, kStartFailedExitCode, duration.error().message);
+    } else if (*duration) {
+      run.ends_at = now + **duration;
+    }
+    runs_.emplace(std::move(key), std::move(run));
+    changed = true;
+  }
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    Run& run = it->second;
+    if (wanted.contains(it->first)) {
+      ++it;
+    } else if (run.phase != model::WorkloadPhase::kExited) {
+      end_run(run, kSimStopExitCode);
+      changed = true;
+      ++it;
+    } else if (run.exit_reported) {
+      it = runs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  wanted_ = std::move(wanted);
+  applied_generation_ = desired.generation;
+  return changed;
+}
+
+bool SimWorkloads::advance(Time now) {
+  bool ended = false;
+  for (auto& [_, run] : runs_) {
+    if (run.ends_at && *run.ends_at <= now) {
+      end_run(run, 0);
+      ended = true;
+    }
+  }
+  return ended;
+}
+
+std::optional<SimWorkloads::Time> SimWorkloads::next_exit() const {
+  std::optional<Time> next;
+  for (const auto& [_, run] : runs_) {
+    if (run.ends_at && (!next || *run.ends_at < *next)) next = run.ends_at;
+  }
+  return next;
+}
+
+std::vector<WorkloadKey> SimWorkloads::unsent_logs() const {
+  std::vector<WorkloadKey> keys;
+  for (const auto& [key, run] : runs_) {
+    if (!run.log_sent) keys.push_back(key);
+  }
+  return keys;
+}
+
+void SimWorkloads::log_sent(const WorkloadKey& key) {
+  if (const auto it = runs_.find(key); it != runs_.end()) it->second.log_sent = true;
+}
+
+model::NodeReport SimWorkloads::report() const {
+  model::NodeReport report;
+  report.applied_generation = applied_generation_;
+  for (const auto& [key, run] : runs_) {
+    const bool exited = run.phase == model::WorkloadPhase::kExited && run.log_sent;
+    report.workloads.push_back(
+        {key.instance_id, key.run, exited ? run.phase : model::WorkloadPhase::kRunning,
+         exited ? run.exit_code : std::nullopt, exited ? run.message : std::string()});
+  }
+  return report;
+}
+
+void SimWorkloads::reported(const model::NodeReport& sent) {
+  for (const auto& status : sent.workloads) {
+    if (status.phase != model::WorkloadPhase::kExited) continue;
+    const auto it = runs_.find({status.instance_id, status.run});
+    if (it == runs_.end()) continue;
+    if (wanted_.contains(it->first)) {
+      it->second.exit_reported = true;
+    } else {
+      runs_.erase(it);
+    }
+  }
+}
+
+}  // namespace gpurent::agent
