@@ -18,14 +18,21 @@ std::optional<Micros> PriceBook::on_demand_price(std::string_view gpu_type) cons
   return it->second;
 }
 
+std::optional<Micros> PriceBook::price(std::string_view gpu_type,
+                                       model::PricingModel pricing) const {
+  const auto on_demand = on_demand_price(gpu_type);
+  if (!on_demand || pricing != model::PricingModel::kSpot) return on_demand;
+  return *on_demand * kSpotPricePercent / 100;
+}
+
 std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until) {
   if (until <= usage.metered_until) return std::nullopt;
   const int64_t seconds = (until - usage.metered_until).count() / 1000;
   if (seconds <= 0) return std::nullopt;
   usage.metered_until += Millis(seconds * 1000);
   usage.billed_seconds += seconds;
-  const Micros total = charge_for_seconds(usage.price_per_gpu_hour, int64_t{usage.gpu_count} * 1000,
-                                          usage.billed_seconds);
+  const Micros total = charge_for_seconds(
+      usage.price_per_gpu_hour, int64_t{usage.gpu_count} * usage.gpu_milli, usage.billed_seconds);
   const Micros delta = total - usage.charged;
   usage.charged = total;
   if (delta <= 0) return std::nullopt;

@@ -22,9 +22,12 @@
 #include "common/clock.h"
 #include "common/money.h"
 #include "common/result.h"
+#include "model/instance.h"
 #include "model/ledger.h"
 
 namespace gpurent::billing {
+
+inline constexpr Micros kSpotPricePercent = 40;
 
 class PriceBook {
  public:
@@ -33,6 +36,9 @@ class PriceBook {
   const std::string& currency() const { return currency_; }
   // Per GPU-hour, or nullopt for a type without a price (it cannot be rented).
   std::optional<Micros> on_demand_price(std::string_view gpu_type) const;
+  // Per GPU-hour under a pricing model. Spot is a fixed share of on-demand (preemptible, so
+  // cheaper); reserved capacity is charged at on-demand rates until reservations are billed.
+  std::optional<Micros> price(std::string_view gpu_type, model::PricingModel pricing) const;
 
  private:
   std::string currency_;

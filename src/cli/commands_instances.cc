@@ -4,6 +4,7 @@
 #include <CLI/App.hpp>
 #include <chrono>
 #include <memory>
+#include <ranges>
 #include <thread>
 
 #include "cli/args.h"
@@ -20,6 +21,14 @@ constexpr auto kWaitPollInterval = std::chrono::seconds(1);
 struct LaunchOptions {
   std::string gpu;
   int count = 1;
+  int gpu_milli = model::kMilliPerGpu;
+  int gpu_memory_gb = 0;
+  int min_gpu_memory_gb = 0;
+  int disk_gb = 0;
+  std::vector<std::string> selector;
+  bool spot = false;
+  int priority = 0;
+  bool no_queue = false;
   std::string name;
   int cpu = 0;
   int memory_gb = 0;
@@ -44,7 +53,7 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
       reported = state;
     }
     if (state == "running") return instance;
-    if (state == "failed" || state == "stopped" || state == "terminated") {
+    if (state == "failed" || state == "stopped" || state == "preempted" || state == "terminated") {
       const std::string reason = field_text(instance, "reason");
       return fail(Error::conflict(
           "instance_not_running",
@@ -64,10 +73,30 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
 Status launch(Context& ctx, const LaunchOptions& options) {
   model::InstanceSpec spec;
   spec.name = options.name;
-  spec.gpu_type = options.gpu;
+  // "any", one type, or a comma-separated list of acceptable types.
+  if (options.gpu != "any") {
+    for (auto part : std::views::split(std::string_view(options.gpu), ',')) {
+      spec.gpu_types.emplace_back(part.begin(), part.end());
+    }
+  }
   spec.gpu_count = options.count;
+  spec.gpu_milli = options.gpu_milli;
+  spec.gpu_memory_gb = options.gpu_memory_gb;
+  spec.min_gpu_memory_gb = options.min_gpu_memory_gb;
   spec.cpu = options.cpu;
   spec.memory_gb = options.memory_gb;
+  spec.disk_gb = options.disk_gb;
+  for (const auto& label : options.selector) {
+    const auto equals = label.find('=');
+    if (equals == 0 || equals == std::string::npos) {
+      return fail(
+          Error::invalid("invalid_selector", fmt::format("'{}' is not label=value", label)));
+    }
+    spec.node_selector.insert_or_assign(label.substr(0, equals), label.substr(equals + 1));
+  }
+  if (options.spot) spec.pricing = model::PricingModel::kSpot;
+  spec.priority = options.priority;
+  spec.queue = !options.no_queue;
   spec.command = options.command;
   for (const auto& assignment : options.env) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
@@ -142,10 +171,26 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   auto launch_options = std::make_shared<LaunchOptions>();
   auto* launch_command = parent.add_subcommand(
       "launch", "Launch an instance: launch --gpu h100-80g [--count 2] -- python3 train.py");
-  launch_command->add_option("--gpu", launch_options->gpu, "GPU type (see `gpurent offers`)")
+  launch_command
+      ->add_option("--gpu", launch_options->gpu, "GPU type (see `gpurent offers`), a,b,... or any")
       ->required();
   launch_command->add_option("--count", launch_options->count, "number of GPUs (1..8)")
       ->capture_default_str();
+  launch_command->add_option("--gpu-milli", launch_options->gpu_milli,
+                             "share of one GPU in 1/1000 (1..999: the shared tier)");
+  launch_command->add_option("--gpu-memory", launch_options->gpu_memory_gb,
+                             "GPU memory in GB needed by a GPU share");
+  launch_command->add_option("--min-gpu-memory", launch_options->min_gpu_memory_gb,
+                             "with --gpu any: only GPUs with at least this many GB");
+  launch_command->add_option("--disk", launch_options->disk_gb, "disk in GB");
+  launch_command->add_option("--selector", launch_options->selector,
+                             "label=value the node must carry; repeat");
+  launch_command->add_flag("--spot", launch_options->spot,
+                           "spot pricing: cheaper, may be preempted by on-demand work");
+  launch_command->add_option("--priority", launch_options->priority,
+                             "-100..100: order among your own queued instances");
+  launch_command->add_flag("--no-queue", launch_options->no_queue,
+                           "fail at once, with the reason, if it cannot be placed now");
   launch_command->add_option("--name", launch_options->name, "a name for the instance");
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");

@@ -50,6 +50,21 @@ void add_node_commands(CLI::App& app, Context& ctx) {
                                [&ctx](const Json& value) { return node_view(value, ctx.now()); });
     });
   });
+  for (const auto& [action, description] :
+       {std::pair{"cordon", "Place nothing new on a node"},
+        {"uncordon", "Let new work land on a node again"},
+        {"drain", "Cordon a node and move its instances to other nodes"}}) {
+    auto node_id = std::make_shared<std::string>();
+    auto* command = nodes->add_subcommand(action, description);
+    command->add_option("id", *node_id, "node id")->required();
+    command->callback([&ctx, node_id, action = std::string(action)] {
+      ctx.set_command([&ctx, node_id, action] {
+        return ctx.call_and_show(
+            [&](client::ApiClient& api) { return api.node_action(*node_id, action); },
+            [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+      });
+    });
+  }
   nodes->callback([nodes, list] {
     if (nodes->get_subcommands().empty()) list();
   });

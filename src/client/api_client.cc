@@ -174,12 +174,23 @@ Result<Json> ApiClient::offers() { return list_items("/v1/offers"); }
 
 Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
                                         std::string_view idempotency_key) {
-  Json body = {{"gpu_type", spec.gpu_type},
-               {"gpu_count", spec.gpu_count},
-               {"pricing", model::to_string(spec.pricing)}};
+  Json body = {{"gpu_count", spec.gpu_count}, {"pricing", model::to_string(spec.pricing)}};
+  if (spec.gpu_types.size() > 1) {
+    body["gpu_types"] = spec.gpu_types;
+  } else {
+    body["gpu_type"] = model::requested_gpu_type(spec);
+  }
   if (!spec.name.empty()) body["name"] = spec.name;
+  if (spec.gpu_milli != model::kMilliPerGpu) body["gpu_milli"] = spec.gpu_milli;
+  if (spec.gpu_memory_gb != 0) body["gpu_memory_gb"] = spec.gpu_memory_gb;
+  if (spec.min_gpu_memory_gb != 0) body["min_gpu_memory_gb"] = spec.min_gpu_memory_gb;
   if (spec.cpu != 0) body["cpu"] = spec.cpu;
   if (spec.memory_gb != 0) body["memory_gb"] = spec.memory_gb;
+  if (spec.disk_gb != 0) body["disk_gb"] = spec.disk_gb;
+  if (!spec.node_selector.empty()) body["node_selector"] = spec.node_selector;
+  if (spec.priority != 0) body["priority"] = spec.priority;
+  if (!spec.queue) body["queue"] = false;
+  if (spec.max_runtime_s) body["max_runtime_s"] = *spec.max_runtime_s;
   if (!spec.command.empty()) body["command"] = spec.command;
   if (!spec.env.empty()) body["env"] = spec.env;
   return call("POST", "/v1/instances", &body, idempotency_key);
@@ -266,6 +277,10 @@ Result<Json> ApiClient::create_api_key(const ApiKeyRequest& request) {
 }
 
 Result<Json> ApiClient::list_nodes() { return list_items("/v1/nodes"); }
+
+Result<Json> ApiClient::node_action(std::string_view id, std::string_view action) {
+  return call("POST", fmt::format("/v1/nodes/{}/{}", encode(id), action));
+}
 
 Result<Json> ApiClient::get_node(std::string_view id) {
   return call("GET", "/v1/nodes/" + encode(id));

@@ -83,6 +83,8 @@ class ApiClient {
 
   Result<Json> list_nodes();
   Result<Json> get_node(std::string_view id);
+  // action: "cordon", "uncordon" or "drain".
+  Result<Json> node_action(std::string_view id, std::string_view action);
   // ttl_s nullopt = the server's default (24 h).
   Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
 

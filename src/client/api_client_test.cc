@@ -126,7 +126,7 @@ TEST(ApiClientTest, LaunchesWithTheDocumentedBody) {
   ApiClient client = make_client(server);
   model::InstanceSpec spec;
   spec.name = "train-1";
-  spec.gpu_type = "h100-80g";
+  spec.gpu_types = {"h100-80g"};
   spec.gpu_count = 2;
   spec.command = {"python3", "train.py"};
   spec.env = {{"EPOCHS", "3"}};

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "model/gpu_catalog.h"
-#include "sched/placement.h"
 
 namespace gpurent::controller {
 
@@ -36,6 +36,62 @@ bool visible_to(const Principal& caller, std::string_view tenant_id) {
   return caller.is_operator() || caller.tenant_id == tenant_id;
 }
 
+constexpr int64_t kMibPerGib = 1024;
+
+// A node's GPUs in device-index order: the scheduler names GPUs by position in this order.
+std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
+  std::vector<const model::Gpu*> gpus;
+  for (const auto& gpu : node.gpus) gpus.push_back(&gpu);
+  std::sort(gpus.begin(), gpus.end(),
+            [](const model::Gpu* a, const model::Gpu* b) { return a->index < b->index; });
+  return gpus;
+}
+
+sched::NodeSpec node_spec(const Node& node) {
+  sched::NodeSpec spec;
+  spec.id = node.id;
+  const auto gpus = gpus_by_index(node);
+  if (!gpus.empty()) {
+    spec.gpu_type = gpus.front()->type;
+    spec.gpu_memory_mib = gpus.front()->memory_mb;
+  }
+  for (const auto* gpu : gpus) {
+    spec.gpu_memory_mib = std::min(spec.gpu_memory_mib, gpu->memory_mb);
+    // An unknown NVLink domain (-1) makes each GPU its own domain.
+    spec.gpus.push_back({gpu->index,
+                         gpu->nvlink_domain >= 0 ? gpu->nvlink_domain : 1000 + gpu->index,
+                         gpu->pcie_switch, gpu->numa_node});
+  }
+  spec.cpu_milli = int64_t{node.cpu_count} * 1000;
+  spec.memory_mib = node.memory_mb;
+  spec.disk_gb = node.disk_gb;
+  spec.fabric_group = node.fabric_group;
+  spec.labels.insert(node.labels.begin(), node.labels.end());
+  return spec;
+}
+
+sched::Request scheduling_request(const model::InstanceSpec& spec) {
+  sched::Request request;
+  request.gpu_types = spec.gpu_types;
+  request.min_gpu_memory_mib = int64_t{spec.min_gpu_memory_gb} * kMibPerGib;
+  request.per_node = {.gpu_count = spec.gpu_count,
+                      .gpu_milli = spec.gpu_milli,
+                      .gpu_memory_mib = int64_t{spec.gpu_memory_gb} * kMibPerGib,
+                      .cpu_milli = int64_t{spec.cpu} * 1000,
+                      .memory_mib = int64_t{spec.memory_gb} * kMibPerGib,
+                      .disk_gb = spec.disk_gb};
+  request.node_selector.insert(spec.node_selector.begin(), spec.node_selector.end());
+  return request;
+}
+
+// Identifies requests that compete for the same capacity in the same way: once one finds no
+// room in a scheduling pass, the others are not searched again in that pass.
+std::string request_shape(const model::InstanceSpec& spec) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
+                     spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,
+                     spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","));
+}
+
 }  // namespace
 
 Controller::Controller(const Clock& clock, ControllerOptions options)
@@ -43,6 +99,7 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
       options_(std::move(options)),
       rng_(options_.seed),
       prices_(options_.currency),
+      cluster_(options_.placement_policy),
       last_billing_(clock.now()) {}
 
 // --- Persistence ------------------------------------------------------------------------------
@@ -67,7 +124,8 @@ Status Controller::restore(Snapshot snapshot) {
     node.generation += kGenerationJumpOnRestore;
     changes_.nodes.push_back(node);
     node_by_credential_.emplace(node.credential_hash, node.id);
-    nodes_.emplace(node.id, std::move(node));
+    const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
+    sync_cluster_node(restored);
   }
   std::sort(snapshot.instances.begin(), snapshot.instances.end(),
             [](const Instance& a, const Instance& b) {
@@ -76,12 +134,23 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& instance : snapshot.instances) {
     instance_position_[instance.id] = instance_order_.size();
     instance_order_.push_back(instance.id);
-    if (instance.state == InstanceState::kPending) enqueue(instance);
-    if (model::holds_gpus(instance.state)) {
-      for (const auto& gpu : instance.gpus) gpu_holder_[gpu] = instance.id;
-      instances_on_node_[instance.node_id].insert(instance.id);
+    auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
+    if (restored.state == InstanceState::kPending) enqueue(restored);
+    if (model::holds_gpus(restored.state)) {
+      GPURENT_TRY(assignment, assignment_of(restored));
+      if (auto allocated = cluster_.allocate(assignment); !allocated) {
+        return fail(Error::internal(
+            fmt::format("restoring instance {}: {}", restored.id, allocated.error().message)));
+      }
+      assignments_.emplace(restored.id, std::move(assignment));
+      if (restored.state == InstanceState::kRunning && restored.spec.max_runtime_s &&
+          restored.started_at) {
+        deadlines_.emplace(*restored.started_at + Millis(*restored.spec.max_runtime_s * 1000),
+                           restored.id);
+      }
+      for (const auto& gpu : restored.gpus) gpu_holders_[gpu].insert(restored.id);
+      instances_on_node_[restored.node_id].insert(restored.id);
     }
-    instances_.emplace(instance.id, std::move(instance));
   }
   for (auto& usage : snapshot.usage) {
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
@@ -283,20 +352,38 @@ const std::vector<model::Transfer>& Controller::transfers(std::string_view tenan
 
 // --- Instances ----------------------------------------------------------------------------------
 
+std::optional<Micros> Controller::highest_price(const model::InstanceSpec& spec) const {
+  // Until it is placed, an instance that accepts several types is judged at the dearest one.
+  std::optional<Micros> highest;
+  const auto consider = [&](std::string_view type) {
+    const auto price = prices_.price(type, spec.pricing);
+    if (price && (!highest || *price > *highest)) highest = price;
+  };
+  if (!spec.gpu_types.empty()) {
+    for (const auto& type : spec.gpu_types) consider(type);
+  } else {
+    for (const auto& type : model::gpu_catalog()) {
+      if (type.memory_mb >= int64_t{spec.min_gpu_memory_gb} * kMibPerGib) consider(type.slug);
+    }
+  }
+  return highest;
+}
+
 Status Controller::check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const {
-  const auto price = prices_.on_demand_price(spec.gpu_type);
+  const auto price = highest_price(spec);
+  const auto type = model::requested_gpu_type(spec);
   if (!price) {
     return fail(Error::unprocessable("gpu_type_not_priced",
-                                     fmt::format("GPU type '{}' has no price yet", spec.gpu_type)));
+                                     fmt::format("GPU type '{}' has no price yet", type)));
   }
   const Micros needed =
-      charge_for_seconds(*price, int64_t{spec.gpu_count} * 1000, kMinimumPrepaidSeconds);
+      charge_for_seconds(*price, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
   const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
   if (balance <= 0 || balance < needed) {
     return fail(Error{
         ErrorKind::kPaymentRequired, "insufficient_balance",
         fmt::format("balance {} does not cover {} s of {} x {} ({} needed)", format_micros(balance),
-                    kMinimumPrepaidSeconds, spec.gpu_count, spec.gpu_type, format_micros(needed))});
+                    kMinimumPrepaidSeconds, spec.gpu_count, type, format_micros(needed))});
   }
   return {};
 }
@@ -315,17 +402,32 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
       return CreatedInstance{instances_.at(it->second.object_id), true};
     }
   }
-  if (!model::find_gpu_type(spec.gpu_type)) {
-    return fail(Error::unprocessable(
-        "unknown_gpu_type",
-        fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types", spec.gpu_type)));
+  for (const auto& type : spec.gpu_types) {
+    if (!model::find_gpu_type(type)) {
+      return fail(Error::unprocessable(
+          "unknown_gpu_type", fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types", type)));
+    }
   }
   if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerInstance) {
     return fail(Error::invalid(
         "invalid_field",
         fmt::format("field 'gpu_count' must be between 1 and {}", kMaxGpusPerInstance)));
   }
+  const auto request = scheduling_request(spec);
+  GPURENT_CHECK(sched::validate(request));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
+  if (!spec.queue) {
+    // Fail fast: say which constraint failed rather than queueing.
+    auto placed = cluster_.place_or_explain(request);
+    if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
+      return fail(Error::conflict(
+          "insufficient_capacity",
+          fmt::format("cannot be placed now ({} constraint): {}; free GPUs of the requested "
+                      "type(s): {}, at most {} on one node",
+                      refusal->constraint, refusal->message, refusal->free_gpus,
+                      refusal->largest_free_on_one_node)));
+    }
+  }
 
   Instance instance;
   instance.id = rng_.id("i-");
@@ -334,13 +436,15 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
   instance.spec = std::move(spec);
   instance.state = InstanceState::kPending;
   instance.created_at = now();
+  instance.queued_at = now();
   instance.reason = "waiting for capacity";
 
   instance_position_[instance.id] = instance_order_.size();
   instance_order_.push_back(instance.id);
-  enqueue(instance);
   const std::string id = instance.id;
-  touch(instances_.emplace(id, std::move(instance)).first->second);
+  auto& created = instances_.emplace(id, std::move(instance)).first->second;
+  enqueue(created);
+  touch(created);
   if (idempotency_key) {
     model::IdempotencyRecord record{caller.tenant_id, *idempotency_key, std::move(fingerprint), id,
                                     now()};
@@ -399,7 +503,8 @@ std::optional<Micros> Controller::instance_price(const Instance& instance) const
     const auto it = usage_.find(usage_id(instance));
     if (it != usage_.end() && !it->second.ended_at) return it->second.price_per_gpu_hour;
   }
-  return prices_.on_demand_price(instance.spec.gpu_type);
+  if (!instance.gpu_type.empty()) return prices_.price(instance.gpu_type, instance.spec.pricing);
+  return highest_price(instance.spec);
 }
 
 Result<Instance> Controller::stop_instance(const Principal& caller, std::string_view id) {
@@ -413,8 +518,13 @@ Result<Instance> Controller::stop_instance(const Principal& caller, std::string_
       request_stop(*instance, "stopped by the tenant");
       break;
     case InstanceState::kStopping:
+      // A stop by the tenant wins over a move or a preemption in progress.
+      instance->requeue_requested = instance->preempt_requested = false;
+      touch(*instance);
+      break;
     case InstanceState::kStopped:
     case InstanceState::kFailed:
+    case InstanceState::kPreempted:
       break;  // already on its way or there: stopping twice is not an error
     case InstanceState::kTerminated:
       return fail(invalid_state(*instance, "stop"));
@@ -426,11 +536,13 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
   GPURENT_TRY(instance, owned_instance(caller, id));
   switch (instance->state) {
     case InstanceState::kStopped:
-    case InstanceState::kFailed: {
+    case InstanceState::kFailed:
+    case InstanceState::kPreempted: {
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
       instance->state = InstanceState::kPending;
       instance->reason = "waiting for capacity";
       instance->exit_code.reset();
+      instance->queued_at = now();
       enqueue(*instance);
       touch(*instance);
       schedule();
@@ -455,6 +567,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       [[fallthrough]];
     case InstanceState::kStopped:
     case InstanceState::kFailed:
+    case InstanceState::kPreempted:
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
       touch(*instance);
@@ -496,76 +609,126 @@ void Controller::request_stop(Instance& instance, std::string reason) {
 
 // --- Placement and runs -------------------------------------------------------------------------
 
-void Controller::enqueue(const Instance& instance) {
-  PendingQueue& queue = pending_[instance.spec.gpu_type];
-  queue.order.emplace(instance.created_at, instance.id);
-  queue.gpu_counts.insert(instance.spec.gpu_count);
+Controller::QueuePosition Controller::queue_position(const Instance& instance) {
+  return {-model::scheduling_class(instance.spec.pricing), -instance.spec.priority,
+          instance.queued_at, instance.id};
 }
 
+void Controller::enqueue(Instance& instance) { pending_.insert(queue_position(instance)); }
+
 void Controller::dequeue(const Instance& instance) {
-  const auto it = pending_.find(instance.spec.gpu_type);
-  if (it == pending_.end() || !it->second.order.erase({instance.created_at, instance.id})) return;
-  it->second.gpu_counts.erase(it->second.gpu_counts.find(instance.spec.gpu_count));
-  if (it->second.order.empty()) pending_.erase(it);
+  pending_.erase(queue_position(instance));
+  preemptions_.erase(instance.id);
 }
 
 void Controller::schedule() {
-  if (pending_.empty()) return;
-  // The capacity view is rebuilt per call; the scheduler issue replaces this with indexes that
-  // avoid scanning every node.
-  std::map<std::string_view, std::vector<sched::NodeCapacity>> capacity;  // by GPU type
-  for (const auto& [node_id, node] : nodes_) {
-    if (node.state != NodeState::kReady) continue;
-    for (const auto& gpu : node.gpus) {
-      if (gpu_holder_.contains(gpu.uuid) || !pending_.contains(gpu.type)) continue;
-      auto& of_type = capacity[gpu.type];
-      if (of_type.empty() || of_type.back().node_id != node_id)
-        of_type.push_back({node_id, gpu.type, {}});
-      of_type.back().free.push_back({gpu.uuid, gpu.index});
+  // One pass in queue order. A request shape that found no room is not searched again in the
+  // pass: the pass only ever takes capacity.
+  std::set<std::string> no_room;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Instance& instance = instances_.at(it->id);
+    ++it;  // placing erases the current position
+    auto shape = request_shape(instance.spec);
+    if (no_room.contains(shape)) continue;
+    const auto request = scheduling_request(instance.spec);
+    auto assignment = cluster_.place(request);
+    if (!assignment) {
+      if (!preempt_for(instance, request)) no_room.insert(std::move(shape));
+      continue;
     }
-  }
-  for (auto& [type, view] : capacity) {
-    // The largest request that fits anywhere now: larger ones are skipped without a search, and
-    // a queue whose smallest request is larger is not walked at all.
-    const auto largest_fit = [&view] {
-      size_t largest = 0;
-      for (const auto& node_capacity : view) largest = std::max(largest, node_capacity.free.size());
-      return static_cast<int>(largest);
-    };
-    int fit = largest_fit();
-    std::vector<Instance*> placed_now;
-    const PendingQueue& queue = pending_.find(type)->second;
-    if (fit < *queue.gpu_counts.begin()) continue;
-    for (const auto& [created, id] : queue.order) {
-      if (fit == 0) break;
-      Instance& instance = instances_.at(id);
-      if (instance.spec.gpu_count > fit) continue;
-      auto placement = sched::best_fit(view, {type, instance.spec.gpu_count});
-      if (!placement) continue;
-      // Take the chosen GPUs out of the view before placing the next request.
-      for (auto& node_capacity : view) {
-        if (node_capacity.node_id != placement->node_id) continue;
-        std::erase_if(node_capacity.free, [&](const sched::FreeGpu& gpu) {
-          return std::find(placement->gpus.begin(), placement->gpus.end(), gpu.uuid) !=
-                 placement->gpus.end();
-        });
-      }
-      fit = largest_fit();
-      instance.node_id = placement->node_id;
-      instance.gpus = std::move(placement->gpus);
-      placed_now.push_back(&instance);
+    if (auto allocated = cluster_.allocate(*assignment); !allocated) {
+      spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
+                    allocated.error().message);
+      no_room.insert(std::move(shape));
+      continue;
     }
-    for (Instance* instance : placed_now) {
-      dequeue(*instance);
-      place(*instance, nodes_.at(instance->node_id), std::move(instance->gpus));
-    }
+    dequeue(instance);
+    place(instance, std::move(*assignment));
   }
 }
 
-void Controller::place(Instance& instance, Node& node, std::vector<std::string> gpus) {
+bool Controller::preempt_for(const Instance& instance, const sched::Request& request) {
+  if (instance.spec.pricing == model::PricingModel::kSpot || request.nodes > 1) return false;
+  if (const auto in_flight = preemptions_.find(instance.id);
+      in_flight != preemptions_.end() && !in_flight->second.empty()) {
+    return true;  // room is being made already
+  }
+  // Per node, the spot work it could give up: lowest price first, then the most recently
+  // started (it loses the least work). The node that needs the fewest victims wins.
+  struct Choice {
+    std::vector<Instance*> victims;
+    Micros price = 0;
+  };
+  std::optional<Choice> best;
+  for (auto& [node_id, ids] : instances_on_node_) {
+    const auto handle = cluster_.find(node_id);
+    if (!handle || !cluster_.schedulable(*handle)) continue;
+    std::vector<Instance*> spot;
+    for (const auto& id : ids) {
+      Instance& candidate = instances_.at(id);
+      if (candidate.spec.pricing == model::PricingModel::kSpot &&
+          (candidate.state == InstanceState::kStarting ||
+           candidate.state == InstanceState::kRunning)) {
+        spot.push_back(&candidate);
+      }
+    }
+    if (spot.empty()) continue;
+    std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
+      const auto pa = instance_price(*a).value_or(0), pb = instance_price(*b).value_or(0);
+      if (pa != pb) return pa < pb;
+      return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
+    });
+    // Release victims one by one until the request fits this node, then put them all back:
+    // this only asks what would be enough.
+    Choice choice;
+    bool fits = false;
+    for (Instance* victim : spot) {
+      if (!cluster_.release(assignments_.at(victim->id))) break;
+      choice.victims.push_back(victim);
+      choice.price += instance_price(*victim).value_or(0);
+      if (cluster_.place_on(*handle, request)) {
+        fits = true;
+        break;
+      }
+    }
+    for (Instance* victim : choice.victims) {
+      if (auto restored = cluster_.allocate(assignments_.at(victim->id)); !restored) {
+        spdlog::critical("could not restore the allocation of {}: {}", victim->id,
+                         restored.error().message);
+        std::abort();
+      }
+    }
+    if (!fits) continue;
+    if (!best || choice.victims.size() < best->victims.size() ||
+        (choice.victims.size() == best->victims.size() && choice.price < best->price)) {
+      best = std::move(choice);
+    }
+  }
+  if (!best) return false;
+  auto& victims = preemptions_[instance.id];
+  for (Instance* victim : best->victims) {
+    victim->preempt_requested = true;
+    victims.insert(victim->id);
+    request_stop(*victim,
+                 fmt::format("preempted by {} work", model::to_string(instance.spec.pricing)));
+  }
+  spdlog::info("preempting {} spot instance(s) for {}", best->victims.size(), instance.id);
+  return true;
+}
+
+void Controller::place(Instance& instance, sched::Assignment assignment) {
+  const auto& part = assignment.nodes.at(0);
+  Node& node = nodes_.at(cluster_.spec(part.node).id);
+  const auto gpus = gpus_by_index(node);
   instance.node_id = node.id;
-  instance.gpus = std::move(gpus);
-  for (const auto& gpu : instance.gpus) gpu_holder_[gpu] = instance.id;
+  instance.gpus.clear();
+  for (int position : part.gpus) {
+    instance.gpus.push_back(gpus.at(position)->uuid);
+    gpu_holders_[instance.gpus.back()].insert(instance.id);
+  }
+  instance.gpu_type = cluster_.spec(part.node).gpu_type;
+  instance.gpu_milli = part.gpu_milli;
+  assignments_[instance.id] = std::move(assignment);
   instances_on_node_[node.id].insert(instance.id);
   instance.run += 1;
   instance.state = InstanceState::kStarting;
@@ -579,6 +742,47 @@ void Controller::place(Instance& instance, Node& node, std::vector<std::string> 
                fmt::join(instance.gpus, ","));
 }
 
+Result<sched::Assignment> Controller::assignment_of(const Instance& instance) const {
+  const auto node_it = nodes_.find(instance.node_id);
+  const auto handle = cluster_.find(instance.node_id);
+  if (node_it == nodes_.end() || !handle) {
+    return fail(Error::internal(
+        fmt::format("instance {} is on unknown node {}", instance.id, instance.node_id)));
+  }
+  const auto gpus = gpus_by_index(node_it->second);
+  sched::NodeAssignment part{.node = *handle,
+                             .gpus = {},
+                             .gpu_milli = instance.gpu_milli,
+                             .cpu_milli = int64_t{instance.spec.cpu} * 1000,
+                             .memory_mib = int64_t{instance.spec.memory_gb} * kMibPerGib,
+                             .disk_gb = instance.spec.disk_gb};
+  for (const auto& uuid : instance.gpus) {
+    const auto it = std::find_if(gpus.begin(), gpus.end(),
+                                 [&](const model::Gpu* gpu) { return gpu->uuid == uuid; });
+    if (it == gpus.end()) {
+      return fail(Error::internal(fmt::format("instance {} holds GPU {} that node {} lacks",
+                                              instance.id, uuid, instance.node_id)));
+    }
+    part.gpus.push_back(static_cast<int>(it - gpus.begin()));
+  }
+  std::sort(part.gpus.begin(), part.gpus.end());
+  return sched::Assignment{{std::move(part)}};
+}
+
+void Controller::sync_cluster_node(const Node& node) {
+  if (auto synced = cluster_.upsert_node(node_spec(node)); !synced) {
+    spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
+    return;
+  }
+  update_schedulable(node);
+}
+
+void Controller::update_schedulable(const Node& node) {
+  if (const auto handle = cluster_.find(node.id)) {
+    cluster_.set_schedulable(*handle, node.state == NodeState::kReady && !node.cordoned);
+  }
+}
+
 model::UsageRecord* Controller::current_usage(const Instance& instance) {
   const auto it = usage_.find(usage_id(instance));
   return it == usage_.end() ? nullptr : &it->second;
@@ -590,15 +794,19 @@ void Controller::begin_run(Instance& instance) {
   if (instance.started_at) return;
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
   instance.started_at = now();
+  if (instance.spec.max_runtime_s) {
+    deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
+  }
   touch(instance);
   model::UsageRecord usage{
       .id = usage_id(instance),
       .tenant_id = instance.tenant_id,
       .instance_id = instance.id,
       .run = instance.run,
-      .gpu_type = instance.spec.gpu_type,
+      .gpu_type = instance.gpu_type,
       .gpu_count = instance.spec.gpu_count,
-      .price_per_gpu_hour = prices_.on_demand_price(instance.spec.gpu_type).value_or(0),
+      .gpu_milli = instance.gpu_milli,
+      .price_per_gpu_hour = prices_.price(instance.gpu_type, instance.spec.pricing).value_or(0),
       .started_at = now(),
       .ended_at = std::nullopt,
       .metered_until = now(),
@@ -633,6 +841,10 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
   if (instance.terminate_requested) {
     instance.state = InstanceState::kTerminated;
+  } else if (asked_to_stop && instance.preempt_requested) {
+    instance.state = InstanceState::kPreempted;
+  } else if (asked_to_stop && instance.requeue_requested) {
+    instance.state = InstanceState::kPending;
   } else if (asked_to_stop || exit_code == 0) {
     instance.state = InstanceState::kStopped;
   } else {
@@ -642,13 +854,32 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   instance.exit_code = exit_code;
   instance.ended_at = now();
   for (const auto& gpu : instance.gpus) {
-    if (const auto holder = gpu_holder_.find(gpu);
-        holder != gpu_holder_.end() && holder->second == instance.id) {
-      gpu_holder_.erase(holder);
+    if (const auto holders = gpu_holders_.find(gpu); holders != gpu_holders_.end()) {
+      holders->second.erase(instance.id);
+      if (holders->second.empty()) gpu_holders_.erase(holders);
     }
   }
+  if (const auto held = assignments_.find(instance.id); held != assignments_.end()) {
+    if (auto released = cluster_.release(held->second); !released) {
+      spdlog::critical("releasing {}: {}", instance.id, released.error().message);
+      std::abort();  // the scheduler's view no longer matches the instances: fail stop
+    }
+    assignments_.erase(held);
+  }
+  for (auto& [waiting, victims] : preemptions_) victims.erase(instance.id);
+  if (instance.spec.max_runtime_s && instance.started_at) {
+    deadlines_.erase(
+        {*instance.started_at + Millis(*instance.spec.max_runtime_s * 1000), instance.id});
+  }
+  instance.preempt_requested = false;
   instances_on_node_[node.id].erase(instance.id);
   instance.gpus.clear();
+  if (instance.state == InstanceState::kPending) {
+    // Moved off a drained node: back in the queue, ahead of later arrivals of its class.
+    instance.requeue_requested = false;
+    instance.reason = "moving: waiting for capacity on another node";
+    enqueue(instance);
+  }
   touch(instance);
   touch_node(node, /*desired_set_changed=*/true);
   spdlog::info("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
@@ -669,8 +900,19 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   if (registration.name.empty() || registration.name.size() > 253) {
     return fail(Error::invalid("invalid_field", "field 'name' must be 1..253 characters"));
   }
-  if (registration.gpus.size() > 64) {
-    return fail(Error::invalid("invalid_field", "a node may have at most 64 GPUs"));
+  if (registration.gpus.size() > static_cast<size_t>(sched::kMaxGpusPerNode)) {
+    return fail(Error::invalid(
+        "invalid_field", fmt::format("a node may have at most {} GPUs", sched::kMaxGpusPerNode)));
+  }
+  if (std::any_of(registration.gpus.begin(), registration.gpus.end(), [&](const model::Gpu& gpu) {
+        return gpu.type != registration.gpus.front().type;
+      })) {
+    return fail(Error::invalid("mixed_gpu_types",
+                               "all GPUs of a node must be of one type; run one agent per type"));
+  }
+  if (registration.labels.size() > 64 || registration.fabric_group.size() > 253 ||
+      registration.disk_gb < 0) {
+    return fail(Error::invalid("invalid_field", "labels, fabric_group or disk_gb out of range"));
   }
   std::set<std::string> uuids;
   for (const auto& gpu : registration.gpus) {
@@ -699,7 +941,15 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.credential_hash = std::move(credential_hash);
     node_by_credential_.emplace(known.credential_hash, id);
     known.last_heartbeat = now();
+    // Labels, fabric and disk may have changed with the agent's flags.
+    known.disk_gb = registration.disk_gb;
+    known.fabric_group = std::move(registration.fabric_group);
+    known.labels = std::move(registration.labels);
+    known.cpu_count = registration.cpu_count;
+    known.memory_mb = registration.memory_mb;
+    known.gpus = std::move(registration.gpus);
     touch_node(known, /*desired_set_changed=*/false);
+    sync_cluster_node(known);
     spdlog::info("re-registered node={}", id);
     return model::RegistrationResult{id, std::move(credential)};
   }
@@ -709,6 +959,9 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.gpus = std::move(registration.gpus);
   node.cpu_count = registration.cpu_count;
   node.memory_mb = registration.memory_mb;
+  node.disk_gb = registration.disk_gb;
+  node.fabric_group = std::move(registration.fabric_group);
+  node.labels = std::move(registration.labels);
   node.simulated = registration.simulated;
   node.agent_version = std::move(registration.agent_version);
   node.state = NodeState::kReady;
@@ -717,7 +970,9 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.credential_hash = std::move(credential_hash);
   node_by_credential_.emplace(node.credential_hash, node.id);
   const std::string id = node.id;
-  touch_node(nodes_.emplace(id, std::move(node)).first->second, /*desired_set_changed=*/false);
+  auto& registered = nodes_.emplace(id, std::move(node)).first->second;
+  touch_node(registered, /*desired_set_changed=*/false);
+  sync_cluster_node(registered);
   spdlog::info("registered node={} gpus={}", id, nodes_.at(id).gpus.size());
   schedule();
   return model::RegistrationResult{id, std::move(credential)};
@@ -752,6 +1007,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;
     touch_node(node, /*desired_set_changed=*/false);
+    update_schedulable(node);
     spdlog::info("node={} is back", node.id);
     // The time it was unreachable is not billed.
     for (const auto& id : instances_on_node_[node.id]) {
@@ -811,10 +1067,43 @@ Result<const Node*> Controller::node(const Principal& caller, std::string_view i
   return &it->second;
 }
 
-std::optional<std::string> Controller::gpu_holder(std::string_view uuid) const {
-  const auto it = gpu_holder_.find(std::string(uuid));
-  if (it == gpu_holder_.end()) return std::nullopt;
-  return it->second;
+std::vector<std::string> Controller::gpu_holders(std::string_view uuid) const {
+  const auto it = gpu_holders_.find(std::string(uuid));
+  if (it == gpu_holders_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+Result<const Node*> Controller::set_cordoned(const Principal& caller, std::string_view id,
+                                             bool cordoned) {
+  if (!caller.is_operator()) return fail(forbidden("cordon nodes"));
+  const auto it = nodes_.find(id);
+  if (it == nodes_.end()) return fail(Error::not_found("node", id));
+  Node& node = it->second;
+  if (node.cordoned != cordoned) {
+    node.cordoned = cordoned;
+    touch_node(node, /*desired_set_changed=*/false);
+    update_schedulable(node);
+    spdlog::info("node={} {}", node.id, cordoned ? "cordoned" : "uncordoned");
+    if (!cordoned) schedule();
+  }
+  return &node;
+}
+
+Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
+  GPURENT_TRY(node, set_cordoned(caller, id, true));
+  int moving = 0;
+  const std::set<std::string> on_node = instances_on_node_[node->id];  // request_stop may edit it
+  for (const auto& instance_id : on_node) {
+    Instance& instance = instances_.at(instance_id);
+    if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
+      continue;
+    }
+    instance.requeue_requested = true;
+    request_stop(instance, "moving: its node is being drained");
+    ++moving;
+  }
+  schedule();
+  return moving;
 }
 
 std::vector<Offer> Controller::offers() const {
@@ -822,11 +1111,12 @@ std::vector<Offer> Controller::offers() const {
   for (const auto& [id, node] : nodes_) {
     if (node.state != NodeState::kReady) continue;
     std::map<std::string, int> free_here;
+    if (node.cordoned) continue;
     for (const auto& gpu : node.gpus) {
       Offer& offer = by_type[gpu.type];
       offer.gpu_type = gpu.type;
       offer.total += 1;
-      if (!gpu_holder_.contains(gpu.uuid)) {
+      if (!gpu_holders_.contains(gpu.uuid)) {
         offer.free += 1;
         free_here[gpu.type] += 1;
       }
@@ -848,6 +1138,7 @@ std::vector<Offer> Controller::offers() const {
 void Controller::mark_node_down(Node& node) {
   node.state = NodeState::kDown;
   touch_node(node, /*desired_set_changed=*/false);
+  update_schedulable(node);
   spdlog::warn("node={} missed heartbeats since {}; marked down", node.id,
                format_rfc3339(node.last_heartbeat));
   for (const auto& id : instances_on_node_[node.id]) {
@@ -893,6 +1184,15 @@ void Controller::tick() {
       if (node.state == NodeState::kReady) meter(instance, std::min(t, node.last_heartbeat));
     }
     enforce_balances();
+  }
+  while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
+    const auto [deadline, id] = *deadlines_.begin();
+    deadlines_.erase(deadlines_.begin());
+    Instance& instance = instances_.at(id);
+    if (instance.state == InstanceState::kRunning) {
+      request_stop(instance,
+                   fmt::format("reached its max_runtime_s of {} s", *instance.spec.max_runtime_s));
+    }
   }
   schedule();
 }

@@ -34,6 +34,7 @@
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
+#include "sched/cluster.h"
 
 namespace gpurent::controller {
 
@@ -42,6 +43,7 @@ struct ControllerOptions {
   Millis heartbeat_timeout{10'000};  // a node silent for longer is down
   Millis billing_interval{60'000};   // how often running work is metered (a stop meters at once)
   uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
+  sched::Policy placement_policy = sched::Policy::kBinpack;
 };
 
 // A launch needs a balance that covers this long at the instance's price.
@@ -148,8 +150,14 @@ class Controller {
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
   std::vector<const model::Node*> nodes(const model::Principal& caller) const;
   Result<const model::Node*> node(const model::Principal& caller, std::string_view id) const;
-  // The instance holding a GPU, if any.
-  std::optional<std::string> gpu_holder(std::string_view uuid) const;
+  // The instances holding a GPU (several when it is shared), in id order.
+  std::vector<std::string> gpu_holders(std::string_view uuid) const;
+  // Operators: a cordoned node gets no new work; its running work stays.
+  Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
+                                          bool cordoned);
+  // Operators: cordons the node and moves its work: each instance is stopped there and queued
+  // again to be placed elsewhere. Returns how many instances were asked to move.
+  Result<int> drain_node(const model::Principal& caller, std::string_view id);
   std::vector<Offer> offers() const;
 
   // --- Time --------------------------------------------------------------------------------
@@ -163,8 +171,15 @@ class Controller {
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  std::optional<Micros> highest_price(const model::InstanceSpec& spec) const;
   void schedule();
-  void place(model::Instance& instance, model::Node& node, std::vector<std::string> gpus);
+  // Asks spot work to make room for a higher-class request that found none; true if it did.
+  bool preempt_for(const model::Instance& instance, const sched::Request& request);
+  void place(model::Instance& instance, sched::Assignment assignment);
+  // Mirrors a node's capacity and readiness into the scheduler's cluster view.
+  void sync_cluster_node(const model::Node& node);
+  void update_schedulable(const model::Node& node);
+  Result<sched::Assignment> assignment_of(const model::Instance& instance) const;
   void begin_run(model::Instance& instance);
   void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason);
   // Takes a pending instance out of the queue: it becomes stopped without ever running.
@@ -192,16 +207,26 @@ class Controller {
   std::map<std::string, model::Instance, std::less<>> instances_;
   std::vector<std::string> instance_order_;  // creation order, for listings
   std::unordered_map<std::string, size_t> instance_position_;
-  // Pending instances, one FIFO queue per GPU type (types never compete for the same GPUs), with
-  // the GPU counts waiting so that a queue whose smallest request cannot fit is skipped whole.
-  struct PendingQueue {
-    std::set<std::pair<Timestamp, std::string>> order;
-    std::multiset<int> gpu_counts;
+  // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
+  // tenant's priority, then first come first served.
+  struct QueuePosition {
+    int negated_class = 0;  // negated, so that ascending order is placement order
+    int negated_priority = 0;
+    Timestamp queued_at{};
+    std::string id;
+    auto operator<=>(const QueuePosition&) const = default;
   };
-  void enqueue(const model::Instance& instance);
+  static QueuePosition queue_position(const model::Instance& instance);
+  void enqueue(model::Instance& instance);
   void dequeue(const model::Instance& instance);
-  std::map<std::string, PendingQueue, std::less<>> pending_;
-  std::unordered_map<std::string, std::string> gpu_holder_;  // GPU UUID -> instance id
+  std::set<QueuePosition> pending_;
+  // Pending instances that already asked spot work to leave, and the victims still leaving.
+  std::unordered_map<std::string, std::set<std::string>> preemptions_;
+  sched::Cluster cluster_;
+  std::unordered_map<std::string, sched::Assignment> assignments_;
+  // Running instances with a declared max_runtime_s, by the time it runs out.
+  std::set<std::pair<Timestamp, std::string>> deadlines_;               // of instances holding GPUs
+  std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;

@@ -30,7 +30,10 @@ class Simulation {
     admin_ = *ctl_.authenticate(ctl_.bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
     EXPECT_TRUE(ctl_.create_join_token(admin_, "", std::chrono::hours(24), hash_secret("join")));
     for (int n = 0; n < 4; ++n) {
-      model::NodeRegistration registration{"node" + std::to_string(n), {}, 32, 1 << 20, true, ""};
+      model::NodeRegistration registration{.name = "node" + std::to_string(n),
+                                           .cpu_count = 32,
+                                           .memory_mb = 1 << 20,
+                                           .simulated = true};
       const int gpus = n == 0 ? 2 : 8;
       for (int g = 0; g < gpus; ++g) {
         registration.gpus.push_back(
@@ -106,7 +109,7 @@ class Simulation {
 
   void launch() {
     model::InstanceSpec spec;
-    spec.gpu_type = rng_.uniform(4) == 0 ? "a100-80g" : "h100-80g";
+    spec.gpu_types = {rng_.uniform(4) == 0 ? "a100-80g" : "h100-80g"};
     spec.gpu_count = static_cast<int>(1 + rng_.uniform(8));
     spec.command = {"train"};
     if (ctl_.create_instance(random_tenant(), spec, std::nullopt, "")) ++launched_;
@@ -190,7 +193,7 @@ class Simulation {
         ASSERT_EQ(static_cast<int>(instance->gpus.size()), instance->spec.gpu_count);
         for (const auto& gpu : instance->gpus) {
           ASSERT_TRUE(held.insert(gpu).second) << "GPU " << gpu << " is held twice";
-          ASSERT_EQ(ctl_.gpu_holder(gpu), instance->id);
+          ASSERT_EQ(ctl_.gpu_holders(gpu), std::vector<std::string>{instance->id});
         }
       }
     }

@@ -29,15 +29,9 @@ bool parse_workload_phase(std::string_view text, WorkloadPhase* out) {
 }
 
 void to_json(Json& j, const NodeRegistration& v) {
-  j = {{"name", v.name},
-       {"gpus", v.gpus},
-       {"cpu_count", v.cpu_count},
-       {"memory_mb", v.memory_mb},
-       {"disk_gb", v.disk_gb},
-       {"fabric_group", v.fabric_group},
-       {"labels", v.labels},
-       {"simulated", v.simulated},
-       {"agent_version", v.agent_version}};
+  j = {{"name", v.name},           {"gpus", v.gpus},           {"cpu_count", v.cpu_count},
+       {"memory_mb", v.memory_mb}, {"disk_gb", v.disk_gb},     {"fabric_group", v.fabric_group},
+       {"labels", v.labels},       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
 }
 void from_json(const Json& j, NodeRegistration& v) {
   v.name = j.at("name").get<std::string>();

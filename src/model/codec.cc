@@ -85,19 +85,48 @@ void from_json(const Json& j, Node& v) {
 }
 
 void to_json(Json& j, const InstanceSpec& v) {
-  j = {{"name", v.name}, {"gpu_type", v.gpu_type},         {"gpu_count", v.gpu_count},
-       {"cpu", v.cpu},   {"memory_gb", v.memory_gb},       {"command", v.command},
-       {"env", v.env},   {"pricing", to_string(v.pricing)}};
+  j = {{"name", v.name},
+       {"gpu_types", v.gpu_types},
+       {"min_gpu_memory_gb", v.min_gpu_memory_gb},
+       {"gpu_count", v.gpu_count},
+       {"gpu_milli", v.gpu_milli},
+       {"gpu_memory_gb", v.gpu_memory_gb},
+       {"cpu", v.cpu},
+       {"memory_gb", v.memory_gb},
+       {"disk_gb", v.disk_gb},
+       {"node_selector", v.node_selector},
+       {"command", v.command},
+       {"env", v.env},
+       {"pricing", to_string(v.pricing)},
+       {"priority", v.priority},
+       {"queue", v.queue},
+       {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
-  v.gpu_type = j.at("gpu_type").get<std::string>();
+  // Records from before type lists named one exact type.
+  if (j.contains("gpu_types")) {
+    v.gpu_types = j.at("gpu_types").get<std::vector<std::string>>();
+  } else {
+    v.gpu_types = {j.at("gpu_type").get<std::string>()};
+  }
+  v.min_gpu_memory_gb = j.value("min_gpu_memory_gb", 0);
   v.gpu_count = j.at("gpu_count").get<int>();
+  v.gpu_milli = j.value("gpu_milli", kMilliPerGpu);
+  v.gpu_memory_gb = j.value("gpu_memory_gb", 0);
   v.cpu = j.at("cpu").get<int>();
   v.memory_gb = j.at("memory_gb").get<int>();
+  v.disk_gb = j.value("disk_gb", 0);
+  v.node_selector = j.value("node_selector", std::map<std::string, std::string>());
   v.command = j.at("command").get<std::vector<std::string>>();
   v.env = j.at("env").get<std::map<std::string, std::string>>();
   v.pricing = parse_enum(j, "pricing", &parse_pricing_model);
+  v.priority = j.value("priority", 0);
+  v.queue = j.value("queue", true);
+  const auto runtime = j.find("max_runtime_s");
+  v.max_runtime_s = runtime == j.end() || runtime->is_null()
+                        ? std::nullopt
+                        : std::optional<int64_t>(runtime->get<int64_t>());
 }
 
 void to_json(Json& j, const Instance& v) {
@@ -107,6 +136,9 @@ void to_json(Json& j, const Instance& v) {
        {"state", to_string(v.state)},
        {"node_id", v.node_id},
        {"gpus", v.gpus},
+       {"gpu_type", v.gpu_type},
+       {"gpu_milli", v.gpu_milli},
+       {"queued_at", ms(v.queued_at)},
        {"run", v.run},
        {"created_at", ms(v.created_at)},
        {"started_at", optional_ms(v.started_at)},
@@ -114,6 +146,8 @@ void to_json(Json& j, const Instance& v) {
        {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
        {"reason", v.reason},
        {"terminate_requested", v.terminate_requested},
+       {"preempt_requested", v.preempt_requested},
+       {"requeue_requested", v.requeue_requested},
        {"placed_generation", v.placed_generation},
        {"revision", v.revision}};
 }
@@ -124,14 +158,19 @@ void from_json(const Json& j, Instance& v) {
   v.state = parse_enum(j, "state", &parse_instance_state);
   v.node_id = j.at("node_id").get<std::string>();
   v.gpus = j.at("gpus").get<std::vector<std::string>>();
+  v.gpu_milli = j.value("gpu_milli", kMilliPerGpu);
   v.run = j.at("run").get<int64_t>();
   v.created_at = ts(j, "created_at");
+  v.queued_at = j.contains("queued_at") ? ts(j, "queued_at") : v.created_at;
+  v.gpu_type = j.value("gpu_type", v.spec.gpu_types.empty() ? "" : v.spec.gpu_types.front());
   v.started_at = optional_ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");
   const auto& exit = j.at("exit_code");
   v.exit_code = exit.is_null() ? std::nullopt : std::optional<int>(exit.get<int>());
   v.reason = j.at("reason").get<std::string>();
   v.terminate_requested = j.at("terminate_requested").get<bool>();
+  v.preempt_requested = j.value("preempt_requested", false);
+  v.requeue_requested = j.value("requeue_requested", false);
   v.placed_generation = j.at("placed_generation").get<int64_t>();
   v.revision = j.value("revision", int64_t{0});
 }
@@ -201,6 +240,7 @@ void to_json(Json& j, const UsageRecord& v) {
        {"run", v.run},
        {"gpu_type", v.gpu_type},
        {"gpu_count", v.gpu_count},
+       {"gpu_milli", v.gpu_milli},
        {"price_per_gpu_hour", v.price_per_gpu_hour},
        {"started_at", ms(v.started_at)},
        {"ended_at", optional_ms(v.ended_at)},
@@ -215,6 +255,7 @@ void from_json(const Json& j, UsageRecord& v) {
   v.run = j.at("run").get<int64_t>();
   v.gpu_type = j.at("gpu_type").get<std::string>();
   v.gpu_count = j.at("gpu_count").get<int>();
+  v.gpu_milli = j.value("gpu_milli", 1000);
   v.price_per_gpu_hour = j.at("price_per_gpu_hour").get<Micros>();
   v.started_at = ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");

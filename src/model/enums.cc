@@ -37,18 +37,21 @@ constexpr std::array<std::pair<NodeState, std::string_view>, 2> kNodeStates{{
     {NodeState::kDown, "down"},
 }};
 
-constexpr std::array<std::pair<InstanceState, std::string_view>, 7> kInstanceStates{{
+constexpr std::array<std::pair<InstanceState, std::string_view>, 8> kInstanceStates{{
     {InstanceState::kPending, "pending"},
     {InstanceState::kStarting, "starting"},
     {InstanceState::kRunning, "running"},
     {InstanceState::kStopping, "stopping"},
     {InstanceState::kStopped, "stopped"},
     {InstanceState::kFailed, "failed"},
+    {InstanceState::kPreempted, "preempted"},
     {InstanceState::kTerminated, "terminated"},
 }};
 
-constexpr std::array<std::pair<PricingModel, std::string_view>, 1> kPricingModels{{
+constexpr std::array<std::pair<PricingModel, std::string_view>, 3> kPricingModels{{
     {PricingModel::kOnDemand, "on_demand"},
+    {PricingModel::kSpot, "spot"},
+    {PricingModel::kReserved, "reserved"},
 }};
 
 constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
@@ -74,6 +77,25 @@ bool parse_instance_state(std::string_view t, InstanceState* out) {
 std::string_view to_string(PricingModel p) { return name_of(kPricingModels, p); }
 bool parse_pricing_model(std::string_view t, PricingModel* out) {
   return value_of(kPricingModels, t, out);
+}
+int scheduling_class(PricingModel p) {
+  switch (p) {
+    case PricingModel::kReserved:
+      return 2;
+    case PricingModel::kOnDemand:
+      return 1;
+    case PricingModel::kSpot:
+      return 0;
+  }
+  return 0;
+}
+
+std::string requested_gpu_type(const InstanceSpec& spec) {
+  if (spec.gpu_types.size() == 1) return spec.gpu_types.front();
+  if (spec.gpu_types.empty()) return "any";
+  std::string joined;
+  for (const auto& type : spec.gpu_types) joined += (joined.empty() ? "" : "|") + type;
+  return joined;
 }
 std::string_view to_string(Role r) { return name_of(kRoles, r); }
 bool parse_role(std::string_view t, Role* out) { return value_of(kRoles, t, out); }

@@ -1,9 +1,10 @@
 // A rented instance: a workload with GPUs that runs until the tenant stops or removes it.
 //
 // Life cycle (the controller enforces the edges):
-//   pending -> starting -> running -> stopping -> stopped | failed
+//   pending -> starting -> running -> stopping -> stopped | failed | preempted
 //   any state -> terminated (DELETE; through stopping when it runs)
-//   stopped | failed -> pending (start again: a new run, maybe on another node)
+//   stopped | failed | preempted -> pending (start again: a new run, maybe on another node)
+//   running -> stopping -> pending (moved: its node is drained)
 // Each start opens a new run; reports from an older run are ignored, which fences stale agents.
 #pragma once
 
@@ -25,6 +26,7 @@ enum class InstanceState {
   kStopping,
   kStopped,
   kFailed,
+  kPreempted,  // stopped to make room for higher-priority work; may be started again
   kTerminated
 };
 std::string_view to_string(InstanceState state);
@@ -32,20 +34,39 @@ bool parse_instance_state(std::string_view text, InstanceState* out);
 // Holds GPUs on a node (from placement until the agent confirms the process is gone).
 bool holds_gpus(InstanceState state);
 
-enum class PricingModel { kOnDemand };
+// The pricing model also sets the scheduling class: reserved work comes before on-demand work,
+// which comes before spot work; on-demand and reserved work may preempt spot work.
+enum class PricingModel { kOnDemand, kSpot, kReserved };
 std::string_view to_string(PricingModel pricing);
 bool parse_pricing_model(std::string_view text, PricingModel* out);
+// Higher runs first.
+int scheduling_class(PricingModel pricing);
+
+inline constexpr int kMilliPerGpu = 1000;
 
 struct InstanceSpec {
   std::string name;
-  std::string gpu_type;
+  // Acceptable GPU types, any of which will do; empty: any type with at least
+  // min_gpu_memory_gb of memory per GPU.
+  std::vector<std::string> gpu_types;
+  int min_gpu_memory_gb = 0;
   int gpu_count = 1;
-  int cpu = 0;                       // cores; 0 = no explicit request
-  int memory_gb = 0;                 // 0 = no explicit request
+  int gpu_milli = kMilliPerGpu;  // below 1000 (with gpu_count 1): a share of one GPU
+  int gpu_memory_gb = 0;         // with a share: the GPU memory it needs
+  int cpu = 0;                   // cores; 0 = no explicit request
+  int memory_gb = 0;             // 0 = no explicit request
+  int disk_gb = 0;               // 0 = no explicit request
+  std::map<std::string, std::string> node_selector;  // labels the node must carry
   std::vector<std::string> command;  // argv; a string command is run through /bin/sh -c
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
+  int priority = 0;   // among the tenant's work of one class: higher is placed first
+  bool queue = true;  // false: fail at once, with the reason, when it cannot be placed now
+  std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill
 };
+
+// The type a spec names for people: the single acceptable type, or "any".
+std::string requested_gpu_type(const InstanceSpec& spec);
 
 struct Instance {
   std::string id;
@@ -54,6 +75,9 @@ struct Instance {
   InstanceState state = InstanceState::kPending;
   std::string node_id;            // set while placed
   std::vector<std::string> gpus;  // GPU UUIDs while placed
+  std::string gpu_type;           // the type it was last placed on
+  int gpu_milli = kMilliPerGpu;   // the share of each of its GPUs it holds
+  Timestamp queued_at{};          // when it last entered the queue (FIFO order)
   int64_t run = 0;                // number of the current run (0 before the first start)
   Timestamp created_at{};
   std::optional<Timestamp> started_at;  // start of the current run's running phase
@@ -61,6 +85,8 @@ struct Instance {
   std::optional<int> exit_code;
   std::string reason;                // why the instance is in its state, for people
   bool terminate_requested = false;  // DELETE while running: terminated once the process is gone
+  bool preempt_requested = false;    // preempted once the process is gone
+  bool requeue_requested = false;    // pending again once the process is gone (node drain)
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.
   int64_t placed_generation = 0;

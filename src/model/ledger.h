@@ -43,6 +43,7 @@ struct UsageRecord {
   int64_t run = 0;
   std::string gpu_type;
   int gpu_count = 0;
+  int gpu_milli = 1000;           // share of each GPU held (below 1000: the shared tier)
   Micros price_per_gpu_hour = 0;  // locked when the run starts
   Timestamp started_at{};
   std::optional<Timestamp> ended_at;

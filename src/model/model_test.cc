@@ -35,14 +35,20 @@ TEST(Codec, InstanceRoundTripsThroughJson) {
   Instance instance;
   instance.id = "i-1";
   instance.tenant_id = "t-1";
-  instance.spec = {"train",
-                   "h100-80g",
-                   2,
-                   16,
-                   64,
-                   {"python3", "-c", "print(1)"},
-                   {{"A", "b"}},
-                   PricingModel::kOnDemand};
+  instance.spec.name = "train";
+  instance.spec.gpu_types = {"h100-80g", "a100-80g"};
+  instance.spec.gpu_count = 2;
+  instance.spec.cpu = 16;
+  instance.spec.memory_gb = 64;
+  instance.spec.node_selector = {{"region", "eu"}};
+  instance.spec.command = {"python3", "-c", "print(1)"};
+  instance.spec.env = {{"A", "b"}};
+  instance.spec.pricing = PricingModel::kSpot;
+  instance.spec.priority = -3;
+  instance.spec.queue = false;
+  instance.spec.max_runtime_s = 3600;
+  instance.gpu_type = "h100-80g";
+  instance.preempt_requested = true;
   instance.state = InstanceState::kRunning;
   instance.node_id = "n-1";
   instance.gpus = {"GPU-1", "GPU-2"};

@@ -33,11 +33,11 @@ struct Node {
   std::vector<Gpu> gpus;
   int cpu_count = 0;
   int64_t memory_mb = 0;
-  int64_t disk_gb = 0;       // free disk for workloads; 0: not tracked
-  std::string fabric_group;  // nodes behind one InfiniBand switch; empty: none
+  int64_t disk_gb = 0;                        // free disk for workloads; 0: not tracked
+  std::string fabric_group;                   // nodes behind one InfiniBand switch; empty: none
   std::map<std::string, std::string> labels;  // region, zone, edge, ... (operator-set on the agent)
-  bool cordoned = false;     // an operator said: place nothing new here
-  bool simulated = false;  // GPUs are simulated (no NVML on the host)
+  bool cordoned = false;                      // an operator said: place nothing new here
+  bool simulated = false;                     // GPUs are simulated (no NVML on the host)
   std::string agent_version;
   NodeState state = NodeState::kReady;
   Timestamp registered_at{};

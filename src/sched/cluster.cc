@@ -579,6 +579,22 @@ std::variant<Assignment, Refusal> Cluster::place_or_explain(const Request& reque
   return impl.explain(request);
 }
 
+std::optional<Assignment> Cluster::place_on(NodeHandle node, const Request& request) const {
+  const auto& impl = *impl_;
+  if (node >= impl.nodes.size() || !impl.nodes[node].schedulable || request.nodes != 1 ||
+      !validate(request)) {
+    return std::nullopt;
+  }
+  const auto& spec = impl.nodes[node].spec;
+  if (!type_acceptable(request, spec.gpu_type, spec.gpu_memory_mib) ||
+      !impl.member_fits(node, request)) {
+    return std::nullopt;
+  }
+  auto part = impl.assign(node, request.per_node);
+  if (!part) return std::nullopt;
+  return Assignment{{std::move(*part)}};
+}
+
 bool Cluster::could_ever_fit(const Request& request) const {
   if (!validate(request)) return false;
   int fitting = 0;

@@ -158,6 +158,8 @@ class Cluster {
   Result<Assignment> place(const Request& request) const;
   // Like place() but says why not, with counts, when the request cannot be placed.
   std::variant<Assignment, Refusal> place_or_explain(const Request& request) const;
+  // Where on this one node a single-node request would go now, if it fits there.
+  std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
   // Whether the request could ever fit this cluster if it were empty (and every node
   // schedulable): false means waiting in a queue is pointless.
   bool could_ever_fit(const Request& request) const;

@@ -107,21 +107,54 @@ bool valid_name(std::string_view name) {
 
 Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   GPURENT_CHECK(reject_unknown_fields(
-      body, {"name", "gpu_type", "gpu_count", "cpu", "memory_gb", "command", "env", "pricing"}));
+      body, {"name", "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count", "gpu_milli",
+             "gpu_memory_gb", "cpu", "memory_gb", "disk_gb", "node_selector", "command", "env",
+             "pricing", "priority", "queue", "max_runtime_s"}));
   model::InstanceSpec spec;
   GPURENT_TRY(name, optional_string(body, "name", kMaxNameLength));
   if (name && !valid_name(*name)) {
     return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
   }
   spec.name = name.value_or("");
-  GPURENT_TRY(gpu_type, required_string(body, "gpu_type", kMaxNameLength));
-  spec.gpu_type = std::move(gpu_type);
+  // One exact type ("any": every type), or a list of acceptable types.
+  GPURENT_TRY(gpu_type, optional_string(body, "gpu_type", kMaxNameLength));
+  GPURENT_TRY(gpu_types, optional_string_list(body, "gpu_types", 32, kMaxNameLength));
+  if (gpu_type.has_value() == body.contains("gpu_types")) {
+    return fail(invalid_field("gpu_type", "give either gpu_type or gpu_types"));
+  }
+  if (gpu_type && *gpu_type != "any") gpu_types = {*gpu_type};
+  if (body.contains("gpu_types") && gpu_types.empty()) {
+    return fail(invalid_field("gpu_types", "must name at least one type"));
+  }
+  spec.gpu_types = std::move(gpu_types);
+  GPURENT_TRY(min_memory, optional_int(body, "min_gpu_memory_gb", 0, 4096));
+  spec.min_gpu_memory_gb = static_cast<int>(min_memory.value_or(0));
   GPURENT_TRY(gpu_count, optional_int(body, "gpu_count", 1, controller::kMaxGpusPerInstance));
   spec.gpu_count = static_cast<int>(gpu_count.value_or(1));
+  GPURENT_TRY(gpu_milli, optional_int(body, "gpu_milli", 1, model::kMilliPerGpu));
+  spec.gpu_milli = static_cast<int>(gpu_milli.value_or(model::kMilliPerGpu));
+  if (spec.gpu_milli < model::kMilliPerGpu && spec.gpu_count != 1) {
+    return fail(invalid_field("gpu_milli", "a share of a GPU (below 1000) needs gpu_count 1"));
+  }
+  GPURENT_TRY(gpu_memory, optional_int(body, "gpu_memory_gb", 0, 4096));
+  spec.gpu_memory_gb = static_cast<int>(gpu_memory.value_or(0));
+  if (spec.gpu_memory_gb > 0 && spec.gpu_milli == model::kMilliPerGpu) {
+    return fail(invalid_field("gpu_memory_gb", "applies only to a share of a GPU (gpu_milli)"));
+  }
   GPURENT_TRY(cpu, optional_int(body, "cpu", 0, 1024));
   spec.cpu = static_cast<int>(cpu.value_or(0));
   GPURENT_TRY(memory, optional_int(body, "memory_gb", 0, 65536));
   spec.memory_gb = static_cast<int>(memory.value_or(0));
+  GPURENT_TRY(disk, optional_int(body, "disk_gb", 0, 1'000'000));
+  spec.disk_gb = static_cast<int>(disk.value_or(0));
+  GPURENT_TRY(selector, optional_string_map(body, "node_selector", 16, 253));
+  spec.node_selector = std::move(selector);
+  GPURENT_TRY(priority, optional_int(body, "priority", -100, 100));
+  spec.priority = static_cast<int>(priority.value_or(0));
+  GPURENT_TRY(queue, optional_bool(body, "queue"));
+  spec.queue = queue.value_or(true);
+  GPURENT_TRY(max_runtime, optional_int(body, "max_runtime_s", 1, 366LL * 24 * 3600));
+  spec.max_runtime_s = max_runtime;
 
   const auto command = body.find("command");
   if (command == body.end() || command->is_null()) {
@@ -150,10 +183,12 @@ Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   }
   spec.env = std::move(env);
   GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
-  if (pricing && !model::parse_pricing_model(*pricing, &spec.pricing)) {
-    return fail(
-        Error::unprocessable("unsupported_pricing",
-                             fmt::format("pricing '{}' is not offered; use on_demand", *pricing)));
+  // Reserved capacity is used through a reservation, which this API does not book yet.
+  if (pricing && (!model::parse_pricing_model(*pricing, &spec.pricing) ||
+                  spec.pricing == model::PricingModel::kReserved)) {
+    return fail(Error::unprocessable(
+        "unsupported_pricing",
+        fmt::format("pricing '{}' is not offered; use on_demand or spot", *pricing)));
   }
   return spec;
 }
@@ -359,6 +394,20 @@ struct Api::Impl {
             co_return result_response(
                 200, node, [this](const model::Node* n) { return node_view(ctl(), *n); });
           });
+    node_action("/v1/nodes/{id}/cordon",
+                [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
+                  GPURENT_CHECK(c.set_cordoned(caller, id, true));
+                  return 0;
+                });
+    node_action("/v1/nodes/{id}/uncordon",
+                [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
+                  GPURENT_CHECK(c.set_cordoned(caller, id, false));
+                  return 0;
+                });
+    node_action("/v1/nodes/{id}/drain",
+                [](Controller& c, const Principal& caller, std::string_view id) {
+                  return c.drain_node(caller, id);
+                });
     keyed("POST", "/v1/join-tokens",
           [this](const Principal& caller, Request& request, const PathParams&) {
             return create_join_token(caller, request);
@@ -387,6 +436,24 @@ struct Api::Impl {
                 co_await host.mutate([&](Controller& c) { return (c.*command)(caller, id); });
             co_return result_response(
                 202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
+          });
+  }
+
+  // An operator command on a node; answers the node and how many instances it set moving.
+  using NodeCommand = Result<int> (*)(Controller&, const Principal&, std::string_view);
+  void node_action(std::string pattern, NodeCommand command) {
+    keyed("POST", std::move(pattern),
+          [this, command](const Principal& caller, Request&,
+                          const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+              GPURENT_TRY(moving, command(c, caller, id));
+              GPURENT_TRY(node, c.node(caller, id));
+              Json view = node_view(c, *node);
+              view["moving_instances"] = moving;
+              return view;
+            });
+            co_return result_response(200, result, [](const Json& view) { return view; });
           });
   }
 

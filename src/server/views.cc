@@ -14,13 +14,23 @@ Json instance_view(const controller::Controller& controller, const model::Instan
           {"name", instance.spec.name},
           {"tenant_id", instance.tenant_id},
           {"state", model::to_string(instance.state)},
-          {"gpu_type", instance.spec.gpu_type},
+          // The type it runs (or last ran) on; before its first placement, what it asked for.
+          {"gpu_type", instance.gpu_type.empty() ? model::requested_gpu_type(instance.spec)
+                                                 : instance.gpu_type},
+          {"gpu_types", instance.spec.gpu_types},
+          {"min_gpu_memory_gb", instance.spec.min_gpu_memory_gb},
           {"gpu_count", instance.spec.gpu_count},
+          {"gpu_milli", instance.spec.gpu_milli},
+          {"gpu_memory_gb", instance.spec.gpu_memory_gb},
           {"cpu", instance.spec.cpu},
           {"memory_gb", instance.spec.memory_gb},
+          {"disk_gb", instance.spec.disk_gb},
+          {"node_selector", instance.spec.node_selector},
           {"command", instance.spec.command},
           {"env", instance.spec.env},
           {"pricing", model::to_string(instance.spec.pricing)},
+          {"priority", instance.spec.priority},
+          {"queue", instance.spec.queue},
           {"node_id", instance.node_id.empty() ? Json(nullptr) : Json(instance.node_id)},
           {"gpus", instance.gpus},
           {"run", instance.run},
@@ -37,23 +47,30 @@ Json node_view(const controller::Controller& controller, const model::Node& node
   Json gpus = Json::array();
   int free = 0;
   for (const auto& gpu : node.gpus) {
-    const auto holder = controller.gpu_holder(gpu.uuid);
-    if (!holder) ++free;
+    const auto holders = controller.gpu_holders(gpu.uuid);
+    if (holders.empty()) ++free;
     gpus.push_back({{"uuid", gpu.uuid},
                     {"index", gpu.index},
                     {"type", gpu.type},
                     {"name", gpu.name},
                     {"memory_mb", gpu.memory_mb},
-                    {"instance_id", holder ? Json(*holder) : Json(nullptr)}});
+                    {"nvlink_domain", gpu.nvlink_domain},
+                    {"instance_id", holders.empty() ? Json(nullptr) : Json(holders.front())},
+                    {"instance_ids", holders}});
   }
   return {{"id", node.id},
           {"name", node.name},
           {"state", model::to_string(node.state)},
+          {"cordoned", node.cordoned},
+          {"schedulable", node.state == model::NodeState::kReady && !node.cordoned},
           {"gpu_count", node.gpus.size()},
           {"free_gpus", free},
           {"gpus", std::move(gpus)},
           {"cpu_count", node.cpu_count},
           {"memory_mb", node.memory_mb},
+          {"disk_gb", node.disk_gb},
+          {"fabric_group", node.fabric_group},
+          {"labels", node.labels},
           {"simulated", node.simulated},
           {"agent_version", node.agent_version},
           {"registered_at", format_rfc3339(node.registered_at)},

@@ -86,12 +86,16 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE(admin_key);
   const auto admin = *ctl.authenticate(hash_secret("admin"));
   ASSERT_TRUE(ctl.create_join_token(admin, "", std::chrono::hours(1), hash_secret("join")));
-  model::NodeRegistration registration{
-      "node", {{"GPU-0", 0, "h100-80g", "H100", 81920}}, 8, 1024, true, "t"};
+  model::NodeRegistration registration{.name = "node",
+                                       .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
+                                       .cpu_count = 8,
+                                       .memory_mb = 1024,
+                                       .simulated = true,
+                                       .agent_version = "t"};
   const auto node = ctl.register_node(hash_secret("join"), registration, "c", hash_secret("c"));
   ASSERT_TRUE(node);
   model::InstanceSpec spec;
-  spec.gpu_type = "h100-80g";
+  spec.gpu_types = {"h100-80g"};
   spec.command = {"true"};
   const auto created = ctl.create_instance(admin, spec, "k", "fp");
   ASSERT_TRUE(created) << created.error().message;
@@ -112,7 +116,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE(restored.restore(std::move(*snapshot)));
   const auto* instance = *restored.instance(admin, created->instance.id);
   EXPECT_EQ(instance->state, model::InstanceState::kRunning);
-  EXPECT_EQ(restored.gpu_holder("GPU-0"), created->instance.id);
+  EXPECT_EQ(restored.gpu_holders("GPU-0"), std::vector<std::string>{created->instance.id});
   EXPECT_EQ(*restored.balance(admin, admin.tenant_id), *ctl.balance(admin, admin.tenant_id));
   EXPECT_EQ(*restored.balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - 61 * 5000);
   EXPECT_EQ(restored.usage(admin.tenant_id)[0]->billed_seconds, 61);

@@ -1,0 +1,182 @@
+// The controller's scheduling rules: queue order, preemption, fail-fast, cordon and drain, GPU
+// shares, type lists and runtime limits.
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_fixture.h"
+
+namespace gpurent::controller {
+namespace {
+
+using model::PricingModel;
+
+class SchedulingTest : public ControllerTest {
+ protected:
+  model::InstanceSpec with(int gpus, PricingModel pricing, int priority = 0) {
+    auto s = spec(gpus);
+    s.pricing = pricing;
+    s.priority = priority;
+    return s;
+  }
+};
+
+TEST_F(SchedulingTest, ClassesThenTenantPriorityThenFirstComeFirstServed) {
+  // First come first served is at millisecond resolution: the clock moves between arrivals.
+  const auto next = [&](const Principal& who, model::InstanceSpec s) {
+    clock_.advance(Millis(1));
+    return launch(who, std::move(s));
+  };
+  const auto big = launch(alice_, 8);
+  const auto spot = next(alice_, with(4, PricingModel::kSpot));
+  const auto first = next(bob_, with(4, PricingModel::kOnDemand));
+  const auto urgent = next(alice_, with(4, PricingModel::kOnDemand, 5));
+  const auto second = next(bob_, with(4, PricingModel::kOnDemand));
+  for (const auto* queued : {&spot, &first, &urgent, &second}) {
+    EXPECT_EQ(queued->state, InstanceState::kPending);
+  }
+  run(big.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, big.id));
+  run(big.id, 143);
+  // Eight GPUs came free: the prioritised on-demand request, then the older on-demand one.
+  EXPECT_EQ(get(urgent.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(first.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(second.id).state, InstanceState::kPending);
+  EXPECT_EQ(get(spot.id).state, InstanceState::kPending);
+}
+
+TEST_F(SchedulingTest, OnDemandPreemptsTheFewestMostRecentSpotInstances) {
+  const auto old_spot = launch(alice_, with(4, PricingModel::kSpot));
+  run(old_spot.id);
+  clock_.advance(Millis(5'000));
+  const auto new_spot = launch(alice_, with(2, PricingModel::kSpot));
+  run(new_spot.id);
+  clock_.advance(Millis(5'000));
+  const auto small_spot = launch(alice_, with(2, PricingModel::kSpot));
+  run(small_spot.id);
+  // Two GPUs are wanted: one victim is enough; of the 2-GPU ones the most recently started.
+  const auto on_demand = launch(bob_, with(2, PricingModel::kOnDemand));
+  EXPECT_EQ(on_demand.state, InstanceState::kPending);
+  EXPECT_EQ(get(small_spot.id).state, InstanceState::kStopping);
+  EXPECT_EQ(get(new_spot.id).state, InstanceState::kRunning);
+  EXPECT_EQ(get(old_spot.id).state, InstanceState::kRunning);
+  // Ticks while the victim shuts down ask no one else to leave.
+  ctl_.tick();
+  EXPECT_EQ(get(new_spot.id).state, InstanceState::kRunning);
+  run(small_spot.id, 143);
+  EXPECT_EQ(get(small_spot.id).state, InstanceState::kPreempted);
+  EXPECT_EQ(get(on_demand.id).state, InstanceState::kStarting);
+  // A preempted instance can be started again; it queues behind on-demand work.
+  ASSERT_TRUE(ctl_.start_instance(alice_, small_spot.id));
+  EXPECT_EQ(get(small_spot.id).state, InstanceState::kPending);
+  // Spot work never preempts.
+  const auto another = launch(bob_, with(2, PricingModel::kSpot));
+  EXPECT_EQ(get(another.id).state, InstanceState::kPending);
+  EXPECT_EQ(get(new_spot.id).state, InstanceState::kRunning);
+}
+
+TEST_F(SchedulingTest, SpotWorkIsBilledAtTheSpotPrice) {
+  const auto spot = launch(alice_, with(1, PricingModel::kSpot));
+  const Micros before = balance(alice_);
+  run(spot.id);
+  clock_.advance(Millis(100'000));
+  run(spot.id);
+  ctl_.tick();
+  EXPECT_EQ(before - balance(alice_), 100 * kH100PerSecond * billing::kSpotPricePercent / 100);
+}
+
+TEST_F(SchedulingTest, QueueFalseFailsFastWithTheReasonAndCreatesNothing) {
+  launch(alice_, 6);
+  auto s = spec(4);
+  s.queue = false;
+  const auto refused = ctl_.create_instance(bob_, s, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "insufficient_capacity");
+  EXPECT_NE(refused.error().message.find("gpu_count"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("free GPUs of the requested type(s): 2"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(ctl_.list_instances(bob_, {}, "", 100)->items.empty());
+  s.gpu_count = 2;
+  EXPECT_EQ(launch(bob_, s).state, InstanceState::kStarting);
+}
+
+TEST_F(SchedulingTest, CordonKeepsNewWorkAwayAndDrainMovesWorkElsewhere) {
+  const auto other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, true));
+  EXPECT_EQ(ctl_.set_cordoned(alice_, node_, false).error().kind, ErrorKind::kPermissionDenied);
+  const auto first = launch(alice_, 2);
+  EXPECT_EQ(first.node_id, other);
+  run(first.id);
+  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, false));
+  EXPECT_EQ(*ctl_.drain_node(admin_, other), 1);
+  EXPECT_EQ(get(first.id).state, InstanceState::kStopping);
+  run(first.id, 143);
+  // Its process is gone from the drained node: placed again, on the other node, in a new run.
+  EXPECT_EQ(get(first.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(first.id).node_id, node_);
+  EXPECT_EQ(get(first.id).run, 2);
+  EXPECT_EQ(launch(bob_, 8).state, InstanceState::kPending);  // node-b stays cordoned
+  EXPECT_EQ(ctl_.drain_node(admin_, "n-unknown").error().kind, ErrorKind::kNotFound);
+}
+
+TEST_F(SchedulingTest, GpuSharesPackOntoOneGpuAndAreBilledByShare) {
+  auto half = spec(1);
+  half.gpu_milli = 500;
+  const auto a = launch(alice_, half);
+  const auto b = launch(bob_, half);
+  EXPECT_EQ(a.gpus, b.gpus);
+  EXPECT_EQ(ctl_.gpu_holders(a.gpus.at(0)).size(), 2u);
+  const Micros before = balance(alice_);
+  run(a.id);
+  clock_.advance(Millis(60'000));
+  run(a.id);
+  ctl_.tick();
+  EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond / 2);
+}
+
+TEST_F(SchedulingTest, TypeListsAndAnyTypeAreBilledAtTheTypeTheyGot) {
+  add_node("node-b", "a100-80g", 2, "GPU-b");
+  auto any = spec(2);
+  any.gpu_types = {};
+  any.min_gpu_memory_gb = 80;
+  auto either = spec(2);
+  either.gpu_types = {"a100-80g", "h100-80g"};
+  const auto first = launch(alice_, either);
+  EXPECT_EQ(first.gpu_type, "a100-80g");  // the fuller node: best fit
+  const auto second = launch(alice_, any);
+  EXPECT_EQ(second.gpu_type, "h100-80g");
+  const auto price = ctl_.instance_price(get(first.id));
+  EXPECT_EQ(price, ctl_.prices().on_demand_price("a100-80g"));
+  auto too_big = spec(1);
+  too_big.gpu_types = {};
+  too_big.min_gpu_memory_gb = 200;
+  EXPECT_EQ(ctl_.create_instance(alice_, too_big, std::nullopt, "").error().code,
+            "gpu_type_not_priced");
+}
+
+TEST_F(SchedulingTest, DeclaredMaxRuntimeStopsTheInstance) {
+  auto limited = spec(1);
+  limited.max_runtime_s = 30;
+  const auto instance = launch(alice_, limited);
+  run(instance.id);
+  for (int second = 1; second < 30; ++second) {
+    clock_.advance(Millis(1'000));
+    run(instance.id);  // the node stays in touch
+    ctl_.tick();
+  }
+  EXPECT_EQ(get(instance.id).state, InstanceState::kRunning);
+  clock_.advance(Millis(1'000));
+  run(instance.id);
+  ctl_.tick();
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
+  EXPECT_NE(get(instance.id).reason.find("max_runtime_s"), std::string::npos);
+}
+
+TEST_F(SchedulingTest, NodesWithMixedGpuTypesAreRefused) {
+  model::NodeRegistration mixed{.name = "mixed", .cpu_count = 8, .memory_mb = 1024};
+  mixed.gpus = {{"GPU-m0", 0, "h100-80g", "H100", 81920}, {"GPU-m1", 1, "a100-80g", "A100", 81920}};
+  EXPECT_EQ(ctl_.register_node(hash_secret("join"), mixed, "c", hash_secret("c")).error().code,
+            "mixed_gpu_types");
+}
+
+}  // namespace
+}  // namespace gpurent::controller
