@@ -16,6 +16,9 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(join_tokens, other.join_tokens);
   append(nodes, other.nodes);
   append(instances, other.instances);
+  append(jobs, other.jobs);
+  append(reservations, other.reservations);
+  append(quotas, other.quotas);
   append(usage, other.usage);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/instance.h"
+#include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -20,6 +21,9 @@ struct Snapshot {
   std::vector<model::JoinToken> join_tokens;
   std::vector<model::Node> nodes;
   std::vector<model::Instance> instances;
+  std::vector<model::Job> jobs;
+  std::vector<model::Reservation> reservations;
+  std::vector<model::Quota> quotas;
   std::vector<model::UsageRecord> usage;
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
@@ -33,8 +37,9 @@ struct ChangeSet : Snapshot {
 
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
-           instances.empty() && usage.empty() && idempotency.empty() && transfers.empty() &&
-           woken_nodes.empty() && changed_instances.empty();
+           instances.empty() && jobs.empty() && reservations.empty() && quotas.empty() &&
+           usage.empty() && idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
+           changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

@@ -31,6 +31,7 @@
 #include "controller/change_set.h"
 #include "model/agent_protocol.h"
 #include "model/instance.h"
+#include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -81,6 +82,19 @@ struct NewApiKey {
   std::string name;
   std::string secret_hash;
   std::string prefix;
+};
+
+struct CreatedJob {
+  model::Job job;
+  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
+};
+
+struct NewReservation {
+  std::string tenant_id;  // empty: the caller's tenant
+  std::string gpu_type;
+  int gpu_count = 0;
+  Timestamp start{};
+  Timestamp end{};
 };
 
 struct TopupResult {
@@ -139,6 +153,33 @@ class Controller {
                                       std::string_view cursor, size_t limit) const;
   // The price per GPU-hour an instance pays (its current run's locked price, else the book's).
   std::optional<Micros> instance_price(const model::Instance& instance) const;
+
+  // --- Jobs ------------------------------------------------------------------------------
+  // Creates the job and one queued instance per member of every task.
+  Result<CreatedJob> create_job(const model::Principal& caller, model::JobSpec spec,
+                                std::optional<std::string> idempotency_key,
+                                std::string fingerprint);
+  Result<const model::Job*> job(const model::Principal& caller, std::string_view id) const;
+  // In creation order; operators may filter by tenant (else they see all).
+  std::vector<const model::Job*> jobs(const model::Principal& caller,
+                                      std::optional<std::string> tenant_id) const;
+  // Withdraws queued members and stops running ones; the unfinished tasks end cancelled.
+  Result<model::Job> cancel_job(const model::Principal& caller, std::string_view id);
+
+  // --- Reservations --------------------------------------------------------------------------
+  // Books GPUs of a type for [start, end) for the caller's tenant (an operator may book for
+  // another). Refused (409 overbooked) if any instant of the window would reserve more GPUs of
+  // the type than the platform has.
+  Result<model::Reservation> create_reservation(const model::Principal& caller,
+                                                NewReservation request);
+  std::vector<const model::Reservation*> reservations(const model::Principal& caller) const;
+  Result<model::Reservation> cancel_reservation(const model::Principal& caller,
+                                                std::string_view id);
+
+  // --- Quotas --------------------------------------------------------------------------------
+  // Operators set a tenant's limits and fair-share weight; tenants may read their own.
+  Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
+  Result<model::Quota> quota(const model::Principal& caller, std::string_view tenant_id) const;
 
   // --- Nodes and agents ------------------------------------------------------------------
   Result<model::RegistrationResult> register_node(std::string_view join_token_hash,

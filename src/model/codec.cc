@@ -100,7 +100,8 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"pricing", to_string(v.pricing)},
        {"priority", v.priority},
        {"queue", v.queue},
-       {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)}};
+       {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)},
+       {"reservation_id", v.reservation_id}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
@@ -127,6 +128,7 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.max_runtime_s = runtime == j.end() || runtime->is_null()
                         ? std::nullopt
                         : std::optional<int64_t>(runtime->get<int64_t>());
+  v.reservation_id = j.value("reservation_id", std::string());
 }
 
 void to_json(Json& j, const Instance& v) {
@@ -149,6 +151,10 @@ void to_json(Json& j, const Instance& v) {
        {"preempt_requested", v.preempt_requested},
        {"requeue_requested", v.requeue_requested},
        {"placed_generation", v.placed_generation},
+       {"job_id", v.job_id},
+       {"job_task", v.job_task},
+       {"job_rank", v.job_rank},
+       {"platform_env", v.platform_env},
        {"revision", v.revision}};
 }
 void from_json(const Json& j, Instance& v) {
@@ -172,7 +178,93 @@ void from_json(const Json& j, Instance& v) {
   v.preempt_requested = j.value("preempt_requested", false);
   v.requeue_requested = j.value("requeue_requested", false);
   v.placed_generation = j.at("placed_generation").get<int64_t>();
+  v.job_id = j.value("job_id", std::string());
+  v.job_task = j.value("job_task", -1);
+  v.job_rank = j.value("job_rank", 0);
+  v.platform_env = j.value("platform_env", std::map<std::string, std::string>());
   v.revision = j.value("revision", int64_t{0});
+}
+
+void to_json(Json& j, const JobTask& v) {
+  j = {{"index", v.index},
+       {"state", to_string(v.state)},
+       {"attempts", v.attempts},
+       {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
+       {"members", v.members}};
+}
+void from_json(const Json& j, JobTask& v) {
+  v.index = j.at("index").get<int>();
+  v.state = parse_enum(j, "state", &parse_job_state);
+  v.attempts = j.at("attempts").get<int>();
+  const auto& exit = j.at("exit_code");
+  v.exit_code = exit.is_null() ? std::nullopt : std::optional<int>(exit.get<int>());
+  v.members = j.at("members").get<std::vector<std::string>>();
+}
+
+void to_json(Json& j, const Job& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"task", v.spec.task},
+       {"nodes", v.spec.nodes},
+       {"array", v.spec.array},
+       {"retries", v.spec.retries},
+       {"state", to_string(v.state)},
+       {"created_at", ms(v.created_at)},
+       {"started_at", optional_ms(v.started_at)},
+       {"ended_at", optional_ms(v.ended_at)},
+       {"reason", v.reason},
+       {"tasks", v.tasks},
+       {"revision", v.revision}};
+}
+void from_json(const Json& j, Job& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.spec.task = j.at("task").get<InstanceSpec>();
+  v.spec.nodes = j.at("nodes").get<int>();
+  v.spec.array = j.at("array").get<int>();
+  v.spec.retries = j.at("retries").get<int>();
+  v.state = parse_enum(j, "state", &parse_job_state);
+  v.created_at = ts(j, "created_at");
+  v.started_at = optional_ts(j, "started_at");
+  v.ended_at = optional_ts(j, "ended_at");
+  v.reason = j.at("reason").get<std::string>();
+  v.tasks = j.at("tasks").get<std::vector<JobTask>>();
+  v.revision = j.at("revision").get<int64_t>();
+}
+
+void to_json(Json& j, const Reservation& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"gpu_type", v.gpu_type},
+       {"gpu_count", v.gpu_count},
+       {"start", ms(v.start)},
+       {"end", ms(v.end)},
+       {"state", to_string(v.state)},
+       {"created_at", ms(v.created_at)}};
+}
+void from_json(const Json& j, Reservation& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.gpu_type = j.at("gpu_type").get<std::string>();
+  v.gpu_count = j.at("gpu_count").get<int>();
+  v.start = ts(j, "start");
+  v.end = ts(j, "end");
+  v.state = parse_enum(j, "state", &parse_reservation_state);
+  v.created_at = ts(j, "created_at");
+}
+
+void to_json(Json& j, const Quota& v) {
+  j = {{"tenant_id", v.tenant_id},
+       {"max_gpus_per_type", v.max_gpus_per_type},
+       {"max_instances", v.max_instances ? Json(*v.max_instances) : Json(nullptr)},
+       {"weight", v.weight}};
+}
+void from_json(const Json& j, Quota& v) {
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.max_gpus_per_type = j.at("max_gpus_per_type").get<std::map<std::string, int>>();
+  const auto& max = j.at("max_instances");
+  v.max_instances = max.is_null() ? std::nullopt : std::optional<int>(max.get<int>());
+  v.weight = j.at("weight").get<int>();
 }
 
 void to_json(Json& j, const Tenant& v) {

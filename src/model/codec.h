@@ -6,6 +6,7 @@
 
 #include "common/json.h"
 #include "model/instance.h"
+#include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -20,6 +21,14 @@ void to_json(Json& j, const InstanceSpec& v);
 void from_json(const Json& j, InstanceSpec& v);
 void to_json(Json& j, const Instance& v);
 void from_json(const Json& j, Instance& v);
+void to_json(Json& j, const JobTask& v);
+void from_json(const Json& j, JobTask& v);
+void to_json(Json& j, const Job& v);
+void from_json(const Json& j, Job& v);
+void to_json(Json& j, const Reservation& v);
+void from_json(const Json& j, Reservation& v);
+void to_json(Json& j, const Quota& v);
+void from_json(const Json& j, Quota& v);
 void to_json(Json& j, const Tenant& v);
 void from_json(const Json& j, Tenant& v);
 void to_json(Json& j, const ApiKey& v);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "model/instance.h"
+#include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -66,7 +67,47 @@ constexpr std::array<std::pair<TransferKind, std::string_view>, 3> kTransferKind
     {TransferKind::kCredit, "credit"},
 }};
 
+constexpr std::array<std::pair<JobState, std::string_view>, 6> kJobStates{{
+    {JobState::kQueued, "queued"},
+    {JobState::kRunning, "running"},
+    {JobState::kSucceeded, "succeeded"},
+    {JobState::kFailed, "failed"},
+    {JobState::kCancelled, "cancelled"},
+    {JobState::kPreempted, "preempted"},
+}};
+
+constexpr std::array<std::pair<ReservationState, std::string_view>, 4> kReservationStates{{
+    {ReservationState::kBooked, "booked"},
+    {ReservationState::kActive, "active"},
+    {ReservationState::kEnded, "ended"},
+    {ReservationState::kCancelled, "cancelled"},
+}};
+
 }  // namespace
+
+std::string_view to_string(JobState s) { return name_of(kJobStates, s); }
+bool parse_job_state(std::string_view t, JobState* out) { return value_of(kJobStates, t, out); }
+bool is_final(JobState s) { return s != JobState::kQueued && s != JobState::kRunning; }
+std::string_view to_string(ReservationState s) { return name_of(kReservationStates, s); }
+bool parse_reservation_state(std::string_view t, ReservationState* out) {
+  return value_of(kReservationStates, t, out);
+}
+
+JobState derive_job_state(const std::vector<JobTask>& tasks) {
+  bool unfinished = false, started = false, cancelled = false, failed = false, preempted = false;
+  for (const auto& task : tasks) {
+    unfinished |= !is_final(task.state);
+    started |= task.state == JobState::kRunning || task.attempts > 0;
+    cancelled |= task.state == JobState::kCancelled;
+    failed |= task.state == JobState::kFailed;
+    preempted |= task.state == JobState::kPreempted;
+  }
+  if (unfinished) return started ? JobState::kRunning : JobState::kQueued;
+  if (cancelled) return JobState::kCancelled;
+  if (failed) return JobState::kFailed;
+  if (preempted) return JobState::kPreempted;
+  return JobState::kSucceeded;
+}
 
 std::string_view to_string(NodeState s) { return name_of(kNodeStates, s); }
 bool parse_node_state(std::string_view t, NodeState* out) { return value_of(kNodeStates, t, out); }

@@ -63,6 +63,8 @@ struct InstanceSpec {
   int priority = 0;   // among the tenant's work of one class: higher is placed first
   bool queue = true;  // false: fail at once, with the reason, when it cannot be placed now
   std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill
+  // Reserved work: the tenant's reservation whose held capacity it uses.
+  std::string reservation_id;
 };
 
 // The type a spec names for people: the single acceptable type, or "any".
@@ -90,6 +92,12 @@ struct Instance {
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.
   int64_t placed_generation = 0;
+  // Set for the members of a job's tasks (see model/job.h).
+  std::string job_id;
+  int job_task = -1;
+  int job_rank = 0;
+  // Set by the platform at placement (array index, gang ranks and master address).
+  std::map<std::string, std::string> platform_env;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
 };

@@ -18,7 +18,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 1> kMigrations = {
+const std::array<std::string, 2> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -40,6 +40,11 @@ const std::array<std::string, 1> kMigrations = {
       CHECK (from_account <> to_account)
     );
     CREATE INDEX ledger_transfers_tenant ON ledger_transfers (tenant_id, seq);
+    )sql",
+    R"sql(
+    CREATE TABLE jobs (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE reservations (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE quotas (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -101,6 +106,9 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("join_tokens", snapshot.join_tokens));
     GPURENT_CHECK(load_objects("nodes", snapshot.nodes));
     GPURENT_CHECK(load_objects("instances", snapshot.instances));
+    GPURENT_CHECK(load_objects("jobs", snapshot.jobs));
+    GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
+    GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     Statement stmt(db_,
@@ -143,6 +151,10 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("join_tokens", c.join_tokens, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(upsert("nodes", c.nodes, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(upsert("instances", c.instances, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("jobs", c.jobs, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(
+        upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     if (c.transfers.empty()) return {};
@@ -167,6 +179,16 @@ class SqliteStore final : public Store {
     return {};
   }
 
+  // Objects are keyed by their id; a quota, one per tenant, by its tenant.
+  template <class T>
+  static const std::string& object_id(const T& object) {
+    if constexpr (requires { object.id; }) {
+      return object.id;
+    } else {
+      return object.tenant_id;
+    }
+  }
+
   template <class T, class TenantOf>
   Status upsert(std::string_view table, const std::vector<T>& objects, TenantOf tenant_of) {
     if (objects.empty()) return {};
@@ -176,7 +198,7 @@ class SqliteStore final : public Store {
                                     table));
     if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
     for (const auto& object : objects) {
-      GPURENT_CHECK(put(stmt.get(), object.id, tenant_of(object), Json(object).dump()));
+      GPURENT_CHECK(put(stmt.get(), object_id(object), tenant_of(object), Json(object).dump()));
     }
     return {};
   }

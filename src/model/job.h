@@ -1,0 +1,95 @@
+// Batch jobs and advance reservations.
+//
+// A job runs a command to completion. It has `array` tasks (like Slurm job arrays: each gets its
+// index in GPURENT_ARRAY_INDEX), and each task runs on `nodes` nodes at once, all placed together
+// or not at all (a gang: the members get MASTER_ADDR, MASTER_PORT, RANK, NODE_RANK, WORLD_SIZE and
+// LOCAL_WORLD_SIZE as torchrun expects). Every member of every task runs as an instance owned by
+// the job, so placement, preemption, logs and billing are the instances'. A failed task runs
+// again up to `retries` times. The job's state follows its tasks' (see derive_job_state).
+//
+// A reservation books gpu_count GPUs of one type for [start, end). Admission refuses a booking
+// that would, at any instant, reserve more GPUs of the type than the platform has. During the
+// window the capacity is held for the tenant's reserved work; before it, only spot work and work
+// that declares it ends in time may use it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/instance.h"
+
+namespace gpurent::model {
+
+enum class JobState { kQueued, kRunning, kSucceeded, kFailed, kCancelled, kPreempted };
+std::string_view to_string(JobState state);
+bool parse_job_state(std::string_view text, JobState* out);
+bool is_final(JobState state);
+
+inline constexpr int kMaxJobArray = 100'000;
+inline constexpr int kMaxJobNodes = 256;
+inline constexpr int kMaxJobRetries = 100;
+inline constexpr int kGangMasterPort = 29500;
+
+struct JobSpec {
+  // What each member runs and needs on its node: GPU types and count per node, CPU, memory,
+  // command, env, pricing, priority, max_runtime_s (queue is ignored: jobs always queue).
+  InstanceSpec task;
+  int nodes = 1;    // members per task
+  int array = 1;    // tasks
+  int retries = 0;  // extra runs of a failed task
+};
+
+struct JobTask {
+  int index = 0;
+  JobState state = JobState::kQueued;
+  int attempts = 0;                  // runs started so far
+  std::optional<int> exit_code;      // rank 0's, or the first failing member's
+  std::vector<std::string> members;  // instance ids, by rank
+};
+
+struct Job {
+  std::string id;
+  std::string tenant_id;
+  JobSpec spec;
+  JobState state = JobState::kQueued;
+  Timestamp created_at{};
+  std::optional<Timestamp> started_at;  // first member running
+  std::optional<Timestamp> ended_at;    // every task final
+  std::string reason;
+  std::vector<JobTask> tasks;
+  int64_t revision = 0;
+};
+
+// The job's state from its tasks': running while any task is queued or running and one has
+// started; queued before that; once all are final: cancelled, failed, preempted or succeeded,
+// in that precedence.
+JobState derive_job_state(const std::vector<JobTask>& tasks);
+
+enum class ReservationState { kBooked, kActive, kEnded, kCancelled };
+std::string_view to_string(ReservationState state);
+bool parse_reservation_state(std::string_view text, ReservationState* out);
+
+struct Reservation {
+  std::string id;
+  std::string tenant_id;
+  std::string gpu_type;
+  int gpu_count = 0;
+  Timestamp start{};
+  Timestamp end{};
+  ReservationState state = ReservationState::kBooked;
+  Timestamp created_at{};
+};
+
+// Per-tenant limits and fair-share weight (operators set them).
+struct Quota {
+  std::string tenant_id;
+  std::map<std::string, int> max_gpus_per_type;  // GPUs held at once, by type
+  std::optional<int> max_instances;              // instances holding GPUs or queued, at once
+  int weight = 1;                                // share of contended capacity
+};
+
+}  // namespace gpurent::model
