@@ -66,6 +66,25 @@ TEST_F(NodeAgentTest, RegistersOnceAndKeepsItsIdentityForLaterStarts) {
   ASSERT_TRUE(eventually([&] { return !server_->reports().empty(); }));
 }
 
+TEST_F(NodeAgentTest, RegistersTopologyFabricGroupLabelsAndFreeDisk) {
+  auto opts = options();
+  opts.sim_gpus = "4xh100-80g:nvlink=2";
+  opts.fabric_group = "ib-3";
+  opts.labels = {{"zone", "b"}, {"region", "eu"}};
+  auto agent = make_agent(std::move(opts));
+  ASSERT_TRUE(agent->start());
+  const auto registration = server_->registration();
+  ASSERT_TRUE(registration);
+  EXPECT_EQ(registration->fabric_group, "ib-3");
+  EXPECT_EQ(registration->labels,
+            (std::map<std::string, std::string>{{"region", "eu"}, {"zone", "b"}}));
+  EXPECT_GT(registration->disk_gb, 0);  // the temp dir's file system has some room
+  ASSERT_EQ(registration->gpus.size(), 4u);
+  EXPECT_EQ(registration->gpus[1].nvlink_domain, 0);
+  EXPECT_EQ(registration->gpus[2].nvlink_domain, 1);
+  EXPECT_EQ(registration->gpus[3].numa_node, 1);
+}
+
 TEST_F(NodeAgentTest, StartFailsWhenTheJoinTokenIsRefused) {
   auto agent = make_agent(options("gjt_wrong"));
   const auto started = agent->start();

@@ -67,6 +67,60 @@ TEST(SimGpusTest, RejectsAnUnknownGpuType) {
   EXPECT_EQ(gpus.error().code, "invalid_sim_gpus");
 }
 
+std::vector<int> domains_of(const std::vector<model::Gpu>& gpus) {
+  std::vector<int> out;
+  for (const auto& gpu : gpus) out.push_back(gpu.nvlink_domain);
+  return out;
+}
+
+TEST(SimGpusTest, SxmTypesShareOneNvSwitchDomainPcieCardsHaveTheirOwn) {
+  const auto sxm = sim_gpu_layout("8xh100-80g");
+  ASSERT_TRUE(sxm) << sxm.error().message;
+  EXPECT_EQ(domains_of(*sxm), (std::vector<int>(8, 0)));
+  std::vector<int> switches, numa;
+  for (const auto& gpu : *sxm) {
+    switches.push_back(gpu.pcie_switch);
+    numa.push_back(gpu.numa_node);
+  }
+  EXPECT_EQ(switches, (std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(numa, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+
+  const auto pcie = sim_gpu_layout("4xl40s-48g");
+  ASSERT_TRUE(pcie);
+  EXPECT_EQ(domains_of(*pcie), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ((*pcie)[3].pcie_switch, 1);
+}
+
+TEST(SimGpusTest, TheNvlinkOptionSplitsAGroupIntoEqualDomains) {
+  const auto halves = sim_gpu_layout("8xh100-80g:nvlink=2");
+  ASSERT_TRUE(halves) << halves.error().message;
+  EXPECT_EQ(domains_of(*halves), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+
+  // Groups are numbered on across the node; NUMA halves span the whole node.
+  const auto mixed = sim_gpu_layout("4xa100-80g,2xrtx3090-24g:nvlink=1");
+  ASSERT_TRUE(mixed) << mixed.error().message;
+  EXPECT_EQ(domains_of(*mixed), (std::vector<int>{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ((*mixed)[4].pcie_switch, 2);
+  EXPECT_EQ((*mixed)[2].numa_node, 0);
+  EXPECT_EQ((*mixed)[3].numa_node, 1);
+}
+
+TEST(SimGpusTest, RejectsABadNvlinkOption) {
+  for (const char* spec : {"8xh100-80g:nvlink=3", "8xh100-80g:nvlink=0", "8xh100-80g:nvlink=",
+                           "8xh100-80g:nvlink=2x", "8xh100-80g:numa=2", "8xh100-80g:"}) {
+    const auto gpus = sim_gpu_layout(spec);
+    ASSERT_FALSE(gpus) << spec;
+    EXPECT_EQ(gpus.error().code, "invalid_sim_gpus") << spec;
+  }
+}
+
+TEST(SimGpusTest, KeepsTheTopologyWithTheUuids) {
+  TempDir dir;
+  const auto gpus = simulated_gpus("4xh100-80g:nvlink=2", dir.path());
+  ASSERT_TRUE(gpus);
+  EXPECT_EQ(domains_of(*gpus), (std::vector<int>{0, 0, 1, 1}));
+}
+
 TEST(NvmlGpuTest, MissingLibraryIsAnErrorValue) {
   const auto gpus = discover_nvml_gpus(kNoSuchLibrary);
   ASSERT_FALSE(gpus);
