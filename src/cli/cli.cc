@@ -31,6 +31,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_access_commands(app, ctx);
   add_node_commands(app, ctx);
   add_process_commands(app, ctx);
+  add_simulate_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

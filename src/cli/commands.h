@@ -22,5 +22,7 @@ void add_access_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
+// simulate: the scheduler on files, in-process.
+void add_simulate_commands(CLI::App& app, Context& ctx);
 
 }  // namespace gpurent::cli

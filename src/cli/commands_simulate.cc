@@ -1,0 +1,139 @@
+// simulate: the scheduler on a cluster read from files, in-process, without a server.
+//
+// Exit codes: 0 with the report on stdout; 2 for bad input (missing or malformed files, bad
+// flags, a mode that is not built yet), with the file and line in the message; 1 when an
+// invariant of the cluster broke ("invariant_violated": a bug, reported loudly).
+#include <fmt/format.h>
+
+#include <CLI/App.hpp>
+#include <memory>
+#include <optional>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "sim/fill.h"
+
+namespace gpurent::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string nodes;
+  std::string workload;
+  std::vector<std::string> alibaba;
+  double fill = 0;
+  bool fill_given = false;
+  bool shuffle = false;
+  uint64_t seed = 42;
+  std::string policy = "binpack";
+  double profile_coverage = sim::FillOptions{}.profile_coverage;
+  bool no_timing = false;
+};
+
+// Bad input is the caller's to fix: the CLI's usage exit code, not an internal error.
+Error input_error(Error error) {
+  return error.kind == ErrorKind::kInternal ? std::move(error)
+                                            : usage_error(std::move(error.message));
+}
+
+std::string pct_text(const std::optional<double>& value) {
+  return value ? fmt::format("{:.2f}", *value) : "";
+}
+
+std::string report_view(const sim::SimReport& report, bool timing) {
+  const auto gpus = static_cast<double>(report.gpu_milli_capacity) / sched::kMilliPerGpu;
+  Fields fields = {
+      {"Mode", fmt::format("{} {}x{}, seed {}, policy {}", report.mode, report.fill.value_or(0),
+                           report.shuffle ? " (shuffled)" : "", report.seed, report.policy)},
+      {"Nodes", fmt::format("{} ({:g} GPUs)", report.nodes, gpus)},
+      {"Work items",
+       fmt::format("{} in the input, {} offered", report.work_items, report.decisions)},
+      {"Profile shapes", std::to_string(report.profile_shapes)},
+      {"Placed", std::to_string(report.placed)},
+      {"Failed", std::to_string(report.failed)},
+      {"Unallocated GPU % at 100%", pct_text(report.unallocated_gpu_pct_at_100)},
+      {"Fragmented GPU % at 100%", pct_text(report.fragmented_gpu_pct)},
+      {"GPU allocation % at end", pct_text(report.gpu_allocation_pct)},
+      {"Invariants", fmt::format("ok ({} checks)", report.invariant_checks)},
+  };
+  if (timing) fields.emplace_back("Decisions/s", fmt::format("{:.0f}", report.decisions_per_sec));
+  Table curve({"ARRIVED %", "ALLOCATED GPU %", "FRAGMENTED GPU %"});
+  for (const sim::CurvePoint& point : report.curve) {
+    if (point.arrived_pct % 10 != 0) continue;
+    curve.add_row({std::to_string(point.arrived_pct),
+                   fmt::format("{:.2f}", point.allocated_gpu_pct),
+                   fmt::format("{:.2f}", point.fragmented_gpu_pct)});
+  }
+  return render_fields(fields) + "\n" + curve.render();
+}
+
+Status simulate(Context& ctx, const SimulateFlags& flags) {
+  if (flags.alibaba.empty() && (flags.nodes.empty() || flags.workload.empty())) {
+    return fail(usage_error("give --nodes and --workload, or --alibaba NODE_LIST POD_LIST"));
+  }
+  if (!flags.fill_given) {
+    return fail(usage_error(
+        "the time-based replay is not built yet; only fill mode runs now: pass --fill X (e.g. "
+        "--fill 1.3 --shuffle)"));
+  }
+  sched::Policy policy;
+  if (!sched::parse_policy(flags.policy, &policy)) {
+    return fail(usage_error(fmt::format("unknown policy '{}'", flags.policy)));
+  }
+  auto input = flags.alibaba.empty() ? sim::load_csv_input(flags.nodes, flags.workload)
+                                     : sim::load_alibaba_input(flags.alibaba[0], flags.alibaba[1]);
+  if (!input) return fail(input_error(std::move(input).error()));
+  auto cluster = sim::make_cluster(input->nodes, policy);
+  if (!cluster) return fail(input_error(std::move(cluster).error()));
+  auto report = sim::run_fill(*cluster, input->work,
+                              {.fill = flags.fill,
+                               .shuffle = flags.shuffle,
+                               .seed = flags.seed,
+                               .profile_coverage = flags.profile_coverage});
+  if (!report) return fail(input_error(std::move(report).error()));
+  const bool timing = !flags.no_timing;
+  ctx.out() << (ctx.output() == OutputFormat::kJson ? pretty_json(sim::to_json(*report, timing))
+                                                    : report_view(*report, timing))
+            << std::flush;
+  return {};
+}
+
+}  // namespace
+
+void add_simulate_commands(CLI::App& app, Context& ctx) {
+  auto flags = std::make_shared<SimulateFlags>();
+  auto* command = app.add_subcommand(
+      "simulate", "Run the scheduler on a cluster and workload from files (no server)");
+  command->group("Simulation");
+  auto* nodes = command->add_option("--nodes", flags->nodes, "NODES.csv: the cluster");
+  auto* workload = command->add_option("--workload", flags->workload, "WORK.csv: the requests");
+  nodes->needs(workload);
+  workload->needs(nodes);
+  command->add_option("--alibaba", flags->alibaba, "the Alibaba GPU trace v2023: node and pod list")
+      ->expected(2)
+      ->type_name("NODE_LIST.csv POD_LIST.csv")
+      ->excludes(nodes)
+      ->excludes(workload);
+  auto* fill = command->add_option(
+      "--fill", flags->fill,
+      "fill mode (the FGD paper's): duplicate work until this × GPU capacity is requested, place "
+      "one by one, no departures");
+  command->add_flag("--shuffle", flags->shuffle, "fill mode: shuffle the work first");
+  command->add_option("--seed", flags->seed, "seed for duplication and shuffling")
+      ->capture_default_str();
+  command->add_option("--policy", flags->policy, "binpack or spread")
+      ->check(CLI::IsMember({"binpack", "spread"}))
+      ->capture_default_str();
+  command
+      ->add_option("--profile-coverage", flags->profile_coverage,
+                   "fill mode: the share of GPU requests whose shapes form the scoring profile")
+      ->capture_default_str();
+  command->add_flag("--no-timing", flags->no_timing,
+                    "leave out decisions_per_sec (wall clock), so output is byte-for-byte stable");
+  command->callback([&ctx, flags, fill] {
+    flags->fill_given = fill->count() > 0;
+    ctx.set_command([&ctx, flags] { return simulate(ctx, *flags); });
+  });
+}
+
+}  // namespace gpurent::cli

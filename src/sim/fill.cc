@@ -1,0 +1,176 @@
+#include "sim/fill.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "common/random.h"
+
+namespace gpurent::sim {
+namespace {
+
+using Shape = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+
+Shape shape_of(const sched::NodeDemand& d) {
+  return {d.gpu_count, d.gpu_milli, d.gpu_memory_mib, d.cpu_milli, d.memory_mib, d.disk_gb};
+}
+
+sched::NodeDemand demand_of(const Shape& s) {
+  return {.gpu_count = std::get<0>(s),
+          .gpu_milli = std::get<1>(s),
+          .gpu_memory_mib = std::get<2>(s),
+          .cpu_milli = std::get<3>(s),
+          .memory_mib = std::get<4>(s),
+          .disk_gb = std::get<5>(s)};
+}
+
+double pct(double part, int64_t whole) { return 100.0 * part / static_cast<double>(whole); }
+
+Error invariant_error(const WorkItem& item, size_t step, const Error& broken) {
+  return {ErrorKind::kInternal, "invariant_violated",
+          fmt::format("after offering '{}' (step {}): {}", item.id, step + 1, broken.message)};
+}
+
+}  // namespace
+
+std::vector<uint32_t> fill_sequence(std::span<const WorkItem> items, int64_t gpu_milli_capacity,
+                                    const FillOptions& options) {
+  std::vector<uint32_t> sequence(items.size());
+  int64_t requested = 0;
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    sequence[i] = i;
+    requested += items[i].gpu_milli();
+  }
+  Rng rng(options.seed);
+  const auto target =
+      static_cast<int64_t>(std::ceil(options.fill * static_cast<double>(gpu_milli_capacity)));
+  // Ends: every draw adds a GPU item with positive probability, and the target is bounded by
+  // kMaxFill × capacity.
+  if (requested > 0) {
+    while (requested < target) {
+      const auto i = static_cast<uint32_t>(rng.uniform(items.size()));
+      sequence.push_back(i);
+      requested += items[i].gpu_milli();
+    }
+  }
+  if (options.shuffle) {
+    // Fisher-Yates from the back, on the same generator: one seed fixes the whole sequence.
+    for (size_t i = sequence.size(); i > 1; --i) {
+      std::swap(sequence[i - 1], sequence[rng.uniform(i)]);
+    }
+  }
+  return sequence;
+}
+
+std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items,
+                                                  double coverage) {
+  std::map<Shape, int64_t> counts;
+  int64_t total = 0;
+  for (const WorkItem& item : items) {
+    if (item.request.per_node.gpu_count == 0) continue;
+    ++counts[shape_of(item.request.per_node)];
+    ++total;
+  }
+  std::vector<std::pair<Shape, int64_t>> ranked(counts.begin(), counts.end());
+  // Stable on the map's shape order: equal counts stay ordered by shape.
+  std::ranges::stable_sort(ranked, std::greater<>(), &std::pair<Shape, int64_t>::second);
+  int64_t covered = 0;
+  size_t kept = 0;
+  while (kept < ranked.size() &&
+         (kept == 0 || static_cast<double>(covered) < coverage * static_cast<double>(total))) {
+    covered += ranked[kept++].second;
+  }
+  std::vector<sched::ProfileEntry> profile;
+  for (size_t i = 0; i < kept; ++i) {
+    profile.push_back(
+        {.demand = demand_of(ranked[i].first),
+         .weight = static_cast<double>(ranked[i].second) / static_cast<double>(covered)});
+  }
+  return profile;
+}
+
+Result<SimReport> run_fill(sched::Cluster& cluster, std::span<const WorkItem> items,
+                           const FillOptions& options) {
+  if (!(options.fill > 0 && options.fill <= kMaxFill)) {
+    return fail(Error::invalid("invalid_fill", fmt::format("fill must be in (0, {}]", kMaxFill)));
+  }
+  if (!(options.profile_coverage > 0 && options.profile_coverage <= 1)) {
+    return fail(Error::invalid("invalid_coverage", "profile coverage must be in (0, 1]"));
+  }
+  const sched::ClusterStats start = cluster.stats();
+  const int64_t capacity = start.gpu_milli_total;
+  if (capacity == 0) {
+    return fail(Error::unprocessable("no_gpus", "the cluster has no schedulable GPUs to fill"));
+  }
+
+  SimReport report{.mode = "fill",
+                   .policy = std::string(sched::to_string(cluster.policy())),
+                   .seed = options.seed,
+                   .fill = options.fill,
+                   .shuffle = options.shuffle,
+                   .nodes = start.nodes,
+                   .gpu_milli_capacity = capacity,
+                   .work_items = static_cast<int64_t>(items.size())};
+  std::vector<sched::ProfileEntry> profile = workload_profile(items, options.profile_coverage);
+  report.profile_shapes = static_cast<int64_t>(profile.size());
+  cluster.set_profile(std::move(profile));
+
+  const std::vector<uint32_t> sequence = fill_sequence(items, capacity, options);
+  report.decisions = static_cast<int64_t>(sequence.size());
+  std::chrono::steady_clock::duration placing{};
+  int64_t arrived = 0;
+  int next_pct = 1;
+  for (size_t step = 0; step < sequence.size(); ++step) {
+    const WorkItem& item = items[sequence[step]];
+    const auto began = std::chrono::steady_clock::now();
+    Result<sched::Assignment> assignment = cluster.place(item.request);
+    Status allocated;
+    if (assignment) allocated = cluster.allocate(*assignment);
+    placing += std::chrono::steady_clock::now() - began;
+    if (!allocated) {
+      return fail(
+          invariant_error(item, step,
+                          Error::internal("place() chose resources that allocate() refused: " +
+                                          allocated.error().message)));
+    }
+    assignment ? ++report.placed : ++report.failed;
+    if (Status valid = cluster.check_invariants(); !valid) {
+      return fail(invariant_error(item, step, valid.error()));
+    }
+    ++report.invariant_checks;
+
+    arrived += item.gpu_milli();
+    if (arrived * 100 < int64_t{next_pct} * capacity) continue;
+    const sched::ClusterStats now = cluster.stats();
+    // One item may cross several percents (a large gang on a small cluster): each gets a point.
+    for (; arrived * 100 >= int64_t{next_pct} * capacity; ++next_pct) {
+      report.curve.push_back({.arrived_pct = next_pct,
+                              .allocated_gpu_pct = pct(now.gpu_milli_allocated, capacity),
+                              .fragmented_gpu_pct = pct(now.gpu_milli_fragmented, capacity)});
+      if (next_pct == 100) {
+        report.unallocated_gpu_pct_at_100 = 100 - pct(now.gpu_milli_allocated, capacity);
+        report.fragmented_gpu_pct = pct(now.gpu_milli_fragmented, capacity);
+      }
+    }
+  }
+  report.gpu_allocation_pct = pct(cluster.stats().gpu_milli_allocated, capacity);
+  const double seconds = std::chrono::duration<double>(placing).count();
+  report.decisions_per_sec = seconds > 0 ? static_cast<double>(report.decisions) / seconds : 0;
+  return report;
+}
+
+Result<sched::Cluster> make_cluster(std::span<const sched::NodeSpec> nodes, sched::Policy policy) {
+  sched::Cluster cluster(policy);
+  for (const sched::NodeSpec& spec : nodes) {
+    GPURENT_TRY(handle, cluster.upsert_node(spec));
+    static_cast<void>(handle);
+  }
+  return cluster;
+}
+
+}  // namespace gpurent::sim
