@@ -30,6 +30,8 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_billing_commands(app, ctx);
   add_access_commands(app, ctx);
   add_node_commands(app, ctx);
+  add_job_commands(app, ctx);
+  add_reservation_commands(app, ctx);
   add_process_commands(app, ctx);
   add_simulate_commands(app, ctx);
 

@@ -176,6 +176,80 @@ TEST_F(CliTest, LogsGoStraightToStdout) {
   EXPECT_EQ(server.requests().at(0).target, "/v1/instances/i-1/logs?follow=true");
 }
 
+TEST_F(CliTest, JobSubmitSendsItsShapeAndCommand) {
+  TestHttpServer server(answer(201, R"({"id": "j-1", "state": "queued", "array": 4})"));
+  Outcome submit = gpurent({"--url", server.url(), "job", "submit", "--gpu", "h100-80g", "--array",
+                            "4", "--retries", "2", "--max-runtime", "1h", "--spot", "--env", "A=1",
+                            "--", "sh", "-c", "echo $GPURENT_ARRAY_INDEX"});
+  ASSERT_EQ(submit.code, 0) << submit.err;
+  EXPECT_NE(submit.out.find("ID:"), std::string::npos) << submit.out;
+  const auto request = server.requests().at(0);
+  EXPECT_EQ(request.target, "/v1/jobs");
+  EXPECT_EQ(Json::parse(request.body), Json::parse(R"json({"gpu_type": "h100-80g",
+      "gpu_count": 1, "pricing": "spot", "array": 4, "retries": 2, "max_runtime_s": 3600,
+      "env": {"A": "1"}, "command": ["sh", "-c", "echo $GPURENT_ARRAY_INDEX"]})json"));
+
+  Outcome no_command = gpurent({"--url", server.url(), "job", "submit", "--gpu", "h100-80g"});
+  EXPECT_EQ(no_command.code, 2) << no_command.err;
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST_F(CliTest, JobLogsNameTheMember) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(200, "text/plain", "rank 1\n"));
+  });
+  Outcome logs =
+      gpurent({"--url", server.url(), "jobs", "logs", "j-1", "--task", "2", "--rank", "1", "-f"});
+  ASSERT_EQ(logs.code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "rank 1\n");
+  EXPECT_EQ(server.requests().at(0).target, "/v1/jobs/j-1/logs?task=2&rank=1&follow=true");
+}
+
+TEST_F(CliTest, ReservationWindowFromStartAndDuration) {
+  TestHttpServer server(answer(201, R"({"id": "r-1", "state": "booked"})"));
+  Outcome create = gpurent({"--url", server.url(), "reservation", "create", "--gpu", "h100-80g",
+                            "--count", "8", "--start", "2027-01-15T08:00:00Z", "--duration", "2h"});
+  ASSERT_EQ(create.code, 0) << create.err;
+  EXPECT_EQ(Json::parse(server.requests().at(0).body),
+            Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8,
+                            "start": "2027-01-15T08:00:00.000Z",
+                            "end": "2027-01-15T10:00:00.000Z"})"));
+
+  for (const auto& window : std::vector<std::vector<std::string>>{
+           {"--start", "tomorrow", "--duration", "2h"},
+           {"--start", "now"},
+           {"--start", "now", "--duration", "2h", "--end", "2027-01-15T10:00:00Z"}}) {
+    std::vector<std::string> args = {"--url", server.url(), "reservation", "create",
+                                     "--gpu", "h100-80g",   "--count",     "8"};
+    args.insert(args.end(), window.begin(), window.end());
+    Outcome bad = gpurent(args);
+    EXPECT_EQ(bad.code, 2) << window.at(1) << ": " << bad.err;
+  }
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    const std::string body = request.method == "PUT" ? request.body : R"({"tenant_id": "t-1",
+        "max_gpus_per_type": {"h100-80g": 2, "a100-80g": 4}, "max_instances": 10, "weight": 1})";
+    connection.write(TestHttpServer::response(200, "application/json", body));
+  });
+  Outcome set =
+      gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "a100-80g=none",
+               "--max-gpus", "l4-24g=1", "--max-instances", "none", "--weight", "3"});
+  ASSERT_EQ(set.code, 0) << set.err;
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].target, "/v1/tenants/t-1/quota");
+  EXPECT_EQ(requests[1].method, "PUT");
+  EXPECT_EQ(Json::parse(requests[1].body),
+            Json::parse(R"({"max_gpus_per_type": {"h100-80g": 2, "l4-24g": 1},
+                            "max_instances": null, "weight": 3})"));
+
+  Outcome bad = gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "h100-80g"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
+}
+
 TEST_F(CliTest, NodesAloneLists) {
   TestHttpServer server(answer(200, R"({"items": [], "next_cursor": null})"));
   Outcome nodes = gpurent({"--url", server.url(), "nodes"});

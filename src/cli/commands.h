@@ -20,6 +20,9 @@ void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
+// job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.
+void add_job_commands(CLI::App& app, Context& ctx);
+void add_reservation_commands(CLI::App& app, Context& ctx);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
 // simulate: the scheduler on files, in-process.

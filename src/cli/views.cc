@@ -116,6 +116,29 @@ const Json& as_list(const Json& items) {
   return items.is_array() ? items : kEmpty;
 }
 
+constexpr std::string_view kFinalJobStates[] = {"succeeded", "failed", "cancelled", "preempted"};
+
+// "2 succeeded, 1 running" from a job's task_counts, states with no task left out.
+std::string task_counts_text(const Json& job) {
+  std::string out;
+  const Json& counts = member(job, "task_counts");
+  if (!counts.is_object()) return out;
+  for (const auto& [state, count] : counts.items()) {
+    if (!count.is_number_integer() || count.get<int64_t>() == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {}", count.get<int64_t>(), state);
+  }
+  return out;
+}
+
+// "3/4": tasks that have ended, of all.
+std::string tasks_done(const Json& job) {
+  const Json& counts = member(job, "task_counts");
+  int64_t done = 0;
+  for (const auto state : kFinalJobStates) done += integer(counts, state);
+  return fmt::format("{}/{}", done, integer(job, "array"));
+}
+
 }  // namespace
 
 std::string field_text(const Json& object, std::string_view key) {
@@ -292,6 +315,88 @@ std::string join_token_view(const Json& token, std::string_view server_url, Time
              "\nStore the token now: it is not shown again. On the new node run:\n"
              "  gpurent agent --server {} --join-token {}\n",
              sanitize(server_url), sanitize(field_text(token, "token")));
+}
+
+std::string jobs_view(const Json& items, Timestamp now) {
+  Table table({"ID", "NAME", "STATE", "GPUS", "NODES", "TASKS DONE", "CREATED"});
+  for (const auto& job : as_list(items)) {
+    table.add_row({field_text(job, "id"), dash(field_text(job, "name")), field_text(job, "state"),
+                   gpus(job), field_text(job, "nodes"), tasks_done(job),
+                   when(job, "created_at", now)});
+  }
+  return table.render();
+}
+
+std::string job_view(const Json& job, Timestamp now) {
+  const Json& max_runtime = member(job, "max_runtime_s");
+  std::string out = render_fields({
+      {"ID", field_text(job, "id")},
+      {"Name", field_text(job, "name")},
+      {"Tenant", field_text(job, "tenant_id")},
+      {"State", field_text(job, "state")},
+      {"Reason", field_text(job, "reason")},
+      {"GPUs", gpus(job) + (integer(job, "nodes") > 1
+                                ? fmt::format(" on each of {} nodes", integer(job, "nodes"))
+                                : "")},
+      {"Tasks", fmt::format("{} ({})", field_text(job, "array"), dash(task_counts_text(job)))},
+      {"Retries", field_text(job, "retries")},
+      {"Command", command_text(member(job, "command"))},
+      {"Env", join_env(member(job, "env"))},
+      {"Pricing", field_text(job, "pricing")},
+      {"Max runtime",
+       max_runtime.is_number_integer() ? format_duration(max_runtime.get<int64_t>()) : ""},
+      {"Created", when_exactly(job, "created_at", now)},
+      {"Started", when_exactly(job, "started_at", now)},
+      {"Ended", when_exactly(job, "ended_at", now)},
+  });
+  const Json& tasks = member(job, "tasks");
+  if (!tasks.is_array()) {
+    return out + fmt::format("\n{} tasks: `gpurent job show {} --tasks` lists them.\n",
+                             integer(job, "array"), sanitize(field_text(job, "id")));
+  }
+  Table table({"TASK", "STATE", "ATTEMPTS", "EXIT", "INSTANCES"});
+  for (const auto& task : tasks) {
+    table.add_row({field_text(task, "index"), field_text(task, "state"),
+                   field_text(task, "attempts"), dash(field_text(task, "exit_code")),
+                   dash(join_strings(member(task, "instances")))});
+  }
+  return out + "\n" + table.render();
+}
+
+std::string reservations_view(const Json& items, Timestamp now) {
+  Table table({"ID", "TENANT", "GPUS", "STATE", "START", "END"});
+  for (const auto& reservation : as_list(items)) {
+    table.add_row({field_text(reservation, "id"), field_text(reservation, "tenant_id"),
+                   gpus(reservation), field_text(reservation, "state"),
+                   when(reservation, "start", now), when(reservation, "end", now)});
+  }
+  return table.render();
+}
+
+std::string reservation_view(const Json& reservation, Timestamp now) {
+  return render_fields({{"ID", field_text(reservation, "id")},
+                        {"Tenant", field_text(reservation, "tenant_id")},
+                        {"GPUs", gpus(reservation)},
+                        {"State", field_text(reservation, "state")},
+                        {"Start", when_exactly(reservation, "start", now)},
+                        {"End", when_exactly(reservation, "end", now)},
+                        {"Created", when_exactly(reservation, "created_at", now)}});
+}
+
+std::string quota_view(const Json& quota) {
+  std::string per_type;
+  const Json& limits = member(quota, "max_gpus_per_type");
+  if (limits.is_object()) {
+    for (const auto& [type, count] : limits.items()) {
+      if (!per_type.empty()) per_type += ", ";
+      per_type += fmt::format("{} {}", count.dump(), type);
+    }
+  }
+  const std::string max_instances = field_text(quota, "max_instances");
+  return render_fields({{"Tenant", field_text(quota, "tenant_id")},
+                        {"Max GPUs", per_type.empty() ? "no limit" : per_type},
+                        {"Max instances", max_instances.empty() ? "no limit" : max_instances},
+                        {"Weight", field_text(quota, "weight")}});
 }
 
 }  // namespace gpurent::cli

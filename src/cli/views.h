@@ -29,6 +29,12 @@ std::string tenant_view(const Json& tenant, Timestamp now);
 std::string api_key_view(const Json& key, Timestamp now);
 std::string nodes_view(const Json& items, Timestamp now);
 std::string node_view(const Json& node, Timestamp now);
+std::string jobs_view(const Json& items, Timestamp now);
+// With the job's task table when the server listed its tasks.
+std::string job_view(const Json& job, Timestamp now);
+std::string reservations_view(const Json& items, Timestamp now);
+std::string reservation_view(const Json& reservation, Timestamp now);
+std::string quota_view(const Json& quota);
 // server_url goes into the printed `gpurent agent` line that joins a node with the token.
 std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now);
 

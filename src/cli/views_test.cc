@@ -86,6 +86,57 @@ TEST(CliViewsTest, NodesSummariseGpus) {
             "2s ago\n");
 }
 
+TEST(CliViewsTest, JobsShowHowManyTasksEnded) {
+  const Json jobs = Json::parse(R"([{"id": "j-1", "name": "sweep", "state": "running",
+      "gpu_type": "h100-80g", "gpu_count": 1, "nodes": 1, "array": 4,
+      "task_counts": {"queued": 1, "running": 1, "succeeded": 1, "failed": 1, "cancelled": 0,
+                      "preempted": 0},
+      "created_at": "2026-11-30T15:25:00.000Z"}])");
+  EXPECT_EQ(jobs_view(jobs, kNow),
+            "ID    NAME    STATE     GPUS          NODES   TASKS DONE   CREATED\n"
+            "j-1   sweep   running   1x h100-80g   1       2/4          5m ago\n");
+}
+
+TEST(CliViewsTest, JobDetailsListTasksOrSayHowToGetThem) {
+  Json job = Json::parse(R"({"id": "j-1", "name": "", "state": "failed", "gpu_type": "h100-80g",
+      "gpu_count": 8, "nodes": 2, "array": 1, "retries": 2, "command": ["torchrun", "train.py"],
+      "pricing": "on_demand", "max_runtime_s": 5400, "reason": "task 0 failed",
+      "task_counts": {"queued": 0, "failed": 1},
+      "tasks": [{"index": 0, "state": "failed", "attempts": 3, "exit_code": 7,
+                 "instances": ["i-1", "i-2"]}],
+      "created_at": "2026-11-30T15:25:00.000Z", "started_at": null, "ended_at": null})");
+  std::string text = job_view(job, kNow);
+  EXPECT_NE(text.find("GPUs:         8x h100-80g on each of 2 nodes\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Tasks:        1 (1 failed)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Max runtime:  1h30m\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("TASK   STATE    ATTEMPTS   EXIT   INSTANCES\n"
+                      "0      failed   3          7      i-1, i-2\n"),
+            std::string::npos)
+      << text;
+
+  job.erase("tasks");
+  job["array"] = 5000;
+  text = job_view(job, kNow);
+  EXPECT_NE(text.find("5000 tasks: `gpurent job show j-1 --tasks` lists them.\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(CliViewsTest, ReservationsAndQuotas) {
+  const Json reservations = Json::parse(R"([{"id": "r-1", "tenant_id": "t-1",
+      "gpu_type": "h100-80g", "gpu_count": 8, "state": "booked",
+      "start": "2026-12-01T15:30:00.000Z", "end": "2026-12-01T17:30:00.000Z"}])");
+  EXPECT_EQ(reservations_view(reservations, kNow),
+            "ID    TENANT   GPUS          STATE    START    END\n"
+            "r-1   t-1      8x h100-80g   booked   in 24h   in 26h\n");
+  EXPECT_EQ(quota_view(Json::parse(R"({"tenant_id": "t-1", "max_gpus_per_type":
+      {"a100-80g": 4, "h100-80g": 2}, "max_instances": null, "weight": 3})")),
+            "Tenant:         t-1\n"
+            "Max GPUs:       4 a100-80g, 2 h100-80g\n"
+            "Max instances:  no limit\n"
+            "Weight:         3\n");
+}
+
 TEST(CliViewsTest, ToleratesMissingFields) {
   EXPECT_EQ(instances_view(Json::parse(R"([{"id": "i-1"}, 7])"), kNow),
             "ID    NAME   STATE   GPUS   NODE   PRICE   CREATED\n"

@@ -172,8 +172,10 @@ Result<Json> ApiClient::whoami() { return call("GET", "/v1/whoami"); }
 Result<Json> ApiClient::gpu_types() { return list_items("/v1/gpu-types"); }
 Result<Json> ApiClient::offers() { return list_items("/v1/offers"); }
 
-Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
-                                        std::string_view idempotency_key) {
+namespace {
+
+// The API's body for what a workload runs and needs; fields at their defaults are left out.
+Json workload_body(const model::InstanceSpec& spec) {
   Json body = {{"gpu_count", spec.gpu_count}, {"pricing", model::to_string(spec.pricing)}};
   if (spec.gpu_types.size() > 1) {
     body["gpu_types"] = spec.gpu_types;
@@ -193,6 +195,15 @@ Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
   if (spec.max_runtime_s) body["max_runtime_s"] = *spec.max_runtime_s;
   if (!spec.command.empty()) body["command"] = spec.command;
   if (!spec.env.empty()) body["env"] = spec.env;
+  if (!spec.reservation_id.empty()) body["reservation_id"] = spec.reservation_id;
+  return body;
+}
+
+}  // namespace
+
+Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
+                                        std::string_view idempotency_key) {
+  const Json body = workload_body(spec);
   return call("POST", "/v1/instances", &body, idempotency_key);
 }
 
@@ -221,8 +232,14 @@ Result<Json> ApiClient::delete_instance(std::string_view id) {
 
 Status ApiClient::stream_logs(std::string_view id, bool follow,
                               const std::function<bool(std::string_view)>& on_chunk) {
-  HttpRequest request{
-      .target = fmt::format("/v1/instances/{}/logs{}", encode(id), follow ? "?follow=true" : "")};
+  return stream_text(
+      fmt::format("/v1/instances/{}/logs{}", encode(id), follow ? "?follow=true" : ""), follow,
+      on_chunk);
+}
+
+Status ApiClient::stream_text(std::string target, bool follow,
+                              const std::function<bool(std::string_view)>& on_chunk) {
+  HttpRequest request{.target = std::move(target)};
   if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
   int status = 0;
   std::string error_body;
@@ -243,6 +260,59 @@ Status ApiClient::stream_logs(std::string_view id, bool follow,
                                     fmt::format("GET {}{}", base_url(), request.target)));
   }
   return {};
+}
+
+Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key) {
+  Json body = workload_body(spec.task);
+  body.erase("queue");  // jobs always queue
+  if (spec.nodes != 1) body["nodes"] = spec.nodes;
+  if (spec.array != 1) body["array"] = spec.array;
+  if (spec.retries != 0) body["retries"] = spec.retries;
+  return call("POST", "/v1/jobs", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::list_jobs(std::string_view tenant_id) {
+  std::string query;
+  add_query(query, "tenant", tenant_id);
+  return list_items("/v1/jobs", std::move(query));
+}
+
+Result<Json> ApiClient::get_job(std::string_view id, bool all_tasks) {
+  return call("GET", fmt::format("/v1/jobs/{}{}", encode(id), all_tasks ? "?tasks=1" : ""));
+}
+
+Result<Json> ApiClient::cancel_job(std::string_view id) {
+  return call("POST", fmt::format("/v1/jobs/{}/cancel", encode(id)));
+}
+
+Status ApiClient::stream_job_logs(std::string_view id, JobMember member, bool follow,
+                                  const std::function<bool(std::string_view)>& on_chunk) {
+  return stream_text(fmt::format("/v1/jobs/{}/logs?task={}&rank={}{}", encode(id), member.task,
+                                 member.rank, follow ? "&follow=true" : ""),
+                     follow, on_chunk);
+}
+
+Result<Json> ApiClient::create_reservation(const ReservationRequest& request) {
+  Json body = {{"gpu_type", request.gpu_type},
+               {"gpu_count", request.gpu_count},
+               {"start", format_rfc3339(request.start)},
+               {"end", format_rfc3339(request.end)}};
+  if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
+  return call("POST", "/v1/reservations", &body);
+}
+
+Result<Json> ApiClient::list_reservations() { return list_items("/v1/reservations"); }
+
+Result<Json> ApiClient::cancel_reservation(std::string_view id) {
+  return call("DELETE", "/v1/reservations/" + encode(id));
+}
+
+Result<Json> ApiClient::set_quota(std::string_view tenant_id, const Json& quota) {
+  return call("PUT", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)), &quota);
+}
+
+Result<Json> ApiClient::get_quota(std::string_view tenant_id) {
+  return call("GET", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)));
 }
 
 Result<Json> ApiClient::balance(std::string_view tenant_id) {

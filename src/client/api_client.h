@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "common/money.h"
 #include "model/instance.h"
+#include "model/job.h"
 
 namespace gpurent::client {
 
@@ -32,6 +33,20 @@ inline constexpr std::chrono::hours kFollowIdleTimeout{24};
 struct InstanceFilter {
   std::string tenant_id;  // operators only; "" = the caller's own (operators: all)
   std::string state;      // "" = every state
+};
+
+// A member of a job whose log to read: task index and rank within the task's gang.
+struct JobMember {
+  int task = 0;
+  int rank = 0;
+};
+
+struct ReservationRequest {
+  std::string tenant_id;  // "" = the caller's tenant
+  std::string gpu_type;
+  int gpu_count = 0;
+  Timestamp start{};
+  Timestamp end{};
 };
 
 struct ApiKeyRequest {
@@ -69,6 +84,26 @@ class ApiClient {
   Status stream_logs(std::string_view id, bool follow,
                      const std::function<bool(std::string_view)>& on_chunk);
 
+  // Sends the job as its creation body: what each member runs (as create_instance sends it, less
+  // `queue`), and nodes, array and retries where they differ from 1, 1 and 0.
+  Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {});
+  // tenant_id: operators only; "" = the caller's own (operators: all).
+  Result<Json> list_jobs(std::string_view tenant_id = {});
+  // all_tasks: list every task even of an array above the server's limit for views.
+  Result<Json> get_job(std::string_view id, bool all_tasks = false);
+  Result<Json> cancel_job(std::string_view id);
+  // As stream_logs, for one member of a job.
+  Status stream_job_logs(std::string_view id, JobMember member, bool follow,
+                         const std::function<bool(std::string_view)>& on_chunk);
+
+  Result<Json> create_reservation(const ReservationRequest& request);
+  Result<Json> list_reservations();
+  Result<Json> cancel_reservation(std::string_view id);
+
+  // The quota object as the API takes it: max_gpus_per_type, max_instances, weight (operators).
+  Result<Json> set_quota(std::string_view tenant_id, const Json& quota);
+  Result<Json> get_quota(std::string_view tenant_id);
+
   // tenant_id "" = the caller's own tenant.
   Result<Json> balance(std::string_view tenant_id = {});
   // The whole usage object: items plus total_micros and currency.
@@ -97,6 +132,9 @@ class ApiClient {
   // GETs every page of a list route; returns the first page's object with all items joined.
   Result<Json> fetch_all_pages(std::string_view path, std::string query = {});
   Result<Json> list_items(std::string_view path, std::string query = {});
+  // GETs a text stream (a log) and hands it to on_chunk; see stream_logs.
+  Status stream_text(std::string target, bool follow,
+                     const std::function<bool(std::string_view)>& on_chunk);
 
   HttpClient http_;
   std::string api_key_;

@@ -187,6 +187,87 @@ TEST(ApiClientTest, StreamsLogsAndReportsTheirErrors) {
   EXPECT_EQ(text, "");  // the problem document is not log text
 }
 
+TEST(ApiClientTest, SubmitsJobsWithTheDocumentedBody) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 201, {{"id", "j-1"}, {"state", "queued"}});
+  });
+  ApiClient client = make_client(server);
+  model::JobSpec spec;
+  spec.task.gpu_types = {"h100-80g"};
+  spec.task.gpu_count = 8;
+  spec.task.command = {"torchrun", "train.py"};
+  spec.task.max_runtime_s = 3600;
+  spec.nodes = 2;
+  spec.array = 3;
+  spec.retries = 1;
+  ASSERT_TRUE(client.create_job(spec, "job-7").has_value());
+  const auto request = server.requests().at(0);
+  EXPECT_EQ(request.method, "POST");
+  EXPECT_EQ(request.target, "/v1/jobs");
+  EXPECT_EQ(request.headers.at("idempotency-key"), "job-7");
+  EXPECT_EQ(Json::parse(request.body),
+            Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8, "pricing": "on_demand",
+                            "command": ["torchrun", "train.py"], "max_runtime_s": 3600,
+                            "nodes": 2, "array": 3, "retries": 1})"));
+}
+
+TEST(ApiClientTest, AddressesJobsReservationsAndQuotas) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    if (request.target.ends_with("/logs?task=3&rank=1&follow=true")) {
+      connection.write(TestHttpServer::response(200, "text/plain", "rank 1\n"));
+    } else if (request.target.starts_with("/v1/reservations?") ||
+               request.target.starts_with("/v1/jobs?")) {
+      answer_json(connection, 200, {{"items", Json::array()}, {"next_cursor", nullptr}});
+    } else {
+      answer_json(connection, 200, Json::object());
+    }
+  });
+  ApiClient client = make_client(server);
+  ASSERT_TRUE(client.get_job("j/1", true).has_value());
+  ASSERT_TRUE(client.cancel_job("j-1").has_value());
+  ASSERT_TRUE(client.list_jobs("t-1").has_value());
+  std::string text;
+  ASSERT_TRUE(client
+                  .stream_job_logs("j-1", {.task = 3, .rank = 1}, true,
+                                   [&text](std::string_view piece) {
+                                     text.append(piece);
+                                     return true;
+                                   })
+                  .has_value());
+  EXPECT_EQ(text, "rank 1\n");
+  ASSERT_TRUE(client
+                  .create_reservation({.gpu_type = "h100-80g",
+                                       .gpu_count = 8,
+                                       .start = from_unix_ms(1'800'000'000'000),
+                                       .end = from_unix_ms(1'800'007'200'000)})
+                  .has_value());
+  ASSERT_TRUE(client.list_reservations().has_value());
+  ASSERT_TRUE(client.cancel_reservation("r-1").has_value());
+  ASSERT_TRUE(client.set_quota("t-1", {{"weight", 2}}).has_value());
+  ASSERT_TRUE(client.get_quota("t-1").has_value());
+
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 9u);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"GET", "/v1/jobs/j%2F1?tasks=1"},
+      {"POST", "/v1/jobs/j-1/cancel"},
+      {"GET", "/v1/jobs?limit=500&tenant=t-1"},
+      {"GET", "/v1/jobs/j-1/logs?task=3&rank=1&follow=true"},
+      {"POST", "/v1/reservations"},
+      {"GET", "/v1/reservations?limit=500"},
+      {"DELETE", "/v1/reservations/r-1"},
+      {"PUT", "/v1/tenants/t-1/quota"},
+      {"GET", "/v1/tenants/t-1/quota"}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(requests[i].method, expected[i].first) << i;
+    EXPECT_EQ(requests[i].target, expected[i].second) << i;
+  }
+  EXPECT_EQ(Json::parse(requests[4].body), Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8,
+                            "start": "2027-01-15T08:00:00.000Z",
+                            "end": "2027-01-15T10:00:00.000Z"})"));
+  EXPECT_EQ(Json::parse(requests[7].body), Json::parse(R"({"weight": 2})"));
+}
+
 TEST(ApiClientTest, NamesTheUrlOfAnUnreachableServer) {
   std::string url;
   {

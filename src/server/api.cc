@@ -1,8 +1,10 @@
 #include "server/api.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
+#include <span>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
@@ -31,6 +33,9 @@ constexpr std::chrono::seconds kMaxLongPoll{60};
 constexpr size_t kLogChunkBytes = 64 * 1024;
 constexpr std::chrono::seconds kFollowPoll{15};
 constexpr size_t kMaxReportedWorkloads = 1024;
+// Bounds on what a reservation or quota may count, far above any real fleet.
+constexpr int64_t kMaxCount = 1'000'000;
+constexpr int64_t kMaxQuotaWeight = 1'000'000;
 
 // A list that is returned whole (no further pages).
 Json whole_list(Json items) { return {{"items", std::move(items)}, {"next_cursor", nullptr}}; }
@@ -83,13 +88,22 @@ Result<std::optional<std::string>> idempotency_key(const Request& request) {
   return std::optional<std::string>(request.idempotency_key);
 }
 
-Status reject_unknown_fields(const Json& body, std::initializer_list<std::string_view> known) {
+// Refuses a field that is in neither list (a misspelt field must not be silently ignored).
+Status reject_unknown_fields(const Json& body, std::span<const std::string_view> known,
+                             std::span<const std::string_view> also_known = {}) {
+  const auto listed = [](std::span<const std::string_view> names, std::string_view key) {
+    return std::find(names.begin(), names.end(), key) != names.end();
+  };
   for (const auto& [key, value] : body.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
+    if (!listed(known, key) && !listed(also_known, key)) {
       return fail(Error::invalid("unknown_field", fmt::format("unknown field '{}'", key)));
     }
   }
   return {};
+}
+
+Status reject_unknown_fields(const Json& body, std::initializer_list<std::string_view> known) {
+  return reject_unknown_fields(body, std::span(known.begin(), known.size()));
 }
 
 bool valid_env_name(std::string_view name) {
@@ -105,11 +119,50 @@ bool valid_name(std::string_view name) {
   });
 }
 
-Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
-  GPURENT_CHECK(reject_unknown_fields(
-      body, {"name", "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count", "gpu_milli",
-             "gpu_memory_gb", "cpu", "memory_gb", "disk_gb", "node_selector", "command", "env",
-             "pricing", "priority", "queue", "max_runtime_s"}));
+// The fields that say what a workload runs and needs: an instance's, and each job member's.
+constexpr std::array<std::string_view, 17> kWorkloadFields = {
+    "name",          "gpu_type",      "gpu_types", "min_gpu_memory_gb", "gpu_count",
+    "gpu_milli",     "gpu_memory_gb", "cpu",       "memory_gb",         "disk_gb",
+    "node_selector", "command",       "env",       "pricing",           "reservation_id",
+    "priority",      "max_runtime_s"};
+
+bool set_by_platform(std::string_view variable) {
+  return variable.starts_with("GPURENT_") || variable == "CUDA_VISIBLE_DEVICES" ||
+         variable == "NVIDIA_VISIBLE_DEVICES";
+}
+
+// What a gang's members get from the platform (torchrun's rendezvous variables).
+bool set_for_gang_members(std::string_view variable) {
+  constexpr std::array<std::string_view, 6> kGangVariables = {
+      "MASTER_ADDR", "MASTER_PORT", "RANK", "NODE_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"};
+  return std::find(kGangVariables.begin(), kGangVariables.end(), variable) != kGangVariables.end();
+}
+
+// Reserved pricing draws on a reservation's held capacity, so it needs one and nothing else does.
+Status parse_pricing(const Json& body, model::InstanceSpec& spec) {
+  GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
+  if (pricing && !model::parse_pricing_model(*pricing, &spec.pricing)) {
+    return fail(Error::unprocessable(
+        "unsupported_pricing",
+        fmt::format("pricing '{}' is not offered; use on_demand, spot or reserved", *pricing)));
+  }
+  GPURENT_TRY(reservation, optional_string(body, "reservation_id", kMaxNameLength));
+  spec.reservation_id = reservation.value_or("");
+  const bool reserved = spec.pricing == model::PricingModel::kReserved;
+  if (reserved && spec.reservation_id.empty()) {
+    return fail(Error::unprocessable(
+        "reservation_required",
+        "pricing 'reserved' runs on a reservation: give its id in reservation_id "
+        "(book one with POST /v1/reservations)"));
+  }
+  if (!reserved && !spec.reservation_id.empty()) {
+    return fail(invalid_field("reservation_id", "applies only to pricing 'reserved'"));
+  }
+  return {};
+}
+
+// Reads kWorkloadFields; the caller has refused the fields it does not know.
+Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
   model::InstanceSpec spec;
   GPURENT_TRY(name, optional_string(body, "name", kMaxNameLength));
   if (name && !valid_name(*name)) {
@@ -151,8 +204,6 @@ Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   spec.node_selector = std::move(selector);
   GPURENT_TRY(priority, optional_int(body, "priority", -100, 100));
   spec.priority = static_cast<int>(priority.value_or(0));
-  GPURENT_TRY(queue, optional_bool(body, "queue"));
-  spec.queue = queue.value_or(true);
   GPURENT_TRY(max_runtime, optional_int(body, "max_runtime_s", 1, 366LL * 24 * 3600));
   spec.max_runtime_s = max_runtime;
 
@@ -176,19 +227,48 @@ Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   for (const auto& [key, value] : env) {
     if (!valid_env_name(key))
       return fail(invalid_field("env", fmt::format("'{}' is not a variable name", key)));
-    if (key.starts_with("GPURENT_") || key == "CUDA_VISIBLE_DEVICES" ||
-        key == "NVIDIA_VISIBLE_DEVICES") {
+    if (set_by_platform(key)) {
       return fail(invalid_field("env", fmt::format("'{}' is set by the platform", key)));
     }
   }
   spec.env = std::move(env);
-  GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
-  // Reserved capacity is used through a reservation, which this API does not book yet.
-  if (pricing && (!model::parse_pricing_model(*pricing, &spec.pricing) ||
-                  spec.pricing == model::PricingModel::kReserved)) {
-    return fail(Error::unprocessable(
-        "unsupported_pricing",
-        fmt::format("pricing '{}' is not offered; use on_demand or spot", *pricing)));
+  GPURENT_CHECK(parse_pricing(body, spec));
+  return spec;
+}
+
+Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
+  constexpr std::array<std::string_view, 1> kInstanceFields = {"queue"};
+  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kInstanceFields));
+  GPURENT_TRY(spec, parse_workload_spec(body));
+  GPURENT_TRY(queue, optional_bool(body, "queue"));
+  spec.queue = queue.value_or(true);
+  return spec;
+}
+
+// A job takes what each member runs (an instance's fields, less `queue`: jobs always queue) and
+// its shape: tasks, members per task, retries.
+Result<model::JobSpec> parse_job_spec(const Json& body) {
+  constexpr std::array<std::string_view, 3> kJobFields = {"nodes", "array", "retries"};
+  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kJobFields));
+  model::JobSpec spec;
+  if (!body.contains("command") || body["command"].is_null()) {
+    return fail(invalid_field("command", "a job runs a command to completion: give one"));
+  }
+  GPURENT_TRY(task, parse_workload_spec(body));
+  spec.task = std::move(task);
+  GPURENT_TRY(nodes, optional_int(body, "nodes", 1, model::kMaxJobNodes));
+  spec.nodes = static_cast<int>(nodes.value_or(1));
+  GPURENT_TRY(array, optional_int(body, "array", 1, model::kMaxJobArray));
+  spec.array = static_cast<int>(array.value_or(1));
+  GPURENT_TRY(retries, optional_int(body, "retries", 0, model::kMaxJobRetries));
+  spec.retries = static_cast<int>(retries.value_or(0));
+  if (spec.nodes > 1) {
+    for (const auto& [key, value] : spec.task.env) {
+      if (set_for_gang_members(key)) {
+        return fail(invalid_field(
+            "env", fmt::format("'{}' is set by the platform for a job with nodes > 1", key)));
+      }
+    }
   }
   return spec;
 }
@@ -197,6 +277,88 @@ template <class T>
 Response result_response(int status, const Result<T>& result, auto&& view) {
   if (!result) return problem_response(result.error());
   return json_response(status, view(*result));
+}
+
+// A 201 for a created object, with its Location; an Idempotency-Key replay says that it is one.
+Response created_response(const Json& view, std::string location, bool replayed) {
+  Response response = json_response(201, view);
+  response.headers.emplace_back("Location", std::move(location));
+  if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+  return response;
+}
+
+// "1"/"true" or "0"/"false"; absent is `fallback`.
+Result<bool> query_flag(const Request& request, const std::string& name, bool fallback) {
+  const auto value = query_string(request, name);
+  if (!value) return fallback;
+  if (*value == "1" || *value == "true") return true;
+  if (*value == "0" || *value == "false") return false;
+  return fail(Error::invalid("invalid_query",
+                             fmt::format("query parameter '{}' must be true or false", name)));
+}
+
+Result<Timestamp> required_time(const Json& body, std::string_view key) {
+  GPURENT_TRY(text, required_string(body, key, 64));
+  const auto parsed = parse_rfc3339(text);
+  if (!parsed) {
+    return fail(invalid_field(key, "must be an RFC 3339 time, e.g. 2026-11-30T15:00:00Z"));
+  }
+  return *parsed;
+}
+
+Result<controller::NewReservation> parse_reservation(const Json& body) {
+  GPURENT_CHECK(
+      reject_unknown_fields(body, {"tenant_id", "gpu_type", "gpu_count", "start", "end"}));
+  controller::NewReservation reservation;
+  GPURENT_TRY(tenant, optional_string(body, "tenant_id", kMaxNameLength));
+  reservation.tenant_id = tenant.value_or("");
+  GPURENT_TRY(gpu_type, required_string(body, "gpu_type", kMaxNameLength));
+  reservation.gpu_type = std::move(gpu_type);
+  GPURENT_TRY(gpu_count, required_int(body, "gpu_count", 1, kMaxCount));
+  reservation.gpu_count = static_cast<int>(gpu_count);
+  GPURENT_TRY(start, required_time(body, "start"));
+  GPURENT_TRY(end, required_time(body, "end"));
+  if (end <= start) return fail(invalid_field("end", "must be after start"));
+  reservation.start = start;
+  reservation.end = end;
+  return reservation;
+}
+
+// GPU type -> count, for a quota's per-type limits.
+Result<std::map<std::string, int>> optional_count_map(const Json& body, std::string_view key) {
+  std::map<std::string, int> out;
+  const auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return out;
+  if (!it->is_object() || it->size() > 64) {
+    return fail(invalid_field(key, "must be an object of at most 64 GPU types and counts"));
+  }
+  for (const auto& [type, count] : it->items()) {
+    if (type.empty() || type.size() > kMaxNameLength || !count.is_number_integer() ||
+        count.get<int64_t>() < 0 || count.get<int64_t>() > kMaxCount) {
+      return fail(invalid_field(
+          key, fmt::format("'{}' must map a GPU type to a count 0..{}", type, kMaxCount)));
+    }
+    if (model::find_gpu_type(type) == nullptr) {
+      return fail(Error::unprocessable("unknown_gpu_type",
+                                       fmt::format("GPU type '{}' does not exist", type)));
+    }
+    out.emplace(type, static_cast<int>(count.get<int64_t>()));
+  }
+  return out;
+}
+
+// PUT replaces the whole quota: an absent field means no limit (weight: 1).
+Result<model::Quota> parse_quota(const Json& body, std::string tenant_id) {
+  GPURENT_CHECK(reject_unknown_fields(body, {"max_gpus_per_type", "max_instances", "weight"}));
+  model::Quota quota;
+  quota.tenant_id = std::move(tenant_id);
+  GPURENT_TRY(per_type, optional_count_map(body, "max_gpus_per_type"));
+  quota.max_gpus_per_type = std::move(per_type);
+  GPURENT_TRY(max_instances, optional_int(body, "max_instances", 0, kMaxCount));
+  if (max_instances) quota.max_instances = static_cast<int>(*max_instances);
+  GPURENT_TRY(weight, optional_int(body, "weight", 1, kMaxQuotaWeight));
+  quota.weight = static_cast<int>(weight.value_or(1));
+  return quota;
 }
 
 }  // namespace
@@ -313,6 +475,9 @@ struct Api::Impl {
                  const PathParams& params) -> asio::awaitable<Response> {
             co_return instance_logs(caller, request, params.find("id")->second);
           });
+    add_job_routes();
+    add_reservation_routes();
+    add_quota_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -487,10 +652,8 @@ struct Api::Impl {
       return c.create_instance(caller, std::move(*spec), *key, fingerprint);
     });
     if (!created) co_return problem_response(created.error());
-    Response response = json_response(201, instance_view(ctl(), created->instance));
-    response.headers.emplace_back("Location", "/v1/instances/" + created->instance.id);
-    if (created->replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
-    co_return response;
+    co_return created_response(instance_view(ctl(), created->instance),
+                               "/v1/instances/" + created->instance.id, created->replayed);
   }
 
   Response list_instances(const Principal& caller, const Request& request) {
@@ -562,12 +725,150 @@ struct Api::Impl {
         }
         const bool ended = instance->state == model::InstanceState::kStopped ||
                            instance->state == model::InstanceState::kFailed ||
+                           instance->state == model::InstanceState::kPreempted ||
                            instance->state == model::InstanceState::kTerminated;
         if (!follow || ended) co_return std::nullopt;
         co_await host.wait("instance:" + id, kFollowPoll);
       }
     };
     return response;
+  }
+
+  void add_job_routes() {
+    keyed("POST", "/v1/jobs", [this](const Principal& caller, Request& request, const PathParams&) {
+      return create_job(caller, request);
+    });
+    keyed("GET", "/v1/jobs",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto* job : ctl().jobs(caller, query_string(request, "tenant"))) {
+              items.push_back(job_view(*job));
+            }
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed("GET", "/v1/jobs/{id}",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            auto all_tasks = query_flag(request, "tasks", false);
+            if (!all_tasks) co_return problem_response(all_tasks.error());
+            auto found = ctl().job(caller, params.find("id")->second);
+            co_return result_response(
+                200, found, [&](const model::Job* job) { return job_view(*job, *all_tasks); });
+          });
+    keyed("POST", "/v1/jobs/{id}/cancel",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto result =
+                co_await host.mutate([&](Controller& c) { return c.cancel_job(caller, id); });
+            co_return result_response(202, result,
+                                      [](const model::Job& job) { return job_view(job); });
+          });
+    keyed("GET", "/v1/jobs/{id}/logs",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            co_return job_logs(caller, request, params.find("id")->second);
+          });
+  }
+
+  void add_reservation_routes() {
+    keyed("POST", "/v1/reservations",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_reservation(caller, request);
+          });
+    keyed(
+        "GET", "/v1/reservations",
+        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+          Json items = Json::array();
+          for (const auto* reservation : ctl().reservations(caller)) {
+            items.push_back(reservation_view(*reservation));
+          }
+          co_return json_response(200, whole_list(std::move(items)));
+        });
+    keyed("DELETE", "/v1/reservations/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto result = co_await host.mutate(
+                [&](Controller& c) { return c.cancel_reservation(caller, id); });
+            co_return result_response(200, result, reservation_view);
+          });
+  }
+
+  void add_quota_routes() {
+    keyed("PUT", "/v1/tenants/{id}/quota",
+          [this](const Principal& caller, Request& request, const PathParams& params) {
+            return set_quota(caller, request, params.find("id")->second);
+          });
+    keyed("GET", "/v1/tenants/{id}/quota",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            co_return result_response(200, ctl().quota(caller, params.find("id")->second),
+                                      quota_view);
+          });
+  }
+
+  asio::awaitable<Response> create_job(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto spec = parse_job_spec(*body);
+    if (!spec) co_return problem_response(spec.error());
+    auto key = idempotency_key(request);
+    if (!key) co_return problem_response(key.error());
+    const std::string fingerprint = hash_secret(body->dump());
+    auto created = co_await host.mutate(
+        [&](Controller& c) { return c.create_job(caller, std::move(*spec), *key, fingerprint); });
+    if (!created) co_return problem_response(created.error());
+    co_return created_response(job_view(created->job), "/v1/jobs/" + created->job.id,
+                               created->replayed);
+  }
+
+  // The log of one member (task and rank) of a job: that member instance's log, served as
+  // GET /v1/instances/{id}/logs serves it.
+  Response job_logs(const Principal& caller, const Request& request, const std::string& id) {
+    auto found = ctl().job(caller, id);
+    if (!found) return problem_response(found.error());
+    const model::Job& job = **found;
+    auto task = query_int(request, "task", 0, 0, job.spec.array - 1);
+    if (!task) return problem_response(task.error());
+    auto rank = query_int(request, "rank", 0, 0, job.spec.nodes - 1);
+    if (!rank) return problem_response(rank.error());
+    const auto index = static_cast<size_t>(*task);
+    const auto member = static_cast<size_t>(*rank);
+    if (index >= job.tasks.size() || member >= job.tasks[index].members.size()) {
+      return problem_response(Error::conflict(
+          "invalid_state",
+          fmt::format("task {} of job {} has no member of rank {}", *task, id, *rank)));
+    }
+    return instance_logs(caller, request, job.tasks[index].members[member]);
+  }
+
+  asio::awaitable<Response> create_reservation(const Principal& caller, Request& request) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto booking = parse_reservation(*body);
+    if (!booking) co_return problem_response(booking.error());
+    auto created = co_await host.mutate(
+        [&](Controller& c) { return c.create_reservation(caller, std::move(*booking)); });
+    if (!created) co_return problem_response(created.error());
+    co_return created_response(reservation_view(*created), "/v1/reservations/" + created->id,
+                               false);
+  }
+
+  asio::awaitable<Response> set_quota(const Principal& caller, Request& request,
+                                      std::string tenant_id) {
+    // Tenants learn they may not before they learn what was wrong with the body.
+    if (auto allowed = require_operator(caller); !allowed) {
+      co_return problem_response(allowed.error());
+    }
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto quota = parse_quota(*body, std::move(tenant_id));
+    if (!quota) co_return problem_response(quota.error());
+    auto result =
+        co_await host.mutate([&](Controller& c) { return c.set_quota(caller, std::move(*quota)); });
+    co_return result_response(200, result, quota_view);
   }
 
   asio::awaitable<Response> topup(const Principal& caller, Request& request) {

@@ -8,39 +8,113 @@ Json time_or_null(const std::optional<Timestamp>& t) {
   return t ? Json(format_rfc3339(*t)) : Json(nullptr);
 }
 
+namespace {
+
+Json optional_or_null(const auto& value) { return value ? Json(*value) : Json(nullptr); }
+
+// What a workload asked for: an instance's spec, and what each member of a job runs.
+Json spec_view(const model::InstanceSpec& spec) {
+  return {
+      {"name", spec.name},
+      {"gpu_type", model::requested_gpu_type(spec)},
+      {"gpu_types", spec.gpu_types},
+      {"min_gpu_memory_gb", spec.min_gpu_memory_gb},
+      {"gpu_count", spec.gpu_count},
+      {"gpu_milli", spec.gpu_milli},
+      {"gpu_memory_gb", spec.gpu_memory_gb},
+      {"cpu", spec.cpu},
+      {"memory_gb", spec.memory_gb},
+      {"disk_gb", spec.disk_gb},
+      {"node_selector", spec.node_selector},
+      {"command", spec.command},
+      {"env", spec.env},
+      {"pricing", model::to_string(spec.pricing)},
+      {"reservation_id", spec.reservation_id.empty() ? Json(nullptr) : Json(spec.reservation_id)},
+      {"priority", spec.priority},
+      {"max_runtime_s", optional_or_null(spec.max_runtime_s)}};
+}
+
+constexpr model::JobState kJobStates[] = {model::JobState::kQueued,    model::JobState::kRunning,
+                                          model::JobState::kSucceeded, model::JobState::kFailed,
+                                          model::JobState::kCancelled, model::JobState::kPreempted};
+
+Json task_view(const model::JobTask& task) {
+  return {{"index", task.index},
+          {"state", model::to_string(task.state)},
+          {"attempts", task.attempts},
+          {"exit_code", optional_or_null(task.exit_code)},
+          {"instances", task.members}};
+}
+
+}  // namespace
+
 Json instance_view(const controller::Controller& controller, const model::Instance& instance) {
   const auto price = controller.instance_price(instance);
-  return {{"id", instance.id},
-          {"name", instance.spec.name},
-          {"tenant_id", instance.tenant_id},
-          {"state", model::to_string(instance.state)},
-          // The type it runs (or last ran) on; before its first placement, what it asked for.
-          {"gpu_type", instance.gpu_type.empty() ? model::requested_gpu_type(instance.spec)
-                                                 : instance.gpu_type},
-          {"gpu_types", instance.spec.gpu_types},
-          {"min_gpu_memory_gb", instance.spec.min_gpu_memory_gb},
-          {"gpu_count", instance.spec.gpu_count},
-          {"gpu_milli", instance.spec.gpu_milli},
-          {"gpu_memory_gb", instance.spec.gpu_memory_gb},
-          {"cpu", instance.spec.cpu},
-          {"memory_gb", instance.spec.memory_gb},
-          {"disk_gb", instance.spec.disk_gb},
-          {"node_selector", instance.spec.node_selector},
-          {"command", instance.spec.command},
-          {"env", instance.spec.env},
-          {"pricing", model::to_string(instance.spec.pricing)},
-          {"priority", instance.spec.priority},
-          {"queue", instance.spec.queue},
-          {"node_id", instance.node_id.empty() ? Json(nullptr) : Json(instance.node_id)},
-          {"gpus", instance.gpus},
-          {"run", instance.run},
-          {"created_at", format_rfc3339(instance.created_at)},
-          {"started_at", time_or_null(instance.started_at)},
-          {"ended_at", time_or_null(instance.ended_at)},
-          {"exit_code", instance.exit_code ? Json(*instance.exit_code) : Json(nullptr)},
-          {"reason", instance.reason},
-          {"price_per_gpu_hour_micros", price ? Json(*price) : Json(nullptr)},
-          {"currency", controller.options().currency}};
+  Json view = spec_view(instance.spec);
+  view.update(
+      Json{{"id", instance.id},
+           {"tenant_id", instance.tenant_id},
+           {"state", model::to_string(instance.state)},
+           // The type it runs (or last ran) on; before its first placement, what it asked for.
+           {"gpu_type", instance.gpu_type.empty() ? model::requested_gpu_type(instance.spec)
+                                                  : instance.gpu_type},
+           {"queue", instance.spec.queue},
+           {"node_id", instance.node_id.empty() ? Json(nullptr) : Json(instance.node_id)},
+           {"gpus", instance.gpus},
+           {"run", instance.run},
+           {"created_at", format_rfc3339(instance.created_at)},
+           {"started_at", time_or_null(instance.started_at)},
+           {"ended_at", time_or_null(instance.ended_at)},
+           {"exit_code", optional_or_null(instance.exit_code)},
+           {"reason", instance.reason},
+           {"job_id", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_id)},
+           {"job_task", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_task)},
+           {"job_rank", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_rank)},
+           {"price_per_gpu_hour_micros", optional_or_null(price)},
+           {"currency", controller.options().currency}});
+  return view;
+}
+
+Json job_view(const model::Job& job, bool all_tasks) {
+  Json counts = Json::object();
+  for (const auto state : kJobStates) counts[std::string(model::to_string(state))] = 0;
+  for (const auto& task : job.tasks) counts[std::string(model::to_string(task.state))] += 1;
+  Json view = spec_view(job.spec.task);
+  view.update(Json{{"id", job.id},
+                   {"tenant_id", job.tenant_id},
+                   {"state", model::to_string(job.state)},
+                   {"nodes", job.spec.nodes},
+                   {"array", job.spec.array},
+                   {"retries", job.spec.retries},
+                   {"created_at", format_rfc3339(job.created_at)},
+                   {"started_at", time_or_null(job.started_at)},
+                   {"ended_at", time_or_null(job.ended_at)},
+                   {"reason", job.reason},
+                   {"task_counts", std::move(counts)}});
+  if (all_tasks || job.spec.array <= kMaxTasksInJobView) {
+    Json tasks = Json::array();
+    for (const auto& task : job.tasks) tasks.push_back(task_view(task));
+    view["tasks"] = std::move(tasks);
+  }
+  return view;
+}
+
+Json reservation_view(const model::Reservation& reservation) {
+  return {{"id", reservation.id},
+          {"tenant_id", reservation.tenant_id},
+          {"gpu_type", reservation.gpu_type},
+          {"gpu_count", reservation.gpu_count},
+          {"start", format_rfc3339(reservation.start)},
+          {"end", format_rfc3339(reservation.end)},
+          {"state", model::to_string(reservation.state)},
+          {"created_at", format_rfc3339(reservation.created_at)}};
+}
+
+Json quota_view(const model::Quota& quota) {
+  return {{"tenant_id", quota.tenant_id},
+          {"max_gpus_per_type", quota.max_gpus_per_type},
+          {"max_instances", optional_or_null(quota.max_instances)},
+          {"weight", quota.weight}};
 }
 
 Json node_view(const controller::Controller& controller, const model::Node& node) {

@@ -16,4 +16,11 @@ Json usage_view(const model::UsageRecord& usage);
 Json transfer_view(const model::Transfer& transfer);
 Json time_or_null(const std::optional<Timestamp>& t);
 
+// A job lists its tasks when it has at most this many, or when asked (GET /v1/jobs/{id}?tasks=1);
+// otherwise only how many tasks are in each state.
+inline constexpr int kMaxTasksInJobView = 1000;
+Json job_view(const model::Job& job, bool all_tasks = false);
+Json reservation_view(const model::Reservation& reservation);
+Json quota_view(const model::Quota& quota);
+
 }  // namespace gpurent::server

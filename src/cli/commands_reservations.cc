@@ -1,0 +1,187 @@
+// reservation create, ls, cancel: GPUs booked ahead for a window; quota show, set: a tenant's
+// limits and fair-share weight.
+#include <fmt/format.h>
+
+#include <CLI/App.hpp>
+#include <charconv>
+#include <memory>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/views.h"
+
+namespace gpurent::cli {
+namespace {
+
+struct ReservationOptions {
+  std::string gpu;
+  int count = 0;
+  std::string start;
+  std::string end;
+  std::string duration;
+  std::string tenant;
+};
+
+Result<Timestamp> parse_time(std::string_view flag, std::string_view text, Timestamp now) {
+  if (text == "now") return now;
+  const auto parsed = parse_rfc3339(text);
+  if (!parsed) {
+    return fail(usage_error(fmt::format(
+        "{} '{}' is not an RFC 3339 UTC time (e.g. 2026-11-30T15:00:00Z)", flag, text)));
+  }
+  return *parsed;
+}
+
+// The window from --start and either --end or --duration.
+Result<client::ReservationRequest> reservation_request(const ReservationOptions& options,
+                                                       Timestamp now) {
+  if (options.end.empty() == options.duration.empty()) {
+    return fail(usage_error("give either --end or --duration"));
+  }
+  client::ReservationRequest request{
+      .tenant_id = options.tenant, .gpu_type = options.gpu, .gpu_count = options.count};
+  GPURENT_TRY(start, parse_time("--start", options.start, now));
+  request.start = start;
+  if (options.duration.empty()) {
+    GPURENT_TRY(end, parse_time("--end", options.end, now));
+    request.end = end;
+  } else {
+    GPURENT_TRY(seconds, parse_duration_seconds(options.duration));
+    request.end = start + std::chrono::seconds(seconds);
+  }
+  return request;
+}
+
+void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
+  auto options = std::make_shared<ReservationOptions>();
+  auto* create = reservations.add_subcommand(
+      "create",
+      "Book GPUs for a window: create --gpu h100-80g --count 8 --start ... --duration 2h");
+  create->add_option("--gpu", options->gpu, "GPU type")->required();
+  create->add_option("--count", options->count, "number of GPUs")->required();
+  create->add_option("--start", options->start, "RFC 3339 UTC time, or now")->required();
+  create->add_option("--end", options->end, "RFC 3339 UTC time");
+  create->add_option("--duration", options->duration, "instead of --end: e.g. 2h, 3d");
+  create->add_option("--tenant", options->tenant, "for this tenant (operators)");
+  create->callback([&ctx, options] {
+    ctx.set_command([&ctx, options]() -> Status {
+      GPURENT_TRY(request, reservation_request(*options, ctx.now()));
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.create_reservation(request); },
+          [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
+    });
+  });
+
+  reservations.add_subcommand("ls", "List reservations")->callback([&ctx] {
+    ctx.set_command([&ctx] {
+      return ctx.call_and_show(
+          [](client::ApiClient& api) { return api.list_reservations(); },
+          [&ctx](const Json& value) { return reservations_view(value, ctx.now()); });
+    });
+  });
+
+  auto id = std::make_shared<std::string>();
+  auto* cancel = reservations.add_subcommand("cancel", "Cancel a reservation");
+  cancel->add_option("id", *id, "reservation id")->required();
+  cancel->callback([&ctx, id] {
+    ctx.set_command([&ctx, id] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.cancel_reservation(*id); },
+          [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
+    });
+  });
+}
+
+struct QuotaOptions {
+  std::string tenant;
+  std::vector<std::string> max_gpus;  // type=n or type=none
+  std::string max_instances;          // n or none
+  std::optional<int> weight;
+};
+
+// "none" lifts a limit (nullopt); otherwise a count >= 0.
+Result<std::optional<int>> parse_limit(std::string_view flag, std::string_view text) {
+  if (text == "none") return std::optional<int>();
+  int value = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
+    return fail(usage_error(fmt::format("{} '{}' is not a count or none", flag, text)));
+  }
+  return std::optional<int>(value);
+}
+
+// Applies the flags to the quota the server has, so that `quota set T --weight 2` keeps the
+// limits it does not name (PUT replaces the whole quota).
+Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
+  Json quota = {{"max_gpus_per_type", current.value("max_gpus_per_type", Json::object())},
+                {"max_instances", current.value("max_instances", Json(nullptr))},
+                {"weight", current.value("weight", Json(1))}};
+  for (const auto& limit : options.max_gpus) {
+    const auto equals = limit.find('=');
+    if (equals == 0 || equals == std::string::npos) {
+      return fail(usage_error(fmt::format("--max-gpus '{}' is not type=count", limit)));
+    }
+    const std::string type = limit.substr(0, equals);
+    GPURENT_TRY(count, parse_limit("--max-gpus", std::string_view(limit).substr(equals + 1)));
+    if (count) {
+      quota["max_gpus_per_type"][type] = *count;
+    } else {
+      quota["max_gpus_per_type"].erase(type);
+    }
+  }
+  if (!options.max_instances.empty()) {
+    GPURENT_TRY(count, parse_limit("--max-instances", options.max_instances));
+    quota["max_instances"] = count ? Json(*count) : Json(nullptr);
+  }
+  if (options.weight) quota["weight"] = *options.weight;
+  return quota;
+}
+
+Status set_quota(Context& ctx, const QuotaOptions& options) {
+  GPURENT_TRY(api, ctx.api());
+  GPURENT_TRY(current, api->get_quota(options.tenant));
+  GPURENT_TRY(quota, updated_quota(current, options));
+  return ctx.show(api->set_quota(options.tenant, quota), quota_view);
+}
+
+void add_quota_verbs(CLI::App& quota, Context& ctx) {
+  auto tenant = std::make_shared<std::string>();
+  auto* show = quota.add_subcommand("show", "A tenant's limits and weight");
+  show->add_option("tenant", *tenant, "tenant id")->required();
+  show->callback([&ctx, tenant] {
+    ctx.set_command([&ctx, tenant] {
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_quota(*tenant); },
+                               quota_view);
+    });
+  });
+
+  auto options = std::make_shared<QuotaOptions>();
+  auto* set = quota.add_subcommand(
+      "set", "Change a tenant's limits (operators); limits not named stay as they are");
+  set->add_option("tenant", options->tenant, "tenant id")->required();
+  set->add_option("--max-gpus", options->max_gpus,
+                  "type=count: GPUs of the type held at once; type=none lifts it; repeat");
+  set->add_option("--max-instances", options->max_instances,
+                  "instances holding GPUs or queued at once; none lifts it");
+  set->add_option("--weight", options->weight, "share of contended capacity (1..)")
+      ->check(CLI::PositiveNumber);
+  set->callback(
+      [&ctx, options] { ctx.set_command([&ctx, options] { return set_quota(ctx, *options); }); });
+}
+
+}  // namespace
+
+void add_reservation_commands(CLI::App& app, Context& ctx) {
+  auto* reservations =
+      app.add_subcommand("reservation", "GPUs booked ahead for a time window")->group("Jobs");
+  reservations->alias("reservations");
+  reservations->require_subcommand(1);
+  add_reservation_verbs(*reservations, ctx);
+
+  auto* quota = app.add_subcommand("quota", "Tenant quotas and fair-share weights")->group("Jobs");
+  quota->require_subcommand(1);
+  add_quota_verbs(*quota, ctx);
+}
+
+}  // namespace gpurent::cli
