@@ -1,6 +1,8 @@
 // Boost.Asio and Beast on C++20 coroutines, in this one translation unit (they are the slowest
 // headers of the build). Every node is two coroutines on one io_context: the poller and the
-// reporter. Blocking file work runs on a small thread pool, awaited through co_spawn.
+// reporter. Blocking file work runs on a small thread pool and is awaited as an asynchronous
+// operation. GCC 12 miscompiles some co_await forms (a capturing lambda as a temporary in the
+// awaited expression, co_await in a loop condition), so every co_await here stands alone.
 #include <utility>  // before Asio: Boost 1.74 with C++20 coroutines needs it
 
 #include "agent/sim_fleet.h"
@@ -469,7 +471,6 @@ class Fleet {
   // Registers the node and keeps its identity. Fails only for good: a refusal, a bad spec or a
   // data directory that cannot be written (a server that cannot be reached is waited for).
   asio::awaitable<Status> register_node(SimNode& node) {
-    // Named, not a temporary in the co_await: GCC 12 mishandles a capturing lambda there.
     auto discover = [spec = options_.sim_gpus, dir = node.dir] {
       return simulated_gpus(spec, dir);
     };
@@ -534,11 +535,15 @@ class Fleet {
     }
   }
 
-  // Converges the node's workloads and reports: at once after a change, else every
-  // kSimReportInterval (the first one offset by the node's share of it).
+  // Converges the node's workloads and reports: at once after a change, else once per
+  // the node's report interval.
   asio::awaitable<void> report_loop(SimNode& node) {
-    SteadyTime next_report =
-        SteadyClock::now() + kSimReportInterval * node.index / static_cast<int>(nodes_.size());
+    // Nodes that start together would report together forever; slightly different periods
+    // (within +-10% of kSimReportInterval) spread them out within a few rounds.
+    const auto interval =
+        std::chrono::duration_cast<std::chrono::milliseconds>(kSimReportInterval) *
+        (900 + 200 * node.index / static_cast<int>(nodes_.size())) / 1000;
+    SteadyTime next_report{};
     SteadyTime retry_at{};
     int failures = 0;
     bool changed = false;  // since the last report the server took
@@ -556,7 +561,7 @@ class Fleet {
         if (synced) {
           failures = 0;
           changed = false;
-          next_report = now + kSimReportInterval;
+          next_report = now + interval;
         } else {
           failures_.note("report", synced.error());
           retry_at = now + retry_delay(synced.error(), ++failures);

@@ -9,12 +9,12 @@
 // registers nothing twice; only nodes without an identity need the join token.
 //
 // Each node long-polls its desired state on a keep-alive connection of its own, runs its workloads
-// in a SimWorkloads (no processes: see sim_workloads.h), and reports after every change and every
-// kSimReportInterval (the first report of node i is offset by i/N of the interval, so the fleet's
-// heartbeats spread evenly). Registrations, reports and log uploads share kSimPoolConnections
-// connections, which also bounds the registrations in flight. The server thus sees N +
-// kSimPoolConnections connections, and accepts 10,000 by default: hence kMaxSimNodes. The open-file
-// limit is raised to what that needs (up to the hard limit).
+// in a SimWorkloads (no processes: see sim_workloads.h), and reports at once after every change and
+// otherwise about every kSimReportInterval (each node's period differs a little, so that nodes
+// started together do not keep reporting together). Registrations, reports and log uploads share
+// kSimPoolConnections connections, which also bounds the registrations in flight. The server thus
+// sees N + kSimPoolConnections connections, and accepts 10,000 by default: hence kMaxSimNodes. The
+// open-file limit is raised to what that needs (up to the hard limit).
 //
 // Threads: the caller's runs every node as coroutines on one io_context; kSimFileThreads threads
 // do the blocking file work (the fsyncs of identities and GPU ids), so that it never stalls the
