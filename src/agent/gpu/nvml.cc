@@ -91,11 +91,15 @@ bool bind(void* handle, const char* name, Fn* out) {
   return symbol != nullptr;
 }
 
-Result<model::Gpu> describe_device(const NvmlApi& api, unsigned index, nvmlDevice_t device) {
+// Also hands out the device's handle, for the topology queries.
+Result<model::Gpu> describe_device(const NvmlApi& api, unsigned index, nvmlDevice_t& device) {
   const auto failed = [&](std::string_view call, nvmlReturn_t rc) {
     return Error{ErrorKind::kInternal, "nvml_error",
                  fmt::format("{} for GPU {} failed: {}", call, index, api.error_string(rc))};
   };
+  if (auto rc = api.device_get_handle_by_index_v2(index, &device); rc != NVML_SUCCESS) {
+    return fail(failed("nvmlDeviceGetHandleByIndex_v2", rc));
+  }
   char name[kNameBufferSize] = {};
   if (auto rc = api.device_get_name(device, name, kNameBufferSize); rc != NVML_SUCCESS) {
     return fail(failed("nvmlDeviceGetName", rc));
@@ -239,12 +243,6 @@ Result<std::vector<model::Gpu>> discover_nvml_gpus(const char* library) {
   std::vector<nvmlDevice_t> devices;
   for (unsigned index = 0; result && index < count; ++index) {
     nvmlDevice_t device = nullptr;
-    if (auto rc = api.device_get_handle_by_index_v2(index, &device); rc != NVML_SUCCESS) {
-      result = fail(Error{ErrorKind::kInternal, "nvml_error",
-                          fmt::format("nvmlDeviceGetHandleByIndex_v2 for GPU {} failed: {}", index,
-                                      api.error_string(rc))});
-      break;
-    }
     auto gpu = describe_device(api, index, device);
     if (!gpu) {
       result = fail(std::move(gpu).error());
