@@ -131,11 +131,14 @@ bool set_by_platform(std::string_view variable) {
          variable == "NVIDIA_VISIBLE_DEVICES";
 }
 
-// What a gang's members get from the platform (torchrun's rendezvous variables).
-bool set_for_gang_members(std::string_view variable) {
-  constexpr std::array<std::string_view, 6> kGangVariables = {
-      "MASTER_ADDR", "MASTER_PORT", "RANK", "NODE_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"};
-  return std::find(kGangVariables.begin(), kGangVariables.end(), variable) != kGangVariables.end();
+// What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
+// variables (a single-node job gets them too, as a gang of one), which would override the
+// request's.
+bool set_for_job_members(std::string_view variable) {
+  constexpr std::array<std::string_view, 7> kJobVariables = {
+      "MASTER_ADDR", "MASTER_PORT",      "RANK",  "NODE_RANK",
+      "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "NNODES"};
+  return std::find(kJobVariables.begin(), kJobVariables.end(), variable) != kJobVariables.end();
 }
 
 // Reserved pricing draws on a reservation's held capacity, so it needs one and nothing else does.
@@ -262,12 +265,9 @@ Result<model::JobSpec> parse_job_spec(const Json& body) {
   spec.array = static_cast<int>(array.value_or(1));
   GPURENT_TRY(retries, optional_int(body, "retries", 0, model::kMaxJobRetries));
   spec.retries = static_cast<int>(retries.value_or(0));
-  if (spec.nodes > 1) {
-    for (const auto& [key, value] : spec.task.env) {
-      if (set_for_gang_members(key)) {
-        return fail(invalid_field(
-            "env", fmt::format("'{}' is set by the platform for a job with nodes > 1", key)));
-      }
+  for (const auto& [key, value] : spec.task.env) {
+    if (set_for_job_members(key)) {
+      return fail(invalid_field("env", fmt::format("'{}' is set by the platform for jobs", key)));
     }
   }
   return spec;

@@ -76,9 +76,9 @@ Json instance_view(const controller::Controller& controller, const model::Instan
 }
 
 Json job_view(const model::Job& job, bool all_tasks) {
-  Json counts = Json::object();
-  for (const auto state : kJobStates) counts[std::string(model::to_string(state))] = 0;
-  for (const auto& task : job.tasks) counts[std::string(model::to_string(task.state))] += 1;
+  std::map<std::string_view, int> counts;
+  for (const auto state : kJobStates) counts[model::to_string(state)] = 0;
+  for (const auto& task : job.tasks) ++counts[model::to_string(task.state)];
   Json view = spec_view(job.spec.task);
   view.update(Json{{"id", job.id},
                    {"tenant_id", job.tenant_id},
