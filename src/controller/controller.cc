@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "controller/internal.h"
 #include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
@@ -15,12 +16,9 @@ using model::InstanceState;
 using model::Node;
 using model::NodeState;
 using model::Principal;
+using namespace detail;
 
 namespace {
-
-Error forbidden(std::string_view what) {
-  return {ErrorKind::kPermissionDenied, "forbidden", fmt::format("only operators may {}", what)};
-}
 
 Error invalid_state(const Instance& instance, std::string_view action) {
   return Error::conflict("invalid_state",
@@ -28,68 +26,15 @@ Error invalid_state(const Instance& instance, std::string_view action) {
                                      model::to_string(instance.state)));
 }
 
+// The tenant's environment, with the platform's variables (job array index, gang ranks) on top.
+std::map<std::string, std::string> workload_env(const Instance& instance) {
+  auto env = instance.spec.env;
+  for (const auto& [key, value] : instance.platform_env) env.insert_or_assign(key, value);
+  return env;
+}
+
 std::string usage_id(const Instance& instance) {
   return fmt::format("{}/{}", instance.id, instance.run);
-}
-
-bool visible_to(const Principal& caller, std::string_view tenant_id) {
-  return caller.is_operator() || caller.tenant_id == tenant_id;
-}
-
-constexpr int64_t kMibPerGib = 1024;
-
-// A node's GPUs in device-index order: the scheduler names GPUs by position in this order.
-std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
-  std::vector<const model::Gpu*> gpus;
-  for (const auto& gpu : node.gpus) gpus.push_back(&gpu);
-  std::sort(gpus.begin(), gpus.end(),
-            [](const model::Gpu* a, const model::Gpu* b) { return a->index < b->index; });
-  return gpus;
-}
-
-sched::NodeSpec node_spec(const Node& node) {
-  sched::NodeSpec spec;
-  spec.id = node.id;
-  const auto gpus = gpus_by_index(node);
-  if (!gpus.empty()) {
-    spec.gpu_type = gpus.front()->type;
-    spec.gpu_memory_mib = gpus.front()->memory_mb;
-  }
-  for (const auto* gpu : gpus) {
-    spec.gpu_memory_mib = std::min(spec.gpu_memory_mib, gpu->memory_mb);
-    // An unknown NVLink domain (-1) makes each GPU its own domain.
-    spec.gpus.push_back({gpu->index,
-                         gpu->nvlink_domain >= 0 ? gpu->nvlink_domain : 1000 + gpu->index,
-                         gpu->pcie_switch, gpu->numa_node});
-  }
-  spec.cpu_milli = int64_t{node.cpu_count} * 1000;
-  spec.memory_mib = node.memory_mb;
-  spec.disk_gb = node.disk_gb;
-  spec.fabric_group = node.fabric_group;
-  spec.labels.insert(node.labels.begin(), node.labels.end());
-  return spec;
-}
-
-sched::Request scheduling_request(const model::InstanceSpec& spec) {
-  sched::Request request;
-  request.gpu_types = spec.gpu_types;
-  request.min_gpu_memory_mib = int64_t{spec.min_gpu_memory_gb} * kMibPerGib;
-  request.per_node = {.gpu_count = spec.gpu_count,
-                      .gpu_milli = spec.gpu_milli,
-                      .gpu_memory_mib = int64_t{spec.gpu_memory_gb} * kMibPerGib,
-                      .cpu_milli = int64_t{spec.cpu} * 1000,
-                      .memory_mib = int64_t{spec.memory_gb} * kMibPerGib,
-                      .disk_gb = spec.disk_gb};
-  request.node_selector.insert(spec.node_selector.begin(), spec.node_selector.end());
-  return request;
-}
-
-// Identifies requests that compete for the same capacity in the same way: once one finds no
-// room in a scheduling pass, the others are not searched again in that pass.
-std::string request_shape(const model::InstanceSpec& spec) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
-                     spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,
-                     spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","));
 }
 
 }  // namespace
@@ -135,7 +80,9 @@ Status Controller::restore(Snapshot snapshot) {
     instance_position_[instance.id] = instance_order_.size();
     instance_order_.push_back(instance.id);
     auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
-    if (restored.state == InstanceState::kPending) enqueue(restored);
+    last_queue_sequence_ = std::max(last_queue_sequence_, restored.queue_sequence);
+    // A job task queues as one entry, its rank-0 member.
+    if (restored.state == InstanceState::kPending && restored.job_rank == 0) enqueue(restored);
     if (model::holds_gpus(restored.state)) {
       GPURENT_TRY(assignment, assignment_of(restored));
       if (auto allocated = cluster_.allocate(assignment); !allocated) {
@@ -143,6 +90,7 @@ Status Controller::restore(Snapshot snapshot) {
             fmt::format("restoring instance {}: {}", restored.id, allocated.error().message)));
       }
       assignments_.emplace(restored.id, std::move(assignment));
+      hold(restored, 1);
       if (restored.state == InstanceState::kRunning && restored.spec.max_runtime_s &&
           restored.started_at) {
         deadlines_.emplace(*restored.started_at + Millis(*restored.spec.max_runtime_s * 1000),
@@ -152,6 +100,17 @@ Status Controller::restore(Snapshot snapshot) {
       instances_on_node_[restored.node_id].insert(restored.id);
     }
   }
+  for (auto& job : snapshot.jobs) {
+    job_order_.push_back(job.id);
+    jobs_.emplace(job.id, std::move(job));
+  }
+  std::sort(job_order_.begin(), job_order_.end(), [this](const auto& a, const auto& b) {
+    return std::tie(jobs_.at(a).created_at, a) < std::tie(jobs_.at(b).created_at, b);
+  });
+  for (auto& reservation : snapshot.reservations) {
+    reservations_.emplace(reservation.id, std::move(reservation));
+  }
+  for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
   for (auto& usage : snapshot.usage) {
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
     usage_.emplace(usage.id, std::move(usage));
@@ -388,20 +347,30 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
   return {};
 }
 
-Result<CreatedInstance> Controller::create_instance(const Principal& caller,
-                                                    model::InstanceSpec spec,
-                                                    std::optional<std::string> idempotency_key,
-                                                    std::string fingerprint) {
-  if (idempotency_key) {
-    const auto it = idempotency_.find({caller.tenant_id, *idempotency_key});
-    if (it != idempotency_.end()) {
-      if (it->second.fingerprint != fingerprint) {
-        return fail(Error::conflict("idempotency_key_reused",
-                                    "this Idempotency-Key was used with a different request"));
-      }
-      return CreatedInstance{instances_.at(it->second.object_id), true};
-    }
+Result<std::optional<std::string>> Controller::replayed_object(
+    std::string_view tenant_id, const std::optional<std::string>& idempotency_key,
+    std::string_view fingerprint) const {
+  if (!idempotency_key) return std::nullopt;
+  const auto it = idempotency_.find({std::string(tenant_id), *idempotency_key});
+  if (it == idempotency_.end()) return std::nullopt;
+  if (it->second.fingerprint != fingerprint) {
+    return fail(Error::conflict("idempotency_key_reused",
+                                "this Idempotency-Key was used with a different request"));
   }
+  return it->second.object_id;
+}
+
+void Controller::remember_idempotency(std::string_view tenant_id,
+                                      const std::optional<std::string>& idempotency_key,
+                                      std::string fingerprint, std::string_view object_id) {
+  if (!idempotency_key) return;
+  model::IdempotencyRecord record{std::string(tenant_id), *idempotency_key, std::move(fingerprint),
+                                  std::string(object_id), now()};
+  changes_.idempotency.push_back(record);
+  idempotency_.emplace(std::make_pair(record.tenant_id, record.key), std::move(record));
+}
+
+Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) const {
   for (const auto& type : spec.gpu_types) {
     if (!model::find_gpu_type(type)) {
       return fail(Error::unprocessable(
@@ -413,12 +382,46 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
         "invalid_field",
         fmt::format("field 'gpu_count' must be between 1 and {}", kMaxGpusPerInstance)));
   }
-  const auto request = scheduling_request(spec);
-  GPURENT_CHECK(sched::validate(request));
+  auto request = scheduling_request(spec);
+  request.nodes = nodes;
+  return sched::validate(request);
+}
+
+Instance& Controller::add_instance(std::string_view tenant_id, model::InstanceSpec spec) {
+  Instance instance;
+  instance.id = rng_.id("i-");
+  instance.tenant_id = tenant_id;
+  if (spec.name.empty()) spec.name = instance.id;
+  instance.spec = std::move(spec);
+  instance.state = InstanceState::kPending;
+  instance.created_at = now();
+  instance.queued_at = now();
+  instance.reason = "waiting for capacity";
+  instance_position_[instance.id] = instance_order_.size();
+  instance_order_.push_back(instance.id);
+  const std::string id = instance.id;
+  return instances_.emplace(id, std::move(instance)).first->second;
+}
+
+Result<CreatedInstance> Controller::create_instance(const Principal& caller,
+                                                    model::InstanceSpec spec,
+                                                    std::optional<std::string> idempotency_key,
+                                                    std::string fingerprint) {
+  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  if (replayed) {
+    const auto it = instances_.find(*replayed);
+    if (it == instances_.end()) {
+      return fail(Error::conflict("idempotency_key_reused",
+                                  "this Idempotency-Key was used for another kind of request"));
+    }
+    return CreatedInstance{it->second, true};
+  }
+  GPURENT_CHECK(validate_spec(spec, 1));
+  GPURENT_CHECK(check_reservation_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   if (!spec.queue) {
     // Fail fast: say which constraint failed rather than queueing.
-    auto placed = cluster_.place_or_explain(request);
+    auto placed = cluster_.place_or_explain(scheduling_request(spec));
     if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
       return fail(Error::conflict(
           "insufficient_capacity",
@@ -428,29 +431,11 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
                       refusal->largest_free_on_one_node)));
     }
   }
-
-  Instance instance;
-  instance.id = rng_.id("i-");
-  instance.tenant_id = caller.tenant_id;
-  if (spec.name.empty()) spec.name = instance.id;
-  instance.spec = std::move(spec);
-  instance.state = InstanceState::kPending;
-  instance.created_at = now();
-  instance.queued_at = now();
-  instance.reason = "waiting for capacity";
-
-  instance_position_[instance.id] = instance_order_.size();
-  instance_order_.push_back(instance.id);
-  const std::string id = instance.id;
-  auto& created = instances_.emplace(id, std::move(instance)).first->second;
+  Instance& created = add_instance(caller.tenant_id, std::move(spec));
   enqueue(created);
   touch(created);
-  if (idempotency_key) {
-    model::IdempotencyRecord record{caller.tenant_id, *idempotency_key, std::move(fingerprint), id,
-                                    now()};
-    changes_.idempotency.push_back(record);
-    idempotency_.emplace(std::make_pair(caller.tenant_id, *idempotency_key), std::move(record));
-  }
+  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
+  const std::string id = created.id;
   schedule();
   return CreatedInstance{instances_.at(id), false};
 }
@@ -459,6 +444,11 @@ Result<Instance*> Controller::owned_instance(const Principal& caller, std::strin
   const auto it = instances_.find(id);
   if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
     return fail(Error::not_found("instance", id));
+  }
+  if (!it->second.job_id.empty()) {
+    return fail(Error::conflict(
+        "owned_by_job", fmt::format("instance {} runs a task of job {}; use the job's commands", id,
+                                    it->second.job_id)));
   }
   return &it->second;
 }
@@ -488,6 +478,7 @@ Result<InstancePage> Controller::list_instances(const Principal& caller,
   for (; position < instance_order_.size(); ++position) {
     const Instance& instance = instances_.at(instance_order_[position]);
     if (tenant && instance.tenant_id != *tenant) continue;
+    if (instance.job_id != filter.job_id.value_or("")) continue;
     if (filter.state && instance.state != *filter.state) continue;
     if (page.items.size() == limit) {
       page.next_cursor = page.items.back()->id;
@@ -543,6 +534,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
       instance->reason = "waiting for capacity";
       instance->exit_code.reset();
       instance->queued_at = now();
+      instance->queue_sequence = 0;  // a new arrival
       enqueue(*instance);
       touch(*instance);
       schedule();
@@ -608,180 +600,6 @@ void Controller::request_stop(Instance& instance, std::string reason) {
 }
 
 // --- Placement and runs -------------------------------------------------------------------------
-
-Controller::QueuePosition Controller::queue_position(const Instance& instance) {
-  return {-model::scheduling_class(instance.spec.pricing), -instance.spec.priority,
-          instance.queued_at, instance.id};
-}
-
-void Controller::enqueue(Instance& instance) { pending_.insert(queue_position(instance)); }
-
-void Controller::dequeue(const Instance& instance) {
-  pending_.erase(queue_position(instance));
-  preemptions_.erase(instance.id);
-}
-
-void Controller::schedule() {
-  // One pass in queue order. A request shape that found no room is not searched again in the
-  // pass: the pass only ever takes capacity.
-  std::set<std::string> no_room;
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    Instance& instance = instances_.at(it->id);
-    ++it;  // placing erases the current position
-    auto shape = request_shape(instance.spec);
-    if (no_room.contains(shape)) continue;
-    const auto request = scheduling_request(instance.spec);
-    auto assignment = cluster_.place(request);
-    if (!assignment) {
-      if (!preempt_for(instance, request)) no_room.insert(std::move(shape));
-      continue;
-    }
-    if (auto allocated = cluster_.allocate(*assignment); !allocated) {
-      spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
-                    allocated.error().message);
-      no_room.insert(std::move(shape));
-      continue;
-    }
-    dequeue(instance);
-    place(instance, std::move(*assignment));
-  }
-}
-
-bool Controller::preempt_for(const Instance& instance, const sched::Request& request) {
-  if (instance.spec.pricing == model::PricingModel::kSpot || request.nodes > 1) return false;
-  if (const auto in_flight = preemptions_.find(instance.id);
-      in_flight != preemptions_.end() && !in_flight->second.empty()) {
-    return true;  // room is being made already
-  }
-  // Per node, the spot work it could give up: lowest price first, then the most recently
-  // started (it loses the least work). The node that needs the fewest victims wins.
-  struct Choice {
-    std::vector<Instance*> victims;
-    Micros price = 0;
-  };
-  std::optional<Choice> best;
-  for (auto& [node_id, ids] : instances_on_node_) {
-    const auto handle = cluster_.find(node_id);
-    if (!handle || !cluster_.schedulable(*handle)) continue;
-    std::vector<Instance*> spot;
-    for (const auto& id : ids) {
-      Instance& candidate = instances_.at(id);
-      if (candidate.spec.pricing == model::PricingModel::kSpot &&
-          (candidate.state == InstanceState::kStarting ||
-           candidate.state == InstanceState::kRunning)) {
-        spot.push_back(&candidate);
-      }
-    }
-    if (spot.empty()) continue;
-    std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
-      const auto pa = instance_price(*a).value_or(0), pb = instance_price(*b).value_or(0);
-      if (pa != pb) return pa < pb;
-      return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
-    });
-    // Release victims one by one until the request fits this node, then put them all back:
-    // this only asks what would be enough.
-    Choice choice;
-    bool fits = false;
-    for (Instance* victim : spot) {
-      if (!cluster_.release(assignments_.at(victim->id))) break;
-      choice.victims.push_back(victim);
-      choice.price += instance_price(*victim).value_or(0);
-      if (cluster_.place_on(*handle, request)) {
-        fits = true;
-        break;
-      }
-    }
-    for (Instance* victim : choice.victims) {
-      if (auto restored = cluster_.allocate(assignments_.at(victim->id)); !restored) {
-        spdlog::critical("could not restore the allocation of {}: {}", victim->id,
-                         restored.error().message);
-        std::abort();
-      }
-    }
-    if (!fits) continue;
-    if (!best || choice.victims.size() < best->victims.size() ||
-        (choice.victims.size() == best->victims.size() && choice.price < best->price)) {
-      best = std::move(choice);
-    }
-  }
-  if (!best) return false;
-  auto& victims = preemptions_[instance.id];
-  for (Instance* victim : best->victims) {
-    victim->preempt_requested = true;
-    victims.insert(victim->id);
-    request_stop(*victim,
-                 fmt::format("preempted by {} work", model::to_string(instance.spec.pricing)));
-  }
-  spdlog::info("preempting {} spot instance(s) for {}", best->victims.size(), instance.id);
-  return true;
-}
-
-void Controller::place(Instance& instance, sched::Assignment assignment) {
-  const auto& part = assignment.nodes.at(0);
-  Node& node = nodes_.at(cluster_.spec(part.node).id);
-  const auto gpus = gpus_by_index(node);
-  instance.node_id = node.id;
-  instance.gpus.clear();
-  for (int position : part.gpus) {
-    instance.gpus.push_back(gpus.at(position)->uuid);
-    gpu_holders_[instance.gpus.back()].insert(instance.id);
-  }
-  instance.gpu_type = cluster_.spec(part.node).gpu_type;
-  instance.gpu_milli = part.gpu_milli;
-  assignments_[instance.id] = std::move(assignment);
-  instances_on_node_[node.id].insert(instance.id);
-  instance.run += 1;
-  instance.state = InstanceState::kStarting;
-  instance.reason = "";
-  instance.started_at.reset();
-  instance.ended_at.reset();
-  touch_node(node, /*desired_set_changed=*/true);
-  instance.placed_generation = node.generation;
-  touch(instance);
-  spdlog::info("placed instance={} run={} node={} gpus={}", instance.id, instance.run, node.id,
-               fmt::join(instance.gpus, ","));
-}
-
-Result<sched::Assignment> Controller::assignment_of(const Instance& instance) const {
-  const auto node_it = nodes_.find(instance.node_id);
-  const auto handle = cluster_.find(instance.node_id);
-  if (node_it == nodes_.end() || !handle) {
-    return fail(Error::internal(
-        fmt::format("instance {} is on unknown node {}", instance.id, instance.node_id)));
-  }
-  const auto gpus = gpus_by_index(node_it->second);
-  sched::NodeAssignment part{.node = *handle,
-                             .gpus = {},
-                             .gpu_milli = instance.gpu_milli,
-                             .cpu_milli = int64_t{instance.spec.cpu} * 1000,
-                             .memory_mib = int64_t{instance.spec.memory_gb} * kMibPerGib,
-                             .disk_gb = instance.spec.disk_gb};
-  for (const auto& uuid : instance.gpus) {
-    const auto it = std::find_if(gpus.begin(), gpus.end(),
-                                 [&](const model::Gpu* gpu) { return gpu->uuid == uuid; });
-    if (it == gpus.end()) {
-      return fail(Error::internal(fmt::format("instance {} holds GPU {} that node {} lacks",
-                                              instance.id, uuid, instance.node_id)));
-    }
-    part.gpus.push_back(static_cast<int>(it - gpus.begin()));
-  }
-  std::sort(part.gpus.begin(), part.gpus.end());
-  return sched::Assignment{{std::move(part)}};
-}
-
-void Controller::sync_cluster_node(const Node& node) {
-  if (auto synced = cluster_.upsert_node(node_spec(node)); !synced) {
-    spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
-    return;
-  }
-  update_schedulable(node);
-}
-
-void Controller::update_schedulable(const Node& node) {
-  if (const auto handle = cluster_.find(node.id)) {
-    cluster_.set_schedulable(*handle, node.state == NodeState::kReady && !node.cordoned);
-  }
-}
 
 model::UsageRecord* Controller::current_usage(const Instance& instance) {
   const auto it = usage_.find(usage_id(instance));
@@ -864,7 +682,9 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
       spdlog::critical("releasing {}: {}", instance.id, released.error().message);
       std::abort();  // the scheduler's view no longer matches the instances: fail stop
     }
+    hold(instance, -1);
     assignments_.erase(held);
+    queue_changed_ = true;
   }
   for (auto& [waiting, victims] : preemptions_) victims.erase(instance.id);
   if (instance.spec.max_runtime_s && instance.started_at) {
@@ -875,15 +695,17 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   instances_on_node_[node.id].erase(instance.id);
   instance.gpus.clear();
   if (instance.state == InstanceState::kPending) {
-    // Moved off a drained node: back in the queue, ahead of later arrivals of its class.
+    // Moved off a drained node: back in the queue, ahead of later arrivals of its class (a job
+    // member waits for its task to settle: the task moves as a whole).
     instance.requeue_requested = false;
     instance.reason = "moving: waiting for capacity on another node";
-    enqueue(instance);
+    if (instance.job_id.empty()) enqueue(instance);
   }
   touch(instance);
   touch_node(node, /*desired_set_changed=*/true);
-  spdlog::info("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
-               model::to_string(instance.state), exit_code ? std::to_string(*exit_code) : "none");
+  spdlog::debug("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
+                model::to_string(instance.state), exit_code ? std::to_string(*exit_code) : "none");
+  if (!instance.job_id.empty()) member_ended(instance);
 }
 
 // --- Nodes and agents ---------------------------------------------------------------------------
@@ -945,6 +767,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.disk_gb = registration.disk_gb;
     known.fabric_group = std::move(registration.fabric_group);
     known.labels = std::move(registration.labels);
+    known.address = std::move(registration.address);
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
@@ -962,6 +785,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.disk_gb = registration.disk_gb;
   node.fabric_group = std::move(registration.fabric_group);
   node.labels = std::move(registration.labels);
+  node.address = std::move(registration.address);
   node.simulated = registration.simulated;
   node.agent_version = std::move(registration.agent_version);
   node.state = NodeState::kReady;
@@ -989,7 +813,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
                                    .run = instance.run,
                                    .should_run = instance.state != InstanceState::kStopping,
                                    .command = instance.spec.command,
-                                   .env = instance.spec.env,
+                                   .env = workload_env(instance),
                                    .gpus = instance.gpus,
                                    .cpu = instance.spec.cpu,
                                    .memory_gb = instance.spec.memory_gb});
@@ -1185,6 +1009,9 @@ void Controller::tick() {
     }
     enforce_balances();
   }
+  advance_reservations();
+  // Time alone changes what a pass may do (reservation windows, backfill estimates).
+  queue_changed_ = true;
   while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
     const auto [deadline, id] = *deadlines_.begin();
     deadlines_.erase(deadlines_.begin());

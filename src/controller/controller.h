@@ -50,6 +50,8 @@ struct ControllerOptions {
 // A launch needs a balance that covers this long at the instance's price.
 inline constexpr int64_t kMinimumPrepaidSeconds = 60;
 inline constexpr int kMaxGpusPerInstance = 8;
+// Blocked requests per scheduling pass that hold back later work (backfill reservations).
+inline constexpr size_t kMaxBackfillBlockers = 8;
 // Far more than the commands that can be in flight between a state change and its commit.
 inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
 
@@ -69,6 +71,8 @@ struct CreatedInstance {
 struct InstanceFilter {
   std::optional<std::string> tenant_id;  // operators only
   std::optional<model::InstanceState> state;
+  // The members of one job; without it, job members are not listed.
+  std::optional<std::string> job_id;
 };
 
 struct InstancePage {
@@ -212,11 +216,52 @@ class Controller {
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  // The object an Idempotency-Key retry refers to; an error if the key came with another body.
+  Result<std::optional<std::string>> replayed_object(
+      std::string_view tenant_id, const std::optional<std::string>& idempotency_key,
+      std::string_view fingerprint) const;
+  void remember_idempotency(std::string_view tenant_id,
+                            const std::optional<std::string>& idempotency_key,
+                            std::string fingerprint, std::string_view object_id);
+  Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
+  // A new pending instance (not yet queued or recorded as changed).
+  model::Instance& add_instance(std::string_view tenant_id, model::InstanceSpec spec);
   std::optional<Micros> highest_price(const model::InstanceSpec& spec) const;
+  // Places what it can from the queue, if anything changed since the last pass.
   void schedule();
+  // A request that could not be placed and holds back lower-ordered work that would delay it
+  // (EASY backfill): `start` is the earliest it could start, from declared runtimes.
+  struct Blocker {
+    std::vector<std::string> gpu_types;  // empty: any
+    Timestamp start{};
+  };
+  struct PassState {
+    std::set<std::string> no_room;  // request shapes that found no room in this pass
+    std::vector<Blocker> blockers;
+  };
+  void try_place(model::Instance& instance, PassState& pass);
+  // Why the instance may not be placed now regardless of capacity (quota, reservation), or "".
+  std::string admission_hold(const model::Instance& instance, int members) const;
+  // GPUs of a type that reservations hold back from this instance over its declared run.
+  int64_t reserved_hold(const model::Instance& instance, std::string_view gpu_type) const;
+  std::optional<Timestamp> earliest_start(const model::Instance& instance) const;
   // Asks spot work to make room for a higher-class request that found none; true if it did.
   bool preempt_for(const model::Instance& instance, const sched::Request& request);
-  void place(model::Instance& instance, sched::Assignment assignment);
+  // Places a single instance, or a job task's gang of members (one per assignment part).
+  void place_members(model::Instance& first, sched::Assignment assignment);
+  void place(model::Instance& instance, sched::NodeAssignment part,
+             std::map<std::string, std::string> platform_env);
+  // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
+  void hold(const model::Instance& instance, int sign);
+  int gang_size(const model::Instance& instance) const;
+  // --- Jobs (jobs.cc) ---
+  void touch_job(model::Job& job);
+  // A member's run ended: settles its task once every member has stopped.
+  void member_ended(const model::Instance& member);
+  void settle_task(model::Job& job, model::JobTask& task);
+  Status check_reservation_use(const model::Principal& caller, model::InstanceSpec& spec) const;
+  void advance_reservations();
+  model::Job* job_of(const model::Instance& instance);
   // Mirrors a node's capacity and readiness into the scheduler's cluster view.
   void sync_cluster_node(const model::Node& node);
   void update_schedulable(const model::Node& node);
@@ -253,7 +298,7 @@ class Controller {
   struct QueuePosition {
     int negated_class = 0;  // negated, so that ascending order is placement order
     int negated_priority = 0;
-    Timestamp queued_at{};
+    int64_t sequence = 0;
     std::string id;
     auto operator<=>(const QueuePosition&) const = default;
   };
@@ -261,6 +306,8 @@ class Controller {
   void enqueue(model::Instance& instance);
   void dequeue(const model::Instance& instance);
   std::set<QueuePosition> pending_;
+  bool queue_changed_ = false;  // something a scheduling pass depends on changed
+  int64_t last_queue_sequence_ = 0;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
   sched::Cluster cluster_;
@@ -268,6 +315,18 @@ class Controller {
   // Running instances with a declared max_runtime_s, by the time it runs out.
   std::set<std::pair<Timestamp, std::string>> deadlines_;               // of instances holding GPUs
   std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
+  // What each tenant holds now, for quotas and fair share.
+  struct Holding {
+    std::map<std::string, int64_t> milli_by_type;
+    int64_t milli = 0;
+    int instances = 0;
+  };
+  std::unordered_map<std::string, Holding> held_;
+  std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
+  std::map<std::string, model::Job, std::less<>> jobs_;
+  std::vector<std::string> job_order_;
+  std::map<std::string, model::Reservation, std::less<>> reservations_;
+  std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;

@@ -29,9 +29,11 @@ bool parse_workload_phase(std::string_view text, WorkloadPhase* out) {
 }
 
 void to_json(Json& j, const NodeRegistration& v) {
-  j = {{"name", v.name},           {"gpus", v.gpus},           {"cpu_count", v.cpu_count},
-       {"memory_mb", v.memory_mb}, {"disk_gb", v.disk_gb},     {"fabric_group", v.fabric_group},
-       {"labels", v.labels},       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
+  j = {{"name", v.name},           {"gpus", v.gpus},
+       {"cpu_count", v.cpu_count}, {"memory_mb", v.memory_mb},
+       {"disk_gb", v.disk_gb},     {"fabric_group", v.fabric_group},
+       {"labels", v.labels},       {"address", v.address},
+       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
 }
 void from_json(const Json& j, NodeRegistration& v) {
   v.name = j.at("name").get<std::string>();
@@ -41,6 +43,7 @@ void from_json(const Json& j, NodeRegistration& v) {
   v.disk_gb = j.value("disk_gb", int64_t{0});
   v.fabric_group = j.value("fabric_group", std::string());
   v.labels = j.value("labels", std::map<std::string, std::string>());
+  v.address = j.value("address", std::string());
   v.simulated = j.value("simulated", false);
   v.agent_version = j.value("agent_version", std::string());
 }

@@ -32,6 +32,7 @@ struct NodeRegistration {
   int64_t disk_gb = 0;
   std::string fabric_group;
   std::map<std::string, std::string> labels;
+  std::string address;  // how peers reach the node; empty: its name
   bool simulated = false;
   std::string agent_version;
 };

@@ -56,6 +56,7 @@ void to_json(Json& j, const Node& v) {
        {"disk_gb", v.disk_gb},
        {"fabric_group", v.fabric_group},
        {"labels", v.labels},
+       {"address", v.address},
        {"cordoned", v.cordoned},
        {"simulated", v.simulated},
        {"agent_version", v.agent_version},
@@ -75,6 +76,7 @@ void from_json(const Json& j, Node& v) {
   v.fabric_group = j.value("fabric_group", std::string());
   v.labels = j.value("labels", std::map<std::string, std::string>());
   v.cordoned = j.value("cordoned", false);
+  v.address = j.value("address", std::string());
   v.simulated = j.at("simulated").get<bool>();
   v.agent_version = j.at("agent_version").get<std::string>();
   v.state = parse_enum(j, "state", &parse_node_state);
@@ -141,6 +143,7 @@ void to_json(Json& j, const Instance& v) {
        {"gpu_type", v.gpu_type},
        {"gpu_milli", v.gpu_milli},
        {"queued_at", ms(v.queued_at)},
+       {"queue_sequence", v.queue_sequence},
        {"run", v.run},
        {"created_at", ms(v.created_at)},
        {"started_at", optional_ms(v.started_at)},
@@ -168,6 +171,7 @@ void from_json(const Json& j, Instance& v) {
   v.run = j.at("run").get<int64_t>();
   v.created_at = ts(j, "created_at");
   v.queued_at = j.contains("queued_at") ? ts(j, "queued_at") : v.created_at;
+  v.queue_sequence = j.value("queue_sequence", int64_t{0});
   v.gpu_type = j.value("gpu_type", v.spec.gpu_types.empty() ? "" : v.spec.gpu_types.front());
   v.started_at = optional_ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");

@@ -79,7 +79,8 @@ struct Instance {
   std::vector<std::string> gpus;  // GPU UUIDs while placed
   std::string gpu_type;           // the type it was last placed on
   int gpu_milli = kMilliPerGpu;   // the share of each of its GPUs it holds
-  Timestamp queued_at{};          // when it last entered the queue (FIFO order)
+  Timestamp queued_at{};          // when it last entered the queue
+  int64_t queue_sequence = 0;     // arrival order in the queue (first come first served); 0: none
   int64_t run = 0;                // number of the current run (0 before the first start)
   Timestamp created_at{};
   std::optional<Timestamp> started_at;  // start of the current run's running phase

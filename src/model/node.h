@@ -29,7 +29,8 @@ bool parse_node_state(std::string_view text, NodeState* out);
 
 struct Node {
   std::string id;
-  std::string name;  // hostname as the agent reported it
+  std::string name;     // hostname as the agent reported it
+  std::string address;  // where the node's peers reach it (MASTER_ADDR); empty: the name
   std::vector<Gpu> gpus;
   int cpu_count = 0;
   int64_t memory_mb = 0;

@@ -105,6 +105,7 @@ struct Cluster::Impl {
     int64_t disk_used = 0;
     bool schedulable = true;
     int group = -1;
+    int64_t whole_free_counted = 0;  // this node's share of whole_free_by_type while grouped
   };
 
   struct ById {
@@ -151,6 +152,7 @@ struct Cluster::Impl {
   std::unordered_map<std::string, int> group_by_key;
   std::unordered_map<std::string, std::unique_ptr<ShapeRanking>> rankings;
   uint64_t use_clock = 0;
+  std::unordered_map<std::string, int64_t> whole_free_by_type;  // on schedulable nodes
 
   explicit Impl(Policy p) : policy(p) {}
 
@@ -209,7 +211,10 @@ struct Cluster::Impl {
     auto& group = groups[it->second];
     const bool was_empty = group.members.empty();
     group.members.insert(handle);
-    nodes[handle].group = it->second;
+    auto& node = nodes[handle];
+    node.group = it->second;
+    node.whole_free_counted = std::count(node.used_milli.begin(), node.used_milli.end(), 0);
+    whole_free_by_type[node.spec.gpu_type] += node.whole_free_counted;
     if (was_empty) {
       for (auto& [shape, ranking] : rankings) add_to_ranking(*ranking, it->second);
     }
@@ -221,6 +226,7 @@ struct Cluster::Impl {
     auto& group = groups[id];
     group.members.erase(handle);
     nodes[handle].group = -1;
+    whole_free_by_type[nodes[handle].spec.gpu_type] -= nodes[handle].whole_free_counted;
     if (group.members.empty()) {
       for (auto& [shape, ranking] : rankings) ranking->ranked.erase(id);
     }
@@ -399,6 +405,7 @@ struct Cluster::Impl {
     rankings.clear();
     groups.clear();
     group_by_key.clear();
+    whole_free_by_type.clear();
     for (auto& node : nodes) node.group = -1;
     for (NodeHandle h = 0; h < nodes.size(); ++h) {
       if (nodes[h].schedulable) join_group(h);
@@ -552,6 +559,11 @@ std::vector<int> Cluster::free_gpu_milli(NodeHandle node) const {
   std::vector<int> free;
   for (int used : impl_->nodes.at(node).used_milli) free.push_back(kMilliPerGpu - used);
   return free;
+}
+
+int64_t Cluster::free_whole_gpus(std::string_view gpu_type) const {
+  const auto it = impl_->whole_free_by_type.find(std::string(gpu_type));
+  return it == impl_->whole_free_by_type.end() ? 0 : it->second;
 }
 
 Cluster::HostResources Cluster::free_resources(NodeHandle node) const {

@@ -152,6 +152,8 @@ class Cluster {
     int64_t disk_gb = 0;
   };
   HostResources free_resources(NodeHandle node) const;
+  // Whole free GPUs of a type on schedulable nodes; O(1).
+  int64_t free_whole_gpus(std::string_view gpu_type) const;
 
   // --- Placement --------------------------------------------------------------------------
   // Where the request would go now; changes nothing.

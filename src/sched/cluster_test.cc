@@ -217,6 +217,7 @@ TEST(Cluster, UnschedulableNodesKeepTheirWorkButGetNothingNew) {
   cluster.set_schedulable(0, false);
   EXPECT_EQ(node_of(cluster, take(cluster, whole(2))), "n-b");
   EXPECT_EQ(cluster.stats().schedulable_nodes, 1);
+  EXPECT_EQ(cluster.free_whole_gpus("h100-80g"), 6);
   EXPECT_TRUE(cluster.release({{{0, {0, 1}}}}));
   cluster.set_schedulable(0, true);
   EXPECT_TRUE(cluster.check_invariants());

@@ -1,0 +1,86 @@
+// Helpers shared by the controller's translation units (controller.cc, scheduling.cc, jobs.cc).
+// Not part of the controller's interface.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model/instance.h"
+#include "model/node.h"
+#include "model/tenant.h"
+#include "sched/cluster.h"
+
+namespace gpurent::controller::detail {
+
+using model::Node;
+using model::Principal;
+
+inline Error forbidden(std::string_view what) {
+  return {ErrorKind::kPermissionDenied, "forbidden", fmt::format("only operators may {}", what)};
+}
+
+inline bool visible_to(const Principal& caller, std::string_view tenant_id) {
+  return caller.is_operator() || caller.tenant_id == tenant_id;
+}
+
+constexpr int64_t kMibPerGib = 1024;
+
+// A node's GPUs in device-index order: the scheduler names GPUs by position in this order.
+inline std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
+  std::vector<const model::Gpu*> gpus;
+  for (const auto& gpu : node.gpus) gpus.push_back(&gpu);
+  std::sort(gpus.begin(), gpus.end(),
+            [](const model::Gpu* a, const model::Gpu* b) { return a->index < b->index; });
+  return gpus;
+}
+
+inline sched::NodeSpec node_spec(const Node& node) {
+  sched::NodeSpec spec;
+  spec.id = node.id;
+  const auto gpus = gpus_by_index(node);
+  if (!gpus.empty()) {
+    spec.gpu_type = gpus.front()->type;
+    spec.gpu_memory_mib = gpus.front()->memory_mb;
+  }
+  for (const auto* gpu : gpus) {
+    spec.gpu_memory_mib = std::min(spec.gpu_memory_mib, gpu->memory_mb);
+    // An unknown NVLink domain (-1) makes each GPU its own domain.
+    spec.gpus.push_back({gpu->index,
+                         gpu->nvlink_domain >= 0 ? gpu->nvlink_domain : 1000 + gpu->index,
+                         gpu->pcie_switch, gpu->numa_node});
+  }
+  spec.cpu_milli = int64_t{node.cpu_count} * 1000;
+  spec.memory_mib = node.memory_mb;
+  spec.disk_gb = node.disk_gb;
+  spec.fabric_group = node.fabric_group;
+  spec.labels.insert(node.labels.begin(), node.labels.end());
+  return spec;
+}
+
+inline sched::Request scheduling_request(const model::InstanceSpec& spec) {
+  sched::Request request;
+  request.gpu_types = spec.gpu_types;
+  request.min_gpu_memory_mib = int64_t{spec.min_gpu_memory_gb} * kMibPerGib;
+  request.per_node = {.gpu_count = spec.gpu_count,
+                      .gpu_milli = spec.gpu_milli,
+                      .gpu_memory_mib = int64_t{spec.gpu_memory_gb} * kMibPerGib,
+                      .cpu_milli = int64_t{spec.cpu} * 1000,
+                      .memory_mib = int64_t{spec.memory_gb} * kMibPerGib,
+                      .disk_gb = spec.disk_gb};
+  request.node_selector.insert(spec.node_selector.begin(), spec.node_selector.end());
+  return request;
+}
+
+// Identifies requests that compete for the same capacity in the same way: once one finds no
+// room in a scheduling pass, the others are not searched again in that pass.
+inline std::string request_shape(const model::InstanceSpec& spec) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
+                     spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,
+                     spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","));
+}
+
+}  // namespace gpurent::controller::detail

@@ -1,0 +1,390 @@
+// The controller's batch jobs, advance reservations and tenant quotas (see model/job.h).
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+#include "controller/internal.h"
+#include "model/gpu_catalog.h"
+
+namespace gpurent::controller {
+
+using model::Instance;
+using model::InstanceState;
+using model::Job;
+using model::JobState;
+using model::JobTask;
+using model::Principal;
+using model::Reservation;
+using model::ReservationState;
+using namespace detail;
+
+namespace {
+
+constexpr int kMaxJobMembers = 100'000;  // array × nodes: instances one job may create
+constexpr Millis kMaxReservationLength{366LL * 24 * 3600 * 1000};
+
+}  // namespace
+
+// --- Jobs ---------------------------------------------------------------------------------------
+
+void Controller::touch_job(Job& job) {
+  ++job.revision;
+  changes_.jobs.push_back(job);
+}
+
+Job* Controller::job_of(const Instance& instance) {
+  const auto it = jobs_.find(instance.job_id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpec spec,
+                                          std::optional<std::string> idempotency_key,
+                                          std::string fingerprint) {
+  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  if (replayed) {
+    const auto it = jobs_.find(*replayed);
+    if (it == jobs_.end()) {
+      return fail(Error::conflict("idempotency_key_reused",
+                                  "this Idempotency-Key was used for another kind of request"));
+    }
+    return CreatedJob{it->second, true};
+  }
+  if (spec.array < 1 || spec.array > model::kMaxJobArray || spec.nodes < 1 ||
+      spec.nodes > model::kMaxJobNodes || spec.retries < 0 ||
+      spec.retries > model::kMaxJobRetries || int64_t{spec.array} * spec.nodes > kMaxJobMembers) {
+    return fail(Error::invalid("invalid_field",
+                               fmt::format("array must be 1..{}, nodes 1..{}, retries 0..{}, and "
+                                           "array × nodes at most {}",
+                                           model::kMaxJobArray, model::kMaxJobNodes,
+                                           model::kMaxJobRetries, kMaxJobMembers)));
+  }
+  GPURENT_CHECK(validate_spec(spec.task, spec.nodes));
+  GPURENT_CHECK(check_reservation_use(caller, spec.task));
+  // The balance must cover one task's gang for the minimum time; the balance check that runs
+  // with metering stops everything of an overdrawn tenant.
+  auto one_task = spec.task;
+  one_task.gpu_count *= spec.nodes;
+  GPURENT_CHECK(check_funds(caller.tenant_id, one_task));
+  spec.task.queue = true;
+
+  Job job;
+  job.id = rng_.id("j-");
+  job.tenant_id = caller.tenant_id;
+  job.spec = std::move(spec);
+  job.created_at = now();
+  job.reason = "waiting for capacity";
+  const std::string base = job.spec.task.name.empty() ? job.id : job.spec.task.name;
+  job.spec.task.name = base;
+  for (int index = 0; index < job.spec.array; ++index) {
+    JobTask task;
+    task.index = index;
+    for (int rank = 0; rank < job.spec.nodes; ++rank) {
+      auto member_spec = job.spec.task;
+      member_spec.name = fmt::format("{}-{}-{}", base, index, rank);
+      Instance& member = add_instance(job.tenant_id, std::move(member_spec));
+      member.job_id = job.id;
+      member.job_task = index;
+      member.job_rank = rank;
+      if (rank == 0) enqueue(member);
+      touch(member);
+      task.members.push_back(member.id);
+    }
+    job.tasks.push_back(std::move(task));
+  }
+  job_order_.push_back(job.id);
+  const std::string id = job.id;
+  touch_job(jobs_.emplace(id, std::move(job)).first->second);
+  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
+  schedule();
+  return CreatedJob{jobs_.at(id), false};
+}
+
+Result<const Job*> Controller::job(const Principal& caller, std::string_view id) const {
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end() || !visible_to(caller, it->second.tenant_id)) {
+    return fail(Error::not_found("job", id));
+  }
+  return &it->second;
+}
+
+std::vector<const Job*> Controller::jobs(const Principal& caller,
+                                         std::optional<std::string> tenant_id) const {
+  const std::optional<std::string> tenant = caller.is_operator() ? tenant_id : caller.tenant_id;
+  std::vector<const Job*> out;
+  for (const auto& id : job_order_) {
+    const Job& job = jobs_.at(id);
+    if (!tenant || job.tenant_id == *tenant) out.push_back(&job);
+  }
+  return out;
+}
+
+Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id) {
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end() || !visible_to(caller, it->second.tenant_id)) {
+    return fail(Error::not_found("job", id));
+  }
+  Job& job = it->second;
+  for (auto& task : job.tasks) {
+    if (model::is_final(task.state)) continue;
+    task.state = JobState::kCancelled;
+    for (const auto& member_id : task.members) {
+      Instance& member = instances_.at(member_id);
+      if (member.state == InstanceState::kPending) {
+        withdraw(member, "cancelled with its job");
+      } else if (member.state == InstanceState::kStarting ||
+                 member.state == InstanceState::kRunning) {
+        member.requeue_requested = false;
+        request_stop(member, "cancelled with its job");
+      }
+    }
+  }
+  job.state = model::derive_job_state(job.tasks);
+  job.reason = "cancelled by the tenant";
+  if (!job.ended_at) job.ended_at = now();
+  touch_job(job);
+  queue_changed_ = true;
+  return job;
+}
+
+void Controller::member_ended(const Instance& member) {
+  Job* job = job_of(member);
+  if (!job) return;
+  JobTask& task = job->tasks.at(member.job_task);
+  if (model::is_final(task.state)) return;
+  const bool failed = member.state == InstanceState::kFailed ||
+                      member.state == InstanceState::kPreempted ||
+                      member.state == InstanceState::kPending ||
+                      (member.state == InstanceState::kStopped && member.exit_code != 0);
+  if (failed) {
+    if (!task.exit_code && member.exit_code) task.exit_code = member.exit_code;
+    // A gang is all or nothing: the other members stop too.
+    for (const auto& sibling_id : task.members) {
+      Instance& sibling = instances_.at(sibling_id);
+      if (sibling.state == InstanceState::kStarting || sibling.state == InstanceState::kRunning) {
+        request_stop(sibling, fmt::format("member {} of its task ended", member.id));
+      }
+    }
+  }
+  settle_task(*job, task);
+}
+
+void Controller::settle_task(Job& job, JobTask& task) {
+  bool preempted = false, moved = false, all_zero = true;
+  for (const auto& member_id : task.members) {
+    const Instance& member = instances_.at(member_id);
+    if (model::holds_gpus(member.state)) return;  // not settled until every member is gone
+    preempted |= member.state == InstanceState::kPreempted;
+    moved |= member.state == InstanceState::kPending;
+    all_zero &= member.state == InstanceState::kStopped && member.exit_code == 0;
+  }
+  const auto requeue = [&](std::string reason) {
+    for (const auto& member_id : task.members) {
+      Instance& member = instances_.at(member_id);
+      member.state = InstanceState::kPending;
+      member.exit_code.reset();
+      member.reason = reason;
+      if (member.job_rank == 0) enqueue(member);
+      touch(member);
+    }
+    task.state = JobState::kQueued;
+  };
+  if (preempted) {
+    task.state = JobState::kPreempted;
+  } else if (moved) {
+    requeue("moving: waiting for capacity on another node");
+  } else if (all_zero) {
+    task.state = JobState::kSucceeded;
+    task.exit_code = instances_.at(task.members.front()).exit_code;
+  } else if (task.attempts <= job.spec.retries) {  // failed, or stopped before it finished
+    requeue(fmt::format("retrying after attempt {} of {}", task.attempts, job.spec.retries + 1));
+  } else {
+    task.state = JobState::kFailed;
+    if (!task.exit_code) task.exit_code = instances_.at(task.members.front()).exit_code;
+  }
+  job.state = model::derive_job_state(job.tasks);
+  if (model::is_final(job.state) && !job.ended_at) {
+    job.ended_at = now();
+    job.reason = job.state == JobState::kSucceeded
+                     ? ""
+                     : fmt::format("task {} {}", task.index, model::to_string(task.state));
+  }
+  touch_job(job);
+}
+
+// --- Reservations -------------------------------------------------------------------------------
+
+Status Controller::check_reservation_use(const Principal& caller, model::InstanceSpec& spec) const {
+  if (spec.pricing != model::PricingModel::kReserved) {
+    if (!spec.reservation_id.empty()) {
+      return fail(Error::invalid("invalid_field", "reservation_id needs pricing reserved"));
+    }
+    return {};
+  }
+  const auto it = reservations_.find(spec.reservation_id);
+  if (it == reservations_.end() || it->second.tenant_id != caller.tenant_id) {
+    return fail(Error::not_found("reservation", spec.reservation_id));
+  }
+  const Reservation& reservation = it->second;
+  if (reservation.state == ReservationState::kEnded ||
+      reservation.state == ReservationState::kCancelled) {
+    return fail(Error::conflict(
+        "reservation_over",
+        fmt::format("reservation {} is {}", reservation.id, model::to_string(reservation.state))));
+  }
+  if (spec.gpu_types.empty()) spec.gpu_types = {reservation.gpu_type};
+  if (spec.gpu_types != std::vector<std::string>{reservation.gpu_type} ||
+      spec.gpu_count > reservation.gpu_count || spec.gpu_milli != sched::kMilliPerGpu) {
+    return fail(
+        Error::unprocessable("reservation_mismatch",
+                             fmt::format("reservation {} holds {} whole {} GPU(s)", reservation.id,
+                                         reservation.gpu_count, reservation.gpu_type)));
+  }
+  return {};
+}
+
+Result<Reservation> Controller::create_reservation(const Principal& caller,
+                                                   NewReservation request) {
+  std::string tenant_id = request.tenant_id.empty() ? caller.tenant_id : request.tenant_id;
+  if (tenant_id != caller.tenant_id && !caller.is_operator()) {
+    return fail(forbidden("book for another tenant"));
+  }
+  if (!tenants_.contains(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
+  if (!model::find_gpu_type(request.gpu_type)) {
+    return fail(Error::unprocessable("unknown_gpu_type",
+                                     fmt::format("unknown GPU type '{}'", request.gpu_type)));
+  }
+  const Timestamp t = now();
+  if (request.gpu_count < 1 || request.end <= request.start || request.end <= t ||
+      request.end - request.start > kMaxReservationLength) {
+    return fail(Error::invalid("invalid_field",
+                               "a reservation needs gpu_count ≥ 1 and a window that ends after "
+                               "it starts, in the future, at most 366 days long"));
+  }
+  request.start = std::max(request.start, t);
+  // Capacity: GPUs of the type on nodes that take work. Admission refuses a booking that would
+  // reserve more than that at any instant of its window.
+  int64_t capacity = 0;
+  for (const auto& [id, node] : nodes_) {
+    if (node.state != model::NodeState::kReady || node.cordoned) continue;
+    for (const auto& gpu : node.gpus) capacity += gpu.type == request.gpu_type;
+  }
+  std::vector<std::pair<Timestamp, int>> changes;  // (+count at start, -count at end)
+  for (const auto& [id, other] : reservations_) {
+    if (other.gpu_type != request.gpu_type || other.end <= request.start ||
+        other.start >= request.end ||
+        (other.state != ReservationState::kBooked && other.state != ReservationState::kActive)) {
+      continue;
+    }
+    changes.emplace_back(std::max(other.start, request.start), other.gpu_count);
+    changes.emplace_back(other.end, -other.gpu_count);
+  }
+  std::sort(changes.begin(), changes.end());  // ends sort before starts at one instant
+  int64_t booked = 0, peak = 0;
+  for (const auto& [at, delta] : changes) {
+    booked += delta;
+    peak = std::max(peak, booked);
+  }
+  if (peak + request.gpu_count > capacity) {
+    return fail(Error::conflict(
+        "overbooked", fmt::format("{} {} GPU(s) exist; up to {} are already reserved in that "
+                                  "window, so {} more cannot be",
+                                  capacity, request.gpu_type, peak, request.gpu_count)));
+  }
+  Reservation reservation{
+      rng_.id("r-"), std::move(tenant_id), std::move(request.gpu_type), request.gpu_count,
+      request.start, request.end,          ReservationState::kBooked,   t};
+  if (reservation.start <= t) reservation.state = ReservationState::kActive;
+  changes_.reservations.push_back(reservation);
+  queue_changed_ = true;
+  return reservations_.emplace(reservation.id, reservation).first->second;
+}
+
+std::vector<const Reservation*> Controller::reservations(const Principal& caller) const {
+  std::vector<const Reservation*> out;
+  for (const auto& [id, reservation] : reservations_) {
+    if (visible_to(caller, reservation.tenant_id)) out.push_back(&reservation);
+  }
+  std::sort(out.begin(), out.end(), [](const Reservation* a, const Reservation* b) {
+    return std::tie(a->start, a->id) < std::tie(b->start, b->id);
+  });
+  return out;
+}
+
+Result<Reservation> Controller::cancel_reservation(const Principal& caller, std::string_view id) {
+  const auto it = reservations_.find(id);
+  if (it == reservations_.end() || !visible_to(caller, it->second.tenant_id)) {
+    return fail(Error::not_found("reservation", id));
+  }
+  Reservation& reservation = it->second;
+  if (reservation.state == ReservationState::kBooked ||
+      reservation.state == ReservationState::kActive) {
+    reservation.state = ReservationState::kCancelled;
+    changes_.reservations.push_back(reservation);
+    advance_reservations();
+  }
+  return reservation;
+}
+
+void Controller::advance_reservations() {
+  const Timestamp t = now();
+  for (auto& [id, reservation] : reservations_) {
+    auto state = reservation.state;
+    if (state == ReservationState::kBooked && reservation.start <= t)
+      state = ReservationState::kActive;
+    if (state == ReservationState::kActive && reservation.end <= t)
+      state = ReservationState::kEnded;
+    const bool over = state == ReservationState::kEnded || state == ReservationState::kCancelled;
+    if (state != reservation.state) {
+      reservation.state = state;
+      changes_.reservations.push_back(reservation);
+      queue_changed_ = true;
+    }
+    if (!over || !reserved_in_use_.contains(id)) continue;
+    // The window is over: the work that ran in it stops.
+    if (reserved_in_use_[id] == 0) {
+      reserved_in_use_.erase(id);
+      continue;
+    }
+    for (auto& [instance_id, instance] : instances_) {
+      if (instance.spec.reservation_id == id && (instance.state == InstanceState::kStarting ||
+                                                 instance.state == InstanceState::kRunning)) {
+        request_stop(instance, fmt::format("its reservation {} is {}", id,
+                                           model::to_string(reservation.state)));
+      }
+    }
+  }
+}
+
+// --- Quotas -------------------------------------------------------------------------------------
+
+Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota quota) {
+  if (!caller.is_operator()) return fail(forbidden("set quotas"));
+  if (!tenants_.contains(quota.tenant_id)) return fail(Error::not_found("tenant", quota.tenant_id));
+  if (quota.weight < 1 || quota.weight > 1000 ||
+      (quota.max_instances && *quota.max_instances < 0)) {
+    return fail(Error::invalid("invalid_field", "weight must be 1..1000 and limits ≥ 0"));
+  }
+  for (const auto& [type, limit] : quota.max_gpus_per_type) {
+    if (!model::find_gpu_type(type) || limit < 0) {
+      return fail(Error::invalid("invalid_field",
+                                 fmt::format("max_gpus_per_type: '{}' needs a known type and a "
+                                             "limit ≥ 0",
+                                             type)));
+    }
+  }
+  changes_.quotas.push_back(quota);
+  queue_changed_ = true;
+  quotas_.insert_or_assign(quota.tenant_id, quota);
+  schedule();
+  return quota;
+}
+
+Result<model::Quota> Controller::quota(const Principal& caller, std::string_view tenant_id) const {
+  if (!visible_to(caller, tenant_id) || !tenants_.contains(tenant_id)) {
+    return fail(Error::not_found("tenant", tenant_id));
+  }
+  const auto it = quotas_.find(tenant_id);
+  if (it != quotas_.end()) return it->second;
+  return model::Quota{std::string(tenant_id), {}, std::nullopt, 1};
+}
+
+}  // namespace gpurent::controller

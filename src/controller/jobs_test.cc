@@ -1,0 +1,234 @@
+// Jobs (arrays, gangs, retries, cancel), reservations, quotas, fair share and backfill.
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_fixture.h"
+
+namespace gpurent::controller {
+namespace {
+
+using model::JobState;
+using model::PricingModel;
+
+class JobsTest : public ControllerTest {
+ protected:
+  model::JobSpec job_spec(int gpus, int array = 1, int nodes = 1) {
+    model::JobSpec s;
+    s.task = spec(gpus);
+    s.array = array;
+    s.nodes = nodes;
+    return s;
+  }
+  model::Job submit(const Principal& who, model::JobSpec s) {
+    auto created = ctl_.create_job(who, std::move(s), std::nullopt, "");
+    EXPECT_TRUE(created) << created.error().message;
+    return created->job;
+  }
+  const model::Job& job(const std::string& id) { return **ctl_.job(admin_, id); }
+  const model::Instance& member(const std::string& job_id, int task, int rank = 0) {
+    return get(job(job_id).tasks.at(task).members.at(rank));
+  }
+  // Every running member of the node reports; `exits` ends some of them.
+  void finish(const std::string& instance_id, int exit_code) { run(instance_id, exit_code); }
+};
+
+TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
+  const auto submitted = submit(alice_, job_spec(2, 4));
+  EXPECT_EQ(submitted.state, JobState::kRunning);  // all four fit on the 8 GPUs at once
+  for (int task = 0; task < 4; ++task) {
+    const auto& m = member(submitted.id, task);
+    EXPECT_EQ(m.state, model::InstanceState::kStarting);
+    const auto desired = ctl_.desired_state(node_);
+    const auto workload = std::find_if(desired->workloads.begin(), desired->workloads.end(),
+                                       [&](const auto& w) { return w.instance_id == m.id; });
+    ASSERT_NE(workload, desired->workloads.end());
+    EXPECT_EQ(workload->env.at("GPURENT_ARRAY_INDEX"), std::to_string(task));
+    EXPECT_EQ(workload->env.at("GPURENT_JOB_ID"), submitted.id);
+  }
+  // Job members are the job's: not listed with instances, not commanded one by one.
+  EXPECT_TRUE(ctl_.list_instances(alice_, {}, "", 100)->items.empty());
+  EXPECT_EQ(ctl_.list_instances(alice_, {.job_id = submitted.id}, "", 100)->items.size(), 4u);
+  EXPECT_EQ(ctl_.stop_instance(alice_, member(submitted.id, 0).id).error().code, "owned_by_job");
+  for (int task = 0; task < 4; ++task) finish(member(submitted.id, task).id, 0);
+  EXPECT_EQ(job(submitted.id).state, JobState::kSucceeded);
+  EXPECT_EQ(job(submitted.id).tasks[2].exit_code, 0);
+  EXPECT_TRUE(job(submitted.id).ended_at);
+}
+
+TEST_F(JobsTest, AFailingTaskIsRetriedThenFailsWithItsExitCode) {
+  auto s = job_spec(1);
+  s.retries = 2;
+  const auto submitted = submit(alice_, s);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    ASSERT_EQ(member(submitted.id, 0).state, model::InstanceState::kStarting) << attempt;
+    EXPECT_EQ(job(submitted.id).tasks[0].attempts, attempt);
+    finish(member(submitted.id, 0).id, 3);
+  }
+  EXPECT_EQ(job(submitted.id).state, JobState::kFailed);
+  EXPECT_EQ(job(submitted.id).tasks[0].exit_code, 3);
+  EXPECT_EQ(member(submitted.id, 0).run, 3);
+}
+
+TEST_F(JobsTest, GangMembersArePlacedTogetherWithTorchrunEnvironment) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  const auto submitted = submit(alice_, job_spec(8, 1, 2));
+  const auto& rank0 = member(submitted.id, 0, 0);
+  const auto& rank1 = member(submitted.id, 0, 1);
+  ASSERT_EQ(rank0.state, model::InstanceState::kStarting);
+  ASSERT_EQ(rank1.state, model::InstanceState::kStarting);
+  EXPECT_NE(rank0.node_id, rank1.node_id);
+  EXPECT_EQ(rank1.platform_env.at("NODE_RANK"), "1");
+  EXPECT_EQ(rank1.platform_env.at("RANK"), "8");
+  EXPECT_EQ(rank1.platform_env.at("WORLD_SIZE"), "16");
+  EXPECT_EQ(rank1.platform_env.at("LOCAL_WORLD_SIZE"), "8");
+  // Rank 0's node, by name (the nodes do not advertise an address).
+  EXPECT_EQ(rank1.platform_env.at("MASTER_ADDR"), (*ctl_.node(admin_, rank0.node_id))->name);
+  EXPECT_EQ(rank0.platform_env.at("MASTER_PORT"), rank1.platform_env.at("MASTER_PORT"));
+  // A gang that does not fit waits whole: nothing of it is placed.
+  const auto second = submit(bob_, job_spec(8, 1, 2));
+  EXPECT_EQ(member(second.id, 0, 0).state, model::InstanceState::kPending);
+  EXPECT_EQ(member(second.id, 0, 1).state, model::InstanceState::kPending);
+  // One member failing stops the other; the task fails without retries.
+  finish(rank1.id, 1);
+  EXPECT_EQ(get(rank0.id).state, model::InstanceState::kStopping);
+  finish(rank0.id, 143);
+  EXPECT_EQ(job(submitted.id).state, JobState::kFailed);
+  EXPECT_EQ(job(submitted.id).tasks[0].exit_code, 1);
+  // The room it left takes the waiting gang.
+  EXPECT_EQ(member(second.id, 0, 1).state, model::InstanceState::kStarting);
+}
+
+TEST_F(JobsTest, CancelWithdrawsQueuedTasksAndStopsRunningOnes) {
+  const auto submitted = submit(alice_, job_spec(4, 3));  // two fit, one waits
+  ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));
+  EXPECT_EQ(job(submitted.id).state, JobState::kCancelled);
+  EXPECT_EQ(member(submitted.id, 2).state, model::InstanceState::kStopped);
+  EXPECT_EQ(member(submitted.id, 0).state, model::InstanceState::kStopping);
+  finish(member(submitted.id, 0).id, 143);
+  EXPECT_EQ(job(submitted.id).tasks[0].state, JobState::kCancelled);
+  EXPECT_EQ(ctl_.cancel_job(bob_, submitted.id).error().kind, ErrorKind::kNotFound);
+}
+
+TEST_F(JobsTest, SpotJobsArePreemptedByOnDemandWork) {
+  auto s = job_spec(8);
+  s.task.pricing = PricingModel::kSpot;
+  const auto submitted = submit(alice_, s);
+  run(member(submitted.id, 0).id);
+  const auto urgent = launch(bob_, 4);
+  EXPECT_EQ(urgent.state, model::InstanceState::kPending);
+  finish(member(submitted.id, 0).id, 143);
+  EXPECT_EQ(job(submitted.id).state, JobState::kPreempted);
+  EXPECT_EQ(get(urgent.id).state, model::InstanceState::kStarting);
+}
+
+TEST_F(JobsTest, BadJobShapesAreRefused) {
+  EXPECT_EQ(ctl_.create_job(alice_, job_spec(1, 0), std::nullopt, "").error().kind,
+            ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ctl_.create_job(alice_, job_spec(1, 1, 0), std::nullopt, "").error().kind,
+            ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ctl_.create_job(alice_, job_spec(1, 100'000, 2), std::nullopt, "").error().kind,
+            ErrorKind::kInvalidArgument);
+  auto shared_gang = job_spec(1, 1, 2);
+  shared_gang.task.gpu_milli = 500;
+  EXPECT_FALSE(ctl_.create_job(alice_, shared_gang, std::nullopt, ""));
+}
+
+TEST_F(JobsTest, BackfillLetsShortJobsRunAheadOnlyIfTheyEndInTime) {
+  // A 6-GPU job with a declared end holds the node; an 8-GPU request waits for it.
+  auto long_job = job_spec(6);
+  long_job.task.max_runtime_s = 3600;
+  const auto holder = submit(alice_, long_job);
+  run(member(holder.id, 0).id);
+  const auto big = launch(bob_, 8);
+  EXPECT_EQ(big.state, model::InstanceState::kPending);
+  // Two GPUs are free. A job that ends before the big request could start may use them...
+  auto short_job = job_spec(2);
+  short_job.task.max_runtime_s = 600;
+  const auto quick = submit(bob_, short_job);
+  EXPECT_EQ(member(quick.id, 0).state, model::InstanceState::kStarting);
+  finish(member(quick.id, 0).id, 0);
+  // ...one that would outlast it may not, nor one without a declared end.
+  auto too_long = job_spec(2);
+  too_long.task.max_runtime_s = 7200;
+  const auto slow = submit(bob_, too_long);
+  EXPECT_EQ(member(slow.id, 0).state, model::InstanceState::kPending);
+  EXPECT_EQ(launch(bob_, 2).state, model::InstanceState::kPending);
+}
+
+TEST_F(JobsTest, QuotasCapGpusPerTypeAndInstances) {
+  ASSERT_TRUE(ctl_.set_quota(admin_, {alice_.tenant_id, {{"h100-80g", 2}}, std::nullopt, 1}));
+  EXPECT_EQ(ctl_.set_quota(alice_, {alice_.tenant_id, {}, std::nullopt, 1}).error().kind,
+            ErrorKind::kPermissionDenied);
+  const auto a = launch(alice_, 1);
+  const auto b = launch(alice_, 1);
+  const auto c = launch(alice_, 1);
+  EXPECT_EQ(get(c.id).state, model::InstanceState::kPending);
+  EXPECT_NE(get(c.id).reason.find("quota"), std::string::npos);
+  EXPECT_EQ(launch(bob_, 1).state, model::InstanceState::kStarting);  // others are not held up
+  run(a.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, a.id));
+  run(a.id, 143);
+  EXPECT_EQ(get(c.id).state, model::InstanceState::kStarting);
+  ASSERT_TRUE(ctl_.set_quota(admin_, {alice_.tenant_id, {}, 2, 1}));
+  EXPECT_EQ(launch(alice_, 1).state, model::InstanceState::kPending);
+  EXPECT_EQ(ctl_.quota(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.quota(alice_, alice_.tenant_id)->max_instances, 2);
+  (void)b;
+}
+
+TEST_F(JobsTest, ContendedCapacityIsSharedByWeight) {
+  // Both tenants queue eight 1-GPU jobs while the node is full; as it frees up they alternate,
+  // bob (weight 3) getting three GPUs for each of alice's.
+  ASSERT_TRUE(ctl_.set_quota(admin_, {bob_.tenant_id, {}, std::nullopt, 3}));
+  const auto blocker = launch(tenant_principal("carol"), 8);
+  std::vector<model::Job> alice_jobs, bob_jobs;
+  for (int i = 0; i < 8; ++i) {
+    alice_jobs.push_back(submit(alice_, job_spec(1)));
+    clock_.advance(Millis(1));
+  }
+  for (int i = 0; i < 8; ++i) bob_jobs.push_back(submit(bob_, job_spec(1)));
+  run(blocker.id);
+  ASSERT_TRUE(ctl_.stop_instance(admin_, blocker.id));  // operators may stop anyone's
+  run(blocker.id, 143);
+  int alice_running = 0, bob_running = 0;
+  for (const auto& j : alice_jobs) alice_running += job(j.id).state == JobState::kRunning;
+  for (const auto& j : bob_jobs) bob_running += job(j.id).state == JobState::kRunning;
+  EXPECT_EQ(alice_running + bob_running, 8);
+  EXPECT_EQ(bob_running, 6);
+  EXPECT_EQ(alice_running, 2);
+}
+
+TEST_F(JobsTest, ReservationsRefuseOverbookingAndHoldCapacity) {
+  const Timestamp start = clock_.now() + Millis(3'600'000);
+  const Timestamp end = start + Millis(7'200'000);
+  auto booked = ctl_.create_reservation(alice_, {"", "h100-80g", 6, start, end});
+  ASSERT_TRUE(booked) << booked.error().message;
+  EXPECT_EQ(
+      ctl_.create_reservation(bob_, {"", "h100-80g", 3, start + Millis(60'000), end}).error().code,
+      "overbooked");
+  EXPECT_TRUE(ctl_.create_reservation(bob_, {"", "h100-80g", 2, start, end}));
+  EXPECT_TRUE(ctl_.create_reservation(bob_, {"", "h100-80g", 8, end, end + Millis(1000)}));
+  EXPECT_TRUE(ctl_.reservations(bob_).size() == 2);
+  // Before the window: on-demand work without a declared end may not take held GPUs...
+  EXPECT_EQ(launch(bob_, 1).state, model::InstanceState::kPending);
+  // ...spot work may (and is preempted later), and so may work that ends before the window.
+  auto early = spec(2);
+  early.max_runtime_s = 1800;
+  EXPECT_EQ(launch(bob_, early).state, model::InstanceState::kStarting);
+  // In the window, the holder's reserved work runs.
+  clock_.advance(Millis(3'600'000));
+  report(node_, {});  // the node is still there (and the early work is gone)
+  auto reserved = spec(4);
+  reserved.pricing = PricingModel::kReserved;
+  reserved.reservation_id = booked->id;
+  const auto used = launch(alice_, reserved);
+  ctl_.tick();
+  EXPECT_EQ(get(used.id).state, model::InstanceState::kStarting);
+  reserved.reservation_id = "r-unknown";
+  EXPECT_EQ(ctl_.create_instance(alice_, reserved, std::nullopt, "").error().kind,
+            ErrorKind::kNotFound);
+  EXPECT_TRUE(ctl_.cancel_reservation(alice_, booked->id));
+  EXPECT_EQ(get(used.id).state, model::InstanceState::kStopping);
+}
+
+}  // namespace
+}  // namespace gpurent::controller

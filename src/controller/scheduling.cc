@@ -1,0 +1,437 @@
+// The controller's scheduling: the pending queue, placement through the scheduler's Cluster,
+// preemption, and the mirror of nodes into the Cluster.
+#include <deque>
+#include <queue>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+#include "controller/internal.h"
+
+namespace gpurent::controller {
+
+using model::Instance;
+using model::InstanceState;
+using model::Job;
+using model::JobTask;
+using model::Node;
+using model::NodeState;
+using namespace detail;
+
+Controller::QueuePosition Controller::queue_position(const Instance& instance) {
+  return {-model::scheduling_class(instance.spec.pricing), -instance.spec.priority,
+          instance.queue_sequence, instance.id};
+}
+
+void Controller::enqueue(Instance& instance) {
+  // Work that comes back to the queue (moved, retried) keeps its place.
+  if (instance.queue_sequence == 0) instance.queue_sequence = ++last_queue_sequence_;
+  pending_.insert(queue_position(instance));
+  queue_changed_ = true;
+}
+
+void Controller::dequeue(const Instance& instance) {
+  pending_.erase(queue_position(instance));
+  preemptions_.erase(instance.id);
+}
+
+int Controller::gang_size(const Instance& instance) const {
+  if (instance.job_id.empty()) return 1;
+  return jobs_.at(instance.job_id).spec.nodes;
+}
+
+void Controller::schedule() {
+  if (!queue_changed_ || pending_.empty()) return;
+  queue_changed_ = false;
+  PassState pass;
+  // Bands of equal class and priority, in queue order. Within a band the tenants take turns:
+  // the one holding the least (weighted by its quota weight) goes next, each in arrival order.
+  auto band_start = pending_.begin();
+  while (band_start != pending_.end()) {
+    const QueuePosition first = *band_start;
+    std::map<std::string, std::deque<std::string>> by_tenant;
+    auto it = band_start;
+    for (; it != pending_.end() && it->negated_class == first.negated_class &&
+           it->negated_priority == first.negated_priority;
+         ++it) {
+      by_tenant[instances_.at(it->id).tenant_id].push_back(it->id);
+    }
+    // Placing erases positions of this band only; resume after the band's last one.
+    const std::optional<QueuePosition> next =
+        it == pending_.end() ? std::nullopt : std::optional<QueuePosition>(*it);
+    const auto share = [this](const std::string& tenant) {
+      const auto quota = quotas_.find(tenant);
+      const int weight = quota == quotas_.end() ? 1 : quota->second.weight;
+      const auto holding = held_.find(tenant);
+      const double milli = holding == held_.end() ? 0.0 : double(holding->second.milli);
+      return milli / weight;
+    };
+    using Turn = std::pair<double, std::string>;
+    std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
+    for (const auto& [tenant, ids] : by_tenant) turns.emplace(share(tenant), tenant);
+    while (!turns.empty()) {
+      const std::string tenant = turns.top().second;
+      turns.pop();
+      auto& ids = by_tenant[tenant];
+      try_place(instances_.at(ids.front()), pass);
+      ids.pop_front();
+      if (!ids.empty()) turns.emplace(share(tenant), tenant);
+    }
+    band_start = next ? pending_.lower_bound(*next) : pending_.end();
+  }
+}
+
+std::string Controller::admission_hold(const Instance& instance, int members) const {
+  const auto quota = quotas_.find(instance.tenant_id);
+  const auto holding = held_.find(instance.tenant_id);
+  const int instances = holding == held_.end() ? 0 : holding->second.instances;
+  if (quota != quotas_.end() && quota->second.max_instances &&
+      instances + members > *quota->second.max_instances) {
+    return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
+                       *quota->second.max_instances);
+  }
+  if (instance.spec.pricing != model::PricingModel::kReserved) return "";
+  const auto& reservation = reservations_.at(instance.spec.reservation_id);
+  if (reservation.state != model::ReservationState::kActive) {
+    return fmt::format("waiting for reservation {} to begin at {}", reservation.id,
+                       format_rfc3339(reservation.start));
+  }
+  const auto used = reserved_in_use_.find(reservation.id);
+  if ((used == reserved_in_use_.end() ? 0 : used->second) + instance.spec.gpu_count * members >
+      reservation.gpu_count) {
+    return fmt::format("waiting: reservation {} ({} GPUs) is in use", reservation.id,
+                       reservation.gpu_count);
+  }
+  return "";
+}
+
+int64_t Controller::reserved_hold(const Instance& instance, std::string_view gpu_type) const {
+  // Spot work may use held capacity (it is preempted when the holder needs it); reserved work
+  // uses its own reservation's share.
+  if (instance.spec.pricing != model::PricingModel::kOnDemand) return 0;
+  const Timestamp t = now();
+  const std::optional<Timestamp> until =
+      instance.spec.max_runtime_s
+          ? std::optional<Timestamp>(t + Millis(*instance.spec.max_runtime_s * 1000))
+          : std::nullopt;
+  int64_t held = 0;
+  for (const auto& [id, reservation] : reservations_) {
+    if (reservation.gpu_type != gpu_type || reservation.end <= t ||
+        (until && reservation.start >= *until)) {
+      continue;
+    }
+    if (reservation.state != model::ReservationState::kBooked &&
+        reservation.state != model::ReservationState::kActive) {
+      continue;
+    }
+    const auto used = reserved_in_use_.find(id);
+    held += reservation.gpu_count - (used == reserved_in_use_.end() ? 0 : used->second);
+  }
+  return held;
+}
+
+std::optional<Timestamp> Controller::earliest_start(const Instance& instance) const {
+  // Per node of an acceptable type: free whole GPUs now, then the GPUs of work with a declared
+  // end as it ends. Work without one never ends as far as this estimate knows.
+  const int wanted = instance.spec.gpu_count;
+  std::optional<Timestamp> earliest;
+  for (const auto& [node_id, ids] : instances_on_node_) {
+    const auto handle = cluster_.find(node_id);
+    if (!handle || !cluster_.schedulable(*handle)) continue;
+    const auto& types = instance.spec.gpu_types;
+    if (!types.empty() &&
+        std::find(types.begin(), types.end(), cluster_.spec(*handle).gpu_type) == types.end()) {
+      continue;
+    }
+    const auto free = cluster_.free_gpu_milli(*handle);
+    int whole = static_cast<int>(std::count(free.begin(), free.end(), sched::kMilliPerGpu));
+    std::vector<std::pair<Timestamp, int>> endings;
+    for (const auto& id : ids) {
+      const Instance& other = instances_.at(id);
+      if (other.spec.max_runtime_s && other.started_at && other.gpu_milli == sched::kMilliPerGpu) {
+        endings.emplace_back(*other.started_at + Millis(*other.spec.max_runtime_s * 1000),
+                             static_cast<int>(other.gpus.size()));
+      }
+    }
+    std::sort(endings.begin(), endings.end());
+    std::optional<Timestamp> here =
+        whole >= wanted ? std::optional<Timestamp>(now()) : std::nullopt;
+    for (const auto& [end, gpus] : endings) {
+      if (here) break;
+      whole += gpus;
+      if (whole >= wanted) here = end;
+    }
+    if (here && (!earliest || *here < *earliest)) earliest = here;
+  }
+  return earliest;
+}
+
+void Controller::try_place(Instance& instance, PassState& pass) {
+  const int members = gang_size(instance);
+  if (auto hold = admission_hold(instance, members); !hold.empty()) {
+    if (instance.reason != hold) {
+      instance.reason = std::move(hold);
+      touch(instance);
+    }
+    return;
+  }
+  auto shape = request_shape(instance.spec);
+  if (pass.no_room.contains(shape)) return;
+  const bool spot = instance.spec.pricing == model::PricingModel::kSpot;
+  const auto competes = [&](const Blocker& blocker) {
+    const auto& a = blocker.gpu_types;
+    const auto& b = instance.spec.gpu_types;
+    return a.empty() || b.empty() ||
+           std::find_first_of(a.begin(), a.end(), b.begin(), b.end()) != a.end();
+  };
+  for (const auto& blocker : pass.blockers) {
+    // Backfill: only work that is done before the blocked request could start goes ahead of it.
+    const bool ends_in_time = instance.spec.max_runtime_s &&
+                              now() + Millis(*instance.spec.max_runtime_s * 1000) <= blocker.start;
+    if (!spot && competes(blocker) && !ends_in_time) return;
+  }
+  auto request = scheduling_request(instance.spec);
+  request.nodes = members;
+  auto assignment = cluster_.place(request);
+  if (!assignment) {
+    if (preempt_for(instance, request)) return;
+    pass.no_room.insert(std::move(shape));
+    if (!spot && members == 1 && pass.blockers.size() < kMaxBackfillBlockers) {
+      if (const auto start = earliest_start(instance)) {
+        pass.blockers.push_back({instance.spec.gpu_types, *start});
+      }
+    }
+    return;
+  }
+  const auto& first = assignment->nodes.front();
+  const std::string gpu_type = cluster_.spec(first.node).gpu_type;
+  const int64_t milli =
+      int64_t{first.gpu_milli} * static_cast<int64_t>(first.gpus.size()) * members;
+  if (const auto quota = quotas_.find(instance.tenant_id); quota != quotas_.end()) {
+    const auto limit = quota->second.max_gpus_per_type.find(gpu_type);
+    const auto holding = held_.find(instance.tenant_id);
+    const int64_t held = holding == held_.end() ? 0 : holding->second.milli_by_type[gpu_type];
+    if (limit != quota->second.max_gpus_per_type.end() &&
+        held + milli > int64_t{limit->second} * sched::kMilliPerGpu) {
+      auto reason = fmt::format("waiting: the tenant's quota allows {} {} GPU(s) at once",
+                                limit->second, gpu_type);
+      if (instance.reason != reason) {
+        instance.reason = std::move(reason);
+        touch(instance);
+      }
+      return;
+    }
+  }
+  if (const int64_t held_back = reserved_hold(instance, gpu_type); held_back > 0) {
+    int64_t whole_taken = 0;
+    for (const auto& part : assignment->nodes) {
+      const auto free = cluster_.free_gpu_milli(part.node);
+      for (int position : part.gpus) whole_taken += free[position] == sched::kMilliPerGpu;
+    }
+    if (cluster_.free_whole_gpus(gpu_type) - whole_taken < held_back) {
+      constexpr std::string_view kHeld = "waiting: the free capacity is held for reservations";
+      if (instance.reason != kHeld) {
+        instance.reason = kHeld;
+        touch(instance);
+      }
+      return;
+    }
+  }
+  if (auto allocated = cluster_.allocate(*assignment); !allocated) {
+    spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
+                  allocated.error().message);
+    pass.no_room.insert(std::move(shape));
+    return;
+  }
+  place_members(instance, std::move(*assignment));
+}
+
+bool Controller::preempt_for(const Instance& instance, const sched::Request& request) {
+  if (instance.spec.pricing == model::PricingModel::kSpot || request.nodes > 1) return false;
+  if (const auto in_flight = preemptions_.find(instance.id);
+      in_flight != preemptions_.end() && !in_flight->second.empty()) {
+    return true;  // room is being made already
+  }
+  // Per node, the spot work it could give up: lowest price first, then the most recently
+  // started (it loses the least work). The node that needs the fewest victims wins.
+  struct Choice {
+    std::vector<Instance*> victims;
+    Micros price = 0;
+  };
+  std::optional<Choice> best;
+  for (auto& [node_id, ids] : instances_on_node_) {
+    const auto handle = cluster_.find(node_id);
+    if (!handle || !cluster_.schedulable(*handle)) continue;
+    std::vector<Instance*> spot;
+    for (const auto& id : ids) {
+      Instance& candidate = instances_.at(id);
+      if (candidate.spec.pricing == model::PricingModel::kSpot &&
+          (candidate.state == InstanceState::kStarting ||
+           candidate.state == InstanceState::kRunning)) {
+        spot.push_back(&candidate);
+      }
+    }
+    if (spot.empty()) continue;
+    std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
+      const auto pa = instance_price(*a).value_or(0), pb = instance_price(*b).value_or(0);
+      if (pa != pb) return pa < pb;
+      return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
+    });
+    // Release victims one by one until the request fits this node, then put them all back:
+    // this only asks what would be enough.
+    Choice choice;
+    bool fits = false;
+    for (Instance* victim : spot) {
+      if (!cluster_.release(assignments_.at(victim->id))) break;
+      choice.victims.push_back(victim);
+      choice.price += instance_price(*victim).value_or(0);
+      if (cluster_.place_on(*handle, request)) {
+        fits = true;
+        break;
+      }
+    }
+    for (Instance* victim : choice.victims) {
+      if (auto restored = cluster_.allocate(assignments_.at(victim->id)); !restored) {
+        spdlog::critical("could not restore the allocation of {}: {}", victim->id,
+                         restored.error().message);
+        std::abort();
+      }
+    }
+    if (!fits) continue;
+    if (!best || choice.victims.size() < best->victims.size() ||
+        (choice.victims.size() == best->victims.size() && choice.price < best->price)) {
+      best = std::move(choice);
+    }
+  }
+  if (!best) return false;
+  auto& victims = preemptions_[instance.id];
+  for (Instance* victim : best->victims) {
+    victim->preempt_requested = true;
+    victims.insert(victim->id);
+    request_stop(*victim,
+                 fmt::format("preempted by {} work", model::to_string(instance.spec.pricing)));
+  }
+  spdlog::info("preempting {} spot instance(s) for {}", best->victims.size(), instance.id);
+  return true;
+}
+
+void Controller::place_members(Instance& first, sched::Assignment assignment) {
+  if (first.job_id.empty()) {
+    dequeue(first);
+    place(first, std::move(assignment.nodes.front()), {});
+    return;
+  }
+  Job& job = jobs_.at(first.job_id);
+  JobTask& task = job.tasks.at(first.job_task);
+  dequeue(first);
+  task.attempts += 1;
+  task.state = model::JobState::kRunning;
+  task.exit_code.reset();
+  const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
+  const int per_node = job.spec.task.gpu_count;
+  // torchrun's view: one launcher per node, LOCAL_WORLD_SIZE processes each; RANK is the global
+  // rank of the node's first process.
+  std::map<std::string, std::string> env = {
+      {"GPURENT_JOB_ID", job.id},
+      {"GPURENT_ARRAY_INDEX", std::to_string(task.index)},
+      {"GPURENT_ARRAY_SIZE", std::to_string(job.spec.array)},
+      {"MASTER_ADDR", master.address.empty() ? master.name : master.address},
+      {"MASTER_PORT", std::to_string(model::kGangMasterPort + task.index % 1000)},
+      {"WORLD_SIZE", std::to_string(job.spec.nodes * per_node)},
+      {"LOCAL_WORLD_SIZE", std::to_string(per_node)},
+      {"NNODES", std::to_string(job.spec.nodes)},
+  };
+  for (size_t rank = 0; rank < assignment.nodes.size(); ++rank) {
+    Instance& member = instances_.at(task.members.at(rank));
+    env["NODE_RANK"] = std::to_string(rank);
+    env["RANK"] = std::to_string(static_cast<int>(rank) * per_node);
+    place(member, std::move(assignment.nodes[rank]), env);
+  }
+  if (!job.started_at) job.started_at = now();
+  job.state = model::derive_job_state(job.tasks);
+  touch_job(job);
+}
+
+void Controller::place(Instance& instance, sched::NodeAssignment part,
+                       std::map<std::string, std::string> platform_env) {
+  Node& node = nodes_.at(cluster_.spec(part.node).id);
+  const auto gpus = gpus_by_index(node);
+  instance.node_id = node.id;
+  instance.gpus.clear();
+  for (int position : part.gpus) {
+    instance.gpus.push_back(gpus.at(position)->uuid);
+    gpu_holders_[instance.gpus.back()].insert(instance.id);
+  }
+  instance.gpu_type = cluster_.spec(part.node).gpu_type;
+  instance.gpu_milli = part.gpu_milli;
+  instance.platform_env = std::move(platform_env);
+  assignments_[instance.id] = sched::Assignment{{std::move(part)}};
+  hold(instance, 1);
+  instances_on_node_[node.id].insert(instance.id);
+  instance.run += 1;
+  instance.state = InstanceState::kStarting;
+  instance.reason = "";
+  instance.started_at.reset();
+  instance.ended_at.reset();
+  touch_node(node, /*desired_set_changed=*/true);
+  instance.placed_generation = node.generation;
+  touch(instance);
+  spdlog::debug("placed instance={} run={} node={} gpus={}", instance.id, instance.run, node.id,
+                fmt::join(instance.gpus, ","));
+}
+
+void Controller::hold(const Instance& instance, int sign) {
+  auto& holding = held_[instance.tenant_id];
+  const int64_t milli = int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
+  holding.milli_by_type[instance.gpu_type] += sign * milli;
+  holding.milli += sign * milli;
+  holding.instances += sign;
+  if (instance.spec.pricing == model::PricingModel::kReserved) {
+    reserved_in_use_[instance.spec.reservation_id] += sign * static_cast<int>(instance.gpus.size());
+  }
+}
+
+Result<sched::Assignment> Controller::assignment_of(const Instance& instance) const {
+  const auto node_it = nodes_.find(instance.node_id);
+  const auto handle = cluster_.find(instance.node_id);
+  if (node_it == nodes_.end() || !handle) {
+    return fail(Error::internal(
+        fmt::format("instance {} is on unknown node {}", instance.id, instance.node_id)));
+  }
+  const auto gpus = gpus_by_index(node_it->second);
+  sched::NodeAssignment part{.node = *handle,
+                             .gpus = {},
+                             .gpu_milli = instance.gpu_milli,
+                             .cpu_milli = int64_t{instance.spec.cpu} * 1000,
+                             .memory_mib = int64_t{instance.spec.memory_gb} * kMibPerGib,
+                             .disk_gb = instance.spec.disk_gb};
+  for (const auto& uuid : instance.gpus) {
+    const auto it = std::find_if(gpus.begin(), gpus.end(),
+                                 [&](const model::Gpu* gpu) { return gpu->uuid == uuid; });
+    if (it == gpus.end()) {
+      return fail(Error::internal(fmt::format("instance {} holds GPU {} that node {} lacks",
+                                              instance.id, uuid, instance.node_id)));
+    }
+    part.gpus.push_back(static_cast<int>(it - gpus.begin()));
+  }
+  std::sort(part.gpus.begin(), part.gpus.end());
+  return sched::Assignment{{std::move(part)}};
+}
+
+void Controller::sync_cluster_node(const Node& node) {
+  queue_changed_ = true;
+  if (auto synced = cluster_.upsert_node(node_spec(node)); !synced) {
+    spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
+    return;
+  }
+  update_schedulable(node);
+}
+
+void Controller::update_schedulable(const Node& node) {
+  queue_changed_ = true;
+  if (const auto handle = cluster_.find(node.id)) {
+    cluster_.set_schedulable(*handle, node.state == NodeState::kReady && !node.cordoned);
+  }
+}
+
+}  // namespace gpurent::controller
