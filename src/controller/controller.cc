@@ -80,6 +80,9 @@ Status Controller::restore(Snapshot snapshot) {
     instance_position_[instance.id] = instance_order_.size();
     instance_order_.push_back(instance.id);
     auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
+    if (restored.state == InstanceState::kPending || model::holds_gpus(restored.state)) {
+      observe_request(restored.spec, 1);
+    }
     last_queue_sequence_ = std::max(last_queue_sequence_, restored.queue_sequence);
     // A job task queues as one entry, its rank-0 member.
     if (restored.state == InstanceState::kPending && restored.job_rank == 0) enqueue(restored);
@@ -431,6 +434,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
                       refusal->largest_free_on_one_node)));
     }
   }
+  observe_request(spec, 1);
   Instance& created = add_instance(caller.tenant_id, std::move(spec));
   enqueue(created);
   touch(created);

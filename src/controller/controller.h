@@ -52,6 +52,10 @@ inline constexpr int64_t kMinimumPrepaidSeconds = 60;
 inline constexpr int kMaxGpusPerInstance = 8;
 // Blocked requests per scheduling pass that hold back later work (backfill reservations).
 inline constexpr size_t kMaxBackfillBlockers = 8;
+// The placement profile holds the most common request shapes, and is refreshed as the number
+// of requests seen grows by a quarter (re-indexing the cluster costs O(nodes)).
+inline constexpr size_t kProfileShapes = 32;
+inline constexpr int64_t kMinRequestsBetweenProfileRefreshes = 64;
 // Far more than the commands that can be in flight between a state change and its commit.
 inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
 
@@ -205,6 +209,14 @@ class Controller {
   Result<int> drain_node(const model::Principal& caller, std::string_view id);
   std::vector<Offer> offers() const;
 
+  // --- Checks ------------------------------------------------------------------------------
+  // The scheduler's view of the cluster (read-only: statistics, simulation reports).
+  const sched::Cluster& cluster() const { return cluster_; }
+  // Verifies the scheduling invariants: the scheduler's allocations are exactly the placed
+  // instances', no GPU is held above 1000 milli, job gangs are placed all or none, quotas and
+  // reservations are not exceeded. Fails loudly with what broke; O(instances + nodes).
+  Status check_invariants() const;
+
   // --- Time --------------------------------------------------------------------------------
   // Marks silent nodes down, places pending instances, meters running ones, enforces balances.
   void tick();
@@ -253,6 +265,8 @@ class Controller {
              std::map<std::string, std::string> platform_env);
   // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
   void hold(const model::Instance& instance, int sign);
+  // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
+  void observe_request(const model::InstanceSpec& spec, int count);
   int gang_size(const model::Instance& instance) const;
   // --- Jobs (jobs.cc) ---
   void touch_job(model::Job& job);
@@ -322,6 +336,10 @@ class Controller {
     int instances = 0;
   };
   std::unordered_map<std::string, Holding> held_;
+  // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
+  std::map<std::string, sched::ProfileEntry> request_shapes_;
+  int64_t requests_seen_ = 0;
+  int64_t profile_refreshed_at_ = 0;
   std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
   std::map<std::string, model::Job, std::less<>> jobs_;
   std::vector<std::string> job_order_;

@@ -65,6 +65,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   one_task.gpu_count *= spec.nodes;
   GPURENT_CHECK(check_funds(caller.tenant_id, one_task));
   spec.task.queue = true;
+  observe_request(spec.task, spec.array * spec.nodes);
 
   Job job;
   job.id = rng_.id("j-");

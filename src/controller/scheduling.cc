@@ -380,6 +380,27 @@ void Controller::place(Instance& instance, sched::NodeAssignment part,
                 fmt::join(instance.gpus, ","));
 }
 
+void Controller::observe_request(const model::InstanceSpec& spec, int count) {
+  const auto request = scheduling_request(spec);
+  auto& entry = request_shapes_[request_shape(spec)];
+  entry.demand = request.per_node;
+  entry.weight += count;
+  requests_seen_ += count;
+  if (requests_seen_ - profile_refreshed_at_ <
+      std::max(kMinRequestsBetweenProfileRefreshes, profile_refreshed_at_ / 4)) {
+    return;
+  }
+  profile_refreshed_at_ = requests_seen_;
+  std::vector<sched::ProfileEntry> profile;
+  for (const auto& [shape, seen] : request_shapes_) profile.push_back(seen);
+  // The most common shapes; ties by shape order (the map's), so the profile is deterministic.
+  std::stable_sort(profile.begin(), profile.end(),
+                   [](const auto& a, const auto& b) { return a.weight > b.weight; });
+  if (profile.size() > kProfileShapes) profile.resize(kProfileShapes);
+  cluster_.set_profile(std::move(profile));
+  queue_changed_ = true;
+}
+
 void Controller::hold(const Instance& instance, int sign) {
   auto& holding = held_[instance.tenant_id];
   const int64_t milli = int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
@@ -432,6 +453,76 @@ void Controller::update_schedulable(const Node& node) {
   if (const auto handle = cluster_.find(node.id)) {
     cluster_.set_schedulable(*handle, node.state == NodeState::kReady && !node.cordoned);
   }
+}
+
+Status Controller::check_invariants() const {
+  GPURENT_CHECK(cluster_.check_invariants());
+  const auto broken = [](std::string what) {
+    return fail(Error::internal("controller invariant broken: " + what));
+  };
+  std::map<std::string, int> milli_per_gpu;
+  std::unordered_map<std::string, Holding> held;
+  size_t holding = 0;
+  for (const auto& [id, instance] : instances_) {
+    if (!model::holds_gpus(instance.state)) continue;
+    ++holding;
+    if (!assignments_.contains(id)) return broken(fmt::format("{} holds GPUs unrecorded", id));
+    for (const auto& gpu : instance.gpus) milli_per_gpu[gpu] += instance.gpu_milli;
+    auto& tenant = held[instance.tenant_id];
+    tenant.milli_by_type[instance.gpu_type] +=
+        int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
+  }
+  if (holding != assignments_.size()) {
+    return broken(
+        fmt::format("{} allocations for {} placed instances", assignments_.size(), holding));
+  }
+  for (const auto& [gpu, milli] : milli_per_gpu) {
+    if (milli > sched::kMilliPerGpu) {
+      return broken(fmt::format("GPU {} is held {} milli", gpu, milli));
+    }
+  }
+  for (const auto& [tenant, holding_now] : held) {
+    const auto tracked = held_.find(tenant);
+    if (tracked == held_.end())
+      return broken(fmt::format("tenant {} holds untracked GPUs", tenant));
+    for (const auto& [type, milli] : holding_now.milli_by_type) {
+      const auto it = tracked->second.milli_by_type.find(type);
+      if (it == tracked->second.milli_by_type.end() || it->second != milli) {
+        return broken(fmt::format("tenant {} is tracked with the wrong {} holdings", tenant, type));
+      }
+    }
+    // A quota lowered below what a tenant holds shows here too: its work is not stopped.
+    const auto quota = quotas_.find(tenant);
+    if (quota == quotas_.end()) continue;
+    for (const auto& [type, limit] : quota->second.max_gpus_per_type) {
+      const auto it = holding_now.milli_by_type.find(type);
+      if (it != holding_now.milli_by_type.end() &&
+          it->second > int64_t{limit} * sched::kMilliPerGpu) {
+        return broken(fmt::format("tenant {} holds {} milli of {}, above its quota", tenant,
+                                  it->second, type));
+      }
+    }
+  }
+  for (const auto& [id, used] : reserved_in_use_) {
+    const auto reservation = reservations_.find(id);
+    if (reservation != reservations_.end() && used > reservation->second.gpu_count) {
+      return broken(fmt::format("reservation {} has {} GPUs in use", id, used));
+    }
+  }
+  for (const auto& [id, job] : jobs_) {
+    for (const auto& task : job.tasks) {
+      int placed = 0, pending = 0;
+      for (const auto& member_id : task.members) {
+        const auto state = instances_.at(member_id).state;
+        placed += state == InstanceState::kStarting;
+        pending += state == InstanceState::kPending;
+      }
+      if (placed != 0 && pending != 0) {
+        return broken(fmt::format("job {} task {} is placed in part", id, task.index));
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace gpurent::controller
