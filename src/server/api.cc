@@ -661,6 +661,7 @@ struct Api::Impl {
     if (!limit) return problem_response(limit.error());
     controller::InstanceFilter filter;
     filter.tenant_id = query_string(request, "tenant");
+    filter.job_id = query_string(request, "job");
     if (auto state = query_string(request, "state")) {
       model::InstanceState parsed;
       if (!model::parse_instance_state(*state, &parsed)) {
