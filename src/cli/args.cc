@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <ranges>
 
 namespace gpurent::cli {
 namespace {
@@ -80,6 +81,13 @@ Result<int64_t> parse_duration_seconds(std::string_view text) {
   }
   if (total == 0) return bad();
   return total;
+}
+
+std::vector<std::string> parse_gpu_types(std::string_view text) {
+  std::vector<std::string> types;
+  if (text == "any") return types;
+  for (auto part : std::views::split(text, ',')) types.emplace_back(part.begin(), part.end());
+  return types;
 }
 
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text) {

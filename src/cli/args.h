@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/money.h"
 #include "common/result.h"
@@ -22,6 +23,9 @@ Result<Micros> parse_amount(std::string_view text, bool in_micros);
 // "90s", "30m", "24h", "7d", combinations ("1h30m"), or plain seconds ("3600"). Positive, at most
 // ten years.
 Result<int64_t> parse_duration_seconds(std::string_view text);
+
+// --gpu: "any" (no types: any will do), one type, or a comma-separated list of acceptable types.
+std::vector<std::string> parse_gpu_types(std::string_view text);
 
 // "NAME=value" for --env; NAME as in POSIX ([A-Za-z_][A-Za-z0-9_]*), the value may be empty.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);

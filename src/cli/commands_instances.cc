@@ -4,7 +4,6 @@
 #include <CLI/App.hpp>
 #include <chrono>
 #include <memory>
-#include <ranges>
 #include <thread>
 
 #include "cli/args.h"
@@ -73,12 +72,7 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
 Status launch(Context& ctx, const LaunchOptions& options) {
   model::InstanceSpec spec;
   spec.name = options.name;
-  // "any", one type, or a comma-separated list of acceptable types.
-  if (options.gpu != "any") {
-    for (auto part : std::views::split(std::string_view(options.gpu), ',')) {
-      spec.gpu_types.emplace_back(part.begin(), part.end());
-    }
-  }
+  spec.gpu_types = parse_gpu_types(options.gpu);
   spec.gpu_count = options.count;
   spec.gpu_milli = options.gpu_milli;
   spec.gpu_memory_gb = options.gpu_memory_gb;

@@ -3,7 +3,6 @@
 
 #include <CLI/App.hpp>
 #include <memory>
-#include <ranges>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -28,14 +27,6 @@ struct SubmitOptions {
   std::vector<std::string> command;
 };
 
-// "any", one type, or a comma-separated list of acceptable types (as `launch --gpu` takes it).
-std::vector<std::string> gpu_types(std::string_view gpu) {
-  std::vector<std::string> types;
-  if (gpu == "any") return types;
-  for (auto part : std::views::split(gpu, ',')) types.emplace_back(part.begin(), part.end());
-  return types;
-}
-
 Result<model::JobSpec> job_spec(const SubmitOptions& options) {
   if (options.command.empty()) {
     return fail(usage_error("a job needs a command: job submit --gpu TYPE -- command ..."));
@@ -46,7 +37,7 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
   spec.retries = options.retries;
   model::InstanceSpec& task = spec.task;
   task.name = options.name;
-  task.gpu_types = gpu_types(options.gpu);
+  task.gpu_types = parse_gpu_types(options.gpu);
   task.gpu_count = options.count;
   if (options.spot) task.pricing = model::PricingModel::kSpot;
   task.priority = options.priority;

@@ -620,6 +620,7 @@ void Controller::begin_run(Instance& instance) {
     deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
   }
   touch(instance);
+  if (!instance.job_id.empty()) member_running(instance);
   model::UsageRecord usage{
       .id = usage_id(instance),
       .tenant_id = instance.tenant_id,

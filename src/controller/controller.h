@@ -268,8 +268,12 @@ class Controller {
   // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
   void observe_request(const model::InstanceSpec& spec, int count);
   int gang_size(const model::Instance& instance) const;
+  // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
+  int free_master_port(std::string_view node_id) const;
   // --- Jobs (jobs.cc) ---
   void touch_job(model::Job& job);
+  // A member's process runs: its task (and job) is running.
+  void member_running(const model::Instance& member);
   // A member's run ended: settles its task once every member has stopped.
   void member_ended(const model::Instance& member);
   void settle_task(model::Job& job, model::JobTask& task);

@@ -146,6 +146,18 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   return job;
 }
 
+void Controller::member_running(const Instance& member) {
+  Job* job = job_of(member);
+  if (!job) return;
+  JobTask& task = job->tasks.at(member.job_task);
+  if (task.state != JobState::kQueued) return;
+  task.state = JobState::kRunning;
+  if (!job->started_at) job->started_at = now();
+  job->reason = "";
+  job->state = model::derive_job_state(job->tasks);
+  touch_job(*job);
+}
+
 void Controller::member_ended(const Instance& member) {
   Job* job = job_of(member);
   if (!job) return;

@@ -97,6 +97,18 @@ TEST_F(JobsTest, GangMembersArePlacedTogetherWithTorchrunEnvironment) {
   EXPECT_EQ(member(second.id, 0, 1).state, model::InstanceState::kStarting);
 }
 
+TEST_F(JobsTest, GangsLedFromOneNodeGetDifferentRendezvousPorts) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  const auto first = submit(alice_, job_spec(4, 1, 2));
+  const auto second = submit(bob_, job_spec(4, 1, 2));
+  const auto& a = member(first.id, 0);
+  const auto& b = member(second.id, 0);
+  ASSERT_EQ(a.node_id, b.node_id);  // both led from the same node...
+  EXPECT_NE(a.platform_env.at("MASTER_PORT"), b.platform_env.at("MASTER_PORT"));  // ...apart
+  EXPECT_EQ(a.platform_env.at("PET_MASTER_PORT"), a.platform_env.at("MASTER_PORT"));
+  EXPECT_EQ(member(first.id, 0, 1).platform_env.at("PET_NODE_RANK"), "1");
+}
+
 TEST_F(JobsTest, CancelWithdrawsQueuedTasksAndStopsRunningOnes) {
   const auto submitted = submit(alice_, job_spec(4, 3));  // two fit, one waits
   ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));

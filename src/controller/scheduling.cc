@@ -325,29 +325,33 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   JobTask& task = job.tasks.at(first.job_task);
   dequeue(first);
   task.attempts += 1;
-  task.state = model::JobState::kRunning;
   task.exit_code.reset();
   const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
   const int per_node = job.spec.task.gpu_count;
+  const std::string address = master.address.empty() ? master.name : master.address;
+  const std::string port = std::to_string(free_master_port(master.id));
   // torchrun's view: one launcher per node, LOCAL_WORLD_SIZE processes each; RANK is the global
-  // rank of the node's first process.
+  // rank of the node's first process. The PET_* variables configure a bare `torchrun`.
   std::map<std::string, std::string> env = {
       {"GPURENT_JOB_ID", job.id},
       {"GPURENT_ARRAY_INDEX", std::to_string(task.index)},
       {"GPURENT_ARRAY_SIZE", std::to_string(job.spec.array)},
-      {"MASTER_ADDR", master.address.empty() ? master.name : master.address},
-      {"MASTER_PORT", std::to_string(model::kGangMasterPort + task.index % 1000)},
+      {"MASTER_ADDR", address},
+      {"MASTER_PORT", port},
       {"WORLD_SIZE", std::to_string(job.spec.nodes * per_node)},
       {"LOCAL_WORLD_SIZE", std::to_string(per_node)},
       {"NNODES", std::to_string(job.spec.nodes)},
+      {"PET_MASTER_ADDR", address},
+      {"PET_MASTER_PORT", port},
+      {"PET_NNODES", std::to_string(job.spec.nodes)},
+      {"PET_NPROC_PER_NODE", std::to_string(per_node)},
   };
   for (size_t rank = 0; rank < assignment.nodes.size(); ++rank) {
     Instance& member = instances_.at(task.members.at(rank));
-    env["NODE_RANK"] = std::to_string(rank);
+    env["NODE_RANK"] = env["PET_NODE_RANK"] = std::to_string(rank);
     env["RANK"] = std::to_string(static_cast<int>(rank) * per_node);
     place(member, std::move(assignment.nodes[rank]), env);
   }
-  if (!job.started_at) job.started_at = now();
   job.state = model::derive_job_state(job.tasks);
   touch_job(job);
 }
@@ -399,6 +403,24 @@ void Controller::observe_request(const model::InstanceSpec& spec, int count) {
   if (profile.size() > kProfileShapes) profile.resize(kProfileShapes);
   cluster_.set_profile(std::move(profile));
   queue_changed_ = true;
+}
+
+int Controller::free_master_port(std::string_view node_id) const {
+  // Rendezvous ports of the gangs whose rank 0 runs on this node: each gang gets its own.
+  std::set<int> taken;
+  if (const auto it = instances_on_node_.find(std::string(node_id));
+      it != instances_on_node_.end()) {
+    for (const auto& id : it->second) {
+      const auto& env = instances_.at(id).platform_env;
+      if (const auto port = env.find("MASTER_PORT");
+          port != env.end() && env.at("NODE_RANK") == "0") {
+        taken.insert(std::stoi(port->second));
+      }
+    }
+  }
+  int port = model::kGangMasterPort;
+  while (taken.contains(port)) ++port;
+  return port;
 }
 
 void Controller::hold(const Instance& instance, int sign) {

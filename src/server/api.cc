@@ -138,7 +138,9 @@ bool set_for_job_members(std::string_view variable) {
   constexpr std::array<std::string_view, 7> kJobVariables = {
       "MASTER_ADDR", "MASTER_PORT",      "RANK",  "NODE_RANK",
       "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "NNODES"};
-  return std::find(kJobVariables.begin(), kJobVariables.end(), variable) != kJobVariables.end();
+  // torchrun's own PET_* configuration is set too, so a bare `torchrun train.py` works.
+  return variable.starts_with("PET_") ||
+         std::find(kJobVariables.begin(), kJobVariables.end(), variable) != kJobVariables.end();
 }
 
 // Reserved pricing draws on a reservation's held capacity, so it needs one and nothing else does.
