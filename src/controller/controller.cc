@@ -637,7 +637,7 @@ void Controller::begin_run(Instance& instance) {
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
   changes_.usage.push_back(usage);
   usage_.emplace(usage.id, std::move(usage));
-  spdlog::info("running instance={} run={}", instance.id, instance.run);
+  spdlog::debug("running instance={} run={}", instance.id, instance.run);
 }
 
 void Controller::meter(Instance& instance, Timestamp until) {
