@@ -1,6 +1,7 @@
 #include "sched/cluster.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <unordered_map>
@@ -14,7 +15,12 @@ namespace {
 
 // Above this many distinct request shapes, the least recently used shape's ranking is dropped
 // (and rebuilt if that shape comes back): each cached ranking costs work on every group change.
-constexpr size_t kMaxCachedShapes = 64;
+constexpr size_t kMaxCachedShapes = 512;
+
+// Profile weights are rescaled to whole numbers summing to about this much. Fragmentation is then
+// a sum of whole numbers (weight × milli) that a double holds exactly, so equal scores compare
+// equal and ties fall to best fit rather than to rounding noise.
+constexpr double kProfileWeightScale = 1'000'000;
 
 bool label_match(const NodeSpec& node,
                  const std::map<std::string, std::string, std::less<>>& selector) {
@@ -621,7 +627,14 @@ Status Cluster::release(const Assignment& assignment) { return impl_->apply(assi
 
 void Cluster::set_profile(std::vector<ProfileEntry> profile) {
   auto& impl = *impl_;
-  impl.profile = std::move(profile);
+  double total = 0;
+  for (const auto& entry : profile) total += std::max(entry.weight, 0.0);
+  impl.profile.clear();
+  for (auto& entry : profile) {
+    if (entry.weight <= 0) continue;
+    entry.weight = std::max(1.0, std::round(entry.weight / total * kProfileWeightScale));
+    impl.profile.push_back(std::move(entry));
+  }
   std::set<int64_t> cpu, memory;
   for (const auto& a : impl.profile) {
     cpu.insert(a.demand.cpu_milli);
@@ -635,6 +648,8 @@ void Cluster::set_profile(std::vector<ProfileEntry> profile) {
   impl.memory_cuts.assign(memory.begin(), memory.end());
   impl.rebuild_index();
 }
+
+const std::vector<ProfileEntry>& Cluster::profile() const { return impl_->profile; }
 
 ClusterStats Cluster::stats() const {
   ClusterStats stats;

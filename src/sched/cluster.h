@@ -173,6 +173,8 @@ class Cluster {
   // --- Scoring ----------------------------------------------------------------------------
   // The kinds of requests to keep room for. Rebuilds the index: O(nodes). Empty: plain best fit.
   void set_profile(std::vector<ProfileEntry> profile);
+  // The profile in use: weights rescaled to whole numbers (see cluster.cc).
+  const std::vector<ProfileEntry>& profile() const;
 
   ClusterStats stats() const;
   // Verifies every internal invariant (no GPU above 1000 milli, free = total - allocated on

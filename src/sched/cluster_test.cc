@@ -293,7 +293,7 @@ TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
         free.cpu_milli = cluster.free_resources(h).cpu_milli;
         free.memory_mib = spec.memory_mib;
         free.gpu_memory_mib = spec.gpu_memory_mib;
-        auto score = score_node(free, request.per_node, policy, profile);
+        auto score = score_node(free, request.per_node, policy, cluster.profile());
         if (!score) continue;
         if (!best || NodeScore::better(*score, *best, policy) ||
             (NodeScore::same(*score, *best) && spec.id < best_id)) {
