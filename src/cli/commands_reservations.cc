@@ -163,7 +163,7 @@ void add_quota_verbs(CLI::App& quota, Context& ctx) {
   set->add_option("--max-gpus", options->max_gpus,
                   "type=count: GPUs of the type held at once; type=none lifts it; repeat");
   set->add_option("--max-instances", options->max_instances,
-                  "instances holding GPUs or queued at once; none lifts it");
+                  "instances holding GPUs at once (job members count); none lifts it");
   set->add_option("--weight", options->weight, "share of contended capacity (1..)")
       ->check(CLI::PositiveNumber);
   set->callback(

@@ -88,8 +88,8 @@ struct Reservation {
 struct Quota {
   std::string tenant_id;
   std::map<std::string, int> max_gpus_per_type;  // GPUs held at once, by type
-  std::optional<int> max_instances;              // instances holding GPUs or queued, at once
-  int weight = 1;                                // share of contended capacity
+  std::optional<int> max_instances;  // instances holding GPUs at once (job members count)
+  int weight = 1;                    // share of contended capacity
 };
 
 }  // namespace gpurent::model
