@@ -234,7 +234,13 @@ struct Cluster::Impl {
     nodes[handle].group = -1;
     whole_free_by_type[nodes[handle].spec.gpu_type] -= nodes[handle].whole_free_counted;
     if (group.members.empty()) {
-      for (auto& [shape, ranking] : rankings) ranking->ranked.erase(id);
+      for (auto& [shape, ranking] : rankings) {
+        // Only groups feasible for the shape are ranked (and the order reads their scores).
+        const auto& scores = ranking->scores;
+        if (static_cast<size_t>(id) < scores.size() && scores[id] && *scores[id]) {
+          ranking->ranked.erase(id);
+        }
+      }
     }
   }
 

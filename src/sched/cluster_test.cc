@@ -225,6 +225,19 @@ TEST(Cluster, UnschedulableNodesKeepTheirWorkButGetNothingNew) {
   EXPECT_TRUE(cluster.upsert_node(node("n-a", 4)));   // n-a is empty again
 }
 
+TEST(Cluster, AGroupThatNeverFitARequestShapeLeavesItsRankingCleanly) {
+  // Found by UBSan: an infeasible group emptying must not be looked up in the shape's ranking.
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8)));
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(8))), "n-b");  // ranks n-a's group as unfit
+  const auto small = take(cluster, whole(1));                   // n-a's group empties
+  EXPECT_EQ(node_of(cluster, small), "n-a");
+  EXPECT_FALSE(cluster.place(whole(8)));
+  EXPECT_TRUE(cluster.release(Assignment{{small}}));
+  EXPECT_TRUE(cluster.check_invariants());
+}
+
 TEST(Cluster, ValidateRejectsImpossibleShapes) {
   EXPECT_FALSE(validate(whole(-1)));
   EXPECT_FALSE(validate(whole(17)));

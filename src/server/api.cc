@@ -126,9 +126,11 @@ constexpr std::array<std::string_view, 17> kWorkloadFields = {
     "node_selector", "command",       "env",       "pricing",           "reservation_id",
     "priority",      "max_runtime_s"};
 
+// GPURENT_SIM_DURATION_S is the tenant's: it tells a simulated node (agent --sim-nodes) how long
+// the workload "runs", for load tests and benchmarks.
 bool set_by_platform(std::string_view variable) {
-  return variable.starts_with("GPURENT_") || variable == "CUDA_VISIBLE_DEVICES" ||
-         variable == "NVIDIA_VISIBLE_DEVICES";
+  return (variable.starts_with("GPURENT_") && variable != "GPURENT_SIM_DURATION_S") ||
+         variable == "CUDA_VISIBLE_DEVICES" || variable == "NVIDIA_VISIBLE_DEVICES";
 }
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
