@@ -69,6 +69,7 @@ Status Controller::restore(Snapshot snapshot) {
     node.generation += kGenerationJumpOnRestore;
     changes_.nodes.push_back(node);
     node_by_credential_.emplace(node.credential_hash, node.id);
+    for (const auto& gpu : node.gpus) node_by_gpu_.emplace(gpu.uuid, node.id);
     const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
     sync_cluster_node(restored);
   }
@@ -748,11 +749,15 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
       return fail(Error::invalid("invalid_field", "every GPU needs a unique uuid and a type"));
     }
   }
-  for (auto& [id, known] : nodes_) {
-    const bool overlaps =
-        std::any_of(known.gpus.begin(), known.gpus.end(),
-                    [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
-    if (!overlaps) continue;
+  // The nodes already holding any of these GPUs (an index: registering N nodes stays O(N)).
+  std::set<std::string> owners;
+  for (const auto& uuid : uuids) {
+    if (const auto owner = node_by_gpu_.find(uuid); owner != node_by_gpu_.end()) {
+      owners.insert(owner->second);
+    }
+  }
+  for (const auto& id : owners) {
+    Node& known = nodes_.at(id);
     // The same host registering again (its answer was lost, or its identity file with it) gets
     // its node back under a new credential, as long as no work is placed there; anything else
     // claiming known GPUs is refused.
@@ -798,6 +803,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.last_heartbeat = now();
   node.credential_hash = std::move(credential_hash);
   node_by_credential_.emplace(node.credential_hash, node.id);
+  for (const auto& gpu : node.gpus) node_by_gpu_.emplace(gpu.uuid, node.id);
   const std::string id = node.id;
   auto& registered = nodes_.emplace(id, std::move(node)).first->second;
   touch_node(registered, /*desired_set_changed=*/false);

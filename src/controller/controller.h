@@ -308,6 +308,7 @@ class Controller {
   std::unordered_map<std::string, std::string> join_token_by_hash_;
   std::map<std::string, model::Node, std::less<>> nodes_;
   std::unordered_map<std::string, std::string> node_by_credential_;
+  std::unordered_map<std::string, std::string> node_by_gpu_;  // GPU UUID -> node id
   std::map<std::string, model::Instance, std::less<>> instances_;
   std::vector<std::string> instance_order_;  // creation order, for listings
   std::unordered_map<std::string, size_t> instance_position_;
