@@ -130,7 +130,13 @@ Status Controller::restore(Snapshot snapshot) {
   return {};
 }
 
-ChangeSet Controller::take_changes() { return std::exchange(changes_, ChangeSet{}); }
+ChangeSet Controller::take_changes() {
+  // A job is copied once per batch, however many of its tasks changed: copying it per change
+  // made an array job's cost grow with the square of its size.
+  for (const auto& id : touched_jobs_) changes_.jobs.push_back(jobs_.at(id));
+  touched_jobs_.clear();
+  return std::exchange(changes_, ChangeSet{});
+}
 
 void Controller::touch(Instance& instance) {
   ++instance.revision;

@@ -348,6 +348,7 @@ class Controller {
   std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
   std::map<std::string, model::Job, std::less<>> jobs_;
   std::vector<std::string> job_order_;
+  std::set<std::string> touched_jobs_;  // changed since take_changes(), copied once there
   std::map<std::string, model::Reservation, std::less<>> reservations_;
   std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;

@@ -28,7 +28,7 @@ constexpr Millis kMaxReservationLength{366LL * 24 * 3600 * 1000};
 
 void Controller::touch_job(Job& job) {
   ++job.revision;
-  changes_.jobs.push_back(job);
+  touched_jobs_.insert(job.id);
 }
 
 Job* Controller::job_of(const Instance& instance) {

@@ -54,6 +54,16 @@ TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
   EXPECT_TRUE(job(submitted.id).ended_at);
 }
 
+TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
+  ctl_.take_changes();
+  const auto submitted = submit(alice_, job_spec(1, 50));  // 8 tasks placed, 42 queued
+  auto changes = ctl_.take_changes();
+  ASSERT_EQ(changes.jobs.size(), 1u);
+  EXPECT_EQ(changes.jobs[0].revision, job(submitted.id).revision);
+  EXPECT_EQ(changes.instances.size(), 50u + 8u);  // created, then 8 of them placed
+  EXPECT_TRUE(ctl_.take_changes().jobs.empty());
+}
+
 TEST_F(JobsTest, AFailingTaskIsRetriedThenFailsWithItsExitCode) {
   auto s = job_spec(1);
   s.retries = 2;
