@@ -47,6 +47,17 @@ def http(url, method="GET", path="/", key=None, body=None, headers=None, raw=Non
         return Response(error.code, dict(error.headers), error.read())
 
 
+def problem(response, status, code=None):
+    """The response is a problem+json error with this status (and code): returns its body."""
+    assert response.status == status, (response.status, response.body)
+    assert response.headers.get("Content-Type", "").startswith("application/problem+json")
+    body = response.json()
+    assert body["status"] == status
+    if code:
+        assert body["code"] == code, body
+    return body
+
+
 def wait_for(predicate, timeout=STATE_TIMEOUT_S, what="condition"):
     deadline = time.monotonic() + timeout
     last = None

@@ -4,15 +4,7 @@ import json
 
 import pytest
 
-
-def problem(response, status, code=None):
-    assert response.status == status, (response.status, response.body)
-    assert response.headers.get("Content-Type", "").startswith("application/problem+json")
-    body = response.json()
-    assert body["status"] == status
-    if code:
-        assert body["code"] == code, body
-    return body
+from conftest import problem
 
 
 @pytest.mark.parametrize("raw,code", [

@@ -5,19 +5,10 @@ import json
 
 import pytest
 
-from conftest import wait_for
+from conftest import problem, wait_for
 
 FINAL = {"succeeded", "failed", "cancelled", "preempted"}
 JOB_TIMEOUT_S = 60
-
-
-def problem(response, status, code=None):
-    assert response.status == status, (response.status, response.body)
-    assert response.headers.get("Content-Type", "").startswith("application/problem+json")
-    body = response.json()
-    if code:
-        assert body["code"] == code, body
-    return body
 
 
 def submit(platform, body, key=None, status=201):

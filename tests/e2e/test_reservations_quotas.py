@@ -7,16 +7,7 @@ import json
 
 import pytest
 
-from conftest import wait_for
-
-
-def problem(response, status, code=None):
-    assert response.status == status, (response.status, response.body)
-    assert response.headers.get("Content-Type", "").startswith("application/problem+json")
-    body = response.json()
-    if code:
-        assert body["code"] == code, body
-    return body
+from conftest import problem, wait_for
 
 
 def at(hours_from_now):
