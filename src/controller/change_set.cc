@@ -17,6 +17,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(nodes, other.nodes);
   append(instances, other.instances);
   append(jobs, other.jobs);
+  append(job_tasks, other.job_tasks);
   append(reservations, other.reservations);
   append(quotas, other.quotas);
   append(usage, other.usage);

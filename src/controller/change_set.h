@@ -1,6 +1,10 @@
 // What the controller hands to the store: the objects a batch of commands created or changed,
 // and the ledger transfers it posted. Objects are upserted whole; transfers are appended and the
 // store refuses a repeated transfer id. A Snapshot is the same data read back at start.
+//
+// Jobs are the exception to "whole": a job of a large array changes one task at a time, so a
+// ChangeSet carries a changed job without its tasks (Job::tasks empty) and each changed task as
+// its own JobTaskChange, upserted by (job, index). A Snapshot's jobs come back with their tasks.
 #pragma once
 
 #include <set>
@@ -29,7 +33,15 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
 };
 
+// One task of a job as it is now (created or changed since the last ChangeSet).
+struct JobTaskChange {
+  std::string job_id;
+  model::JobTask task;
+};
+
 struct ChangeSet : Snapshot {
+  std::vector<JobTaskChange> job_tasks;  // Snapshot::jobs hold no tasks here: these are they
+
   // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
   // state changed (log followers to wake), after the change is durable.
   std::set<std::string> woken_nodes;
@@ -37,9 +49,9 @@ struct ChangeSet : Snapshot {
 
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
-           instances.empty() && jobs.empty() && reservations.empty() && quotas.empty() &&
-           usage.empty() && idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
-           changed_instances.empty();
+           instances.empty() && jobs.empty() && job_tasks.empty() && reservations.empty() &&
+           quotas.empty() && usage.empty() && idempotency.empty() && transfers.empty() &&
+           woken_nodes.empty() && changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

@@ -67,7 +67,8 @@ Status Controller::restore(Snapshot snapshot) {
     // Jumping past them keeps "generation G" meaning one desired set, so the agent converges to
     // the restored state and its applied generation never vouches for a set it did not see.
     node.generation += kGenerationJumpOnRestore;
-    changes_.nodes.push_back(node);
+    touched_nodes_.push_back(node.id);
+    touched_node_ids_.insert(node.id);
     node_by_credential_.emplace(node.credential_hash, node.id);
     for (const auto& gpu : node.gpus) node_by_gpu_.emplace(gpu.uuid, node.id);
     const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
@@ -131,17 +132,43 @@ Status Controller::restore(Snapshot snapshot) {
 }
 
 ChangeSet Controller::take_changes() {
-  // A job is copied once per batch, however many of its tasks changed: copying it per change
-  // made an array job's cost grow with the square of its size.
-  for (const auto& id : touched_jobs_) changes_.jobs.push_back(jobs_.at(id));
+  // Each changed object is copied once per batch, however often it changed: copying per change
+  // made an array job's cost grow with the square of its size, and wrote each member twice
+  // (created, then placed) and each node once per task placed on it.
+  for (const auto& id : touched_instances_) changes_.instances.push_back(instances_.at(id));
+  touched_instances_.clear();
+  for (const auto& id : touched_nodes_) changes_.nodes.push_back(nodes_.at(id));
+  touched_nodes_.clear();
+  touched_node_ids_.clear();
+  for (const auto& id : touched_usage_) changes_.usage.push_back(usage_.at(id));
+  touched_usage_.clear();
+  touched_usage_ids_.clear();
+  // A job's row holds its own fields; its tasks are rows of their own, and only the changed ones
+  // are written (a job's task list is as long as its array).
+  for (const auto& id : touched_jobs_) {
+    model::Job& job = jobs_.at(id);
+    auto tasks = std::move(job.tasks);  // the copy goes without them; then they are put back
+    job.tasks.clear();
+    changes_.jobs.push_back(job);
+    job.tasks = std::move(tasks);
+  }
   touched_jobs_.clear();
+  for (const auto& [job_id, index] : touched_tasks_) {
+    changes_.job_tasks.push_back({job_id, jobs_.at(job_id).tasks.at(static_cast<size_t>(index))});
+  }
+  touched_tasks_.clear();
   return std::exchange(changes_, ChangeSet{});
 }
 
 void Controller::touch(Instance& instance) {
   ++instance.revision;
-  changes_.instances.push_back(instance);
-  changes_.changed_instances.insert(instance.id);
+  if (changes_.changed_instances.insert(instance.id).second) {
+    touched_instances_.push_back(instance.id);
+  }
+  // A member's placement and ends change its task (attempts, exit code) as well.
+  if (!instance.job_id.empty() && instance.job_task >= 0) {
+    touched_tasks_.emplace(instance.job_id, instance.job_task);
+  }
 }
 
 void Controller::touch_node(Node& node, bool desired_set_changed) {
@@ -149,7 +176,11 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
     ++node.generation;
     changes_.woken_nodes.insert(node.id);
   }
-  changes_.nodes.push_back(node);
+  if (touched_node_ids_.insert(node.id).second) touched_nodes_.push_back(node.id);
+}
+
+void Controller::touch_usage(const model::UsageRecord& usage) {
+  if (touched_usage_ids_.insert(usage.id).second) touched_usage_.push_back(usage.id);
 }
 
 Status Controller::post(model::Transfer transfer) {
@@ -642,7 +673,7 @@ void Controller::begin_run(Instance& instance) {
       .metered_until = now(),
   };
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
-  changes_.usage.push_back(usage);
+  touch_usage(usage);
   usage_.emplace(usage.id, std::move(usage));
   spdlog::debug("running instance={} run={}", instance.id, instance.run);
 }
@@ -651,7 +682,7 @@ void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
   if (!usage || usage->ended_at) return;
   const auto transfer = billing::meter_run(*usage, until);
-  changes_.usage.push_back(*usage);
+  touch_usage(*usage);
   if (!transfer) return;
   if (auto posted = post(*transfer); !posted) {
     spdlog::error("metering instance={} failed: {}", instance.id, posted.error().message);
@@ -665,7 +696,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
     if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
       usage->ended_at = usage->metered_until;
-      changes_.usage.push_back(*usage);
+      touch_usage(*usage);
     }
   }
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
@@ -854,7 +885,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     for (const auto& id : instances_on_node_[node.id]) {
       if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
         usage->metered_until = std::max(usage->metered_until, now());
-        changes_.usage.push_back(*usage);
+        touch_usage(*usage);
       }
     }
   }

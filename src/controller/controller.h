@@ -223,8 +223,12 @@ class Controller {
 
  private:
   Timestamp now() const { return clock_.now(); }
+  // Mark an object changed; take_changes() copies each marked object once, however many
+  // commands of the batch changed it (an array job's members, and their nodes, change many times
+  // in one batch).
   void touch(model::Instance& instance);
   void touch_node(model::Node& node, bool desired_set_changed);
+  void touch_usage(const model::UsageRecord& usage);
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
@@ -271,7 +275,10 @@ class Controller {
   // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
   int free_master_port(std::string_view node_id) const;
   // --- Jobs (jobs.cc) ---
+  // The job's own fields changed (state, times, reason): its row, without the tasks.
   void touch_job(model::Job& job);
+  // One task changed: only its row is written. touch() of a member marks the member's task too.
+  void touch_task(const model::Job& job, int index);
   // A member's process runs: its task (and job) is running.
   void member_running(const model::Instance& member);
   // A member's run ended: settles its task once every member has stopped.
@@ -348,7 +355,15 @@ class Controller {
   std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
   std::map<std::string, model::Job, std::less<>> jobs_;
   std::vector<std::string> job_order_;
-  std::set<std::string> touched_jobs_;  // changed since take_changes(), copied once there
+  // Changed since take_changes() and copied once there (instances: changes_.changed_instances
+  // holds the same ids, in order; nodes and usage keep the order they were first touched in).
+  std::vector<std::string> touched_instances_;
+  std::vector<std::string> touched_nodes_;
+  std::set<std::string> touched_node_ids_;
+  std::vector<std::string> touched_usage_;
+  std::set<std::string> touched_usage_ids_;
+  std::set<std::string> touched_jobs_;
+  std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
   std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;

@@ -44,6 +44,38 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(ctl_.ledger_total(), 0);
 }
 
+TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) {
+  ctl_.take_changes();
+  const auto a = launch(alice_, 1);  // created, then placed: two changes of a, two of the node
+  const auto b = launch(bob_, 1);
+  run(a.id);  // both report running
+  auto changes = ctl_.take_changes();
+  ASSERT_EQ(changes.instances.size(), 2u);
+  EXPECT_EQ(changes.instances[0].id, a.id);  // in the order first changed
+  for (const auto& instance : changes.instances) {
+    EXPECT_EQ(instance.state, InstanceState::kRunning);
+    EXPECT_EQ(instance.revision, get(instance.id).revision);
+  }
+  ASSERT_EQ(changes.nodes.size(), 1u);
+  EXPECT_EQ(changes.nodes[0].generation, ctl_.desired_state(node_)->generation);
+  EXPECT_EQ(changes.usage.size(), 2u);
+  EXPECT_EQ(changes.changed_instances, (std::set<std::string>{a.id, b.id}));
+
+  clock_.advance(Millis(61'000));
+  run(a.id);
+  ctl_.tick();  // meters both
+  ASSERT_TRUE(ctl_.stop_instance(alice_, a.id));
+  run(a.id, 143);  // a's usage ends: metered again and closed, still one copy
+  changes = ctl_.take_changes();
+  ASSERT_EQ(changes.usage.size(), 2u);
+  for (const auto& usage : changes.usage) {
+    EXPECT_EQ(usage.billed_seconds, 61);
+    EXPECT_EQ(usage.ended_at.has_value(), usage.instance_id == a.id);
+  }
+  EXPECT_EQ(changes.transfers.size(), 2u);
+  EXPECT_TRUE(ctl_.take_changes().empty());
+}
+
 TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
   const auto instance = launch(alice_, 1);
   EXPECT_EQ(ctl_.instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);

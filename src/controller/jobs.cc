@@ -31,6 +31,8 @@ void Controller::touch_job(Job& job) {
   touched_jobs_.insert(job.id);
 }
 
+void Controller::touch_task(const Job& job, int index) { touched_tasks_.emplace(job.id, index); }
+
 Job* Controller::job_of(const Instance& instance) {
   const auto it = jobs_.find(instance.job_id);
   return it == jobs_.end() ? nullptr : &it->second;
@@ -93,7 +95,9 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   }
   job_order_.push_back(job.id);
   const std::string id = job.id;
-  touch_job(jobs_.emplace(id, std::move(job)).first->second);
+  Job& created = jobs_.emplace(id, std::move(job)).first->second;
+  touch_job(created);
+  for (const auto& task : created.tasks) touch_task(created, task.index);
   remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
   schedule();
   return CreatedJob{jobs_.at(id), false};
@@ -127,6 +131,7 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   for (auto& task : job.tasks) {
     if (model::is_final(task.state)) continue;
     task.state = JobState::kCancelled;
+    touch_task(job, task.index);
     for (const auto& member_id : task.members) {
       Instance& member = instances_.at(member_id);
       if (member.state == InstanceState::kPending) {
@@ -152,6 +157,7 @@ void Controller::member_running(const Instance& member) {
   JobTask& task = job->tasks.at(member.job_task);
   if (task.state != JobState::kQueued) return;
   task.state = JobState::kRunning;
+  touch_task(*job, task.index);
   if (!job->started_at) job->started_at = now();
   job->reason = "";
   job->state = model::derive_job_state(job->tasks);
@@ -213,6 +219,7 @@ void Controller::settle_task(Job& job, JobTask& task) {
     task.state = JobState::kFailed;
     if (!task.exit_code) task.exit_code = instances_.at(task.members.front()).exit_code;
   }
+  touch_task(job, task.index);
   job.state = model::derive_job_state(job.tasks);
   if (model::is_final(job.state) && !job.ended_at) {
     job.ended_at = now();

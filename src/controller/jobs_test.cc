@@ -60,8 +60,90 @@ TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
   auto changes = ctl_.take_changes();
   ASSERT_EQ(changes.jobs.size(), 1u);
   EXPECT_EQ(changes.jobs[0].revision, job(submitted.id).revision);
-  EXPECT_EQ(changes.instances.size(), 50u + 8u);  // created, then 8 of them placed
+  EXPECT_TRUE(changes.jobs[0].tasks.empty());  // the tasks travel as rows of their own
+  EXPECT_EQ(changes.job_tasks.size(), 50u);
+  // Each member once, as it is at the end of the batch (created, then 8 of them placed).
+  ASSERT_EQ(changes.instances.size(), 50u);
+  EXPECT_EQ(changes.instances[0].state, model::InstanceState::kStarting);
+  EXPECT_EQ(changes.instances[49].state, model::InstanceState::kPending);
+  EXPECT_EQ(changes.nodes.size(), 1u);  // the node of the 8 placed members, once
   EXPECT_TRUE(ctl_.take_changes().jobs.empty());
+}
+
+// What a store holding the ChangeSets so far would give back: job rows and task rows, upserted.
+struct StoredJobs {
+  std::map<std::string, model::Job> jobs;
+  std::map<std::pair<std::string, int>, model::JobTask> tasks;
+
+  void apply(const ChangeSet& changes) {
+    for (const auto& job : changes.jobs) jobs[job.id] = job;
+    for (const auto& change : changes.job_tasks) {
+      tasks[{change.job_id, change.task.index}] = change.task;
+    }
+  }
+  model::Job restored(const std::string& id) const {
+    model::Job job = jobs.at(id);
+    for (const auto& [key, task] : tasks) {
+      if (key.first == id) job.tasks.push_back(task);
+    }
+    return job;
+  }
+};
+
+void expect_same_job(const model::Job& stored, const model::Job& live) {
+  EXPECT_EQ(stored.state, live.state);
+  EXPECT_EQ(stored.revision, live.revision);
+  EXPECT_EQ(stored.started_at, live.started_at);
+  EXPECT_EQ(stored.ended_at, live.ended_at);
+  EXPECT_EQ(stored.reason, live.reason);
+  ASSERT_EQ(stored.tasks.size(), live.tasks.size());
+  for (size_t i = 0; i < live.tasks.size(); ++i) {
+    EXPECT_EQ(stored.tasks[i].index, live.tasks[i].index) << i;
+    EXPECT_EQ(stored.tasks[i].state, live.tasks[i].state) << i;
+    EXPECT_EQ(stored.tasks[i].attempts, live.tasks[i].attempts) << i;
+    EXPECT_EQ(stored.tasks[i].exit_code, live.tasks[i].exit_code) << i;
+    EXPECT_EQ(stored.tasks[i].members, live.tasks[i].members) << i;
+  }
+}
+
+TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndTheWrittenRowsRebuildTheJob) {
+  StoredJobs store;
+  store.apply(ctl_.take_changes());
+  auto s = job_spec(2, 5);  // four tasks fit on the node at once
+  s.retries = 1;
+  const auto submitted = submit(alice_, s);
+  store.apply(ctl_.take_changes());
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+
+  run(member(submitted.id, 0).id);  // the agent reports all four placed members running
+  auto changes = ctl_.take_changes();
+  EXPECT_EQ(changes.job_tasks.size(), 4u);
+  store.apply(changes);
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+
+  // Task 0 succeeds: its row changes, and task 4, placed in the room it left; no other task's.
+  finish(member(submitted.id, 0).id, 0);
+  changes = ctl_.take_changes();
+  std::set<int> written;
+  for (const auto& change : changes.job_tasks) written.insert(change.task.index);
+  EXPECT_EQ(written, (std::set<int>{0, 4}));
+  store.apply(changes);
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+
+  // Task 1 fails and is retried, then fails for good; then the rest is cancelled.
+  finish(member(submitted.id, 1).id, 3);
+  store.apply(ctl_.take_changes());
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  EXPECT_EQ(job(submitted.id).tasks[1].attempts, 2);
+  run(member(submitted.id, 1).id);
+  finish(member(submitted.id, 1).id, 4);
+  store.apply(ctl_.take_changes());
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  EXPECT_EQ(job(submitted.id).tasks[1].state, JobState::kFailed);
+  ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));
+  store.apply(ctl_.take_changes());
+  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  EXPECT_EQ(store.restored(submitted.id).tasks[4].state, JobState::kCancelled);
 }
 
 TEST_F(JobsTest, AFailingTaskIsRetriedThenFailsWithItsExitCode) {

@@ -220,3 +220,26 @@ def test_bad_job_queries_and_unknown_jobs(platform):
                           check=False)
     assert result.returncode == 1 and "invalid_field" in result.stderr, result.stderr
     assert len(platform.call("GET", "/v1/jobs").json()["items"]) == 1
+
+
+def test_job_tasks_survive_a_hard_kill_of_the_server(platform):
+    """Each task is stored as a row of its own (only changed tasks are written): after a SIGKILL
+    the restarted server has every task as it was acknowledged."""
+    import signal
+    job = submit(platform, {"gpu_type": "h100-80g", "gpu_count": 1, "array": 3,
+                            "command": "if [ $GPURENT_ARRAY_INDEX = 0 ]; then exit 0; fi; "
+                                       "sleep 600"})
+    wait_for(lambda: (lambda j: j if j["task_counts"].get("succeeded") == 1
+                      and j["task_counts"].get("running") == 2 else None)(
+        get_job(platform, job["id"])), JOB_TIMEOUT_S, "task 0 done and tasks 1, 2 running")
+    before = get_job(platform, job["id"])
+    platform.server.stop(sig=signal.SIGKILL)
+    platform.start()
+    after = get_job(platform, job["id"])
+    assert after["state"] == "running"
+    assert after["tasks"] == before["tasks"]
+    assert after["tasks"][0]["state"] == "succeeded" and after["tasks"][0]["exit_code"] == 0
+    assert [t["state"] for t in after["tasks"][1:]] == ["running", "running"]
+    cancelled = platform.call("POST", f"/v1/jobs/{job['id']}/cancel")
+    assert cancelled.status == 202, cancelled.body
+    assert wait_job(platform, job["id"], FINAL)["task_counts"]["cancelled"] == 2

@@ -2,12 +2,16 @@
 //
 // Objects live in one table per kind as (id, tenant_id, body JSON): the controller keeps the
 // state in memory and reads it back whole at start, so the store needs no per-field queries, and
-// adding a field to a type needs no migration. Money does not go into JSON: ledger transfers have
+// adding a field to a type needs no migration. A job's tasks are the exception: they are rows of
+// job_tasks keyed (job_id, idx) with real columns, written one by one as tasks change, so that a
+// task of an array of thousands starting does not rewrite the whole array (the job's body keeps
+// "tasks": []). Money does not go into JSON: ledger transfers have
 // real columns, an append-only table with a UNIQUE id, and a CHECK on the amount.
 #include <sqlite3.h>
 
 #include <array>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -18,7 +22,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 2> kMigrations = {
+const std::array<std::string, 3> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -45,6 +49,24 @@ const std::array<std::string, 2> kMigrations = {
     CREATE TABLE jobs (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE reservations (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE quotas (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    )sql",
+    // Tasks move out of the job's body into rows of their own.
+    R"sql(
+    CREATE TABLE job_tasks (
+      job_id TEXT NOT NULL,
+      idx INTEGER NOT NULL CHECK (idx >= 0),
+      state TEXT NOT NULL,
+      attempts INTEGER NOT NULL,
+      exit_code INTEGER,
+      members TEXT NOT NULL,
+      PRIMARY KEY (job_id, idx)
+    ) WITHOUT ROWID;
+    INSERT INTO job_tasks (job_id, idx, state, attempts, exit_code, members)
+      SELECT jobs.id, json_extract(task.value, '$.index'), json_extract(task.value, '$.state'),
+             json_extract(task.value, '$.attempts'), json_extract(task.value, '$.exit_code'),
+             json_extract(task.value, '$.members')
+      FROM jobs, json_each(jobs.body, '$.tasks') AS task;
+    UPDATE jobs SET body = json_set(body, '$.tasks', json('[]'));
     )sql",
 };
 
@@ -107,6 +129,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("nodes", snapshot.nodes));
     GPURENT_CHECK(load_objects("instances", snapshot.instances));
     GPURENT_CHECK(load_objects("jobs", snapshot.jobs));
+    GPURENT_CHECK(load_job_tasks(snapshot.jobs));
     GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
     GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
@@ -152,6 +175,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("nodes", c.nodes, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(upsert("instances", c.instances, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("jobs", c.jobs, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert_job_tasks(c.job_tasks));
     GPURENT_CHECK(
         upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
@@ -199,6 +223,79 @@ class SqliteStore final : public Store {
     if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
     for (const auto& object : objects) {
       GPURENT_CHECK(put(stmt.get(), object_id(object), tenant_of(object), Json(object).dump()));
+    }
+    return {};
+  }
+
+  Status upsert_job_tasks(const std::vector<controller::JobTaskChange>& changes) {
+    if (changes.empty()) return {};
+    // A task's members are fixed when the job is created; written again, they are the same.
+    Statement stmt(
+        db_,
+        "INSERT INTO job_tasks (job_id, idx, state, attempts, exit_code, members) "
+        "VALUES (?,?,?,?,?,?) ON CONFLICT(job_id, idx) DO UPDATE SET "
+        "state=excluded.state, attempts=excluded.attempts, exit_code=excluded.exit_code");
+    if (!stmt) return fail(db_error("prepare job task upsert"));
+    for (const auto& change : changes) {
+      const model::JobTask& task = change.task;
+      sqlite3_stmt* s = stmt.get();
+      sqlite3_reset(s);
+      bind(s, 1, change.job_id);
+      sqlite3_bind_int(s, 2, task.index);
+      bind(s, 3, model::to_string(task.state));
+      sqlite3_bind_int(s, 4, task.attempts);
+      if (task.exit_code) {
+        sqlite3_bind_int(s, 5, *task.exit_code);
+      } else {
+        sqlite3_bind_null(s, 5);
+      }
+      bind(s, 6, Json(task.members).dump());
+      if (sqlite3_step(s) != SQLITE_DONE) {
+        return fail(db_error(fmt::format("write task {} of job {}", task.index, change.job_id)));
+      }
+    }
+    return {};
+  }
+
+  // Puts each job's task rows back into it, in index order; a missing index is corruption.
+  Status load_job_tasks(std::vector<model::Job>& jobs) {
+    std::unordered_map<std::string, model::Job*> by_id;
+    for (auto& job : jobs) by_id.emplace(job.id, &job);
+    Statement stmt(db_,
+                   "SELECT job_id, idx, state, attempts, exit_code, members FROM job_tasks "
+                   "ORDER BY job_id, idx");
+    if (!stmt) return fail(db_error("read job_tasks"));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      sqlite3_stmt* s = stmt.get();
+      const std::string job_id = text(s, 0);
+      model::JobTask task;
+      task.index = sqlite3_column_int(s, 1);
+      const auto job = by_id.find(job_id);
+      const auto corrupt = [&](std::string_view what) {
+        return fail(Error::internal(
+            fmt::format("corrupt record job_tasks/{}/{}: {}", job_id, task.index, what)));
+      };
+      if (job == by_id.end()) return corrupt("no such job");
+      if (static_cast<size_t>(task.index) != job->second->tasks.size()) {
+        return corrupt("tasks are not numbered 0, 1, 2, ...");
+      }
+      if (!model::parse_job_state(text(s, 2), &task.state)) return corrupt("unknown state");
+      task.attempts = sqlite3_column_int(s, 3);
+      if (sqlite3_column_type(s, 4) != SQLITE_NULL) task.exit_code = sqlite3_column_int(s, 4);
+      try {  // nlohmann reports a corrupt record by throwing
+        task.members = Json::parse(text(s, 5)).get<std::vector<std::string>>();
+      } catch (const std::exception& e) {
+        return corrupt(e.what());
+      }
+      job->second->tasks.push_back(std::move(task));
+    }
+    if (rc != SQLITE_DONE) return fail(db_error("read job_tasks"));
+    for (const auto& job : jobs) {
+      if (job.tasks.size() != static_cast<size_t>(job.spec.array)) {
+        return fail(Error::internal(fmt::format("corrupt record jobs/{}: {} of its {} tasks stored",
+                                                job.id, job.tasks.size(), job.spec.array)));
+      }
     }
     return {};
   }

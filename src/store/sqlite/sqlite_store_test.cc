@@ -1,9 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "common/random.h"
 #include "controller/controller.h"
+#include "model/codec.h"
 #include "store/store.h"
 
 namespace gpurent::store {
@@ -127,6 +132,120 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_EQ(restored.desired_state(node->node_id)->generation,
             ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore);
   EXPECT_EQ(restored.desired_state(node->node_id)->workloads.size(), 1u);
+}
+
+model::Job job_with_tasks(const std::string& id, int tasks) {
+  model::Job job;
+  job.id = id;
+  job.tenant_id = "t-1";
+  job.spec.task.gpu_types = {"h100-80g"};
+  job.spec.task.command = {"true"};
+  job.spec.array = tasks;
+  job.created_at = from_unix_ms(1000);
+  job.revision = 1;
+  for (int i = 0; i < tasks; ++i) {
+    job.tasks.push_back({i, model::JobState::kQueued, 0, std::nullopt, {fmt::format("i-{}", i)}});
+  }
+  return job;
+}
+
+TEST_F(SqliteStoreTest, JobTasksAreRowsWrittenOneByOneAndComeBackInTheirJob) {
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  model::Job job = job_with_tasks("j-1", 3);
+  controller::ChangeSet created;
+  for (const auto& task : job.tasks) created.job_tasks.push_back({job.id, task});
+  created.jobs.push_back(job);
+  created.jobs.back().tasks.clear();
+  ASSERT_TRUE((*store)->commit(created));
+
+  controller::ChangeSet started;  // only task 1 changes
+  model::JobTask task = job.tasks[1];
+  task.state = model::JobState::kFailed;
+  task.attempts = 2;
+  task.exit_code = 3;
+  task.members.clear();  // members are kept from the first write
+  started.job_tasks.push_back({job.id, task});
+  ASSERT_TRUE((*store)->commit(started));
+
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->jobs.size(), 1u);
+  const auto& tasks = snapshot->jobs[0].tasks;
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0].state, model::JobState::kQueued);
+  EXPECT_EQ(tasks[0].exit_code, std::nullopt);
+  EXPECT_EQ(tasks[1].state, model::JobState::kFailed);
+  EXPECT_EQ(tasks[1].attempts, 2);
+  EXPECT_EQ(tasks[1].exit_code, 3);
+  EXPECT_EQ(tasks[1].members, std::vector<std::string>{"i-1"});
+  EXPECT_EQ(tasks[2].members, std::vector<std::string>{"i-2"});
+
+  // A job missing a task row is reported, not restored with a hole.
+  controller::ChangeSet partial;
+  partial.jobs.push_back(job_with_tasks("j-2", 2));
+  partial.jobs.back().tasks.clear();
+  partial.job_tasks.push_back({"j-2", job.tasks[0]});
+  ASSERT_TRUE((*store)->commit(partial));
+  EXPECT_FALSE((*store)->load());
+}
+
+TEST_F(SqliteStoreTest, ASchemaVersion2DatabaseHasItsJobTasksMovedIntoRows) {
+  {  // the layout before job_tasks: the tasks in the job's body
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    model::Job job = job_with_tasks("j-old", 2);
+    job.tasks[0].state = model::JobState::kSucceeded;
+    job.tasks[0].exit_code = 0;
+    job.tasks[0].attempts = 1;
+    const std::string sql = fmt::format(
+        "CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE TABLE join_tokens (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT "
+        "NULL);"
+        "CREATE TABLE nodes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE TABLE instances (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE TABLE usage_records (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT "
+        "NULL);"
+        "CREATE TABLE idempotency_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT "
+        "NOT NULL);"
+        "CREATE TABLE ledger_transfers (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL "
+        "UNIQUE, at_ms INTEGER NOT NULL, from_account TEXT NOT NULL, to_account TEXT NOT NULL, "
+        "amount_micros INTEGER NOT NULL, kind TEXT NOT NULL, tenant_id TEXT NOT NULL, reference "
+        "TEXT NOT NULL);"
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE TABLE reservations (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT "
+        "NULL);"
+        "CREATE TABLE quotas (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "INSERT INTO jobs VALUES ('j-old', 't-1', '{}');"
+        "PRAGMA user_version=2;",
+        Json(job).dump());
+    char* message = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK)
+        << (message ? message : "");
+    sqlite3_close(db);
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store) << store.error().message;
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->jobs.size(), 1u);
+  const auto& tasks = snapshot->jobs[0].tasks;
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].state, model::JobState::kSucceeded);
+  EXPECT_EQ(tasks[0].exit_code, 0);
+  EXPECT_EQ(tasks[0].attempts, 1);
+  EXPECT_EQ(tasks[1].state, model::JobState::kQueued);
+  EXPECT_EQ(tasks[1].exit_code, std::nullopt);
+  EXPECT_EQ(tasks[1].members, std::vector<std::string>{"i-1"});
+
+  // From now on a task changes alone.
+  controller::ChangeSet changed;
+  model::JobTask task = tasks[1];
+  task.state = model::JobState::kRunning;
+  changed.job_tasks.push_back({"j-old", task});
+  ASSERT_TRUE((*store)->commit(changed));
+  EXPECT_EQ((*store)->load()->jobs[0].tasks[1].state, model::JobState::kRunning);
 }
 
 }  // namespace
