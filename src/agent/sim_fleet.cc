@@ -575,7 +575,8 @@ class Fleet {
     }
   }
 
-  // Uploads the logs the server lacks, then reports (the order SimWorkloads relies on).
+  // Uploads the logs that are due, then reports (the order SimWorkloads relies on: an exit goes
+  // after its log; a start goes at once, its log with a later sync).
   asio::awaitable<Status> sync(SimNode& node) {
     const std::string& credential = node.identity->credential;
     for (const auto& key : node.workloads.unsent_logs()) {

@@ -111,7 +111,9 @@ std::optional<SimWorkloads::Time> SimWorkloads::next_exit() const {
 std::vector<WorkloadKey> SimWorkloads::unsent_logs() const {
   std::vector<WorkloadKey> keys;
   for (const auto& [key, run] : runs_) {
-    if (!run.log_sent) keys.push_back(key);
+    if (!run.log_sent && (run.reported || run.phase == model::WorkloadPhase::kExited)) {
+      keys.push_back(key);
+    }
   }
   return keys;
 }
@@ -134,9 +136,10 @@ model::NodeReport SimWorkloads::report() const {
 
 void SimWorkloads::reported(const model::NodeReport& sent) {
   for (const auto& status : sent.workloads) {
-    if (status.phase != model::WorkloadPhase::kExited) continue;
     const auto it = runs_.find({status.instance_id, status.run});
     if (it == runs_.end()) continue;
+    it->second.reported = true;
+    if (status.phase != model::WorkloadPhase::kExited) continue;
     if (wanted_.contains(it->first)) {
       it->second.exit_reported = true;
     } else {

@@ -12,8 +12,10 @@
 //
 // Logs and reports follow the Reconciler's rules for real runs: a run's log (the one line
 // kSimLogLine) goes to the server once, before its exit is reported; until then the run is
-// reported as running. report() is the complete set of tracked runs, with the generation last
-// converged to as applied_generation.
+// reported as running. A run's log is not due before the server has taken a report of the run
+// running (or the run has exited): a run's start is reported without waiting for its log, which
+// on a large fleet would put one log upload per run ahead of every first report. report() is the
+// complete set of tracked runs, with the generation last converged to as applied_generation.
 //
 // Time is passed in (steady_clock), so tests drive it. Not thread-safe: one owner.
 #pragma once
@@ -47,13 +49,13 @@ class SimWorkloads {
   // When the next running run's duration ends, if any has one.
   std::optional<Time> next_exit() const;
 
-  // The runs whose log the server does not have yet.
+  // The runs whose log is due (see above) and that the server does not have yet.
   std::vector<WorkloadKey> unsent_logs() const;
   // The server took the log, or refused it for good: either way it is not sent again.
   void log_sent(const WorkloadKey& key);
 
   model::NodeReport report() const;
-  // The server accepted `sent`: the exits in it are known there.
+  // The server accepted `sent`: the runs in it, and their exits, are known there.
   void reported(const model::NodeReport& sent);
 
   size_t size() const { return runs_.size(); }
@@ -65,6 +67,7 @@ class SimWorkloads {
     std::optional<int> exit_code;
     std::string message;
     bool log_sent = false;
+    bool reported = false;  // the server took a report with this run
     bool exit_reported = false;
   };
   static void end_run(Run& run, int code, std::string message = {});

@@ -45,6 +45,9 @@ TEST_F(SimWorkloadsTest, ADesiredRunIsRunningAtOnceAndItsLogIsOneLine) {
   EXPECT_EQ(report.applied_generation, 1);
   ASSERT_EQ(report.workloads.size(), 1u);
   EXPECT_EQ(report.workloads[0].phase, WorkloadPhase::kRunning);
+  // The start is reported first; the log is due once the server has taken that report.
+  EXPECT_TRUE(workloads_.unsent_logs().empty());
+  workloads_.reported(report);
   EXPECT_EQ(workloads_.unsent_logs(), (std::vector<WorkloadKey>{{"i-a", 1}}));
   EXPECT_FALSE(workloads_.next_exit());
   EXPECT_TRUE(kSimLogLine.ends_with("\n"));
@@ -62,8 +65,10 @@ TEST_F(SimWorkloadsTest, ARunWithADurationExitsWithZeroWhenItEnds) {
   EXPECT_TRUE(workloads_.advance(t0_ + milliseconds(2500)));
   EXPECT_FALSE(workloads_.next_exit());
 
-  // Until its log is on the server, the exit is not reported.
+  // Until its log is on the server, the exit is not reported; an exited run's log is due even
+  // if its start was never reported.
   EXPECT_EQ(workloads_.report().workloads[0].phase, WorkloadPhase::kRunning);
+  EXPECT_EQ(workloads_.unsent_logs(), (std::vector<WorkloadKey>{{"i-a", 1}}));
   const auto status = synced("i-a");
   ASSERT_TRUE(status);
   EXPECT_EQ(status->phase, WorkloadPhase::kExited);

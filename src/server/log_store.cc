@@ -28,12 +28,16 @@ std::string LogStore::path_of(std::string_view instance_id, int64_t run) const {
 int64_t LogStore::size(std::string_view instance_id, int64_t run) const {
   const std::string path = path_of(instance_id, run);
   std::error_code ec;
-  if (std::ifstream in(sidecar(path)); in) {
-    int64_t logical = 0;
-    if (in >> logical) return logical;
-  }
   const auto bytes = fs::file_size(path, ec);
-  return ec ? 0 : static_cast<int64_t>(bytes);
+  if (ec) return 0;
+  // Only a capped log has a sidecar, and a capped log holds at least kMaxRunLogBytes.
+  if (static_cast<int64_t>(bytes) >= kMaxRunLogBytes) {
+    if (std::ifstream in(sidecar(path)); in) {
+      int64_t logical = 0;
+      if (in >> logical) return logical;
+    }
+  }
+  return static_cast<int64_t>(bytes);
 }
 
 Result<int64_t> LogStore::append(std::string_view instance_id, int64_t run, int64_t offset,
@@ -47,12 +51,23 @@ Result<int64_t> LogStore::append(std::string_view instance_id, int64_t run, int6
   if (skip >= static_cast<int64_t>(data.size())) return current;  // nothing new
   data.remove_prefix(static_cast<size_t>(skip));
   const std::string path = path_of(instance_id, run);
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec)
-    return fail(Error::internal(fmt::format("cannot create log directory: {}", ec.message())));
+  const auto make_directory = [&]() -> Status {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) {
+      return fail(Error::internal(fmt::format("cannot create log directory: {}", ec.message())));
+    }
+    made_directories_.emplace(instance_id);
+    return {};
+  };
+  const bool known = made_directories_.contains(std::string(instance_id));
+  if (!known) GPURENT_CHECK(make_directory());
   const int64_t logical = current + static_cast<int64_t>(data.size());
   std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!out && known) {  // removed behind this store's back: made again
+    GPURENT_CHECK(make_directory());
+    out.open(path, std::ios::binary | std::ios::app);
+  }
   if (!out) return fail(Error::internal(fmt::format("cannot open {}", path)));
   if (current < kMaxRunLogBytes) {
     const auto room = static_cast<size_t>(kMaxRunLogBytes - current);

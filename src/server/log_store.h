@@ -5,11 +5,14 @@
 // log is capped at kMaxRunLogBytes: beyond it a single marker line is written and the rest is
 // acknowledged but dropped, so a chatty workload cannot fill the server's disk.
 // Not thread-safe (used from the server's I/O thread). Instance ids are validated by the caller.
+// Cost per upload: a stat, and an open + write; the instance's directory is made on its first
+// upload only (this store remembers which it made or found).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "common/result.h"
 
@@ -34,6 +37,7 @@ class LogStore {
  private:
   std::string path_of(std::string_view instance_id, int64_t run) const;
   std::string directory_;
+  std::unordered_set<std::string> made_directories_;  // instance ids whose directory exists
 };
 
 }  // namespace gpurent::server
