@@ -870,6 +870,12 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   return desired;
 }
 
+Result<int64_t> Controller::desired_generation(std::string_view node_id) const {
+  const auto node = nodes_.find(node_id);
+  if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
+  return node->second.generation;
+}
+
 Result<int64_t> Controller::apply_report(std::string_view node_id,
                                          const model::NodeReport& report) {
   const auto node_it = nodes_.find(node_id);

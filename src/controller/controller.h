@@ -195,6 +195,9 @@ class Controller {
                                                   std::string credential,
                                                   std::string credential_hash);
   Result<model::DesiredState> desired_state(std::string_view node_id) const;
+  // The generation of the node's desired set, without building the set (a long-poll checks it on
+  // every wake-up, and builds the set only to answer).
+  Result<int64_t> desired_generation(std::string_view node_id) const;
   // Applies a node's report (also its heartbeat); returns the node's current generation.
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
   std::vector<const model::Node*> nodes(const model::Principal& caller) const;

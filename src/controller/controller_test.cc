@@ -58,6 +58,8 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
   }
   ASSERT_EQ(changes.nodes.size(), 1u);
   EXPECT_EQ(changes.nodes[0].generation, ctl_.desired_state(node_)->generation);
+  EXPECT_EQ(*ctl_.desired_generation(node_), ctl_.desired_state(node_)->generation);
+  EXPECT_EQ(ctl_.desired_generation("n-unknown").error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(changes.usage.size(), 2u);
   EXPECT_EQ(changes.changed_instances, (std::set<std::string>{a.id, b.id}));
 

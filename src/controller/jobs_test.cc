@@ -91,6 +91,7 @@ struct StoredJobs {
 };
 
 void expect_same_job(const model::Job& stored, const model::Job& live) {
+  EXPECT_EQ(live.state, model::derive_job_state(live.tasks));
   EXPECT_EQ(stored.state, live.state);
   EXPECT_EQ(stored.revision, live.revision);
   EXPECT_EQ(stored.started_at, live.started_at);

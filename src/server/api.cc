@@ -997,11 +997,14 @@ struct Api::Impl {
     if (!wait_s) co_return problem_response(wait_s.error());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait_s);
     for (;;) {
-      auto state = ctl().desired_state(node);
-      if (!state) co_return problem_response(state.error());
+      auto generation = ctl().desired_generation(node);
+      if (!generation) co_return problem_response(generation.error());
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (state->generation > *after || left.count() <= 0) {
+      if (*generation > *after || left.count() <= 0) {
+        // Built now, before the barrier: everything in it was queued for commit before it.
+        auto state = ctl().desired_state(node);
+        if (!state) co_return problem_response(state.error());
         // Only committed state may be acted on: were this set lost in a crash, the agent would
         // run work the restarted server never placed.
         co_await host.durable();
