@@ -112,6 +112,7 @@ Status Controller::restore(Snapshot snapshot) {
   std::sort(job_order_.begin(), job_order_.end(), [this](const auto& a, const auto& b) {
     return std::tie(jobs_.at(a).created_at, a) < std::tie(jobs_.at(b).created_at, b);
   });
+  for (size_t i = 0; i < job_order_.size(); ++i) job_position_[job_order_[i]] = i;
   for (auto& reservation : snapshot.reservations) {
     reservations_.emplace(reservation.id, std::move(reservation));
   }

@@ -84,6 +84,16 @@ struct InstancePage {
   std::optional<std::string> next_cursor;
 };
 
+struct JobFilter {
+  std::optional<std::string> tenant_id;  // operators only
+  std::optional<model::JobState> state;
+};
+
+struct JobPage {
+  std::vector<const model::Job*> items;
+  std::optional<std::string> next_cursor;
+};
+
 struct NewApiKey {
   std::string tenant_id;  // empty: the caller's tenant
   model::Role role = model::Role::kTenant;
@@ -169,8 +179,10 @@ class Controller {
                                 std::string fingerprint);
   Result<const model::Job*> job(const model::Principal& caller, std::string_view id) const;
   // In creation order; operators may filter by tenant (else they see all).
-  std::vector<const model::Job*> jobs(const model::Principal& caller,
-                                      std::optional<std::string> tenant_id) const;
+  // A page of the jobs the caller sees, in creation order, after the job named by `cursor`
+  // (empty: from the first); next_cursor names the last item when more may follow.
+  Result<JobPage> list_jobs(const model::Principal& caller, const JobFilter& filter,
+                            std::string_view cursor, size_t limit) const;
   // Withdraws queued members and stops running ones; the unfinished tasks end cancelled.
   Result<model::Job> cancel_job(const model::Principal& caller, std::string_view id);
 
@@ -357,7 +369,8 @@ class Controller {
   int64_t profile_refreshed_at_ = 0;
   std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
   std::map<std::string, model::Job, std::less<>> jobs_;
-  std::vector<std::string> job_order_;
+  std::vector<std::string> job_order_;                    // creation order, for listings
+  std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
   // Changed since take_changes() and copied once there (instances: changes_.changed_instances
   // holds the same ids, in order; nodes and usage keep the order they were first touched in).
   std::vector<std::string> touched_instances_;

@@ -93,6 +93,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
     }
     job.tasks.push_back(std::move(task));
   }
+  job_position_[job.id] = job_order_.size();
   job_order_.push_back(job.id);
   const std::string id = job.id;
   Job& created = jobs_.emplace(id, std::move(job)).first->second;
@@ -111,15 +112,31 @@ Result<const Job*> Controller::job(const Principal& caller, std::string_view id)
   return &it->second;
 }
 
-std::vector<const Job*> Controller::jobs(const Principal& caller,
-                                         std::optional<std::string> tenant_id) const {
-  const std::optional<std::string> tenant = caller.is_operator() ? tenant_id : caller.tenant_id;
-  std::vector<const Job*> out;
-  for (const auto& id : job_order_) {
-    const Job& job = jobs_.at(id);
-    if (!tenant || job.tenant_id == *tenant) out.push_back(&job);
+Result<JobPage> Controller::list_jobs(const Principal& caller, const JobFilter& filter,
+                                      std::string_view cursor, size_t limit) const {
+  size_t position = 0;
+  if (!cursor.empty()) {
+    const auto it = job_position_.find(std::string(cursor));
+    // A cursor names a job; one the caller may not see is as unknown as a made-up one.
+    if (it == job_position_.end() || !job(caller, cursor)) {
+      return fail(Error::invalid("invalid_query", "unknown cursor"));
+    }
+    position = it->second + 1;
   }
-  return out;
+  const std::optional<std::string> tenant =
+      caller.is_operator() ? filter.tenant_id : caller.tenant_id;
+  JobPage page;
+  for (; position < job_order_.size(); ++position) {
+    const Job& job = jobs_.at(job_order_[position]);
+    if (tenant && job.tenant_id != *tenant) continue;
+    if (filter.state && job.state != *filter.state) continue;
+    if (page.items.size() == limit) {
+      page.next_cursor = page.items.back()->id;
+      break;
+    }
+    page.items.push_back(&job);
+  }
+  return page;
 }
 
 Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id) {

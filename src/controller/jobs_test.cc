@@ -147,6 +147,57 @@ TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndTheWrittenRowsRebuildTheJob) {
   EXPECT_EQ(store.restored(submitted.id).tasks[4].state, JobState::kCancelled);
 }
 
+TEST_F(JobsTest, JobListingsArePagesInCreationOrderFilteredByTenantAndState) {
+  std::vector<std::string> mine;
+  for (int i = 0; i < 5; ++i) mine.push_back(submit(alice_, job_spec(8)).id);  // 1 runs
+  const auto theirs = submit(bob_, job_spec(1)).id;
+  std::vector<std::string> seen;
+  std::string cursor;
+  for (int page = 0;; ++page) {
+    auto listed = ctl_.list_jobs(alice_, {}, cursor, 2);
+    ASSERT_TRUE(listed) << listed.error().message;
+    EXPECT_LE(listed->items.size(), 2u);
+    for (const auto* job : listed->items) seen.push_back(job->id);
+    if (!listed->next_cursor) break;
+    cursor = *listed->next_cursor;
+    ASSERT_LT(page, 3);
+  }
+  EXPECT_EQ(seen, mine);  // bob's is not alice's to see, even with tenant set
+  EXPECT_EQ(ctl_.list_jobs(alice_, {.tenant_id = bob_.tenant_id}, "", 10)->items.size(), 5u);
+  EXPECT_EQ(ctl_.list_jobs(alice_, {}, theirs, 10).error().code, "invalid_query");
+  EXPECT_EQ(ctl_.list_jobs(alice_, {}, "j-made-up", 10).error().code, "invalid_query");
+  const auto queued = ctl_.list_jobs(admin_, {.state = JobState::kQueued}, "", 10);
+  ASSERT_EQ(queued->items.size(), 5u);  // alice's first was placed: it runs
+  EXPECT_EQ(queued->items[0]->id, mine[1]);
+  EXPECT_EQ(queued->items[4]->id, theirs);
+  EXPECT_FALSE(queued->next_cursor);
+  const auto bobs = ctl_.list_jobs(admin_, {.tenant_id = bob_.tenant_id}, "", 10);
+  ASSERT_EQ(bobs->items.size(), 1u);
+  EXPECT_EQ(bobs->items[0]->id, theirs);
+}
+
+TEST_F(JobsTest, RestoredJobsAreListedInCreationOrderWithWorkingCursors) {
+  Snapshot snapshot;
+  for (const auto& [id, ms] : {std::pair{"j-c", 3}, {"j-a", 1}, {"j-b", 2}}) {
+    model::Job job;
+    job.id = id;
+    job.tenant_id = alice_.tenant_id;
+    job.created_at = from_unix_ms(ms);
+    job.state = JobState::kSucceeded;
+    snapshot.jobs.push_back(job);
+  }
+  Controller restored(clock_, {.seed = 1});
+  ASSERT_TRUE(restored.restore(std::move(snapshot)));
+  const auto first = restored.list_jobs(admin_, {}, "", 2);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->items.size(), 2u);
+  EXPECT_EQ(first->items[0]->id, "j-a");
+  EXPECT_EQ(first->next_cursor, "j-b");
+  const auto rest = restored.list_jobs(admin_, {}, "j-b", 2);
+  ASSERT_EQ(rest->items.size(), 1u);
+  EXPECT_EQ(rest->items[0]->id, "j-c");
+}
+
 TEST_F(JobsTest, AFailingTaskIsRetriedThenFailsWithItsExitCode) {
   auto s = job_spec(1);
   s.retries = 2;

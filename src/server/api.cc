@@ -744,14 +744,8 @@ struct Api::Impl {
       return create_job(caller, request);
     });
     keyed("GET", "/v1/jobs",
-          [this](const Principal& caller, Request& request,
-                 const PathParams&) -> asio::awaitable<Response> {
-            Json items = Json::array();
-            for (const auto* job : ctl().jobs(caller, query_string(request, "tenant"))) {
-              items.push_back(job_view(*job));
-            }
-            co_return json_response(200, whole_list(std::move(items)));
-          });
+          [this](const Principal& caller, Request& request, const PathParams&)
+              -> asio::awaitable<Response> { co_return list_jobs(caller, request); });
     keyed("GET", "/v1/jobs/{id}",
           [this](const Principal& caller, Request& request,
                  const PathParams& params) -> asio::awaitable<Response> {
@@ -812,6 +806,30 @@ struct Api::Impl {
             co_return result_response(200, ctl().quota(caller, params.find("id")->second),
                                       quota_view);
           });
+  }
+
+  // Paginated like the instances: a listing of thousands of jobs is thousands of views.
+  Response list_jobs(const Principal& caller, const Request& request) {
+    auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+    if (!limit) return problem_response(limit.error());
+    controller::JobFilter filter;
+    filter.tenant_id = query_string(request, "tenant");
+    if (auto state = query_string(request, "state")) {
+      model::JobState parsed;
+      if (!model::parse_job_state(*state, &parsed)) {
+        return problem_response(
+            Error::invalid("invalid_query", fmt::format("unknown state '{}'", *state)));
+      }
+      filter.state = parsed;
+    }
+    auto page = ctl().list_jobs(caller, filter, query_string(request, "cursor").value_or(""),
+                                static_cast<size_t>(*limit));
+    if (!page) return problem_response(page.error());
+    Json items = Json::array();
+    for (const auto* job : page->items) items.push_back(job_view(*job));
+    return json_response(
+        200, {{"items", std::move(items)},
+              {"next_cursor", page->next_cursor ? Json(*page->next_cursor) : Json(nullptr)}});
   }
 
   asio::awaitable<Response> create_job(const Principal& caller, Request& request) {

@@ -220,6 +220,30 @@ def test_bad_job_queries_and_unknown_jobs(platform):
                           check=False)
     assert result.returncode == 1 and "invalid_field" in result.stderr, result.stderr
     assert len(platform.call("GET", "/v1/jobs").json()["items"]) == 1
+    problem(platform.call("GET", "/v1/jobs?state=sleeping"), 400, "invalid_query")
+    problem(platform.call("GET", "/v1/jobs?limit=0"), 400, "invalid_query")
+    problem(platform.call("GET", "/v1/jobs?cursor=j-nope"), 400, "invalid_query")
+
+
+def test_job_listing_is_paginated_and_filtered_by_state(platform):
+    ids = [submit(platform, {"gpu_type": "h100-80g", "command": "true"})["id"] for _ in range(5)]
+    for job_id in ids:
+        wait_job(platform, job_id, "succeeded")
+    seen, cursor = [], None
+    while True:
+        page = platform.call("GET", "/v1/jobs?limit=2" + (f"&cursor={cursor}" if cursor else ""))
+        assert page.status == 200, page.body
+        assert len(page.json()["items"]) <= 2
+        seen += [j["id"] for j in page.json()["items"]]
+        cursor = page.json()["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ids  # in creation order, each once
+    assert platform.call("GET", "/v1/jobs?state=queued").json()["items"] == []
+    assert len(platform.call("GET", "/v1/jobs?state=succeeded").json()["items"]) == 5
+    # The CLI follows the cursors.
+    listed = json.loads(platform.cli("job", "ls", "-o", "json").stdout)
+    assert [j["id"] for j in listed] == ids
 
 
 def test_job_tasks_survive_a_hard_kill_of_the_server(platform):
