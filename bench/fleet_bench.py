@@ -403,6 +403,10 @@ def run_separate(client, tasks, procs, threads, limit_s, list_poll_s):
             t_done = time.monotonic() - t0
             break
         time.sleep(list_poll_s)
+    result["all_running_s"] = t_done
+    result["running_at_end"] = running
+    result["list_polls"] = polls
+    result["list_cost_ms"] = sorted(list_cost)[len(list_cost) // 2] * 1000 if list_cost else None
     started = [parse_time(j["started_at"]) for j in jobs if j.get("started_at")]
     created = [parse_time(j["created_at"]) for j in jobs]
     if started:
