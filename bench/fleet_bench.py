@@ -506,6 +506,7 @@ class Platform:
         self.exits["fleet"] = stop(self.fleet, wait_s)
         self.exits["dev"] = stop(self.dev, wait_s)
         if self.keep_dir:
+            os.makedirs(self.keep_dir, exist_ok=True)
             for name in ("dev.log", "fleet.log"):
                 source = os.path.join(self.workdir, name)
                 if os.path.exists(source):

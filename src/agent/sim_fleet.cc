@@ -313,6 +313,7 @@ class Fleet {
     GPURENT_TRY(server, find_server(options_.server_url, &stopping_));
     server_ = std::move(server);
     pool_ = std::make_unique<ConnectionPool>(io_, server_, kSimPoolConnections);
+    register_pool_ = std::make_unique<ConnectionPool>(io_, server_, kSimRegisterConnections);
 
     const int gpus = static_cast<int>(layout.size());
     base_.cpu_count = kSimCpusPerGpu * gpus;
@@ -349,7 +350,8 @@ class Fleet {
           fmt::format("{} of the {} simulated nodes have no identity yet; give a join token",
                       without_identity, nodes_.size())));
     }
-    raise_open_file_limit(nodes_.size() + kSimPoolConnections + kSpareFiles);
+    raise_open_file_limit(nodes_.size() + kSimPoolConnections + kSimRegisterConnections +
+                          kSpareFiles);
     return {};
   }
 
@@ -392,6 +394,7 @@ class Fleet {
     signals_.cancel(ignored);
     log_timer_.cancel();
     pool_->close();
+    register_pool_->close();
     for (auto& node : nodes_) {
       node->poll.close();
       node->poll_timer.cancel();
@@ -437,12 +440,13 @@ class Fleet {
     co_return !stopping_;
   }
 
-  asio::awaitable<Result<client::HttpResponse>> call_pooled(const routes::Call& call,
+  asio::awaitable<Result<client::HttpResponse>> call_pooled(ConnectionPool& pool,
+                                                            const routes::Call& call,
                                                             std::string_view bearer) {
-    Connection* connection = co_await pool_->acquire();
+    Connection* connection = co_await pool.acquire();
     if (!connection) co_return failed_call(stopped_error());
     auto response = co_await connection->send(call, bearer, kHttpSlack);
-    pool_->release(connection);
+    pool.release(connection);
     co_return response;
   }
 
@@ -482,7 +486,7 @@ class Fleet {
     const routes::Call call = routes::register_call(registration);
     for (int failures = 1; !stopping_; ++failures) {
       const auto began = SteadyClock::now();
-      auto response = co_await call_pooled(call, options_.join_token);
+      auto response = co_await call_pooled(*register_pool_, call, options_.join_token);
       auto result = answer<model::RegistrationResult>(std::move(response), routes::register_answer);
       if (result) {
         Identity identity{result->node_id, result->credential};
@@ -581,13 +585,13 @@ class Fleet {
     const std::string& credential = node.identity->credential;
     for (const auto& key : node.workloads.unsent_logs()) {
       auto response = co_await call_pooled(
-          routes::logs_call(key.instance_id, key.run, 0, kSimLogLine), credential);
+          *pool_, routes::logs_call(key.instance_id, key.run, 0, kSimLogLine), credential);
       auto size = answer<int64_t>(std::move(response), routes::logs_answer);
       if (!size && retryable(size.error())) co_return fail(std::move(size).error());
       node.workloads.log_sent(key);  // taken, or refused for good: the exit goes without it
     }
     const model::NodeReport report = node.workloads.report();
-    auto response = co_await call_pooled(routes::report_call(report), credential);
+    auto response = co_await call_pooled(*pool_, routes::report_call(report), credential);
     auto reported = answer<void>(std::move(response), routes::report_answer);
     if (reported) node.workloads.reported(report);
     co_return reported;
@@ -614,7 +618,8 @@ class Fleet {
   asio::signal_set signals_{io_, SIGINT, SIGTERM};
   asio::steady_timer log_timer_{io_};
   Server server_;
-  std::unique_ptr<ConnectionPool> pool_;
+  std::unique_ptr<ConnectionPool> pool_;           // reports and log uploads
+  std::unique_ptr<ConnectionPool> register_pool_;  // registrations
   std::vector<std::unique_ptr<SimNode>> nodes_;
   model::NodeRegistration base_;  // what every node registers, but its name and GPUs
   std::string prefix_;

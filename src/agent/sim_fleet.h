@@ -11,10 +11,13 @@
 // Each node long-polls its desired state on a keep-alive connection of its own, runs its workloads
 // in a SimWorkloads (no processes: see sim_workloads.h), and reports at once after every change and
 // otherwise about every kSimReportInterval (each node's period differs a little, so that nodes
-// started together do not keep reporting together). Registrations, reports and log uploads share
-// kSimPoolConnections connections, which also bounds the registrations in flight. The server thus
-// sees N + kSimPoolConnections connections, and accepts 10,000 by default: hence kMaxSimNodes. The
-// open-file limit is raised to what that needs (up to the hard limit).
+// started together do not keep reporting together). Reports and log uploads share
+// kSimPoolConnections connections; registrations have kSimRegisterConnections of their own (which
+// also bounds the registrations in flight), so that the reports of nodes already registered never
+// wait behind thousands of queued registrations (they would miss the server's heartbeat timeout
+// and be marked down). The server thus sees N + kSimPoolConnections + kSimRegisterConnections
+// connections, and accepts 10,000 by default: hence kMaxSimNodes. The open-file limit is raised to
+// what that needs (up to the hard limit).
 //
 // Threads: the caller's runs every node as coroutines on one io_context; kSimFileThreads threads
 // do the blocking file work (the fsyncs of identities and GPU ids), so that it never stalls the
@@ -41,6 +44,7 @@ namespace gpurent::agent {
 
 inline constexpr int kMaxSimNodes = 9'000;
 inline constexpr size_t kSimPoolConnections = 64;
+inline constexpr size_t kSimRegisterConnections = 16;
 inline constexpr int kSimFileThreads = 4;
 inline constexpr std::chrono::seconds kSimReportInterval{3};  // the server's timeout is 10 s
 inline constexpr std::chrono::seconds kSimLogInterval{10};

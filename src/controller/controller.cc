@@ -1044,10 +1044,13 @@ void Controller::enforce_balances() {
   }
 }
 
+void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
+
 void Controller::tick() {
   const Timestamp t = now();
   for (auto& [id, node] : nodes_) {
-    if (node.state == NodeState::kReady && t - node.last_heartbeat > options_.heartbeat_timeout) {
+    const Timestamp silent_since = std::max(node.last_heartbeat, silence_counted_from_);
+    if (node.state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
       mark_node_down(node);
     }
   }

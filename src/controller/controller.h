@@ -235,6 +235,11 @@ class Controller {
   // --- Time --------------------------------------------------------------------------------
   // Marks silent nodes down, places pending instances, meters running ones, enforces balances.
   void tick();
+  // The host was not listening until now (its thread was stalled): reports may have waited
+  // unread, so no node is marked down for silence before now + heartbeat_timeout. Billing still
+  // ends at a node's last report if it does go down.
+  void forgive_silence_until_now();
+  Timestamp silence_counted_from() const { return silence_counted_from_; }
 
  private:
   Timestamp now() const { return clock_.now(); }
@@ -388,6 +393,7 @@ class Controller {
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
   Timestamp last_billing_{};
+  Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 
   ChangeSet changes_;
 };

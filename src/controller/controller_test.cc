@@ -172,6 +172,23 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 12);
 }
 
+TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  const Timestamp last_report = clock_.now();
+  clock_.advance(Millis(9'000));
+  ctl_.forgive_silence_until_now();  // the host's thread was stalled until now
+  EXPECT_EQ(ctl_.silence_counted_from(), clock_.now());
+  clock_.advance(Millis(9'000));  // 18 s since the report, 9 s since the host listened again
+  ctl_.tick();
+  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kReady);
+  clock_.advance(Millis(1'500));  // now silent for longer than the timeout while listened to
+  ctl_.tick();
+  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  // Billing still ends at the node's last report, not at the forgiven time.
+  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->metered_until, last_report);
+}
+
 TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
   const auto instance = launch(alice_, 1);
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});

@@ -16,8 +16,10 @@ ControllerHost::ControllerHost(asio::io_context& io, controller::Controller& con
 
 ControllerHost::~ControllerHost() { stop(); }
 
-void ControllerHost::start(std::chrono::milliseconds tick_interval) {
+void ControllerHost::start(std::chrono::milliseconds tick_interval,
+                           std::chrono::milliseconds stall_threshold) {
   tick_interval_ = tick_interval;
+  stall_threshold_ = stall_threshold;
   ticking_ = true;
   committer_ = std::thread([this] { committer_loop(); });
   schedule_tick();
@@ -45,6 +47,12 @@ void ControllerHost::schedule_tick() {
   tick_timer_.expires_after(tick_interval_);
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !ticking_) return;
+    const auto late = asio::steady_timer::clock_type::now() - tick_timer_.expiry();
+    if (late > stall_threshold_) {
+      spdlog::warn("controller_host_stalled late_ms={}; node silence until now is forgiven",
+                   std::chrono::duration_cast<std::chrono::milliseconds>(late).count());
+      controller_.forgive_silence_until_now();
+    }
     controller_.tick();
     auto changes = controller_.take_changes();
     if (!changes.empty()) {

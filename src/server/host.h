@@ -36,13 +36,18 @@ namespace gpurent::server {
 
 namespace asio = boost::asio;
 
+inline constexpr std::chrono::milliseconds kTickStallThreshold{2'000};
+
 class ControllerHost {
  public:
   ControllerHost(asio::io_context& io, controller::Controller& controller, store::Store& store);
   ~ControllerHost();
 
-  // Starts the committer thread and the tick timer.
-  void start(std::chrono::milliseconds tick_interval);
+  // Starts the committer thread and the tick timer. A tick that runs more than stall_threshold
+  // late means this thread was stalled (a long command): agents' reports may have waited unread
+  // meanwhile, so the controller forgives the silence up to then (no node is marked down for it).
+  void start(std::chrono::milliseconds tick_interval,
+             std::chrono::milliseconds stall_threshold = kTickStallThreshold);
   // Stops ticking and drains the committer; pending commits complete first.
   void stop();
 
@@ -90,6 +95,7 @@ class ControllerHost {
   store::Store& store_;
   asio::steady_timer tick_timer_;
   std::chrono::milliseconds tick_interval_{1000};
+  std::chrono::milliseconds stall_threshold_{kTickStallThreshold};
   bool ticking_ = false;
 
   std::mutex queue_mutex_;
