@@ -1,6 +1,9 @@
 #include "model/codec.h"
 
+#include <iterator>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace gpurent::model {
 namespace {
@@ -13,6 +16,135 @@ std::optional<Timestamp> optional_ts(const Json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
   return from_unix_ms(it->get<int64_t>());
+}
+
+// A direct JSON writer that produces what nlohmann's dump() does: keys in std::map order (the
+// callers list them sorted), no spaces, control characters as \u00xx.
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+
+  void string(std::string_view text) {
+    out_ += '"';
+    for (const char c : text) {
+      switch (c) {
+        case '"':
+          out_ += "\\\"";
+          break;
+        case '\\':
+          out_ += "\\\\";
+          break;
+        case '\b':
+          out_ += "\\b";
+          break;
+        case '\f':
+          out_ += "\\f";
+          break;
+        case '\n':
+          out_ += "\\n";
+          break;
+        case '\r':
+          out_ += "\\r";
+          break;
+        case '\t':
+          out_ += "\\t";
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            out_ += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            out_ += c;
+          }
+      }
+    }
+    out_ += '"';
+  }
+  void number(int64_t value) { fmt::format_to(std::back_inserter(out_), "{}", value); }
+  void boolean(bool value) { out_ += value ? "true" : "false"; }
+  void null() { out_ += "null"; }
+  void strings(const std::vector<std::string>& values) {
+    out_ += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) out_ += ',';
+      string(values[i]);
+    }
+    out_ += ']';
+  }
+  void string_map(const std::map<std::string, std::string>& values) {
+    out_ += '{';
+    bool first = true;
+    for (const auto& [key, value] : values) {
+      if (!first) out_ += ',';
+      first = false;
+      string(key);
+      out_ += ':';
+      string(value);
+    }
+    out_ += '}';
+  }
+  template <class T>
+  void optional_number(const std::optional<T>& value) {
+    value ? number(static_cast<int64_t>(*value)) : null();
+  }
+  // Opens an object or starts the next member of one.
+  void begin() {
+    out_ += '{';
+    first_ = true;
+  }
+  void key(std::string_view name) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    out_ += '"';
+    out_ += name;
+    out_ += "\":";
+  }
+  void end() {
+    out_ += '}';
+    first_ = false;
+  }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+void write_spec(Writer& w, const InstanceSpec& v) {
+  w.begin();
+  w.key("command");
+  w.strings(v.command);
+  w.key("cpu");
+  w.number(v.cpu);
+  w.key("disk_gb");
+  w.number(v.disk_gb);
+  w.key("env");
+  w.string_map(v.env);
+  w.key("gpu_count");
+  w.number(v.gpu_count);
+  w.key("gpu_memory_gb");
+  w.number(v.gpu_memory_gb);
+  w.key("gpu_milli");
+  w.number(v.gpu_milli);
+  w.key("gpu_types");
+  w.strings(v.gpu_types);
+  w.key("max_runtime_s");
+  w.optional_number(v.max_runtime_s);
+  w.key("memory_gb");
+  w.number(v.memory_gb);
+  w.key("min_gpu_memory_gb");
+  w.number(v.min_gpu_memory_gb);
+  w.key("name");
+  w.string(v.name);
+  w.key("node_selector");
+  w.string_map(v.node_selector);
+  w.key("pricing");
+  w.string(to_string(v.pricing));
+  w.key("priority");
+  w.number(v.priority);
+  w.key("queue");
+  w.boolean(v.queue);
+  w.key("reservation_id");
+  w.string(v.reservation_id);
+  w.end();
 }
 
 template <class Enum>
@@ -160,6 +292,65 @@ void to_json(Json& j, const Instance& v) {
        {"platform_env", v.platform_env},
        {"revision", v.revision}};
 }
+std::string instance_json(const Instance& v) {
+  std::string out;
+  out.reserve(1024);
+  Writer w(out);
+  w.begin();
+  w.key("created_at");
+  w.number(ms(v.created_at));
+  w.key("ended_at");
+  w.optional_number(v.ended_at ? std::optional(ms(*v.ended_at)) : std::nullopt);
+  w.key("exit_code");
+  w.optional_number(v.exit_code);
+  w.key("gpu_milli");
+  w.number(v.gpu_milli);
+  w.key("gpu_type");
+  w.string(v.gpu_type);
+  w.key("gpus");
+  w.strings(v.gpus);
+  w.key("id");
+  w.string(v.id);
+  w.key("job_id");
+  w.string(v.job_id);
+  w.key("job_rank");
+  w.number(v.job_rank);
+  w.key("job_task");
+  w.number(v.job_task);
+  w.key("node_id");
+  w.string(v.node_id);
+  w.key("placed_generation");
+  w.number(v.placed_generation);
+  w.key("platform_env");
+  w.string_map(v.platform_env);
+  w.key("preempt_requested");
+  w.boolean(v.preempt_requested);
+  w.key("queue_sequence");
+  w.number(v.queue_sequence);
+  w.key("queued_at");
+  w.number(ms(v.queued_at));
+  w.key("reason");
+  w.string(v.reason);
+  w.key("requeue_requested");
+  w.boolean(v.requeue_requested);
+  w.key("revision");
+  w.number(v.revision);
+  w.key("run");
+  w.number(v.run);
+  w.key("spec");
+  write_spec(w, v.spec);
+  w.key("started_at");
+  w.optional_number(v.started_at ? std::optional(ms(*v.started_at)) : std::nullopt);
+  w.key("state");
+  w.string(to_string(v.state));
+  w.key("tenant_id");
+  w.string(v.tenant_id);
+  w.key("terminate_requested");
+  w.boolean(v.terminate_requested);
+  w.end();
+  return out;
+}
+
 void from_json(const Json& j, Instance& v) {
   v.id = j.at("id").get<std::string>();
   v.tenant_id = j.at("tenant_id").get<std::string>();

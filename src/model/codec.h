@@ -40,4 +40,9 @@ void from_json(const Json& j, IdempotencyRecord& v);
 void to_json(Json& j, const UsageRecord& v);
 void from_json(const Json& j, UsageRecord& v);
 
+// Exactly Json(v).dump() of an instance, written directly: the store writes every changed
+// instance on every commit, and building nlohmann's tree first cost several times as much.
+// (Strings are assumed valid UTF-8, as everything parsed from JSON is.)
+std::string instance_json(const Instance& v);
+
 }  // namespace gpurent::model
