@@ -16,6 +16,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(join_tokens, other.join_tokens);
   append(nodes, other.nodes);
   append(instances, other.instances);
+  append(instance_rows, other.instance_rows);
   append(jobs, other.jobs);
   append(job_tasks, other.job_tasks);
   append(reservations, other.reservations);

@@ -39,7 +39,17 @@ struct JobTaskChange {
   model::JobTask task;
 };
 
+// An object already serialized (its store body): see Controller::take_changes_for_store().
+struct ObjectRow {
+  std::string id;
+  std::string tenant_id;
+  std::string body;
+};
+
 struct ChangeSet : Snapshot {
+  // Instances already serialized, written after `instances`. A producer uses one form or the
+  // other, never both, so that merged batches keep their order.
+  std::vector<ObjectRow> instance_rows;
   std::vector<JobTaskChange> job_tasks;  // Snapshot::jobs hold no tasks here: these are they
 
   // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
@@ -49,9 +59,9 @@ struct ChangeSet : Snapshot {
 
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
-           instances.empty() && jobs.empty() && job_tasks.empty() && reservations.empty() &&
-           quotas.empty() && usage.empty() && idempotency.empty() && transfers.empty() &&
-           woken_nodes.empty() && changed_instances.empty();
+           instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
+           reservations.empty() && quotas.empty() && usage.empty() && idempotency.empty() &&
+           transfers.empty() && woken_nodes.empty() && changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

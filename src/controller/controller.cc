@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/internal.h"
+#include "model/codec.h"
 #include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
@@ -159,6 +160,16 @@ ChangeSet Controller::take_changes() {
   }
   touched_tasks_.clear();
   return std::exchange(changes_, ChangeSet{});
+}
+
+ChangeSet Controller::take_changes_for_store() {
+  for (const auto& id : touched_instances_) {
+    const Instance& instance = instances_.at(id);
+    changes_.instance_rows.push_back(
+        {instance.id, instance.tenant_id, model::instance_json(instance)});
+  }
+  touched_instances_.clear();
+  return take_changes();
 }
 
 void Controller::touch(Instance& instance) {

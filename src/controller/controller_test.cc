@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/controller_test_fixture.h"
+#include "model/codec.h"
 
 namespace gpurent::controller {
 namespace {
@@ -76,6 +77,21 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
   }
   EXPECT_EQ(changes.transfers.size(), 2u);
   EXPECT_TRUE(ctl_.take_changes().empty());
+}
+
+TEST_F(ControllerTest, ForTheStoreChangedInstancesComeSerializedOnce) {
+  ctl_.take_changes_for_store();
+  const auto a = launch(alice_, 1);
+  run(a.id);
+  auto changes = ctl_.take_changes_for_store();
+  EXPECT_TRUE(changes.instances.empty());
+  ASSERT_EQ(changes.instance_rows.size(), 1u);
+  EXPECT_EQ(changes.instance_rows[0].id, a.id);
+  EXPECT_EQ(changes.instance_rows[0].tenant_id, alice_.tenant_id);
+  EXPECT_EQ(changes.instance_rows[0].body, model::instance_json(get(a.id)));
+  EXPECT_EQ(changes.changed_instances, std::set<std::string>{a.id});
+  EXPECT_EQ(changes.usage.size(), 1u);  // the rest as take_changes() gives it
+  EXPECT_TRUE(ctl_.take_changes_for_store().empty());
 }
 
 TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {

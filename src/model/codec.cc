@@ -351,6 +351,44 @@ std::string instance_json(const Instance& v) {
   return out;
 }
 
+std::string desired_state_json(const DesiredState& v) {
+  std::string out;
+  out.reserve(256 + 1024 * v.workloads.size());
+  Writer w(out);
+  w.begin();
+  w.key("generation");
+  w.number(v.generation);
+  w.key("node_id");
+  w.string(v.node_id);
+  w.key("workloads");
+  out += '[';
+  for (size_t i = 0; i < v.workloads.size(); ++i) {
+    const WorkloadSpec& workload = v.workloads[i];
+    if (i > 0) out += ',';
+    w.begin();
+    w.key("command");
+    w.strings(workload.command);
+    w.key("cpu");
+    w.number(workload.cpu);
+    w.key("env");
+    w.string_map(workload.env);
+    w.key("gpus");
+    w.strings(workload.gpus);
+    w.key("instance_id");
+    w.string(workload.instance_id);
+    w.key("memory_gb");
+    w.number(workload.memory_gb);
+    w.key("run");
+    w.number(workload.run);
+    w.key("should_run");
+    w.boolean(workload.should_run);
+    w.end();
+  }
+  out += ']';
+  w.end();
+  return out;
+}
+
 void from_json(const Json& j, Instance& v) {
   v.id = j.at("id").get<std::string>();
   v.tenant_id = j.at("tenant_id").get<std::string>();

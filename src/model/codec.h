@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/json.h"
+#include "model/agent_protocol.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/ledger.h"
@@ -44,5 +45,7 @@ void from_json(const Json& j, UsageRecord& v);
 // instance on every commit, and building nlohmann's tree first cost several times as much.
 // (Strings are assumed valid UTF-8, as everything parsed from JSON is.)
 std::string instance_json(const Instance& v);
+// Exactly Json(v).dump() of a desired state (the long-poll answer of every woken node).
+std::string desired_state_json(const DesiredState& v);
 
 }  // namespace gpurent::model

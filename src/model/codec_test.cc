@@ -54,5 +54,20 @@ TEST(CodecTest, TheDirectInstanceWriterWritesWhatNlohmannDumps) {
   EXPECT_EQ(Json(back).dump(), Json(full).dump());
 }
 
+TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
+  DesiredState desired{"n-1", 1'048'577, {}};
+  EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
+  desired.workloads.push_back({.instance_id = "i-1",
+                               .run = 2,
+                               .should_run = true,
+                               .command = {"python", "-c", "print(\"a\\tb\")"},
+                               .env = {{"RANK", "8"}, {"A", "x\ny"}},
+                               .gpus = {"GPU-a", "GPU-b"},
+                               .cpu = 4,
+                               .memory_gb = 64});
+  desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
+  EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
+}
+
 }  // namespace
 }  // namespace gpurent::model

@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
+#include "model/codec.h"
 #include "model/gpu_catalog.h"
 #include "server/router.h"
 #include "server/views.h"
@@ -1026,7 +1027,7 @@ struct Api::Impl {
         // Only committed state may be acted on: were this set lost in a crash, the agent would
         // run work the restarted server never placed.
         co_await host.durable();
-        co_return json_response(200, Json(*state));
+        co_return Response{200, "application/json", model::desired_state_json(*state), {}, {}};
       }
       co_await host.wait("node:" + node, left);
     }

@@ -37,7 +37,7 @@ void ControllerHost::stop() {
 }
 
 Status ControllerHost::commit_now() {
-  auto changes = controller_.take_changes();
+  auto changes = controller_.take_changes_for_store();
   if (changes.empty()) return {};
   return store_.commit(changes);
 }
@@ -54,7 +54,7 @@ void ControllerHost::schedule_tick() {
       controller_.forgive_silence_until_now();
     }
     controller_.tick();
-    auto changes = controller_.take_changes();
+    auto changes = controller_.take_changes_for_store();
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
       // coroutine only after a post, and a tick's older copies must never overwrite newer ones.

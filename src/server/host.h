@@ -59,7 +59,7 @@ class ControllerHost {
   template <class Fn>
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
     auto result = fn(controller_);
-    co_await commit(controller_.take_changes());
+    co_await commit(controller_.take_changes_for_store());
     co_return result;
   }
 

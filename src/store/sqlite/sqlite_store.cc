@@ -175,6 +175,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("join_tokens", c.join_tokens, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(upsert("nodes", c.nodes, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(upsert("instances", c.instances, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert_rows("instances", c.instance_rows));
     GPURENT_CHECK(upsert("jobs", c.jobs, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_job_tasks(c.job_tasks));
     GPURENT_CHECK(
@@ -230,6 +231,17 @@ class SqliteStore final : public Store {
         GPURENT_CHECK(put(stmt.get(), object_id(object), tenant_of(object), Json(object).dump()));
       }
     }
+    return {};
+  }
+
+  Status upsert_rows(std::string_view table, const std::vector<controller::ObjectRow>& rows) {
+    if (rows.empty()) return {};
+    Statement stmt(db_, fmt::format("INSERT INTO {} (id, tenant_id, body) VALUES (?,?,?) "
+                                    "ON CONFLICT(id) DO UPDATE SET tenant_id=excluded.tenant_id, "
+                                    "body=excluded.body",
+                                    table));
+    if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
+    for (const auto& row : rows) GPURENT_CHECK(put(stmt.get(), row.id, row.tenant_id, row.body));
     return {};
   }
 

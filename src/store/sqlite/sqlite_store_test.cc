@@ -104,7 +104,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   spec.command = {"true"};
   const auto created = ctl.create_instance(admin, spec, "k", "fp");
   ASSERT_TRUE(created) << created.error().message;
-  ASSERT_TRUE((*store)->commit(ctl.take_changes()));
+  ASSERT_TRUE((*store)->commit(ctl.take_changes()));  // instances as objects
   ASSERT_TRUE(ctl.apply_report(
       node->node_id,
       {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
@@ -113,7 +113,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
       node->node_id,
       {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   ctl.tick();
-  ASSERT_TRUE((*store)->commit(ctl.take_changes()));
+  ASSERT_TRUE((*store)->commit(ctl.take_changes_for_store()));  // and as serialized rows
 
   controller::Controller restored(clock, {.seed = 4});
   auto snapshot = (*store)->load();
