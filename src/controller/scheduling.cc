@@ -395,13 +395,11 @@ void Controller::observe_request(const model::InstanceSpec& spec, int count) {
     return;
   }
   profile_refreshed_at_ = requests_seen_;
-  std::vector<sched::ProfileEntry> profile;
-  for (const auto& [shape, seen] : request_shapes_) profile.push_back(seen);
-  // The most common shapes; ties by shape order (the map's), so the profile is deterministic.
-  std::stable_sort(profile.begin(), profile.end(),
-                   [](const auto& a, const auto& b) { return a.weight > b.weight; });
-  if (profile.size() > kProfileShapes) profile.resize(kProfileShapes);
-  cluster_.set_profile(std::move(profile));
+  std::vector<sched::ProfileEntry> seen;
+  // In shape order (the map's), which breaks ties in frequency deterministically.
+  for (const auto& [shape, entry] : request_shapes_) seen.push_back(entry);
+  cluster_.set_profile(
+      sched::most_common_shapes(std::move(seen), sched::kDefaultProfileCoverage, kProfileShapes));
   queue_changed_ = true;
 }
 

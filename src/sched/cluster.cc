@@ -152,7 +152,7 @@ struct Cluster::Impl {
   std::vector<NodeRecord> nodes;
   std::unordered_map<std::string, NodeHandle> by_id;
   std::vector<ProfileEntry> profile;
-  std::vector<int64_t> cpu_cuts;     // free CPU bucket edges: profile demands and their pair sums
+  std::vector<int64_t> cpu_cuts;     // free CPU bucket edges (see set_profile)
   std::vector<int64_t> memory_cuts;  // likewise for memory
   std::vector<Group> groups;
   std::unordered_map<std::string, int> group_by_key;
@@ -641,13 +641,20 @@ void Cluster::set_profile(std::vector<ProfileEntry> profile) {
     entry.weight = std::max(1.0, std::round(entry.weight / total * kProfileWeightScale));
     impl.profile.push_back(std::move(entry));
   }
+  // The free CPU/memory at which some profile entry's unusable milli can change, before and
+  // after taking one more request: k copies of a whole-GPU entry (host_copies()), and one of a
+  // shared one, alone and beside any other entry.
   std::set<int64_t> cpu, memory;
   for (const auto& a : impl.profile) {
-    cpu.insert(a.demand.cpu_milli);
-    memory.insert(a.demand.memory_mib);
-    for (const auto& b : impl.profile) {
-      cpu.insert(a.demand.cpu_milli + b.demand.cpu_milli);
-      memory.insert(a.demand.memory_mib + b.demand.memory_mib);
+    const bool whole_gpus = a.demand.gpu_count > 0 && a.demand.gpu_milli >= kMilliPerGpu;
+    const int max_copies = whole_gpus ? kMaxGpusPerNode / a.demand.gpu_count : 1;
+    for (int64_t k = 1; k <= max_copies; ++k) {
+      cpu.insert(k * a.demand.cpu_milli);
+      memory.insert(k * a.demand.memory_mib);
+      for (const auto& b : impl.profile) {
+        cpu.insert(k * a.demand.cpu_milli + b.demand.cpu_milli);
+        memory.insert(k * a.demand.memory_mib + b.demand.memory_mib);
+      }
     }
   }
   impl.cpu_cuts.assign(cpu.begin(), cpu.end());
@@ -656,6 +663,22 @@ void Cluster::set_profile(std::vector<ProfileEntry> profile) {
 }
 
 const std::vector<ProfileEntry>& Cluster::profile() const { return impl_->profile; }
+
+std::vector<ProfileEntry> most_common_shapes(std::vector<ProfileEntry> counted, double coverage,
+                                             size_t max_shapes) {
+  double total = 0;
+  for (const auto& entry : counted) total += entry.weight;
+  // Stable: equal counts keep the caller's order, so the result is deterministic.
+  std::stable_sort(counted.begin(), counted.end(),
+                   [](const auto& a, const auto& b) { return a.weight > b.weight; });
+  double covered = 0;
+  size_t kept = 0;
+  while (kept < counted.size() && kept < max_shapes && (kept == 0 || covered < coverage * total)) {
+    covered += counted[kept++].weight;
+  }
+  counted.resize(kept);
+  return counted;
+}
 
 ClusterStats Cluster::stats() const {
   ClusterStats stats;

@@ -8,7 +8,8 @@
 // Placement (policy kBinpack, the default) minimises fragmentation the way the FGD paper (Weng et
 // al., "Beware of Fragmentation", USENIX ATC '23) frames it: a node's free GPU capacity is
 // fragmented for a kind of request when that request cannot use it (too little left on a GPU,
-// too few whole GPUs, or not enough CPU/memory beside them); fragmentation is weighted by how
+// too few whole GPUs, or not enough CPU/memory beside them for as many copies as the whole GPUs
+// could take: see unusable_gpu_milli in scoring.h); fragmentation is weighted by how
 // common each kind of request is (the workload profile). A request goes where the weighted
 // fragmentation grows least, then where the fewest GPUs are left free (best fit), then to the
 // lowest node id. Multi-GPU requests first prefer nodes that can give them GPUs in one NVLink
@@ -114,6 +115,16 @@ struct ProfileEntry {
   NodeDemand demand;
   double weight = 1;
 };
+
+// The profile share of request shapes that placement keeps room for: the FGD paper's "typical
+// pods" cover 95 % of the workload's pods.
+inline constexpr double kDefaultProfileCoverage = 0.95;
+
+// A profile from request shapes weighted by how often they were seen: the most common first
+// until they cover `coverage` (0, 1] of the total weight, at most max_shapes of them (at least
+// one when there is any). Ties keep the input order.
+std::vector<ProfileEntry> most_common_shapes(std::vector<ProfileEntry> counted, double coverage,
+                                             size_t max_shapes);
 
 struct ClusterStats {
   int64_t nodes = 0;

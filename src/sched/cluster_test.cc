@@ -107,6 +107,67 @@ TEST(Cluster, FragmentationAwareScoringKeepsWholeGpusForWholeGpuWork) {
   EXPECT_EQ(placed.gpus, (std::vector<int>{0}));
 }
 
+TEST(Cluster, CpuHungryWorkGoesWhereItStrandsNoGpus) {
+  // Both nodes have 8 whole GPUs; the usual request takes one GPU and 12 cores. A one-GPU request
+  // with 40 cores would leave n-a (96 cores) CPU for only 4 more usual requests beside 7 free
+  // GPUs: 3 GPUs stranded. n-b has cores to spare, so it goes there, though n-a comes first by id.
+  Cluster cluster;
+  auto lean = node("n-a", 8);
+  lean.cpu_milli = 96'000;
+  auto rich = node("n-b", 8);
+  rich.cpu_milli = 400'000;
+  ASSERT_TRUE(cluster.upsert_node(lean));
+  ASSERT_TRUE(cluster.upsert_node(rich));
+  auto usual = whole(1);
+  usual.per_node.cpu_milli = 12'000;
+  cluster.set_profile({{usual.per_node, 1}});
+  auto hungry = whole(1);
+  hungry.per_node.cpu_milli = 40'000;
+  EXPECT_EQ(node_of(cluster, take(cluster, hungry)), "n-b");
+  // The usual request strands nothing on either node: best fit, the fuller n-b.
+  EXPECT_EQ(node_of(cluster, take(cluster, usual)), "n-b");
+}
+
+TEST(Scoring, WholeGpusBeyondWhatTheHostCanFeedAreUnusable) {
+  FreeCapacity free;
+  for (int i = 0; i < 8; ++i) free.gpus.push_back({i == 7 ? 400 : 1000, i, 0, 0});
+  free.cpu_milli = 30'000;
+  free.memory_mib = 1'000'000;
+  NodeDemand one_gpu{.gpu_count = 1, .cpu_milli = 12'000, .memory_mib = 1'000};
+  EXPECT_EQ(host_copies(free, one_gpu), 2);
+  // 7 whole GPUs, CPU for 2 copies: 5 whole GPUs and the 400 left on GPU 7 are unusable.
+  EXPECT_EQ(unusable_gpu_milli(free, one_gpu), 5'400);
+  NodeDemand two_gpus{.gpu_count = 2, .cpu_milli = 10'000};
+  EXPECT_EQ(unusable_gpu_milli(free, two_gpus), 1'400);  // 3 copies: 6 GPUs (GPUs allow 3 too)
+  two_gpus.cpu_milli = 15'000;
+  EXPECT_EQ(unusable_gpu_milli(free, two_gpus), 3'400);  // 2 copies: 4 GPUs
+  NodeDemand shared_one{.gpu_count = 1, .gpu_milli = 500, .cpu_milli = 12'000};
+  EXPECT_EQ(unusable_gpu_milli(free, shared_one), 400);  // the paper's measure: GPU 7 only
+  NodeDemand no_cpu{.gpu_count = 1};
+  EXPECT_EQ(unusable_gpu_milli(free, no_cpu), 400);
+  free.memory_mib = 500;  // not even one copy
+  EXPECT_EQ(unusable_gpu_milli(free, one_gpu), 7'400);
+}
+
+TEST(Cluster, MostCommonShapesCoverTheAskedShareAndKeepTiesInOrder) {
+  auto entry = [](int gpus, double weight) {
+    return ProfileEntry{.demand = {.gpu_count = gpus}, .weight = weight};
+  };
+  const std::vector<ProfileEntry> counted{entry(1, 10), entry(2, 50), entry(4, 10), entry(8, 30)};
+  auto gpus = [](const std::vector<ProfileEntry>& profile) {
+    std::vector<int> out;
+    for (const auto& e : profile) out.push_back(e.demand.gpu_count);
+    return out;
+  };
+  EXPECT_EQ(gpus(most_common_shapes(counted, 0.5, 10)), (std::vector<int>{2}));
+  EXPECT_EQ(gpus(most_common_shapes(counted, 0.8, 10)), (std::vector<int>{2, 8}));
+  EXPECT_EQ(gpus(most_common_shapes(counted, 0.85, 10)), (std::vector<int>{2, 8, 1}));
+  EXPECT_EQ(gpus(most_common_shapes(counted, 1.0, 10)), (std::vector<int>{2, 8, 1, 4}));
+  EXPECT_EQ(gpus(most_common_shapes(counted, 1.0, 2)), (std::vector<int>{2, 8}));
+  EXPECT_EQ(most_common_shapes(counted, 0.85, 10)[2].weight, 10);
+  EXPECT_TRUE(most_common_shapes({}, 0.95, 10).empty());
+}
+
 TEST(Cluster, SpreadTakesTheEmptiestNode) {
   Cluster cluster(Policy::kSpread);
   ASSERT_TRUE(cluster.upsert_node(node("n-a", 8)));

@@ -1,6 +1,7 @@
 #include "sched/scoring.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace gpurent::sched {
@@ -124,6 +125,16 @@ std::optional<int> effective_gpu_milli(const NodeDemand& demand, int64_t gpu_mem
   return std::max(demand.gpu_milli, static_cast<int>(share));
 }
 
+int64_t host_copies(const FreeCapacity& node, const NodeDemand& demand) {
+  int64_t copies = std::numeric_limits<int64_t>::max();
+  if (demand.cpu_milli > 0) copies = std::min(copies, node.cpu_milli / demand.cpu_milli);
+  if (demand.memory_mib > 0) copies = std::min(copies, node.memory_mib / demand.memory_mib);
+  if (node.tracks_disk && demand.disk_gb > 0) {
+    copies = std::min(copies, node.disk_gb / demand.disk_gb);
+  }
+  return copies;
+}
+
 int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand) {
   if (demand.gpu_count == 0) return 0;
   const int64_t total = total_free_milli(node);
@@ -138,7 +149,10 @@ int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand) {
   }
   int64_t whole = 0;
   for (const auto& gpu : node.gpus) whole += gpu.milli == kMilliPerGpu;
-  return whole >= demand.gpu_count ? total - whole * kMilliPerGpu : total;
+  // Whole GPUs are usable only by as many copies as the free CPU/memory/disk beside them can
+  // hold; the rest are stranded.
+  const int64_t copies = std::min(whole / demand.gpu_count, host_copies(node, demand));
+  return total - copies * demand.gpu_count * kMilliPerGpu;
 }
 
 double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile) {

@@ -29,8 +29,18 @@ struct FreeCapacity {
   bool tracks_disk = false;
 };
 
+// How many copies of the demand the node's free CPU, memory and disk could hold (GPUs aside);
+// int64 max when the demand asks for none of them.
+int64_t host_copies(const FreeCapacity& node, const NodeDemand& demand);
+
 // The free GPU milli on the node that a request of this demand could not use, or all of it when
 // the demand does not fit the node's CPU/memory at all. CPU-only demands fragment nothing.
+// Shared-tier demands (as in the FGD paper): the free milli of GPUs with less left than the
+// demand takes. Whole-GPU demands: everything but the whole GPUs that copies of the demand could
+// take, and the number of copies is bounded by host_copies() too. The paper counts the whole GPUs
+// usable as soon as one copy fits beside them, which lets CPU-hungry work land on a node whose
+// other GPUs it leaves without CPU; bounding by the copies moves such work to CPU-rich nodes
+// (about 0.35 points of unallocated GPU % on the Alibaba trace, docs/simulate.md).
 int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand);
 // The profile-weighted fragmentation of the node (sum of weight × unusable milli).
 double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile);

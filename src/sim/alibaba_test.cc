@@ -16,9 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Unallocated GPU % at arrived = 100 % that the replay must stay below: the paper's BestFit is
-// 7.14 and FGD 4.77 (mean of seeds 42-51); see docs/simulate.md for what binpack measures.
-constexpr double kMaxUnallocatedPct = 6.0;
+// Unallocated GPU % at arrived = 100 % that the replay must stay below: the paper's FGD (mean of
+// seeds 42-51; BestFit is 7.14). Seed 42 measures 4.43 (docs/simulate.md); the run is
+// deterministic, so this guards against a change that makes placement worse.
+constexpr double kMaxUnallocatedPct = 4.77;
 
 std::optional<fs::path> trace_dir() {
   if (const char* dir = std::getenv("GPURENT_ALIBABA_TRACE")) return fs::path(dir);
@@ -68,7 +69,7 @@ TEST(AlibabaTrace, MapsAsTheReadmeCounts) {
 
 // The paper's procedure (fill 1.3, shuffled, seed 42), with the invariants checked after every
 // placement.
-TEST(AlibabaTrace, FillModeLeavesLessUnallocatedThanBestFit) {
+TEST(AlibabaTrace, FillModeLeavesLessUnallocatedThanThePapersFgd) {
   if (!trace_dir()) GTEST_SKIP() << "the Alibaba trace is not beside the repository";
   const SimInput input = load_trace();
   auto cluster = make_cluster(input.nodes, sched::Policy::kBinpack);

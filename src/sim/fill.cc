@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -70,27 +71,19 @@ std::vector<uint32_t> fill_sequence(std::span<const WorkItem> items, int64_t gpu
 std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items,
                                                   double coverage) {
   std::map<Shape, int64_t> counts;
-  int64_t total = 0;
   for (const WorkItem& item : items) {
-    if (item.request.per_node.gpu_count == 0) continue;
-    ++counts[shape_of(item.request.per_node)];
-    ++total;
+    if (item.request.per_node.gpu_count > 0) ++counts[shape_of(item.request.per_node)];
   }
-  std::vector<std::pair<Shape, int64_t>> ranked(counts.begin(), counts.end());
-  // Stable on the map's shape order: equal counts stay ordered by shape.
-  std::ranges::stable_sort(ranked, std::greater<>(), &std::pair<Shape, int64_t>::second);
-  int64_t covered = 0;
-  size_t kept = 0;
-  while (kept < ranked.size() &&
-         (kept == 0 || static_cast<double>(covered) < coverage * static_cast<double>(total))) {
-    covered += ranked[kept++].second;
+  // In shape order (the map's), which breaks ties in frequency independently of the input order.
+  std::vector<sched::ProfileEntry> counted;
+  for (const auto& [shape, count] : counts) {
+    counted.push_back({.demand = demand_of(shape), .weight = static_cast<double>(count)});
   }
-  std::vector<sched::ProfileEntry> profile;
-  for (size_t i = 0; i < kept; ++i) {
-    profile.push_back(
-        {.demand = demand_of(ranked[i].first),
-         .weight = static_cast<double>(ranked[i].second) / static_cast<double>(covered)});
-  }
+  auto profile = sched::most_common_shapes(std::move(counted), coverage,
+                                              std::numeric_limits<size_t>::max());
+  double covered = 0;
+  for (const auto& entry : profile) covered += entry.weight;
+  for (auto& entry : profile) entry.weight /= covered;
   return profile;
 }
 

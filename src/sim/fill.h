@@ -40,7 +40,7 @@ struct FillOptions {
   double fill = 1.3;  // in (0, kMaxFill]
   bool shuffle = false;
   uint64_t seed = 42;
-  double profile_coverage = 0.99;  // in (0, 1]
+  double profile_coverage = sched::kDefaultProfileCoverage;  // in (0, 1]
 };
 
 // The order in which items are offered, as indexes into `items`: all of them in input order, then

@@ -66,7 +66,7 @@ def test_alibaba_fill_reports_the_paper_metrics():
     assert report["placed"] + report["failed"] == report["decisions"] >= 8152
     assert report["preempted"] == 0
     assert report["invariants"] == {"checks": report["decisions"], "result": "ok"}
-    assert 0 < report["unallocated_gpu_pct_at_100"] < 7.14  # the paper's BestFit
+    assert 0 < report["unallocated_gpu_pct_at_100"] < 4.77  # the paper's FGD (seed 42: 4.43)
     assert 0 <= report["fragmented_gpu_pct"] <= report["unallocated_gpu_pct_at_100"] + 1e-9
     assert 90 < report["gpu_allocation_pct"] <= 100
     assert report["decisions_per_sec"] > 0
