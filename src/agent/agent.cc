@@ -30,6 +30,12 @@ void Agent::stop() { impl_->node.stop(); }
 
 std::string Agent::node_id() const { return impl_->node.node_id(); }
 
+bool valid_advertise_address(std::string_view text) {
+  return !text.empty() && text.size() <= 253 && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':';
+  });
+}
+
 Result<std::pair<std::string, std::string>> parse_label(std::string_view text) {
   const auto allowed = [](std::string_view part, size_t max, std::string_view extra) {
     return part.size() <= max && std::all_of(part.begin(), part.end(), [&](char c) {

@@ -26,6 +26,9 @@ struct AgentOptions {
   std::string node_name;     // "" = hostname
   std::string fabric_group;  // nodes behind one InfiniBand switch share one; "" = none
   std::map<std::string, std::string> labels;  // region, zone, edge, ... (see parse_label)
+  // How the node's peers reach it (MASTER_ADDR of multi-node jobs); "" = the local address
+  // facing the server (local_address_toward in host.h).
+  std::string advertise_address;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
   int sim_nodes = 0;
   std::chrono::milliseconds report_interval{1000};
@@ -59,6 +62,10 @@ int run_agent(const AgentOptions& options);
 // ':' (no spaces or commas, so that a list of labels stays easy to write and to parse).
 // Error code "invalid_label".
 Result<std::pair<std::string, std::string>> parse_label(std::string_view text);
+
+// Whether `--advertise-address` is a host name or an IP address: 1 to 253 of [A-Za-z0-9.-:]
+// (it becomes MASTER_ADDR in other nodes' environments, so nothing a shell would interpret).
+bool valid_advertise_address(std::string_view text);
 
 // The hidden `gpurent __shim` subcommand that supervises one workload process (see runtime/).
 int run_workload_shim(int argc, char** argv);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/host.h"
 #include "agent/server_link.h"
 #include "agent/sim_fleet.h"
 
@@ -26,6 +27,26 @@ TEST(ParseLabelTest, RefusesWhatWouldNotParseBack) {
   EXPECT_FALSE(parse_label(std::string(64, 'k') + "=v"));
   EXPECT_TRUE(parse_label(std::string(63, 'k') + "=" + std::string(253, 'v')));
   EXPECT_FALSE(parse_label("k=" + std::string(254, 'v')));
+}
+
+TEST(AdvertiseAddressTest, AcceptsHostNamesAndIpAddressesOnly) {
+  for (const char* good : {"10.0.0.7", "node-7.rack2.example", "fe80::1", "h"}) {
+    EXPECT_TRUE(valid_advertise_address(good)) << good;
+  }
+  for (const char* bad : {"", "a b", "$(reboot)", "host;rm", "a/b", "x\n"}) {
+    EXPECT_FALSE(valid_advertise_address(bad)) << bad;
+  }
+  EXPECT_FALSE(valid_advertise_address(std::string(254, 'a')));
+}
+
+TEST(AdvertiseAddressTest, TheLocalAddressTowardTheServerComesFromTheRoute) {
+  EXPECT_EQ(local_address_toward("http://127.0.0.1:8080"), "127.0.0.1");
+  EXPECT_EQ(local_address_toward("http://127.0.0.1:8080/v1"), "127.0.0.1");
+  EXPECT_EQ(local_address_toward("127.0.0.1"), "127.0.0.1");  // no scheme, default port
+  EXPECT_EQ(local_address_toward(""), "");
+  EXPECT_EQ(local_address_toward("http://"), "");
+  EXPECT_EQ(local_address_toward("http://[::1"), "");
+  EXPECT_EQ(local_address_toward("http://127.0.0.1:"), "");
 }
 
 TEST(SimNodeNameTest, PadsTheIndexSoNamesSortInOrder) {

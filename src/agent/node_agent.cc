@@ -80,6 +80,9 @@ model::NodeRegistration NodeAgent::registration() const {
   registration.disk_gb = free_disk_gb(options_.data_dir);
   registration.fabric_group = options_.fabric_group;
   registration.labels = options_.labels;
+  registration.address = options_.advertise_address.empty()
+                             ? local_address_toward(options_.server_url)
+                             : options_.advertise_address;
   registration.simulated = inventory_.simulated;
   registration.agent_version = std::string(kAgentVersion);
   return registration;

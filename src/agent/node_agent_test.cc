@@ -20,7 +20,8 @@ class NodeAgentTest : public ::testing::Test {
  protected:
   AgentOptions options(std::string join_token = std::string(FakeServer::kJoinToken)) const {
     AgentOptions options;
-    options.server_url = "http://fake";
+    // The fake server ignores the URL; the agent derives its advertised address from it.
+    options.server_url = "http://127.0.0.1:9";
     options.join_token = std::move(join_token);
     options.data_dir = dir_.path().string();
     options.sim_gpus = "2xh100-80g";
@@ -54,6 +55,7 @@ TEST_F(NodeAgentTest, RegistersOnceAndKeepsItsIdentityForLaterStarts) {
   EXPECT_GT(registration->cpu_count, 0);
   EXPECT_GT(registration->memory_mb, 0);
   EXPECT_FALSE(registration->name.empty());
+  EXPECT_EQ(registration->address, "127.0.0.1");  // the local address facing the server
   struct stat info {};
   ASSERT_EQ(::stat((dir_.path() / kIdentityFile).c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
@@ -71,11 +73,13 @@ TEST_F(NodeAgentTest, RegistersTopologyFabricGroupLabelsAndFreeDisk) {
   opts.sim_gpus = "4xh100-80g:nvlink=2";
   opts.fabric_group = "ib-3";
   opts.labels = {{"zone", "b"}, {"region", "eu"}};
+  opts.advertise_address = "node7.ib.example";
   auto agent = make_agent(std::move(opts));
   ASSERT_TRUE(agent->start());
   const auto registration = server_->registration();
   ASSERT_TRUE(registration);
   EXPECT_EQ(registration->fabric_group, "ib-3");
+  EXPECT_EQ(registration->address, "node7.ib.example");
   EXPECT_EQ(registration->labels,
             (std::map<std::string, std::string>{{"region", "eu"}, {"zone", "b"}}));
   EXPECT_GT(registration->disk_gb, 0);  // the temp dir's file system has some room

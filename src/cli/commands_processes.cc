@@ -131,6 +131,15 @@ void add_agent(CLI::App& app, Context& ctx) {
   command->add_option("--fabric-group", options->fabric_group,
                       "the node's fabric group: nodes behind one InfiniBand switch share one");
   command
+      ->add_option("--advertise-address", options->advertise_address,
+                   "how other nodes reach this one: MASTER_ADDR of multi-node jobs (default: the "
+                   "local address facing the server)")
+      ->check([](const std::string& text) {
+        return agent::valid_advertise_address(text)
+                   ? std::string()
+                   : "expected a host name or IP address (letters, digits, '.', '-', ':')";
+      });
+  command
       ->add_option("--label", *labels, "a label KEY=VALUE for placement, e.g. zone=b (repeatable)")
       ->check([](const std::string& text) {
         auto label = agent::parse_label(text);

@@ -79,8 +79,8 @@ std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> item
   for (const auto& [shape, count] : counts) {
     counted.push_back({.demand = demand_of(shape), .weight = static_cast<double>(count)});
   }
-  auto profile = sched::most_common_shapes(std::move(counted), coverage,
-                                              std::numeric_limits<size_t>::max());
+  auto profile =
+      sched::most_common_shapes(std::move(counted), coverage, std::numeric_limits<size_t>::max());
   double covered = 0;
   for (const auto& entry : profile) covered += entry.weight;
   for (auto& entry : profile) entry.weight /= covered;

@@ -127,7 +127,8 @@ def test_gang_job_spans_two_agents_with_torchrun_variables(platform, tmp_path):
         assert env["WORLD_SIZE"] == "16" and env["LOCAL_WORLD_SIZE"] == "8", log
         # The global rank of the node's first process (torchrun adds the local rank).
         assert env["RANK"] == str(rank * 8), log
-    assert seen[0]["MASTER_ADDR"] and seen[0]["MASTER_ADDR"] == seen[1]["MASTER_ADDR"]
+    # Each agent advertises the local address facing the server: here the loopback.
+    assert seen[0]["MASTER_ADDR"] == seen[1]["MASTER_ADDR"] == "127.0.0.1"
     assert seen[0]["MASTER_PORT"] == seen[1]["MASTER_PORT"] == "29500"
 
 
