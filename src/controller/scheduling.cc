@@ -247,23 +247,34 @@ void Controller::try_place(Instance& instance, PassState& pass) {
 }
 
 bool Controller::preempt_for(const Instance& instance, const sched::Request& request) {
-  if (instance.spec.pricing == model::PricingModel::kSpot || request.nodes > 1) return false;
+  if (instance.spec.pricing == model::PricingModel::kSpot) return false;
   if (const auto in_flight = preemptions_.find(instance.id);
       in_flight != preemptions_.end() && !in_flight->second.empty()) {
     return true;  // room is being made already
   }
-  // Per node, the spot work it could give up: lowest price first, then the most recently
-  // started (it loses the least work). The node that needs the fewest victims wins.
+  // Per node, the spot work it could give up to hold one member: lowest price first, then the
+  // most recently started (it loses the least work). The nodes that need the fewest victims win
+  // (a gang takes `nodes` of them, counting nodes where a member fits already as free of
+  // victims).
+  sched::Request member = request;
+  member.nodes = 1;
+  const bool gang = request.nodes > 1;
   struct Choice {
     std::vector<Instance*> victims;
     Micros price = 0;
   };
-  std::optional<Choice> best;
-  for (auto& [node_id, ids] : instances_on_node_) {
+  std::vector<Choice> choices;  // in node id order
+  for (const auto& [node_id, node] : nodes_) {
     const auto handle = cluster_.find(node_id);
     if (!handle || !cluster_.schedulable(*handle)) continue;
+    if (gang && cluster_.place_on(*handle, member)) {
+      choices.emplace_back();
+      continue;
+    }
+    const auto on_node = instances_on_node_.find(node_id);
+    if (on_node == instances_on_node_.end()) continue;
     std::vector<Instance*> spot;
-    for (const auto& id : ids) {
+    for (const auto& id : on_node->second) {
       Instance& candidate = instances_.at(id);
       if (candidate.spec.pricing == model::PricingModel::kSpot &&
           (candidate.state == InstanceState::kStarting ||
@@ -277,7 +288,7 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
       if (pa != pb) return pa < pb;
       return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
     });
-    // Release victims one by one until the request fits this node, then put them all back:
+    // Release victims one by one until the member fits this node, then put them all back:
     // this only asks what would be enough.
     Choice choice;
     bool fits = false;
@@ -285,7 +296,7 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
       if (!cluster_.release(assignments_.at(victim->id))) break;
       choice.victims.push_back(victim);
       choice.price += instance_price(*victim).value_or(0);
-      if (cluster_.place_on(*handle, request)) {
+      if (cluster_.place_on(*handle, member)) {
         fits = true;
         break;
       }
@@ -297,21 +308,29 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
         std::abort();
       }
     }
-    if (!fits) continue;
-    if (!best || choice.victims.size() < best->victims.size() ||
-        (choice.victims.size() == best->victims.size() && choice.price < best->price)) {
-      best = std::move(choice);
-    }
+    if (fits) choices.push_back(std::move(choice));
   }
-  if (!best) return false;
-  auto& victims = preemptions_[instance.id];
-  for (Instance* victim : best->victims) {
+  const auto wanted = static_cast<size_t>(request.nodes);
+  if (choices.size() < wanted) return false;
+  // Stable: among equals the lower node id, so the choice is deterministic.
+  std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) {
+    if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+    return a.price < b.price;
+  });
+  std::vector<Instance*> victims;
+  for (size_t i = 0; i < wanted; ++i) {
+    victims.insert(victims.end(), choices[i].victims.begin(), choices[i].victims.end());
+  }
+  // Nothing to give up: the request waits for something else (a selector, a fabric group).
+  if (victims.empty()) return false;
+  auto& in_flight = preemptions_[instance.id];
+  for (Instance* victim : victims) {
     victim->preempt_requested = true;
-    victims.insert(victim->id);
+    in_flight.insert(victim->id);
     request_stop(*victim,
                  fmt::format("preempted by {} work", model::to_string(instance.spec.pricing)));
   }
-  spdlog::info("preempting {} spot instance(s) for {}", best->victims.size(), instance.id);
+  spdlog::info("preempting {} spot instance(s) for {}", victims.size(), instance.id);
   return true;
 }
 

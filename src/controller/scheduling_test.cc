@@ -73,6 +73,39 @@ TEST_F(SchedulingTest, OnDemandPreemptsTheFewestMostRecentSpotInstances) {
   EXPECT_EQ(get(new_spot.id).state, InstanceState::kRunning);
 }
 
+TEST_F(SchedulingTest, AnOnDemandGangPreemptsSpotWorkOnAsFewNodesAsItNeeds) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  add_node("node-c", "h100-80g", 8, "GPU-c");
+  const auto first_spot = launch(alice_, with(8, PricingModel::kSpot));
+  const auto second_spot = launch(alice_, with(8, PricingModel::kSpot));
+  run(first_spot.id);
+  run(second_spot.id);
+  // Two nodes of 8 GPUs: the free node and one victim's (of equal victims, the lower node id).
+  model::JobSpec gang;
+  gang.task = spec(8);
+  gang.nodes = 2;
+  auto job = ctl_.create_job(bob_, gang, std::nullopt, "");
+  ASSERT_TRUE(job) << job.error().message;
+  const auto& members = job->job.tasks.at(0).members;
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(get(members[0]).state, InstanceState::kPending);
+  EXPECT_EQ(get(members[1]).state, InstanceState::kPending);
+  const auto& victim = get(first_spot.id).node_id < get(second_spot.id).node_id ? first_spot
+                                                                                : second_spot;
+  const auto& spared = victim.id == first_spot.id ? second_spot : first_spot;
+  EXPECT_EQ(get(victim.id).state, InstanceState::kStopping);
+  EXPECT_EQ(get(spared.id).state, InstanceState::kRunning);
+  ctl_.tick();
+  EXPECT_EQ(get(spared.id).state, InstanceState::kRunning);
+  run(victim.id, 143);
+  EXPECT_EQ(get(victim.id).state, InstanceState::kPreempted);
+  EXPECT_EQ(get(members[0]).state, InstanceState::kStarting);
+  EXPECT_EQ(get(members[1]).state, InstanceState::kStarting);
+  EXPECT_NE(get(members[0]).node_id, get(members[1]).node_id);
+  EXPECT_EQ(get(spared.id).state, InstanceState::kRunning);
+  EXPECT_TRUE(ctl_.check_invariants());
+}
+
 TEST_F(SchedulingTest, SpotWorkIsBilledAtTheSpotPrice) {
   const auto spot = launch(alice_, with(1, PricingModel::kSpot));
   const Micros before = balance(alice_);
