@@ -90,8 +90,8 @@ TEST_F(SchedulingTest, AnOnDemandGangPreemptsSpotWorkOnAsFewNodesAsItNeeds) {
   ASSERT_EQ(members.size(), 2u);
   EXPECT_EQ(get(members[0]).state, InstanceState::kPending);
   EXPECT_EQ(get(members[1]).state, InstanceState::kPending);
-  const auto& victim = get(first_spot.id).node_id < get(second_spot.id).node_id ? first_spot
-                                                                                : second_spot;
+  const auto& victim =
+      get(first_spot.id).node_id < get(second_spot.id).node_id ? first_spot : second_spot;
   const auto& spared = victim.id == first_spot.id ? second_spot : first_spot;
   EXPECT_EQ(get(victim.id).state, InstanceState::kStopping);
   EXPECT_EQ(get(spared.id).state, InstanceState::kRunning);
