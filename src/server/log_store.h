@@ -4,7 +4,9 @@
 // upload past the end is refused with the current size so the agent resends from there. A run's
 // log is capped at kMaxRunLogBytes: beyond it a single marker line is written and the rest is
 // acknowledged but dropped, so a chatty workload cannot fill the server's disk.
-// Not thread-safe (used from the server's I/O thread). Instance ids are validated by the caller.
+// Threads: append() and size() from one thread at a time (the server's log thread); read() may
+// run on another thread meanwhile (it only reads the files: a read racing an append sees the
+// bytes written so far). Instance ids are validated by the caller.
 // Cost per upload: a stat, and an open + write; the instance's directory is made on its first
 // upload only (this store remembers which it made or found).
 #pragma once

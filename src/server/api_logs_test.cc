@@ -1,0 +1,103 @@
+// Log uploads through the API: written on the log thread, answered on the I/O thread.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "common/random.h"
+#include "server/api.h"
+#include "server/host.h"
+#include "server/log_store.h"
+
+namespace gpurent::server {
+namespace {
+
+class NullStore final : public store::Store {
+ public:
+  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
+  Status commit(const controller::ChangeSet&) override { return {}; }
+};
+
+class ApiLogsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gpurent-api-logs-test-" + std::to_string(os_random_seed()));
+    const auto admin = *controller_.authenticate(
+        controller_.bootstrap_admin(hash_secret("admin"), "gpr_", 1'000'000'000)->secret_hash);
+    EXPECT_TRUE(controller_.create_join_token(admin, "", std::chrono::hours(1), hash_secret("j")));
+    model::NodeRegistration registration{.name = "node",
+                                         .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
+                                         .cpu_count = 8,
+                                         .memory_mb = 1024,
+                                         .simulated = true,
+                                         .agent_version = "t"};
+    ASSERT_TRUE(
+        controller_.register_node(hash_secret("j"), registration, "cred", hash_secret("cred")));
+    model::InstanceSpec spec;
+    spec.gpu_types = {"h100-80g"};
+    spec.command = {"true"};
+    auto created = controller_.create_instance(admin, spec, std::nullopt, "");
+    ASSERT_TRUE(created);
+    instance_ = created->instance.id;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Sends one request through the API on the I/O thread and runs it to its answer.
+  Response call(Api& api, Request request) {
+    Response response;
+    const auto io_thread = std::this_thread::get_id();
+    asio::co_spawn(
+        io_,
+        [&, request = std::move(request)]() mutable -> asio::awaitable<void> {
+          response = co_await api.handle(std::move(request));
+          answered_on_io_thread_ = std::this_thread::get_id() == io_thread;
+        },
+        asio::detached);
+    io_.restart();
+    io_.run();
+    return response;
+  }
+
+  Request upload(int64_t offset, std::string data) {
+    return {"POST",
+            "/v1/agent/logs",
+            {{"instance", instance_}, {"run", "1"}, {"offset", std::to_string(offset)}},
+            std::move(data),
+            "Bearer cred",
+            "",
+            "application/octet-stream"};
+  }
+
+  std::filesystem::path dir_;
+  asio::io_context io_;
+  ManualClock clock_{from_unix_ms(1'790'000'000'000)};
+  controller::Controller controller_{clock_, {}};
+  NullStore store_;
+  std::string instance_;
+  bool answered_on_io_thread_ = false;
+};
+
+TEST_F(ApiLogsTest, UploadsAreWrittenAndAnsweredWithTheSizeOrTheGap) {
+  ControllerHost host(io_, controller_, store_);
+  LogStore logs(dir_.string());
+  Api api(host, logs);
+  auto answer = call(api, upload(0, "hello\n"));
+  EXPECT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(Json::parse(answer.body)["size"], 6);
+  EXPECT_TRUE(answered_on_io_thread_);
+  EXPECT_EQ(*logs.read(instance_, 1, 0, 100), "hello\n");
+
+  answer = call(api, upload(10, "late\n"));  // past the end: the stored size comes back
+  EXPECT_EQ(answer.status, 409);
+  EXPECT_EQ(Json::parse(answer.body)["size"], 6);
+
+  Request other = upload(0, "x");
+  other.query["instance"] = "i-unknown";
+  EXPECT_EQ(call(api, std::move(other)).status, 404);
+}
+
+}  // namespace
+}  // namespace gpurent::server
