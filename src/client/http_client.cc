@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <limits>
@@ -28,6 +30,9 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+// One stream type for TCP and unix sockets (the Docker Engine API of the container runtime).
+using AnyStreamProtocol = asio::generic::stream_protocol;
+using Stream = beast::basic_stream<AnyStreamProtocol>;
 using SteadyClock = std::chrono::steady_clock;
 
 // Response headers of our own server are a few hundred bytes; a proxy may add some.
@@ -39,9 +44,17 @@ constexpr std::string_view kUserAgent = "gpurent-client";
 struct ParsedUrl {
   std::string host;  // without IPv6 brackets, for the resolver
   std::string port;
-  std::string authority;  // host[:port] as written, for the Host header
-  std::string base_url;   // "http://" + authority
+  std::string authority;    // host[:port] as written, for the Host header
+  std::string base_url;     // "http://" + authority, or the unix URL as given
+  std::string socket_path;  // unix:// URLs: the socket to connect to, and no host or port
 };
+
+// Linux's sockaddr_un path limit, terminator excluded.
+constexpr size_t kMaxSocketPath = 107;
+
+bool has_line_break(std::string_view text) {
+  return text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
 
 bool is_digits(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
@@ -53,6 +66,18 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
         Error::invalid("invalid_url", fmt::format("invalid server URL '{}': {}", url, why)));
   };
   std::string_view rest = url;
+  if (rest.starts_with("unix://")) {
+    ParsedUrl parsed;
+    parsed.socket_path = std::string(rest.substr(7));
+    if (!parsed.socket_path.starts_with('/') || parsed.socket_path.size() > kMaxSocketPath ||
+        has_line_break(parsed.socket_path)) {
+      return invalid("a unix socket URL is unix:///absolute/path (at most 107 bytes)");
+    }
+    // Docker and Podman ignore the Host header on their sockets; HTTP/1.1 still wants one.
+    parsed.authority = "localhost";
+    parsed.base_url = std::string(url);
+    return parsed;
+  }
   if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
     std::string scheme(rest.substr(0, scheme_end));
     for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -100,10 +125,6 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
   return parsed;
 }
 
-bool has_line_break(std::string_view text) {
-  return text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
-}
-
 // The deadline of the next socket operation: one fixed instant for send(), a fresh idle window
 // per operation for stream().
 class Deadline {
@@ -135,7 +156,7 @@ struct HttpClient::Impl {
 
   ParsedUrl url;
   asio::io_context io;
-  beast::tcp_stream stream{io};
+  Stream stream{io};
   beast::flat_buffer buffer;
   bool connected = false;  // stream holds a connection that an earlier exchange left reusable
   std::array<char, kStreamPieceBytes> piece{};
@@ -152,7 +173,7 @@ struct HttpClient::Impl {
 
   void drop() {
     beast::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream.socket().shutdown(AnyStreamProtocol::socket::shutdown_both, ignored);
     stream.close();
     buffer.clear();
     connected = false;
@@ -193,19 +214,19 @@ struct HttpClient::Impl {
             fmt::format("cannot connect to {}: {}", url.base_url, why)};
   }
 
-  // Returns whether the connection is a reused one.
-  Result<bool> ensure_connected(const Deadline& deadline) {
-    if (connected) {
-      if (still_usable()) return true;
-      drop();
+  // Where to connect: the unix socket, or the host's addresses, resolved within the deadline.
+  Result<std::vector<AnyStreamProtocol::endpoint>> resolve(const Deadline& deadline) {
+    if (!url.socket_path.empty()) {
+      return std::vector{
+          AnyStreamProtocol::endpoint(asio::local::stream_protocol::endpoint(url.socket_path))};
     }
     tcp::resolver resolver(io);
     beast::error_code resolve_error = asio::error::would_block;
-    tcp::resolver::results_type endpoints;
+    tcp::resolver::results_type results;
     resolver.async_resolve(url.host, url.port,
-                           [&](beast::error_code ec, tcp::resolver::results_type results) {
+                           [&](beast::error_code ec, tcp::resolver::results_type found) {
                              resolve_error = ec;
-                             endpoints = std::move(results);
+                             results = std::move(found);
                            });
     io.restart();
     io.run_until(deadline.next());
@@ -221,6 +242,18 @@ struct HttpClient::Impl {
       return fail(
           connect_error(fmt::format("cannot resolve '{}': {}", url.host, resolve_error.message())));
     }
+    std::vector<AnyStreamProtocol::endpoint> endpoints;
+    for (const auto& entry : results) endpoints.emplace_back(entry.endpoint());
+    return endpoints;
+  }
+
+  // Returns whether the connection is a reused one.
+  Result<bool> ensure_connected(const Deadline& deadline) {
+    if (connected) {
+      if (still_usable()) return true;
+      drop();
+    }
+    GPURENT_TRY(endpoints, resolve(deadline));
     stream.expires_at(deadline.next());
     const beast::error_code ec =
         run([&](auto handler) { stream.async_connect(endpoints, std::move(handler)); });
@@ -234,7 +267,7 @@ struct HttpClient::Impl {
     }
     // Requests are written in one piece and answers awaited; Nagle would only add latency.
     beast::error_code ignored;
-    stream.socket().set_option(tcp::no_delay(true), ignored);
+    if (url.socket_path.empty()) stream.socket().set_option(tcp::no_delay(true), ignored);
     connected = true;
     return false;
   }

@@ -45,7 +45,8 @@ struct HttpResponse {
 
 class HttpClient {
  public:
-  // base_url is "http://host:port" (https is not supported; put a TLS proxy in front).
+  // base_url is "http://host:port" (https is not supported; put a TLS proxy in front), or
+  // "unix:///path/to.sock" for a server on a unix socket (the Docker Engine API).
   static Result<HttpClient> create(std::string_view base_url);
   HttpClient(HttpClient&&) noexcept;
   HttpClient& operator=(HttpClient&&) noexcept;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
 
 #include "client/test_http_server.h"
@@ -34,12 +37,61 @@ TEST(HttpClientTest, ParsesBaseUrls) {
   ASSERT_TRUE(v6.has_value());
   EXPECT_EQ(v6->base_url(), "http://[::1]:8080");
 
-  for (const char* bad : {"https://example.com", "ftp://x", "http://:80", "http://h:0",
-                          "http://h:65536", "http://h:8080/api", "http://u@h", "::1"}) {
+  auto unix_socket = HttpClient::create("unix:///run/podman/podman.sock");
+  ASSERT_TRUE(unix_socket.has_value());
+  EXPECT_EQ(unix_socket->base_url(), "unix:///run/podman/podman.sock");
+
+  for (const char* bad :
+       {"https://example.com", "ftp://x", "http://:80", "http://h:0", "http://h:65536",
+        "http://h:8080/api", "http://u@h", "::1", "unix://relative.sock", "unix://"}) {
     auto client = HttpClient::create(bad);
     ASSERT_FALSE(client.has_value()) << bad;
     EXPECT_EQ(client.error().code, "invalid_url") << bad;
   }
+}
+
+TEST(HttpClientTest, SpeaksHttpOverAUnixSocket) {
+  const std::string path = fmt::format("/tmp/gpurent-http-{}.sock", ::getpid());
+  ::unlink(path.c_str());
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  // One connection, two requests on it: the connection is kept alive as over TCP.
+  auto server = std::async(std::launch::async, [listener] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    std::string seen;
+    char buffer[4096];
+    for (int answered = 0; answered < 2;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      seen.append(buffer, static_cast<size_t>(n));
+      for (size_t end; (end = seen.find("\r\n\r\n")) != std::string::npos; ++answered) {
+        seen.erase(0, end + 4);
+        const std::string_view reply =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        if (::write(fd, reply.data(), reply.size()) != static_cast<ssize_t>(reply.size())) break;
+      }
+    }
+    ::close(fd);
+  });
+  auto client = HttpClient::create("unix://" + path);
+  ASSERT_TRUE(client.has_value());
+  for (int i = 0; i < 2; ++i) {
+    auto response = client->send({.target = "/v1.41/version"}, std::chrono::seconds(10));
+    ASSERT_TRUE(response.has_value()) << response.error().message;
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->body, "{}");
+  }
+  EXPECT_EQ(server.wait_for(kTestWait), std::future_status::ready);
+  ::close(listener);
+  ::unlink(path.c_str());
+  auto gone = client->send({.target = "/v1.41/version"}, std::chrono::seconds(1));
+  ASSERT_FALSE(gone.has_value());
+  EXPECT_EQ(gone.error().code, "connection_failed");
 }
 
 TEST(HttpClientTest, ReusesOneKeptAliveConnection) {
