@@ -7,7 +7,9 @@ admin key, its in-process agent with 8 simulated GPUs, so N + 1 nodes), a join t
 
 0. registration: from starting the fleet process to every node ready (GET /v1/offers shows
    8 x (N + 1) h100-80g GPUs, polled every 50 ms), plus the agent's own `sim_fleet_ready` figure;
-   then a 3 s settle so that every node's long-poll is parked.
+   then the dev's own node is cordoned (unless --use-local-node: its workloads are real
+   processes forked from the server's process, which stalls the server), and a 3 s settle so
+   that every node's long-poll is parked.
 (a) array: one POST /v1/jobs with `array: TASKS` one-GPU tasks; the time from before the POST to
    `task_counts.running == TASKS`, polling GET /v1/jobs/{id} every 5 ms on one keep-alive
    connection. Also: when the POST answered (placement and the commit happen before the answer),
@@ -516,8 +518,24 @@ class Platform:
         return self.exits
 
 
+def cordon_local_node(platform):
+    """Cordons the dev's own node (the one not of the simulated fleet); returns its name. It runs
+    real processes, forked from the server's process: each start there stalls the server with
+    copy-on-write faults (about 1.3 s for the 8 tasks it would get), which is not what a fleet of
+    separate agents costs; cordoned, every task lands on the simulated fleet."""
+    name = None
+    for node in platform.client.json("GET", "/v1/nodes")["items"]:
+        if "-sim-" not in node["name"]:
+            status, data = platform.client.call("POST", f"/v1/nodes/{node['id']}/cordon")
+            if status != 200:
+                raise SystemExit(f"cordon {node['name']} -> {status}: {data[:300]!r}")
+            platform.total -= GPUS_PER_NODE
+            name = node["name"]
+    return name
+
+
 def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array", "separate"),
-             split=1, keep_dir=None):
+             split=1, keep_dir=None, use_local_node=False):
     figures = {"nodes": nodes, "load_before": os.getloadavg()[0]}
     platform = Platform(binary, nodes, keep_dir)
     try:
@@ -530,6 +548,8 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
             log(f"{nodes} nodes: only {ready} ready within {phase_limit_s} s")
             return figures
         log(f"{nodes} nodes registered in {registered:.2f} s (fleet says {fleet_says} s)")
+        if not use_local_node:
+            figures["cordoned_local_node"] = cordon_local_node(platform)
 
         # (a) One array request.
         if "array" in phases:
@@ -555,6 +575,8 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
                 registered, _, _ = platform.start(phase_limit_s)
                 if registered is None:
                     return figures
+                if not use_local_node:
+                    cordon_local_node(platform)
             else:
                 time.sleep(3.0)
 
@@ -586,16 +608,21 @@ def markdown(args, results):
         command += f" --phases {args.phases}"
     if args.array_split != 1:
         command += f" --array-split {args.array_split}"
+    if args.use_local_node:
+        command += " --use-local-node"
     array_what = (f"one POST /v1/jobs with `array: {args.tasks}`" if args.array_split == 1 else
                   f"{args.array_split} POST /v1/jobs of `array: "
                   f"{args.tasks // args.array_split}` one after the other on one connection")
+    local = ("the dev's own node takes work too" if args.use_local_node else
+             "the dev's own node is cordoned, so every task runs on the simulated fleet")
     lines = [
         f"Command: `{command}`",
         "Machine: Debian 12 VM, 2 cores, 24 GiB; the server, the fleet process and the Python "
         "clients share the two cores. Date: 2026-11-30. Build: Release (-O2).",
         "",
         f"Each size: a fresh `gpurent dev` (its in-process agent adds one 8-GPU node, so N + 1 "
-        f"nodes and 8 (N + 1) GPUs), one `gpurent agent --sim-nodes N --sim-gpus 8xh100-80g`; "
+        f"nodes and 8 (N + 1) GPUs; {local}), one `gpurent agent --sim-nodes N --sim-gpus "
+        f"8xh100-80g`; "
         f"{args.tasks} one-GPU h100-80g tasks, command `[\"sleep\", \"infinity\"]`. Array: "
         f"{array_what}, then GET /v1/jobs/{{id}} every 5 ms on one keep-alive connection until "
         f"`task_counts.running` is the task count. Separate: {args.tasks} POST /v1/jobs over "
@@ -696,6 +723,8 @@ def main():
                         help="diagnostic: submit (a) as this many arrays of tasks/K each")
     parser.add_argument("--json", help="also write the raw figures here")
     parser.add_argument("--keep-logs", help="copy the dev and fleet logs into this directory")
+    parser.add_argument("--use-local-node", action="store_true",
+                        help="leave the dev's own node (real processes) schedulable, as before")
     args = parser.parse_args()
     args.binary_arg = args.binary
     binary = args.binary if os.path.isabs(args.binary) else os.path.join(ROOT, args.binary)
@@ -705,7 +734,7 @@ def main():
         log(f"=== {n} nodes ===")
         results.append(run_size(binary, n, args.tasks, args.procs, args.threads,
                                 args.phase_limit, args.phases.split(","), args.array_split,
-                                args.keep_logs))
+                                args.keep_logs, args.use_local_node))
         log(json.dumps({k: v for k, v in results[-1].items()
                         if k not in ("array", "separate")}))
     if args.json:
