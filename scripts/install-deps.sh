@@ -8,7 +8,9 @@ build_packages=(
   libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsqlite3-dev libsodium-dev
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev
 )
-test_packages=(python3 python3-pytest sqlite3)
+# The container runtime's tests run a real Podman (Docker Engine API on a unix socket) with runc
+# and an image built from the static busybox (src/agent/runtime/podman_test_env.h).
+test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static)
 bench_packages=(wrk nginx-light)
 
 wanted=("${build_packages[@]}")

@@ -1,0 +1,132 @@
+// A typed client of the Docker Engine HTTP API (version 1.41), as Docker and Podman serve it on a
+// unix socket: the part the container runtime needs (containers, their logs and stats, images).
+//
+// Each call is one HTTP exchange on a kept-alive connection (client::HttpClient over the socket),
+// bounded by a timeout. Failures come back as values:
+// - the engine cannot be reached: kUnavailable, code "engine_unavailable", naming the socket;
+// - 404: kNotFound, "no_such_container" / "no_such_image";
+// - 409: kConflict, "engine_conflict" (a name in use, removing a running container; Podman 4
+//   answers these with 500 and a message that says so, mapped the same);
+// - any other error status: kInternal, "engine_error";
+// each message carries the engine's own explanation (its "message" field).
+// Starting a started container or stopping a stopped one (304) succeeds.
+//
+// Not thread-safe: one owner (the agent's reconcile thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/http_client.h"
+#include "common/result.h"
+
+namespace gpurent::agent {
+
+// How a container reaches its GPUs.
+enum class GpuAccess {
+  kNvidiaDeviceRequest,  // HostConfig.DeviceRequests, driver "nvidia", the GPUs' UUIDs
+  kCdi,                  // CDI devices "nvidia.com/gpu=<UUID>" (Podman, Docker 25+)
+};
+
+struct BindMount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+};
+
+struct Ulimit {
+  std::string name;  // "nofile", "nproc", ...
+  int64_t soft = 0;
+  int64_t hard = 0;
+};
+
+struct ContainerSpec {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;  // Cmd; empty: the image's
+  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> labels;
+  std::string working_dir;  // empty: the image's
+  std::vector<BindMount> mounts;
+  std::vector<std::string> gpu_uuids;
+  GpuAccess gpu_access = GpuAccess::kNvidiaDeviceRequest;
+  int64_t nano_cpus = 0;     // 0: no CPU limit
+  int64_t memory_bytes = 0;  // 0: no memory limit
+  int64_t pids_limit = 0;    // 0: no limit
+  int64_t shm_bytes = 0;     // /dev/shm size; 0: the engine's default (64 MiB)
+  std::vector<Ulimit> ulimits;
+  std::string network_mode;  // "host", "none", "bridge", ...; empty: the engine's default
+};
+
+struct ContainerInfo {
+  std::string id;
+  std::string name;
+  std::string image;
+  std::string state;  // "created", "running", "exited", ...
+  bool running = false;
+  int exit_code = 0;        // meaningful once exited
+  std::string started_at;   // RFC 3339, as the engine writes it
+  std::string finished_at;  // likewise; the engine's zero time while it runs
+  std::map<std::string, std::string> labels;
+};
+
+struct ContainerStats {
+  int64_t memory_bytes = 0;   // in use
+  uint64_t cpu_total_ns = 0;  // CPU time used so far
+  int64_t pids = 0;
+};
+
+class DockerClient {
+ public:
+  // No I/O: the first call connects. socket_path is absolute.
+  static Result<DockerClient> open(std::string socket_path,
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // The engine's version ("4.3.1"); a cheap liveness check.
+  Result<std::string> version();
+
+  Result<std::string> create(const ContainerSpec& spec);  // the new container's id
+  Status start(std::string_view container);
+  // SIGTERM, then SIGKILL after `grace` (the engine enforces it; the call returns when stopped).
+  Status stop(std::string_view container, std::chrono::seconds grace);
+  Status kill(std::string_view container, std::string_view signal = "SIGKILL");
+  Status remove(std::string_view container, bool force);
+  Result<ContainerInfo> inspect(std::string_view container);
+  // Containers carrying the label (key=value), running or not.
+  Result<std::vector<ContainerInfo>> list(std::string_view label);
+  // stdout and stderr interleaved as written (the engine's multiplexed stream, demultiplexed),
+  // at most the last `tail` lines.
+  Result<std::string> logs(std::string_view container, int tail = 1000);
+  Result<ContainerStats> stats(std::string_view container);
+
+  Result<bool> image_exists(std::string_view image);
+  // Pulls the image (with its tag). Offline, the engine's error comes back as kUnavailable
+  // "image_pull_failed" naming the image.
+  Status pull(std::string_view image);
+
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  DockerClient(std::string socket_path, client::HttpClient http, std::chrono::milliseconds timeout);
+  // timeout: this call's, instead of the client's.
+  Result<client::HttpResponse> call(std::string method, std::string target, std::string body = {},
+                                    std::optional<std::chrono::milliseconds> timeout = {});
+
+  std::string socket_path_;
+  client::HttpClient http_;
+  std::chrono::milliseconds timeout_;
+};
+
+// The Docker Engine API's multiplexed log stream (8-byte frame headers: stream, 0, 0, 0, size
+// big-endian) as plain text; text without frame headers (a TTY container) passes unchanged.
+std::string demultiplex_logs(std::string_view raw);
+
+// The create request's JSON body for the spec (exposed for tests).
+std::string create_body(const ContainerSpec& spec);
+
+}  // namespace gpurent::agent

@@ -1,0 +1,220 @@
+#include "agent/runtime/docker_api.h"
+
+#include <gtest/gtest.h>
+
+#include "agent/runtime/podman_test_env.h"
+#include "agent/test_util.h"
+#include "common/json.h"
+
+namespace gpurent::agent {
+namespace {
+
+using testing::eventually;
+using testing::PodmanService;
+
+TEST(DockerApi, DemultiplexesTheEnginesLogFrames) {
+  const std::string frames = std::string("\x01\0\0\0\0\0\0\x06", 8) + "hello\n" +
+                             std::string("\x02\0\0\0\0\0\0\x04", 8) + "err\n";
+  EXPECT_EQ(demultiplex_logs(frames), "hello\nerr\n");
+  EXPECT_EQ(demultiplex_logs("plain tty output\n"), "plain tty output\n");
+  EXPECT_EQ(demultiplex_logs(""), "");
+  // A frame cut short keeps what arrived.
+  EXPECT_EQ(demultiplex_logs(std::string("\x01\0\0\0\0\0\0\x09", 8) + "abc"), "abc");
+}
+
+TEST(DockerApi, CreateBodyCarriesGpusLimitsAndMounts) {
+  ContainerSpec spec{.name = "i-1.1",
+                     .image = "pytorch:latest",
+                     .command = {"python3", "train.py"},
+                     .env = {{"A", "1"}},
+                     .labels = {{"gpurent.instance", "i-1"}},
+                     .mounts = {{"/data/v1", "/workspace", false}, {"/etc/x", "/x", true}},
+                     .gpu_uuids = {"GPU-a", "GPU-b"},
+                     .nano_cpus = 4'000'000'000,
+                     .memory_bytes = 1 << 30,
+                     .pids_limit = 4096,
+                     .shm_bytes = 8 << 20,
+                     .ulimits = {{"nofile", 1024, 1024}},
+                     .network_mode = "host"};
+  Json body = Json::parse(create_body(spec));
+  EXPECT_EQ(body["Image"], "pytorch:latest");
+  EXPECT_EQ(body["Cmd"], Json({"python3", "train.py"}));
+  EXPECT_EQ(body["Env"], Json({"A=1"}));
+  EXPECT_EQ(body["Labels"]["gpurent.instance"], "i-1");
+  const Json& host = body["HostConfig"];
+  EXPECT_EQ(host["NanoCpus"], 4'000'000'000);
+  EXPECT_EQ(host["Memory"], 1 << 30);
+  EXPECT_EQ(host["PidsLimit"], 4096);
+  EXPECT_EQ(host["ShmSize"], 8 << 20);
+  EXPECT_EQ(host["NetworkMode"], "host");
+  EXPECT_EQ(host["Binds"], Json({"/data/v1:/workspace", "/etc/x:/x:ro"}));
+  EXPECT_EQ(host["Ulimits"][0]["Name"], "nofile");
+  EXPECT_EQ(host["DeviceRequests"][0]["Driver"], "nvidia");
+  EXPECT_EQ(host["DeviceRequests"][0]["DeviceIDs"], Json({"GPU-a", "GPU-b"}));
+  EXPECT_FALSE(host.contains("Devices"));
+
+  spec.gpu_access = GpuAccess::kCdi;
+  body = Json::parse(create_body(spec));
+  EXPECT_FALSE(body["HostConfig"].contains("DeviceRequests"));
+  EXPECT_EQ(body["HostConfig"]["Devices"][1]["PathOnHost"], "nvidia.com/gpu=GPU-b");
+
+  ContainerSpec bare{.name = "b", .image = "busybox"};
+  body = Json::parse(create_body(bare));
+  EXPECT_FALSE(body.contains("Cmd"));  // the image's own
+  EXPECT_TRUE(body["HostConfig"].empty());
+}
+
+TEST(DockerApi, AnEngineThatIsNotThereIsUnavailable) {
+  auto client = DockerClient::open("/tmp/gpurent-no-such-engine.sock", std::chrono::seconds(2));
+  ASSERT_TRUE(client);
+  const auto version = client->version();
+  ASSERT_FALSE(version);
+  EXPECT_EQ(version.error().kind, ErrorKind::kUnavailable);
+  EXPECT_EQ(version.error().code, "engine_unavailable");
+  EXPECT_NE(version.error().message.find("/tmp/gpurent-no-such-engine.sock"), std::string::npos);
+}
+
+class PodmanTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { service_ = PodmanService::start(&why_); }
+  static void TearDownTestSuite() { service_.reset(); }
+  void SetUp() override {
+    ASSERT_TRUE(service_) << why_;
+    auto opened = DockerClient::open(service_->socket_path());
+    ASSERT_TRUE(opened);
+    client_.emplace(std::move(*opened));
+  }
+
+  ContainerSpec busybox(std::string name, std::vector<std::string> command) {
+    return {.name = std::move(name),
+            .image = PodmanService::kImage,
+            .command = std::move(command),
+            .labels = {{"gpurent.test", "yes"}},
+            .ulimits = {{"nofile", 1024, 1024}, {"nproc", 4096, 4096}},
+            .network_mode = "host"};
+  }
+
+  bool exited(const std::string& id) {
+    return eventually(
+        [&] {
+          auto info = client_->inspect(id);
+          return info && info->state == "exited";
+        },
+        std::chrono::seconds(30));
+  }
+
+  static inline std::unique_ptr<PodmanService> service_;
+  static inline std::string why_;
+  std::optional<DockerClient> client_;
+};
+
+TEST_F(PodmanTest, RunsAContainerWithItsEnvLimitsAndLabelsAndKeepsItsLogs) {
+  auto version = client_->version();
+  ASSERT_TRUE(version) << version.error().message;
+  EXPECT_FALSE(version->empty());
+  ASSERT_TRUE(*client_->image_exists(PodmanService::kImage));
+  EXPECT_FALSE(*client_->image_exists("localhost/gpurent-test:missing"));
+
+  auto spec = busybox("gpurent-life", {"sh", "-c",
+                                       "echo hello $GREETING; "
+                                       // cgroup v2, else v1
+                                       "cat /sys/fs/cgroup/memory.max 2>/dev/null || "
+                                       "cat /sys/fs/cgroup/memory/memory.limit_in_bytes; "
+                                       "cat /sys/fs/cgroup/pids.max 2>/dev/null || "
+                                       "cat /sys/fs/cgroup/pids/pids.max; "
+                                       "echo nofile $(ulimit -n); echo oops >&2; exit 3"});
+  spec.env = {{"GREETING", "world"}};
+  spec.labels["gpurent.instance"] = "i-life";
+  spec.memory_bytes = 256 << 20;
+  spec.pids_limit = 64;
+  auto id = client_->create(spec);
+  ASSERT_TRUE(id) << id.error().message;
+  // The name is taken now.
+  const auto twin = client_->create(spec);
+  ASSERT_FALSE(twin);
+  EXPECT_EQ(twin.error().kind, ErrorKind::kConflict) << twin.error().message;
+
+  ASSERT_TRUE(client_->start(*id));
+  ASSERT_TRUE(exited(*id));
+  auto info = client_->inspect(*id);
+  ASSERT_TRUE(info) << info.error().message;
+  EXPECT_EQ(info->name, "gpurent-life");
+  EXPECT_EQ(info->exit_code, 3);
+  EXPECT_FALSE(info->running);
+  EXPECT_EQ(info->labels.at("gpurent.instance"), "i-life");
+
+  auto logs = client_->logs(*id);
+  ASSERT_TRUE(logs) << logs.error().message;
+  EXPECT_NE(logs->find("hello world\n"), std::string::npos) << *logs;
+  EXPECT_NE(logs->find("268435456\n"), std::string::npos) << *logs;
+  EXPECT_NE(logs->find("\n64\n"), std::string::npos) << *logs;
+  EXPECT_NE(logs->find("nofile 1024\n"), std::string::npos) << *logs;
+  EXPECT_NE(logs->find("oops\n"), std::string::npos) << *logs;
+
+  auto listed = client_->list("gpurent.instance=i-life");
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().id, *id);
+  EXPECT_EQ(listed->front().name, "gpurent-life");
+  EXPECT_TRUE(client_->list("gpurent.instance=nobody")->empty());
+
+  ASSERT_TRUE(client_->remove(*id, false));
+  const auto gone = client_->inspect(*id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(gone.error().code, "no_such_container");
+}
+
+TEST_F(PodmanTest, StopSendsSigtermAndKillsWhatIgnoresIt) {
+  auto polite = client_->create(busybox(
+      "gpurent-polite",
+      {"sh", "-c", "trap 'echo bye; exit 143' TERM; echo up; while true; do sleep 0.1; done"}));
+  ASSERT_TRUE(polite) << polite.error().message;
+  // PID 1 without a handler ignores SIGTERM: only the kill after the grace period ends it.
+  auto stubborn = client_->create(busybox("gpurent-stubborn", {"sleep", "1000"}));
+  ASSERT_TRUE(stubborn) << stubborn.error().message;
+  ASSERT_TRUE(client_->start(*polite));
+  ASSERT_TRUE(client_->start(*polite));  // already started: fine
+  ASSERT_TRUE(client_->start(*stubborn));
+  ASSERT_TRUE(eventually([&] { return client_->logs(*polite)->find("up") != std::string::npos; },
+                         std::chrono::seconds(10)));
+
+  auto stats = client_->stats(*stubborn);
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_GT(stats->memory_bytes, 0);
+  EXPECT_GE(stats->pids, 1);
+  // Removing a running container needs force.
+  const auto busy = client_->remove(*stubborn, false);
+  ASSERT_FALSE(busy);
+  EXPECT_EQ(busy.error().kind, ErrorKind::kConflict) << busy.error().message;
+
+  ASSERT_TRUE(client_->stop(*polite, std::chrono::seconds(10)));
+  EXPECT_EQ(client_->inspect(*polite)->exit_code, 143);
+  EXPECT_NE(client_->logs(*polite)->find("bye"), std::string::npos);
+  ASSERT_TRUE(client_->stop(*stubborn, std::chrono::seconds(1)));
+  EXPECT_EQ(client_->inspect(*stubborn)->exit_code, 137);
+  ASSERT_TRUE(client_->stop(*stubborn, std::chrono::seconds(1)));  // already stopped: fine
+  ASSERT_TRUE(client_->remove(*polite, true));
+  ASSERT_TRUE(client_->remove(*stubborn, true));
+}
+
+TEST_F(PodmanTest, MissingImagesAndContainersAreClearErrors) {
+  auto spec = busybox("gpurent-none", {"true"});
+  spec.image = "localhost/gpurent-test:missing";
+  const auto missing = client_->create(spec);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound) << missing.error().message;
+  EXPECT_EQ(missing.error().code, "no_such_image");
+  for (const auto& error : {client_->start("nope").error(), client_->kill("nope").error(),
+                            client_->remove("nope", true).error()}) {
+    EXPECT_EQ(error.code, "no_such_container") << error.message;
+  }
+  // No network here: the pull fails, saying which image.
+  const auto pulled = client_->pull("registry.invalid/gpurent/none:1");
+  ASSERT_FALSE(pulled);
+  EXPECT_EQ(pulled.error().code, "image_pull_failed");
+  EXPECT_NE(pulled.error().message.find("registry.invalid/gpurent/none:1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpurent::agent
