@@ -16,7 +16,7 @@
 // desired state is then in the report (tracked, or failed to start and reported exited with
 // kStartFailedExitCode), which is what lets the server conclude that an absent run was lost.
 //
-// Not thread-safe: owned by the agent's reconcile thread, like the ProcessRuntime it drives.
+// Not thread-safe: owned by the agent's reconcile thread, like the Runtime it drives.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +25,7 @@
 #include <set>
 #include <string>
 
-#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "model/agent_protocol.h"
 
@@ -39,7 +39,7 @@ inline constexpr int kStartFailedExitCode = 127;
 
 class Reconciler {
  public:
-  explicit Reconciler(ProcessRuntime& runtime) : runtime_(runtime) {}
+  explicit Reconciler(Runtime& runtime) : runtime_(runtime) {}
 
   void converge(const model::DesiredState& desired);
   // Fails with the link's error when the server could not take the logs or the report; the caller
@@ -57,7 +57,7 @@ class Reconciler {
   Status upload_log(ServerLink& link, std::string_view credential, const Workload& workload);
   bool log_complete(const Workload& workload) const;
 
-  ProcessRuntime& runtime_;
+  Runtime& runtime_;
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;
   std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set

@@ -1,4 +1,5 @@
 #include "agent/reconciler.h"
+#include "agent/runtime/process_runtime.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -63,6 +63,7 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"command", v.command},
        {"env", v.env},
        {"gpus", v.gpus},
+       {"image", v.image},
        {"cpu", v.cpu},
        {"memory_gb", v.memory_gb}};
 }
@@ -75,6 +76,7 @@ void from_json(const Json& j, WorkloadSpec& v) {
   v.gpus = j.at("gpus").get<std::vector<std::string>>();
   v.cpu = j.value("cpu", 0);
   v.memory_gb = j.value("memory_gb", 0);
+  v.image = j.value("image", std::string());
 }
 
 void to_json(Json& j, const DesiredState& v) {

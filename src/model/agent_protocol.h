@@ -46,7 +46,9 @@ struct WorkloadSpec {
   std::string instance_id;
   int64_t run = 0;
   bool should_run = true;  // false: stop it (SIGTERM, then SIGKILL after the grace period)
-  std::vector<std::string> command;
+  // A container image to run the command in (the container runtime); empty: a plain process.
+  std::string image;
+  std::vector<std::string> command;  // in a container, empty means the image's own command
   std::map<std::string, std::string> env;
   std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
   int cpu = 0;

@@ -374,6 +374,8 @@ std::string desired_state_json(const DesiredState& v) {
     w.string_map(workload.env);
     w.key("gpus");
     w.strings(workload.gpus);
+    w.key("image");
+    w.string(workload.image);
     w.key("instance_id");
     w.string(workload.instance_id);
     w.key("memory_gb");

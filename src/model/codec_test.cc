@@ -60,6 +60,7 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
   desired.workloads.push_back({.instance_id = "i-1",
                                .run = 2,
                                .should_run = true,
+                               .image = "pytorch/pytorch:2.5.1",
                                .command = {"python", "-c", "print(\"a\\tb\")"},
                                .env = {{"RANK", "8"}, {"A", "x\ny"}},
                                .gpus = {"GPU-a", "GPU-b"},

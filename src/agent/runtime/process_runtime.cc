@@ -24,53 +24,7 @@ namespace {
 // The shim needs one fork and two execs to report; seconds mean the host is badly overloaded, and
 // then the run is left kStarting rather than blocking the reconcile loop any longer.
 constexpr auto kShimReadyTimeout = std::chrono::seconds(10);
-constexpr size_t kMaxInstanceIdLength = 128;
 constexpr std::string_view kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
-
-// Instance ids become directory names, so only a safe alphabet is accepted (no '/', no "..").
-bool valid_instance_id(std::string_view id) {
-  if (id.empty() || id.size() > kMaxInstanceIdLength || id.front() == '.') return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
-bool valid_string(std::string_view s) {
-  return s.size() <= kMaxArgBytes && s.find('\0') == std::string_view::npos;
-}
-
-Status validate(const model::WorkloadSpec& spec) {
-  if (!valid_instance_id(spec.instance_id)) {
-    return fail(Error::invalid("invalid_workload", fmt::format("instance id '{}' is not usable as "
-                                                               "a directory name",
-                                                               spec.instance_id)));
-  }
-  if (spec.run < 0) return fail(Error::invalid("invalid_workload", "run must be >= 0"));
-  if (spec.command.empty() || spec.command.front().empty()) {
-    return fail(Error::invalid("invalid_workload", "the command is empty"));
-  }
-  if (spec.command.size() > kMaxCommandArgs || spec.env.size() > kMaxEnvEntries) {
-    return fail(Error::invalid("invalid_workload",
-                               fmt::format("more than {} arguments or {} environment variables",
-                                           kMaxCommandArgs, kMaxEnvEntries)));
-  }
-  if (!std::all_of(spec.command.begin(), spec.command.end(), valid_string)) {
-    return fail(Error::invalid("invalid_workload", "an argument is too long or holds a NUL byte"));
-  }
-  for (const auto& [name, value] : spec.env) {
-    if (name.empty() || name.find('=') != std::string::npos || !valid_string(name) ||
-        !valid_string(value)) {
-      return fail(Error::invalid("invalid_workload",
-                                 fmt::format("environment variable '{}' is not valid", name)));
-    }
-  }
-  for (const auto& gpu : spec.gpus) {
-    if (gpu.find(',') != std::string::npos || !valid_string(gpu)) {
-      return fail(Error::invalid("invalid_workload", fmt::format("GPU '{}' is not valid", gpu)));
-    }
-  }
-  return {};
-}
 
 // "<instance_id>.<run>" back to its key; nothing for names the runtime did not make.
 std::optional<WorkloadKey> parse_dir_name(std::string_view name) {
@@ -243,7 +197,11 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
 }
 
 Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
-  if (auto valid = validate(spec); !valid) return valid;
+  if (auto valid = validate_workload(spec); !valid) return valid;
+  if (!spec.image.empty()) {
+    return fail(Error::invalid(
+        "invalid_workload", "the process runtime cannot run an image; use the container runtime"));
+  }
   WorkloadKey key{spec.instance_id, spec.run};
   if (entries_.contains(key)) {
     return fail(Error::conflict(
@@ -266,12 +224,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
                                             key.instance_id, key.run, ec.message())));
   }
 
-  auto env = spec.env;
-  const std::string gpus = fmt::format("{}", fmt::join(spec.gpus, ","));
-  env["CUDA_VISIBLE_DEVICES"] = gpus;
-  env["NVIDIA_VISIBLE_DEVICES"] = gpus;
-  env["GPURENT_INSTANCE_ID"] = spec.instance_id;
-  env["GPURENT_RUN"] = std::to_string(spec.run);
+  auto env = platform_env(spec);
   env.try_emplace("HOME", home.string());
   env.try_emplace("PATH", agent_path_);
   const Json launch = {{"command", spec.command}, {"env", env}, {"cwd", home.string()}};
@@ -294,7 +247,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   auto& started = entries_.emplace(key, std::move(entry)).first->second;
   refresh(started, std::chrono::steady_clock::now());
   spdlog::info("workload_started instance={} run={} pid={} gpus={} command=\"{}\"", key.instance_id,
-               key.run, spawned->pid, gpus, fmt::join(spec.command, " "));
+               key.run, spawned->pid, env["CUDA_VISIBLE_DEVICES"], fmt::join(spec.command, " "));
   return {};
 }
 

@@ -19,11 +19,10 @@
 // forget(); instances/<instance_id>/ is the instance's working directory and HOME, kept across
 // runs and never deleted here (a stopped instance keeps its disk).
 //
-// Environment of a workload: the spec's env, then CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
-// (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN, which always win;
-// HOME (the instance directory) and PATH (the agent's) unless the spec sets them. Nothing else is
-// inherited from the agent. A command that cannot be executed exits with 127 (not found) or 126
-// (any other exec error), with the reason in the log and in the exit message.
+// Environment of a workload: platform_env() (runtime.h), then HOME (the instance directory) and
+// PATH (the agent's) unless the spec sets them. Nothing else is inherited from the agent. A command
+// that cannot be executed exits with 127 (not found) or 126 (any other exec error), with the reason
+// in the log and in the exit message.
 //
 // Bounds: at most kMaxWorkloads runs are tracked (running or exited but not yet forgotten); a
 // command has at most kMaxCommandArgs arguments and the env at most kMaxEnvEntries entries. The
@@ -46,34 +45,12 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/runtime/runtime.h"
 #include "agent/runtime/workload_files.h"
 #include "common/result.h"
 #include "model/agent_protocol.h"
 
 namespace gpurent::agent {
-
-// A node runs a handful of instances (one per GPU at most, usually fewer); 256 leaves room for
-// exited runs awaiting their report and is still a bound that catches a runaway desired set.
-inline constexpr size_t kMaxWorkloads = 256;
-inline constexpr size_t kMaxCommandArgs = 4096;
-inline constexpr size_t kMaxEnvEntries = 1024;
-// Linux's MAX_ARG_STRLEN: no single argument or environment string may be longer.
-inline constexpr size_t kMaxArgBytes = 128 * 1024;
-
-struct WorkloadKey {
-  std::string instance_id;
-  int64_t run = 0;
-  auto operator<=>(const WorkloadKey&) const = default;
-};
-
-struct Workload {
-  WorkloadKey key;
-  model::WorkloadPhase phase = model::WorkloadPhase::kStarting;
-  std::optional<int> exit_code;  // set once phase is kExited
-  std::string message;
-  std::filesystem::path log_path;
-  bool stop_requested = false;
-};
 
 struct RuntimeOptions {
   std::filesystem::path data_dir;
@@ -82,13 +59,11 @@ struct RuntimeOptions {
   std::chrono::milliseconds stop_grace{10000};
 };
 
-class ProcessRuntime {
+class ProcessRuntime final : public Runtime {
  public:
-  using SteadyTime = std::chrono::steady_clock::time_point;
-
   // Creates the directories and re-adopts every run recorded under data_dir.
   static Result<std::unique_ptr<ProcessRuntime>> open(RuntimeOptions options);
-  ~ProcessRuntime();
+  ~ProcessRuntime() override;
   ProcessRuntime(const ProcessRuntime&) = delete;
   ProcessRuntime& operator=(const ProcessRuntime&) = delete;
 
@@ -97,20 +72,20 @@ class ProcessRuntime {
   // by kShimReadyTimeout, after which the run stays kStarting until the shim catches up.
   // Errors: invalid spec (kInvalidArgument), the run already exists (kConflict), too many runs
   // (kUnavailable), or the shim cannot be started (kInternal).
-  Status start(const model::WorkloadSpec& spec);
+  Status start(const model::WorkloadSpec& spec) override;
   // SIGTERM to the run's process group now, SIGKILL after stop_grace. Idempotent; no-op for
   // unknown or exited runs.
-  void stop(const WorkloadKey& key);
+  void stop(const WorkloadKey& key) override;
   // Deletes an exited run's directory (kConflict while it runs; unknown runs are fine).
-  Status forget(const WorkloadKey& key);
+  Status forget(const WorkloadKey& key) override;
   // Reaps exited shims, reads exit records, escalates overdue stops. Cheap; call it often.
-  void poll();
+  void poll() override;
 
-  std::vector<Workload> workloads() const;
-  const Workload* find(const WorkloadKey& key) const;  // valid until the next non-const call
+  std::vector<Workload> workloads() const override;
+  const Workload* find(const WorkloadKey& key) const override;
   // When poll() must next run for a stop to escalate on time.
-  std::optional<SteadyTime> next_deadline() const;
-  std::filesystem::path instance_dir(std::string_view instance_id) const;
+  std::optional<SteadyTime> next_deadline() const override;
+  std::filesystem::path instance_dir(std::string_view instance_id) const override;
 
  private:
   struct Entry {

@@ -224,6 +224,16 @@ TEST_F(ProcessRuntimeTest, RefusesInvalidSpecsAndDuplicates) {
   model::WorkloadSpec bad_env = shell("i-env-bad", "true");
   bad_env.env = {{"A=B", "c"}};
   EXPECT_FALSE(runtime->start(bad_env));
+  model::WorkloadSpec image = shell("i-image", "true");
+  image.image = "busybox:latest";  // the container runtime's
+  const auto refused = runtime->start(image);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidArgument);
+  image.image = "bad image";
+  image.command.clear();  // a container may run its image's command, but not a bad image
+  EXPECT_FALSE(validate_workload(image));
+  image.image = "busybox:latest";
+  EXPECT_TRUE(validate_workload(image));
 
   ASSERT_TRUE(runtime->start(shell("i-dup", "true")));
   const auto again = runtime->start(shell("i-dup", "true"));

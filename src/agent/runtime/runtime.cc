@@ -1,0 +1,83 @@
+#include "agent/runtime/runtime.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpurent::agent {
+namespace {
+
+constexpr size_t kMaxInstanceIdLength = 128;
+// Docker's limit on a reference (name, tag and digest).
+constexpr size_t kMaxImageNameLength = 512;
+
+}  // namespace
+
+bool valid_instance_id(std::string_view id) {
+  if (id.empty() || id.size() > kMaxInstanceIdLength || id.front() == '.') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+namespace {
+
+bool valid_string(std::string_view s) {
+  return s.size() <= kMaxArgBytes && s.find('\0') == std::string_view::npos;
+}
+
+}  // namespace
+
+Status validate_workload(const model::WorkloadSpec& spec) {
+  if (!valid_instance_id(spec.instance_id)) {
+    return fail(Error::invalid("invalid_workload", fmt::format("instance id '{}' is not usable as "
+                                                               "a directory name",
+                                                               spec.instance_id)));
+  }
+  if (spec.run < 0) return fail(Error::invalid("invalid_workload", "run must be >= 0"));
+  // A container may run its image's own command; a process needs one.
+  if (spec.image.empty() ? spec.command.empty() || spec.command.front().empty()
+                         : !spec.command.empty() && spec.command.front().empty()) {
+    return fail(Error::invalid("invalid_workload", "the command is empty"));
+  }
+  if (spec.image.size() > kMaxImageNameLength ||
+      spec.image.find_first_of(std::string_view(" \t\r\n\0", 5)) != std::string::npos) {
+    return fail(
+        Error::invalid("invalid_workload", fmt::format("image '{}' is not valid", spec.image)));
+  }
+  if (spec.command.size() > kMaxCommandArgs || spec.env.size() > kMaxEnvEntries) {
+    return fail(Error::invalid("invalid_workload",
+                               fmt::format("more than {} arguments or {} environment variables",
+                                           kMaxCommandArgs, kMaxEnvEntries)));
+  }
+  if (!std::all_of(spec.command.begin(), spec.command.end(), valid_string)) {
+    return fail(Error::invalid("invalid_workload", "an argument is too long or holds a NUL byte"));
+  }
+  for (const auto& [name, value] : spec.env) {
+    if (name.empty() || name.find('=') != std::string::npos || !valid_string(name) ||
+        !valid_string(value)) {
+      return fail(Error::invalid("invalid_workload",
+                                 fmt::format("environment variable '{}' is not valid", name)));
+    }
+  }
+  for (const auto& gpu : spec.gpus) {
+    if (gpu.find(',') != std::string::npos || !valid_string(gpu)) {
+      return fail(Error::invalid("invalid_workload", fmt::format("GPU '{}' is not valid", gpu)));
+    }
+  }
+  return {};
+}
+
+std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec) {
+  auto env = spec.env;
+  const std::string gpus = fmt::format("{}", fmt::join(spec.gpus, ","));
+  env["CUDA_VISIBLE_DEVICES"] = gpus;
+  env["NVIDIA_VISIBLE_DEVICES"] = gpus;
+  env["GPURENT_INSTANCE_ID"] = spec.instance_id;
+  env["GPURENT_RUN"] = std::to_string(spec.run);
+  return env;
+}
+
+}  // namespace gpurent::agent

@@ -1,0 +1,88 @@
+// What the agent's reconciler drives: a runtime that starts, stops and watches workloads (one run
+// of one instance each) and tells how each ended. Two implement it: the process runtime (a plain
+// process under a shim, process_runtime.h) and the container runtime (a container through the
+// Docker Engine API, container_runtime.h).
+//
+// Contract shared by both:
+// - start() validates the spec (validate_workload) and returns once the run is kRunning or
+//   already kExited, or fails without leaving anything behind;
+// - stop() is idempotent and never blocks for the grace period: SIGTERM now, SIGKILL from poll()
+//   once the grace period has passed (next_deadline() says when poll() must run);
+// - an exited run keeps its log and exit status until forget();
+// - a runtime re-adopts the runs it finds when it is opened (the agent restarted).
+// Environment of a workload: the spec's env, then CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
+// (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN, which always win
+// (platform_env()).
+//
+// Thread-safety: none; the reconcile thread owns the runtime.
+#pragma once
+
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "model/agent_protocol.h"
+
+namespace gpurent::agent {
+
+// A node runs a handful of instances (one per GPU at most, usually fewer); 256 leaves room for
+// exited runs awaiting their report and is still a bound that catches a runaway desired set.
+inline constexpr size_t kMaxWorkloads = 256;
+inline constexpr size_t kMaxCommandArgs = 4096;
+inline constexpr size_t kMaxEnvEntries = 1024;
+// Linux's MAX_ARG_STRLEN: no single argument or environment string may be longer.
+inline constexpr size_t kMaxArgBytes = 128 * 1024;
+
+struct WorkloadKey {
+  std::string instance_id;
+  int64_t run = 0;
+  auto operator<=>(const WorkloadKey&) const = default;
+};
+
+struct Workload {
+  WorkloadKey key;
+  model::WorkloadPhase phase = model::WorkloadPhase::kStarting;
+  std::optional<int> exit_code;  // set once phase is kExited
+  std::string message;
+  std::filesystem::path log_path;
+  bool stop_requested = false;
+};
+
+class Runtime {
+ public:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  virtual ~Runtime() = default;
+
+  // Errors: invalid spec (kInvalidArgument), the run already exists (kConflict), too many runs
+  // (kUnavailable), or the runtime cannot start it (its own codes).
+  virtual Status start(const model::WorkloadSpec& spec) = 0;
+  virtual void stop(const WorkloadKey& key) = 0;
+  // Deletes an exited run's traces (kConflict while it runs; unknown runs are fine).
+  virtual Status forget(const WorkloadKey& key) = 0;
+  // Notices exits and escalates overdue stops. Cheap; call it often.
+  virtual void poll() = 0;
+
+  virtual std::vector<Workload> workloads() const = 0;
+  virtual const Workload* find(const WorkloadKey& key) const = 0;  // valid until a non-const call
+  virtual std::optional<SteadyTime> next_deadline() const = 0;
+  // The instance's directory on the node: kept across runs, never deleted by the runtime (a
+  // stopped instance keeps its disk).
+  virtual std::filesystem::path instance_dir(std::string_view instance_id) const = 0;
+};
+
+// Instance ids become directory and container names: [A-Za-z0-9_.-], not starting with '.'.
+bool valid_instance_id(std::string_view id);
+// The checks every runtime applies before start(): id, run, command, env and GPU names, bounds.
+Status validate_workload(const model::WorkloadSpec& spec);
+// The spec's env with the platform's variables on top (see the header comment).
+std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec);
+
+}  // namespace gpurent::agent
