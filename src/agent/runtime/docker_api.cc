@@ -273,9 +273,12 @@ Result<std::vector<ContainerInfo>> DockerClient::list(std::string_view label) {
   return out;
 }
 
-Result<std::string> DockerClient::logs(std::string_view container, int tail) {
-  GPURENT_TRY(response, call("GET", fmt::format("{}?stdout=true&stderr=true&tail={}",
-                                                container_path(container, "logs"), tail)));
+Result<std::string> DockerClient::logs(std::string_view container, const LogQuery& query) {
+  const std::string tail = query.tail < 0 ? "all" : std::to_string(query.tail);
+  GPURENT_TRY(response, call("GET", fmt::format("{}?stdout=true&stderr=true&tail={}&since={}&"
+                                                "timestamps={}",
+                                                container_path(container, "logs"), tail,
+                                                query.since, query.timestamps)));
   GPURENT_CHECK(expect(response, fmt::format("logs of container {}", container), {200}));
   return demultiplex_logs(response.body);
 }

@@ -99,9 +99,14 @@ class DockerClient {
   Result<ContainerInfo> inspect(std::string_view container);
   // Containers carrying the label (key=value), running or not.
   Result<std::vector<ContainerInfo>> list(std::string_view label);
-  // stdout and stderr interleaved as written (the engine's multiplexed stream, demultiplexed),
-  // at most the last `tail` lines.
-  Result<std::string> logs(std::string_view container, int tail = 1000);
+  struct LogQuery {
+    int tail = -1;            // the last this many lines; -1: all
+    int64_t since = 0;        // lines from this Unix second on; 0: from the start
+    bool timestamps = false;  // prefix each line with its RFC 3339 time and a space
+  };
+  // stdout and stderr interleaved as written (the engine's multiplexed stream, demultiplexed).
+  Result<std::string> logs(std::string_view container, const LogQuery& query);
+  Result<std::string> logs(std::string_view container) { return logs(container, LogQuery{}); }
   Result<ContainerStats> stats(std::string_view container);
 
   Result<bool> image_exists(std::string_view image);

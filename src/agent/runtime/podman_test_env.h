@@ -1,6 +1,7 @@
 // For tests only: a real Podman serving the Docker Engine API on a unix socket in a temp dir, with
 // storage of its own (vfs), cgroupfs, runc, and one tiny image built from the host's static
-// busybox (`localhost/gpurent-test:busybox`, with sh, sleep, echo, cat, env, ...).
+// busybox (`localhost/gpurent-test:busybox`, with sh, sleep, echo, cat, env, ...; its own command
+// prints "image default").
 //
 // `make test` installs podman, runc and busybox-static (scripts/install-deps.sh), so a test that
 // finds Podman missing fails with the reason; it is never skipped silently.
@@ -150,8 +151,8 @@ class PodmanService {
     const std::string tar =
         "tar -C " + root.string() + " -cf " + (dir_ / "rootfs.tar").string() + " . >/dev/null 2>&1";
     if (std::system(tar.c_str()) != 0) return "cannot build the busybox root file system";
-    if (podman("import --change 'ENV PATH=/bin' " + (dir_ / "rootfs.tar").string() + " " +
-               kImage) != 0) {
+    if (podman("import --change 'ENV PATH=/bin' --change 'CMD [\"echo\", \"image default\"]' " +
+               (dir_ / "rootfs.tar").string() + " " + kImage) != 0) {
       return "podman import failed; see " + (dir_ / "podman.log").string();
     }
     return "";
