@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "agent/runtime/docker_api.h"
 #include "common/result.h"
 
 namespace gpurent::agent {
@@ -29,6 +30,10 @@ struct AgentOptions {
   // How the node's peers reach it (MASTER_ADDR of multi-node jobs); "" = the local address
   // facing the server (local_address_toward in host.h).
   std::string advertise_address;
+  // The Docker Engine API socket (Docker or Podman) for workloads that name an image; "" = this
+  // node runs plain processes only.
+  std::string container_socket;
+  GpuAccess gpu_access = GpuAccess::kNvidiaDeviceRequest;  // how containers get their GPUs
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
   int sim_nodes = 0;
   std::chrono::milliseconds report_interval{1000};

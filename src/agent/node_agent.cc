@@ -7,6 +7,9 @@
 
 #include "agent/host.h"
 #include "agent/reconciler.h"
+#include "agent/runtime/container_runtime.h"
+#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/runtime_set.h"
 
 namespace gpurent::agent {
 namespace {
@@ -100,8 +103,16 @@ Status NodeAgent::start() {
   }
   GPURENT_TRY(inventory, discover_gpus(options_.sim_gpus, data_dir));
   inventory_ = std::move(inventory);
-  GPURENT_TRY(runtime, ProcessRuntime::open({data_dir, shim_executable_, options_.stop_grace}));
-  runtime_ = std::move(runtime);
+  GPURENT_TRY(processes, ProcessRuntime::open({data_dir, shim_executable_, options_.stop_grace}));
+  std::unique_ptr<ContainerRuntime> containers;
+  if (!options_.container_socket.empty()) {
+    GPURENT_TRY(opened, ContainerRuntime::open({.data_dir = data_dir,
+                                                .socket_path = options_.container_socket,
+                                                .stop_grace = options_.stop_grace,
+                                                .gpu_access = options_.gpu_access}));
+    containers = std::move(opened);
+  }
+  runtime_ = std::make_unique<RuntimeSet>(std::move(processes), std::move(containers));
   GPURENT_TRY(poll_link, links_());
   GPURENT_TRY(reconcile_link, links_());
 

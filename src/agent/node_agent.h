@@ -33,7 +33,7 @@
 #include "agent/agent.h"
 #include "agent/gpu/discovery.h"
 #include "agent/identity.h"
-#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "model/agent_protocol.h"
 
@@ -84,8 +84,8 @@ class NodeAgent {
   const AgentOptions options_;
   const ServerLinkFactory links_;
   const std::string shim_executable_;
-  GpuInventory inventory_;                   // set by start()
-  std::unique_ptr<ProcessRuntime> runtime_;  // the reconciler thread's, once started
+  GpuInventory inventory_;            // set by start()
+  std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   bool started_ = false;  // start() and stop() are called from one thread
 

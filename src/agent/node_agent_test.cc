@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "agent/fake_server.h"
+#include "agent/reconciler.h"
+#include "agent/runtime/podman_test_env.h"
 #include "agent/test_util.h"
 
 namespace gpurent::agent {
@@ -127,6 +129,56 @@ TEST_F(NodeAgentTest, RunsTheDesiredWorkloadAndReportsItsExitAndLog) {
   EXPECT_EQ(server_->status("i-e2e", 1)->exit_code, 2);
   EXPECT_EQ(server_->log_at_exit("i-e2e", 1), "gpus=GPU-1,GPU-2\n");
   EXPECT_EQ(server_->reports().back().applied_generation, server_->generation());
+}
+
+TEST_F(NodeAgentTest, AnImageWorkloadOnANodeWithoutAContainerEngineFailsToStartWithTheReason) {
+  model::WorkloadSpec spec;
+  spec.instance_id = "i-image";
+  spec.run = 1;
+  spec.image = "pytorch/pytorch:2.5.1";
+  server_->set_desired({spec});
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return reported("i-image", WorkloadPhase::kExited); }));
+  EXPECT_EQ(server_->status("i-image", 1)->exit_code, kStartFailedExitCode);
+  EXPECT_NE(server_->status("i-image", 1)->message.find("no container engine"), std::string::npos)
+      << server_->status("i-image", 1)->message;
+}
+
+class NodeAgentWithPodmanTest : public NodeAgentTest {
+ protected:
+  static void SetUpTestSuite() { service_ = testing::PodmanService::start(&why_); }
+  static void TearDownTestSuite() { service_.reset(); }
+  void SetUp() override { ASSERT_TRUE(service_) << why_; }
+  static inline std::unique_ptr<testing::PodmanService> service_;
+  static inline std::string why_;
+};
+
+TEST_F(NodeAgentWithPodmanTest, RunsImageWorkloadsInContainersAndTheRestAsProcesses) {
+  model::WorkloadSpec process;
+  process.instance_id = "i-process";
+  process.run = 1;
+  process.command = {"sh", "-c", "echo as a process; exit 3"};
+  model::WorkloadSpec container;
+  container.instance_id = "i-container";
+  container.run = 1;
+  container.image = testing::PodmanService::kImage;
+  container.command = {"sh", "-c", "echo in $(pwd) as $GPURENT_INSTANCE_ID; exit 5"};
+  server_->set_desired({process, container});
+  auto opts = options();
+  opts.container_socket = service_->socket_path();
+  auto agent = make_agent(std::move(opts));
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually(
+      [&] {
+        return reported("i-process", WorkloadPhase::kExited) &&
+               reported("i-container", WorkloadPhase::kExited);
+      },
+      std::chrono::seconds(30)));
+  EXPECT_EQ(server_->status("i-process", 1)->exit_code, 3);
+  EXPECT_EQ(server_->log_at_exit("i-process", 1), "as a process\n");
+  EXPECT_EQ(server_->status("i-container", 1)->exit_code, 5);
+  EXPECT_EQ(server_->log_at_exit("i-container", 1), "in /workspace as i-container\n");
 }
 
 TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingItAgain) {

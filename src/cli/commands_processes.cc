@@ -130,6 +130,15 @@ void add_agent(CLI::App& app, Context& ctx) {
   command->add_option("--name", options->node_name, "the node's name (default: hostname)");
   command->add_option("--fabric-group", options->fabric_group,
                       "the node's fabric group: nodes behind one InfiniBand switch share one");
+  command->add_option("--container-socket", options->container_socket,
+                      "the Docker Engine API socket (Docker or Podman, e.g. "
+                      "/run/podman/podman.sock) for workloads that name an image; without it the "
+                      "node runs plain processes only");
+  command
+      ->add_option("--gpu-access", options->gpu_access,
+                   "how containers get their GPUs: nvidia (device requests) or cdi")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, agent::GpuAccess>{
+          {"nvidia", agent::GpuAccess::kNvidiaDeviceRequest}, {"cdi", agent::GpuAccess::kCdi}}));
   command
       ->add_option("--advertise-address", options->advertise_address,
                    "how other nodes reach this one: MASTER_ADDR of multi-node jobs (default: the "

@@ -134,14 +134,7 @@ Status ContainerRuntime::start(const model::WorkloadSpec& spec) {
     return fail(Error::invalid("invalid_workload", "the container runtime needs an image"));
   }
   const WorkloadKey key{spec.instance_id, spec.run};
-  if (entries_.contains(key)) {
-    return fail(Error::conflict(
-        "workload_exists", fmt::format("workload {}.{} already exists", key.instance_id, key.run)));
-  }
-  if (entries_.size() >= kMaxWorkloads) {
-    return fail({ErrorKind::kUnavailable, "too_many_workloads",
-                 fmt::format("the node already tracks {} workloads", kMaxWorkloads)});
-  }
+  GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
   const auto dir = workload_dir(key);
   const auto home = instance_dir(spec.instance_id);
   std::error_code ec;
@@ -302,16 +295,10 @@ void ContainerRuntime::copy_logs(Entry& entry) {
   std::ofstream(entry.info.log_path, std::ios::app | std::ios::binary) << fresh;
 }
 
-std::vector<Workload> ContainerRuntime::workloads() const {
-  std::vector<Workload> out;
-  out.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) out.push_back(entry.info);
-  return out;
-}
+std::vector<Workload> ContainerRuntime::workloads() const { return workloads_of(entries_); }
 
 const Workload* ContainerRuntime::find(const WorkloadKey& key) const {
-  const auto it = entries_.find(key);
-  return it == entries_.end() ? nullptr : &it->second.info;
+  return find_workload(entries_, key);
 }
 
 std::optional<Runtime::SteadyTime> ContainerRuntime::next_deadline() const {

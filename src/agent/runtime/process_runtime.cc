@@ -203,14 +203,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
         "invalid_workload", "the process runtime cannot run an image; use the container runtime"));
   }
   WorkloadKey key{spec.instance_id, spec.run};
-  if (entries_.contains(key)) {
-    return fail(Error::conflict(
-        "workload_exists", fmt::format("workload {}.{} already exists", key.instance_id, key.run)));
-  }
-  if (entries_.size() >= kMaxWorkloads) {
-    return fail({ErrorKind::kUnavailable, "too_many_workloads",
-                 fmt::format("the node already tracks {} workloads", kMaxWorkloads)});
-  }
+  GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
 
   const auto dir = workload_dir(key);
   const auto home = instance_dir(spec.instance_id);
@@ -286,16 +279,10 @@ void ProcessRuntime::poll() {
   for (auto& [key, entry] : entries_) refresh(entry, now);
 }
 
-std::vector<Workload> ProcessRuntime::workloads() const {
-  std::vector<Workload> out;
-  out.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) out.push_back(entry.info);
-  return out;
-}
+std::vector<Workload> ProcessRuntime::workloads() const { return workloads_of(entries_); }
 
 const Workload* ProcessRuntime::find(const WorkloadKey& key) const {
-  const auto it = entries_.find(key);
-  return it == entries_.end() ? nullptr : &it->second.info;
+  return find_workload(entries_, key);
 }
 
 std::optional<ProcessRuntime::SteadyTime> ProcessRuntime::next_deadline() const {

@@ -80,4 +80,16 @@ std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec)
   return env;
 }
 
+Status admit_workload(const WorkloadKey& key, bool already_tracked, size_t tracked) {
+  if (already_tracked) {
+    return fail(Error::conflict(
+        "workload_exists", fmt::format("workload {}.{} already exists", key.instance_id, key.run)));
+  }
+  if (tracked >= kMaxWorkloads) {
+    return fail({ErrorKind::kUnavailable, "too_many_workloads",
+                 fmt::format("the node already tracks {} workloads", kMaxWorkloads)});
+  }
+  return {};
+}
+
 }  // namespace gpurent::agent

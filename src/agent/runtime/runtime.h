@@ -84,5 +84,22 @@ bool valid_instance_id(std::string_view id);
 Status validate_workload(const model::WorkloadSpec& spec);
 // The spec's env with the platform's variables on top (see the header comment).
 std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec);
+// Whether a runtime that tracks `tracked` runs may start this one: kConflict "workload_exists"
+// when it tracks it already, kUnavailable "too_many_workloads" at kMaxWorkloads.
+Status admit_workload(const WorkloadKey& key, bool already_tracked, size_t tracked);
+
+// For runtimes that keep their runs in a map from WorkloadKey to an entry with a Workload `info`.
+template <class Entries>
+std::vector<Workload> workloads_of(const Entries& entries) {
+  std::vector<Workload> out;
+  out.reserve(entries.size());
+  for (const auto& [key, entry] : entries) out.push_back(entry.info);
+  return out;
+}
+template <class Entries>
+const Workload* find_workload(const Entries& entries, const WorkloadKey& key) {
+  const auto it = entries.find(key);
+  return it == entries.end() ? nullptr : &it->second.info;
+}
 
 }  // namespace gpurent::agent
