@@ -371,7 +371,9 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
     env["RANK"] = std::to_string(static_cast<int>(rank) * per_node);
     place(member, std::move(assignment.nodes[rank]), env);
   }
-  job.state = model::derive_job_state(job.tasks);
+  // What derive_job_state gives with this task unfinished and attempted, without its pass over
+  // every task (per placement, that pass made placing an array quadratic).
+  job.state = model::JobState::kRunning;
   touch_job(job);
 }
 
