@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -790,6 +791,13 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   if (registration.labels.size() > 64 || registration.fabric_group.size() > 253 ||
       registration.disk_gb < 0) {
     return fail(Error::invalid("invalid_field", "labels, fabric_group or disk_gb out of range"));
+  }
+  // The address becomes MASTER_ADDR in other tenants' jobs: a host name or IP address only.
+  if (registration.address.size() > 253 ||
+      !std::all_of(registration.address.begin(), registration.address.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':';
+      })) {
+    return fail(Error::invalid("invalid_field", "address must be a host name or IP address"));
   }
   std::set<std::string> uuids;
   for (const auto& gpu : registration.gpus) {

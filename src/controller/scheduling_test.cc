@@ -211,5 +211,19 @@ TEST_F(SchedulingTest, NodesWithMixedGpuTypesAreRefused) {
             "mixed_gpu_types");
 }
 
+TEST_F(SchedulingTest, ANodeAddressMustBeAHostNameOrIpAddress) {
+  model::NodeRegistration node{.name = "addr", .cpu_count = 8, .memory_mb = 1024};
+  node.gpus = {{"GPU-addr0", 0, "h100-80g", "H100", 81920}};
+  for (const std::string& bad :
+       std::vector<std::string>{"10.0.0.1; reboot", "$(id)", "a b", std::string(254, 'a')}) {
+    node.address = bad;
+    EXPECT_EQ(ctl_.register_node(hash_secret("join"), node, "c", hash_secret("c")).error().code,
+              "invalid_field")
+        << bad;
+  }
+  node.address = "10.0.0.7";
+  ASSERT_TRUE(ctl_.register_node(hash_secret("join"), node, "c", hash_secret("c")));
+}
+
 }  // namespace
 }  // namespace gpurent::controller
