@@ -29,6 +29,7 @@ struct LaunchOptions {
   int priority = 0;
   bool no_queue = false;
   std::string name;
+  std::string image;
   int cpu = 0;
   int memory_gb = 0;
   std::vector<std::string> env;
@@ -72,6 +73,7 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
 Status launch(Context& ctx, const LaunchOptions& options) {
   model::InstanceSpec spec;
   spec.name = options.name;
+  spec.image = options.image;
   spec.gpu_types = parse_gpu_types(options.gpu);
   spec.gpu_count = options.count;
   spec.gpu_milli = options.gpu_milli;
@@ -186,6 +188,10 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   launch_command->add_flag("--no-queue", launch_options->no_queue,
                            "fail at once, with the reason, if it cannot be placed now");
   launch_command->add_option("--name", launch_options->name, "a name for the instance");
+  launch_command->add_option(
+      "--image", launch_options->image,
+      "run in this container image (nodes with a container engine); without a command, the "
+      "image's own");
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
   launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")

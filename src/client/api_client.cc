@@ -196,6 +196,7 @@ Json workload_body(const model::InstanceSpec& spec) {
   if (!spec.command.empty()) body["command"] = spec.command;
   if (!spec.env.empty()) body["env"] = spec.env;
   if (!spec.reservation_id.empty()) body["reservation_id"] = spec.reservation_id;
+  if (!spec.image.empty()) body["image"] = spec.image;
   return body;
 }
 

@@ -880,6 +880,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
       desired.workloads.push_back({.instance_id = instance.id,
                                    .run = instance.run,
                                    .should_run = instance.state != InstanceState::kStopping,
+                                   .image = instance.spec.image,
                                    .command = instance.spec.command,
                                    .env = workload_env(instance),
                                    .gpus = instance.gpus,

@@ -126,6 +126,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.number(v.gpu_milli);
   w.key("gpu_types");
   w.strings(v.gpu_types);
+  w.key("image");
+  w.string(v.image);
   w.key("max_runtime_s");
   w.optional_number(v.max_runtime_s);
   w.key("memory_gb");
@@ -229,6 +231,7 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"memory_gb", v.memory_gb},
        {"disk_gb", v.disk_gb},
        {"node_selector", v.node_selector},
+       {"image", v.image},
        {"command", v.command},
        {"env", v.env},
        {"pricing", to_string(v.pricing)},
@@ -253,6 +256,7 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.memory_gb = j.at("memory_gb").get<int>();
   v.disk_gb = j.value("disk_gb", 0);
   v.node_selector = j.value("node_selector", std::map<std::string, std::string>());
+  v.image = j.value("image", std::string());
   v.command = j.at("command").get<std::vector<std::string>>();
   v.env = j.at("env").get<std::map<std::string, std::string>>();
   v.pricing = parse_enum(j, "pricing", &parse_pricing_model);

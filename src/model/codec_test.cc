@@ -22,6 +22,7 @@ Instance full_instance() {
   v.spec.priority = -3;
   v.spec.max_runtime_s = 3600;
   v.spec.reservation_id = "r-1";
+  v.spec.image = "nvcr.io/nvidia/pytorch:24.10-py3";
   v.state = InstanceState::kRunning;
   v.node_id = "n-1";
   v.gpus = {"GPU-a", "GPU-b"};

@@ -57,6 +57,9 @@ struct InstanceSpec {
   int memory_gb = 0;             // 0 = no explicit request
   int disk_gb = 0;               // 0 = no explicit request
   std::map<std::string, std::string> node_selector;  // labels the node must carry
+  // A container image to run in (the node's container runtime); empty: a plain process on the
+  // node, with the host's software.
+  std::string image;
   std::vector<std::string> command;  // argv; a string command is run through /bin/sh -c
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;

@@ -124,11 +124,23 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 17> kWorkloadFields = {
-    "name",          "gpu_type",      "gpu_types", "min_gpu_memory_gb", "gpu_count",
-    "gpu_milli",     "gpu_memory_gb", "cpu",       "memory_gb",         "disk_gb",
-    "node_selector", "command",       "env",       "pricing",           "reservation_id",
-    "priority",      "max_runtime_s"};
+constexpr std::array<std::string_view, 18> kWorkloadFields = {
+    "name",      "gpu_type",     "gpu_types",     "min_gpu_memory_gb",
+    "gpu_count", "gpu_milli",    "gpu_memory_gb", "cpu",
+    "memory_gb", "disk_gb",      "node_selector", "image",
+    "command",   "env",          "pricing",       "reservation_id",
+    "priority",  "max_runtime_s"};
+// Docker's limit on an image reference (name, tag and digest).
+constexpr size_t kMaxImageLength = 512;
+
+// An image reference: registry/name:tag or @digest characters only (no spaces, no options).
+bool valid_image(std::string_view image) {
+  return !image.empty() && image.front() != '-' &&
+         std::all_of(image.begin(), image.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) ||
+                  std::string_view("._-/:@").find(c) != std::string_view::npos;
+         });
+}
 
 // GPURENT_SIM_DURATION_S is the tenant's: it tells a simulated node (agent --sim-nodes) how long
 // the workload "runs", for load tests and benchmarks.
@@ -218,8 +230,15 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
   GPURENT_TRY(max_runtime, optional_int(body, "max_runtime_s", 1, 366LL * 24 * 3600));
   spec.max_runtime_s = max_runtime;
 
+  GPURENT_TRY(image, optional_string(body, "image", kMaxImageLength));
+  if (image && !valid_image(*image)) {
+    return fail(invalid_field("image", "must be an image reference such as pytorch/pytorch:2.5.1"));
+  }
+  spec.image = image.value_or("");
   const auto command = body.find("command");
-  if (command == body.end() || command->is_null()) {
+  if ((command == body.end() || command->is_null()) && !spec.image.empty()) {
+    // The image's own command, as `docker run IMAGE` would run.
+  } else if (command == body.end() || command->is_null()) {
     spec.command = {"sleep", "infinity"};  // keep the machine until the tenant stops it
   } else if (command->is_string()) {
     const auto& text = command->get_ref<const std::string&>();

@@ -26,6 +26,7 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"memory_gb", spec.memory_gb},
       {"disk_gb", spec.disk_gb},
       {"node_selector", spec.node_selector},
+      {"image", spec.image.empty() ? Json(nullptr) : Json(spec.image)},
       {"command", spec.command},
       {"env", spec.env},
       {"pricing", model::to_string(spec.pricing)},

@@ -79,7 +79,7 @@ Result<std::unique_ptr<ContainerRuntime>> ContainerRuntime::open(ContainerRuntim
   GPURENT_TRY(version, client.version());
   spdlog::info("container_engine socket={} version={}", options.socket_path, version);
   std::error_code ec;
-  std::filesystem::create_directories(options.data_dir / "workloads", ec);
+  std::filesystem::create_directories(options.data_dir / "containers", ec);
   if (!ec) std::filesystem::create_directories(options.data_dir / "instances", ec);
   if (ec) {
     return fail(Error::internal(fmt::format("cannot create the directories under {}: {}",
@@ -92,7 +92,7 @@ Result<std::unique_ptr<ContainerRuntime>> ContainerRuntime::open(ContainerRuntim
 }
 
 std::filesystem::path ContainerRuntime::workload_dir(const WorkloadKey& key) const {
-  return options_.data_dir / "workloads" / fmt::format("{}.{}", key.instance_id, key.run);
+  return options_.data_dir / "containers" / fmt::format("{}.{}", key.instance_id, key.run);
 }
 
 std::filesystem::path ContainerRuntime::instance_dir(std::string_view instance_id) const {

@@ -16,10 +16,11 @@
 // and explicit nofile/nproc ulimits (hosts whose own limits the engine cannot apply refuse
 // containers that inherit them).
 //
-// Output: poll() copies new log lines from the engine into <data_dir>/workloads/<id>.<run>/
-// output.log (asking only for lines from the second of the last one copied), so the agent uploads
-// them as it does a process's. The engine keeps stdout and stderr apart within a second, so lines
-// of the two streams written in the same second may be copied out of order.
+// Output: poll() copies new log lines from the engine into <data_dir>/containers/<id>.<run>/
+// output.log (not under workloads/, which the process runtime re-adopts as its own), asking only
+// for lines from the second of the last one copied, so the agent uploads them as it does a
+// process's. The engine keeps stdout and stderr apart within a second, so lines of the two
+// streams written in the same second may be copied out of order.
 //
 // Stopping: stop() sends SIGTERM; poll() sends SIGKILL once stop_grace has passed (the engine's
 // own stop call would block the reconcile thread for the grace period). A container removed from

@@ -1,0 +1,160 @@
+"""Container instances end to end on a real Podman: a second agent with --container-socket, an
+instance that names an image, its env and limits in the engine, logs, stop/start with its
+/workspace kept, an agent killed with SIGKILL and restarted (the container is adopted, not
+started twice), and removal.
+
+Podman is installed by `make test` (scripts/install-deps.sh); the service runs on a socket in a
+temp dir with storage of its own, as src/agent/runtime/podman_test_env.h does for the unit tests.
+"""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import problem, wait_for
+
+IMAGE = "localhost/gpurent-e2e:busybox"
+
+
+class Podman:
+    def __init__(self):
+        if shutil.which("podman") is None or not os.path.exists("/bin/busybox"):
+            raise AssertionError("podman or /bin/busybox is missing: scripts/install-deps.sh test "
+                                 "installs them")
+        # Podman's locks are host-wide: one service at a time (the unit tests take the same lock).
+        self.lock = open("/tmp/gpurent-podman.lock", "a")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.dir = tempfile.mkdtemp(prefix="gpurent-e2e-podman-", dir="/tmp")
+        self.socket = os.path.join(self.dir, "podman.sock")
+        with open(os.path.join(self.dir, "storage.conf"), "w") as f:
+            f.write(f'[storage]\ndriver = "vfs"\nrunroot = "{self.dir}/run"\n'
+                    f'graphroot = "{self.dir}/root"\n')
+        with open(os.path.join(self.dir, "containers.conf"), "w") as f:
+            f.write('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n'
+                    '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n'
+                    f'runtime = "runc"\ntmp_dir = "{self.dir}/tmp"\n'
+                    f'volume_path = "{self.dir}/volumes"\n')
+        self.env = dict(os.environ)
+        self.env["CONTAINERS_CONF"] = os.path.join(self.dir, "containers.conf")
+        self.env["CONTAINERS_STORAGE_CONF"] = os.path.join(self.dir, "storage.conf")
+        rootfs = os.path.join(self.dir, "rootfs")
+        os.makedirs(os.path.join(rootfs, "bin"))
+        for sub in ("tmp", "proc", "dev", "sys", "etc"):
+            os.makedirs(os.path.join(rootfs, sub))
+        shutil.copy("/bin/busybox", os.path.join(rootfs, "bin", "busybox"))
+        for tool in ("sh", "sleep", "echo", "cat", "env", "ls"):
+            os.symlink("busybox", os.path.join(rootfs, "bin", tool))
+        tar = os.path.join(self.dir, "rootfs.tar")
+        subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+        self.podman("import", "--change", "ENV PATH=/bin", tar, IMAGE)
+        self.log = open(os.path.join(self.dir, "service.log"), "ab")
+        self.service = subprocess.Popen(
+            ["podman", "system", "service", "--time", "0", "unix://" + self.socket],
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+        wait_for(lambda: self.podman("version", check=False).returncode == 0 and
+                 os.path.exists(self.socket), what="podman system service")
+
+    def podman(self, *args, check=True):
+        result = subprocess.run(["podman", *args], capture_output=True, text=True, env=self.env,
+                                timeout=120)
+        if check:
+            assert result.returncode == 0, f"podman {' '.join(args)}: {result.stderr}"
+        return result
+
+    def containers(self, instance_id):
+        out = self.podman("ps", "-a", "--filter", f"label=gpurent.instance={instance_id}",
+                          "--format", "json").stdout
+        return json.loads(out or "[]")
+
+    def close(self):
+        self.podman("rm", "--all", "--force", "--time", "0", check=False)
+        self.service.send_signal(signal.SIGTERM)
+        self.service.wait(timeout=30)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.lock.close()
+
+
+@pytest.fixture
+def podman():
+    engine = Podman()
+    yield engine
+    engine.close()
+
+
+def start_container_agent(platform, podman, tmp_path, name="containers"):
+    token = platform.call("POST", "/v1/join-tokens", body={"description": "containers"})
+    assert token.status == 201
+    return platform.start_process(
+        ["agent", "--server", platform.url, "--join-token", token.json()["token"],
+         "--sim-gpus", "1xa100-80g", "--data-dir", str(tmp_path / "agent-c"), "--name", name,
+         "--container-socket", podman.socket], name)
+
+
+def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_agent_kill(
+        platform, podman, tmp_path):
+    agent = start_container_agent(platform, podman, tmp_path)
+    wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,
+             what="the container node's GPU")
+    _, key = platform.new_tenant("boxed")
+    script = ("echo hello $GPURENT_INSTANCE_ID from $(pwd); cat /workspace/note 2>/dev/null; "
+              "echo kept > /workspace/note; exec sleep 1000")
+    created = platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "a100-80g", "image": IMAGE, "command": ["sh", "-c", script],
+        "cpu": 1, "memory_gb": 1})
+    assert created.status == 201, created.body
+    instance = created.json()
+    assert instance["image"] == IMAGE
+    instance_id = instance["id"]
+    platform.wait_state(instance_id, "running", key)
+    logs = wait_for(lambda: (lambda text: text if "hello" in text else None)(
+        platform.cli("logs", instance_id, key=key).stdout), what="the container's output")
+    assert f"hello {instance_id} from /workspace" in logs
+
+    # In the engine: one container, labelled, with the limits asked for.
+    [container] = podman.containers(instance_id)
+    inspected = json.loads(podman.podman("inspect", container["Id"]).stdout)[0]
+    assert inspected["HostConfig"]["Memory"] == 1 << 30
+    assert inspected["HostConfig"]["NanoCpus"] == 1_000_000_000
+    assert "GPURENT_INSTANCE_ID=" + instance_id in inspected["Config"]["Env"]
+
+    # Stop and start: a new run, a new container, the same /workspace.
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
+    platform.wait_state(instance_id, "stopped", key)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/start", key).status == 202
+    platform.wait_state(instance_id, "running", key)
+    wait_for(lambda: "kept" in platform.cli("logs", instance_id, key=key).stdout,
+             what="the second run to read the first run's file")
+
+    # The agent dies hard and comes back: the running container is adopted, not started again.
+    running = [c for c in podman.containers(instance_id) if c["State"] == "running"]
+    assert len(running) == 1
+    agent.stop(signal.SIGKILL)
+    agent = start_container_agent(platform, podman, tmp_path, name="containers")
+    wait_for(lambda: "workload_adopted" in agent.output(), what="the restarted agent to adopt")
+    assert platform.instance(instance_id, key)["state"] == "running"
+    after = [c for c in podman.containers(instance_id) if c["State"] == "running"]
+    assert [c["Id"] for c in after] == [c["Id"] for c in running]
+
+    # Removal stops it and the engine forgets it.
+    assert platform.call("DELETE", f"/v1/instances/{instance_id}", key).status in (200, 202)
+    platform.wait_state(instance_id, "terminated", key)
+    wait_for(lambda: podman.containers(instance_id) == [], what="the containers to be removed")
+
+
+def test_bad_images_are_refused_and_image_work_on_a_process_node_fails_with_the_reason(platform):
+    for bad in ["", "has space", "-rm", "x" * 513, 7]:
+        response = platform.call("POST", "/v1/instances", body={
+            "gpu_type": "h100-80g", "image": bad})
+        problem(response, 400, "invalid_field")
+    # The dev node has no container engine: the start fails, saying so.
+    created = platform.call("POST", "/v1/instances", body={
+        "gpu_type": "h100-80g", "image": "busybox:latest", "command": ["true"]})
+    assert created.status == 201, created.body
+    failed = platform.wait_state(created.json()["id"], ["failed", "stopped"])
+    assert "no container engine" in failed["reason"], failed
