@@ -29,9 +29,20 @@ Error invalid_state(const Instance& instance, std::string_view action) {
 }
 
 // The tenant's environment, with the platform's variables (job array index, gang ranks) on top.
-std::map<std::string, std::string> workload_env(const Instance& instance) {
+// gpu_memory_mb: of the node's GPUs (0: unknown).
+std::map<std::string, std::string> workload_env(const Instance& instance, int64_t gpu_memory_mb) {
   auto env = instance.spec.env;
   for (const auto& [key, value] : instance.platform_env) env.insert_or_assign(key, value);
+  // A share of a GPU (the shared tier) runs as a CUDA MPS client: at most its share of the GPU's
+  // SMs, and of its memory the GPU memory it asked for (else its share of the GPU's), on device
+  // 0 of the one GPU it sees.
+  if (instance.gpu_milli < model::kMilliPerGpu) {
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string((instance.gpu_milli + 9) / 10);
+    const int64_t memory_mb = instance.spec.gpu_memory_gb > 0
+                                  ? int64_t{instance.spec.gpu_memory_gb} * 1024
+                                  : gpu_memory_mb * instance.gpu_milli / model::kMilliPerGpu;
+    if (memory_mb > 0) env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = fmt::format("0={}M", memory_mb);
+  }
   return env;
 }
 
@@ -874,6 +885,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   const auto node = nodes_.find(node_id);
   if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
   model::DesiredState desired{node->second.id, node->second.generation, {}};
+  const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
   if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
     for (const auto& id : it->second) {
       const Instance& instance = instances_.at(id);
@@ -882,7 +894,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
                                    .should_run = instance.state != InstanceState::kStopping,
                                    .image = instance.spec.image,
                                    .command = instance.spec.command,
-                                   .env = workload_env(instance),
+                                   .env = workload_env(instance, gpu_memory_mb),
                                    .gpus = instance.gpus,
                                    .cpu = instance.spec.cpu,
                                    .memory_gb = instance.spec.memory_gb});

@@ -166,6 +166,26 @@ TEST_F(SchedulingTest, GpuSharesPackOntoOneGpuAndAreBilledByShare) {
   EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond / 2);
 }
 
+TEST_F(SchedulingTest, GpuSharesRunAsMpsClientsLimitedToTheirShare) {
+  auto quarter = spec(1);
+  quarter.gpu_milli = 250;
+  auto with_memory = quarter;
+  with_memory.gpu_milli = 330;
+  with_memory.gpu_memory_gb = 10;
+  const auto a = launch(alice_, quarter);
+  const auto b = launch(bob_, with_memory);
+  const auto whole = launch(bob_, spec(1));
+  const auto desired = ctl_.desired_state(node_);
+  ASSERT_TRUE(desired);
+  std::map<std::string, std::map<std::string, std::string>> env;
+  for (const auto& workload : desired->workloads) env[workload.instance_id] = workload.env;
+  EXPECT_EQ(env.at(a.id).at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+  EXPECT_EQ(env.at(a.id).at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=20480M");  // 80 GiB / 4
+  EXPECT_EQ(env.at(b.id).at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "33");
+  EXPECT_EQ(env.at(b.id).at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=10240M");  // as asked
+  EXPECT_FALSE(env.at(whole.id).contains("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"));
+}
+
 TEST_F(SchedulingTest, TypeListsAndAnyTypeAreBilledAtTheTypeTheyGot) {
   add_node("node-b", "a100-80g", 2, "GPU-b");
   auto any = spec(2);

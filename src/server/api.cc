@@ -146,7 +146,8 @@ bool valid_image(std::string_view image) {
 // the workload "runs", for load tests and benchmarks.
 bool set_by_platform(std::string_view variable) {
   return (variable.starts_with("GPURENT_") && variable != "GPURENT_SIM_DURATION_S") ||
-         variable == "CUDA_VISIBLE_DEVICES" || variable == "NVIDIA_VISIBLE_DEVICES";
+         variable == "CUDA_VISIBLE_DEVICES" || variable == "NVIDIA_VISIBLE_DEVICES" ||
+         variable.starts_with("CUDA_MPS_");
 }
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous

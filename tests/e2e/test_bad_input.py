@@ -19,6 +19,7 @@ from conftest import problem
     (b'{"gpu_count": 1}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "command": []}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "env": {"CUDA_VISIBLE_DEVICES": "0"}}', "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "env": {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "100"}}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "surprise": 1}', "unknown_field"),
 ])
 def test_malformed_and_invalid_launches_are_400(platform, raw, code):
