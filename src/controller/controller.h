@@ -102,6 +102,11 @@ struct NewApiKey {
   std::string prefix;
 };
 
+struct CreatedReservation {
+  model::Reservation reservation;
+  bool replayed = false;  // an Idempotency-Key retry: nothing new was booked
+};
+
 struct CreatedJob {
   model::Job job;
   bool replayed = false;  // an Idempotency-Key retry: nothing new was created
@@ -193,8 +198,10 @@ class Controller {
   // Books GPUs of a type for [start, end) for the caller's tenant (an operator may book for
   // another). Refused (409 overbooked) if any instant of the window would reserve more GPUs of
   // the type than the platform has.
-  Result<model::Reservation> create_reservation(const model::Principal& caller,
-                                                NewReservation request);
+  // An Idempotency-Key retry with the same body returns the first booking.
+  Result<CreatedReservation> create_reservation(
+      const model::Principal& caller, NewReservation request,
+      std::optional<std::string> idempotency_key = std::nullopt, std::string fingerprint = {});
   std::vector<const model::Reservation*> reservations(const model::Principal& caller) const;
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);

@@ -280,8 +280,18 @@ Status Controller::check_reservation_use(const Principal& caller, model::Instanc
   return {};
 }
 
-Result<Reservation> Controller::create_reservation(const Principal& caller,
-                                                   NewReservation request) {
+Result<CreatedReservation> Controller::create_reservation(
+    const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
+    std::string fingerprint) {
+  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  if (replayed) {
+    const auto it = reservations_.find(*replayed);
+    if (it == reservations_.end()) {
+      return fail(Error::conflict("idempotency_key_reused",
+                                  "this Idempotency-Key was used for another kind of request"));
+    }
+    return CreatedReservation{it->second, true};
+  }
   std::string tenant_id = request.tenant_id.empty() ? caller.tenant_id : request.tenant_id;
   if (tenant_id != caller.tenant_id && !caller.is_operator()) {
     return fail(forbidden("book for another tenant"));
@@ -334,7 +344,9 @@ Result<Reservation> Controller::create_reservation(const Principal& caller,
   if (reservation.start <= t) reservation.state = ReservationState::kActive;
   changes_.reservations.push_back(reservation);
   queue_changed_ = true;
-  return reservations_.emplace(reservation.id, reservation).first->second;
+  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), reservation.id);
+  return CreatedReservation{reservations_.emplace(reservation.id, reservation).first->second,
+                            false};
 }
 
 std::vector<const Reservation*> Controller::reservations(const Principal& caller) const {

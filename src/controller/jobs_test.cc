@@ -353,6 +353,25 @@ TEST_F(JobsTest, ContendedCapacityIsSharedByWeight) {
   EXPECT_EQ(alice_running, 2);
 }
 
+TEST_F(JobsTest, AReservationRetriedWithItsIdempotencyKeyIsBookedOnce) {
+  const Timestamp start = clock_.now() + Millis(3'600'000);
+  const NewReservation booking{"", "h100-80g", 4, start, start + Millis(3'600'000)};
+  auto first = ctl_.create_reservation(alice_, booking, "key-1", "body-a");
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_FALSE(first->replayed);
+  auto again = ctl_.create_reservation(alice_, booking, "key-1", "body-a");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(again->reservation.id, first->reservation.id);
+  EXPECT_EQ(ctl_.reservations(alice_).size(), 1u);
+  EXPECT_EQ(ctl_.create_reservation(alice_, booking, "key-1", "body-b").error().code,
+            "idempotency_key_reused");
+  // Keys are per tenant: bob's "key-1" books anew (4 more of the 8 GPUs).
+  auto bobs = ctl_.create_reservation(bob_, booking, "key-1", "body-a");
+  ASSERT_TRUE(bobs);
+  EXPECT_FALSE(bobs->replayed);
+}
+
 TEST_F(JobsTest, ReservationsRefuseOverbookingAndHoldCapacity) {
   const Timestamp start = clock_.now() + Millis(3'600'000);
   const Timestamp end = start + Millis(7'200'000);
@@ -375,14 +394,14 @@ TEST_F(JobsTest, ReservationsRefuseOverbookingAndHoldCapacity) {
   report(node_, {});  // the node is still there (and the early work is gone)
   auto reserved = spec(4);
   reserved.pricing = PricingModel::kReserved;
-  reserved.reservation_id = booked->id;
+  reserved.reservation_id = booked->reservation.id;
   const auto used = launch(alice_, reserved);
   ctl_.tick();
   EXPECT_EQ(get(used.id).state, model::InstanceState::kStarting);
   reserved.reservation_id = "r-unknown";
   EXPECT_EQ(ctl_.create_instance(alice_, reserved, std::nullopt, "").error().kind,
             ErrorKind::kNotFound);
-  EXPECT_TRUE(ctl_.cancel_reservation(alice_, booked->id));
+  EXPECT_TRUE(ctl_.cancel_reservation(alice_, booked->reservation.id));
   EXPECT_EQ(get(used.id).state, model::InstanceState::kStopping);
 }
 

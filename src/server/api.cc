@@ -899,11 +899,15 @@ struct Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto booking = parse_reservation(*body);
     if (!booking) co_return problem_response(booking.error());
-    auto created = co_await host.mutate(
-        [&](Controller& c) { return c.create_reservation(caller, std::move(*booking)); });
+    auto key = idempotency_key(request);
+    if (!key) co_return problem_response(key.error());
+    const std::string fingerprint = hash_secret(body->dump());
+    auto created = co_await host.mutate([&](Controller& c) {
+      return c.create_reservation(caller, std::move(*booking), *key, fingerprint);
+    });
     if (!created) co_return problem_response(created.error());
-    co_return created_response(reservation_view(*created), "/v1/reservations/" + created->id,
-                               false);
+    co_return created_response(reservation_view(created->reservation),
+                               "/v1/reservations/" + created->reservation.id, created->replayed);
   }
 
   asio::awaitable<Response> set_quota(const Principal& caller, Request& request,

@@ -50,6 +50,23 @@ def test_admission_refuses_overbooking_at_any_instant(platform):
     assert book(platform, 6, 2, 4).status == 201
 
 
+def test_a_retried_booking_with_its_idempotency_key_books_once(platform):
+    _, key = platform.new_tenant("retrier")
+    body = {"gpu_type": "h100-80g", "gpu_count": 2, "start": at(30), "end": at(31)}
+    headers = {"Idempotency-Key": "book-1"}
+    first = platform.call("POST", "/v1/reservations", key, body, headers=headers)
+    assert first.status == 201, first.body
+    again = platform.call("POST", "/v1/reservations", key, body, headers=headers)
+    assert again.status == 201, again.body
+    assert again.json()["id"] == first.json()["id"]
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert len(listed(platform, key)) == 1
+    other = dict(body, gpu_count=3)
+    problem(platform.call("POST", "/v1/reservations", key, other, headers=headers), 409,
+            "idempotency_key_reused")
+    assert len(listed(platform, key)) == 1
+
+
 def test_tenants_see_and_cancel_only_their_own_reservations(platform):
     tenant_a, key_a = platform.new_tenant("booker-a")
     _, key_b = platform.new_tenant("booker-b")
