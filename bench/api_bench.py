@@ -25,6 +25,8 @@ import subprocess
 import tempfile
 import time
 
+from devserver import start_dev
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -48,24 +50,6 @@ class Client:
         self.conn.request(method, path, body=data, headers=headers)
         response = self.conn.getresponse()
         return response.status, response.read()
-
-
-def start_dev(binary, workdir, key):
-    log = open(os.path.join(workdir, "dev.log"), "wb")
-    proc = subprocess.Popen([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir",
-                             os.path.join(workdir, "data"), "--admin-key", key,
-                             "--sim-gpus", "8xh100-80g", "--no-cli-config"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        text = open(os.path.join(workdir, "dev.log")).read()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", text)
-        if found:
-            return proc, int(found.group(1))
-        if proc.poll() is not None:
-            raise SystemExit("gpurent dev exited:\n" + text)
-        time.sleep(0.05)
-    raise SystemExit("gpurent dev did not start")
 
 
 def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):

@@ -54,6 +54,8 @@ import threading
 import time
 from datetime import datetime, timezone
 
+from devserver import start_dev
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TYPE = "h100-80g"
 GPUS_PER_NODE = 8
@@ -105,25 +107,6 @@ class Client:
     def close(self):
         if self.conn:
             self.conn.close()
-
-
-def start_dev(binary, workdir, key):
-    path = os.path.join(workdir, "dev.log")
-    out = open(path, "wb")
-    proc = subprocess.Popen([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir",
-                             os.path.join(workdir, "data"), "--admin-key", key,
-                             "--sim-gpus", "8xh100-80g", "--no-cli-config"],
-                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        text = open(path, errors="replace").read()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)", text)
-        if found:
-            return proc, int(found.group(1))
-        if proc.poll() is not None:
-            raise SystemExit("gpurent dev exited:\n" + text)
-        time.sleep(0.05)
-    raise SystemExit("gpurent dev did not start")
 
 
 def start_fleet(binary, workdir, port, token, nodes):
