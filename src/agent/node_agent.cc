@@ -87,6 +87,7 @@ model::NodeRegistration NodeAgent::registration() const {
                              ? local_address_toward(options_.server_url)
                              : options_.advertise_address;
   registration.simulated = inventory_.simulated;
+  registration.container_runtime = !options_.container_socket.empty();
   registration.agent_version = std::string(kAgentVersion);
   return registration;
 }

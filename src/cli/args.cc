@@ -103,4 +103,15 @@ Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_vie
   return std::pair{std::string(name), std::string(text.substr(equals + 1))};
 }
 
+Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name) {
+  model::RuntimeChoice choice = model::RuntimeChoice::kAuto;
+  if (!model::parse_runtime_choice(text, &choice)) {
+    return fail(usage_error(fmt::format("--runtime '{}' is not auto, process or container", text)));
+  }
+  if (choice != model::RuntimeChoice::kAuto && template_name.empty()) {
+    return fail(usage_error("--runtime picks a template's form: give --template too"));
+  }
+  return choice;
+}
+
 }  // namespace gpurent::cli

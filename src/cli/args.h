@@ -10,6 +10,7 @@
 
 #include "common/money.h"
 #include "common/result.h"
+#include "model/template.h"
 
 namespace gpurent::cli {
 
@@ -29,5 +30,8 @@ std::vector<std::string> parse_gpu_types(std::string_view text);
 
 // "NAME=value" for --env; NAME as in POSIX ([A-Za-z_][A-Za-z0-9_]*), the value may be empty.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);
+
+// --runtime: auto, process or container; only with --template (it picks the template's form).
+Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name);
 
 }  // namespace gpurent::cli

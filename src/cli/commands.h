@@ -23,6 +23,9 @@ void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.
 void add_job_commands(CLI::App& app, Context& ctx);
 void add_reservation_commands(CLI::App& app, Context& ctx);
+void add_template_commands(CLI::App& app, Context& ctx);
+// --template and --runtime, for the commands that launch work.
+void add_template_options(CLI::App& command, std::string& template_name, std::string& runtime);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
 // simulate: the scheduler on files, in-process.

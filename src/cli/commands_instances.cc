@@ -29,6 +29,8 @@ struct LaunchOptions {
   int priority = 0;
   bool no_queue = false;
   std::string name;
+  std::string template_name;
+  std::string runtime = "auto";
   std::string image;
   int cpu = 0;
   int memory_gb = 0;
@@ -73,6 +75,7 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
 Status launch(Context& ctx, const LaunchOptions& options) {
   model::InstanceSpec spec;
   spec.name = options.name;
+  spec.template_name = options.template_name;
   spec.image = options.image;
   spec.gpu_types = parse_gpu_types(options.gpu);
   spec.gpu_count = options.count;
@@ -103,8 +106,9 @@ Status launch(Context& ctx, const LaunchOptions& options) {
     GPURENT_TRY(seconds, parse_duration_seconds(options.wait_timeout));
     wait_timeout = std::chrono::seconds(seconds);
   }
+  GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
   GPURENT_TRY(api, ctx.api());
-  Result<Json> instance = api->create_instance(spec, options.idempotency_key);
+  Result<Json> instance = api->create_instance(spec, options.idempotency_key, runtime);
   if (instance && wait_timeout) {
     instance = wait_until_running(ctx, *api, std::move(*instance), *wait_timeout);
   }
@@ -192,6 +196,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
       "--image", launch_options->image,
       "run in this container image (nodes with a container engine); without a command, the "
       "image's own");
+  add_template_options(*launch_command, launch_options->template_name, launch_options->runtime);
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
   launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")

@@ -22,6 +22,9 @@ struct SubmitOptions {
   bool spot = false;
   int priority = 0;
   std::string name;
+  std::string template_name;
+  std::string runtime = "auto";
+  std::string image;
   std::vector<std::string> env;
   std::string idempotency_key;
   std::vector<std::string> command;
@@ -37,6 +40,8 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
   spec.retries = options.retries;
   model::InstanceSpec& task = spec.task;
   task.name = options.name;
+  task.template_name = options.template_name;
+  task.image = options.image;
   task.gpu_types = parse_gpu_types(options.gpu);
   task.gpu_count = options.count;
   if (options.spot) task.pricing = model::PricingModel::kSpot;
@@ -55,8 +60,9 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
 
 Status submit(Context& ctx, const SubmitOptions& options) {
   GPURENT_TRY(spec, job_spec(options));
+  GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
   GPURENT_TRY(api, ctx.api());
-  return ctx.show(api->create_job(spec, options.idempotency_key),
+  return ctx.show(api->create_job(spec, options.idempotency_key, runtime),
                   [&ctx](const Json& value) { return job_view(value, ctx.now()); });
 }
 
@@ -95,6 +101,9 @@ void add_submit(CLI::App& jobs, Context& ctx) {
   submit_command->add_option("--priority", options->priority,
                              "-100..100: order among your own queued work");
   submit_command->add_option("--name", options->name, "a name for the job");
+  add_template_options(*submit_command, options->template_name, options->runtime);
+  submit_command->add_option("--image", options->image,
+                             "run in this container image (nodes with a container engine)");
   submit_command->add_option("--env", options->env, "NAME=value for the processes; repeat")
       ->allow_extra_args(false);
   submit_command->add_option("--idempotency-key", options->idempotency_key,

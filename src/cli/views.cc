@@ -175,7 +175,10 @@ std::string instance_view(const Json& instance, Timestamp now) {
       {"CPU", integer(instance, "cpu") > 0 ? field_text(instance, "cpu") : ""},
       {"Memory",
        integer(instance, "memory_gb") > 0 ? field_text(instance, "memory_gb") + " GB" : ""},
+      {"Template", field_text(instance, "template")},
+      {"Image", field_text(instance, "image")},
       {"Command", command_text(member(instance, "command"))},
+      {"Process", command_text(member(instance, "process_command"))},
       {"Env", join_env(member(instance, "env"))},
       {"Pricing", field_text(instance, "pricing")},
       {"Price", count > 1 ? fmt::format("{} ({} per GPU)", price(instance, count), price(instance))
@@ -381,6 +384,32 @@ std::string reservation_view(const Json& reservation, Timestamp now) {
                         {"Start", when_exactly(reservation, "start", now)},
                         {"End", when_exactly(reservation, "end", now)},
                         {"Created", when_exactly(reservation, "created_at", now)}});
+}
+
+std::string templates_view(const Json& items) {
+  Table table({"NAME", "RUNTIMES", "IMAGE", "SERVICES", "GPU MEMORY", "BUILT IN"});
+  for (const auto& t : as_list(items)) {
+    const int64_t memory_gb = integer(t, "recommended_gpu_memory_gb");
+    table.add_row({field_text(t, "name"), join_strings(member(t, "runtimes")),
+                   field_text(t, "image"), join_strings(member(t, "services")),
+                   memory_gb > 0 ? fmt::format(">= {} GB", memory_gb) : "any",
+                   field_text(t, "builtin")});
+  }
+  return table.render();
+}
+
+std::string template_view(const Json& t) {
+  const int64_t memory_gb = integer(t, "recommended_gpu_memory_gb");
+  return render_fields({{"Name", field_text(t, "name")},
+                        {"Description", field_text(t, "description")},
+                        {"Runtimes", join_strings(member(t, "runtimes"))},
+                        {"Image", field_text(t, "image")},
+                        {"Command", command_text(member(t, "command"))},
+                        {"Process", command_text(member(t, "process_command"))},
+                        {"Env", join_env(member(t, "env"))},
+                        {"Services", join_strings(member(t, "services"))},
+                        {"GPU memory", memory_gb > 0 ? fmt::format(">= {} GB", memory_gb) : "any"},
+                        {"Built in", field_text(t, "builtin")}});
 }
 
 std::string quota_view(const Json& quota) {

@@ -175,7 +175,7 @@ Result<Json> ApiClient::offers() { return list_items("/v1/offers"); }
 namespace {
 
 // The API's body for what a workload runs and needs; fields at their defaults are left out.
-Json workload_body(const model::InstanceSpec& spec) {
+Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime) {
   Json body = {{"gpu_count", spec.gpu_count}, {"pricing", model::to_string(spec.pricing)}};
   if (spec.gpu_types.size() > 1) {
     body["gpu_types"] = spec.gpu_types;
@@ -197,14 +197,17 @@ Json workload_body(const model::InstanceSpec& spec) {
   if (!spec.env.empty()) body["env"] = spec.env;
   if (!spec.reservation_id.empty()) body["reservation_id"] = spec.reservation_id;
   if (!spec.image.empty()) body["image"] = spec.image;
+  if (!spec.template_name.empty()) body["template"] = spec.template_name;
+  if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
   return body;
 }
 
 }  // namespace
 
 Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
-                                        std::string_view idempotency_key) {
-  const Json body = workload_body(spec);
+                                        std::string_view idempotency_key,
+                                        model::RuntimeChoice runtime) {
+  const Json body = workload_body(spec, runtime);
   return call("POST", "/v1/instances", &body, idempotency_key);
 }
 
@@ -263,8 +266,9 @@ Status ApiClient::stream_text(std::string target, bool follow,
   return {};
 }
 
-Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key) {
-  Json body = workload_body(spec.task);
+Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
+                                   model::RuntimeChoice runtime) {
+  Json body = workload_body(spec.task, runtime);
   body.erase("queue");  // jobs always queue
   if (spec.nodes != 1) body["nodes"] = spec.nodes;
   if (spec.array != 1) body["array"] = spec.array;
@@ -314,6 +318,21 @@ Result<Json> ApiClient::set_quota(std::string_view tenant_id, const Json& quota)
 
 Result<Json> ApiClient::get_quota(std::string_view tenant_id) {
   return call("GET", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)));
+}
+
+Result<Json> ApiClient::list_templates() { return list_items("/v1/templates", {}); }
+
+Result<Json> ApiClient::get_template(std::string_view name) {
+  return call("GET", "/v1/templates/" + encode(name));
+}
+
+Result<Json> ApiClient::put_template(std::string_view name, const Json& t) {
+  return call("PUT", "/v1/templates/" + encode(name), &t);
+}
+
+Status ApiClient::delete_template(std::string_view name) {
+  GPURENT_CHECK(call("DELETE", "/v1/templates/" + encode(name)));  // 204: nothing to show
+  return {};
 }
 
 Result<Json> ApiClient::balance(std::string_view tenant_id) {

@@ -22,6 +22,7 @@
 #include "common/money.h"
 #include "model/instance.h"
 #include "model/job.h"
+#include "model/template.h"
 
 namespace gpurent::client {
 
@@ -70,10 +71,12 @@ class ApiClient {
   Result<Json> gpu_types();
   Result<Json> offers();
 
-  // Sends the spec as the launch body (an empty command is left out). idempotency_key, when not
-  // empty, makes a retry of the same launch return the first instance.
+  // Sends the spec as the launch body (an empty command is left out; template_name is sent as
+  // `template`, with `runtime` unless kAuto). idempotency_key, when not empty, makes a retry of
+  // the same launch return the first instance.
   Result<Json> create_instance(const model::InstanceSpec& spec,
-                               std::string_view idempotency_key = {});
+                               std::string_view idempotency_key = {},
+                               model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
   Result<Json> list_instances(const InstanceFilter& filter = {});
   Result<Json> get_instance(std::string_view id);
   Result<Json> stop_instance(std::string_view id);
@@ -86,7 +89,14 @@ class ApiClient {
 
   // Sends the job as its creation body: what each member runs (as create_instance sends it, less
   // `queue`), and nodes, array and retries where they differ from 1, 1 and 0.
-  Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {});
+  Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {},
+                          model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+
+  Result<Json> list_templates();
+  Result<Json> get_template(std::string_view name);
+  // The template object as the API takes it (operators).
+  Result<Json> put_template(std::string_view name, const Json& t);
+  Status delete_template(std::string_view name);
   // tenant_id: operators only; "" = the caller's own (operators: all).
   Result<Json> list_jobs(std::string_view tenant_id = {});
   // all_tasks: list every task even of an array above the server's limit for views.

@@ -21,6 +21,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(job_tasks, other.job_tasks);
   append(reservations, other.reservations);
   append(quotas, other.quotas);
+  append(template_changes, other.template_changes);
   append(usage, other.usage);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);

@@ -7,6 +7,7 @@
 // its own JobTaskChange, upserted by (job, index). A Snapshot's jobs come back with their tasks.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/template.h"
 #include "model/tenant.h"
 
 namespace gpurent::controller {
@@ -28,6 +30,7 @@ struct Snapshot {
   std::vector<model::Job> jobs;
   std::vector<model::Reservation> reservations;
   std::vector<model::Quota> quotas;
+  std::vector<model::Template> templates;  // operators' own (the built-in ones are not stored)
   std::vector<model::UsageRecord> usage;
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
@@ -37,6 +40,12 @@ struct Snapshot {
 struct JobTaskChange {
   std::string job_id;
   model::JobTask task;
+};
+
+// An operator's template set (template) or deleted (nullopt), in the order it happened.
+struct TemplateChange {
+  std::string name;
+  std::optional<model::Template> template_;
 };
 
 // An object already serialized (its store body): see Controller::take_changes_for_store().
@@ -51,6 +60,8 @@ struct ChangeSet : Snapshot {
   // other, never both, so that merged batches keep their order.
   std::vector<ObjectRow> instance_rows;
   std::vector<JobTaskChange> job_tasks;  // Snapshot::jobs hold no tasks here: these are they
+  // Snapshot::templates is unused here: templates are deleted too, so changes keep their order.
+  std::vector<TemplateChange> template_changes;
 
   // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
   // state changed (log followers to wake), after the change is durable.
@@ -60,8 +71,9 @@ struct ChangeSet : Snapshot {
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
-           reservations.empty() && quotas.empty() && usage.empty() && idempotency.empty() &&
-           transfers.empty() && woken_nodes.empty() && changed_instances.empty();
+           reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
+           idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
+           changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

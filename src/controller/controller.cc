@@ -58,7 +58,9 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
       rng_(options_.seed),
       prices_(options_.currency),
       cluster_(options_.placement_policy),
-      last_billing_(clock.now()) {}
+      last_billing_(clock.now()) {
+  for (auto& t : model::builtin_templates()) templates_.emplace(t.name, std::move(t));
+}
 
 // --- Persistence ------------------------------------------------------------------------------
 
@@ -130,6 +132,8 @@ Status Controller::restore(Snapshot snapshot) {
     reservations_.emplace(reservation.id, std::move(reservation));
   }
   for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
+  // An operator's template saved before a release added a built-in of the same name gives way.
+  for (auto& t : snapshot.templates) templates_.emplace(t.name, std::move(t));
   for (auto& usage : snapshot.usage) {
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
     usage_.emplace(usage.id, std::move(usage));
@@ -803,6 +807,13 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
       registration.disk_gb < 0) {
     return fail(Error::invalid("invalid_field", "labels, fabric_group or disk_gb out of range"));
   }
+  for (const auto& [key, value] : registration.labels) {
+    if (key.starts_with(detail::kPlatformLabelPrefix)) {
+      return fail(Error::invalid("invalid_field",
+                                 fmt::format("label '{}': labels under {} are the platform's", key,
+                                             detail::kPlatformLabelPrefix)));
+    }
+  }
   // The address becomes MASTER_ADDR in other tenants' jobs: a host name or IP address only.
   if (registration.address.size() > 253 ||
       !std::all_of(registration.address.begin(), registration.address.end(), [](char c) {
@@ -846,6 +857,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.fabric_group = std::move(registration.fabric_group);
     known.labels = std::move(registration.labels);
     known.address = std::move(registration.address);
+    known.container_runtime = registration.container_runtime;
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
@@ -865,6 +877,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.labels = std::move(registration.labels);
   node.address = std::move(registration.address);
   node.simulated = registration.simulated;
+  node.container_runtime = registration.container_runtime;
   node.agent_version = std::move(registration.agent_version);
   node.state = NodeState::kReady;
   node.registered_at = now();
@@ -889,15 +902,20 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
     for (const auto& id : it->second) {
       const Instance& instance = instances_.at(id);
-      desired.workloads.push_back({.instance_id = instance.id,
-                                   .run = instance.run,
-                                   .should_run = instance.state != InstanceState::kStopping,
-                                   .image = instance.spec.image,
-                                   .command = instance.spec.command,
-                                   .env = workload_env(instance, gpu_memory_mb),
-                                   .gpus = instance.gpus,
-                                   .cpu = instance.spec.cpu,
-                                   .memory_gb = instance.spec.memory_gb});
+      // Work with both forms (a template's image and process command) runs the one this node
+      // can: the image where there is an engine, else the process.
+      const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
+                              !instance.spec.process_command.empty();
+      desired.workloads.push_back(
+          {.instance_id = instance.id,
+           .run = instance.run,
+           .should_run = instance.state != InstanceState::kStopping,
+           .image = as_process ? std::string() : instance.spec.image,
+           .command = as_process ? instance.spec.process_command : instance.spec.command,
+           .env = workload_env(instance, gpu_memory_mb),
+           .gpus = instance.gpus,
+           .cpu = instance.spec.cpu,
+           .memory_gb = instance.spec.memory_gb});
     }
   }
   return desired;

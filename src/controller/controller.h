@@ -211,6 +211,15 @@ class Controller {
   Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
   Result<model::Quota> quota(const model::Principal& caller, std::string_view tenant_id) const;
 
+  // --- Templates -----------------------------------------------------------------------------
+  // The catalog: built-in templates and the operators' own, by name. Everyone may read it.
+  std::vector<const model::Template*> templates() const;
+  Result<const model::Template*> find_template(std::string_view name) const;
+  // Operators add or replace their own templates (validated; the built-in ones are fixed:
+  // kConflict "builtin_template"; at most model::kMaxTemplates).
+  Result<model::Template> put_template(const model::Principal& caller, model::Template t);
+  Status delete_template(const model::Principal& caller, std::string_view name);
+
   // --- Nodes and agents ------------------------------------------------------------------
   Result<model::RegistrationResult> register_node(std::string_view join_token_hash,
                                                   model::NodeRegistration registration,
@@ -396,7 +405,8 @@ class Controller {
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
-  std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
+  std::map<std::string, model::Quota, std::less<>> quotas_;        // by tenant
+  std::map<std::string, model::Template, std::less<>> templates_;  // by name
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;

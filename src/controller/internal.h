@@ -38,6 +38,16 @@ inline std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
   return gpus;
 }
 
+// Labels under this prefix are the platform's, derived from what a node reported (agents may not
+// set them): the scheduler matches capabilities the way it matches an operator's labels.
+inline constexpr std::string_view kPlatformLabelPrefix = "gpurent.io/";
+inline constexpr std::string_view kContainerRuntimeLabel = "gpurent.io/container-runtime";
+
+// An image without a process form runs only where there is a container engine.
+inline bool needs_container_runtime(const model::InstanceSpec& spec) {
+  return !spec.image.empty() && spec.process_command.empty();
+}
+
 inline sched::NodeSpec node_spec(const Node& node) {
   sched::NodeSpec spec;
   spec.id = node.id;
@@ -58,6 +68,7 @@ inline sched::NodeSpec node_spec(const Node& node) {
   spec.disk_gb = node.disk_gb;
   spec.fabric_group = node.fabric_group;
   spec.labels.insert(node.labels.begin(), node.labels.end());
+  if (node.container_runtime) spec.labels.emplace(kContainerRuntimeLabel, "true");
   return spec;
 }
 
@@ -72,15 +83,17 @@ inline sched::Request scheduling_request(const model::InstanceSpec& spec) {
                       .memory_mib = int64_t{spec.memory_gb} * kMibPerGib,
                       .disk_gb = spec.disk_gb};
   request.node_selector.insert(spec.node_selector.begin(), spec.node_selector.end());
+  if (needs_container_runtime(spec)) request.node_selector.emplace(kContainerRuntimeLabel, "true");
   return request;
 }
 
 // Identifies requests that compete for the same capacity in the same way: once one finds no
 // room in a scheduling pass, the others are not searched again in that pass.
 inline std::string request_shape(const model::InstanceSpec& spec) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
                      spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,
-                     spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","));
+                     spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","),
+                     needs_container_runtime(spec));
 }
 
 }  // namespace gpurent::controller::detail

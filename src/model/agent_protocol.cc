@@ -29,11 +29,17 @@ bool parse_workload_phase(std::string_view text, WorkloadPhase* out) {
 }
 
 void to_json(Json& j, const NodeRegistration& v) {
-  j = {{"name", v.name},           {"gpus", v.gpus},
-       {"cpu_count", v.cpu_count}, {"memory_mb", v.memory_mb},
-       {"disk_gb", v.disk_gb},     {"fabric_group", v.fabric_group},
-       {"labels", v.labels},       {"address", v.address},
-       {"simulated", v.simulated}, {"agent_version", v.agent_version}};
+  j = {{"name", v.name},
+       {"gpus", v.gpus},
+       {"cpu_count", v.cpu_count},
+       {"memory_mb", v.memory_mb},
+       {"disk_gb", v.disk_gb},
+       {"fabric_group", v.fabric_group},
+       {"labels", v.labels},
+       {"address", v.address},
+       {"simulated", v.simulated},
+       {"container_runtime", v.container_runtime},
+       {"agent_version", v.agent_version}};
 }
 void from_json(const Json& j, NodeRegistration& v) {
   v.name = j.at("name").get<std::string>();
@@ -45,6 +51,7 @@ void from_json(const Json& j, NodeRegistration& v) {
   v.labels = j.value("labels", std::map<std::string, std::string>());
   v.address = j.value("address", std::string());
   v.simulated = j.value("simulated", false);
+  v.container_runtime = j.value("container_runtime", false);
   v.agent_version = j.value("agent_version", std::string());
 }
 

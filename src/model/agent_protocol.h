@@ -34,6 +34,7 @@ struct NodeRegistration {
   std::map<std::string, std::string> labels;
   std::string address;  // how peers reach the node; empty: its name
   bool simulated = false;
+  bool container_runtime = false;  // the agent was given a container engine
   std::string agent_version;
 };
 

@@ -142,10 +142,14 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.string(to_string(v.pricing));
   w.key("priority");
   w.number(v.priority);
+  w.key("process_command");
+  w.strings(v.process_command);
   w.key("queue");
   w.boolean(v.queue);
   w.key("reservation_id");
   w.string(v.reservation_id);
+  w.key("template");
+  w.string(v.template_name);
   w.end();
 }
 
@@ -193,6 +197,7 @@ void to_json(Json& j, const Node& v) {
        {"address", v.address},
        {"cordoned", v.cordoned},
        {"simulated", v.simulated},
+       {"container_runtime", v.container_runtime},
        {"agent_version", v.agent_version},
        {"state", to_string(v.state)},
        {"registered_at", ms(v.registered_at)},
@@ -212,6 +217,7 @@ void from_json(const Json& j, Node& v) {
   v.cordoned = j.value("cordoned", false);
   v.address = j.value("address", std::string());
   v.simulated = j.at("simulated").get<bool>();
+  v.container_runtime = j.value("container_runtime", false);
   v.agent_version = j.at("agent_version").get<std::string>();
   v.state = parse_enum(j, "state", &parse_node_state);
   v.registered_at = ts(j, "registered_at");
@@ -233,6 +239,8 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"node_selector", v.node_selector},
        {"image", v.image},
        {"command", v.command},
+       {"process_command", v.process_command},
+       {"template", v.template_name},
        {"env", v.env},
        {"pricing", to_string(v.pricing)},
        {"priority", v.priority},
@@ -258,6 +266,8 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.node_selector = j.value("node_selector", std::map<std::string, std::string>());
   v.image = j.value("image", std::string());
   v.command = j.at("command").get<std::vector<std::string>>();
+  v.process_command = j.value("process_command", std::vector<std::string>());
+  v.template_name = j.value("template", std::string());
   v.env = j.at("env").get<std::map<std::string, std::string>>();
   v.pricing = parse_enum(j, "pricing", &parse_pricing_model);
   v.priority = j.value("priority", 0);
@@ -490,6 +500,29 @@ void from_json(const Json& j, Reservation& v) {
   v.end = ts(j, "end");
   v.state = parse_enum(j, "state", &parse_reservation_state);
   v.created_at = ts(j, "created_at");
+}
+
+void to_json(Json& j, const Template& v) {
+  j = {{"name", v.name},
+       {"description", v.description},
+       {"image", v.image},
+       {"command", v.command},
+       {"process_command", v.process_command},
+       {"env", v.env},
+       {"services", v.services},
+       {"recommended_gpu_memory_gb", v.recommended_gpu_memory_gb},
+       {"builtin", v.builtin}};
+}
+void from_json(const Json& j, Template& v) {
+  v.name = j.at("name").get<std::string>();
+  v.description = j.at("description").get<std::string>();
+  v.image = j.at("image").get<std::string>();
+  v.command = j.at("command").get<std::vector<std::string>>();
+  v.process_command = j.at("process_command").get<std::vector<std::string>>();
+  v.env = j.at("env").get<std::map<std::string, std::string>>();
+  v.services = j.at("services").get<std::vector<std::string>>();
+  v.recommended_gpu_memory_gb = j.at("recommended_gpu_memory_gb").get<int>();
+  v.builtin = j.at("builtin").get<bool>();
 }
 
 void to_json(Json& j, const Quota& v) {

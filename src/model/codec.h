@@ -10,6 +10,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/template.h"
 #include "model/tenant.h"
 
 namespace gpurent::model {
@@ -30,6 +31,8 @@ void to_json(Json& j, const Reservation& v);
 void from_json(const Json& j, Reservation& v);
 void to_json(Json& j, const Quota& v);
 void from_json(const Json& j, Quota& v);
+void to_json(Json& j, const Template& v);
+void from_json(const Json& j, Template& v);
 void to_json(Json& j, const Tenant& v);
 void from_json(const Json& j, Tenant& v);
 void to_json(Json& j, const ApiKey& v);

@@ -61,6 +61,10 @@ struct InstanceSpec {
   // node, with the host's software.
   std::string image;
   std::vector<std::string> command;  // argv; a string command is run through /bin/sh -c
+  // With an image: what a node without a container engine runs instead (a template's process
+  // form). Empty: the work needs a node with a container engine.
+  std::vector<std::string> process_command;
+  std::string template_name;  // the template the spec was made from, for people; "" for none
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
   int priority = 0;   // among the tenant's work of one class: higher is placed first

@@ -39,6 +39,7 @@ struct Node {
   std::map<std::string, std::string> labels;  // region, zone, edge, ... (operator-set on the agent)
   bool cordoned = false;                      // an operator said: place nothing new here
   bool simulated = false;                     // GPUs are simulated (no NVML on the host)
+  bool container_runtime = false;             // the agent has a container engine (images run)
   std::string agent_version;
   NodeState state = NodeState::kReady;
   Timestamp registered_at{};

@@ -478,7 +478,11 @@ struct Cluster::Impl {
     if (type_nodes == 0) {
       set("gpu_type", "no schedulable node has GPUs of an acceptable type");
     } else if (label_nodes == 0) {
-      set("node_selector", "no schedulable node carries the requested labels");
+      std::string labels;
+      for (const auto& [key, value] : request.node_selector) {
+        labels += fmt::format("{}{}={}", labels.empty() ? "" : ", ", key, value);
+      }
+      set("node_selector", fmt::format("no schedulable node carries the labels {}", labels));
     } else if (gpu_nodes == 0) {
       set(d.gpu_milli < kMilliPerGpu ? "gpu_fraction" : "gpu_count",
           fmt::format("no node has {} free; {} GPUs are free, at most {} on one node", gpus_wanted,

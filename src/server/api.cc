@@ -18,13 +18,19 @@
 #include "model/agent_protocol.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
+#include "model/template.h"
+#include "model/workload_fields.h"
 #include "server/router.h"
 #include "server/views.h"
 
 namespace gpurent::server {
 
 using controller::Controller;
+using model::kMaxImageLength;
 using model::Principal;
+using model::set_by_platform;
+using model::valid_env_name;
+using model::valid_image;
 
 namespace {
 
@@ -110,13 +116,6 @@ Status reject_unknown_fields(const Json& body, std::initializer_list<std::string
   return reject_unknown_fields(body, std::span(known.begin(), known.size()));
 }
 
-bool valid_env_name(std::string_view name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
 bool valid_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -124,31 +123,11 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 18> kWorkloadFields = {
-    "name",      "gpu_type",     "gpu_types",     "min_gpu_memory_gb",
-    "gpu_count", "gpu_milli",    "gpu_memory_gb", "cpu",
-    "memory_gb", "disk_gb",      "node_selector", "image",
-    "command",   "env",          "pricing",       "reservation_id",
-    "priority",  "max_runtime_s"};
-// Docker's limit on an image reference (name, tag and digest).
-constexpr size_t kMaxImageLength = 512;
-
-// An image reference: registry/name:tag or @digest characters only (no spaces, no options).
-bool valid_image(std::string_view image) {
-  return !image.empty() && image.front() != '-' &&
-         std::all_of(image.begin(), image.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) ||
-                  std::string_view("._-/:@").find(c) != std::string_view::npos;
-         });
-}
-
-// GPURENT_SIM_DURATION_S is the tenant's: it tells a simulated node (agent --sim-nodes) how long
-// the workload "runs", for load tests and benchmarks.
-bool set_by_platform(std::string_view variable) {
-  return (variable.starts_with("GPURENT_") && variable != "GPURENT_SIM_DURATION_S") ||
-         variable == "CUDA_VISIBLE_DEVICES" || variable == "NVIDIA_VISIBLE_DEVICES" ||
-         variable.starts_with("CUDA_MPS_");
-}
+constexpr std::array<std::string_view, 20> kWorkloadFields = {
+    "name",          "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count",     "gpu_milli",
+    "gpu_memory_gb", "cpu",      "memory_gb", "disk_gb",           "node_selector", "image",
+    "command",       "env",      "pricing",   "reservation_id",    "priority",      "max_runtime_s",
+    "template",      "runtime"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -183,6 +162,31 @@ Status parse_pricing(const Json& body, model::InstanceSpec& spec) {
     return fail(invalid_field("reservation_id", "applies only to pricing 'reserved'"));
   }
   return {};
+}
+
+bool has_value(const Json& body, std::string_view key) {
+  const auto it = body.find(key);
+  return it != body.end() && !it->is_null();
+}
+
+// A command as argv (an array), or as a shell line (a string, run through /bin/sh -c); nullopt
+// when absent.
+Result<std::optional<std::vector<std::string>>> optional_command(const Json& body,
+                                                                 std::string_view key) {
+  if (!has_value(body, key)) return std::nullopt;
+  const Json& command = body.at(key);
+  if (command.is_string()) {
+    const auto& text = command.get_ref<const std::string&>();
+    if (text.empty() || text.size() > 16384) {
+      return fail(invalid_field(key, "must be 1..16384 characters"));
+    }
+    return std::vector<std::string>{"/bin/sh", "-c", text};
+  }
+  GPURENT_TRY(argv, optional_string_list(body, key, 256, 4096));
+  if (argv.empty() || argv[0].empty()) {
+    return fail(invalid_field(key, "must be a non-empty array of strings or a string"));
+  }
+  return argv;
 }
 
 // Reads kWorkloadFields; the caller has refused the fields it does not know.
@@ -236,24 +240,12 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
     return fail(invalid_field("image", "must be an image reference such as pytorch/pytorch:2.5.1"));
   }
   spec.image = image.value_or("");
-  const auto command = body.find("command");
-  if ((command == body.end() || command->is_null()) && !spec.image.empty()) {
-    // The image's own command, as `docker run IMAGE` would run.
-  } else if (command == body.end() || command->is_null()) {
+  GPURENT_TRY(command, optional_command(body, "command"));
+  if (command) {
+    spec.command = std::move(*command);
+  } else if (spec.image.empty() && !has_value(body, "template")) {
     spec.command = {"sleep", "infinity"};  // keep the machine until the tenant stops it
-  } else if (command->is_string()) {
-    const auto& text = command->get_ref<const std::string&>();
-    if (text.empty() || text.size() > 16384) {
-      return fail(invalid_field("command", "must be 1..16384 characters"));
-    }
-    spec.command = {"/bin/sh", "-c", text};
-  } else {
-    GPURENT_TRY(argv, optional_string_list(body, "command", 256, 4096));
-    if (argv.empty() || argv[0].empty()) {
-      return fail(invalid_field("command", "must be a non-empty array of strings or a string"));
-    }
-    spec.command = std::move(argv);
-  }
+  }  // else the image's own command (as `docker run IMAGE`), or the template's
   GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
   for (const auto& [key, value] : env) {
     if (!valid_env_name(key))
@@ -389,6 +381,30 @@ Result<model::Quota> parse_quota(const Json& body, std::string tenant_id) {
   return quota;
 }
 
+// An operator's template, PUT whole under its name.
+Result<model::Template> parse_template(const Json& body, std::string name) {
+  GPURENT_CHECK(reject_unknown_fields(body, {"description", "image", "command", "process_command",
+                                             "env", "services", "recommended_gpu_memory_gb"}));
+  model::Template t;
+  t.name = std::move(name);
+  GPURENT_TRY(description, optional_string(body, "description", 1024));
+  t.description = description.value_or("");
+  GPURENT_TRY(image, optional_string(body, "image", kMaxImageLength));
+  t.image = image.value_or("");
+  GPURENT_TRY(command, optional_command(body, "command"));
+  t.command = command.value_or(std::vector<std::string>());
+  GPURENT_TRY(process_command, optional_command(body, "process_command"));
+  t.process_command = process_command.value_or(std::vector<std::string>());
+  GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
+  t.env = std::move(env);
+  GPURENT_TRY(services, optional_string_list(body, "services", 8, 31));
+  t.services = std::move(services);
+  GPURENT_TRY(memory, optional_int(body, "recommended_gpu_memory_gb", 0, 4096));
+  t.recommended_gpu_memory_gb = static_cast<int>(memory.value_or(0));
+  GPURENT_CHECK(model::validate_template(t));
+  return t;
+}
+
 }  // namespace
 
 struct Api::Impl {
@@ -511,6 +527,7 @@ struct Api::Impl {
     add_job_routes();
     add_reservation_routes();
     add_quota_routes();
+    add_template_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -671,10 +688,78 @@ struct Api::Impl {
     return whole_list(std::move(items));
   }
 
+  // A request naming a template takes the template's runtime fields (model::apply_template),
+  // its own image, command and env winning; `runtime` picks the template's process or container
+  // form.
+  Result<model::InstanceSpec> with_template(const Json& body, model::InstanceSpec spec) {
+    GPURENT_TRY(name, optional_string(body, "template", model::kMaxTemplateNameLength));
+    GPURENT_TRY(runtime, optional_string(body, "runtime", 16));
+    model::RuntimeChoice choice = model::RuntimeChoice::kAuto;
+    if (runtime && !model::parse_runtime_choice(*runtime, &choice)) {
+      return fail(invalid_field("runtime", "must be auto, process or container"));
+    }
+    if (!name) {
+      if (runtime)
+        return fail(invalid_field("runtime", "chooses a template's form: give template"));
+      return spec;
+    }
+    auto found = ctl().find_template(*name);
+    if (!found) {
+      return fail(Error::unprocessable(
+          "template_not_found",
+          fmt::format("there is no template '{}' (GET /v1/templates lists them)", *name)));
+    }
+    model::TemplateOverrides overrides;
+    overrides.image = spec.image;
+    if (has_value(body, "command")) overrides.command = spec.command;
+    overrides.env = spec.env;
+    GPURENT_CHECK(model::apply_template(**found, choice, std::move(overrides), spec));
+    return spec;
+  }
+
+  void add_template_routes() {
+    keyed("GET", "/v1/templates",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto* t : ctl().templates()) items.push_back(template_view(*t));
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed(
+        "GET", "/v1/templates/{name}",
+        [this](const Principal&, Request&, const PathParams& params) -> asio::awaitable<Response> {
+          auto found = ctl().find_template(params.find("name")->second);
+          co_return result_response(200, found,
+                                    [](const model::Template* t) { return template_view(*t); });
+        });
+    keyed("PUT", "/v1/templates/{name}",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto parsed = parse_template(*body, params.find("name")->second);
+            if (!parsed) co_return problem_response(parsed.error());
+            auto saved = co_await host.mutate(
+                [&](Controller& c) { return c.put_template(caller, std::move(*parsed)); });
+            co_return result_response(200, saved, template_view);
+          });
+    keyed("DELETE", "/v1/templates/{name}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string name = params.find("name")->second;
+            auto deleted = co_await host.mutate(
+                [&](Controller& c) { return c.delete_template(caller, name); });
+            if (!deleted) co_return problem_response(deleted.error());
+            co_return Response{204, "application/json", "", {}, {}};
+          });
+  }
+
   asio::awaitable<Response> create_instance(const Principal& caller, Request& request) {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
     auto spec = parse_instance_spec(*body);
+    if (spec) spec = with_template(*body, std::move(*spec));
     if (!spec) co_return problem_response(spec.error());
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
@@ -863,6 +948,14 @@ struct Api::Impl {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
     auto spec = parse_job_spec(*body);
+    if (spec) {
+      auto task = with_template(*body, std::move(spec->task));
+      if (task) {
+        spec->task = std::move(*task);
+      } else {
+        spec = fail(std::move(task).error());
+      }
+    }
     if (!spec) co_return problem_response(spec.error());
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());

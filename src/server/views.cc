@@ -26,8 +26,11 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"memory_gb", spec.memory_gb},
       {"disk_gb", spec.disk_gb},
       {"node_selector", spec.node_selector},
+      {"template", spec.template_name.empty() ? Json(nullptr) : Json(spec.template_name)},
       {"image", spec.image.empty() ? Json(nullptr) : Json(spec.image)},
       {"command", spec.command},
+      // With an image: what a node without a container engine runs instead.
+      {"process_command", spec.process_command},
       {"env", spec.env},
       {"pricing", model::to_string(spec.pricing)},
       {"reservation_id", spec.reservation_id.empty() ? Json(nullptr) : Json(spec.reservation_id)},
@@ -48,6 +51,25 @@ Json task_view(const model::JobTask& task) {
 }
 
 }  // namespace
+
+Json template_view(const model::Template& t) {
+  return {{"name", t.name},
+          {"description", t.description},
+          {"image", t.image.empty() ? Json(nullptr) : Json(t.image)},
+          {"command", t.command},
+          {"process_command", t.process_command},
+          {"env", t.env},
+          {"services", t.services},
+          {"recommended_gpu_memory_gb", t.recommended_gpu_memory_gb},
+          {"runtimes",
+           [&] {
+             Json runtimes = Json::array();
+             if (!t.process_command.empty()) runtimes.push_back("process");
+             if (!t.image.empty()) runtimes.push_back("container");
+             return runtimes;
+           }()},
+          {"builtin", t.builtin}};
+}
 
 Json instance_view(const controller::Controller& controller, const model::Instance& instance) {
   const auto price = controller.instance_price(instance);

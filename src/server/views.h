@@ -22,5 +22,6 @@ inline constexpr int kMaxTasksInJobView = 1000;
 Json job_view(const model::Job& job, bool all_tasks = false);
 Json reservation_view(const model::Reservation& reservation);
 Json quota_view(const model::Quota& quota);
+Json template_view(const model::Template& t);
 
 }  // namespace gpurent::server

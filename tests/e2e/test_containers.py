@@ -152,9 +152,9 @@ def test_bad_images_are_refused_and_image_work_on_a_process_node_fails_with_the_
         response = platform.call("POST", "/v1/instances", body={
             "gpu_type": "h100-80g", "image": bad})
         problem(response, 400, "invalid_field")
-    # The dev node has no container engine: the start fails, saying so.
-    created = platform.call("POST", "/v1/instances", body={
-        "gpu_type": "h100-80g", "image": "busybox:latest", "command": ["true"]})
-    assert created.status == 201, created.body
-    failed = platform.wait_state(created.json()["id"], ["failed", "stopped"])
-    assert "no container engine" in failed["reason"], failed
+    # The dev node has no container engine, so an image has nowhere to run: it is refused at
+    # once (queue: false), naming the capability it lacks.
+    refused = problem(platform.call("POST", "/v1/instances", body={
+        "gpu_type": "h100-80g", "image": "busybox:latest", "command": ["true"],
+        "queue": False}), 409, "insufficient_capacity")
+    assert "gpurent.io/container-runtime=true" in refused["detail"], refused

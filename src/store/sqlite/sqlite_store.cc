@@ -23,7 +23,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 3> kMigrations = {
+const std::array<std::string, 4> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -68,6 +68,10 @@ const std::array<std::string, 3> kMigrations = {
              json_extract(task.value, '$.members')
       FROM jobs, json_each(jobs.body, '$.tasks') AS task;
     UPDATE jobs SET body = json_set(body, '$.tasks', json('[]'));
+    )sql",
+    // Operators' templates, keyed by name.
+    R"sql(
+    CREATE TABLE templates (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -133,6 +137,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_job_tasks(snapshot.jobs));
     GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
     GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
+    GPURENT_CHECK(load_objects("templates", snapshot.templates));
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     Statement stmt(db_,
@@ -181,6 +186,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(
         upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(write_template_changes(c.template_changes));
     GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     if (c.transfers.empty()) return {};
@@ -313,6 +319,26 @@ class SqliteStore final : public Store {
       if (job.tasks.size() != static_cast<size_t>(job.spec.array)) {
         return fail(Error::internal(fmt::format("corrupt record jobs/{}: {} of its {} tasks stored",
                                                 job.id, job.tasks.size(), job.spec.array)));
+      }
+    }
+    return {};
+  }
+
+  // In order: a template set, deleted and set again in one batch ends set.
+  Status write_template_changes(const std::vector<controller::TemplateChange>& changes) {
+    if (changes.empty()) return {};
+    Statement upsert_stmt(db_,
+                          "INSERT INTO templates (id, tenant_id, body) VALUES (?,'',?) "
+                          "ON CONFLICT(id) DO UPDATE SET body=excluded.body");
+    Statement delete_stmt(db_, "DELETE FROM templates WHERE id = ?");
+    if (!upsert_stmt || !delete_stmt) return fail(db_error("prepare template writes"));
+    for (const auto& change : changes) {
+      sqlite3_stmt* s = change.template_ ? upsert_stmt.get() : delete_stmt.get();
+      sqlite3_reset(s);
+      bind(s, 1, change.name);
+      if (change.template_) bind(s, 2, Json(*change.template_).dump());
+      if (sqlite3_step(s) != SQLITE_DONE) {
+        return fail(db_error(fmt::format("write template {}", change.name)));
       }
     }
     return {};

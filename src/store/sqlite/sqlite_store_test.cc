@@ -62,6 +62,30 @@ TEST_F(SqliteStoreTest, CommitsAreDurableAcrossReopenAndUpsertByIdKeepsTheLatest
   EXPECT_EQ(snapshot->transfers[1].reference, "note");
 }
 
+TEST_F(SqliteStoreTest, TemplateChangesApplyInOrderAcrossMergedBatches) {
+  const model::Template first{.name = "a", .process_command = {"true"}};
+  const model::Template second{.name = "a", .process_command = {"false"}};
+  const model::Template gone{.name = "b", .image = "busybox:1"};
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    controller::ChangeSet batch;
+    batch.template_changes = {{"a", first}, {"b", gone}};
+    controller::ChangeSet later;
+    // Deleted, then set again: the last change wins, even inside one merged transaction.
+    later.template_changes = {{"a", std::nullopt}, {"b", std::nullopt}, {"a", second}};
+    batch.merge(std::move(later));
+    ASSERT_TRUE((*store)->commit(batch));
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->templates.size(), 1u);
+  EXPECT_EQ(snapshot->templates[0].name, "a");
+  EXPECT_EQ(snapshot->templates[0].process_command, std::vector<std::string>{"false"});
+}
+
 TEST_F(SqliteStoreTest, ARepeatedTransferIdFailsTheWholeCommit) {
   auto store = open_sqlite_store(path_);
   ASSERT_TRUE(store);

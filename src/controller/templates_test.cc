@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include "controller/controller_test_fixture.h"
+
+namespace gpurent::controller {
+namespace {
+
+class TemplatesTest : public ControllerTest {
+ protected:
+  model::InstanceSpec from_template(std::string_view name, model::RuntimeChoice choice) {
+    model::InstanceSpec s;
+    s.gpu_types = {"h100-80g"};
+    auto t = ctl_.find_template(name);
+    EXPECT_TRUE(t);
+    EXPECT_TRUE(model::apply_template(**t, choice, {}, s));
+    return s;
+  }
+
+  std::string add_container_node(const std::string& name, const std::string& uuid_prefix) {
+    model::NodeRegistration registration{.name = name,
+                                         .cpu_count = 64,
+                                         .memory_mb = 512 * 1024,
+                                         .simulated = true,
+                                         .container_runtime = true,
+                                         .agent_version = "test"};
+    for (int i = 0; i < 8; ++i) {
+      registration.gpus.push_back({uuid_prefix + std::to_string(i), i, "h100-80g", "H100", 81920});
+    }
+    auto result = ctl_.register_node(hash_secret("join"), registration, "cred-" + name,
+                                     hash_secret("cred-" + name));
+    EXPECT_TRUE(result) << result.error().message;
+    return result->node_id;
+  }
+
+  const model::WorkloadSpec& workload_of(const model::Instance& instance) {
+    desired_ = *ctl_.desired_state(get(instance.id).node_id);
+    for (const auto& w : desired_.workloads) {
+      if (w.instance_id == instance.id) return w;
+    }
+    ADD_FAILURE() << instance.id << " is not in its node's desired set";
+    return desired_.workloads.at(0);
+  }
+
+  model::DesiredState desired_;
+};
+
+TEST_F(TemplatesTest, OperatorsManageTheirOwnTemplatesAndTheBuiltInOnesAreFixed) {
+  ASSERT_EQ(ctl_.templates().size(), 4u);
+  model::Template own{.name = "vllm", .image = "vllm/vllm-openai:v0.6", .services = {"api"}};
+  EXPECT_EQ(ctl_.put_template(alice_, own).error().kind, ErrorKind::kPermissionDenied);
+  auto saved = ctl_.put_template(admin_, own);
+  ASSERT_TRUE(saved) << saved.error().message;
+  EXPECT_FALSE(saved->builtin);
+  ASSERT_EQ(ctl_.templates().size(), 5u);
+  EXPECT_EQ((*ctl_.find_template("vllm"))->services, std::vector<std::string>{"api"});
+
+  model::Template forged = own;
+  forged.name = "pytorch";
+  forged.builtin = true;  // the caller cannot make its own template built in
+  EXPECT_EQ(ctl_.put_template(admin_, forged).error().code, "builtin_template");
+  EXPECT_EQ(ctl_.delete_template(admin_, "jupyter").error().code, "builtin_template");
+  EXPECT_EQ(ctl_.delete_template(alice_, "vllm").error().kind, ErrorKind::kPermissionDenied);
+  model::Template invalid = own;
+  invalid.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  EXPECT_EQ(ctl_.put_template(admin_, invalid).error().kind, ErrorKind::kInvalidArgument);
+
+  ASSERT_TRUE(ctl_.delete_template(admin_, "vllm"));
+  EXPECT_EQ(ctl_.find_template("vllm").error().code, "template_not_found");
+  EXPECT_EQ(ctl_.delete_template(admin_, "vllm").error().code, "template_not_found");
+  // The store gets the changes in order: set, then deleted.
+  const auto changes = ctl_.take_changes();
+  ASSERT_EQ(changes.template_changes.size(), 2u);
+  EXPECT_TRUE(changes.template_changes[0].template_);
+  EXPECT_FALSE(changes.template_changes[1].template_);
+}
+
+TEST_F(TemplatesTest, OperatorTemplatesSurviveARestartBesideTheBuiltInOnes) {
+  ASSERT_TRUE(ctl_.put_template(admin_, {.name = "mine", .process_command = {"true"}}));
+  Snapshot snapshot;
+  snapshot.templates.push_back(
+      *ctl_.put_template(admin_, {.name = "mine", .process_command = {"false"}}));
+  Controller restarted(clock_, {.seed = 7});
+  ASSERT_TRUE(restarted.restore(std::move(snapshot)));
+  ASSERT_EQ(restarted.templates().size(), 5u);
+  EXPECT_EQ((*restarted.find_template("mine"))->process_command, std::vector<std::string>{"false"});
+  EXPECT_TRUE((*restarted.find_template("base"))->builtin);
+}
+
+TEST_F(TemplatesTest, ANodeWithoutAnEngineRunsTheProcessFormAndOneWithAnEngineTheImage) {
+  // The fixture's node has no container engine: the auto form runs as a process there.
+  const auto on_host = launch(alice_, from_template("pytorch", model::RuntimeChoice::kAuto));
+  ASSERT_EQ(get(on_host.id).node_id, node_);
+  const auto& host_workload = workload_of(on_host);
+  EXPECT_TRUE(host_workload.image.empty());
+  EXPECT_EQ(host_workload.command, (*ctl_.find_template("pytorch"))->process_command);
+
+  const std::string engine_node = add_container_node("node-c", "GPU-c");
+  model::InstanceSpec wide = from_template("pytorch", model::RuntimeChoice::kAuto);
+  wide.gpu_count = 8;  // only the new node has 8 free GPUs now
+  const auto in_container = launch(alice_, wide);
+  ASSERT_EQ(get(in_container.id).node_id, engine_node);
+  const auto& container_workload = workload_of(in_container);
+  EXPECT_EQ(container_workload.image, (*ctl_.find_template("pytorch"))->image);
+  EXPECT_EQ(container_workload.command, (*ctl_.find_template("pytorch"))->command);
+}
+
+TEST_F(TemplatesTest, ImageOnlyWorkGoesOnlyToNodesWithAnEngine) {
+  model::InstanceSpec tensorflow = from_template("tensorflow", model::RuntimeChoice::kAuto);
+  tensorflow.queue = false;
+  // Only the fixture's process-only node exists: refused at once, naming the capability.
+  auto refused = ctl_.create_instance(alice_, tensorflow, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("gpurent.io/container-runtime=true"), std::string::npos)
+      << refused.error().message;
+
+  const std::string engine_node = add_container_node("node-c", "GPU-c");
+  const auto placed = launch(alice_, tensorflow);
+  EXPECT_EQ(get(placed.id).node_id, engine_node);
+  EXPECT_EQ(workload_of(placed).image, (*ctl_.find_template("tensorflow"))->image);
+}
+
+TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {
+  model::NodeRegistration registration{.name = "liar", .cpu_count = 8, .agent_version = "test"};
+  registration.labels = {{"gpurent.io/container-runtime", "true"}};
+  auto refused =
+      ctl_.register_node(hash_secret("join"), registration, "cred-liar", hash_secret("cred-liar"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gpurent::controller
