@@ -9,8 +9,10 @@ build_packages=(
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev
 )
 # The container runtime's tests run a real Podman (Docker Engine API on a unix socket) with runc
-# and an image built from the static busybox (src/agent/runtime/podman_test_env.h).
-test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static)
+# and an image built from the static busybox (src/agent/runtime/podman_test_env.h). The
+# templates' process forms run Debian's PyTorch and Jupyter (tests/e2e/test_templates.py).
+test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static
+  python3-torch python3-torchvision jupyter-notebook)
 bench_packages=(wrk nginx-light)
 
 wanted=("${build_packages[@]}")
