@@ -12,7 +12,6 @@ Prints a Markdown block for bench/RESULTS.md.
 """
 
 import argparse
-import http.client
 import json
 import os
 import platform
@@ -20,12 +19,11 @@ import re
 import secrets
 import shutil
 import socket
-import statistics
 import subprocess
 import tempfile
 import time
 
-from devserver import start_dev
+from devserver import Client, launch_latencies, median_and_p99, start_dev, wait_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,32 +32,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class Client:
-    def __init__(self, port, key):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.key = key
-
-    def call(self, method, path, body=None):
-        headers = {"Authorization": "Bearer " + self.key}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers["Content-Type"] = "application/json"
-        self.conn.request(method, path, body=data, headers=headers)
-        response = self.conn.getresponse()
-        return response.status, response.read()
-
-
-def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status, body = client.call("GET", f"/v1/instances/{instance_id}")
-        if status == 200 and json.loads(body)["state"] == state:
-            return
-        time.sleep(poll_s)
-    raise SystemExit(f"{instance_id} never became {state}")
 
 
 def run_wrk(url, seconds, connections, headers=(), script=None):
@@ -129,20 +101,9 @@ def main():
             time.sleep(0.05)
 
         # 2. Launch latency.
-        latencies = []
-        for _ in range(args.launches):
-            start = time.perf_counter()
-            status, body = client.call("POST", "/v1/instances",
-                                       {"gpu_type": "h100-80g", "command": "sleep 600"})
-            assert status == 201, body
-            instance_id = json.loads(body)["id"]
-            wait_state(client, instance_id, "running")
-            latencies.append((time.perf_counter() - start) * 1000)
-            client.call("DELETE", f"/v1/instances/{instance_id}")
-            wait_state(client, instance_id, "terminated")
-        latencies.sort()
-        p50 = statistics.median(latencies)
-        p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+        latencies = launch_latencies(client, {"gpu_type": "h100-80g", "command": "sleep 600"},
+                                     args.launches)
+        p50, p99 = median_and_p99(latencies)
 
         # 1. API throughput against nginx.
         status, body = client.call("POST", "/v1/instances",

@@ -1,5 +1,8 @@
-"""Starting `gpurent dev` for the benchmarks (bench/api_bench.py, bench/fleet_bench.py)."""
+"""Starting and driving `gpurent dev` for the benchmarks (bench/api_bench.py, bench/fleet_bench.py,
+bench/container_bench.py)."""
 
+import http.client
+import json
 import os
 import re
 import subprocess
@@ -24,3 +27,53 @@ def start_dev(binary, workdir, key):
             raise SystemExit("gpurent dev exited:\n" + text)
         time.sleep(0.05)
     raise SystemExit("gpurent dev did not start")
+
+
+class Client:
+    def __init__(self, port, key):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.key = key
+
+    def call(self, method, path, body=None):
+        headers = {"Authorization": "Bearer " + self.key}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=headers)
+        response = self.conn.getresponse()
+        return response.status, response.read()
+
+
+def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, body = client.call("GET", f"/v1/instances/{instance_id}")
+        if status == 200 and json.loads(body)["state"] == state:
+            return
+        time.sleep(poll_s)
+    raise SystemExit(f"{instance_id} never became {state}")
+
+
+def launch_latencies(client, body, count):
+    """Launches `count` instances one after the other; for each, the milliseconds from before the
+    POST until GET says running (polled every millisecond). Each is removed before the next, not
+    timed. Returns the latencies sorted."""
+    latencies = []
+    for _ in range(count):
+        start = time.perf_counter()
+        status, answer = client.call("POST", "/v1/instances", body)
+        assert status == 201, answer
+        instance_id = json.loads(answer)["id"]
+        wait_state(client, instance_id, "running")
+        latencies.append((time.perf_counter() - start) * 1000)
+        client.call("DELETE", f"/v1/instances/{instance_id}")
+        wait_state(client, instance_id, "terminated")
+    return sorted(latencies)
+
+
+def median_and_p99(sorted_values):
+    middle = len(sorted_values) // 2
+    median = (sorted_values[middle] if len(sorted_values) % 2
+              else (sorted_values[middle - 1] + sorted_values[middle]) / 2)
+    return median, sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * 0.99))]

@@ -1,7 +1,5 @@
 """Bad input gets a clear problem+json 4xx, nothing is half-written, and the server keeps serving."""
 
-import json
-
 import pytest
 
 from conftest import problem
