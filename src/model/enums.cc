@@ -7,6 +7,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/template.h"
 #include "model/tenant.h"
 
 namespace gpurent::model {
@@ -53,6 +54,12 @@ constexpr std::array<std::pair<PricingModel, std::string_view>, 3> kPricingModel
     {PricingModel::kOnDemand, "on_demand"},
     {PricingModel::kSpot, "spot"},
     {PricingModel::kReserved, "reserved"},
+}};
+
+constexpr std::array<std::pair<RuntimeChoice, std::string_view>, 3> kRuntimeChoices{{
+    {RuntimeChoice::kAuto, "auto"},
+    {RuntimeChoice::kProcess, "process"},
+    {RuntimeChoice::kContainer, "container"},
 }};
 
 constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
@@ -140,6 +147,11 @@ std::string requested_gpu_type(const InstanceSpec& spec) {
 }
 std::string_view to_string(Role r) { return name_of(kRoles, r); }
 bool parse_role(std::string_view t, Role* out) { return value_of(kRoles, t, out); }
+
+std::string_view to_string(RuntimeChoice c) { return name_of(kRuntimeChoices, c); }
+bool parse_runtime_choice(std::string_view t, RuntimeChoice* out) {
+  return value_of(kRuntimeChoices, t, out);
+}
 std::string_view to_string(TransferKind k) { return name_of(kTransferKinds, k); }
 bool parse_transfer_kind(std::string_view t, TransferKind* out) {
   return value_of(kTransferKinds, t, out);

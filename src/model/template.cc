@@ -155,29 +155,6 @@ Status validate_template(const Template& t) {
   return {};
 }
 
-std::string_view to_string(RuntimeChoice choice) {
-  switch (choice) {
-    case RuntimeChoice::kAuto:
-      return "auto";
-    case RuntimeChoice::kProcess:
-      return "process";
-    case RuntimeChoice::kContainer:
-      return "container";
-  }
-  return "auto";
-}
-
-bool parse_runtime_choice(std::string_view text, RuntimeChoice* out) {
-  for (const auto choice :
-       {RuntimeChoice::kAuto, RuntimeChoice::kProcess, RuntimeChoice::kContainer}) {
-    if (text == to_string(choice)) {
-      *out = choice;
-      return true;
-    }
-  }
-  return false;
-}
-
 Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides overrides,
                       InstanceSpec& spec) {
   const bool own_command = !overrides.command.empty();
