@@ -10,6 +10,7 @@
 
 #include "common/money.h"
 #include "common/result.h"
+#include "model/volume.h"
 
 namespace gpurent::cli {
 
@@ -29,5 +30,8 @@ std::vector<std::string> parse_gpu_types(std::string_view text);
 
 // "NAME=value" for --env; NAME as in POSIX ([A-Za-z_][A-Za-z0-9_]*), the value may be empty.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);
+
+// "VOLUME_ID:/mount/path" for --volume (the path's rules are the server's).
+Result<model::VolumeMount> parse_volume_mount(std::string_view text);
 
 }  // namespace gpurent::cli

@@ -23,6 +23,8 @@ void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.
 void add_job_commands(CLI::App& app, Context& ctx);
 void add_reservation_commands(CLI::App& app, Context& ctx);
+// volumes: persistent per-tenant volumes (create, ls, show, delete).
+void add_volume_commands(CLI::App& app, Context& ctx);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
 // simulate: the scheduler on files, in-process.

@@ -22,6 +22,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(reservations, other.reservations);
   append(quotas, other.quotas);
   append(usage, other.usage);
+  append(volumes, other.volumes);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
   woken_nodes.merge(other.woken_nodes);

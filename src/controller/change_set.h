@@ -16,6 +16,7 @@
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
+#include "model/volume.h"
 
 namespace gpurent::controller {
 
@@ -29,6 +30,7 @@ struct Snapshot {
   std::vector<model::Reservation> reservations;
   std::vector<model::Quota> quotas;
   std::vector<model::UsageRecord> usage;
+  std::vector<model::Volume> volumes;  // deleted ones too: they keep their billing record
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
 };
@@ -60,8 +62,9 @@ struct ChangeSet : Snapshot {
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
-           reservations.empty() && quotas.empty() && usage.empty() && idempotency.empty() &&
-           transfers.empty() && woken_nodes.empty() && changed_instances.empty();
+           reservations.empty() && quotas.empty() && usage.empty() && volumes.empty() &&
+           idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
+           changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

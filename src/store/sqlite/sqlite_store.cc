@@ -23,7 +23,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 3> kMigrations = {
+const std::array<std::string, 4> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -68,6 +68,10 @@ const std::array<std::string, 3> kMigrations = {
              json_extract(task.value, '$.members')
       FROM jobs, json_each(jobs.body, '$.tasks') AS task;
     UPDATE jobs SET body = json_set(body, '$.tasks', json('[]'));
+    )sql",
+    // Persistent volumes (model/volume.h); deleted ones stay, with their billing state.
+    R"sql(
+    CREATE TABLE volumes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -134,6 +138,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
     GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
+    GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
@@ -182,6 +187,7 @@ class SqliteStore final : public Store {
         upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
