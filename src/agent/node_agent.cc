@@ -10,6 +10,7 @@
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
+#include "agent/runtime/volumes.h"
 
 namespace gpurent::agent {
 namespace {
@@ -247,6 +248,7 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
 
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   Reconciler reconciler(*runtime_);
+  VolumeJanitor volumes(options_.data_dir);
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to
   SteadyTime retry_at{};
@@ -264,7 +266,13 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
     runtime_->poll();
     // Nothing is stopped before the first desired state: after a restart, the runs the agent
     // re-adopted may well still be wanted.
-    if (desired) reconciler.converge(*desired);
+    if (desired) {
+      reconciler.converge(*desired);
+      // After the workloads: a deleted volume is mounted by no workload the server still wants.
+      if (auto cleaned = volumes.converge(*desired); !cleaned) {
+        spdlog::error("volume_janitor_failed error=\"{}\"", cleaned.error().message);
+      }
+    }
     auto now = std::chrono::steady_clock::now();
     if (identity && now >= retry_at) {
       if (auto synced = reconciler.sync(*link, identity->credential); synced) {

@@ -25,27 +25,68 @@ std::optional<Micros> PriceBook::price(std::string_view gpu_type,
   return *on_demand * kSpotPricePercent / 100;
 }
 
-std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until) {
-  if (until <= usage.metered_until) return std::nullopt;
-  const int64_t seconds = (until - usage.metered_until).count() / 1000;
-  if (seconds <= 0) return std::nullopt;
-  usage.metered_until += Millis(seconds * 1000);
-  usage.billed_seconds += seconds;
-  const Micros total = charge_for_seconds(
-      usage.price_per_gpu_hour, int64_t{usage.gpu_count} * usage.gpu_milli, usage.billed_seconds);
-  const Micros delta = total - usage.charged;
-  usage.charged = total;
-  if (delta <= 0) return std::nullopt;
+namespace {
+
+// The metering state of one line item (a run, a volume) and how its total follows from its
+// billed seconds.
+struct Metered {
+  Timestamp& metered_until;
+  int64_t& billed_seconds;
+  Micros& charged;
+};
+
+// Advances the item by the whole seconds in [metered_until, until) and returns what is newly due
+// (the new total minus what was charged), or 0. One rounding per line item: the total is always
+// computed from all billed seconds, so many small steps equal one big step.
+template <class Total>
+Micros advance(Metered item, Timestamp until, Total total_for) {
+  if (until <= item.metered_until) return 0;
+  const int64_t seconds = (until - item.metered_until).count() / 1000;
+  if (seconds <= 0) return 0;
+  item.metered_until += Millis(seconds * 1000);
+  item.billed_seconds += seconds;
+  const Micros total = total_for(item.billed_seconds);
+  const Micros delta = total - item.charged;
+  item.charged = total;
+  return delta;
+}
+
+model::Transfer charge(std::string id, Timestamp at, const std::string& tenant_id, Micros amount,
+                       std::string reference) {
   return model::Transfer{
-      .id = fmt::format("usage:{}:{}:{}", usage.instance_id, usage.run, usage.billed_seconds),
-      .at = usage.metered_until,
-      .from_account = model::tenant_cash_account(usage.tenant_id),
+      .id = std::move(id),
+      .at = at,
+      .from_account = model::tenant_cash_account(tenant_id),
       .to_account = std::string(model::kRevenueAccount),
-      .amount = delta,
+      .amount = amount,
       .kind = model::TransferKind::kUsage,
-      .tenant_id = usage.tenant_id,
-      .reference = usage.instance_id,
+      .tenant_id = tenant_id,
+      .reference = std::move(reference),
   };
+}
+
+}  // namespace
+
+std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until) {
+  const Micros due = advance(
+      {usage.metered_until, usage.billed_seconds, usage.charged}, until, [&](int64_t seconds) {
+        return charge_for_seconds(usage.price_per_gpu_hour,
+                                  int64_t{usage.gpu_count} * usage.gpu_milli, seconds);
+      });
+  if (due <= 0) return std::nullopt;
+  return charge(fmt::format("usage:{}:{}:{}", usage.instance_id, usage.run, usage.billed_seconds),
+                usage.metered_until, usage.tenant_id, due, usage.instance_id);
+}
+
+std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until) {
+  const Micros due = advance({volume.metered_until, volume.billed_seconds, volume.charged}, until,
+                             [&](int64_t seconds) {
+                               return charge_pro_rata(volume.price_per_gb_month, volume.size_gb,
+                                                      seconds, model::kSecondsPerBillingMonth);
+                             });
+  if (due <= 0) return std::nullopt;
+  return charge(fmt::format("volume:{}:{}", volume.id, volume.billed_seconds), volume.metered_until,
+                volume.tenant_id, due, volume.id);
 }
 
 Status Ledger::post(const model::Transfer& transfer) {

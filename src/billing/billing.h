@@ -7,8 +7,11 @@
 //   zero, so the tenant is never charged for a fraction of a micro-unit).
 // - Every movement of money is a Transfer with a positive amount between two different accounts;
 //   the sum of all balances is therefore always zero.
-// - Transfer ids are deterministic: "usage:<instance>:<run>:<billed seconds>" for metering, so a
-//   replayed meter produces the same id and the store refuses it.
+// - Transfer ids are deterministic: "usage:<instance>:<run>:<billed seconds>" for metering a run,
+//   "volume:<volume>:<billed seconds>" for a volume's storage, so a replayed meter produces the
+//   same id and the store refuses it.
+// - A volume's charge is always charge_pro_rata(price per GB-month, size_gb, billed_seconds,
+//   model::kSecondsPerBillingMonth): a month is 30 days, whatever the calendar says.
 // Not thread-safe; owned by the controller.
 #pragma once
 
@@ -24,10 +27,13 @@
 #include "common/result.h"
 #include "model/instance.h"
 #include "model/ledger.h"
+#include "model/volume.h"
 
 namespace gpurent::billing {
 
 inline constexpr Micros kSpotPricePercent = 40;
+// Persistent volumes, per GB and billing month (model::kSecondsPerBillingMonth): 0.5 a GB-month.
+inline constexpr Micros kDefaultStoragePricePerGbMonth = 500'000;
 
 class PriceBook {
  public:
@@ -39,15 +45,20 @@ class PriceBook {
   // Per GPU-hour under a pricing model. Spot is a fixed share of on-demand (preemptible, so
   // cheaper); reserved capacity is charged at on-demand rates until reservations are billed.
   std::optional<Micros> price(std::string_view gpu_type, model::PricingModel pricing) const;
+  // Per GB of a volume's size and billing month.
+  Micros storage_price_per_gb_month() const { return storage_per_gb_month_; }
 
  private:
   std::string currency_;
+  Micros storage_per_gb_month_ = kDefaultStoragePricePerGbMonth;
   std::map<std::string, Micros, std::less<>> on_demand_;
 };
 
 // Charges a run for the whole seconds in [metered_until, until). Returns the transfer to post, or
 // nullopt when nothing is due (less than a second, or a zero price). Updates the record.
 std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until);
+// Charges a volume for the whole seconds in [metered_until, until), likewise.
+std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until);
 
 class Ledger {
  public:

@@ -114,4 +114,13 @@ Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_vi
   return choice;
 }
 
+Result<model::VolumeMount> parse_volume_mount(std::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == 0 || colon == std::string_view::npos || colon + 1 == text.size()) {
+    return fail(usage_error(fmt::format("--volume '{}' is not VOLUME_ID:/mount/path", text)));
+  }
+  return model::VolumeMount{std::string(text.substr(0, colon)),
+                            std::string(text.substr(colon + 1))};
+}
+
 }  // namespace gpurent::cli

@@ -11,6 +11,7 @@
 #include "common/money.h"
 #include "common/result.h"
 #include "model/template.h"
+#include "model/volume.h"
 
 namespace gpurent::cli {
 
@@ -33,5 +34,7 @@ Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_vie
 
 // --runtime: auto, process or container; only with --template (it picks the template's form).
 Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name);
+// "VOLUME_ID:/mount/path" for --volume (the path's rules are the server's).
+Result<model::VolumeMount> parse_volume_mount(std::string_view text);
 
 }  // namespace gpurent::cli

@@ -124,6 +124,10 @@ TEST_F(CliTest, UsageErrorsExitTwoWithoutCallingTheServer) {
       {"topup", "t-1", "12.5", "--micros"},
       {"launch", "--gpu", "h100-80g", "--env", "NOVALUE"},
       {"launch", "--count", "two", "--gpu", "h100-80g"},
+      {"launch", "--gpu", "h100-80g", "--volume", "v-1"},
+      {"launch", "--gpu", "h100-80g", "--volume", ":/data"},
+      {"volumes", "create", "data"},
+      {"volumes", "create", "data", "--size-gb", "0"},
       {"join-tokens", "create", "--ttl", "soon"},
       {"no-such-command"},
       {"tenants"},
@@ -248,6 +252,47 @@ TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
 
   Outcome bad = gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "h100-80g"});
   EXPECT_EQ(bad.code, 2) << bad.err;
+}
+
+TEST_F(CliTest, VolumesAreCreatedListedDeletedAndMountedByLaunch) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    if (request.method == "DELETE") {
+      connection.write(TestHttpServer::response(204, "application/json", ""));
+    } else if (request.target.starts_with("/v1/volumes?")) {
+      connection.write(TestHttpServer::response(200, "application/json", R"({"items": [
+          {"id": "v-1", "name": "data", "size_gb": 100, "node_id": null, "state": "available"}],
+          "next_cursor": null})"));
+    } else {
+      connection.write(TestHttpServer::response(201, "application/json",
+                                                R"({"id": "v-1", "name": "data",
+          "size_gb": 100, "state": "available"})"));
+    }
+  });
+  Outcome create =
+      gpurent({"--url", server.url(), "volumes", "create", "data", "--size-gb", "100"});
+  ASSERT_EQ(create.code, 0) << create.err;
+  EXPECT_NE(create.out.find("100 GB"), std::string::npos) << create.out;
+  Outcome list = gpurent({"--url", server.url(), "volumes", "list"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find("v-1"), std::string::npos) << list.out;
+  Outcome removed = gpurent({"--url", server.url(), "volumes", "delete", "v-1"});
+  ASSERT_EQ(removed.code, 0) << removed.err;
+  EXPECT_EQ(removed.out, "deleted volume v-1\n");
+  Outcome launch = gpurent({"--url", server.url(), "launch", "--gpu", "h100-80g", "--volume",
+                            "v-1:/data", "--volume", "v-2:/mnt/scratch", "--", "true"});
+  ASSERT_EQ(launch.code, 0) << launch.err;
+
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].target, "/v1/volumes");
+  EXPECT_EQ(Json::parse(requests[0].body), Json::parse(R"({"name": "data", "size_gb": 100})"));
+  EXPECT_EQ(requests[1].target, "/v1/volumes?limit=500");
+  EXPECT_EQ(requests[2].method, "DELETE");
+  EXPECT_EQ(requests[2].target, "/v1/volumes/v-1");
+  EXPECT_EQ(Json::parse(requests[3].body)["volumes"],
+            Json::parse(R"([{"volume_id": "v-1", "mount_path": "/data"},
+                            {"volume_id": "v-2", "mount_path": "/mnt/scratch"}])"));
 }
 
 TEST_F(CliTest, NodesAloneLists) {

@@ -35,6 +35,7 @@ struct LaunchOptions {
   int cpu = 0;
   int memory_gb = 0;
   std::vector<std::string> env;
+  std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
   std::string idempotency_key;
   bool wait = false;
   std::string wait_timeout = "10m";
@@ -100,6 +101,10 @@ Status launch(Context& ctx, const LaunchOptions& options) {
   for (const auto& assignment : options.env) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
     spec.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
+  }
+  for (const auto& volume : options.volumes) {
+    GPURENT_TRY(mount, parse_volume_mount(volume));
+    spec.volumes.push_back(std::move(mount));
   }
   std::optional<std::chrono::seconds> wait_timeout;
   if (options.wait) {
@@ -200,6 +205,10 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
   launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")
+      ->allow_extra_args(false);
+  launch_command
+      ->add_option("--volume", launch_options->volumes,
+                   "VOLUME_ID:/mount/path: mount one of your volumes (gpurent volumes); repeat")
       ->allow_extra_args(false);
   launch_command->add_option("--idempotency-key", launch_options->idempotency_key,
                              "a retry with the same key returns the first instance");

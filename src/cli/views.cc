@@ -224,7 +224,20 @@ std::string usage_view(const Json& usage, Timestamp now) {
                    price(run, integer(run, "gpu_count")), when(run, "started_at", now),
                    format_duration(integer(run, "seconds")), amount(run, "amount_micros")});
   }
-  return table.render() + fmt::format("\nTotal: {}\n", amount(usage, "total_micros"));
+  std::string text = table.render();
+  const Json& volumes = member(usage, "volumes");
+  if (volumes.is_array() && !volumes.empty()) {
+    Table storage({"VOLUME", "NAME", "SIZE", "CREATED", "DURATION", "AMOUNT"});
+    for (auto volume : volumes) {
+      if (volume.is_object() && !volume.contains("currency")) volume["currency"] = currency;
+      storage.add_row({field_text(volume, "volume_id"), field_text(volume, "name"),
+                       fmt::format("{} GB", integer(volume, "size_gb")),
+                       when(volume, "created_at", now), format_duration(integer(volume, "seconds")),
+                       amount(volume, "amount_micros")});
+    }
+    text += "\n" + storage.render();
+  }
+  return text + fmt::format("\nTotal: {}\n", amount(usage, "total_micros"));
 }
 
 std::string transfers_view(const Json& items, Timestamp now) {
@@ -426,6 +439,27 @@ std::string quota_view(const Json& quota) {
                         {"Max GPUs", per_type.empty() ? "no limit" : per_type},
                         {"Max instances", max_instances.empty() ? "no limit" : max_instances},
                         {"Weight", field_text(quota, "weight")}});
+}
+
+std::string volumes_view(const Json& items, Timestamp now) {
+  Table table({"ID", "NAME", "SIZE", "NODE", "STATE", "CREATED"});
+  for (const auto& volume : as_list(items)) {
+    table.add_row({field_text(volume, "id"), field_text(volume, "name"),
+                   fmt::format("{} GB", integer(volume, "size_gb")),
+                   dash(field_text(volume, "node_id")), field_text(volume, "state"),
+                   when(volume, "created_at", now)});
+  }
+  return table.render();
+}
+
+std::string volume_view(const Json& volume, Timestamp now) {
+  return render_fields({{"ID", field_text(volume, "id")},
+                        {"Name", field_text(volume, "name")},
+                        {"Tenant", field_text(volume, "tenant_id")},
+                        {"Size", fmt::format("{} GB", integer(volume, "size_gb"))},
+                        {"Node", dash(field_text(volume, "node_id"))},
+                        {"State", field_text(volume, "state")},
+                        {"Created", when_exactly(volume, "created_at", now)}});
 }
 
 }  // namespace gpurent::cli

@@ -37,6 +37,8 @@ std::string reservation_view(const Json& reservation, Timestamp now);
 std::string quota_view(const Json& quota);
 std::string templates_view(const Json& items);
 std::string template_view(const Json& t);
+std::string volumes_view(const Json& items, Timestamp now);
+std::string volume_view(const Json& volume, Timestamp now);
 // server_url goes into the printed `gpurent agent` line that joins a node with the token.
 std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now);
 

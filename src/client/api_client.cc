@@ -199,6 +199,7 @@ Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime
   if (!spec.image.empty()) body["image"] = spec.image;
   if (!spec.template_name.empty()) body["template"] = spec.template_name;
   if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
+  if (!spec.volumes.empty()) body["volumes"] = spec.volumes;
   return body;
 }
 
@@ -310,6 +311,23 @@ Result<Json> ApiClient::list_reservations() { return list_items("/v1/reservation
 
 Result<Json> ApiClient::cancel_reservation(std::string_view id) {
   return call("DELETE", "/v1/reservations/" + encode(id));
+}
+
+Result<Json> ApiClient::create_volume(const VolumeRequest& request,
+                                      std::string_view idempotency_key) {
+  Json body = {{"name", request.name}, {"size_gb", request.size_gb}};
+  if (!request.node_id.empty()) body["node_id"] = request.node_id;
+  return call("POST", "/v1/volumes", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::list_volumes() { return list_items("/v1/volumes"); }
+
+Result<Json> ApiClient::get_volume(std::string_view id) {
+  return call("GET", "/v1/volumes/" + encode(id));
+}
+
+Result<Json> ApiClient::delete_volume(std::string_view id) {
+  return call("DELETE", "/v1/volumes/" + encode(id));
 }
 
 Result<Json> ApiClient::set_quota(std::string_view tenant_id, const Json& quota) {

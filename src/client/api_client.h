@@ -50,6 +50,12 @@ struct ReservationRequest {
   Timestamp end{};
 };
 
+struct VolumeRequest {
+  std::string name;
+  int size_gb = 0;
+  std::string node_id;  // operators only; "" = where it is first used
+};
+
 struct ApiKeyRequest {
   std::string tenant_id;  // "" = the caller's tenant
   std::string role;       // "" = tenant
@@ -109,6 +115,12 @@ class ApiClient {
   Result<Json> create_reservation(const ReservationRequest& request);
   Result<Json> list_reservations();
   Result<Json> cancel_reservation(std::string_view id);
+
+  Result<Json> create_volume(const VolumeRequest& request, std::string_view idempotency_key = {});
+  Result<Json> list_volumes();
+  Result<Json> get_volume(std::string_view id);
+  // The server answers 204: an empty object on success.
+  Result<Json> delete_volume(std::string_view id);
 
   // The quota object as the API takes it: max_gpus_per_type, max_instances, weight (operators).
   Result<Json> set_quota(std::string_view tenant_id, const Json& quota);

@@ -7,15 +7,19 @@
 
 namespace gpurent {
 
-Micros charge_for_seconds(Micros price_per_hour, int64_t quantity_milli, int64_t seconds) {
-  const __int128 product = static_cast<__int128>(price_per_hour) * quantity_milli * seconds;
-  const __int128 result = product / (static_cast<__int128>(3600) * 1000);
+Micros charge_pro_rata(Micros price, int64_t quantity, int64_t seconds, int64_t per) {
+  const __int128 product = static_cast<__int128>(price) * quantity * seconds;
+  const __int128 result = product / per;
   if (result > std::numeric_limits<Micros>::max() || result < std::numeric_limits<Micros>::min()) {
     // A charge this large means corrupted inputs; clamping keeps the ledger consistent and the
     // balance guard stops the workload.
     return result > 0 ? std::numeric_limits<Micros>::max() : std::numeric_limits<Micros>::min();
   }
   return static_cast<Micros>(result);
+}
+
+Micros charge_for_seconds(Micros price_per_hour, int64_t quantity_milli, int64_t seconds) {
+  return charge_pro_rata(price_per_hour, quantity_milli, seconds, int64_t{3600} * 1000);
 }
 
 std::string format_micros(Micros amount) {

@@ -17,6 +17,10 @@ using Micros = int64_t;
 
 inline constexpr Micros kMicrosPerUnit = 1'000'000;
 
+// price * quantity * seconds / per, rounded toward zero (one rounding, through 128 bits; clamped
+// to the Micros range). `per` (> 0) is the quantity-seconds the price is for: 3600 * 1000 for a
+// price per GPU-hour and a quantity in milli-GPUs, a month of seconds for a price per GB-month.
+Micros charge_pro_rata(Micros price, int64_t quantity, int64_t seconds, int64_t per);
 // price_per_hour * quantity * seconds / 3600, rounded toward zero. quantity is in thousandths of a
 // unit (1000 = one GPU) so fractional GPUs are priced pro rata without a second rounding.
 Micros charge_for_seconds(Micros price_per_hour, int64_t quantity_milli, int64_t seconds);

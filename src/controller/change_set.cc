@@ -23,6 +23,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(quotas, other.quotas);
   append(template_changes, other.template_changes);
   append(usage, other.usage);
+  append(volumes, other.volumes);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
   woken_nodes.merge(other.woken_nodes);

@@ -18,6 +18,7 @@
 #include "model/node.h"
 #include "model/template.h"
 #include "model/tenant.h"
+#include "model/volume.h"
 
 namespace gpurent::controller {
 
@@ -32,6 +33,7 @@ struct Snapshot {
   std::vector<model::Quota> quotas;
   std::vector<model::Template> templates;  // operators' own (the built-in ones are not stored)
   std::vector<model::UsageRecord> usage;
+  std::vector<model::Volume> volumes;  // deleted ones too: they keep their billing record
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
 };
@@ -72,6 +74,7 @@ struct ChangeSet : Snapshot {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
+           volumes.empty() &&
            idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
            changed_instances.empty();
   }

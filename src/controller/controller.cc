@@ -138,6 +138,17 @@ Status Controller::restore(Snapshot snapshot) {
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
     usage_.emplace(usage.id, std::move(usage));
   }
+  std::sort(snapshot.volumes.begin(), snapshot.volumes.end(),
+            [](const model::Volume& a, const model::Volume& b) {
+              return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
+            });
+  for (auto& volume : snapshot.volumes) {
+    if (volume.state == model::VolumeState::kAvailable && !volume.node_id.empty()) {
+      volumes_on_node_[volume.node_id].insert(volume.id);
+    }
+    volume_order_.push_back(volume.id);
+    volumes_.emplace(volume.id, std::move(volume));
+  }
   for (auto& record : snapshot.idempotency) {
     idempotency_.emplace(std::make_pair(record.tenant_id, record.key), std::move(record));
   }
@@ -161,6 +172,9 @@ ChangeSet Controller::take_changes() {
   for (const auto& id : touched_usage_) changes_.usage.push_back(usage_.at(id));
   touched_usage_.clear();
   touched_usage_ids_.clear();
+  for (const auto& id : touched_volumes_) changes_.volumes.push_back(volumes_.at(id));
+  touched_volumes_.clear();
+  touched_volume_ids_.clear();
   // A job's row holds its own fields; its tasks are rows of their own, and only the changed ones
   // are written (a job's task list is as long as its array).
   for (const auto& id : touched_jobs_) {
@@ -451,6 +465,11 @@ Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) con
         "invalid_field",
         fmt::format("field 'gpu_count' must be between 1 and {}", kMaxGpusPerInstance)));
   }
+  GPURENT_CHECK(model::validate_volume_mounts(spec.volumes));
+  if (nodes > 1 && !spec.volumes.empty()) {
+    return fail(Error::invalid("invalid_field",
+                               "volumes live on one node: a job that mounts them needs nodes = 1"));
+  }
   auto request = scheduling_request(spec);
   request.nodes = nodes;
   return sched::validate(request);
@@ -486,11 +505,15 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
     return CreatedInstance{it->second, true};
   }
   GPURENT_CHECK(validate_spec(spec, 1));
+  GPURENT_CHECK(check_volume_use(caller.tenant_id, spec));
   GPURENT_CHECK(check_reservation_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   if (!spec.queue) {
     // Fail fast: say which constraint failed rather than queueing.
-    auto placed = cluster_.place_or_explain(scheduling_request(spec));
+    auto request = scheduling_request(spec);
+    std::string conflict;  // none: check_volume_use passed
+    request.node_id = volume_node(spec, &conflict);
+    auto placed = cluster_.place_or_explain(request);
     if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
       return fail(Error::conflict(
           "insufficient_capacity",
@@ -897,7 +920,10 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
 Result<model::DesiredState> Controller::desired_state(std::string_view node_id) const {
   const auto node = nodes_.find(node_id);
   if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
-  model::DesiredState desired{node->second.id, node->second.generation, {}};
+  model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
+  if (const auto it = volumes_on_node_.find(node->second.id); it != volumes_on_node_.end()) {
+    desired.volumes.assign(it->second.begin(), it->second.end());  // a std::set: in id order
+  }
   const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
   if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
     for (const auto& id : it->second) {
@@ -915,7 +941,8 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
            .env = workload_env(instance, gpu_memory_mb),
            .gpus = instance.gpus,
            .cpu = instance.spec.cpu,
-           .memory_gb = instance.spec.memory_gb});
+           .memory_gb = instance.spec.memory_gb,
+           .volumes = instance.spec.volumes});
     }
   }
   return desired;
@@ -1114,6 +1141,10 @@ void Controller::tick() {
       // billed for the silence.
       const Node& node = nodes_.at(instance.node_id);
       if (node.state == NodeState::kReady) meter(instance, std::min(t, node.last_heartbeat));
+    }
+    // Storage is billed for the volume's whole life, used or not, node up or not.
+    for (auto& [id, volume] : volumes_) {
+      if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
     enforce_balances();
   }

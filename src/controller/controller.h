@@ -35,6 +35,7 @@
 #include "model/ledger.h"
 #include "model/node.h"
 #include "model/tenant.h"
+#include "model/volume.h"
 #include "sched/cluster.h"
 
 namespace gpurent::controller {
@@ -118,6 +119,17 @@ struct NewReservation {
   int gpu_count = 0;
   Timestamp start{};
   Timestamp end{};
+};
+
+struct NewVolume {
+  std::string name;
+  int size_gb = 0;
+  std::string node_id;  // operators only: the node it lives on; empty: where first used
+};
+
+struct CreatedVolume {
+  model::Volume volume;
+  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
 };
 
 struct TopupResult {
@@ -206,6 +218,24 @@ class Controller {
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);
 
+  // --- Volumes (volumes.cc) -------------------------------------------------------------------
+  // Creates a volume of the caller's tenant (an operator may place it on a node). An
+  // Idempotency-Key retry with the same body returns the first volume.
+  Result<CreatedVolume> create_volume(const model::Principal& caller, NewVolume request,
+                                      std::optional<std::string> idempotency_key = std::nullopt,
+                                      std::string fingerprint = {});
+  // The volumes the caller sees (operators: all, or one tenant's), in creation order; deleted
+  // ones are left out.
+  std::vector<const model::Volume*> volumes(const model::Principal& caller,
+                                            std::optional<std::string> tenant_id = {}) const;
+  Result<const model::Volume*> volume(const model::Principal& caller, std::string_view id) const;
+  // Every volume of the tenant, deleted ones too, in creation order: its storage line items.
+  std::vector<const model::Volume*> volume_usage(std::string_view tenant_id) const;
+  // Deletes a volume: 409 volume_in_use while an instance that is not terminated mounts it. Its
+  // storage is metered up to now; its node's agent deletes the data (the volume leaves the node's
+  // desired set).
+  Result<model::Volume> delete_volume(const model::Principal& caller, std::string_view id);
+
   // --- Quotas --------------------------------------------------------------------------------
   // Operators set a tenant's limits and fair-share weight; tenants may read their own.
   Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
@@ -279,6 +309,18 @@ class Controller {
                             const std::optional<std::string>& idempotency_key,
                             std::string fingerprint, std::string_view object_id);
   Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
+  // The spec's volumes exist and belong to the tenant (else 404 volume_not_found), and those
+  // already on a node agree on it.
+  Status check_volume_use(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  // The node the spec's volumes pin it to ("" if none has one yet); `conflict` says why not when
+  // they live on different nodes.
+  std::string volume_node(const model::InstanceSpec& spec, std::string* conflict) const;
+  // Placement on a node gives the instance's volumes that have none their node.
+  void settle_volumes(const model::Instance& instance, model::Node& node);
+  void touch_volume(const model::Volume& volume);
+  void meter_volume(model::Volume& volume, Timestamp until);
+  // Sets the instance's reason (why it waits), recording a change only if it differs.
+  void set_reason(model::Instance& instance, std::string reason);
   // A new pending instance (not yet queued or recorded as changed).
   model::Instance& add_instance(std::string_view tenant_id, model::InstanceSpec spec);
   std::optional<Micros> highest_price(const model::InstanceSpec& spec) const;
@@ -412,6 +454,11 @@ class Controller {
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
+  std::map<std::string, model::Volume, std::less<>> volumes_;   // deleted ones too (billing)
+  std::vector<std::string> volume_order_;                       // creation order, for listings
+  std::unordered_map<std::string, std::set<std::string>> volumes_on_node_;  // live ones only
+  std::vector<std::string> touched_volumes_;
+  std::set<std::string> touched_volume_ids_;
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 

@@ -166,16 +166,27 @@ std::optional<Timestamp> Controller::earliest_start(const Instance& instance) co
   return earliest;
 }
 
+void Controller::set_reason(Instance& instance, std::string reason) {
+  if (instance.reason == reason) return;
+  instance.reason = std::move(reason);
+  touch(instance);
+}
+
 void Controller::try_place(Instance& instance, PassState& pass) {
   const int members = gang_size(instance);
   if (auto hold = admission_hold(instance, members); !hold.empty()) {
-    if (instance.reason != hold) {
-      instance.reason = std::move(hold);
-      touch(instance);
-    }
+    set_reason(instance, std::move(hold));
+    return;
+  }
+  // Volumes that were placed apart (each first used by other work) leave it nowhere to go.
+  std::string conflict;
+  const std::string pinned = volume_node(instance.spec, &conflict);
+  if (!conflict.empty()) {
+    set_reason(instance, "waiting: its volumes live on different nodes: " + conflict);
     return;
   }
   auto shape = request_shape(instance.spec);
+  if (!pinned.empty()) shape += "|node=" + pinned;
   if (pass.no_room.contains(shape)) return;
   const bool spot = instance.spec.pricing == model::PricingModel::kSpot;
   const auto competes = [&](const Blocker& blocker) {
@@ -192,11 +203,17 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   }
   auto request = scheduling_request(instance.spec);
   request.nodes = members;
+  request.node_id = pinned;
   auto assignment = cluster_.place(request);
   if (!assignment) {
     if (preempt_for(instance, request)) return;
+    if (!pinned.empty()) {
+      set_reason(instance,
+                 fmt::format("waiting for capacity on node {}, where its volumes live", pinned));
+    }
     pass.no_room.insert(std::move(shape));
-    if (!spot && members == 1 && pass.blockers.size() < kMaxBackfillBlockers) {
+    // Work pinned to one node blocks only that node, which the estimate does not know.
+    if (!spot && members == 1 && pinned.empty() && pass.blockers.size() < kMaxBackfillBlockers) {
       if (const auto start = earliest_start(instance)) {
         pass.blockers.push_back({instance.spec.gpu_types, *start});
       }
@@ -213,12 +230,8 @@ void Controller::try_place(Instance& instance, PassState& pass) {
     const int64_t held = holding == held_.end() ? 0 : holding->second.milli_by_type[gpu_type];
     if (limit != quota->second.max_gpus_per_type.end() &&
         held + milli > int64_t{limit->second} * sched::kMilliPerGpu) {
-      auto reason = fmt::format("waiting: the tenant's quota allows {} {} GPU(s) at once",
-                                limit->second, gpu_type);
-      if (instance.reason != reason) {
-        instance.reason = std::move(reason);
-        touch(instance);
-      }
+      set_reason(instance, fmt::format("waiting: the tenant's quota allows {} {} GPU(s) at once",
+                                       limit->second, gpu_type));
       return;
     }
   }
@@ -229,11 +242,7 @@ void Controller::try_place(Instance& instance, PassState& pass) {
       for (int position : part.gpus) whole_taken += free[position] == sched::kMilliPerGpu;
     }
     if (cluster_.free_whole_gpus(gpu_type) - whole_taken < held_back) {
-      constexpr std::string_view kHeld = "waiting: the free capacity is held for reservations";
-      if (instance.reason != kHeld) {
-        instance.reason = kHeld;
-        touch(instance);
-      }
+      set_reason(instance, "waiting: the free capacity is held for reservations");
       return;
     }
   }
@@ -398,6 +407,7 @@ void Controller::place(Instance& instance, sched::NodeAssignment part,
   instance.reason = "";
   instance.started_at.reset();
   instance.ended_at.reset();
+  settle_volumes(instance, node);
   touch_node(node, /*desired_set_changed=*/true);
   instance.placed_generation = node.generation;
   touch(instance);

@@ -72,7 +72,8 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"gpus", v.gpus},
        {"image", v.image},
        {"cpu", v.cpu},
-       {"memory_gb", v.memory_gb}};
+       {"memory_gb", v.memory_gb},
+       {"volumes", v.volumes}};
 }
 void from_json(const Json& j, WorkloadSpec& v) {
   v.instance_id = j.at("instance_id").get<std::string>();
@@ -84,15 +85,20 @@ void from_json(const Json& j, WorkloadSpec& v) {
   v.cpu = j.value("cpu", 0);
   v.memory_gb = j.value("memory_gb", 0);
   v.image = j.value("image", std::string());
+  v.volumes = j.value("volumes", std::vector<VolumeMount>());
 }
 
 void to_json(Json& j, const DesiredState& v) {
-  j = {{"node_id", v.node_id}, {"generation", v.generation}, {"workloads", v.workloads}};
+  j = {{"node_id", v.node_id},
+       {"generation", v.generation},
+       {"workloads", v.workloads},
+       {"volumes", v.volumes}};
 }
 void from_json(const Json& j, DesiredState& v) {
   v.node_id = j.at("node_id").get<std::string>();
   v.generation = j.at("generation").get<int64_t>();
   v.workloads = j.at("workloads").get<std::vector<WorkloadSpec>>();
+  v.volumes = j.value("volumes", std::vector<std::string>());
 }
 
 void to_json(Json& j, const WorkloadStatus& v) {

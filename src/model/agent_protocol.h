@@ -21,6 +21,7 @@
 
 #include "common/json.h"
 #include "model/node.h"
+#include "model/volume.h"
 
 namespace gpurent::model {
 
@@ -54,12 +55,19 @@ struct WorkloadSpec {
   std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
   int cpu = 0;
   int memory_gb = 0;
+  // Volumes to mount: their data is <data_dir>/volumes/<volume_id>/ on the node, created on first
+  // use (docs/runtime.md says how each runtime makes it reachable at mount_path).
+  std::vector<VolumeMount> volumes;
 };
 
 struct DesiredState {
   std::string node_id;
   int64_t generation = 0;
   std::vector<WorkloadSpec> workloads;
+  // Every volume that lives on this node and is not deleted, in id order, whether mounted now or
+  // not. The agent deletes the data of a volume that an earlier desired state listed and this
+  // one does not (docs/runtime.md: volumes).
+  std::vector<std::string> volumes;
 };
 
 enum class WorkloadPhase { kStarting, kRunning, kExited };

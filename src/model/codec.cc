@@ -82,6 +82,18 @@ class Writer {
     }
     out_ += '}';
   }
+  void mounts(const std::vector<VolumeMount>& values) {
+    out_ += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) out_ += ',';
+      out_ += "{\"mount_path\":";
+      string(values[i].mount_path);
+      out_ += ",\"volume_id\":";
+      string(values[i].volume_id);
+      out_ += '}';
+    }
+    out_ += ']';
+  }
   template <class T>
   void optional_number(const std::optional<T>& value) {
     value ? number(static_cast<int64_t>(*value)) : null();
@@ -150,6 +162,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.string(v.reservation_id);
   w.key("template");
   w.string(v.template_name);
+  w.key("volumes");
+  w.mounts(v.volumes);
   w.end();
 }
 
@@ -246,7 +260,8 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"priority", v.priority},
        {"queue", v.queue},
        {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)},
-       {"reservation_id", v.reservation_id}};
+       {"reservation_id", v.reservation_id},
+       {"volumes", v.volumes}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
@@ -277,6 +292,7 @@ void from_json(const Json& j, InstanceSpec& v) {
                         ? std::nullopt
                         : std::optional<int64_t>(runtime->get<int64_t>());
   v.reservation_id = j.value("reservation_id", std::string());
+  v.volumes = j.value("volumes", std::vector<VolumeMount>());
 }
 
 void to_json(Json& j, const Instance& v) {
@@ -374,6 +390,8 @@ std::string desired_state_json(const DesiredState& v) {
   w.number(v.generation);
   w.key("node_id");
   w.string(v.node_id);
+  w.key("volumes");
+  w.strings(v.volumes);
   w.key("workloads");
   out += '[';
   for (size_t i = 0; i < v.workloads.size(); ++i) {
@@ -398,6 +416,8 @@ std::string desired_state_json(const DesiredState& v) {
     w.number(workload.run);
     w.key("should_run");
     w.boolean(workload.should_run);
+    w.key("volumes");
+    w.mounts(workload.volumes);
     w.end();
   }
   out += ']';
@@ -623,6 +643,35 @@ void from_json(const Json& j, UsageRecord& v) {
   v.price_per_gpu_hour = j.at("price_per_gpu_hour").get<Micros>();
   v.started_at = ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");
+  v.metered_until = ts(j, "metered_until");
+  v.billed_seconds = j.at("billed_seconds").get<int64_t>();
+  v.charged = j.at("charged").get<Micros>();
+}
+
+void to_json(Json& j, const Volume& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"name", v.name},
+       {"size_gb", v.size_gb},
+       {"node_id", v.node_id},
+       {"state", to_string(v.state)},
+       {"created_at", ms(v.created_at)},
+       {"deleted_at", optional_ms(v.deleted_at)},
+       {"price_per_gb_month", v.price_per_gb_month},
+       {"metered_until", ms(v.metered_until)},
+       {"billed_seconds", v.billed_seconds},
+       {"charged", v.charged}};
+}
+void from_json(const Json& j, Volume& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.name = j.at("name").get<std::string>();
+  v.size_gb = j.at("size_gb").get<int>();
+  v.node_id = j.at("node_id").get<std::string>();
+  v.state = parse_enum(j, "state", &parse_volume_state);
+  v.created_at = ts(j, "created_at");
+  v.deleted_at = optional_ts(j, "deleted_at");
+  v.price_per_gb_month = j.at("price_per_gb_month").get<Micros>();
   v.metered_until = ts(j, "metered_until");
   v.billed_seconds = j.at("billed_seconds").get<int64_t>();
   v.charged = j.at("charged").get<Micros>();

@@ -12,6 +12,7 @@
 #include "model/node.h"
 #include "model/template.h"
 #include "model/tenant.h"
+#include "model/volume.h"
 
 namespace gpurent::model {
 
@@ -43,6 +44,8 @@ void to_json(Json& j, const IdempotencyRecord& v);
 void from_json(const Json& j, IdempotencyRecord& v);
 void to_json(Json& j, const UsageRecord& v);
 void from_json(const Json& j, UsageRecord& v);
+void to_json(Json& j, const Volume& v);
+void from_json(const Json& j, Volume& v);
 
 // Exactly Json(v).dump() of an instance, written directly: the store writes every changed
 // instance on every commit, and building nlohmann's tree first cost several times as much.

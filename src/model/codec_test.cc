@@ -23,6 +23,7 @@ Instance full_instance() {
   v.spec.max_runtime_s = 3600;
   v.spec.reservation_id = "r-1";
   v.spec.image = "nvcr.io/nvidia/pytorch:24.10-py3";
+  v.spec.volumes = {{"v-1", "/data"}, {"v-2", "/mnt/\"odd\" name"}};
   v.state = InstanceState::kRunning;
   v.node_id = "n-1";
   v.gpus = {"GPU-a", "GPU-b"};
@@ -56,8 +57,9 @@ TEST(CodecTest, TheDirectInstanceWriterWritesWhatNlohmannDumps) {
 }
 
 TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
-  DesiredState desired{"n-1", 1'048'577, {}};
+  DesiredState desired{"n-1", 1'048'577, {}, {}};
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
+  desired.volumes = {"v-1", "v-2"};
   desired.workloads.push_back({.instance_id = "i-1",
                                .run = 2,
                                .should_run = true,
@@ -66,9 +68,80 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                .env = {{"RANK", "8"}, {"A", "x\ny"}},
                                .gpus = {"GPU-a", "GPU-b"},
                                .cpu = 4,
-                               .memory_gb = 64});
+                               .memory_gb = 64,
+                               .volumes = {{"v-1", "/data"}, {"v-2", "/scratch\tx"}}});
   desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
+  // The agent reads back what the server wrote, volumes included.
+  const auto back = Json::parse(desired_state_json(desired)).get<DesiredState>();
+  EXPECT_EQ(back.volumes, desired.volumes);
+  EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
+  // An older server's answer has no volumes: none.
+  Json old = desired;
+  old.erase("volumes");
+  old["workloads"][0].erase("volumes");
+  const auto without = old.get<DesiredState>();
+  EXPECT_TRUE(without.volumes.empty());
+  EXPECT_TRUE(without.workloads[0].volumes.empty());
+}
+
+TEST(CodecTest, AVolumeRoundTripsThroughJson) {
+  Volume v{.id = "v-1",
+           .tenant_id = "t-1",
+           .name = "data",
+           .size_gb = 100,
+           .node_id = "n-1",
+           .state = VolumeState::kDeleted,
+           .created_at = from_unix_ms(1000),
+           .deleted_at = from_unix_ms(9000),
+           .price_per_gb_month = 500'000,
+           .metered_until = from_unix_ms(8000),
+           .billed_seconds = 7,
+           .charged = 134};
+  const Volume back = Json(v).get<Volume>();
+  EXPECT_EQ(Json(back).dump(), Json(v).dump());
+  EXPECT_EQ(back.state, VolumeState::kDeleted);
+  EXPECT_EQ(back.deleted_at, v.deleted_at);
+  Json bad = v;
+  bad["state"] = "gone";
+  EXPECT_THROW(bad.get<Volume>(), std::exception);
+}
+
+TEST(VolumeTest, MountsMustBeAbsoluteNormalisedDistinctAndOutsideSystemPaths) {
+  const auto ok = [](std::vector<VolumeMount> mounts) {
+    return validate_volume_mounts(mounts).has_value();
+  };
+  EXPECT_TRUE(ok({}));
+  EXPECT_TRUE(ok({{"v-1", "/data"}, {"v-2", "/mnt/scratch"}, {"v-3", "/workspace/cache"}}));
+  EXPECT_TRUE(ok({{"v-1", "/data"}, {"v-2", "/data2"}}));  // a prefix, not a parent
+  for (const char* path :
+       {"", "data", "/", "/data/", "//data", "/a//b", "/a/./b", "/a/../b", "/..", "/proc",
+        "/proc/x", "/sys/fs", "/dev", "/dev/shm", "/workspace", "/a:b", "/a,b", "/a\nb"}) {
+    EXPECT_FALSE(ok({{"v-1", path}})) << path;
+  }
+  EXPECT_TRUE(ok({{"v-1", "/process"}, {"v-2", "/device"}}));
+  EXPECT_FALSE(ok({{"v-1", std::string(kMaxMountPathLength + 1, 'a').replace(0, 1, "/")}}));
+  EXPECT_FALSE(ok({{"v-1", "/data"}, {"v-1", "/other"}}));       // one volume twice
+  EXPECT_FALSE(ok({{"v-1", "/data"}, {"v-2", "/data"}}));        // one path twice
+  EXPECT_FALSE(ok({{"v-1", "/data"}, {"v-2", "/data/inner"}}));  // nested
+  EXPECT_FALSE(ok({{"../x", "/data"}}));
+  EXPECT_FALSE(ok({{".hidden", "/data"}}));
+  EXPECT_FALSE(ok({{"", "/data"}}));
+  std::vector<VolumeMount> many;
+  for (size_t i = 0; i <= kMaxVolumeMounts; ++i) {
+    many.push_back({"v-" + std::to_string(i), "/m" + std::to_string(i)});
+  }
+  EXPECT_FALSE(ok(many));
+  many.pop_back();
+  EXPECT_TRUE(ok(many));
+  const auto error = validate_volume_mounts({{"v-1", "/proc/self"}});
+  EXPECT_EQ(error.error().code, "invalid_field");
+  EXPECT_NE(error.error().message.find("/proc"), std::string::npos);
+
+  EXPECT_TRUE(valid_volume_name("my-data_1.v2"));
+  EXPECT_FALSE(valid_volume_name(""));
+  EXPECT_FALSE(valid_volume_name("has space"));
+  EXPECT_FALSE(valid_volume_name(std::string(kMaxVolumeNameLength + 1, 'a')));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/money.h"
+#include "model/volume.h"
 
 namespace gpurent::model {
 
@@ -72,6 +73,9 @@ struct InstanceSpec {
   std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill
   // Reserved work: the tenant's reservation whose held capacity it uses.
   std::string reservation_id;
+  // The tenant's volumes mounted into every run (model/volume.h); they pin the work to the node
+  // the volumes live on.
+  std::vector<VolumeMount> volumes;
 };
 
 // The type a spec names for people: the single acceptable type, or "any".

@@ -31,6 +31,12 @@ bool label_match(const NodeSpec& node,
   return true;
 }
 
+// The request's filters on a node's identity and labels (not on its capacity).
+bool node_allowed(const NodeSpec& node, const Request& request) {
+  return (request.node_id.empty() || request.node_id == node.id) &&
+         label_match(node, request.node_selector);
+}
+
 bool type_acceptable(const Request& request, std::string_view gpu_type, int64_t gpu_memory_mib) {
   if (request.per_node.gpu_count == 0) return true;
   if (gpu_memory_mib < request.min_gpu_memory_mib) return false;
@@ -97,6 +103,9 @@ Status validate(const Request& request) {
   }
   if (request.nodes > 1 && d.gpu_milli < kMilliPerGpu) {
     return fail(Error::invalid("invalid_gpu_milli", "a multi-node request needs whole GPUs"));
+  }
+  if (request.nodes > 1 && !request.node_id.empty()) {
+    return fail(Error::invalid("invalid_nodes", "a multi-node request cannot be pinned to a node"));
   }
   return {};
 }
@@ -294,7 +303,7 @@ struct Cluster::Impl {
     if (d.cpu_milli > node.spec.cpu_milli - node.cpu_used) return false;
     if (d.memory_mib > node.spec.memory_mib - node.memory_used) return false;
     if (node.spec.disk_gb > 0 && d.disk_gb > node.spec.disk_gb - node.disk_used) return false;
-    return label_match(node.spec, request.node_selector);
+    return node_allowed(node.spec, request);
   }
 
   std::optional<NodeAssignment> assign(NodeHandle handle, const NodeDemand& demand) const {
@@ -428,7 +437,7 @@ struct Cluster::Impl {
   bool fits_empty(NodeHandle handle, const Request& request) const {
     const auto& spec = nodes[handle].spec;
     if (!type_acceptable(request, spec.gpu_type, spec.gpu_memory_mib)) return false;
-    if (!label_match(spec, request.node_selector)) return false;
+    if (!node_allowed(spec, request)) return false;
     FreeCapacity empty;
     for (size_t i = 0; i < spec.gpus.size(); ++i) {
       empty.gpus.push_back({kMilliPerGpu, static_cast<int>(i), nodes[handle].domain[i], 0});
@@ -444,8 +453,8 @@ struct Cluster::Impl {
   Refusal explain(const Request& request) const {
     Refusal refusal;
     const auto& d = request.per_node;
-    int type_nodes = 0, label_nodes = 0, gpu_nodes = 0, cpu_nodes = 0, memory_nodes = 0,
-        fitting_nodes = 0;
+    int type_nodes = 0, pinned_nodes = 0, label_nodes = 0, gpu_nodes = 0, cpu_nodes = 0,
+        memory_nodes = 0, fitting_nodes = 0;
     for (NodeHandle h = 0; h < nodes.size(); ++h) {
       const auto& node = nodes[h];
       if (!node.schedulable) continue;
@@ -455,6 +464,8 @@ struct Cluster::Impl {
       for (int used : node.used_milli) whole += used == 0;
       refusal.free_gpus += whole;
       refusal.largest_free_on_one_node = std::max(refusal.largest_free_on_one_node, whole);
+      if (!request.node_id.empty() && request.node_id != node.spec.id) continue;
+      ++pinned_nodes;
       if (!label_match(node.spec, request.node_selector)) continue;
       ++label_nodes;
       auto free = free_capacity(h);
@@ -477,6 +488,10 @@ struct Cluster::Impl {
                                  : fmt::format("{} whole GPU(s)", d.gpu_count);
     if (type_nodes == 0) {
       set("gpu_type", "no schedulable node has GPUs of an acceptable type");
+    } else if (pinned_nodes == 0) {
+      set("node", fmt::format("node {} (where its volumes live) is not schedulable or has no GPUs "
+                              "of an acceptable type",
+                              request.node_id));
     } else if (label_nodes == 0) {
       std::string labels;
       for (const auto& [key, value] : request.node_selector) {
@@ -602,7 +617,13 @@ std::variant<Assignment, Refusal> Cluster::place_or_explain(const Request& reque
   }
   // The rankings are a cache: filling it does not change what the cluster is.
   auto& impl = const_cast<Impl&>(*impl_);
-  auto placed = request.nodes > 1 ? impl.place_gang(request) : impl.place_one(request);
+  std::optional<Assignment> placed;
+  if (!request.node_id.empty()) {
+    // One candidate: no ranking to search.
+    if (const auto node = find(request.node_id)) placed = place_on(*node, request);
+  } else {
+    placed = request.nodes > 1 ? impl.place_gang(request) : impl.place_one(request);
+  }
   if (placed) return std::move(*placed);
   return impl.explain(request);
 }

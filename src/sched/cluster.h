@@ -80,6 +80,8 @@ struct Request {
   NodeDemand per_node;
   int nodes = 1;  // > 1: a gang on this many nodes, all or nothing
   std::map<std::string, std::string, std::less<>> node_selector;  // labels a node must carry
+  // Non-empty: only this node will do (work whose node-local volume lives there); one node only.
+  std::string node_id;
 };
 
 // Checks the shape of a request (counts in range, fractions only for single GPUs, ...).
@@ -104,7 +106,7 @@ struct Assignment {
 // free").
 struct Refusal {
   std::string constraint;  // "gpu_type", "gpu_count", "gpu_fraction", "cpu", "memory", "disk",
-                           // "node_selector", "nodes"
+                           // "node_selector", "node" (the pinned node), "nodes"
   int64_t free_gpus = 0;   // whole free GPUs of the acceptable types on schedulable nodes
   int64_t largest_free_on_one_node = 0;
   std::string message;

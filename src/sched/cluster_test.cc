@@ -256,6 +256,34 @@ TEST(Cluster, LabelsAnyTypeAndGpuMemoryFilters) {
   EXPECT_EQ(placed.gpu_milli, 667);
 }
 
+TEST(Cluster, APinnedRequestGoesToItsNodeOrNowhere) {
+  Cluster cluster;
+  for (auto id : {"n-a", "n-b"}) ASSERT_TRUE(cluster.upsert_node(node(id, 8)));
+  Request pinned = whole(2);
+  pinned.node_id = "n-b";  // best fit alone would pick n-a
+  EXPECT_EQ(node_of(cluster, take(cluster, pinned)), "n-b");
+  EXPECT_EQ(node_of(cluster, take(cluster, pinned)), "n-b");
+  pinned.per_node.gpu_count = 6;  // 4 left on n-b: it waits although n-a has room
+  auto refused = cluster.place_or_explain(pinned);
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).constraint, "gpu_count");
+  EXPECT_FALSE(cluster.place_on(*cluster.find("n-a"), pinned));
+  EXPECT_TRUE(cluster.could_ever_fit(pinned));
+  // An unknown or unschedulable node: refused, naming it.
+  pinned.per_node.gpu_count = 1;
+  cluster.set_schedulable(*cluster.find("n-b"), false);
+  refused = cluster.place_or_explain(pinned);
+  ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
+  EXPECT_EQ(std::get<Refusal>(refused).constraint, "node");
+  EXPECT_NE(std::get<Refusal>(refused).message.find("n-b"), std::string::npos);
+  pinned.node_id = "n-gone";
+  EXPECT_FALSE(cluster.could_ever_fit(pinned));
+  // A gang spans nodes: it cannot be pinned to one.
+  pinned.node_id = "n-a";
+  pinned.nodes = 2;
+  EXPECT_FALSE(validate(pinned));
+}
+
 TEST(Cluster, AllocateAndReleaseAreAllOrNothing) {
   Cluster cluster;
   ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));

@@ -123,11 +123,11 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 20> kWorkloadFields = {
+constexpr std::array<std::string_view, 21> kWorkloadFields = {
     "name",          "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count",     "gpu_milli",
     "gpu_memory_gb", "cpu",      "memory_gb", "disk_gb",           "node_selector", "image",
     "command",       "env",      "pricing",   "reservation_id",    "priority",      "max_runtime_s",
-    "template",      "runtime"};
+    "template",      "runtime",  "volumes"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -187,6 +187,44 @@ Result<std::optional<std::vector<std::string>>> optional_command(const Json& bod
     return fail(invalid_field(key, "must be a non-empty array of strings or a string"));
   }
   return argv;
+}
+
+// `volumes`: [{"volume_id": "v-...", "mount_path": "/data"}, ...]. Shapes here; the paths' rules
+// are model::validate_volume_mounts (applied by the controller), ownership the controller's.
+Result<std::vector<model::VolumeMount>> parse_volume_mounts(const Json& body) {
+  std::vector<model::VolumeMount> mounts;
+  const auto it = body.find("volumes");
+  if (it == body.end() || it->is_null()) return mounts;
+  if (!it->is_array() || it->size() > model::kMaxVolumeMounts) {
+    return fail(invalid_field(
+        "volumes", fmt::format("must be an array of at most {} {{\"volume_id\", \"mount_path\"}}",
+                               model::kMaxVolumeMounts)));
+  }
+  for (const Json& item : *it) {
+    if (!item.is_object()) {
+      return fail(invalid_field("volumes", "each item must be {\"volume_id\", \"mount_path\"}"));
+    }
+    GPURENT_CHECK(reject_unknown_fields(item, {"volume_id", "mount_path"}));
+    GPURENT_TRY(volume_id, required_string(item, "volume_id", kMaxNameLength));
+    GPURENT_TRY(mount_path, required_string(item, "mount_path", model::kMaxMountPathLength));
+    mounts.push_back({std::move(volume_id), std::move(mount_path)});
+  }
+  return mounts;
+}
+
+Result<controller::NewVolume> parse_volume(const Json& body) {
+  GPURENT_CHECK(reject_unknown_fields(body, {"name", "size_gb", "node_id"}));
+  controller::NewVolume volume;
+  GPURENT_TRY(name, required_string(body, "name", model::kMaxVolumeNameLength));
+  if (!model::valid_volume_name(name)) {
+    return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
+  }
+  volume.name = std::move(name);
+  GPURENT_TRY(size_gb, required_int(body, "size_gb", 1, model::kMaxVolumeSizeGb));
+  volume.size_gb = static_cast<int>(size_gb);
+  GPURENT_TRY(node_id, optional_string(body, "node_id", kMaxNameLength));
+  volume.node_id = node_id.value_or("");
+  return volume;
 }
 
 // Reads kWorkloadFields; the caller has refused the fields it does not know.
@@ -255,6 +293,8 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
     }
   }
   spec.env = std::move(env);
+  GPURENT_TRY(volumes, parse_volume_mounts(body));
+  spec.volumes = std::move(volumes);
   GPURENT_CHECK(parse_pricing(body, spec));
   return spec;
 }
@@ -526,6 +566,7 @@ struct Api::Impl {
           });
     add_job_routes();
     add_reservation_routes();
+    add_volume_routes();
     add_quota_routes();
     add_template_routes();
     keyed("GET", "/v1/billing/balance",
@@ -550,8 +591,15 @@ struct Api::Impl {
               items.push_back(usage_view(*usage));
               total += usage->charged;
             }
+            // Storage: one line per volume of the tenant, deleted ones included (they were billed).
+            Json volumes = Json::array();
+            for (const auto* volume : ctl().volume_usage(*tenant)) {
+              volumes.push_back(volume_usage_view(*volume));
+              total += volume->charged;
+            }
             co_return json_response(200, {{"tenant_id", *tenant},
                                           {"items", std::move(items)},
+                                          {"volumes", std::move(volumes)},
                                           {"total_micros", total},
                                           {"currency", ctl().options().currency},
                                           {"next_cursor", nullptr}});
@@ -907,6 +955,42 @@ struct Api::Impl {
           });
   }
 
+  void add_volume_routes() {
+    keyed("POST", "/v1/volumes",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_object(
+                caller, request, parse_volume, &Controller::create_volume,
+                [](const controller::CreatedVolume& created) {
+                  return std::pair(volume_view(created.volume), created.replayed);
+                },
+                "/v1/volumes/");
+          });
+    keyed("GET", "/v1/volumes",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto* volume : ctl().volumes(caller, query_string(request, "tenant"))) {
+              items.push_back(volume_view(*volume));
+            }
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed("GET", "/v1/volumes/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            co_return result_response(200, ctl().volume(caller, params.find("id")->second),
+                                      [](const model::Volume* v) { return volume_view(*v); });
+          });
+    keyed("DELETE", "/v1/volumes/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto result =
+                co_await host.mutate([&](Controller& c) { return c.delete_volume(caller, id); });
+            if (!result) co_return problem_response(result.error());
+            co_return Response{204, "", "", {}, {}};
+          });
+  }
+
   void add_quota_routes() {
     keyed("PUT", "/v1/tenants/{id}/quota",
           [this](const Principal& caller, Request& request, const PathParams& params) {
@@ -988,19 +1072,33 @@ struct Api::Impl {
   }
 
   asio::awaitable<Response> create_reservation(const Principal& caller, Request& request) {
+    return create_object(
+        caller, request, parse_reservation, &Controller::create_reservation,
+        [](const controller::CreatedReservation& created) {
+          return std::pair(reservation_view(created.reservation), created.replayed);
+        },
+        "/v1/reservations/");
+  }
+
+  // A POST that creates an object under Idempotency-Key: parse the body, run the controller's
+  // create command with the key and the body's fingerprint, answer 201 with the view (and the
+  // object's Location under `location`). `view` gives the view and whether it was a replay.
+  template <class Parse, class Create, class View>
+  asio::awaitable<Response> create_object(const Principal& caller, Request& request, Parse parse,
+                                          Create create, View view, std::string_view location) {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
-    auto booking = parse_reservation(*body);
-    if (!booking) co_return problem_response(booking.error());
+    auto parsed = parse(*body);
+    if (!parsed) co_return problem_response(parsed.error());
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
-    auto created = co_await host.mutate([&](Controller& c) {
-      return c.create_reservation(caller, std::move(*booking), *key, fingerprint);
-    });
+    auto created = co_await host.mutate(
+        [&](Controller& c) { return (c.*create)(caller, std::move(*parsed), *key, fingerprint); });
     if (!created) co_return problem_response(created.error());
-    co_return created_response(reservation_view(created->reservation),
-                               "/v1/reservations/" + created->reservation.id, created->replayed);
+    auto [json, replayed] = view(*created);
+    std::string id = json.at("id").template get<std::string>();
+    co_return created_response(json, std::string(location) + id, replayed);
   }
 
   asio::awaitable<Response> set_quota(const Principal& caller, Request& request,

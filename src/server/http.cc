@@ -81,7 +81,8 @@ Request to_request(const http::request<http::string_body>& message) {
 template <class Message>
 void set_headers(Message& message, const Response& response) {
   message.set(http::field::server, "gpurent");
-  message.set(http::field::content_type, response.content_type);
+  // A 204 has no body, so no type either.
+  if (!response.content_type.empty()) message.set(http::field::content_type, response.content_type);
   for (const auto& [name, value] : response.headers) message.set(name, value);
 }
 

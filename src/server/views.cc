@@ -35,7 +35,8 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"pricing", model::to_string(spec.pricing)},
       {"reservation_id", spec.reservation_id.empty() ? Json(nullptr) : Json(spec.reservation_id)},
       {"priority", spec.priority},
-      {"max_runtime_s", optional_or_null(spec.max_runtime_s)}};
+      {"max_runtime_s", optional_or_null(spec.max_runtime_s)},
+      {"volumes", spec.volumes}};
 }
 
 constexpr model::JobState kJobStates[] = {model::JobState::kQueued,    model::JobState::kRunning,
@@ -221,6 +222,28 @@ Json transfer_view(const model::Transfer& transfer) {
           {"to_account", transfer.to_account},
           {"amount_micros", transfer.amount},
           {"reference", transfer.reference}};
+}
+
+Json volume_view(const model::Volume& volume) {
+  return {{"id", volume.id},
+          {"tenant_id", volume.tenant_id},
+          {"name", volume.name},
+          {"size_gb", volume.size_gb},
+          {"node_id", volume.node_id.empty() ? Json(nullptr) : Json(volume.node_id)},
+          {"state", model::to_string(volume.state)},
+          {"created_at", format_rfc3339(volume.created_at)},
+          {"price_per_gb_month_micros", volume.price_per_gb_month}};
+}
+
+Json volume_usage_view(const model::Volume& volume) {
+  return {{"volume_id", volume.id},
+          {"name", volume.name},
+          {"size_gb", volume.size_gb},
+          {"price_per_gb_month_micros", volume.price_per_gb_month},
+          {"created_at", format_rfc3339(volume.created_at)},
+          {"deleted_at", time_or_null(volume.deleted_at)},
+          {"seconds", volume.billed_seconds},
+          {"amount_micros", volume.charged}};
 }
 
 }  // namespace gpurent::server

@@ -23,5 +23,8 @@ Json job_view(const model::Job& job, bool all_tasks = false);
 Json reservation_view(const model::Reservation& reservation);
 Json quota_view(const model::Quota& quota);
 Json template_view(const model::Template& t);
+Json volume_view(const model::Volume& volume);
+// A volume's line in GET /v1/billing/usage.
+Json volume_usage_view(const model::Volume& volume);
 
 }  // namespace gpurent::server

@@ -81,6 +81,45 @@ def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_a
     wait_for(lambda: podman.containers(instance_id) == [], what="the containers to be removed")
 
 
+def test_a_volume_is_bind_mounted_into_the_container_and_outlives_it(platform, podman, tmp_path):
+    start_container_agent(platform, podman, tmp_path)
+    wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,
+             what="the container node's GPU")
+    _, key = platform.new_tenant("boxed")
+    volume = platform.call("POST", "/v1/volumes", key, body={"name": "data", "size_gb": 1})
+    assert volume.status == 201, volume.body
+    volume_id = volume.json()["id"]
+    script = ('echo "volumes=$GPURENT_VOLUMES found=$(cat /data/note 2>/dev/null)"; '
+              'echo "from run $GPURENT_RUN" > /data/note; exec sleep 1000')
+    created = platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "a100-80g", "image": IMAGE, "command": ["sh", "-c", script],
+        "volumes": [{"volume_id": volume_id, "mount_path": "/data"}]})
+    assert created.status == 201, created.body
+    instance_id = created.json()["id"]
+    platform.wait_state(instance_id, "running", key)
+    wait_for(lambda: f"volumes={volume_id}=/data found=\n" in platform.cli(
+        "logs", instance_id, key=key).stdout, what="the first run's output")
+    data = tmp_path / "agent-c" / "volumes" / volume_id
+    [container] = podman.containers(instance_id)
+    inspected = json.loads(podman.podman("inspect", container["Id"]).stdout)[0]
+    # Podman adds its options (":rw,rprivate,rbind") to the bind it reports.
+    assert any(b.startswith(f"{data}:/data") for b in inspected["HostConfig"]["Binds"]), inspected
+
+
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
+    platform.wait_state(instance_id, "stopped", key)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/start", key).status == 202
+    platform.wait_state(instance_id, "running", key)
+    wait_for(lambda: "found=from run 1" in platform.cli("logs", instance_id, key=key).stdout,
+             what="the second run to read the first run's file")
+
+    assert platform.call("DELETE", f"/v1/instances/{instance_id}", key).status in (200, 202)
+    platform.wait_state(instance_id, "terminated", key)
+    assert (data / "note").read_text() == "from run 2\n"
+    assert platform.call("DELETE", f"/v1/volumes/{volume_id}", key).status == 204
+    wait_for(lambda: not data.exists(), what="the agent to delete the volume's data")
+
+
 def test_bad_images_are_refused_and_image_work_on_a_process_node_fails_with_the_reason(platform):
     for bad in ["", "has space", "-rm", "x" * 513, 7]:
         response = platform.call("POST", "/v1/instances", body={

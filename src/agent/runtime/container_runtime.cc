@@ -8,6 +8,7 @@
 #include <charconv>
 #include <fstream>
 
+#include "agent/runtime/volumes.h"
 #include "agent/runtime/workload_files.h"
 
 namespace gpurent::agent {
@@ -147,6 +148,7 @@ Status ContainerRuntime::start(const model::WorkloadSpec& spec) {
                                             key.instance_id, key.run, ec.message())));
   }
 
+  GPURENT_TRY(volumes, prepare_volumes(options_.data_dir, spec));
   GPURENT_TRY(present, client_.image_exists(spec.image));
   if (!present) GPURENT_CHECK(client_.pull(spec.image));
 
@@ -171,6 +173,14 @@ Status ContainerRuntime::start(const model::WorkloadSpec& spec) {
       .ulimits = {{"nofile", open_files_limit(), open_files_limit()},
                   {"nproc", kMaxProcesses, kMaxProcesses}},
       .network_mode = options_.network_mode};
+  // Each volume's data is bind-mounted at its mount path, which the workload sees as it is.
+  for (const auto& volume : volumes) {
+    container.mounts.push_back({volume.dir.string(), volume.mount.mount_path, false});
+  }
+  if (!volumes.empty()) {
+    container.env["GPURENT_VOLUMES"] =
+        volumes_env(volumes, [](const PreparedVolume& volume) { return volume.mount.mount_path; });
+  }
   // A container of that name without an entry is debris of a start that failed half-way.
   if (auto removed = client_.remove(container.name, true);
       !removed && removed.error().kind != ErrorKind::kNotFound) {

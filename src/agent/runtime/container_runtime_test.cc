@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/runtime/podman_test_env.h"
+#include "agent/runtime/volumes.h"
 #include "agent/test_util.h"
 
 namespace gpurent::agent {
@@ -195,6 +196,36 @@ TEST_F(ContainerRuntimeTest, SpecsItCannotRunAreRefused) {
       {.data_dir = dir_.path(), .socket_path = "/tmp/gpurent-no-such-engine.sock"});
   ASSERT_FALSE(absent);
   EXPECT_EQ(absent.error().code, "engine_unavailable");
+}
+
+}  // namespace
+}  // namespace gpurent::agent
+
+namespace gpurent::agent {
+namespace {
+
+TEST_F(ContainerRuntimeTest, AVolumeIsBindMountedAtItsPathAndKeepsItsDataAcrossRuns) {
+  auto runtime = open_runtime();
+  ASSERT_TRUE(runtime);
+  auto first = shell("i-vol", "echo kept > /data/file; echo \"$GPURENT_VOLUMES\"");
+  first.volumes = {{"v-1", "/data"}};
+  ASSERT_TRUE(runtime->start(first));
+  const Workload* done = wait_exit(*runtime, {"i-vol", 1});
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->exit_code, 0) << read_file(done->log_path);
+  EXPECT_EQ(read_file(done->log_path), "v-1=/data\n");
+  // Written inside the container, stored in the node's volume directory.
+  EXPECT_EQ(read_file(volume_dir(dir_.path(), "v-1") / "file"), "kept\n");
+  ASSERT_TRUE(runtime->forget({"i-vol", 1}));
+
+  // Another instance, mounting it elsewhere, reads it.
+  auto second = shell("i-other", "cat /mnt/shared/file");
+  second.volumes = {{"v-1", "/mnt/shared"}};
+  ASSERT_TRUE(runtime->start(second));
+  done = wait_exit(*runtime, {"i-other", 1});
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->exit_code, 0);
+  EXPECT_EQ(read_file(done->log_path), "kept\n");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "agent/files.h"
+#include "agent/runtime/volumes.h"
 #include "common/json.h"
 
 namespace gpurent::agent {
@@ -25,6 +26,44 @@ namespace {
 // then the run is left kStarting rather than blocking the reconcile loop any longer.
 constexpr auto kShimReadyTimeout = std::chrono::seconds(10);
 constexpr std::string_view kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
+
+// Where a process finds a volume: processes share the host's file system, so a volume cannot
+// appear at its mount path itself; it appears at that path inside the instance directory (the
+// working directory and HOME), as a link to the volume's data.
+std::filesystem::path link_path(const std::filesystem::path& home,
+                                const model::VolumeMount& mount) {
+  return home / std::string_view(mount.mount_path).substr(1);  // validated: absolute
+}
+
+// Prepares the spec's volumes and links each into the instance directory. A link left by an
+// earlier run is replaced; anything else at the path is the tenant's and is not touched (the
+// start fails instead).
+Result<std::vector<PreparedVolume>> link_volumes(const std::filesystem::path& data_dir,
+                                                 const std::filesystem::path& home,
+                                                 const model::WorkloadSpec& spec) {
+  GPURENT_TRY(volumes, prepare_volumes(data_dir, spec));
+  for (const auto& volume : volumes) {
+    const auto link = link_path(home, volume.mount);
+    std::error_code ec;
+    std::filesystem::create_directories(link.parent_path(), ec);
+    std::error_code missing;  // not_found is the usual case: nothing there yet
+    const auto status = std::filesystem::symlink_status(link, missing);
+    if (std::filesystem::is_symlink(status)) {
+      std::filesystem::remove(link, ec);
+    } else if (std::filesystem::exists(status)) {
+      return fail(Error::conflict(
+          "mount_path_taken",
+          fmt::format("cannot mount volume {} at {}: the instance directory has a file there",
+                      volume.mount.volume_id, volume.mount.mount_path)));
+    }
+    if (!ec) std::filesystem::create_directory_symlink(volume.dir, link, ec);
+    if (ec) {
+      return fail(Error::internal(fmt::format(
+          "cannot link volume {} at {}: {}", volume.mount.volume_id, link.string(), ec.message())));
+    }
+  }
+  return volumes;
+}
 
 // "<instance_id>.<run>" back to its key; nothing for names the runtime did not make.
 std::optional<WorkloadKey> parse_dir_name(std::string_view name) {
@@ -217,7 +256,17 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
                                             key.instance_id, key.run, ec.message())));
   }
 
+  auto volumes = link_volumes(options_.data_dir, home, spec);
+  if (!volumes) {
+    std::filesystem::remove_all(dir, ec);
+    return fail(std::move(volumes).error());
+  }
   auto env = platform_env(spec);
+  if (!volumes->empty()) {
+    env["GPURENT_VOLUMES"] = volumes_env(*volumes, [&](const PreparedVolume& volume) {
+      return link_path(home, volume.mount).string();
+    });
+  }
   env.try_emplace("HOME", home.string());
   env.try_emplace("PATH", agent_path_);
   const Json launch = {{"command", spec.command}, {"env", env}, {"cwd", home.string()}};

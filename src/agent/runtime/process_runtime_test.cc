@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/runtime/volumes.h"
 #include "agent/test_util.h"
 
 namespace gpurent::agent {
@@ -252,6 +253,65 @@ TEST_F(ProcessRuntimeTest, MissingShimExecutableFailsTheStart) {
   EXPECT_NE(started.error().message.find("/nonexistent/gpurent"), std::string::npos);
   EXPECT_TRUE((*runtime)->workloads().empty());
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "workloads" / "i-noshim.1"));
+}
+
+}  // namespace
+}  // namespace gpurent::agent
+
+namespace gpurent::agent {
+namespace {
+
+TEST_F(ProcessRuntimeTest, AVolumeIsLinkedIntoTheInstanceDirectoryAndKeepsItsDataAcrossRuns) {
+  auto runtime = open_runtime();
+  auto first = shell("i-vol", "echo kept > data/file; echo \"$GPURENT_VOLUMES\"");
+  first.volumes = {{"v-1", "/data"}, {"v-2", "/mnt/deep/scratch"}};
+  ASSERT_TRUE(runtime->start(first));
+  const Workload* w = wait_exit(*runtime, {"i-vol", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 0) << read_text(w->log_path);
+  const auto home = runtime->instance_dir("i-vol");
+  const auto data = volume_dir(dir_.path(), "v-1");
+  EXPECT_EQ(read_text(w->log_path), fmt::format("v-1={},v-2={}\n", (home / "data").string(),
+                                                (home / "mnt/deep/scratch").string()));
+  // The data is the volume's, under the node's volumes directory, not the instance's disk.
+  EXPECT_EQ(read_text(data / "file"), "kept\n");
+  EXPECT_TRUE(std::filesystem::is_symlink(home / "data"));
+  EXPECT_TRUE(std::filesystem::is_directory(volume_dir(dir_.path(), "v-2")));
+  ASSERT_TRUE(runtime->forget({"i-vol", 1}));
+
+  // The next run (and another instance) sees what the first one wrote.
+  auto second = shell("i-vol", "cat data/file", 2);
+  second.volumes = {{"v-1", "/data"}};
+  ASSERT_TRUE(runtime->start(second));
+  w = wait_exit(*runtime, {"i-vol", 2});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(read_text(w->log_path), "kept\n");
+  auto other = shell("i-other", "cat shared/file");
+  other.volumes = {{"v-1", "/shared"}};
+  ASSERT_TRUE(runtime->start(other));
+  w = wait_exit(*runtime, {"i-other", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(read_text(w->log_path), "kept\n");
+}
+
+TEST_F(ProcessRuntimeTest, AMountPathTakenByTheTenantsOwnFilesFailsTheStartAndTouchesNothing) {
+  auto runtime = open_runtime();
+  const auto home = runtime->instance_dir("i-taken");
+  std::filesystem::create_directories(home / "data");
+  std::ofstream(home / "data" / "mine") << "tenant's";
+  auto spec = shell("i-taken", "true");
+  spec.volumes = {{"v-1", "/data"}};
+  const auto started = runtime->start(spec);
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().code, "mount_path_taken");
+  EXPECT_EQ(read_text(home / "data" / "mine"), "tenant's");
+  EXPECT_EQ(runtime->find({"i-taken", 1}), nullptr);
+  // A path the server should never have sent is refused before anything is created.
+  spec.volumes = {{"v-1", "/proc/self"}};
+  EXPECT_EQ(runtime->start(spec).error().code, "invalid_workload");
+  spec.volumes = {{"../escape", "/x"}};
+  EXPECT_EQ(runtime->start(spec).error().code, "invalid_workload");
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "escape"));
 }
 
 }  // namespace

@@ -67,6 +67,10 @@ Status validate_workload(const model::WorkloadSpec& spec) {
       return fail(Error::invalid("invalid_workload", fmt::format("GPU '{}' is not valid", gpu)));
     }
   }
+  // The server checked them too; the agent does not trust a path it turns into a link or a mount.
+  if (auto mounts = model::validate_volume_mounts(spec.volumes); !mounts) {
+    return fail(Error::invalid("invalid_workload", mounts.error().message));
+  }
   return {};
 }
 

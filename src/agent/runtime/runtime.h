@@ -80,7 +80,8 @@ class Runtime {
 
 // Instance ids become directory and container names: [A-Za-z0-9_.-], not starting with '.'.
 bool valid_instance_id(std::string_view id);
-// The checks every runtime applies before start(): id, run, command, env and GPU names, bounds.
+// The checks every runtime applies before start(): id, run, command, env, GPU names, volume mounts
+// (model::validate_volume_mounts), bounds.
 Status validate_workload(const model::WorkloadSpec& spec);
 // The spec's env with the platform's variables on top (see the header comment).
 std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec);

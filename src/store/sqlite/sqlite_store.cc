@@ -23,7 +23,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 4> kMigrations = {
+const std::array<std::string, 5> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -72,6 +72,10 @@ const std::array<std::string, 4> kMigrations = {
     // Operators' templates, keyed by name.
     R"sql(
     CREATE TABLE templates (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    )sql",
+    // Persistent volumes (model/volume.h); deleted ones stay, with their billing state.
+    R"sql(
+    CREATE TABLE volumes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -139,6 +143,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
     GPURENT_CHECK(load_objects("templates", snapshot.templates));
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
+    GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
@@ -188,6 +193,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(write_template_changes(c.template_changes));
     GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,

@@ -1,0 +1,188 @@
+// The controller's persistent volumes: creation, listing, deletion, the node they pin their
+// instances to, and their storage metering (model/volume.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+#include "controller/internal.h"
+
+namespace gpurent::controller {
+
+using model::Instance;
+using model::InstanceState;
+using model::Principal;
+using model::Volume;
+using model::VolumeState;
+using namespace detail;
+
+void Controller::touch_volume(const Volume& volume) {
+  if (touched_volume_ids_.insert(volume.id).second) touched_volumes_.push_back(volume.id);
+}
+
+void Controller::meter_volume(Volume& volume, Timestamp until) {
+  const auto transfer = billing::meter_volume(volume, until);
+  touch_volume(volume);
+  if (!transfer) return;
+  if (auto posted = post(*transfer); !posted) {
+    spdlog::error("metering volume={} failed: {}", volume.id, posted.error().message);
+  }
+}
+
+Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolume request,
+                                                std::optional<std::string> idempotency_key,
+                                                std::string fingerprint) {
+  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  if (replayed) {
+    const auto it = volumes_.find(*replayed);
+    if (it == volumes_.end()) {
+      return fail(Error::conflict("idempotency_key_reused",
+                                  "this Idempotency-Key was used for another kind of request"));
+    }
+    return CreatedVolume{it->second, true};
+  }
+  if (!model::valid_volume_name(request.name)) {
+    return fail(Error::invalid(
+        "invalid_field",
+        fmt::format("field 'name' must be 1..{} of [A-Za-z0-9_.-]", model::kMaxVolumeNameLength)));
+  }
+  if (request.size_gb < 1 || request.size_gb > model::kMaxVolumeSizeGb) {
+    return fail(Error::invalid(
+        "invalid_field", fmt::format("field 'size_gb' must be 1..{}", model::kMaxVolumeSizeGb)));
+  }
+  if (!request.node_id.empty()) {
+    if (!caller.is_operator()) return fail(forbidden("choose a volume's node"));
+    if (!nodes_.contains(request.node_id)) return fail(Error::not_found("node", request.node_id));
+  }
+  if (!tenants_.contains(caller.tenant_id))
+    return fail(Error::not_found("tenant", caller.tenant_id));
+  Volume volume{.id = rng_.id("v-"),
+                .tenant_id = caller.tenant_id,
+                .name = std::move(request.name),
+                .size_gb = request.size_gb,
+                .node_id = std::move(request.node_id),
+                .state = VolumeState::kAvailable,
+                .created_at = now(),
+                .deleted_at = std::nullopt,
+                .price_per_gb_month = prices_.storage_price_per_gb_month(),
+                .metered_until = now()};
+  if (!volume.node_id.empty()) {
+    volumes_on_node_[volume.node_id].insert(volume.id);
+    touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
+  }
+  volume_order_.push_back(volume.id);
+  touch_volume(volume);
+  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), volume.id);
+  spdlog::info("created volume={} tenant={} size_gb={}", volume.id, volume.tenant_id,
+               volume.size_gb);
+  const std::string id = volume.id;
+  return CreatedVolume{volumes_.emplace(id, std::move(volume)).first->second, false};
+}
+
+std::vector<const Volume*> Controller::volumes(const Principal& caller,
+                                               std::optional<std::string> tenant_id) const {
+  const std::optional<std::string> tenant = caller.is_operator() ? tenant_id : caller.tenant_id;
+  std::vector<const Volume*> out;
+  for (const auto& id : volume_order_) {
+    const Volume& volume = volumes_.at(id);
+    if (volume.state == VolumeState::kDeleted || (tenant && volume.tenant_id != *tenant)) continue;
+    out.push_back(&volume);
+  }
+  return out;
+}
+
+std::vector<const Volume*> Controller::volume_usage(std::string_view tenant_id) const {
+  std::vector<const Volume*> out;
+  for (const auto& id : volume_order_) {
+    const Volume& volume = volumes_.at(id);
+    if (volume.tenant_id == tenant_id) out.push_back(&volume);
+  }
+  return out;
+}
+
+Result<const Volume*> Controller::volume(const Principal& caller, std::string_view id) const {
+  const auto it = volumes_.find(id);
+  if (it == volumes_.end() || it->second.state == VolumeState::kDeleted ||
+      !visible_to(caller, it->second.tenant_id)) {
+    return fail(Error::not_found("volume", id));
+  }
+  return &it->second;
+}
+
+Result<Volume> Controller::delete_volume(const Principal& caller, std::string_view id) {
+  GPURENT_TRY(found, volume(caller, id));
+  Volume& volume = volumes_.at(found->id);
+  // A scan of all instances: deletions are rare, and an index of mounts would have to follow
+  // every instance's life cycle.
+  std::vector<std::string> users;
+  for (const auto& [instance_id, instance] : instances_) {
+    if (instance.state == InstanceState::kTerminated) continue;
+    for (const auto& mount : instance.spec.volumes) {
+      if (mount.volume_id == volume.id) users.push_back(instance_id);
+    }
+  }
+  if (!users.empty()) {
+    return fail(Error::conflict(
+        "volume_in_use", fmt::format("volume {} is mounted by instance(s) {}; delete them first",
+                                     volume.id, fmt::join(users, ", "))));
+  }
+  meter_volume(volume, now());
+  volume.state = VolumeState::kDeleted;
+  volume.deleted_at = now();
+  touch_volume(volume);
+  if (!volume.node_id.empty()) {
+    volumes_on_node_[volume.node_id].erase(volume.id);
+    // The agent deletes the data of a volume that leaves its desired set.
+    touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
+  }
+  spdlog::info("deleted volume={} tenant={}", volume.id, volume.tenant_id);
+  return volume;
+}
+
+Status Controller::check_volume_use(std::string_view tenant_id,
+                                    const model::InstanceSpec& spec) const {
+  for (const auto& mount : spec.volumes) {
+    const auto it = volumes_.find(mount.volume_id);
+    // Another tenant's volume is as unknown as a made-up one, also to operators: an instance
+    // mounts only its own tenant's data.
+    if (it == volumes_.end() || it->second.state == VolumeState::kDeleted ||
+        it->second.tenant_id != tenant_id) {
+      return fail(Error::not_found("volume", mount.volume_id));
+    }
+  }
+  std::string conflict;
+  volume_node(spec, &conflict);
+  if (!conflict.empty()) return fail(Error::unprocessable("volumes_on_different_nodes", conflict));
+  return {};
+}
+
+std::string Controller::volume_node(const model::InstanceSpec& spec, std::string* conflict) const {
+  std::string node_id, pinned_by;
+  for (const auto& mount : spec.volumes) {
+    const auto it = volumes_.find(mount.volume_id);
+    if (it == volumes_.end() || it->second.node_id.empty()) continue;
+    if (node_id.empty()) {
+      node_id = it->second.node_id;
+      pinned_by = it->first;
+    } else if (it->second.node_id != node_id) {
+      *conflict = fmt::format("volume {} lives on node {} and volume {} on node {}", pinned_by,
+                              node_id, it->first, it->second.node_id);
+      return "";
+    }
+  }
+  return node_id;
+}
+
+void Controller::settle_volumes(const Instance& instance, model::Node& node) {
+  for (const auto& mount : instance.spec.volumes) {
+    Volume& volume = volumes_.at(mount.volume_id);
+    if (!volume.node_id.empty() || volume.state == VolumeState::kDeleted) continue;
+    volume.node_id = node.id;
+    volumes_on_node_[node.id].insert(volume.id);
+    touch_volume(volume);
+    spdlog::info("volume={} lives on node={} (first used by instance={})", volume.id, node.id,
+                 instance.id);
+  }
+}
+
+}  // namespace gpurent::controller
