@@ -4,7 +4,7 @@
 A fresh `gpurent dev` (bench/devserver.py) and a second agent with --container-socket on a Podman
 service of its own (tests/e2e/podman_service.py: vfs storage, cgroupfs, runc, a busybox image
 already in the store, so nothing is pulled). Then, one after the other, --launches instances of
-the image with `sleep 1000`, CPU and memory limits: for each, the time from before
+the image with a shell waiting on `sleep 1000`, CPU and memory limits: for each, the time from before
 POST /v1/instances until GET says `running` (polled every millisecond; the agent reports running
 once the engine has started the container). Each is removed before the next (not timed). The
 first --warmup launches are not counted (the engine's first container pays for its caches).
@@ -52,6 +52,8 @@ def main():
     parser.add_argument("--launches", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
+    # A SIGTERM (a timeout, Ctrl-C from a wrapper) still stops the server, agent and Podman.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
     workdir = tempfile.mkdtemp(prefix="gpurent-container-bench-")
     key = "gpr_" + secrets.token_urlsafe(32)
@@ -71,7 +73,10 @@ def main():
             stdout=agent_log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for_gpus(client, "a100-80g", 8)
 
-        container = {"gpu_type": "a100-80g", "image": IMAGE, "command": ["sleep", "1000"],
+        # PID 1 of a container gets no default signal handlers: without the trap, each removal
+        # (not timed) would wait out the stop grace period before SIGKILL.
+        container = {"gpu_type": "a100-80g", "image": IMAGE,
+                     "command": ["sh", "-c", "trap 'exit 0' TERM; sleep 1000 & wait"],
                      "cpu": 1, "memory_gb": 1}
         launch_latencies(client, container, args.warmup)
         in_container = launch_latencies(client, container, args.launches)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <thread>
 #include <utility>
 
 #include "common/json.h"
@@ -14,6 +15,10 @@ namespace {
 constexpr std::string_view kApiPrefix = "/v1.41";
 // A large image over a slow link.
 constexpr std::chrono::minutes kPullTimeout{30};
+constexpr size_t kFrameHeaderBytes = 8;
+// After an exec's output ends, the engine may take a moment to record its exit code.
+constexpr int kExitCodePolls = 100;
+constexpr std::chrono::milliseconds kExitCodePollInterval{20};
 
 // Percent-encodes everything but RFC 3986's unreserved characters.
 std::string escape(std::string_view text) {
@@ -135,24 +140,40 @@ std::string create_body(const ContainerSpec& spec) {
   return body.dump();
 }
 
+bool StreamDemultiplexer::feed(std::string_view piece, const OutputSink& output) {
+  pending_.append(piece);
+  std::string_view rest = pending_;
+  bool wanted = true;
+  while (wanted && rest.size() >= kFrameHeaderBytes) {
+    const uint32_t size = (uint32_t{static_cast<unsigned char>(rest[4])} << 24) |
+                          (uint32_t{static_cast<unsigned char>(rest[5])} << 16) |
+                          (uint32_t{static_cast<unsigned char>(rest[6])} << 8) |
+                          uint32_t{static_cast<unsigned char>(rest[7])};
+    if (rest.size() - kFrameHeaderBytes < size) break;
+    wanted = output(static_cast<unsigned char>(rest[0]), rest.substr(kFrameHeaderBytes, size));
+    rest.remove_prefix(kFrameHeaderBytes + size);
+  }
+  pending_.erase(0, pending_.size() - rest.size());
+  return wanted;
+}
+
+std::string_view StreamDemultiplexer::unfinished() const {
+  return pending_.size() > kFrameHeaderBytes ? std::string_view(pending_).substr(kFrameHeaderBytes)
+                                             : std::string_view();
+}
+
 std::string demultiplex_logs(std::string_view raw) {
   // A frame header starts with the stream (0 stdin, 1 stdout, 2 stderr) and three zero bytes.
-  const auto is_header = [](std::string_view at) {
-    return at.size() >= 8 && static_cast<unsigned char>(at[0]) <= 2 && at[1] == 0 && at[2] == 0 &&
-           at[3] == 0;
-  };
-  if (!is_header(raw)) return std::string(raw);
+  const bool framed = raw.size() >= kFrameHeaderBytes && static_cast<unsigned char>(raw[0]) <= 2 &&
+                      raw[1] == 0 && raw[2] == 0 && raw[3] == 0;
+  if (!framed) return std::string(raw);
   std::string out;
-  while (is_header(raw)) {
-    const uint32_t size = (uint32_t{static_cast<unsigned char>(raw[4])} << 24) |
-                          (uint32_t{static_cast<unsigned char>(raw[5])} << 16) |
-                          (uint32_t{static_cast<unsigned char>(raw[6])} << 8) |
-                          uint32_t{static_cast<unsigned char>(raw[7])};
-    raw.remove_prefix(8);
-    const std::string_view payload = raw.substr(0, size);
-    out.append(payload);
-    raw.remove_prefix(payload.size());
-  }
+  StreamDemultiplexer frames;
+  frames.feed(raw, [&](int, std::string_view bytes) {
+    out.append(bytes);
+    return true;
+  });
+  out.append(frames.unfinished());  // a frame cut short keeps what arrived
   return out;
 }
 
@@ -328,6 +349,72 @@ Status DockerClient::pull(std::string_view image) {
   if (failure.empty()) return {};
   return fail(Error{ErrorKind::kUnavailable, "image_pull_failed",
                     fmt::format("cannot pull image {}: {}", image, failure)});
+}
+
+Result<std::string> DockerClient::exec_create(std::string_view container, const ExecSpec& spec) {
+  Json env = Json::array();
+  for (const auto& [key, value] : spec.env) env.push_back(key + "=" + value);
+  Json body = {{"Cmd", spec.command},
+               {"Env", std::move(env)},
+               {"AttachStdout", true},
+               {"AttachStderr", true},
+               {"Tty", false}};
+  if (!spec.working_dir.empty()) body["WorkingDir"] = spec.working_dir;
+  GPURENT_TRY(response, call("POST", container_path(container, "exec"), body.dump()));
+  const std::string what = fmt::format("exec in container {}", container);
+  GPURENT_CHECK(expect(response, what, {201}));
+  GPURENT_TRY(parsed, json_body(response, what));
+  std::string id = text_or_empty(parsed, "Id");
+  if (id.empty()) {
+    return fail(Error{ErrorKind::kInternal, "engine_error", what + ": the answer has no Id"});
+  }
+  return id;
+}
+
+Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& output,
+                                     std::chrono::milliseconds idle_timeout) {
+  const std::string path = fmt::format("{}/exec/{}", kApiPrefix, escape(exec));
+  const std::string what = fmt::format("exec {}", exec);
+  int status = 0;
+  std::string error_body;
+  bool abandoned = false;
+  StreamDemultiplexer frames;
+  // The engine answers 200 and streams the multiplexed output until the command's output ends.
+  auto streamed = http_.stream(
+      {.method = "POST", .target = path + "/start", .body = R"({"Detach":false,"Tty":false})"},
+      [&](std::string_view piece) {
+        if (status >= 300) {
+          error_body.append(piece);
+          return true;
+        }
+        abandoned = !frames.feed(piece, output);
+        return !abandoned;
+      },
+      idle_timeout, [&](int code) { status = code; });
+  if (!streamed) {
+    return fail(Error{ErrorKind::kUnavailable, "engine_unavailable",
+                      fmt::format("{}: {}", what, streamed.error().message)});
+  }
+  if (*streamed >= 300) {
+    return fail(
+        status_error({.status = *streamed, .body = std::move(error_body)}, what, "no_such_exec"));
+  }
+  if (abandoned) {
+    return fail(Error{ErrorKind::kUnavailable, "output_abandoned",
+                      what + ": its output was no longer wanted; it may still run"});
+  }
+  for (int poll = 0; poll < kExitCodePolls; ++poll) {
+    GPURENT_TRY(response, call("GET", path + "/json"));
+    GPURENT_CHECK(expect(response, what, {200}, "no_such_exec"));
+    GPURENT_TRY(parsed, json_body(response, what));
+    const auto code = parsed.find("ExitCode");
+    if (!parsed.value("Running", false) && code != parsed.end() && code->is_number_integer()) {
+      return code->get<int>();
+    }
+    std::this_thread::sleep_for(kExitCodePollInterval);
+  }
+  return fail(Error{ErrorKind::kInternal, "engine_error",
+                    what + ": its output ended but the engine reports no exit code"});
 }
 
 }  // namespace gpurent::agent

@@ -1,5 +1,6 @@
 // A typed client of the Docker Engine HTTP API (version 1.41), as Docker and Podman serve it on a
-// unix socket: the part the container runtime needs (containers, their logs and stats, images).
+// unix socket: the part the container runtime needs (containers, their logs and stats, images,
+// commands run in them).
 //
 // Each call is one HTTP exchange on a kept-alive connection (client::HttpClient over the socket),
 // bounded by a timeout. Failures come back as values:
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,6 +83,16 @@ struct ContainerStats {
   int64_t pids = 0;
 };
 
+// A command to run in a running container (`docker exec`), without a TTY or stdin.
+struct ExecSpec {
+  std::vector<std::string> command;  // argv
+  std::map<std::string, std::string> env;
+  std::string working_dir;  // empty: the container's
+};
+
+// Output of a multiplexed stream: 1 stdout, 2 stderr.
+using OutputSink = std::function<bool(int stream, std::string_view bytes)>;
+
 class DockerClient {
  public:
   // No I/O: the first call connects. socket_path is absolute.
@@ -114,6 +126,15 @@ class DockerClient {
   // "image_pull_failed" naming the image.
   Status pull(std::string_view image);
 
+  // Creates the exec; its id. A container that is not running: kConflict "engine_conflict".
+  Result<std::string> exec_create(std::string_view container, const ExecSpec& spec);
+  // Runs the exec and hands its output to `output` as the engine sends it, until the command's
+  // output ends. Returns the command's exit code. When `output` returns false, reading stops and
+  // the answer is kUnavailable "output_abandoned" (the command goes on in the container, unread).
+  // idle_timeout bounds each wait for output.
+  Result<int> exec_start(std::string_view exec, const OutputSink& output,
+                         std::chrono::milliseconds idle_timeout);
+
   const std::string& socket_path() const { return socket_path_; }
 
  private:
@@ -127,8 +148,22 @@ class DockerClient {
   std::chrono::milliseconds timeout_;
 };
 
-// The Docker Engine API's multiplexed log stream (8-byte frame headers: stream, 0, 0, 0, size
-// big-endian) as plain text; text without frame headers (a TTY container) passes unchanged.
+// The Docker Engine API's multiplexed stream (8-byte frame headers: stream, 0, 0, 0, size
+// big-endian, then that many bytes) taken piece by piece, as a stream arrives: a frame may be split
+// anywhere between pieces.
+class StreamDemultiplexer {
+ public:
+  // Hands each complete frame's bytes to `output`, in order; false once `output` returned false.
+  bool feed(std::string_view piece, const OutputSink& output);
+  // The bytes that arrived of a frame not yet complete (without its header).
+  std::string_view unfinished() const;
+
+ private:
+  std::string pending_;
+};
+
+// A whole multiplexed log stream as plain text; text without frame headers (a TTY container)
+// passes unchanged.
 std::string demultiplex_logs(std::string_view raw);
 
 // The create request's JSON body for the spec (exposed for tests).

@@ -22,6 +22,33 @@ TEST(DockerApi, DemultiplexesTheEnginesLogFrames) {
   EXPECT_EQ(demultiplex_logs(std::string("\x01\0\0\0\0\0\0\x09", 8) + "abc"), "abc");
 }
 
+TEST(DockerApi, AStreamSplitAnywhereComesOutFrameByFrameInOrder) {
+  const std::string stream = std::string("\x01\0\0\0\0\0\0\x06", 8) + "hello\n" +
+                             std::string("\x02\0\0\0\0\0\0\x04", 8) + "err\n" +
+                             std::string("\x01\0\0\0\0\0\0\x00", 8) +
+                             std::string("\x01\0\0\0\0\0\0\x03", 8) + "end";
+  for (size_t piece = 1; piece <= stream.size(); ++piece) {
+    StreamDemultiplexer frames;
+    std::vector<std::pair<int, std::string>> out;
+    for (size_t at = 0; at < stream.size(); at += piece) {
+      ASSERT_TRUE(frames.feed(std::string_view(stream).substr(at, piece),
+                              [&](int fd, std::string_view bytes) {
+                                out.emplace_back(fd, bytes);
+                                return true;
+                              }));
+    }
+    EXPECT_EQ(out, (std::vector<std::pair<int, std::string>>{
+                       {1, "hello\n"}, {2, "err\n"}, {1, ""}, {1, "end"}}))
+        << "pieces of " << piece;
+    EXPECT_TRUE(frames.unfinished().empty());
+  }
+  // A sink that has had enough stops the feed after the frame it refused.
+  StreamDemultiplexer frames;
+  int seen = 0;
+  EXPECT_FALSE(frames.feed(stream, [&](int, std::string_view) { return ++seen < 2; }));
+  EXPECT_EQ(seen, 2);
+}
+
 TEST(DockerApi, CreateBodyCarriesGpusLimitsAndMounts) {
   ContainerSpec spec{.name = "i-1.1",
                      .image = "pytorch:latest",
@@ -196,6 +223,40 @@ TEST_F(PodmanTest, StopSendsSigtermAndKillsWhatIgnoresIt) {
   ASSERT_TRUE(client_->stop(*stubborn, std::chrono::seconds(1)));  // already stopped: fine
   ASSERT_TRUE(client_->remove(*polite, true));
   ASSERT_TRUE(client_->remove(*stubborn, true));
+}
+
+TEST_F(PodmanTest, ExecRunsACommandInARunningContainerAndStreamsBothOutputs) {
+  auto id = client_->create(busybox("gpurent-exec", {"sleep", "1000"}));
+  ASSERT_TRUE(id) << id.error().message;
+  // Not running yet: the engine refuses.
+  EXPECT_FALSE(client_->exec_create(*id, {.command = {"true"}}));
+  ASSERT_TRUE(client_->start(*id));
+
+  auto exec = client_->exec_create(
+      *id, {.command = {"sh", "-c", "echo out $WHO $(pwd); echo err >&2; exit 3"},
+            .env = {{"WHO", "tenant"}},
+            .working_dir = "/tmp"});
+  ASSERT_TRUE(exec) << exec.error().message;
+  std::string out, err;
+  auto code = client_->exec_start(
+      *exec,
+      [&](int stream, std::string_view bytes) {
+        (stream == 2 ? err : out).append(bytes);
+        return true;
+      },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(*code, 3);
+  EXPECT_EQ(out, "out tenant /tmp\n");
+  EXPECT_EQ(err, "err\n");
+
+  auto missing = client_->exec_create(*id, {.command = {"no-such-program"}});
+  ASSERT_TRUE(missing) << missing.error().message;  // the engine finds out when it starts
+  auto failed = client_->exec_start(
+      *missing, [](int, std::string_view) { return true; }, std::chrono::seconds(30));
+  ASSERT_TRUE(failed) << failed.error().message;
+  EXPECT_EQ(*failed, 127);
+  EXPECT_TRUE(client_->remove(*id, /*force=*/true));
 }
 
 TEST_F(PodmanTest, MissingImagesAndContainersAreClearErrors) {
