@@ -10,7 +10,10 @@ build_packages=(
 )
 # The container runtime's tests run a real Podman (Docker Engine API on a unix socket) with runc
 # and an image built from the static busybox (src/agent/runtime/podman_test_env.h).
-test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static)
+# tests/e2e/test_jupyter.py runs Debian's Jupyter Notebook through the server's proxy and talks to
+# its kernel over the proxied WebSocket with websocket-client.
+test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static
+  jupyter-notebook python3-websocket)
 bench_packages=(wrk nginx-light)
 
 wanted=("${build_packages[@]}")

@@ -30,6 +30,7 @@ struct LaunchOptions {
   bool no_queue = false;
   std::string name;
   std::string image;
+  std::vector<std::string> services;
   int cpu = 0;
   int memory_gb = 0;
   std::vector<std::string> env;
@@ -74,6 +75,7 @@ Status launch(Context& ctx, const LaunchOptions& options) {
   model::InstanceSpec spec;
   spec.name = options.name;
   spec.image = options.image;
+  spec.services = options.services;
   spec.gpu_types = parse_gpu_types(options.gpu);
   spec.gpu_count = options.count;
   spec.gpu_milli = options.gpu_milli;
@@ -192,6 +194,11 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
       "--image", launch_options->image,
       "run in this container image (nodes with a container engine); without a command, the "
       "image's own");
+  launch_command
+      ->add_option("--service", launch_options->services,
+                   "an HTTP service the command serves on $GPURENT_PORT_<NAME>, reached through "
+                   "the server at /i/<id>/<name>/ (gpurent jupyter); repeat")
+      ->allow_extra_args(false);
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
   launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")

@@ -897,7 +897,8 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
                                    .env = workload_env(instance, gpu_memory_mb),
                                    .gpus = instance.gpus,
                                    .cpu = instance.spec.cpu,
-                                   .memory_gb = instance.spec.memory_gb});
+                                   .memory_gb = instance.spec.memory_gb,
+                                   .services = instance.spec.services});
     }
   }
   return desired;

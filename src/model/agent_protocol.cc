@@ -65,7 +65,8 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"gpus", v.gpus},
        {"image", v.image},
        {"cpu", v.cpu},
-       {"memory_gb", v.memory_gb}};
+       {"memory_gb", v.memory_gb},
+       {"services", v.services}};
 }
 void from_json(const Json& j, WorkloadSpec& v) {
   v.instance_id = j.at("instance_id").get<std::string>();
@@ -77,6 +78,7 @@ void from_json(const Json& j, WorkloadSpec& v) {
   v.cpu = j.value("cpu", 0);
   v.memory_gb = j.value("memory_gb", 0);
   v.image = j.value("image", std::string());
+  v.services = j.value("services", std::vector<std::string>());
 }
 
 void to_json(Json& j, const DesiredState& v) {
@@ -107,11 +109,16 @@ void from_json(const Json& j, WorkloadStatus& v) {
 }
 
 void to_json(Json& j, const NodeReport& v) {
-  j = {{"applied_generation", v.applied_generation}, {"workloads", v.workloads}};
+  j = {{"applied_generation", v.applied_generation},
+       {"workloads", v.workloads},
+       {"node_api_address", v.node_api_address},
+       {"node_api_secret", v.node_api_secret}};
 }
 void from_json(const Json& j, NodeReport& v) {
   v.applied_generation = j.at("applied_generation").get<int64_t>();
   v.workloads = j.at("workloads").get<std::vector<WorkloadStatus>>();
+  v.node_api_address = j.value("node_api_address", std::string());
+  v.node_api_secret = j.value("node_api_secret", std::string());
 }
 
 }  // namespace gpurent::model

@@ -23,6 +23,7 @@ Instance full_instance() {
   v.spec.max_runtime_s = 3600;
   v.spec.reservation_id = "r-1";
   v.spec.image = "nvcr.io/nvidia/pytorch:24.10-py3";
+  v.spec.services = {"jupyter"};
   v.state = InstanceState::kRunning;
   v.node_id = "n-1";
   v.gpus = {"GPU-a", "GPU-b"};
@@ -66,7 +67,8 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                .env = {{"RANK", "8"}, {"A", "x\ny"}},
                                .gpus = {"GPU-a", "GPU-b"},
                                .cpu = 4,
-                               .memory_gb = 64});
+                               .memory_gb = 64,
+                               .services = {"jupyter", "tensorboard"}});
   desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
 }
