@@ -72,6 +72,8 @@ struct ExecGuard {
     while (::waitpid(state->pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     state->exit_code = 128 + SIGKILL;
+    // A reader waiting for the client to take output would wait forever: it reads on to EOF.
+    state->space.cancel();
     spdlog::info("exec_abandoned pid={}", state->pid);
   }
 };

@@ -5,6 +5,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "agent/files.h"
 #include "agent/test_util.h"
@@ -45,6 +47,11 @@ class ExecTest : public ::testing::Test {
             auto more = reader.feed(*piece);
             EXPECT_TRUE(more);
             if (more) frames.insert(frames.end(), more->begin(), more->end());
+          }
+          if (frames.size() >= limit) {
+            // Before it leaves, the command gets time to fill what may be queued for the client.
+            boost::asio::steady_timer pause(io, std::chrono::milliseconds(300));
+            co_await pause.async_wait(boost::asio::use_awaitable);
           }
           response.reset();  // the client leaves
         },
@@ -97,6 +104,12 @@ TEST_F(ExecTest, AClientThatLeavesTakesTheCommandWithIt) {
   const pid_t pid = std::stoi(frames[0].data);
   EXPECT_NE(::kill(pid, 0), 0);  // killed and reaped
   EXPECT_EQ(errno, ESRCH);
+}
+
+TEST_F(ExecTest, AClientThatLeavesWhileOutputIsHeldBackReleasesEverything) {
+  // Far more output than is queued for a client: the readers wait for room when it leaves.
+  const auto frames = run({"sh", "-c", "while :; do head -c 1000000 /dev/zero; done"}, 30, 1);
+  EXPECT_EQ(frames.size(), 1u);  // and run() returned: no reader or timer was left waiting
 }
 
 TEST_F(ExecTest, LargeOutputArrivesWhole) {

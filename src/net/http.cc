@@ -157,6 +157,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         socket.close(ec);
         continue;
       }
+      // Answers go out in more than one write (a header, then body pieces; a forwarded exchange
+      // relays as it reads): with Nagle's algorithm each would wait for the peer's delayed ACK.
+      socket.set_option(tcp::no_delay(true), ec);
       asio::co_spawn(io, session(std::move(socket)), asio::detached);
     }
   }
@@ -274,6 +277,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     const auto endpoints = co_await resolver.async_resolve(to.host, std::to_string(to.port),
                                                            asio::redirect_error(kUseAwaitable, ec));
     if (!ec) co_await upstream.async_connect(endpoints, asio::redirect_error(kUseAwaitable, ec));
+    if (!ec) upstream.socket().set_option(tcp::no_delay(true), ec);
     if (ec) {
       const Error error{ErrorKind::kUnavailable, "upstream_unavailable",
                         fmt::format("cannot reach {}:{}: {}", to.host, to.port, ec.message())};
@@ -305,7 +309,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // keeps its Connection: Upgrade.
     if (!upgrade) request.keep_alive(false);
     http::request_serializer<http::buffer_body> request_writer{request};
-    co_await relay(stream, buffer, request_parser, upstream, request_writer, ec);
+    co_await relay(stream, buffer, request_parser, upstream, request_writer, to.idle_timeout, ec);
     if (ec) {
       const Error error{
           ErrorKind::kUnavailable, "upstream_failed",
@@ -318,7 +322,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     http::response_parser<http::buffer_body> response_parser;
     response_parser.body_limit(kUnlimited);
     if (request.method() == http::verb::head) response_parser.skip(true);
-    upstream.expires_after(kForwardIoTimeout);
+    upstream.expires_after(to.idle_timeout);
     co_await http::async_read_header(upstream, upstream_buffer, response_parser,
                                      asio::redirect_error(kUseAwaitable, ec));
     if (ec) {
@@ -345,7 +349,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     response.erase("Keep-Alive");
     response.keep_alive(keep_alive);
     http::response_serializer<http::buffer_body> response_writer{response};
-    co_await relay(upstream, upstream_buffer, response_parser, stream, response_writer, ec);
+    co_await relay(upstream, upstream_buffer, response_parser, stream, response_writer,
+                   to.idle_timeout, ec);
     co_return keep_alive && !ec;
   }
 
@@ -363,17 +368,20 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   template <class Parser, class Serializer>
   static asio::awaitable<void> relay(beast::tcp_stream& in, beast::flat_buffer& in_buffer,
                                      Parser& parser, beast::tcp_stream& out, Serializer& writer,
-                                     beast::error_code& ec) {
-    out.expires_after(kForwardIoTimeout);
+                                     std::chrono::seconds idle_timeout, beast::error_code& ec) {
+    out.expires_after(idle_timeout);
     co_await http::async_write_header(out, writer, asio::redirect_error(kUseAwaitable, ec));
     if (ec == http::error::need_buffer) ec = {};
     std::array<char, 64 * 1024> piece;
+    // Beast reads as much as the buffer has room for: after a small header that is a few hundred
+    // bytes per read, which would make a large body cost a system call per half kilobyte.
+    in_buffer.reserve(piece.size());
     auto& body = parser.get().body();
     while (!ec && !writer.is_done()) {
       if (!parser.is_done()) {
         body.data = piece.data();
         body.size = piece.size();
-        in.expires_after(kForwardIoTimeout);
+        in.expires_after(idle_timeout);
         co_await http::async_read(in, in_buffer, parser, asio::redirect_error(kUseAwaitable, ec));
         if (ec == http::error::need_buffer) ec = {};
         if (ec) break;
@@ -385,7 +393,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         body.size = 0;
         body.more = false;
       }
-      out.expires_after(kForwardIoTimeout);
+      out.expires_after(idle_timeout);
       co_await http::async_write(out, writer, asio::redirect_error(kUseAwaitable, ec));
       if (ec == http::error::need_buffer) ec = {};
     }

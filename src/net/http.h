@@ -58,6 +58,12 @@ struct Response {
 
 using Handler = std::function<asio::awaitable<Response>(Request)>;
 
+// Limits of forwarded exchanges: connecting and each read or write of a plain exchange, and the
+// idle time after which a WebSocket tunnel is closed (Jupyter pings its sockets every 30 s).
+inline constexpr std::chrono::seconds kForwardConnectTimeout{10};
+inline constexpr std::chrono::seconds kForwardIoTimeout{300};
+inline constexpr std::chrono::seconds kTunnelIdleTimeout{3600};
+
 // The header of a request a Forwarder claimed; its body has not been read yet.
 struct RequestHead {
   std::string method;
@@ -78,6 +84,9 @@ struct ForwardTo {
   std::string target;
   std::vector<std::string> remove_headers;
   std::vector<std::pair<std::string, std::string>> set_headers;
+  // The longest wait for the next piece of the exchange (an answer that streams the output of a
+  // quiet command waits as long as the command may run).
+  std::chrono::seconds idle_timeout = kForwardIoTimeout;
 };
 
 // A claimed request is either answered here (refused, redirected) or forwarded.
@@ -88,12 +97,6 @@ struct Forwarder {
   std::function<bool(std::string_view method, std::string_view path)> claims;
   std::function<asio::awaitable<ForwardDecision>(RequestHead)> decide;
 };
-
-// Limits of forwarded exchanges: connecting and each read or write of a plain exchange, and the
-// idle time after which a WebSocket tunnel is closed (Jupyter pings its sockets every 30 s).
-inline constexpr std::chrono::seconds kForwardConnectTimeout{10};
-inline constexpr std::chrono::seconds kForwardIoTimeout{300};
-inline constexpr std::chrono::seconds kTunnelIdleTimeout{3600};
 
 struct HttpLimits {
   size_t max_body_bytes = 1 << 20;  // of handled requests; forwarded bodies are streamed, unbounded

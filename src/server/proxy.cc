@@ -308,7 +308,9 @@ net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
       .port = node->port,
       .target = fmt::format("/v1/node/exec?instance={}&run={}", (*instance)->id, (*instance)->run),
       .remove_headers = {"Cookie", std::string(kRunHeader)},
-      .set_headers = {{"Authorization", "Bearer " + node->secret}}};
+      .set_headers = {{"Authorization", "Bearer " + node->secret}},
+      // A quiet command streams nothing for as long as it may run; the node kills it then.
+      .idle_timeout = std::chrono::seconds(model::kMaxExecTimeoutS) + std::chrono::minutes(1)};
 }
 
 net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {

@@ -134,6 +134,18 @@ def test_jupyter_through_the_proxy_runs_a_kernel_and_isolates_tenants(platform):
     other = platform.cli("jupyter", instance_id, key=other_key, check=False)
     assert other.returncode == 1 and "not_found" in other.stderr
 
+    # A restart of the server and its agent (gpurent dev is both) heals by itself: Jupyter keeps
+    # running, the restarted agent re-adopts it with its port and token, states its new node API
+    # secret in its next report, and the same session cookie works again (the key is on disk).
+    platform.restart()
+    wait_for(lambda: http(platform.url, path=f"{base}/api/status",
+                          headers={"Cookie": cookie}).status == 200,
+             what="the proxy to heal after a restart")
+    kernels = platform.call("GET", f"{base}/api/kernels", key)
+    assert [k["id"] for k in kernels.json()] == [kernel_id]  # the same Jupyter, not a new one
+    ws_url = platform.url.replace("http://", "ws://") + f"{base}/api/kernels/{kernel_id}/channels"
+    assert execute(ws_url, [f"Authorization: Bearer {key}"], "6*7")["text/plain"] == "42"
+
     # Stopped: the proxy says so instead of hanging.
     assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
     platform.wait_state(instance_id, "stopped", key)
