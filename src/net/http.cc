@@ -122,14 +122,28 @@ std::string RequestHead::header(std::string_view name) const {
   return {};
 }
 
-Response problem_response(const Error& error) {
-  const int status = http_status(error.kind);
+namespace {
+
+Response problem_with_status(const Error& error, int status, std::string_view title) {
   Json body = {{"type", "urn:gpurent:problem:" + error.code},
-               {"title", error_kind_title(error.kind)},
+               {"title", title},
                {"status", status},
                {"code", error.code},
                {"detail", error.message}};
   return Response{status, "application/problem+json", body.dump(), {}, {}};
+}
+
+// A forwarded exchange that the upstream did not complete: 502, which no ErrorKind maps to (503
+// says this server is unavailable; here the one behind it is).
+Response bad_gateway(std::string code, std::string detail) {
+  return problem_with_status({ErrorKind::kUnavailable, std::move(code), std::move(detail)}, 502,
+                             "Bad Gateway");
+}
+
+}  // namespace
+
+Response problem_response(const Error& error) {
+  return problem_with_status(error, http_status(error.kind), error_kind_title(error.kind));
 }
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
@@ -279,9 +293,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     if (!ec) co_await upstream.async_connect(endpoints, asio::redirect_error(kUseAwaitable, ec));
     if (!ec) upstream.socket().set_option(tcp::no_delay(true), ec);
     if (ec) {
-      const Error error{ErrorKind::kUnavailable, "upstream_unavailable",
-                        fmt::format("cannot reach {}:{}: {}", to.host, to.port, ec.message())};
-      co_await write_simple(stream, with_status(problem_response(error), 502), version, false, ec);
+      const Response answer =
+          bad_gateway("upstream_unavailable",
+                      fmt::format("cannot reach {}:{}: {}", to.host, to.port, ec.message()));
+      co_await write_simple(stream, answer, version, false, ec);
       co_await drain(stream);
       co_return false;
     }
@@ -311,10 +326,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     http::request_serializer<http::buffer_body> request_writer{request};
     co_await relay(stream, buffer, request_parser, upstream, request_writer, to.idle_timeout, ec);
     if (ec) {
-      const Error error{
-          ErrorKind::kUnavailable, "upstream_failed",
-          fmt::format("forwarding to {}:{} failed: {}", to.host, to.port, ec.message())};
-      co_await write_simple(stream, with_status(problem_response(error), 502), version, false, ec);
+      const Response answer = bad_gateway(
+          "upstream_failed",
+          fmt::format("forwarding to {}:{} failed: {}", to.host, to.port, ec.message()));
+      co_await write_simple(stream, answer, version, false, ec);
       co_return false;
     }
 
@@ -326,9 +341,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     co_await http::async_read_header(upstream, upstream_buffer, response_parser,
                                      asio::redirect_error(kUseAwaitable, ec));
     if (ec) {
-      const Error error{ErrorKind::kUnavailable, "upstream_failed",
-                        fmt::format("{}:{} gave no answer: {}", to.host, to.port, ec.message())};
-      co_await write_simple(stream, with_status(problem_response(error), 502), version, false, ec);
+      const Response answer =
+          bad_gateway("upstream_failed",
+                      fmt::format("{}:{} gave no answer: {}", to.host, to.port, ec.message()));
+      co_await write_simple(stream, answer, version, false, ec);
       co_return false;
     }
     auto& response = response_parser.get();
@@ -356,11 +372,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   static bool has_body_left(const http::request_parser<http::buffer_body>& parser) {
     return !parser.is_done();
-  }
-
-  static Response with_status(Response response, int status) {
-    response.status = status;
-    return response;
   }
 
   // Copies one message from `in` (its header already parsed into `parser`) to `out`: the header,

@@ -125,7 +125,9 @@ TEST_F(Forwarding, RelaysAChunkedAnswerAndKeepsTheConnectionForTheNextRequest) {
 TEST_F(Forwarding, AnswersForTheUpstreamThatCannotBeReached) {
   const auto response = send({.target = "/up/nowhere/x"});
   EXPECT_EQ(response.status, 502);
-  EXPECT_NE(response.body.find("upstream_unavailable"), std::string::npos) << response.body;
+  const Json problem = Json::parse(response.body);
+  EXPECT_EQ(problem["code"], "upstream_unavailable");
+  EXPECT_EQ(problem["status"], 502);
 }
 
 TEST_F(Forwarding, ADecisionToRefuseIsTheAnswer) {
