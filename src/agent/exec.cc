@@ -177,10 +177,15 @@ std::optional<std::string> resolve_program(const std::string& name, std::string_
 
 Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::path& workload_dir,
                                  const model::ExecRequest& request) {
-  GPURENT_TRY(launch, read_launch(workload_dir));
-  const auto path = launch.env.find("PATH");
+  auto launch = read_launch(workload_dir);
+  if (!launch) {
+    // The run is running, so its record should be there: the node's files are not as expected.
+    return fail(Error::internal(fmt::format("cannot read the run's launch record in {}: {}",
+                                            workload_dir.string(), launch.error().message)));
+  }
+  const auto path = launch->env.find("PATH");
   const auto program = resolve_program(request.command.front(),
-                                       path == launch.env.end() ? "/usr/bin:/bin" : path->second);
+                                       path == launch->env.end() ? "/usr/bin:/bin" : path->second);
   if (!program) {
     return fail(
         Error{ErrorKind::kNotFound, "command_not_found",
@@ -188,7 +193,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   }
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
   std::vector<std::string> env_strings;
-  for (const auto& [name, value] : launch.env) env_strings.push_back(name + "=" + value);
+  for (const auto& [name, value] : launch->env) env_strings.push_back(name + "=" + value);
   std::vector<char*> envp;
   for (auto& entry : env_strings) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -215,7 +220,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
     ::dup2(null_fd, 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
-    if (::chdir(launch.cwd.c_str()) != 0) {
+    if (::chdir(launch->cwd.c_str()) != 0) {
       constexpr std::string_view kMessage = "gpurent exec: cannot enter the instance directory\n";
       [[maybe_unused]] ssize_t ignored = ::write(2, kMessage.data(), kMessage.size());
       ::_exit(126);

@@ -26,7 +26,7 @@ namespace gpurent::agent {
 inline constexpr size_t kMaxQueuedExecBytes = 1 << 20;
 
 // Starts the command (the Launch's env and cwd) and returns the streaming response. Errors: the
-// launch record cannot be read (kInternal), the program is not found (kNotFound "command_not_found"
+// launch record cannot be read (kInternal), the program is not found (kNotFound "command_not_found",
 // before anything runs), fork/pipe failures (kInternal).
 Result<net::Response> start_exec(boost::asio::io_context& io,
                                  const std::filesystem::path& workload_dir,

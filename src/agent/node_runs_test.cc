@@ -5,6 +5,8 @@
 
 #include "agent/node_api.h"
 #include "agent/test_util.h"
+#include "client/http_client.h"
+#include "common/json.h"
 
 namespace gpurent::agent {
 namespace {
@@ -138,6 +140,82 @@ TEST(NodeApiTest, TheSecretIsComparedWhole) {
   EXPECT_FALSE(presents_secret("Bearer ", ""));
   EXPECT_EQ(host_port("10.0.0.1", 80), "10.0.0.1:80");
   EXPECT_EQ(host_port("fd00::1", 80), "[fd00::1]:80");
+}
+
+}  // namespace
+}  // namespace gpurent::agent
+
+namespace gpurent::agent {
+namespace {
+
+// The node API itself, over HTTP: its secret, and the exec route's refusals.
+class NodeApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto runs = NodeRuns::open(dir_.path());
+    ASSERT_TRUE(runs);
+    runs_ = std::move(*runs);
+    runs_->publish(
+        {{{"i-proc", 1}, true, false}, {{"i-box", 1}, true, true}, {{"i-gone", 1}, false, false}});
+    api_ = std::make_unique<NodeApi>(*runs_, NodeApiOptions{.data_dir = dir_.path()});
+    ASSERT_TRUE(api_->start());
+    auto http = client::HttpClient::create("http://" + api_->address());
+    ASSERT_TRUE(http);
+    http_.emplace(std::move(*http));
+  }
+
+  client::HttpResponse exec(std::string query, std::string body, std::string secret) {
+    client::HttpRequest request{.method = "POST",
+                                .target = std::string(kNodeExecPath) + "?" + std::move(query),
+                                .body = std::move(body)};
+    if (!secret.empty()) request.headers.emplace_back("Authorization", "Bearer " + secret);
+    auto response = http_->send(request, std::chrono::seconds(10));
+    EXPECT_TRUE(response) << response.error().message;
+    return response ? *response : client::HttpResponse{};
+  }
+
+  static std::string code(const client::HttpResponse& response) {
+    return Json::parse(response.body, nullptr, false).value("code", "");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<NodeRuns> runs_;
+  std::unique_ptr<NodeApi> api_;
+  std::optional<client::HttpClient> http_;
+};
+
+TEST_F(NodeApiServerTest, EveryRouteNeedsTheCurrentSecret) {
+  const std::string body = R"({"command": ["true"]})";
+  EXPECT_EQ(exec("instance=i-proc&run=1", body, "").status, 401);
+  EXPECT_EQ(exec("instance=i-proc&run=1", body, api_->secret() + "x").status, 401);
+  EXPECT_EQ(exec("instance=i-proc&run=1", body, "gna_someone-elses").status, 401);
+  // Another agent start draws another secret.
+  NodeApi other(*runs_, NodeApiOptions{.data_dir = dir_.path()});
+  EXPECT_NE(other.secret(), api_->secret());
+
+  auto forwarded = http_->send({.target = "/i/i-proc/jupyter/"}, std::chrono::seconds(10));
+  ASSERT_TRUE(forwarded);
+  EXPECT_EQ(forwarded->status, 401);
+}
+
+TEST_F(NodeApiServerTest, ExecRefusesWhatItCannotRun) {
+  const std::string secret = api_->secret();
+  const std::string body = R"({"command": ["true"]})";
+  auto box = exec("instance=i-box&run=1", body, secret);
+  EXPECT_EQ(box.status, 422);
+  EXPECT_EQ(code(box), "exec_unsupported");
+  auto gone = exec("instance=i-gone&run=1", body, secret);
+  EXPECT_EQ(gone.status, 409);
+  EXPECT_EQ(code(gone), "instance_not_running");
+  EXPECT_EQ(exec("instance=i-proc&run=2", body, secret).status, 404);
+  EXPECT_EQ(exec("instance=i-proc", body, secret).status, 400);
+  EXPECT_EQ(exec("instance=i-proc&run=1", R"({"command": []})", secret).status, 400);
+  EXPECT_EQ(exec("instance=i-proc&run=1", std::string(70 * 1024, ' '), secret).status, 413);
+  // Running, but no launch record (the node's files are not as they should be): a 500 that says
+  // so, not a crash.
+  auto broken = exec("instance=i-proc&run=1", body, secret);
+  EXPECT_EQ(broken.status, 500);
+  EXPECT_NE(broken.body.find("launch record"), std::string::npos) << broken.body;
 }
 
 }  // namespace
