@@ -125,18 +125,29 @@ Status NodeAgent::start() {
   GPURENT_TRY(runs, NodeRuns::open(data_dir));
   runs_ = std::move(runs);
   const model::NodeRegistration registered_as = registration();
-  // The advertised address is bound when it is an IP address; a host name (or, without any
-  // address, the node's name, as peers would use it) is advertised as it is, with the node API
-  // listening on every interface.
-  const bool is_ip = address_family(registered_as.address) != 0;
-  node_api_ = std::make_unique<NodeApi>(
-      *runs_,
-      NodeApiOptions{.listen_host = is_ip ? registered_as.address : "0.0.0.0",
-                     .port = options_.node_api_port,
-                     .advertise_host =
-                         registered_as.address.empty() ? registered_as.name : registered_as.address,
-                     .data_dir = data_dir});
-  GPURENT_CHECK(node_api_->start());
+  // The advertised address is bound when it is an IP address of this host; a host name (or,
+  // without any address, the node's name, as peers would use it), or an address that is not on
+  // any interface here (behind NAT), is advertised as it is, with the node API listening on every
+  // interface.
+  const std::string advertised =
+      registered_as.address.empty() ? registered_as.name : registered_as.address;
+  const auto open_node_api = [&](const std::string& listen_host) {
+    node_api_ = std::make_unique<NodeApi>(*runs_, NodeApiOptions{.listen_host = listen_host,
+                                                                 .port = options_.node_api_port,
+                                                                 .advertise_host = advertised,
+                                                                 .data_dir = data_dir});
+    return node_api_->start();
+  };
+  bool listening = false;
+  if (address_family(registered_as.address) != 0) {
+    if (auto bound = open_node_api(registered_as.address); bound) {
+      listening = true;
+    } else {
+      spdlog::warn("node_api_bind_fallback address={} error=\"{}\"", registered_as.address,
+                   bound.error().message);
+    }
+  }
+  if (!listening) GPURENT_CHECK(open_node_api("0.0.0.0"));
   GPURENT_TRY(poll_link, links_());
   GPURENT_TRY(reconcile_link, links_());
 
