@@ -130,8 +130,8 @@ std::string SessionSigner::sign(TokenKind kind, std::string_view instance_id,
   return text + "." + mac(text);
 }
 
-Result<std::string> SessionSigner::verify(std::string_view token, TokenKind kind,
-                                          std::string_view instance_id, Timestamp now) const {
+Result<SessionClaims> SessionSigner::verify(std::string_view token, TokenKind kind,
+                                            Timestamp now) const {
   const size_t last = token.rfind('.');
   if (last == std::string_view::npos || token.size() > 512) return fail(invalid_session());
   const std::string_view text = token.substr(0, last);
@@ -149,8 +149,7 @@ Result<std::string> SessionSigner::verify(std::string_view token, TokenKind kind
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
-  if (fields.size() != 4 || fields[0].size() != 1 || fields[0][0] != static_cast<char>(kind) ||
-      fields[1] != instance_id) {
+  if (fields.size() != 4 || fields[0].size() != 1 || fields[0][0] != static_cast<char>(kind)) {
     return fail(invalid_session());
   }
   int64_t expiry = 0;
@@ -160,7 +159,7 @@ Result<std::string> SessionSigner::verify(std::string_view token, TokenKind kind
       std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count() >= expiry) {
     return fail(invalid_session());
   }
-  return std::string(fields[2]);
+  return SessionClaims{std::string(fields[1]), std::string(fields[2])};
 }
 
 std::optional<std::string> cookie_value(std::string_view header, std::string_view name) {
@@ -342,19 +341,23 @@ net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
       return net::problem_response(unauthenticated(
           "send 'Authorization: Bearer <API key>', or open the URL `gpurent jupyter ID` prints"));
     }
-    auto tenant = ticket ? signer_.verify(login->second, TokenKind::kTicket, path->instance_id, now)
-                         : signer_.verify(*session, TokenKind::kSession, path->instance_id, now);
-    if (!tenant) return net::problem_response(tenant.error());
+    auto claims = ticket ? signer_.verify(login->second, TokenKind::kTicket, now)
+                         : signer_.verify(*session, TokenKind::kSession, now);
+    if (!claims) return net::problem_response(claims.error());
+    // A genuine ticket or session for another instance (another tenant's, say) opens nothing
+    // here, and says nothing about this one: as for another tenant's key, it does not exist.
     auto found = ctl().instance(model::platform_principal(), path->instance_id);
-    if (!found || (*found)->tenant_id != *tenant) {
+    if (claims->instance_id != path->instance_id || !found ||
+        (*found)->tenant_id != claims->tenant_id) {
       return net::problem_response(Error::not_found("instance", path->instance_id));
     }
     if (ticket) {
-      const std::string cookie = fmt::format(
-          "{}={}; Path={}; Max-Age={}; HttpOnly; SameSite=Lax", kSessionCookie,
-          signer_.sign(TokenKind::kSession, path->instance_id, *tenant, now + kSessionLifetime),
-          fmt::format("{}{}/", model::kServicePathPrefix, path->instance_id),
-          kSessionLifetime.count());
+      const std::string cookie =
+          fmt::format("{}={}; Path={}; Max-Age={}; HttpOnly; SameSite=Lax", kSessionCookie,
+                      signer_.sign(TokenKind::kSession, path->instance_id, claims->tenant_id,
+                                   now + kSessionLifetime),
+                      fmt::format("{}{}/", model::kServicePathPrefix, path->instance_id),
+                      kSessionLifetime.count());
       return redirect(303, without_login_parameter(head.target), {{"Set-Cookie", cookie}});
     }
     const std::string origin = head.header("Origin");

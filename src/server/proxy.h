@@ -49,6 +49,12 @@ Result<model::Principal> authenticate_api_key(const controller::Controller& cont
 
 enum class TokenKind : char { kTicket = 't', kSession = 's' };
 
+// What a valid token says: which instance's services it opens, for which tenant.
+struct SessionClaims {
+  std::string instance_id;
+  std::string tenant_id;
+};
+
 class SessionSigner {
  public:
   explicit SessionSigner(std::string key);  // 32 bytes
@@ -58,10 +64,9 @@ class SessionSigner {
 
   std::string sign(TokenKind kind, std::string_view instance_id, std::string_view tenant_id,
                    Timestamp expires) const;
-  // The tenant a token names when it is of this kind, for this instance, unexpired at `now` and
-  // signed with this key; kUnauthenticated ("invalid_session") otherwise.
-  Result<std::string> verify(std::string_view token, TokenKind kind, std::string_view instance_id,
-                             Timestamp now) const;
+  // What a token of this kind, unexpired at `now` and signed with this key, says;
+  // kUnauthenticated ("invalid_session") otherwise. The caller checks the instance it names.
+  Result<SessionClaims> verify(std::string_view token, TokenKind kind, Timestamp now) const;
 
  private:
   std::string mac(std::string_view text) const;

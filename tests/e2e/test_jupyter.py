@@ -133,6 +133,19 @@ def test_jupyter_through_the_proxy_runs_a_kernel_and_isolates_tenants(platform):
     problem(raw_get(platform.url, f"{base}/?login={forged}"), 401, "invalid_session")
     other = platform.cli("jupyter", instance_id, key=other_key, check=False)
     assert other.returncode == 1 and "not_found" in other.stderr
+    # Another tenant's genuine ticket and session (for an instance of their own) open nothing here.
+    created = platform.call("POST", "/v1/instances", other_key, body={
+        "gpu_type": "h100-80g", "services": ["jupyter"], "command": "sleep 600"})
+    assert created.status == 201, created.body
+    theirs = created.json()["id"]
+    their_path = platform.cli("jupyter", theirs, key=other_key).stdout.strip()
+    their_ticket = urllib.parse.parse_qs(urllib.parse.urlsplit(their_path).query)["login"][0]
+    problem(raw_get(platform.url, f"{base}/?login={their_ticket}"), 404)
+    their_login = raw_get(platform.url, urllib.parse.urlsplit(their_path).path + "?login=" +
+                          their_ticket)
+    assert their_login.status == 303, their_login.body
+    their_cookie = their_login.headers["Set-Cookie"].split(";", 1)[0]
+    problem(http(platform.url, path=f"{base}/api/status", headers={"Cookie": their_cookie}), 404)
 
     # A restart of the server and its agent (gpurent dev is both) heals by itself: Jupyter keeps
     # running, the restarted agent re-adopts it with its port and token, states its new node API
