@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh bench
 scripts/build.sh
 /usr/bin/python3 bench/api_bench.py "$@"
+# Jupyter through the server's proxy against Jupyter directly (needs jupyter-notebook: test deps).
+/usr/bin/python3 bench/proxy_bench.py

@@ -34,6 +34,8 @@ struct AgentOptions {
   // node runs plain processes only.
   std::string container_socket;
   GpuAccess gpu_access = GpuAccess::kNvidiaDeviceRequest;  // how containers get their GPUs
+  // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
+  uint16_t node_api_port = 0;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
   int sim_nodes = 0;
   std::chrono::milliseconds report_interval{1000};

@@ -1,5 +1,6 @@
 #include "agent/node_agent.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -61,6 +62,14 @@ Result<Identity> keep_registration(const model::RegistrationResult& result,
   return identity;
 }
 
+// AF_INET or AF_INET6 for an IP address, 0 for anything else (a host name).
+int address_family(const std::string& address) {
+  in6_addr buffer;
+  if (::inet_pton(AF_INET, address.c_str(), &buffer) == 1) return AF_INET;
+  if (::inet_pton(AF_INET6, address.c_str(), &buffer) == 1) return AF_INET6;
+  return 0;
+}
+
 }  // namespace
 
 NodeAgent::NodeAgent(AgentOptions options, ServerLinkFactory links, std::string shim_executable)
@@ -115,10 +124,36 @@ Status NodeAgent::start() {
     containers = std::move(opened);
   }
   runtime_ = std::make_unique<RuntimeSet>(std::move(processes), std::move(containers));
+  GPURENT_TRY(runs, NodeRuns::open(data_dir));
+  runs_ = std::move(runs);
+  const model::NodeRegistration registered_as = registration();
+  // The advertised address is bound when it is an IP address of this host; a host name (or,
+  // without any address, the node's name, as peers would use it), or an address that is not on
+  // any interface here (behind NAT), is advertised as it is, with the node API listening on every
+  // interface.
+  const std::string advertised =
+      registered_as.address.empty() ? registered_as.name : registered_as.address;
+  const auto open_node_api = [&](const std::string& listen_host) {
+    node_api_ = std::make_unique<NodeApi>(*runs_, NodeApiOptions{.listen_host = listen_host,
+                                                                 .port = options_.node_api_port,
+                                                                 .advertise_host = advertised,
+                                                                 .data_dir = data_dir});
+    return node_api_->start();
+  };
+  bool listening = false;
+  if (address_family(registered_as.address) != 0) {
+    if (auto bound = open_node_api(registered_as.address); bound) {
+      listening = true;
+    } else {
+      spdlog::warn("node_api_bind_fallback address={} error=\"{}\"", registered_as.address,
+                   bound.error().message);
+    }
+  }
+  if (!listening) GPURENT_CHECK(open_node_api("0.0.0.0"));
   GPURENT_TRY(poll_link, links_());
   GPURENT_TRY(reconcile_link, links_());
 
-  Registrar registrar{options_.join_token, registration(), data_dir};
+  Registrar registrar{options_.join_token, registered_as, data_dir};
   std::optional<Identity> identity;
   if (auto loaded = load_identity(data_dir)) {
     identity = std::move(*loaded);
@@ -161,6 +196,7 @@ void NodeAgent::stop() {
   }
   shared_->changed.notify_all();
   if (reconciler_.joinable()) reconciler_.join();
+  if (node_api_) node_api_->stop();
   if (poller_.joinable()) {
     bool done;
     {
@@ -247,7 +283,8 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
 }
 
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
-  Reconciler reconciler(*runtime_);
+  Reconciler reconciler(*runtime_, *runs_);
+  reconciler.set_node_api(node_api_->address(), node_api_->secret());
   VolumeJanitor volumes(options_.data_dir);
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to

@@ -1,8 +1,9 @@
 // The agent's machinery behind agent::Agent, with the server link injected so that tests can run
 // it against an in-memory server.
 //
-// start() discovers the GPUs, opens the process runtime (re-adopting running workloads), loads the
-// node's identity or registers with the join token, and starts two threads:
+// start() discovers the GPUs, opens the process runtime (re-adopting running workloads), starts the
+// node API (node_api.h) on the advertised address, loads the node's identity or registers with the
+// join token, and starts two threads:
 //   - the poller long-polls the desired state (GET /v1/agent/desired, kDesiredWait) and hands each
 //     new one to the reconciler; before that it registers, when start() could not reach the
 //     server;
@@ -33,6 +34,8 @@
 #include "agent/agent.h"
 #include "agent/gpu/discovery.h"
 #include "agent/identity.h"
+#include "agent/node_api.h"
+#include "agent/node_runs.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "model/agent_protocol.h"
@@ -86,6 +89,8 @@ class NodeAgent {
   const std::string shim_executable_;
   GpuInventory inventory_;            // set by start()
   std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
+  std::unique_ptr<NodeRuns> runs_;    // shared by the reconciler and the node API
+  std::unique_ptr<NodeApi> node_api_;
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   bool started_ = false;  // start() and stop() are called from one thread
 

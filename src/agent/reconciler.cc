@@ -57,7 +57,7 @@ void Reconciler::converge(const model::DesiredState& desired) {
       continue;
     }
     if (runtime_.find(key) || failed_starts_.contains(key)) continue;
-    if (auto started = runtime_.start(*spec); !started) {
+    if (auto started = start(*spec); !started) {
       spdlog::error("workload_start_failed instance={} run={} code={} error=\"{}\"",
                     key.instance_id, key.run, started.error().code, started.error().message);
       failed_starts_.emplace(key, started.error().message);
@@ -77,6 +77,7 @@ void Reconciler::converge(const model::DesiredState& desired) {
       }
       logs_.erase(key);
       exit_reported_.erase(key);
+      runs_.release(key);
     }
   }
   std::erase_if(failed_starts_, [&](const auto& item) { return !wanted.contains(item.first); });
@@ -85,6 +86,33 @@ void Reconciler::converge(const model::DesiredState& desired) {
                  wanted.size());
   }
   applied_generation_ = desired.generation;
+  publish(wanted);
+}
+
+Status Reconciler::start(const model::WorkloadSpec& spec) {
+  if (spec.services.empty()) return runtime_.start(spec);
+  const WorkloadKey key{spec.instance_id, spec.run};
+  GPURENT_TRY(services, runs_.bind_services(key, spec.services));
+  model::WorkloadSpec with_services = spec;
+  for (auto& [name, value] : service_env(spec.instance_id, services)) {
+    with_services.env.insert_or_assign(name, std::move(value));
+  }
+  auto started = runtime_.start(with_services);
+  if (!started) runs_.release(key);
+  return started;
+}
+
+void Reconciler::publish(const std::map<WorkloadKey, const model::WorkloadSpec*>& wanted) {
+  std::vector<PublishedRun> runs;
+  for (const auto& workload : runtime_.workloads()) {
+    const auto it = wanted.find(workload.key);
+    const bool wanted_running = it != wanted.end() && it->second->should_run;
+    runs.push_back({workload.key,
+                    wanted_running && workload.phase == model::WorkloadPhase::kRunning &&
+                        !workload.stop_requested,
+                    it != wanted.end() && !it->second->image.empty()});
+  }
+  runs_.publish(runs);
 }
 
 Status Reconciler::upload_log(ServerLink& link, std::string_view credential,
@@ -128,6 +156,8 @@ bool Reconciler::log_complete(const Workload& workload) const {
 model::NodeReport Reconciler::report() const {
   model::NodeReport report;
   report.applied_generation = applied_generation_;
+  report.node_api_address = node_api_address_;
+  report.node_api_secret = node_api_secret_;
   for (const auto& workload : runtime_.workloads()) {
     model::WorkloadStatus status{workload.key.instance_id, workload.key.run, workload.phase,
                                  workload.exit_code, workload.message};

@@ -16,6 +16,11 @@
 // desired state is then in the report (tracked, or failed to start and reported exited with
 // kStartFailedExitCode), which is what lets the server conclude that an absent run was lost.
 //
+// Services: a run that declares services gets their ports and token from NodeRuns before it starts
+// (service_env, added to its spec's env so that either runtime passes them on), and after every
+// converge() the reconciler publishes to NodeRuns which runs are running and where, for the node
+// API's thread.
+//
 // Not thread-safe: owned by the agent's reconcile thread, like the Runtime it drives.
 #pragma once
 
@@ -25,6 +30,7 @@
 #include <set>
 #include <string>
 
+#include "agent/node_runs.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "model/agent_protocol.h"
@@ -39,7 +45,13 @@ inline constexpr int kStartFailedExitCode = 127;
 
 class Reconciler {
  public:
-  explicit Reconciler(Runtime& runtime) : runtime_(runtime) {}
+  Reconciler(Runtime& runtime, NodeRuns& runs) : runtime_(runtime), runs_(runs) {}
+
+  // Where the node API listens and its secret, sent with every report.
+  void set_node_api(std::string address, std::string secret) {
+    node_api_address_ = std::move(address);
+    node_api_secret_ = std::move(secret);
+  }
 
   void converge(const model::DesiredState& desired);
   // Fails with the link's error when the server could not take the logs or the report; the caller
@@ -55,9 +67,14 @@ class Reconciler {
   };
 
   Status upload_log(ServerLink& link, std::string_view credential, const Workload& workload);
+  Status start(const model::WorkloadSpec& spec);
+  void publish(const std::map<WorkloadKey, const model::WorkloadSpec*>& wanted);
   bool log_complete(const Workload& workload) const;
 
   Runtime& runtime_;
+  NodeRuns& runs_;
+  std::string node_api_address_;
+  std::string node_api_secret_;
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;
   std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set

@@ -31,7 +31,10 @@ class AgentReconcilerTest : public ::testing::Test {
     auto runtime = ProcessRuntime::open({dir_.path(), "/proc/self/exe", std::chrono::seconds(5)});
     ASSERT_TRUE(runtime);
     runtime_ = std::move(*runtime);
-    reconciler_ = std::make_unique<Reconciler>(*runtime_);
+    auto runs = NodeRuns::open(dir_.path());
+    ASSERT_TRUE(runs);
+    runs_ = std::move(*runs);
+    reconciler_ = std::make_unique<Reconciler>(*runtime_, *runs_);
     link_ = std::move(*server_->factory()());
   }
 
@@ -62,6 +65,7 @@ class AgentReconcilerTest : public ::testing::Test {
   TempDir dir_;
   std::shared_ptr<FakeServer> server_ = std::make_shared<FakeServer>();
   std::unique_ptr<ProcessRuntime> runtime_;
+  std::unique_ptr<NodeRuns> runs_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<ServerLink> link_;
   model::DesiredState desired_{"n-test", 0, {}};

@@ -26,6 +26,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   app.require_subcommand(1);
 
   add_instance_commands(app, ctx);
+  add_service_commands(app, ctx);
   add_catalog_commands(app, ctx);
   add_billing_commands(app, ctx);
   add_access_commands(app, ctx);

@@ -16,6 +16,8 @@ class App;
 namespace gpurent::cli {
 
 void add_instance_commands(CLI::App& app, Context& ctx);
+// jupyter (an instance's service in a browser) and exec (a command in a running instance).
+void add_service_commands(CLI::App& app, Context& ctx);
 void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);

@@ -32,6 +32,7 @@ struct LaunchOptions {
   std::string template_name;
   std::string runtime = "auto";
   std::string image;
+  std::vector<std::string> services;
   int cpu = 0;
   int memory_gb = 0;
   std::vector<std::string> env;
@@ -78,6 +79,7 @@ Status launch(Context& ctx, const LaunchOptions& options) {
   spec.name = options.name;
   spec.template_name = options.template_name;
   spec.image = options.image;
+  spec.services = options.services;
   spec.gpu_types = parse_gpu_types(options.gpu);
   spec.gpu_count = options.count;
   spec.gpu_milli = options.gpu_milli;
@@ -202,6 +204,11 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
       "run in this container image (nodes with a container engine); without a command, the "
       "image's own");
   add_template_options(*launch_command, launch_options->template_name, launch_options->runtime);
+  launch_command
+      ->add_option("--service", launch_options->services,
+                   "an HTTP service the command serves on $GPURENT_PORT_<NAME>, reached through "
+                   "the server at /i/<id>/<name>/ (gpurent jupyter); repeat")
+      ->allow_extra_args(false);
   launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
   launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
   launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")

@@ -148,6 +148,9 @@ void add_agent(CLI::App& app, Context& ctx) {
                    ? std::string()
                    : "expected a host name or IP address (letters, digits, '.', '-', ':')";
       });
+  command->add_option("--listen-port", options->node_api_port,
+                      "port of the node API (the server reaches the node's services and exec "
+                      "through it) on the advertised address; default: an ephemeral port");
   command
       ->add_option("--label", *labels, "a label KEY=VALUE for placement, e.g. zone=b (repeatable)")
       ->check([](const std::string& text) {

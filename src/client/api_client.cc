@@ -200,6 +200,7 @@ Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime
   if (!spec.template_name.empty()) body["template"] = spec.template_name;
   if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
   if (!spec.volumes.empty()) body["volumes"] = spec.volumes;
+  if (!spec.services.empty()) body["services"] = spec.services;
   return body;
 }
 
@@ -265,6 +266,60 @@ Status ApiClient::stream_text(std::string target, bool follow,
                                     fmt::format("GET {}{}", base_url(), request.target)));
   }
   return {};
+}
+
+Result<Json> ApiClient::service_ticket(std::string_view id, std::string_view service) {
+  return call("POST",
+              fmt::format("/v1/instances/{}/services/{}/ticket", encode(id), encode(service)));
+}
+
+Result<model::ExecFrame> ApiClient::exec(
+    std::string_view id, const model::ExecRequest& exec,
+    const std::function<void(const model::ExecFrame&)>& on_output) {
+  HttpRequest request{.method = "POST", .target = fmt::format("/v1/instances/{}/exec", encode(id))};
+  request.body = Json{{"command", exec.command}, {"timeout_s", exec.timeout_s}}.dump(
+      -1, ' ', false, Json::error_handler_t::replace);
+  if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
+  int status = 0;
+  std::string error_body;
+  model::ExecFrameReader reader;
+  std::optional<model::ExecFrame> exit;
+  std::optional<Error> broken;
+  // Output may pause for as long as the command runs quietly; the timeout ends it on the node.
+  const auto idle = std::chrono::seconds(exec.timeout_s) + kCallTimeout;
+  GPURENT_TRY(final_status, http_.stream(
+                                request,
+                                [&](std::string_view piece) {
+                                  if (status >= 300) {
+                                    error_body.append(piece);
+                                    return true;
+                                  }
+                                  auto frames = reader.feed(piece);
+                                  if (!frames) {
+                                    broken = frames.error();
+                                    return false;
+                                  }
+                                  for (auto& frame : *frames) {
+                                    if (frame.kind == model::ExecFrame::Kind::kExit) {
+                                      exit = std::move(frame);
+                                    } else {
+                                      on_output(frame);
+                                    }
+                                  }
+                                  return true;
+                                },
+                                idle, [&status](int s) { status = s; }));
+  const std::string what = fmt::format("POST {}{}", base_url(), request.target);
+  if (final_status >= 300) {
+    return fail(error_from_response({.status = final_status, .body = std::move(error_body)}, what));
+  }
+  if (broken) return fail(bad_response(what, broken->message));
+  if (!exit) {
+    return fail(
+        Error{ErrorKind::kUnavailable, "exec_interrupted",
+              fmt::format("the output of {} ended before the command's exit status", what)});
+  }
+  return std::move(*exit);
 }
 
 Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,

@@ -20,6 +20,7 @@
 #include "client/http_client.h"
 #include "common/json.h"
 #include "common/money.h"
+#include "model/exec_protocol.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/template.h"
@@ -95,6 +96,15 @@ class ApiClient {
 
   // Sends the job as its creation body: what each member runs (as create_instance sends it, less
   // `queue`), and nodes, array and retries where they differ from 1, 1 and 0.
+  // A login ticket for a service of the instance: {"path": "/i/<id>/<service>/?login=...",
+  // "expires_at"}; the server's URL joined with the path opens it in a browser.
+  Result<Json> service_ticket(std::string_view id, std::string_view service);
+  // Runs a command in the instance (POST /v1/instances/{id}/exec) and hands each output frame to
+  // on_output as it arrives; returns the exit frame. Error "exec_interrupted" (kUnavailable) when
+  // the stream ends without one.
+  Result<model::ExecFrame> exec(std::string_view id, const model::ExecRequest& request,
+                                const std::function<void(const model::ExecFrame&)>& on_output);
+
   Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {},
                           model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
 

@@ -942,7 +942,8 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
            .gpus = instance.gpus,
            .cpu = instance.spec.cpu,
            .memory_gb = instance.spec.memory_gb,
-           .volumes = instance.spec.volumes});
+           .volumes = instance.spec.volumes,
+           .services = instance.spec.services});
     }
   }
   return desired;

@@ -73,7 +73,8 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"image", v.image},
        {"cpu", v.cpu},
        {"memory_gb", v.memory_gb},
-       {"volumes", v.volumes}};
+       {"volumes", v.volumes},
+       {"services", v.services}};
 }
 void from_json(const Json& j, WorkloadSpec& v) {
   v.instance_id = j.at("instance_id").get<std::string>();
@@ -86,6 +87,7 @@ void from_json(const Json& j, WorkloadSpec& v) {
   v.memory_gb = j.value("memory_gb", 0);
   v.image = j.value("image", std::string());
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
+  v.services = j.value("services", std::vector<std::string>());
 }
 
 void to_json(Json& j, const DesiredState& v) {
@@ -120,11 +122,16 @@ void from_json(const Json& j, WorkloadStatus& v) {
 }
 
 void to_json(Json& j, const NodeReport& v) {
-  j = {{"applied_generation", v.applied_generation}, {"workloads", v.workloads}};
+  j = {{"applied_generation", v.applied_generation},
+       {"workloads", v.workloads},
+       {"node_api_address", v.node_api_address},
+       {"node_api_secret", v.node_api_secret}};
 }
 void from_json(const Json& j, NodeReport& v) {
   v.applied_generation = j.at("applied_generation").get<int64_t>();
   v.workloads = j.at("workloads").get<std::vector<WorkloadStatus>>();
+  v.node_api_address = j.value("node_api_address", std::string());
+  v.node_api_secret = j.value("node_api_secret", std::string());
 }
 
 }  // namespace gpurent::model

@@ -10,6 +10,9 @@
 //   POST /v1/agent/report     Bearer <node credential>   NodeReport -> {"generation": G}
 //   POST /v1/agent/logs?instance=I&run=R&offset=O  Bearer <node credential>   raw bytes
 //        -> {"size": N} (the server's size of that run's log; the agent resends from there)
+//
+// The other direction: the agent serves a node API (agent/node_api.h) whose address and secret it
+// states in every NodeReport; the server reaches the node's workloads through it.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +61,8 @@ struct WorkloadSpec {
   // Volumes to mount: their data is <data_dir>/volumes/<volume_id>/ on the node, created on first
   // use (docs/runtime.md says how each runtime makes it reachable at mount_path).
   std::vector<VolumeMount> volumes;
+  // HTTP services it serves (InstanceSpec::services): the agent gives each a loopback port.
+  std::vector<std::string> services;
 };
 
 struct DesiredState {
@@ -85,6 +90,11 @@ struct WorkloadStatus {
 struct NodeReport {
   int64_t applied_generation = 0;  // the desired generation the agent has converged to
   std::vector<WorkloadStatus> workloads;
+  // Where the agent's node API listens ("host:port") and the secret the server presents to it
+  // (Authorization: Bearer). Sent with every report, so a restarted server or agent is in step
+  // again after one report; empty: the node serves no node API (a simulated node).
+  std::string node_api_address;
+  std::string node_api_secret;
 };
 
 void to_json(Json& j, const NodeRegistration& v);

@@ -160,6 +160,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.boolean(v.queue);
   w.key("reservation_id");
   w.string(v.reservation_id);
+  w.key("services");
+  w.strings(v.services);
   w.key("template");
   w.string(v.template_name);
   w.key("volumes");
@@ -261,7 +263,8 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"queue", v.queue},
        {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)},
        {"reservation_id", v.reservation_id},
-       {"volumes", v.volumes}};
+       {"volumes", v.volumes},
+       {"services", v.services}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
@@ -293,6 +296,7 @@ void from_json(const Json& j, InstanceSpec& v) {
                         : std::optional<int64_t>(runtime->get<int64_t>());
   v.reservation_id = j.value("reservation_id", std::string());
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
+  v.services = j.value("services", std::vector<std::string>());
 }
 
 void to_json(Json& j, const Instance& v) {
@@ -414,6 +418,8 @@ std::string desired_state_json(const DesiredState& v) {
     w.number(workload.memory_gb);
     w.key("run");
     w.number(workload.run);
+    w.key("services");
+    w.strings(workload.services);
     w.key("should_run");
     w.boolean(workload.should_run);
     w.key("volumes");

@@ -1,4 +1,5 @@
 // String forms of the model's enums: these spellings are part of the REST API and the store.
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <utility>
@@ -146,6 +147,15 @@ std::string requested_gpu_type(const InstanceSpec& spec) {
   return joined;
 }
 std::string_view to_string(Role r) { return name_of(kRoles, r); }
+bool valid_service_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxServiceNameLength || name[0] < 'a' || name[0] > 'z') {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
 bool parse_role(std::string_view t, Role* out) { return value_of(kRoles, t, out); }
 
 std::string_view to_string(RuntimeChoice c) { return name_of(kRuntimeChoices, c); }

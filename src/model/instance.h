@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -76,7 +77,16 @@ struct InstanceSpec {
   // The tenant's volumes mounted into every run (model/volume.h); they pin the work to the node
   // the volumes live on.
   std::vector<VolumeMount> volumes;
+  // Names of the HTTP services the workload serves (each [a-z][a-z0-9-]{0,30}, at most
+  // kMaxServices, unique): the node gives each a loopback port and the server proxies
+  // /i/<id>/<name>/ to it (docs/runtime.md).
+  std::vector<std::string> services;
 };
+
+inline constexpr size_t kMaxServices = 8;
+inline constexpr size_t kMaxServiceNameLength = 31;
+// Whether `name` may name a service: [a-z][a-z0-9-]{0,30}.
+bool valid_service_name(std::string_view name);
 
 // The type a spec names for people: the single acceptable type, or "any".
 std::string requested_gpu_type(const InstanceSpec& spec);

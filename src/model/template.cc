@@ -15,7 +15,6 @@ constexpr size_t kMaxCommandArgs = 256;
 constexpr size_t kMaxCommandArgLength = 16384;
 constexpr size_t kMaxEnv = 128;
 constexpr size_t kMaxEnvValueLength = 4096;
-constexpr size_t kMaxServices = 8;
 constexpr int kMaxRecommendedGpuMemoryGb = 4096;
 
 std::vector<std::string> shell(std::string script) { return {"/bin/sh", "-c", std::move(script)}; }
@@ -142,7 +141,7 @@ Status validate_template(const Template& t) {
   }
   std::set<std::string_view> seen;
   for (const auto& service : t.services) {
-    if (!valid_slug(service, 31) || !seen.insert(service).second) {
+    if (!valid_service_name(service) || !seen.insert(service).second) {
       return fail(invalid("services", fmt::format("'{}' is not a unique service name "
                                                   "(a-z, 0-9 and '-', starting with a letter)",
                                                   service)));
@@ -192,6 +191,7 @@ Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides
       break;
   }
   spec.template_name = t.name;
+  if (overrides.services.empty()) spec.services = t.services;
   std::map<std::string, std::string> env = t.env;
   for (auto& [key, value] : overrides.env) env[key] = std::move(value);
   spec.env = std::move(env);

@@ -54,16 +54,17 @@ enum class RuntimeChoice {
 std::string_view to_string(RuntimeChoice choice);
 bool parse_runtime_choice(std::string_view text, RuntimeChoice* out);
 
-// What the launch request said beside the template: its own image and command, if any, win over
-// the template's; its env is laid over the template's.
+// What the launch request said beside the template: its own image, command and services, if any,
+// win over the template's; its env is laid over the template's.
 struct TemplateOverrides {
   std::string image;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
+  std::vector<std::string> services;
 };
 
-// Fills spec's runtime fields (template_name, image, command, process_command, env) from the
-// template and the overrides. kUnprocessable "template_runtime_unavailable" when the chosen
+// Fills spec's runtime fields (template_name, image, command, process_command, env, services)
+// from the template and the overrides. kUnprocessable "template_runtime_unavailable" when the chosen
 // runtime is one the template has no form for (e.g. tensorflow as a process on Debian).
 Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides overrides,
                       InstanceSpec& spec);

@@ -92,6 +92,13 @@ TEST(TemplateTest, AutoKeepsBothFormsAndTheRequestsOwnFieldsWin) {
   EXPECT_EQ(spec.command, pytorch.command);
   EXPECT_EQ(spec.process_command, pytorch.process_command);
   EXPECT_EQ(spec.env.at("PYTHONUNBUFFERED"), "1");
+  InstanceSpec jupyter;
+  ASSERT_TRUE(apply_template(find_builtin("jupyter"), RuntimeChoice::kAuto, {}, jupyter));
+  EXPECT_EQ(jupyter.services, std::vector<std::string>{"jupyter"});
+  InstanceSpec own_services;
+  ASSERT_TRUE(apply_template(find_builtin("jupyter"), RuntimeChoice::kAuto,
+                             {.services = {"lab", "tensorboard"}}, own_services));
+  EXPECT_EQ(own_services.services, (std::vector<std::string>{"lab", "tensorboard"}));
 
   // The tenant's command runs in either form; its env is laid over the template's.
   InstanceSpec own;

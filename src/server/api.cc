@@ -18,9 +18,10 @@
 #include "model/agent_protocol.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
+#include "model/service_path.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
-#include "server/router.h"
+#include "net/router.h"
 #include "server/views.h"
 
 namespace gpurent::server {
@@ -31,6 +32,8 @@ using model::Principal;
 using model::set_by_platform;
 using model::valid_env_name;
 using model::valid_image;
+using net::PathParams;
+using net::Router;
 
 namespace {
 
@@ -123,11 +126,11 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 21> kWorkloadFields = {
+constexpr std::array<std::string_view, 22> kWorkloadFields = {
     "name",          "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count",     "gpu_milli",
     "gpu_memory_gb", "cpu",      "memory_gb", "disk_gb",           "node_selector", "image",
     "command",       "env",      "pricing",   "reservation_id",    "priority",      "max_runtime_s",
-    "template",      "runtime",  "volumes"};
+    "template",      "runtime",  "volumes",   "services"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -295,6 +298,20 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
   spec.env = std::move(env);
   GPURENT_TRY(volumes, parse_volume_mounts(body));
   spec.volumes = std::move(volumes);
+  GPURENT_TRY(services, optional_string_list(body, "services", model::kMaxServices,
+                                             model::kMaxServiceNameLength));
+  for (size_t i = 0; i < services.size(); ++i) {
+    if (!model::valid_service_name(services[i])) {
+      return fail(invalid_field(
+          "services",
+          fmt::format("'{}' is not a service name ([a-z][a-z0-9-]{{0,30}})", services[i])));
+    }
+    if (std::find(services.begin(), services.begin() + static_cast<std::ptrdiff_t>(i),
+                  services[i]) != services.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return fail(invalid_field("services", fmt::format("'{}' is named twice", services[i])));
+    }
+  }
+  spec.services = std::move(services);
   GPURENT_CHECK(parse_pricing(body, spec));
   return spec;
 }
@@ -448,7 +465,10 @@ Result<model::Template> parse_template(const Json& body, std::string name) {
 }  // namespace
 
 struct Api::Impl {
-  Impl(ControllerHost& host, LogStore& logs) : host(host), logs(logs) { add_routes(); }
+  Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
+      : host(host), logs(logs), proxy(host, std::move(sessions)) {
+    add_routes();
+  }
   // Uploads queued on the log thread are written before the API (and then the LogStore) goes.
   ~Impl() { log_thread.join(); }
 
@@ -459,6 +479,7 @@ struct Api::Impl {
 
   ControllerHost& host;
   LogStore& logs;
+  TenantProxy proxy;
   // Log uploads write files (a directory and a file per run: ext4 makes each about 0.1 ms), so
   // they run here, off the I/O thread; reads of logs stay on the I/O thread.
   asio::thread_pool log_thread{1};
@@ -468,11 +489,7 @@ struct Api::Impl {
   Controller& ctl() { return host.controller(); }
 
   Result<Principal> principal(const Request& request) {
-    const auto token = bearer_token(request);
-    if (!token) return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
-    auto found = ctl().authenticate(hash_secret(*token));
-    if (!found) return fail(unauthenticated("unknown API key"));
-    return *found;
+    return authenticate_api_key(ctl(), request.authorization);
   }
 
   Result<std::string> node_of(const Request& request) {
@@ -559,6 +576,18 @@ struct Api::Impl {
     instance_action("/v1/instances/{id}/stop", "POST", &Controller::stop_instance);
     instance_action("/v1/instances/{id}/start", "POST", &Controller::start_instance);
     instance_action("/v1/instances/{id}", "DELETE", &Controller::delete_instance);
+    keyed("POST", "/v1/instances/{id}/services/{service}/ticket",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string& id = params.find("id")->second;
+            const std::string& service = params.find("service")->second;
+            auto ticket = proxy.ticket(caller, id, service);
+            co_return result_response(201, ticket, [&](const auto& issued) {
+              return Json{{"path", fmt::format("{}?login={}", model::service_base_url(id, service),
+                                               issued.first)},
+                          {"expires_at", format_rfc3339(issued.second)}};
+            });
+          });
     keyed("GET", "/v1/instances/{id}/logs",
           [this](const Principal& caller, Request& request,
                  const PathParams& params) -> asio::awaitable<Response> {
@@ -761,6 +790,7 @@ struct Api::Impl {
     overrides.image = spec.image;
     if (has_value(body, "command")) overrides.command = spec.command;
     overrides.env = spec.env;
+    overrides.services = spec.services;
     GPURENT_CHECK(model::apply_template(**found, choice, std::move(overrides), spec));
     return spec;
   }
@@ -799,7 +829,7 @@ struct Api::Impl {
             auto deleted = co_await host.mutate(
                 [&](Controller& c) { return c.delete_template(caller, name); });
             if (!deleted) co_return problem_response(deleted.error());
-            co_return Response{204, "application/json", "", {}, {}};
+            co_return Response{204, "", "", {}, {}};
           });
   }
 
@@ -1259,6 +1289,7 @@ struct Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto report = model::decode_message<model::NodeReport>(*body);
     if (!report) co_return problem_response(report.error());
+    proxy.node_reported(node, report->node_api_address, report->node_api_secret);
     if (report->workloads.size() > kMaxReportedWorkloads) {
       co_return problem_response(
           Error::invalid("invalid_message", "too many workloads in one report"));
@@ -1338,7 +1369,13 @@ namespace gpurent::server {
 
 std::string_view Api::Impl::openapi_document() { return embedded::openapi_document(); }
 
-Api::Api(ControllerHost& host, LogStore& logs) : impl_(std::make_unique<Impl>(host, logs)) {}
+Api::Api(ControllerHost& host, LogStore& logs, SessionSigner sessions)
+    : impl_(std::make_unique<Impl>(host, logs, std::move(sessions))) {}
+
+net::Forwarder Api::forwarder() {
+  return {.claims = &TenantProxy::claims,
+          .decide = [this](net::RequestHead head) { return impl_->proxy.decide(std::move(head)); }};
+}
 Api::~Api() = default;
 
 asio::awaitable<Response> Api::handle(Request request) {
@@ -1348,7 +1385,12 @@ asio::awaitable<Response> Api::handle(Request request) {
 }
 
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
-  return impl_->router.table();
+  auto routes = impl_->router.table();
+  routes.emplace_back("POST", "/v1/instances/{id}/exec");
+  for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
+    routes.emplace_back(method, "/i/{id}/{service}/{path}");
+  }
+  return routes;
 }
 
 }  // namespace gpurent::server

@@ -11,18 +11,29 @@
 #include <utility>
 #include <vector>
 
+#include "net/http.h"
 #include "server/host.h"
-#include "server/http.h"
 #include "server/log_store.h"
+#include "server/proxy.h"
 
 namespace gpurent::server {
 
+// The API speaks through the shared HTTP server (src/net).
+using net::ChunkSource;
+using net::HttpServer;
+using net::problem_response;
+using net::Request;
+using net::Response;
+
 class Api {
  public:
-  Api(ControllerHost& host, LogStore& logs);
+  // `sessions` signs the browser sessions of the services proxy (proxy.h).
+  Api(ControllerHost& host, LogStore& logs, SessionSigner sessions = SessionSigner::random());
   ~Api();
   asio::awaitable<Response> handle(Request request);
-  // (method, path pattern) of every route.
+  // The requests forwarded to nodes (the services proxy and exec, proxy.h), for the HttpServer.
+  net::Forwarder forwarder();
+  // (method, path pattern) of every route, the forwarded ones included.
   std::vector<std::pair<std::string, std::string>> routes() const;
 
  private:

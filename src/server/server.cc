@@ -121,8 +121,14 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     return 1;
   }
   LogStore logs(options.data_dir + "/logs");
-  Api api(host, logs);
-  HttpServer http(io, [&api](Request request) { return api.handle(std::move(request)); });
+  auto sessions = SessionSigner::load_or_create(options.data_dir + "/session.key");
+  if (!sessions) {
+    spdlog::error("{}", sessions.error().message);
+    return 1;
+  }
+  Api api(host, logs, std::move(*sessions));
+  HttpServer http(
+      io, [&api](Request request) { return api.handle(std::move(request)); }, {}, api.forwarder());
   auto port = http.listen(listen->host, listen->port);
   if (!port) {
     spdlog::error("{}", port.error().message);

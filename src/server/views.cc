@@ -36,7 +36,8 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"reservation_id", spec.reservation_id.empty() ? Json(nullptr) : Json(spec.reservation_id)},
       {"priority", spec.priority},
       {"max_runtime_s", optional_or_null(spec.max_runtime_s)},
-      {"volumes", spec.volumes}};
+      {"volumes", spec.volumes},
+      {"services", spec.services}};
 }
 
 constexpr model::JobState kJobStates[] = {model::JobState::kQueued,    model::JobState::kRunning,

@@ -18,6 +18,12 @@ from conftest import problem
     (b'{"gpu_type": "h100-80g", "command": []}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "env": {"CUDA_VISIBLE_DEVICES": "0"}}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "env": {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "100"}}', "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "services": "jupyter"}', "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "services": ["Jupyter"]}', "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "services": ["a", "a"]}', "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "services": ["a", "b", "c", "d", "e", "f", "g", "h", "i"]}',
+     "invalid_field"),
+    (b'{"gpu_type": "h100-80g", "env": {"GPURENT_PORT_JUPYTER": "1"}}', "invalid_field"),
     (b'{"gpu_type": "h100-80g", "surprise": 1}', "unknown_field"),
 ])
 def test_malformed_and_invalid_launches_are_400(platform, raw, code):

@@ -29,23 +29,6 @@ namespace {
 constexpr int kNotFoundExitCode = 127;
 constexpr int kCannotExecuteExitCode = 126;
 
-struct Launch {
-  std::vector<std::string> command;
-  std::map<std::string, std::string> env;
-  std::string cwd;
-};
-
-Result<Launch> read_launch(const std::filesystem::path& dir) {
-  GPURENT_TRY(text, read_file(dir / kLaunchFile));
-  GPURENT_TRY(json, parse_json_object(text));
-  GPURENT_TRY(command, optional_string_list(json, "command", kMaxCommandArgs, kMaxArgBytes));
-  // The runtime adds its own variables to at most kMaxEnvEntries of the spec's.
-  GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxArgBytes));
-  GPURENT_TRY(cwd, required_string(json, "cwd", 4096));
-  if (command.empty()) return fail(Error::invalid("invalid_launch", "the command is empty"));
-  return Launch{std::move(command), std::move(env), std::move(cwd)};
-}
-
 // Where the workload child failed before its exec, sent to the shim over a CLOEXEC pipe (EOF
 // on that pipe means the exec succeeded).
 struct ChildFailure {

@@ -6,9 +6,21 @@
 #include <limits>
 
 #include "agent/files.h"
+#include "agent/runtime/runtime.h"
 #include "common/json.h"
 
 namespace gpurent::agent {
+
+Result<Launch> read_launch(const std::filesystem::path& dir) {
+  GPURENT_TRY(text, read_file(dir / kLaunchFile));
+  GPURENT_TRY(json, parse_json_object(text));
+  GPURENT_TRY(command, optional_string_list(json, "command", kMaxCommandArgs, kMaxArgBytes));
+  // The runtime adds its own variables to at most kMaxEnvEntries of the spec's.
+  GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxArgBytes));
+  GPURENT_TRY(cwd, required_string(json, "cwd", 4096));
+  if (command.empty()) return fail(Error::invalid("invalid_launch", "the command is empty"));
+  return Launch{std::move(command), std::move(env), std::move(cwd)};
+}
 
 Status write_exit_record(const std::filesystem::path& dir, const ExitRecord& record) {
   const Json json = {{"exit_code", record.exit_code}, {"message", record.message}};

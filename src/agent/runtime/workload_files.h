@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -35,6 +37,15 @@ inline constexpr char kShimExecFailed = 'E';
 // Exit status of a run whose process group was killed with SIGKILL (128 + 9), and of one that
 // vanished without a record (the only thing that kills a shim without letting it write one).
 inline constexpr int kKilledExitCode = 137;
+
+// What the agent asked the shim to run (launch.json); `gpurent exec` runs its commands with the
+// same env and working directory.
+struct Launch {
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string cwd;
+};
+Result<Launch> read_launch(const std::filesystem::path& dir);
 
 struct ExitRecord {
   int exit_code = 0;

@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 
-namespace gpurent::server {
+namespace gpurent::net {
 
 using PathParams = std::map<std::string, std::string, std::less<>>;
 
@@ -85,4 +85,4 @@ class Router {
   std::vector<Route> routes_;
 };
 
-}  // namespace gpurent::server
+}  // namespace gpurent::net

@@ -1,0 +1,191 @@
+#include "agent/node_api.h"
+
+#include <fmt/format.h>
+#include <sodium.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <charconv>
+#include <thread>
+
+#include "agent/exec.h"
+#include "common/random.h"
+#include "model/exec_protocol.h"
+#include "model/service_path.h"
+#include "net/router.h"
+
+namespace gpurent::agent {
+namespace asio = boost::asio;
+
+namespace {
+
+using RouteHandler =
+    std::function<asio::awaitable<net::Response>(net::Request&, const net::PathParams&)>;
+
+Result<int64_t> parse_run(std::string_view text) {
+  int64_t run = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), run);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || run < 1) {
+    return fail(Error::invalid("invalid_run", fmt::format("'{}' is not a run number", text)));
+  }
+  return run;
+}
+
+// The run a request names, if the node runs it; exec and services need it running.
+Result<RunView> running_run(const NodeRuns& runs, const WorkloadKey& key) {
+  const auto view = runs.find(key);
+  if (!view) {
+    return fail(Error::not_found("run", fmt::format("{}.{}", key.instance_id, key.run)));
+  }
+  if (!view->running) {
+    return fail(Error::conflict("instance_not_running", fmt::format("run {} of {} is not running",
+                                                                    key.run, key.instance_id)));
+  }
+  return *view;
+}
+
+Result<net::ForwardTo> service_target(const net::RequestHead& head, const NodeRuns& runs) {
+  GPURENT_TRY(path, model::parse_service_path(head.path));
+  GPURENT_TRY(run, parse_run(head.header(kRunHeader)));
+  GPURENT_TRY(view, running_run(runs, {path.instance_id, run}));
+  const auto port = view.services ? view.services->ports.find(path.service)
+                                  : std::map<std::string, uint16_t>::const_iterator();
+  if (!view.services || port == view.services->ports.end()) {
+    return fail(
+        Error{ErrorKind::kNotFound, "service_not_found",
+              fmt::format("instance {} serves no service '{}'", path.instance_id, path.service)});
+  }
+  net::ForwardTo to;
+  to.host = "127.0.0.1";
+  to.port = port->second;
+  to.target = head.target;
+  const std::string self = host_port("127.0.0.1", port->second);
+  to.remove_headers = {std::string(kRunHeader)};
+  to.set_headers = {{"Authorization", "token " + view.services->token}, {"Host", self}};
+  if (!head.header("Origin").empty()) to.set_headers.emplace_back("Origin", "http://" + self);
+  return to;
+}
+
+}  // namespace
+
+bool presents_secret(std::string_view authorization, std::string_view secret) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (secret.empty() || !authorization.starts_with(kPrefix)) return false;
+  const std::string_view given = authorization.substr(kPrefix.size());
+  return given.size() == secret.size() &&
+         sodium_memcmp(given.data(), secret.data(), secret.size()) == 0;
+}
+
+net::ForwardDecision service_forward(const net::RequestHead& head, const NodeRuns& runs) {
+  auto to = service_target(head, runs);
+  if (!to) return net::problem_response(to.error());
+  return std::move(*to);
+}
+
+std::string host_port(std::string_view host, uint16_t port) {
+  return host.find(':') == std::string_view::npos ? fmt::format("{}:{}", host, port)
+                                                  : fmt::format("[{}]:{}", host, port);
+}
+
+struct NodeApi::Impl {
+  Impl(NodeRuns& runs, NodeApiOptions options, const std::string& secret)
+      : runs(runs), options(std::move(options)), secret(secret) {
+    router.add("POST", std::string(kNodeExecPath),
+               [this](net::Request& request, const net::PathParams&) { return exec(request); });
+  }
+
+  Error unauthenticated() const {
+    return {ErrorKind::kUnauthenticated, "unauthenticated",
+            "send 'Authorization: Bearer <node API secret>'"};
+  }
+
+  asio::awaitable<net::Response> handle(net::Request request) {
+    if (!presents_secret(request.authorization, secret)) {
+      co_return net::problem_response(unauthenticated());
+    }
+    auto match = router.match(request.method, request.path);
+    if (!match) co_return net::problem_response(match.error());
+    co_return co_await (*match->handler)(request, match->params);
+  }
+
+  asio::awaitable<net::ForwardDecision> forward(net::RequestHead head) {
+    if (!presents_secret(head.header("Authorization"), secret)) {
+      co_return net::problem_response(unauthenticated());
+    }
+    co_return service_forward(head, runs);
+  }
+
+  asio::awaitable<net::Response> exec(const net::Request& request) { co_return start(request); }
+
+  net::Response start(const net::Request& request) {
+    const auto instance = request.query.find("instance");
+    const auto run_text = request.query.find("run");
+    if (instance == request.query.end() || run_text == request.query.end()) {
+      return net::problem_response(
+          Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
+    }
+    auto run = parse_run(run_text->second);
+    if (!run) return net::problem_response(run.error());
+    if (!valid_instance_id(instance->second)) {
+      return net::problem_response(Error::not_found("run", instance->second));
+    }
+    auto parsed = model::parse_exec_request(request.body);
+    if (!parsed) return net::problem_response(parsed.error());
+    auto view = running_run(runs, {instance->second, *run});
+    if (!view) return net::problem_response(view.error());
+    if (view->in_container) {
+      return net::problem_response(Error::unprocessable(
+          "exec_unsupported", "exec runs in process runs only; this run is in a container"));
+    }
+    auto response = start_exec(
+        io, options.data_dir / "workloads" / fmt::format("{}.{}", instance->second, *run), *parsed);
+    if (!response) return net::problem_response(response.error());
+    return std::move(*response);
+  }
+
+  NodeRuns& runs;
+  const NodeApiOptions options;
+  const std::string& secret;
+  asio::io_context io{1};
+  net::Router<RouteHandler> router;
+  std::unique_ptr<net::HttpServer> http;
+  std::thread thread;
+};
+
+NodeApi::NodeApi(NodeRuns& runs, NodeApiOptions options) : secret_(new_secret("gna_")) {
+  impl_ = std::make_unique<Impl>(runs, std::move(options), secret_);
+}
+
+NodeApi::~NodeApi() { stop(); }
+
+Status NodeApi::start() {
+  Impl& impl = *impl_;
+  net::Forwarder forwarder{
+      .claims = [](std::string_view,
+                   std::string_view path) { return path.starts_with(model::kServicePathPrefix); },
+      .decide = [&impl](net::RequestHead head) { return impl.forward(std::move(head)); }};
+  impl.http = std::make_unique<net::HttpServer>(
+      impl.io, [&impl](net::Request request) { return impl.handle(std::move(request)); },
+      net::HttpLimits{.max_body_bytes = model::kMaxExecRequestBytes,
+                      .idle_timeout = std::chrono::seconds(75),
+                      .max_connections = 4096},
+      std::move(forwarder));
+  GPURENT_TRY(port, impl.http->listen(impl.options.listen_host, impl.options.port));
+  address_ = host_port(
+      impl.options.advertise_host.empty() ? impl.options.listen_host : impl.options.advertise_host,
+      port);
+  impl.thread = std::thread([&impl] { impl.io.run(); });
+  spdlog::info("node_api_listening address={}", address_);
+  return {};
+}
+
+void NodeApi::stop() {
+  Impl& impl = *impl_;
+  if (!impl.thread.joinable()) return;
+  asio::post(impl.io, [&impl] { impl.http->close(); });
+  impl.io.stop();
+  impl.thread.join();
+}
+
+}  // namespace gpurent::agent

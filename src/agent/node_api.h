@@ -1,0 +1,80 @@
+// The node API: a small authenticated HTTP server that the agent serves on its advertised address,
+// so that the control plane can reach what runs on the node's loopback (as the Kubernetes API
+// server reaches the kubelet on :10250).
+//
+//   ANY  /i/<instance>/<service>/...          forwarded to 127.0.0.1:<the run's service port>
+//        X-Gpurent-Run: <run>                 (path and query unchanged; bodies stream; WebSocket
+//                                              upgrades become a tunnel)
+//   POST /v1/node/exec?instance=I&run=R       {"command": [...], "timeout_s": N} -> exec frames
+//                                              (model/exec_protocol.h)
+//
+// Every request carries `Authorization: Bearer <secret>`: a random secret drawn at each start and
+// sent to the server with every report (NodeReport::node_api_secret), so it changes with every
+// agent start and a restarted server learns it again from the next report. Without it: 401.
+//
+// Forwarding to a service, the agent puts the run's service token into the request
+// (`Authorization: token <GPURENT_SERVICE_TOKEN>`, which Jupyter accepts for HTTP and WebSocket),
+// so the token never leaves the node, and sets Host (and Origin, when present) to the service's
+// own loopback address: a service bound to loopback (Jupyter with --ip=127.0.0.1) refuses other
+// Host names (DNS-rebinding protection) and compares Origin with Host on WebSockets. Cross-site
+// requests are the server's to refuse (it checks Origin before it forwards a cookie-authenticated
+// request), since it is where the browser's credentials are.
+//
+// Threading: its own thread runs its io_context; the run table (NodeRuns) is shared with the
+// reconcile thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "agent/node_runs.h"
+#include "common/result.h"
+#include "net/http.h"
+
+namespace gpurent::agent {
+
+inline constexpr std::string_view kRunHeader = "X-Gpurent-Run";
+inline constexpr std::string_view kNodeExecPath = "/v1/node/exec";
+
+struct NodeApiOptions {
+  std::string listen_host = "127.0.0.1";  // an IP address to bind
+  uint16_t port = 0;                      // 0: an ephemeral port
+  std::string advertise_host;             // how the server reaches it; "" = listen_host
+  std::filesystem::path data_dir;         // the agent's (process runs' launch records)
+};
+
+// Whether an Authorization header presents `secret` as a bearer token (compared in constant time).
+bool presents_secret(std::string_view authorization, std::string_view secret);
+
+// Where a request to a service of a run goes: the decision of the node API's forwarder, apart from
+// the secret check. Errors are problem+json answers.
+net::ForwardDecision service_forward(const net::RequestHead& head, const NodeRuns& runs);
+
+// "host:port", with brackets around an IPv6 host.
+std::string host_port(std::string_view host, uint16_t port);
+
+class NodeApi {
+ public:
+  NodeApi(NodeRuns& runs, NodeApiOptions options);
+  ~NodeApi();  // stops
+  NodeApi(const NodeApi&) = delete;
+  NodeApi& operator=(const NodeApi&) = delete;
+
+  // Binds and starts serving. Error "listen_failed" when the address cannot be bound.
+  Status start();
+  void stop();
+
+  const std::string& address() const { return address_; }  // "host:port", set by start()
+  const std::string& secret() const { return secret_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string address_;
+  const std::string secret_;
+};
+
+}  // namespace gpurent::agent

@@ -1,0 +1,147 @@
+// The forwarding half of the HTTP server (a reverse proxy): two real servers on loopback, the
+// front one forwarding to the other, driven through the real HTTP client.
+#include "net/http.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/post.hpp>
+#include <thread>
+
+#include "client/http_client.h"
+#include "common/json.h"
+
+namespace gpurent::net {
+namespace {
+
+class Forwarding : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    upstream_ = std::make_unique<HttpServer>(
+        io_,
+        [](Request request) -> asio::awaitable<Response> {
+          if (request.path == "/stream") {
+            auto left = std::make_shared<int>(3);
+            Response response{200, "text/plain", "first;", {}, {}};
+            response.chunks = [left]() -> asio::awaitable<std::optional<std::string>> {
+              if (*left == 0) co_return std::nullopt;
+              co_return fmt::format("piece{};", (*left)--);
+            };
+            co_return response;
+          }
+          Json seen = {{"method", request.method},
+                       {"path", request.path},
+                       {"query", request.query},
+                       {"authorization", request.authorization},
+                       {"body_bytes", request.body.size()}};
+          co_return Response{200, "application/json", seen.dump(), {}, {}};
+        },
+        HttpLimits{.max_body_bytes = 8 << 20});
+    auto upstream_port = upstream_->listen("127.0.0.1", 0);
+    ASSERT_TRUE(upstream_port);
+    upstream_port_ = *upstream_port;
+
+    Forwarder forwarder{
+        .claims = [](std::string_view, std::string_view path) { return path.starts_with("/up/"); },
+        .decide = [this](RequestHead head) -> asio::awaitable<ForwardDecision> {
+          if (head.header("x-refuse") == "yes") {
+            co_return problem_response(Error{ErrorKind::kPermissionDenied, "refused", "no"});
+          }
+          const uint16_t port =
+              head.path.starts_with("/up/nowhere") ? closed_port_ : upstream_port_;
+          co_return ForwardTo{.host = "127.0.0.1",
+                              .port = port,
+                              .target = head.target.substr(3),  // drops "/up"
+                              .remove_headers = {"X-Drop"},
+                              .set_headers = {{"Authorization", "token injected"}}};
+        }};
+    // The front's own limit is tiny: forwarded bodies must stream past it.
+    front_ = std::make_unique<HttpServer>(
+        io_,
+        [](Request) -> asio::awaitable<Response> {
+          co_return Response{200, "text/plain", "front", {}, {}};
+        },
+        HttpLimits{.max_body_bytes = 1024}, std::move(forwarder));
+    auto front_port = front_->listen("127.0.0.1", 0);
+    ASSERT_TRUE(front_port);
+    front_url_ = fmt::format("http://127.0.0.1:{}", *front_port);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    asio::post(io_, [this] {
+      front_->close();
+      upstream_->close();
+    });
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  client::HttpResponse send(client::HttpRequest request) {
+    auto http = client::HttpClient::create(front_url_);
+    EXPECT_TRUE(http);
+    auto response = http->send(request, std::chrono::seconds(20));
+    EXPECT_TRUE(response) << response.error().message;
+    return response ? *response : client::HttpResponse{};
+  }
+
+  asio::io_context io_{1};
+  std::unique_ptr<HttpServer> upstream_;
+  std::unique_ptr<HttpServer> front_;
+  uint16_t upstream_port_ = 0;
+  uint16_t closed_port_ = 1;  // nothing listens on port 1 on a test machine
+  std::string front_url_;
+  std::thread thread_;
+};
+
+TEST_F(Forwarding, ForwardsTargetQueryAndBodyWithTheHeadersChanged) {
+  client::HttpRequest request{.method = "POST", .target = "/up/echo?a=1&b=x%20y"};
+  request.body = std::string(3 << 20, 'z');  // far over the front's own 1 KiB limit
+  request.headers = {{"Authorization", "Bearer tenant-key"}, {"X-Drop", "secret"}};
+  const auto response = send(request);
+  ASSERT_EQ(response.status, 200) << response.body;
+  const Json seen = Json::parse(response.body);
+  EXPECT_EQ(seen["method"], "POST");
+  EXPECT_EQ(seen["path"], "/echo");
+  EXPECT_EQ(seen["query"], (Json{{"a", "1"}, {"b", "x y"}}));
+  EXPECT_EQ(seen["authorization"], "token injected");
+  EXPECT_EQ(seen["body_bytes"], 3 << 20);
+}
+
+TEST_F(Forwarding, RelaysAChunkedAnswerAndKeepsTheConnectionForTheNextRequest) {
+  auto http = client::HttpClient::create(front_url_);
+  ASSERT_TRUE(http);
+  for (int i = 0; i < 3; ++i) {
+    auto streamed = http->send({.target = "/up/stream"}, std::chrono::seconds(20));
+    ASSERT_TRUE(streamed) << streamed.error().message;
+    EXPECT_EQ(streamed->status, 200);
+    EXPECT_EQ(streamed->body, "first;piece3;piece2;piece1;");
+    // A request the front answers itself, on the same connection.
+    auto own = http->send({.target = "/own"}, std::chrono::seconds(20));
+    ASSERT_TRUE(own);
+    EXPECT_EQ(own->body, "front");
+  }
+}
+
+TEST_F(Forwarding, AnswersForTheUpstreamThatCannotBeReached) {
+  const auto response = send({.target = "/up/nowhere/x"});
+  EXPECT_EQ(response.status, 502);
+  const Json problem = Json::parse(response.body);
+  EXPECT_EQ(problem["code"], "upstream_unavailable");
+  EXPECT_EQ(problem["status"], 502);
+}
+
+TEST_F(Forwarding, ADecisionToRefuseIsTheAnswer) {
+  client::HttpRequest request{.method = "POST", .target = "/up/echo", .body = "payload"};
+  request.headers = {{"X-Refuse", "yes"}};
+  const auto response = send(request);
+  EXPECT_EQ(response.status, 403);
+  EXPECT_NE(response.body.find("refused"), std::string::npos);
+}
+
+TEST_F(Forwarding, UnclaimedRequestsKeepTheFrontsBodyLimit) {
+  const auto response = send({.method = "POST", .target = "/own", .body = std::string(4096, 'x')});
+  EXPECT_EQ(response.status, 413);
+}
+
+}  // namespace
+}  // namespace gpurent::net

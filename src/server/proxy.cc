@@ -1,0 +1,397 @@
+#include "server/proxy.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/random.h"
+#include "model/exec_protocol.h"
+#include "model/service_path.h"
+
+namespace gpurent::server {
+namespace {
+
+constexpr std::string_view kExecPrefix = "/v1/instances/";
+constexpr std::string_view kExecSuffix = "/exec";
+constexpr size_t kSessionKeyBytes = crypto_auth_hmacsha256_KEYBYTES;
+// Headers the node API uses; whatever a client sends under these names is replaced or dropped.
+constexpr std::string_view kRunHeader = "X-Gpurent-Run";
+
+Error unauthenticated(std::string why) {
+  return {ErrorKind::kUnauthenticated, "unauthenticated", std::move(why)};
+}
+
+Error invalid_session() {
+  return {ErrorKind::kUnauthenticated, "invalid_session",
+          "the login ticket or session is invalid or expired; run `gpurent jupyter ID` again"};
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::string hex(const unsigned char* data, size_t size) {
+  std::string out(size * 2, '\0');
+  sodium_bin2hex(out.data(), out.size() + 1, data, size);
+  return out;
+}
+
+// The instance id of "/v1/instances/<id>/exec", if that is the path.
+std::optional<std::string_view> exec_instance(std::string_view path) {
+  if (!path.starts_with(kExecPrefix) || !path.ends_with(kExecSuffix)) return std::nullopt;
+  const std::string_view id =
+      path.substr(kExecPrefix.size(), path.size() - kExecPrefix.size() - kExecSuffix.size());
+  if (id.empty() || id.find('/') != std::string_view::npos) return std::nullopt;
+  return id;
+}
+
+net::Response redirect(int status, std::string location,
+                       std::vector<std::pair<std::string, std::string>> headers = {}) {
+  net::Response response{status, "text/plain; charset=utf-8", "", std::move(headers), {}};
+  response.headers.emplace_back("Location", std::move(location));
+  return response;
+}
+
+}  // namespace
+
+Result<model::Principal> authenticate_api_key(const controller::Controller& controller,
+                                              std::string_view authorization) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (!authorization.starts_with(kPrefix)) {
+    return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
+  }
+  const std::string_view token = authorization.substr(kPrefix.size());
+  if (token.empty() || token.size() > 256) {
+    return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
+  }
+  auto found = controller.authenticate(hash_secret(token));
+  if (!found) return fail(unauthenticated("unknown API key"));
+  return *found;
+}
+
+SessionSigner::SessionSigner(std::string key) : key_(std::move(key)) {}
+
+SessionSigner SessionSigner::random() {
+  std::string key(kSessionKeyBytes, '\0');
+  randombytes_buf(key.data(), key.size());
+  return SessionSigner(std::move(key));
+}
+
+Result<SessionSigner> SessionSigner::load_or_create(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (key.size() != kSessionKeyBytes) {
+      return fail(Error::internal(fmt::format("{} is not a session key ({} bytes, want {})", path,
+                                              key.size(), kSessionKeyBytes)));
+    }
+    return SessionSigner(std::move(key));
+  }
+  SessionSigner signer = random();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return fail(Error::internal(fmt::format("cannot create {}: {}", path, std::strerror(errno))));
+  }
+  const bool written = ::write(fd, signer.key_.data(), signer.key_.size()) ==
+                           static_cast<ssize_t>(signer.key_.size()) &&
+                       ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written) {
+    ::unlink(path.c_str());
+    return fail(Error::internal(fmt::format("cannot write {}: {}", path, std::strerror(errno))));
+  }
+  return signer;
+}
+
+std::string SessionSigner::mac(std::string_view text) const {
+  std::array<unsigned char, crypto_auth_hmacsha256_BYTES> out;
+  crypto_auth_hmacsha256(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                         text.size(), reinterpret_cast<const unsigned char*>(key_.data()));
+  return hex(out.data(), out.size());
+}
+
+std::string SessionSigner::sign(TokenKind kind, std::string_view instance_id,
+                                std::string_view tenant_id, Timestamp expires) const {
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(expires.time_since_epoch()).count();
+  const std::string text =
+      fmt::format("{}.{}.{}.{}", static_cast<char>(kind), instance_id, tenant_id, seconds);
+  return text + "." + mac(text);
+}
+
+Result<SessionClaims> SessionSigner::verify(std::string_view token, TokenKind kind,
+                                            Timestamp now) const {
+  const size_t last = token.rfind('.');
+  if (last == std::string_view::npos || token.size() > 512) return fail(invalid_session());
+  const std::string_view text = token.substr(0, last);
+  const std::string expected = mac(text);
+  const std::string_view given = token.substr(last + 1);
+  if (given.size() != expected.size() ||
+      sodium_memcmp(given.data(), expected.data(), expected.size()) != 0) {
+    return fail(invalid_session());
+  }
+  // Signed by this server, so the fields are as it wrote them.
+  std::vector<std::string_view> fields;
+  for (size_t start = 0;;) {
+    const size_t dot = text.find('.', start);
+    fields.push_back(text.substr(start, dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (fields.size() != 4 || fields[0].size() != 1 || fields[0][0] != static_cast<char>(kind)) {
+    return fail(invalid_session());
+  }
+  int64_t expiry = 0;
+  const auto [ptr, ec] =
+      std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), expiry);
+  if (ec != std::errc() ||
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count() >= expiry) {
+    return fail(invalid_session());
+  }
+  return SessionClaims{std::string(fields[1]), std::string(fields[2])};
+}
+
+std::optional<std::string> cookie_value(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const size_t semi = header.find(';');
+    const std::string_view pair = trim(header.substr(0, semi));
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && trim(pair.substr(0, eq)) == name) {
+      return std::string(trim(pair.substr(eq + 1)));
+    }
+    if (semi == std::string_view::npos) break;
+    header.remove_prefix(semi + 1);
+  }
+  return std::nullopt;
+}
+
+std::string without_cookie(std::string_view header, std::string_view name) {
+  std::string out;
+  while (!header.empty()) {
+    const size_t semi = header.find(';');
+    const std::string_view pair = trim(header.substr(0, semi));
+    const size_t eq = pair.find('=');
+    const bool named = eq != std::string_view::npos && trim(pair.substr(0, eq)) == name;
+    if (!pair.empty() && !named) {
+      if (!out.empty()) out += "; ";
+      out += pair;
+    }
+    if (semi == std::string_view::npos) break;
+    header.remove_prefix(semi + 1);
+  }
+  return out;
+}
+
+bool origin_matches_host(std::string_view origin, std::string_view host) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (origin.starts_with(scheme)) return !host.empty() && origin.substr(scheme.size()) == host;
+  }
+  return false;
+}
+
+std::string without_login_parameter(std::string_view target) {
+  const size_t question = target.find('?');
+  if (question == std::string_view::npos) return std::string(target);
+  std::string out(target.substr(0, question));
+  std::string_view query = target.substr(question + 1);
+  char separator = '?';
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (!pair.empty() && pair != "login" && !pair.starts_with("login=")) {
+      out += separator;
+      out += pair;
+      separator = '&';
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::string secret) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || secret.empty()) return std::nullopt;
+  std::string_view host = address.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string_view port_text = address.substr(colon + 1);
+  unsigned port = 0;
+  const auto [ptr, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535) {
+    return std::nullopt;
+  }
+  return NodeEndpoint{std::string(host), static_cast<uint16_t>(port), std::move(secret)};
+}
+
+TenantProxy::TenantProxy(ControllerHost& host, SessionSigner signer)
+    : host_(host), signer_(std::move(signer)) {}
+
+bool TenantProxy::claims(std::string_view method, std::string_view path) {
+  return path.starts_with(model::kServicePathPrefix) ||
+         (method == "POST" && exec_instance(path).has_value());
+}
+
+void TenantProxy::node_reported(const std::string& node_id, std::string_view address,
+                                std::string secret) {
+  auto endpoint = parse_node_endpoint(address, std::move(secret));
+  if (endpoint) {
+    nodes_.insert_or_assign(node_id, std::move(*endpoint));
+  } else {
+    nodes_.erase(node_id);
+  }
+}
+
+Result<std::pair<std::string, Timestamp>> TenantProxy::ticket(const model::Principal& caller,
+                                                              std::string_view instance_id,
+                                                              std::string_view service) {
+  GPURENT_TRY(instance, ctl().instance(caller, instance_id));
+  const auto& services = instance->spec.services;
+  if (std::find(services.begin(), services.end(), service) == services.end()) {
+    return fail(Error{ErrorKind::kNotFound, "service_not_found",
+                      fmt::format("instance {} serves no service '{}'", instance_id, service)});
+  }
+  const Timestamp expires = clock_.now() + kTicketLifetime;
+  return std::pair{signer_.sign(TokenKind::kTicket, instance->id, instance->tenant_id, expires),
+                   expires};
+}
+
+Result<NodeEndpoint> TenantProxy::reachable(const model::Instance& instance) const {
+  if (instance.state != model::InstanceState::kRunning) {
+    return fail(Error::conflict("instance_not_running",
+                                fmt::format("instance {} is {}; start it first", instance.id,
+                                            model::to_string(instance.state))));
+  }
+  const auto node = nodes_.find(instance.node_id);
+  if (node == nodes_.end()) {
+    return fail(Error{ErrorKind::kUnavailable, "node_unreachable",
+                      fmt::format("the node of instance {} has not told the server where its node "
+                                  "API is (yet); try again in a few seconds",
+                                  instance.id)});
+  }
+  return node->second;
+}
+
+asio::awaitable<net::ForwardDecision> TenantProxy::decide(net::RequestHead head) {
+  if (const auto id = exec_instance(head.path); id && head.method == "POST") {
+    co_return decide_exec(head, *id);
+  }
+  co_return decide_service(head);
+}
+
+net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
+                                              std::string_view instance_id) {
+  auto caller = authenticate_api_key(ctl(), head.header("Authorization"));
+  if (!caller) return net::problem_response(caller.error());
+  auto instance = ctl().instance(*caller, instance_id);
+  if (!instance) return net::problem_response(instance.error());
+  auto node = reachable(**instance);
+  if (!node) return net::problem_response(node.error());
+  return net::ForwardTo{
+      .host = node->host,
+      .port = node->port,
+      .target = fmt::format("/v1/node/exec?instance={}&run={}", (*instance)->id, (*instance)->run),
+      .remove_headers = {"Cookie", std::string(kRunHeader)},
+      .set_headers = {{"Authorization", "Bearer " + node->secret}},
+      // A quiet command streams nothing for as long as it may run; the node kills it then.
+      .idle_timeout = std::chrono::seconds(model::kMaxExecTimeoutS) + std::chrono::minutes(1)};
+}
+
+net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
+  auto path = model::parse_service_path(head.path);
+  if (!path) return net::problem_response(path.error());
+  if (path->needs_slash) {
+    // The service's base URL ends in '/'; relative links resolve against it.
+    const size_t question = head.target.find('?');
+    std::string location = head.target.substr(0, question) + "/";
+    if (question != std::string::npos) location += head.target.substr(question);
+    return redirect(308, std::move(location));
+  }
+  const std::string authorization = head.header("Authorization");
+  const std::string cookies = head.header("Cookie");
+  const Timestamp now = clock_.now();
+  const model::Instance* instance = nullptr;
+  if (!authorization.empty()) {
+    auto caller = authenticate_api_key(ctl(), authorization);
+    if (!caller) return net::problem_response(caller.error());
+    auto found = ctl().instance(*caller, path->instance_id);
+    if (!found) return net::problem_response(found.error());
+    instance = *found;
+  } else {
+    // A browser: a login ticket in the URL becomes the session cookie, or the cookie is present.
+    const auto login = head.query.find("login");
+    const std::optional<std::string> session = cookie_value(cookies, kSessionCookie);
+    const bool ticket = login != head.query.end();
+    if (!ticket && !session) {
+      return net::problem_response(unauthenticated(
+          "send 'Authorization: Bearer <API key>', or open the URL `gpurent jupyter ID` prints"));
+    }
+    auto claims = ticket ? signer_.verify(login->second, TokenKind::kTicket, now)
+                         : signer_.verify(*session, TokenKind::kSession, now);
+    if (!claims) return net::problem_response(claims.error());
+    // A genuine ticket or session for another instance (another tenant's, say) opens nothing
+    // here, and says nothing about this one: as for another tenant's key, it does not exist.
+    auto found = ctl().instance(model::platform_principal(), path->instance_id);
+    if (claims->instance_id != path->instance_id || !found ||
+        (*found)->tenant_id != claims->tenant_id) {
+      return net::problem_response(Error::not_found("instance", path->instance_id));
+    }
+    if (ticket) {
+      const std::string cookie =
+          fmt::format("{}={}; Path={}; Max-Age={}; HttpOnly; SameSite=Lax", kSessionCookie,
+                      signer_.sign(TokenKind::kSession, path->instance_id, claims->tenant_id,
+                                   now + kSessionLifetime),
+                      fmt::format("{}{}/", model::kServicePathPrefix, path->instance_id),
+                      kSessionLifetime.count());
+      return redirect(303, without_login_parameter(head.target), {{"Set-Cookie", cookie}});
+    }
+    const std::string origin = head.header("Origin");
+    if (!origin.empty() && !origin_matches_host(origin, head.header("Host"))) {
+      return net::problem_response(
+          Error{ErrorKind::kPermissionDenied, "cross_origin",
+                fmt::format("a request from {} may not use this site's session", origin)});
+    }
+    instance = *found;
+  }
+  const auto& services = instance->spec.services;
+  if (std::find(services.begin(), services.end(), path->service) == services.end()) {
+    return net::problem_response(
+        Error{ErrorKind::kNotFound, "service_not_found",
+              fmt::format("instance {} serves no service '{}'", instance->id, path->service)});
+  }
+  auto node = reachable(*instance);
+  if (!node) return net::problem_response(node.error());
+  net::ForwardTo to{.host = node->host,
+                    .port = node->port,
+                    .target = head.target,
+                    .remove_headers = {std::string(kRunHeader)},
+                    .set_headers = {{"Authorization", "Bearer " + node->secret},
+                                    {std::string(kRunHeader), std::to_string(instance->run)}}};
+  // The session cookie is the server's; the service gets the browser's other cookies.
+  if (!cookies.empty()) {
+    const std::string rest = without_cookie(cookies, kSessionCookie);
+    if (rest.empty()) {
+      to.remove_headers.emplace_back("Cookie");
+    } else {
+      to.set_headers.emplace_back("Cookie", rest);
+    }
+  }
+  return to;
+}
+
+}  // namespace gpurent::server

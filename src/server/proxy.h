@@ -1,0 +1,122 @@
+// The tenant side of the services proxy and of `gpurent exec`: which requests the server forwards
+// to a node's agent (node API, agent/node_api.h), after checking who asks.
+//
+//   ANY  /i/<instance>/<service>/...     -> the node's agent, path and query unchanged, which
+//                                           forwards to the service on the node's loopback
+//   POST /v1/instances/<id>/exec         -> the node's agent, POST /v1/node/exec
+//
+// Who may: the instance's tenant (or an operator), by API key (`Authorization: Bearer`) or, on
+// /i/ only, by a browser session cookie. A browser gets the cookie from a login ticket:
+// `gpurent jupyter ID` asks POST /v1/instances/<id>/services/<service>/ticket for a short-lived
+// signed ticket and opens /i/<id>/<service>/?login=<ticket>; the server checks it, sets the cookie
+// (HttpOnly, SameSite=Lax, Path=/i/<id>/) and redirects to the same URL without the ticket.
+// Another tenant's key, cookie or ticket gets 404, as everywhere in this API. A cookie-
+// authenticated request whose Origin is not the server's own is refused (403): the cookie is the
+// browser's ambient credential, and a service on the node no longer checks origins itself (the
+// agent presents it the request as coming from its own address).
+//
+// Tickets and cookies are HMAC-SHA-256 tokens "<kind>.<instance>.<tenant>.<expiry>.<mac>" under
+// the server's session key (kept in the data directory, so a restart keeps browsers signed in).
+//
+// Where a node's agent listens, and its secret, come with every report (NodeEndpoints); they are
+// not persisted: a restarted server knows them again after one report interval, and a restarted
+// agent's new secret replaces the old one at its first report.
+//
+// Threading: the server's I/O thread, like the API.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "model/tenant.h"
+#include "net/http.h"
+#include "server/host.h"
+
+namespace gpurent::server {
+
+inline constexpr std::string_view kSessionCookie = "gpurent_session";
+inline constexpr std::chrono::seconds kTicketLifetime{120};
+inline constexpr std::chrono::seconds kSessionLifetime{12 * 3600};
+
+// "Bearer <key>" -> the key's principal; kUnauthenticated otherwise.
+Result<model::Principal> authenticate_api_key(const controller::Controller& controller,
+                                              std::string_view authorization);
+
+enum class TokenKind : char { kTicket = 't', kSession = 's' };
+
+// What a valid token says: which instance's services it opens, for which tenant.
+struct SessionClaims {
+  std::string instance_id;
+  std::string tenant_id;
+};
+
+class SessionSigner {
+ public:
+  explicit SessionSigner(std::string key);  // 32 bytes
+  // Reads the key from `path`, or creates it there (mode 0600) with a random one.
+  static Result<SessionSigner> load_or_create(const std::string& path);
+  static SessionSigner random();
+
+  std::string sign(TokenKind kind, std::string_view instance_id, std::string_view tenant_id,
+                   Timestamp expires) const;
+  // What a token of this kind, unexpired at `now` and signed with this key, says;
+  // kUnauthenticated ("invalid_session") otherwise. The caller checks the instance it names.
+  Result<SessionClaims> verify(std::string_view token, TokenKind kind, Timestamp now) const;
+
+ private:
+  std::string mac(std::string_view text) const;
+  std::string key_;
+};
+
+// The value of cookie `name` in a Cookie header, if present.
+std::optional<std::string> cookie_value(std::string_view header, std::string_view name);
+// The Cookie header without cookie `name` (empty when nothing else is left).
+std::string without_cookie(std::string_view header, std::string_view name);
+// Whether an Origin header names the host a request was sent to (scheme aside).
+bool origin_matches_host(std::string_view origin, std::string_view host);
+// A request target without its `login` query parameter (kept verbatim otherwise).
+std::string without_login_parameter(std::string_view target);
+
+struct NodeEndpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string secret;
+};
+// "host:port" or "[v6]:port"; nothing when malformed.
+std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::string secret);
+
+class TenantProxy {
+ public:
+  TenantProxy(ControllerHost& host, SessionSigner signer);
+
+  // Which requests are forwarded (see the header comment).
+  static bool claims(std::string_view method, std::string_view path);
+  asio::awaitable<net::ForwardDecision> decide(net::RequestHead head);
+
+  // From every agent report.
+  void node_reported(const std::string& node_id, std::string_view address, std::string secret);
+  // A login ticket for the instance's service, and when it expires.
+  Result<std::pair<std::string, Timestamp>> ticket(const model::Principal& caller,
+                                                   std::string_view instance_id,
+                                                   std::string_view service);
+
+ private:
+  net::ForwardDecision decide_service(const net::RequestHead& head);
+  net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id);
+  // The running instance's node API, or why the request cannot reach it.
+  Result<NodeEndpoint> reachable(const model::Instance& instance) const;
+  controller::Controller& ctl() { return host_.controller(); }
+
+  ControllerHost& host_;
+  SessionSigner signer_;
+  // Tickets and sessions expire in wall-clock time; the controller's clock is its own.
+  SystemClock clock_;
+  std::unordered_map<std::string, NodeEndpoint> nodes_;
+};
+
+}  // namespace gpurent::server
