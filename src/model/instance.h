@@ -70,12 +70,12 @@ struct InstanceSpec {
   // Reserved work: the tenant's reservation whose held capacity it uses.
   std::string reservation_id;
   // Names of the HTTP services the workload serves (each [a-z][a-z0-9-]{0,30}, at most
-  // kMaxServicesPerWorkload, unique): the node gives each a loopback port and the server proxies
+  // kMaxServices, unique): the node gives each a loopback port and the server proxies
   // /i/<id>/<name>/ to it (docs/runtime.md).
   std::vector<std::string> services;
 };
 
-inline constexpr size_t kMaxServicesPerWorkload = 8;
+inline constexpr size_t kMaxServices = 8;
 inline constexpr size_t kMaxServiceNameLength = 31;
 // Whether `name` may name a service: [a-z][a-z0-9-]{0,30}.
 bool valid_service_name(std::string_view name);

@@ -265,7 +265,7 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
     }
   }
   spec.env = std::move(env);
-  GPURENT_TRY(services, optional_string_list(body, "services", model::kMaxServicesPerWorkload,
+  GPURENT_TRY(services, optional_string_list(body, "services", model::kMaxServices,
                                              model::kMaxServiceNameLength));
   for (size_t i = 0; i < services.size(); ++i) {
     if (!model::valid_service_name(services[i])) {
