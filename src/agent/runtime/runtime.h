@@ -12,7 +12,9 @@
 // - a runtime re-adopts the runs it finds when it is opened (the agent restarted).
 // Environment of a workload: the spec's env, then CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
 // (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN, which always win
-// (platform_env()).
+// (platform_env()). A run's service variables (GPURENT_PORT_*, GPURENT_BASE_URL_*,
+// GPURENT_SERVICE_TOKEN; node_runs.h) are in the spec's env already: the reconciler adds them
+// before start(), so every runtime passes them on.
 //
 // Thread-safety: none; the reconcile thread owns the runtime.
 #pragma once
