@@ -134,10 +134,12 @@ Status NodeAgent::start() {
   const std::string advertised =
       registered_as.address.empty() ? registered_as.name : registered_as.address;
   const auto open_node_api = [&](const std::string& listen_host) {
-    node_api_ = std::make_unique<NodeApi>(*runs_, NodeApiOptions{.listen_host = listen_host,
-                                                                 .port = options_.node_api_port,
-                                                                 .advertise_host = advertised,
-                                                                 .data_dir = data_dir});
+    node_api_ = std::make_unique<NodeApi>(
+        *runs_, NodeApiOptions{.listen_host = listen_host,
+                               .port = options_.node_api_port,
+                               .advertise_host = advertised,
+                               .data_dir = data_dir,
+                               .container_socket = options_.container_socket});
     return node_api_->start();
   };
   bool listening = false;
@@ -285,6 +287,7 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   Reconciler reconciler(*runtime_, *runs_);
   reconciler.set_node_api(node_api_->address(), node_api_->secret());
+  reconciler.set_container_runtime(!options_.container_socket.empty());
   VolumeJanitor volumes(options_.data_dir);
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to

@@ -9,7 +9,9 @@
 #include <charconv>
 #include <thread>
 
+#include "agent/container_exec.h"
 #include "agent/exec.h"
+#include "agent/runtime/container_runtime.h"
 #include "common/random.h"
 #include "model/exec_protocol.h"
 #include "model/service_path.h"
@@ -134,12 +136,13 @@ struct NodeApi::Impl {
     if (!parsed) return net::problem_response(parsed.error());
     auto view = running_run(runs, {instance->second, *run});
     if (!view) return net::problem_response(view.error());
-    if (view->in_container) {
-      return net::problem_response(Error::unprocessable(
-          "exec_unsupported", "exec runs in process runs only; this run is in a container"));
-    }
-    auto response = start_exec(
-        io, options.data_dir / "workloads" / fmt::format("{}.{}", instance->second, *run), *parsed);
+    auto response =
+        view->in_container
+            ? start_container_exec(io, options.container_socket,
+                                   container_name({instance->second, *run}), *parsed)
+            : start_exec(
+                  io, options.data_dir / "workloads" / fmt::format("{}.{}", instance->second, *run),
+                  *parsed);
     if (!response) return net::problem_response(response.error());
     return std::move(*response);
   }

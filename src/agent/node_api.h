@@ -44,6 +44,7 @@ struct NodeApiOptions {
   uint16_t port = 0;                      // 0: an ephemeral port
   std::string advertise_host;             // how the server reaches it; "" = listen_host
   std::filesystem::path data_dir;         // the agent's (process runs' launch records)
+  std::string container_socket;           // the engine of container runs; "" = none
 };
 
 // Whether an Authorization header presents `secret` as a bearer token (compared in constant time).

@@ -201,9 +201,10 @@ TEST_F(NodeApiServerTest, EveryRouteNeedsTheCurrentSecret) {
 TEST_F(NodeApiServerTest, ExecRefusesWhatItCannotRun) {
   const std::string secret = api_->secret();
   const std::string body = R"({"command": ["true"]})";
+  // A container run on an agent without an engine (it cannot have started one): said so.
   auto box = exec("instance=i-box&run=1", body, secret);
-  EXPECT_EQ(box.status, 422);
-  EXPECT_EQ(code(box), "exec_unsupported");
+  EXPECT_EQ(box.status, 503);
+  EXPECT_EQ(code(box), "no_container_runtime");
   auto gone = exec("instance=i-gone&run=1", body, secret);
   EXPECT_EQ(gone.status, 409);
   EXPECT_EQ(code(gone), "instance_not_running");

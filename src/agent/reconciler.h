@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -52,6 +53,8 @@ class Reconciler {
     node_api_address_ = std::move(address);
     node_api_secret_ = std::move(secret);
   }
+  // Whether the node has a container engine, sent with every report.
+  void set_container_runtime(bool available) { container_runtime_ = available; }
 
   void converge(const model::DesiredState& desired);
   // Fails with the link's error when the server could not take the logs or the report; the caller
@@ -75,6 +78,7 @@ class Reconciler {
   NodeRuns& runs_;
   std::string node_api_address_;
   std::string node_api_secret_;
+  std::optional<bool> container_runtime_;
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;
   std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set

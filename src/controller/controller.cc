@@ -961,6 +961,14 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   if (node_it == nodes_.end()) return fail(Error::not_found("node", node_id));
   Node& node = node_it->second;
   node.last_heartbeat = now();
+  if (report.container_runtime && *report.container_runtime != node.container_runtime) {
+    // The agent restarted with (or without) a container engine: image work may go there (or not)
+    // from now on; what runs there keeps running.
+    node.container_runtime = *report.container_runtime;
+    touch_node(node, /*desired_set_changed=*/false);
+    sync_cluster_node(node);
+    spdlog::info("node={} container_runtime={}", node.id, node.container_runtime);
+  }
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;
     touch_node(node, /*desired_set_changed=*/false);

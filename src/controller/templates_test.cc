@@ -119,6 +119,21 @@ TEST_F(TemplatesTest, ImageOnlyWorkGoesOnlyToNodesWithAnEngine) {
   EXPECT_EQ(workload_of(placed).image, (*ctl_.find_template("tensorflow"))->image);
 }
 
+TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) {
+  model::InstanceSpec tensorflow = from_template("tensorflow", model::RuntimeChoice::kAuto);
+  const auto waiting = launch(alice_, tensorflow);
+  ASSERT_EQ(get(waiting.id).state, InstanceState::kPending);
+  model::NodeReport report{.applied_generation = ctl_.desired_state(node_)->generation};
+  report.container_runtime = true;
+  ASSERT_TRUE(ctl_.apply_report(node_, report));
+  ctl_.tick();
+  EXPECT_EQ(get(waiting.id).node_id, node_);
+  EXPECT_TRUE((*ctl_.node(admin_, node_))->container_runtime);
+  // A report that does not say leaves it as it is.
+  ASSERT_TRUE(ctl_.apply_report(node_, {.applied_generation = report.applied_generation}));
+  EXPECT_TRUE((*ctl_.node(admin_, node_))->container_runtime);
+}
+
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {
   model::NodeRegistration registration{.name = "liar", .cpu_count = 8, .agent_version = "test"};
   registration.labels = {{"gpurent.io/container-runtime", "true"}};

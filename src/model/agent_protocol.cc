@@ -126,12 +126,16 @@ void to_json(Json& j, const NodeReport& v) {
        {"workloads", v.workloads},
        {"node_api_address", v.node_api_address},
        {"node_api_secret", v.node_api_secret}};
+  if (v.container_runtime) j["container_runtime"] = *v.container_runtime;
 }
 void from_json(const Json& j, NodeReport& v) {
   v.applied_generation = j.at("applied_generation").get<int64_t>();
   v.workloads = j.at("workloads").get<std::vector<WorkloadStatus>>();
   v.node_api_address = j.value("node_api_address", std::string());
   v.node_api_secret = j.value("node_api_secret", std::string());
+  if (const auto it = j.find("container_runtime"); it != j.end() && !it->is_null()) {
+    v.container_runtime = it->get<bool>();
+  }
 }
 
 }  // namespace gpurent::model

@@ -95,6 +95,9 @@ struct NodeReport {
   // again after one report; empty: the node serves no node API (a simulated node).
   std::string node_api_address;
   std::string node_api_secret;
+  // Whether the agent has a container engine now (NodeRegistration::container_runtime, kept up to
+  // date: an agent restarted with or without --container-socket says so). Absent: unchanged.
+  std::optional<bool> container_runtime;
 };
 
 void to_json(Json& j, const NodeRegistration& v);

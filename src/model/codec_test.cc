@@ -70,23 +70,21 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                .gpus = {"GPU-a", "GPU-b"},
                                .cpu = 4,
                                .memory_gb = 64,
-                               .volumes = {{"v-1", "/data"}, {"v-2", "/scratch\tx"}}},
-                               .services = {
-    "jupyter", "tensorboard"}
-});
-desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
-EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
-// The agent reads back what the server wrote, volumes included.
-const auto back = Json::parse(desired_state_json(desired)).get<DesiredState>();
-EXPECT_EQ(back.volumes, desired.volumes);
-EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
-// An older server's answer has no volumes: none.
-Json old = desired;
-old.erase("volumes");
-old["workloads"][0].erase("volumes");
-const auto without = old.get<DesiredState>();
-EXPECT_TRUE(without.volumes.empty());
-EXPECT_TRUE(without.workloads[0].volumes.empty());
+                               .volumes = {{"v-1", "/data"}, {"v-2", "/scratch\tx"}},
+                               .services = {"jupyter", "tensorboard"}});
+  desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
+  EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
+  // The agent reads back what the server wrote, volumes included.
+  const auto back = Json::parse(desired_state_json(desired)).get<DesiredState>();
+  EXPECT_EQ(back.volumes, desired.volumes);
+  EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
+  // An older server's answer has no volumes: none.
+  Json old = desired;
+  old.erase("volumes");
+  old["workloads"][0].erase("volumes");
+  const auto without = old.get<DesiredState>();
+  EXPECT_TRUE(without.volumes.empty());
+  EXPECT_TRUE(without.workloads[0].volumes.empty());
 }
 
 TEST(CodecTest, AVolumeRoundTripsThroughJson) {

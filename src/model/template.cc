@@ -191,7 +191,7 @@ Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides
       break;
   }
   spec.template_name = t.name;
-  if (overrides.services.empty()) spec.services = t.services;
+  spec.services = overrides.services.empty() ? t.services : std::move(overrides.services);
   std::map<std::string, std::string> env = t.env;
   for (auto& [key, value] : overrides.env) env[key] = std::move(value);
   spec.env = std::move(env);

@@ -50,6 +50,18 @@ def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_a
         platform.cli("logs", instance_id, key=key).stdout), what="the container's output")
     assert f"hello {instance_id} from /workspace" in logs
 
+    # gpurent exec runs in the container: its environment, /workspace, both streams, the status.
+    ran = platform.cli("exec", instance_id, "--", "sh", "-c",
+                       "echo in $GPURENT_INSTANCE_ID $(pwd); cat note; echo oops >&2; exit 3",
+                       key=key, check=False)
+    assert ran.returncode == 3, (ran.stdout, ran.stderr)
+    assert ran.stdout == f"in {instance_id} /workspace\nkept\n", ran.stdout
+    assert ran.stderr == "oops\n", ran.stderr
+    missing = platform.cli("exec", instance_id, "--", "no-such-program", key=key, check=False)
+    assert missing.returncode == 127, (missing.stdout, missing.stderr)
+    _, other = platform.new_tenant("nosy")
+    assert platform.cli("exec", instance_id, "--", "true", key=other, check=False).returncode != 0
+
     # In the engine: one container, labelled, with the limits asked for.
     [container] = podman.containers(instance_id)
     inspected = json.loads(podman.podman("inspect", container["Id"]).stdout)[0]

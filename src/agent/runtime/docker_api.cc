@@ -404,17 +404,28 @@ Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& ou
                       what + ": its output was no longer wanted; it may still run"});
   }
   for (int poll = 0; poll < kExitCodePolls; ++poll) {
-    GPURENT_TRY(response, call("GET", path + "/json"));
-    GPURENT_CHECK(expect(response, what, {200}, "no_such_exec"));
-    GPURENT_TRY(parsed, json_body(response, what));
-    const auto code = parsed.find("ExitCode");
-    if (!parsed.value("Running", false) && code != parsed.end() && code->is_number_integer()) {
-      return code->get<int>();
-    }
+    GPURENT_TRY(info, exec_inspect(exec));
+    if (info.exit_code) return *info.exit_code;
     std::this_thread::sleep_for(kExitCodePollInterval);
   }
   return fail(Error{ErrorKind::kInternal, "engine_error",
                     what + ": its output ended but the engine reports no exit code"});
+}
+
+Result<ExecInfo> DockerClient::exec_inspect(std::string_view exec) {
+  const std::string what = fmt::format("exec {}", exec);
+  GPURENT_TRY(response, call("GET", fmt::format("{}/exec/{}/json", kApiPrefix, escape(exec))));
+  GPURENT_CHECK(expect(response, what, {200}, "no_such_exec"));
+  GPURENT_TRY(parsed, json_body(response, what));
+  ExecInfo info;
+  info.running = parsed.value("Running", false);
+  const auto pid = parsed.find("Pid");
+  if (info.running && pid != parsed.end() && pid->is_number_integer()) info.pid = pid->get<int>();
+  const auto code = parsed.find("ExitCode");
+  if (!info.running && code != parsed.end() && code->is_number_integer()) {
+    info.exit_code = code->get<int>();
+  }
+  return info;
 }
 
 }  // namespace gpurent::agent

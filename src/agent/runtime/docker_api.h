@@ -90,6 +90,12 @@ struct ExecSpec {
   std::string working_dir;  // empty: the container's
 };
 
+struct ExecInfo {
+  bool running = false;
+  int pid = 0;                   // while running: the command's host PID (the engine's "Pid")
+  std::optional<int> exit_code;  // once ended
+};
+
 // Output of a multiplexed stream: 1 stdout, 2 stderr.
 using OutputSink = std::function<bool(int stream, std::string_view bytes)>;
 
@@ -134,6 +140,8 @@ class DockerClient {
   // idle_timeout bounds each wait for output.
   Result<int> exec_start(std::string_view exec, const OutputSink& output,
                          std::chrono::milliseconds idle_timeout);
+
+  Result<ExecInfo> exec_inspect(std::string_view exec);
 
   const std::string& socket_path() const { return socket_path_; }
 
