@@ -18,14 +18,10 @@ import shutil
 import tempfile
 import time
 
-from api_bench import Client, run_wrk
-from devserver import start_dev
+from api_bench import run_wrk
+from devserver import Client, start_dev
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-JUPYTER_COMMAND = (
-    "exec jupyter notebook --no-browser --allow-root --ip=127.0.0.1 "
-    "--port=$GPURENT_PORT_JUPYTER --NotebookApp.token=$GPURENT_SERVICE_TOKEN "
-    "--NotebookApp.base_url=$GPURENT_BASE_URL_JUPYTER --notebook-dir=.")
 BIG_FILE_BYTES = 4 << 20
 
 
@@ -51,8 +47,8 @@ def main():
     client = Client(port, key)
     instance_id = None
     try:
-        status, body = client.call("POST", "/v1/instances", {
-            "gpu_type": "h100-80g", "services": ["jupyter"], "command": JUPYTER_COMMAND})
+        status, body = client.call("POST", "/v1/instances",
+                                   {"gpu_type": "h100-80g", "template": "jupyter"})
         assert status == 201, body
         instance = json.loads(body)
         instance_id = instance["id"]

@@ -15,21 +15,17 @@ import websocket  # python3-websocket (websocket-client)
 
 from conftest import BINARY, Response, http, problem, wait_for
 
-# The jupyter template's command (the template catalog fills exactly this).
-JUPYTER_COMMAND = (
-    "exec jupyter notebook --no-browser --allow-root --ip=127.0.0.1 "
-    "--port=$GPURENT_PORT_JUPYTER --NotebookApp.token=$GPURENT_SERVICE_TOKEN "
-    "--NotebookApp.base_url=$GPURENT_BASE_URL_JUPYTER --notebook-dir=.")
 JUPYTER_START_TIMEOUT_S = 60
 
 
 def launch_jupyter(platform, key):
+    """One click: `gpurent launch --template jupyter`, on `gpurent dev` its process form (Debian's
+    Jupyter Notebook on the node's loopback, with the node's token and base URL)."""
     assert shutil.which("jupyter-notebook"), "jupyter-notebook is missing: scripts/install-deps.sh test"
-    created = platform.call("POST", "/v1/instances", key, body={
-        "gpu_type": "h100-80g", "services": ["jupyter"], "command": JUPYTER_COMMAND})
-    assert created.status == 201, created.body
-    instance_id = created.json()["id"]
-    assert created.json()["services"] == ["jupyter"]
+    created = json.loads(platform.cli("launch", "--gpu", "h100-80g", "--template", "jupyter",
+                                      "-o", "json", key=key).stdout)
+    instance_id = created["id"]
+    assert created["services"] == ["jupyter"] and created["template"] == "jupyter"
     platform.wait_state(instance_id, "running", key)
     # Jupyter takes a few seconds to listen; until then the node answers 502.
     wait_for(lambda: http(platform.url, path=f"/i/{instance_id}/jupyter/api/status",
