@@ -31,7 +31,7 @@ std::vector<std::string> parse_gpu_types(std::string_view text);
 // "NAME=value" for --env; NAME as in POSIX ([A-Za-z_][A-Za-z0-9_]*), the value may be empty.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);
 
-// "VOLUME_ID:/mount/path" for --volume (the path's rules are the server's).
-Result<model::VolumeMount> parse_volume_mount(std::string_view text);
+// Each "VOLUME_ID:/mount/path" of a repeated --volume (the path's rules are the server's).
+Result<std::vector<model::VolumeMount>> parse_volume_mounts(const std::vector<std::string>& flags);
 
 }  // namespace gpurent::cli

@@ -23,6 +23,7 @@ struct SubmitOptions {
   int priority = 0;
   std::string name;
   std::vector<std::string> env;
+  std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
   std::string idempotency_key;
   std::vector<std::string> command;
 };
@@ -50,6 +51,8 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
     task.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
   }
+  GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
+  task.volumes = std::move(volumes);
   return spec;
 }
 
@@ -96,6 +99,11 @@ void add_submit(CLI::App& jobs, Context& ctx) {
                              "-100..100: order among your own queued work");
   submit_command->add_option("--name", options->name, "a name for the job");
   submit_command->add_option("--env", options->env, "NAME=value for the processes; repeat")
+      ->allow_extra_args(false);
+  submit_command
+      ->add_option("--volume", options->volumes,
+                   "VOLUME_ID:/mount/path: mount one of your volumes in every task (the job then "
+                   "runs on the volume's node, --nodes 1); repeat")
       ->allow_extra_args(false);
   submit_command->add_option("--idempotency-key", options->idempotency_key,
                              "a retry with the same key returns the first job");
