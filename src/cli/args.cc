@@ -114,13 +114,16 @@ Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_vi
   return choice;
 }
 
-Result<model::VolumeMount> parse_volume_mount(std::string_view text) {
-  const size_t colon = text.find(':');
-  if (colon == 0 || colon == std::string_view::npos || colon + 1 == text.size()) {
-    return fail(usage_error(fmt::format("--volume '{}' is not VOLUME_ID:/mount/path", text)));
+Result<std::vector<model::VolumeMount>> parse_volume_mounts(const std::vector<std::string>& flags) {
+  std::vector<model::VolumeMount> mounts;
+  for (const auto& text : flags) {
+    const size_t colon = text.find(':');
+    if (colon == 0 || colon == std::string::npos || colon + 1 == text.size()) {
+      return fail(usage_error(fmt::format("--volume '{}' is not VOLUME_ID:/mount/path", text)));
+    }
+    mounts.push_back({text.substr(0, colon), text.substr(colon + 1)});
   }
-  return model::VolumeMount{std::string(text.substr(0, colon)),
-                            std::string(text.substr(colon + 1))};
+  return mounts;
 }
 
 }  // namespace gpurent::cli

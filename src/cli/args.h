@@ -34,7 +34,7 @@ Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_vie
 
 // --runtime: auto, process or container; only with --template (it picks the template's form).
 Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name);
-// "VOLUME_ID:/mount/path" for --volume (the path's rules are the server's).
-Result<model::VolumeMount> parse_volume_mount(std::string_view text);
+// Each "VOLUME_ID:/mount/path" of a repeated --volume (the path's rules are the server's).
+Result<std::vector<model::VolumeMount>> parse_volume_mounts(const std::vector<std::string>& flags);
 
 }  // namespace gpurent::cli

@@ -126,6 +126,7 @@ TEST_F(CliTest, UsageErrorsExitTwoWithoutCallingTheServer) {
       {"launch", "--count", "two", "--gpu", "h100-80g"},
       {"launch", "--gpu", "h100-80g", "--volume", "v-1"},
       {"launch", "--gpu", "h100-80g", "--volume", ":/data"},
+      {"job", "submit", "--gpu", "h100-80g", "--volume", "v-1:", "--", "true"},
       {"volumes", "create", "data"},
       {"volumes", "create", "data", "--size-gb", "0"},
       {"join-tokens", "create", "--ttl", "soon"},

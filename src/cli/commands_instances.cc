@@ -104,10 +104,8 @@ Status launch(Context& ctx, const LaunchOptions& options) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
     spec.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
   }
-  for (const auto& volume : options.volumes) {
-    GPURENT_TRY(mount, parse_volume_mount(volume));
-    spec.volumes.push_back(std::move(mount));
-  }
+  GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
+  spec.volumes = std::move(volumes);
   std::optional<std::chrono::seconds> wait_timeout;
   if (options.wait) {
     GPURENT_TRY(seconds, parse_duration_seconds(options.wait_timeout));

@@ -26,6 +26,7 @@ struct SubmitOptions {
   std::string runtime = "auto";
   std::string image;
   std::vector<std::string> env;
+  std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
   std::string idempotency_key;
   std::vector<std::string> command;
 };
@@ -55,6 +56,8 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
     task.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
   }
+  GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
+  task.volumes = std::move(volumes);
   return spec;
 }
 
@@ -105,6 +108,11 @@ void add_submit(CLI::App& jobs, Context& ctx) {
   submit_command->add_option("--image", options->image,
                              "run in this container image (nodes with a container engine)");
   submit_command->add_option("--env", options->env, "NAME=value for the processes; repeat")
+      ->allow_extra_args(false);
+  submit_command
+      ->add_option("--volume", options->volumes,
+                   "VOLUME_ID:/mount/path: mount one of your volumes in every task (the job then "
+                   "runs on the volume's node, --nodes 1); repeat")
       ->allow_extra_args(false);
   submit_command->add_option("--idempotency-key", options->idempotency_key,
                              "a retry with the same key returns the first job");

@@ -88,6 +88,17 @@ std::string join_strings(const Json& list) {
   return out;
 }
 
+// "v-1:/data, v-2:/scratch": an instance's volume mounts as `launch --volume` takes them.
+std::string mounts_text(const Json& list) {
+  std::string out;
+  if (!list.is_array()) return out;
+  for (const auto& mount : list) {
+    if (!out.empty()) out += ", ";
+    out += field_text(mount, "volume_id") + ":" + field_text(mount, "mount_path");
+  }
+  return out;
+}
+
 // "8x h100-80g" or "4x a100-80g, 2x rtx4090-24g", in the order the types first appear.
 std::string gpu_summary(const Json& gpu_list) {
   std::vector<std::pair<std::string, int>> counts;
@@ -180,6 +191,7 @@ std::string instance_view(const Json& instance, Timestamp now) {
       {"Command", command_text(member(instance, "command"))},
       {"Process", command_text(member(instance, "process_command"))},
       {"Env", join_env(member(instance, "env"))},
+      {"Volumes", mounts_text(member(instance, "volumes"))},
       {"Pricing", field_text(instance, "pricing")},
       {"Price", count > 1 ? fmt::format("{} ({} per GPU)", price(instance, count), price(instance))
                           : price(instance)},

@@ -28,6 +28,8 @@ TEST(CliViewsTest, InstanceDetails) {
      "gpu_count": 2, "cpu": 16, "memory_gb": 128,
      "command": ["python3", "train.py", "--lr", "1e-3"], "env": {"EPOCHS": "3"},
      "pricing": "on_demand", "node_id": "n-1",
+     "volumes": [{"volume_id": "v-1", "mount_path": "/data"},
+                 {"volume_id": "v-2", "mount_path": "/mnt/x"}],
      "gpus": ["GPU-a", "GPU-b"], "run": 1, "created_at": "2026-11-30T15:25:00.000Z",
      "started_at": null, "ended_at": null, "exit_code": 1, "reason": "exited with status 1",
      "price_per_gpu_hour_micros": 18000000, "currency": "CNY"})");
@@ -39,6 +41,7 @@ TEST(CliViewsTest, InstanceDetails) {
   EXPECT_NE(text.find("Created:    2026-11-30T15:25:00.000Z (5m ago)\n"), std::string::npos);
   EXPECT_NE(text.find("Started:    -\n"), std::string::npos);
   EXPECT_NE(text.find("Exit code:  1\n"), std::string::npos);
+  EXPECT_NE(text.find("Volumes:    v-1:/data, v-2:/mnt/x\n"), std::string::npos) << text;
 }
 
 TEST(CliViewsTest, OffersAndUnpricedTypes) {

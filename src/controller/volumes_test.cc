@@ -140,6 +140,32 @@ TEST_F(VolumesTest, AnOperatorMayPlaceAVolumeAndItsWorkFollows) {
             "volumes_on_different_nodes");
 }
 
+TEST_F(VolumesTest, AnArrayJobWithAVolumeRunsEveryTaskOnTheVolumesNode) {
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  const auto volume = create(alice_);
+  model::JobSpec job{.task = mounting(4, {{volume.id, "/data"}}), .array = 3};
+  const auto created = ctl_.create_job(alice_, job, {}, "");
+  ASSERT_TRUE(created) << created.error().message;
+  const std::string home = (*ctl_.volume(alice_, volume.id))->node_id;
+  ASSERT_FALSE(home.empty());
+  // Two tasks of 4 GPUs fill the volume's node; the third waits for it, though the other node is
+  // empty.
+  const auto members = ctl_.list_instances(alice_, {.job_id = created->job.id}, "", 10);
+  ASSERT_EQ(members->items.size(), 3u);
+  int placed = 0;
+  for (const auto* member : members->items) {
+    if (member->state == InstanceState::kStarting) {
+      EXPECT_EQ(member->node_id, home);
+      ++placed;
+    } else {
+      EXPECT_EQ(member->state, InstanceState::kPending);
+    }
+  }
+  EXPECT_EQ(placed, 2);
+  EXPECT_TRUE(ctl_.desired_state(home == node_ ? other : node_)->workloads.empty());
+  EXPECT_TRUE(ctl_.check_invariants());
+}
+
 TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   const auto volume = create(alice_);
   const auto instance = launch(alice_, mounting(1, {{volume.id, "/data"}}));

@@ -208,6 +208,11 @@ Result<std::string> DockerClient::version() {
   return text_or_empty(parsed, "Version");
 }
 
+Status DockerClient::ping() {
+  GPURENT_TRY(response, call("GET", "/_ping"));
+  return expect(response, "ping", {200});
+}
+
 Result<std::string> DockerClient::create(const ContainerSpec& spec) {
   GPURENT_TRY(
       response,

@@ -105,8 +105,11 @@ class DockerClient {
   static Result<DockerClient> open(std::string socket_path,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-  // The engine's version ("4.3.1"); a cheap liveness check.
+  // The engine's version ("4.3.1"). Not cheap on Podman 4, which asks the package database for
+  // each component's version (seconds on a loaded host).
   Result<std::string> version();
+  // Whether the engine answers (GET /_ping): the cheap liveness check.
+  Status ping();
 
   Result<std::string> create(const ContainerSpec& spec);  // the new container's id
   Status start(std::string_view container);

@@ -99,6 +99,7 @@ TEST(DockerApi, AnEngineThatIsNotThereIsUnavailable) {
   EXPECT_EQ(version.error().kind, ErrorKind::kUnavailable);
   EXPECT_EQ(version.error().code, "engine_unavailable");
   EXPECT_NE(version.error().message.find("/tmp/gpurent-no-such-engine.sock"), std::string::npos);
+  EXPECT_EQ(client->ping().error().code, "engine_unavailable");
 }
 
 class PodmanTest : public ::testing::Test {
@@ -136,6 +137,7 @@ class PodmanTest : public ::testing::Test {
 };
 
 TEST_F(PodmanTest, RunsAContainerWithItsEnvLimitsAndLabelsAndKeepsItsLogs) {
+  EXPECT_TRUE(client_->ping());
   auto version = client_->version();
   ASSERT_TRUE(version) << version.error().message;
   EXPECT_FALSE(version->empty());

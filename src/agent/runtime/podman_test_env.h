@@ -125,7 +125,7 @@ class PodmanService {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
       if (auto client = DockerClient::open(socket_, std::chrono::seconds(2));
-          client && client->version()) {
+          client && client->ping()) {
         return "";
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
