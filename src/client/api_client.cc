@@ -247,23 +247,11 @@ Status ApiClient::stream_text(std::string target, bool follow,
                               const std::function<bool(std::string_view)>& on_chunk) {
   HttpRequest request{.target = std::move(target)};
   if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
-  int status = 0;
-  std::string error_body;
   const auto idle = follow ? std::chrono::milliseconds(kFollowIdleTimeout)
                            : std::chrono::milliseconds(kCallTimeout);
-  GPURENT_TRY(final_status, http_.stream(
-                                request,
-                                [&](std::string_view piece) {
-                                  if (status >= 300) {
-                                    error_body.append(piece);
-                                    return true;
-                                  }
-                                  return on_chunk(piece);
-                                },
-                                idle, [&status](int s) { status = s; }));
-  if (final_status >= 300) {
-    return fail(error_from_response({.status = final_status, .body = std::move(error_body)},
-                                    fmt::format("GET {}{}", base_url(), request.target)));
+  GPURENT_TRY(answer, http_.stream(request, on_chunk, idle));
+  if (answer.status >= 300) {
+    return fail(error_from_response(answer, fmt::format("GET {}{}", base_url(), request.target)));
   }
   return {};
 }
@@ -280,39 +268,31 @@ Result<model::ExecFrame> ApiClient::exec(
   request.body = Json{{"command", exec.command}, {"timeout_s", exec.timeout_s}}.dump(
       -1, ' ', false, Json::error_handler_t::replace);
   if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
-  int status = 0;
-  std::string error_body;
   model::ExecFrameReader reader;
   std::optional<model::ExecFrame> exit;
   std::optional<Error> broken;
   // Output may pause for as long as the command runs quietly; the timeout ends it on the node.
   const auto idle = std::chrono::seconds(exec.timeout_s) + kCallTimeout;
-  GPURENT_TRY(final_status, http_.stream(
-                                request,
-                                [&](std::string_view piece) {
-                                  if (status >= 300) {
-                                    error_body.append(piece);
-                                    return true;
-                                  }
-                                  auto frames = reader.feed(piece);
-                                  if (!frames) {
-                                    broken = frames.error();
-                                    return false;
-                                  }
-                                  for (auto& frame : *frames) {
-                                    if (frame.kind == model::ExecFrame::Kind::kExit) {
-                                      exit = std::move(frame);
-                                    } else {
-                                      on_output(frame);
-                                    }
-                                  }
-                                  return true;
-                                },
-                                idle, [&status](int s) { status = s; }));
+  GPURENT_TRY(answer, http_.stream(
+                          request,
+                          [&](std::string_view piece) {
+                            auto frames = reader.feed(piece);
+                            if (!frames) {
+                              broken = frames.error();
+                              return false;
+                            }
+                            for (auto& frame : *frames) {
+                              if (frame.kind == model::ExecFrame::Kind::kExit) {
+                                exit = std::move(frame);
+                              } else {
+                                on_output(frame);
+                              }
+                            }
+                            return true;
+                          },
+                          idle));
   const std::string what = fmt::format("POST {}{}", base_url(), request.target);
-  if (final_status >= 300) {
-    return fail(error_from_response({.status = final_status, .body = std::move(error_body)}, what));
-  }
+  if (answer.status >= 300) return fail(error_from_response(answer, what));
   if (broken) return fail(bad_response(what, broken->message));
   if (!exit) {
     return fail(

@@ -381,10 +381,9 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request,
                       std::string(message[http::field::content_type]), std::move(message.body())};
 }
 
-Result<int> HttpClient::stream(const HttpRequest& request,
-                               const std::function<bool(std::string_view)>& on_chunk,
-                               std::chrono::milliseconds idle_timeout,
-                               const std::function<void(int)>& on_status) {
+Result<HttpResponse> HttpClient::stream(const HttpRequest& request,
+                                        const std::function<bool(std::string_view)>& on_chunk,
+                                        std::chrono::milliseconds idle_timeout) {
   GPURENT_TRY(outgoing, impl_->build(request));
   const Deadline deadline = Deadline::idle(idle_timeout);
   std::optional<http::response_parser<http::buffer_body>> parser;
@@ -395,11 +394,11 @@ Result<int> HttpClient::stream(const HttpRequest& request,
   });
   if (!header) return fail(std::move(header).error());
 
-  const int status = static_cast<int>(parser->get().result_int());
-  if (on_status) on_status(status);
-  // An error answer is a small problem document: collect it and hand it over whole.
-  const bool collect = status >= 400;
-  std::string collected;
+  HttpResponse answer{.status = static_cast<int>(parser->get().result_int()),
+                      .content_type = std::string(parser->get()[http::field::content_type])};
+  // Anything but a success is a small (error) document: collected and handed over whole.
+  const bool collect = answer.status < 200 || answer.status >= 300;
+  std::string& collected = answer.body;
   auto& body = parser->get().body();
   while (!parser->is_done()) {
     body.data = impl_->piece.data();
@@ -424,12 +423,11 @@ Result<int> HttpClient::stream(const HttpRequest& request,
     } else if (!on_chunk(got)) {
       // The rest of the body is unread, so the connection cannot carry another request.
       impl_->drop();
-      return status;
+      return answer;
     }
   }
   impl_->finish(parser->get().keep_alive());
-  if (collect) on_chunk(collected);
-  return status;
+  return answer;
 }
 
 }  // namespace gpurent::client

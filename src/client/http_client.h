@@ -55,15 +55,13 @@ class HttpClient {
   Result<HttpResponse> send(const HttpRequest& request,
                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-  // Sends the request and hands the body to on_chunk piece by piece as it arrives (chunked
-  // streams such as `logs?follow=true`). on_chunk returns false to stop early. idle_timeout bounds
-  // the wait for each piece. Returns the status code; for a status >= 400 the whole body is
-  // delivered to on_chunk as one piece. on_status, when given, learns the status before any piece
-  // (so a caller can tell an error document from the stream it asked for).
-  Result<int> stream(const HttpRequest& request,
-                     const std::function<bool(std::string_view)>& on_chunk,
-                     std::chrono::milliseconds idle_timeout = std::chrono::minutes(5),
-                     const std::function<void(int)>& on_status = nullptr);
+  // Sends the request and, for a 2xx answer, hands the body to on_chunk piece by piece as it
+  // arrives (chunked streams such as `logs?follow=true`); on_chunk returns false to stop early.
+  // idle_timeout bounds the wait for each piece. Returns the status, and for any other status the
+  // whole body (an error document, at most kMaxResponseBodyBytes), which on_chunk never sees.
+  Result<HttpResponse> stream(const HttpRequest& request,
+                              const std::function<bool(std::string_view)>& on_chunk,
+                              std::chrono::milliseconds idle_timeout = std::chrono::minutes(5));
 
   const std::string& base_url() const;
 

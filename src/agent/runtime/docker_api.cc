@@ -380,30 +380,21 @@ Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& ou
                                      std::chrono::milliseconds idle_timeout) {
   const std::string path = fmt::format("{}/exec/{}", kApiPrefix, escape(exec));
   const std::string what = fmt::format("exec {}", exec);
-  int status = 0;
-  std::string error_body;
   bool abandoned = false;
   StreamDemultiplexer frames;
   // The engine answers 200 and streams the multiplexed output until the command's output ends.
   auto streamed = http_.stream(
       {.method = "POST", .target = path + "/start", .body = R"({"Detach":false,"Tty":false})"},
       [&](std::string_view piece) {
-        if (status >= 300) {
-          error_body.append(piece);
-          return true;
-        }
         abandoned = !frames.feed(piece, output);
         return !abandoned;
       },
-      idle_timeout, [&](int code) { status = code; });
+      idle_timeout);
   if (!streamed) {
     return fail(Error{ErrorKind::kUnavailable, "engine_unavailable",
                       fmt::format("{}: {}", what, streamed.error().message)});
   }
-  if (*streamed >= 300) {
-    return fail(
-        status_error({.status = *streamed, .body = std::move(error_body)}, what, "no_such_exec"));
-  }
+  if (streamed->status >= 300) return fail(status_error(*streamed, what, "no_such_exec"));
   if (abandoned) {
     return fail(Error{ErrorKind::kUnavailable, "output_abandoned",
                       what + ": its output was no longer wanted; it may still run"});
