@@ -31,19 +31,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from devserver import Client, launch_latencies, median_and_p99, start_dev  # noqa: E402
+from devserver import Client, launch_latencies, median_and_p99, start_dev, wait_for  # noqa: E402
 from podman_service import IMAGE, Podman  # noqa: E402
 
 
-def wait_for_gpus(client, gpu_type, count, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status, body = client.call("GET", "/v1/offers")
-        if status == 200 and any(offer["gpu_type"] == gpu_type and offer["total"] == count
-                                 for offer in json.loads(body)["items"]):
-            return
-        time.sleep(0.05)
-    raise SystemExit(f"{count} {gpu_type} GPUs never appeared")
+def has_gpus(client, gpu_type, count):
+    status, body = client.call("GET", "/v1/offers")
+    return status == 200 and any(offer["gpu_type"] == gpu_type and offer["total"] == count
+                                 for offer in json.loads(body)["items"])
 
 
 def main():
@@ -71,7 +66,7 @@ def main():
              "--sim-gpus", "8xa100-80g", "--data-dir", os.path.join(workdir, "agent"),
              "--name", "containers", "--container-socket", podman.socket],
             stdout=agent_log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for_gpus(client, "a100-80g", 8)
+        wait_for(lambda: has_gpus(client, "a100-80g", 8), "the container node's 8 GPUs")
 
         # PID 1 of a container gets no default signal handlers: without the trap, each removal
         # (not timed) would wait out the stop grace period before SIGKILL.

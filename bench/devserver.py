@@ -77,3 +77,13 @@ def median_and_p99(sorted_values):
     median = (sorted_values[middle] if len(sorted_values) % 2
               else (sorted_values[middle - 1] + sorted_values[middle]) / 2)
     return median, sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * 0.99))]
+
+
+def wait_for(predicate, what, timeout=60):
+    """Polls predicate every 0.1 s until it holds; exits the benchmark after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"timed out waiting for {what}")

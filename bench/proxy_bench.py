@@ -19,19 +19,10 @@ import tempfile
 import time
 
 from api_bench import run_wrk
-from devserver import Client, start_dev
+from devserver import Client, start_dev, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIG_FILE_BYTES = 4 << 20
-
-
-def wait_for(predicate, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {what}")
 
 
 def main():
