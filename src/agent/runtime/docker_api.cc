@@ -247,6 +247,30 @@ Status DockerClient::kill(std::string_view container, std::string_view signal) {
   return expect(response, fmt::format("kill container {}", container), {204});
 }
 
+Result<int> DockerClient::wait(std::string_view container, std::chrono::milliseconds timeout) {
+  const std::string what = fmt::format("wait for container {}", container);
+  auto response = http_.send(
+      {.method = "POST",
+       .target = fmt::format("{}?condition=not-running", container_path(container, "wait"))},
+      timeout);
+  if (!response) {
+    if (response.error().code == "timeout") {
+      return fail(Error{ErrorKind::kUnavailable, "timeout",
+                        fmt::format("{}: still running after {} ms", what, timeout.count())});
+    }
+    return fail(Error{ErrorKind::kUnavailable, "engine_unavailable",
+                      fmt::format("{}: {}", what, response.error().message)});
+  }
+  GPURENT_CHECK(expect(*response, what, {200}));
+  GPURENT_TRY(parsed, json_body(*response, what));
+  const auto code = parsed.find("StatusCode");
+  if (code == parsed.end() || !code->is_number_integer()) {
+    return fail(
+        Error{ErrorKind::kInternal, "engine_error", what + ": the answer has no StatusCode"});
+  }
+  return code->get<int>();
+}
+
 Status DockerClient::remove(std::string_view container, bool force) {
   GPURENT_TRY(response, call("DELETE", fmt::format("{}?force={}", container_path(container),
                                                    force ? "true" : "false")));

@@ -116,6 +116,9 @@ class DockerClient {
   // SIGTERM, then SIGKILL after `grace` (the engine enforces it; the call returns when stopped).
   Status stop(std::string_view container, std::chrono::seconds grace);
   Status kill(std::string_view container, std::string_view signal = "SIGKILL");
+  // Blocks until the container is not running (at most `timeout`: kUnavailable "timeout" after)
+  // and returns its exit status, as `docker wait` does.
+  Result<int> wait(std::string_view container, std::chrono::milliseconds timeout);
   Status remove(std::string_view container, bool force);
   Result<ContainerInfo> inspect(std::string_view container);
   // Containers carrying the label (key=value), running or not.

@@ -123,12 +123,10 @@ class PodmanTest : public ::testing::Test {
   }
 
   bool exited(const std::string& id) {
-    return eventually(
-        [&] {
-          auto info = client_->inspect(id);
-          return info && info->state == "exited";
-        },
-        std::chrono::seconds(30));
+    auto code = client_->wait(id, std::chrono::seconds(30));
+    EXPECT_TRUE(code) << code.error().message;
+    auto info = client_->inspect(id);
+    return code && info && info->state == "exited" && info->exit_code == *code;
   }
 
   static inline std::unique_ptr<PodmanService> service_;
@@ -258,6 +256,10 @@ TEST_F(PodmanTest, ExecRunsACommandInARunningContainerAndStreamsBothOutputs) {
       *missing, [](int, std::string_view) { return true; }, std::chrono::seconds(30));
   ASSERT_TRUE(failed) << failed.error().message;
   EXPECT_EQ(*failed, 127);
+  // `wait` on a container that keeps running gives up at its timeout, saying so.
+  auto still = client_->wait(*id, std::chrono::milliseconds(300));
+  ASSERT_FALSE(still);
+  EXPECT_EQ(still.error().code, "timeout");
   EXPECT_TRUE(client_->remove(*id, /*force=*/true));
 }
 
