@@ -331,7 +331,7 @@ Result<model::JobSpec> parse_job_spec(const Json& body) {
   constexpr std::array<std::string_view, 3> kJobFields = {"nodes", "array", "retries"};
   GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kJobFields));
   model::JobSpec spec;
-  if (!body.contains("command") || body["command"].is_null()) {
+  if (!has_value(body, "command")) {
     return fail(invalid_field("command", "a job runs a command to completion: give one"));
   }
   GPURENT_TRY(task, parse_workload_spec(body));
