@@ -35,6 +35,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_reservation_commands(app, ctx);
   add_template_commands(app, ctx);
   add_volume_commands(app, ctx);
+  add_event_commands(app, ctx);
   add_process_commands(app, ctx);
   add_simulate_commands(app, ctx);
 

@@ -30,6 +30,8 @@ void add_template_commands(CLI::App& app, Context& ctx);
 void add_template_options(CLI::App& command, std::string& template_name, std::string& runtime);
 // volumes: persistent per-tenant volumes (create, ls, show, delete).
 void add_volume_commands(CLI::App& app, Context& ctx);
+// events: the event log.
+void add_event_commands(CLI::App& app, Context& ctx);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
 // simulate: the scheduler on files, in-process.

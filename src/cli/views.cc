@@ -474,4 +474,13 @@ std::string volume_view(const Json& volume, Timestamp now) {
                         {"Created", when_exactly(volume, "created_at", now)}});
 }
 
+std::string events_view(const Json& items, Timestamp now) {
+  Table table({"WHEN", "KIND", "OBJECT", "MESSAGE"});
+  for (const auto& event : as_list(items)) {
+    table.add_row({when(event, "at", now), field_text(event, "kind"),
+                   field_text(event, "object_id"), field_text(event, "message")});
+  }
+  return table.render();
+}
+
 }  // namespace gpurent::cli

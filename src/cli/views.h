@@ -42,4 +42,7 @@ std::string volume_view(const Json& volume, Timestamp now);
 // server_url goes into the printed `gpurent agent` line that joins a node with the token.
 std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now);
 
+// The event log, one line per event: when, kind, object, message.
+std::string events_view(const Json& items, Timestamp now);
+
 }  // namespace gpurent::cli

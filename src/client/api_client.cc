@@ -357,6 +357,13 @@ Result<Json> ApiClient::create_volume(const VolumeRequest& request,
 
 Result<Json> ApiClient::list_volumes() { return list_items("/v1/volumes"); }
 
+Result<Json> ApiClient::list_events(std::string_view object_id, std::string_view kind) {
+  std::string query;
+  add_query(query, "object", object_id);
+  add_query(query, "kind", kind);
+  return list_items("/v1/events", std::move(query));
+}
+
 Result<Json> ApiClient::get_volume(std::string_view id) {
   return call("GET", "/v1/volumes/" + encode(id));
 }

@@ -128,6 +128,8 @@ class ApiClient {
 
   Result<Json> create_volume(const VolumeRequest& request, std::string_view idempotency_key = {});
   Result<Json> list_volumes();
+  // The event log, oldest first, filtered by object and kind when they are not empty.
+  Result<Json> list_events(std::string_view object_id, std::string_view kind);
   Result<Json> get_volume(std::string_view id);
   // The server answers 204: an empty object on success.
   Result<Json> delete_volume(std::string_view id);

@@ -26,6 +26,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(volumes, other.volumes);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
+  append(events, other.events);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/ledger.h"
@@ -36,6 +37,8 @@ struct Snapshot {
   std::vector<model::Volume> volumes;  // deleted ones too: they keep their billing record
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
+  // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
+  std::vector<model::Event> events;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -75,7 +78,7 @@ struct ChangeSet : Snapshot {
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
            volumes.empty() &&
-           idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
+           idempotency.empty() && transfers.empty() && events.empty() && woken_nodes.empty() &&
            changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).

@@ -157,6 +157,13 @@ Status Controller::restore(Snapshot snapshot) {
     if (auto posted = ledger_.post(transfer); !posted) return posted;
   }
   if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
+  for (auto& event : snapshot.events) {
+    if (event.seq != last_event_seq_ + 1 && !events_.empty()) {
+      return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
+    }
+    last_event_seq_ = event.seq;
+    events_.push_back(std::move(event));
+  }
   return {};
 }
 
@@ -973,7 +980,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     node.state = NodeState::kReady;
     touch_node(node, /*desired_set_changed=*/false);
     update_schedulable(node);
-    spdlog::info("node={} is back", node.id);
+    record_event("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
     for (const auto& id : instances_on_node_[node.id]) {
       if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
@@ -1065,6 +1072,8 @@ Result<int> Controller::drain_node(const Principal& caller, std::string_view id)
     }
     instance.requeue_requested = true;
     request_stop(instance, "moving: its node is being drained");
+    record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceMoved,
+                 fmt::format("moving off node {}: the node is being drained", node->id));
     ++moving;
   }
   schedule();
@@ -1104,8 +1113,8 @@ void Controller::mark_node_down(Node& node) {
   node.state = NodeState::kDown;
   touch_node(node, /*desired_set_changed=*/false);
   update_schedulable(node);
-  spdlog::warn("node={} missed heartbeats since {}; marked down", node.id,
-               format_rfc3339(node.last_heartbeat));
+  record_event("", node.id, model::event_kind::kNodeDown,
+               fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
   for (const auto& id : instances_on_node_[node.id]) {
     Instance& instance = instances_.at(id);
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
@@ -1124,6 +1133,8 @@ void Controller::enforce_balances() {
     if (!overdrawn.contains(instance.tenant_id)) continue;
     if (instance.state == InstanceState::kStarting || instance.state == InstanceState::kRunning) {
       request_stop(instance, "stopped: the balance is exhausted");
+      record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceStoppedForBalance,
+                   "stopped: the balance is exhausted (the disk is kept)");
     } else if (instance.state == InstanceState::kPending) {
       withdraw(instance, "stopped: the balance is exhausted");
     }

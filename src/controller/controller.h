@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +31,7 @@
 #include "common/result.h"
 #include "controller/change_set.h"
 #include "model/agent_protocol.h"
+#include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/ledger.h"
@@ -130,6 +132,13 @@ struct NewVolume {
 struct CreatedVolume {
   model::Volume volume;
   bool replayed = false;  // an Idempotency-Key retry: nothing new was created
+};
+
+struct EventFilter {
+  std::optional<std::string> tenant_id;  // operators only
+  std::optional<std::string> object_id;
+  std::optional<std::string> kind;
+  int64_t after_seq = 0;  // only events recorded after this one (a cursor)
 };
 
 struct TopupResult {
@@ -273,6 +282,12 @@ class Controller {
   Result<int> drain_node(const model::Principal& caller, std::string_view id);
   std::vector<Offer> offers() const;
 
+  // --- Events (events.cc) --------------------------------------------------------------------
+  // The caller's events (operators: all, platform ones included) matching the filter, oldest
+  // first, at most `limit`. Only the most recent model::kMaxEventsInMemory are kept here.
+  std::vector<const model::Event*> events(const model::Principal& caller, const EventFilter& filter,
+                                          size_t limit) const;
+
   // --- Checks ------------------------------------------------------------------------------
   // The scheduler's view of the cluster (read-only: statistics, simulation reports).
   const sched::Cluster& cluster() const { return cluster_; }
@@ -318,6 +333,9 @@ class Controller {
   // Placement on a node gives the instance's volumes that have none their node.
   void settle_volumes(const model::Instance& instance, model::Node& node);
   void touch_volume(const model::Volume& volume);
+  // Appends an event (model/event.h) to the log and to the pending changes.
+  void record_event(std::string_view tenant_id, std::string_view object_id, std::string_view kind,
+                    std::string message);
   void meter_volume(model::Volume& volume, Timestamp until);
   // Sets the instance's reason (why it waits), recording a change only if it differs.
   void set_reason(model::Instance& instance, std::string reason);
@@ -463,6 +481,8 @@ class Controller {
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 
   ChangeSet changes_;
+  std::deque<model::Event> events_;  // the most recent, in seq order
+  int64_t last_event_seq_ = 0;
 };
 
 }  // namespace gpurent::controller

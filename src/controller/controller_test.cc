@@ -188,6 +188,36 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 12);
 }
 
+TEST_F(ControllerTest, EventsSayWhatHappenedAndOnlyToTheirOwners) {
+  auto spot_spec = spec(8);
+  spot_spec.pricing = model::PricingModel::kSpot;
+  const auto spot = launch(bob_, spot_spec);
+  run(spot.id);
+  launch(alice_, 1);  // on-demand: bob's spot work makes room
+  EXPECT_EQ(get(spot.id).state, InstanceState::kStopping);
+  const auto bobs = ctl_.events(bob_, {}, 10);
+  ASSERT_EQ(bobs.size(), 1u);
+  EXPECT_EQ(bobs[0]->kind, model::event_kind::kInstancePreempted);
+  EXPECT_EQ(bobs[0]->object_id, spot.id);
+  EXPECT_EQ(bobs[0]->message, "preempted by on_demand work");
+  EXPECT_TRUE(ctl_.events(alice_, {}, 10).empty());
+
+  clock_.advance(Millis(60'000));
+  ctl_.tick();  // silent: down, a platform event that only operators see
+  EXPECT_EQ(ctl_.events(bob_, {}, 10).size(), 1u);
+  const auto all = ctl_.events(admin_, {}, 10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1]->kind, model::event_kind::kNodeDown);
+  EXPECT_EQ(all[1]->tenant_id, "");
+  // The cursor and the filters.
+  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 1}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 2}, 10).size(), 0u);
+  EXPECT_EQ(ctl_.events(admin_, {.object_id = node_}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events(admin_, {.kind = "node.up"}, 10).size(), 0u);
+  EXPECT_EQ(ctl_.events(admin_, {.tenant_id = bob_.tenant_id}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events(admin_, {}, 1).size(), 1u);
+}
+
 TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
   const auto instance = launch(alice_, 1);
   run(instance.id);

@@ -336,8 +336,9 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
   for (Instance* victim : victims) {
     victim->preempt_requested = true;
     in_flight.insert(victim->id);
-    request_stop(*victim,
-                 fmt::format("preempted by {} work", model::to_string(instance.spec.pricing)));
+    std::string why = fmt::format("preempted by {} work", model::to_string(instance.spec.pricing));
+    record_event(victim->tenant_id, victim->id, model::event_kind::kInstancePreempted, why);
+    request_stop(*victim, std::move(why));
   }
   spdlog::info("preempting {} spot instance(s) for {}", victims.size(), instance.id);
   return true;

@@ -683,4 +683,21 @@ void from_json(const Json& j, Volume& v) {
   v.charged = j.at("charged").get<Micros>();
 }
 
+void to_json(Json& j, const Event& v) {
+  j = {{"seq", v.seq},
+       {"at", ms(v.at)},
+       {"tenant_id", v.tenant_id},
+       {"object_id", v.object_id},
+       {"kind", v.kind},
+       {"message", v.message}};
+}
+void from_json(const Json& j, Event& v) {
+  v.seq = j.at("seq").get<int64_t>();
+  v.at = ts(j, "at");
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.object_id = j.at("object_id").get<std::string>();
+  v.kind = j.at("kind").get<std::string>();
+  v.message = j.at("message").get<std::string>();
+}
+
 }  // namespace gpurent::model

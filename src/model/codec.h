@@ -6,6 +6,7 @@
 
 #include "common/json.h"
 #include "model/agent_protocol.h"
+#include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/ledger.h"
@@ -46,6 +47,8 @@ void to_json(Json& j, const UsageRecord& v);
 void from_json(const Json& j, UsageRecord& v);
 void to_json(Json& j, const Volume& v);
 void from_json(const Json& j, Volume& v);
+void to_json(Json& j, const Event& v);
+void from_json(const Json& j, Event& v);
 
 // Exactly Json(v).dump() of an instance, written directly: the store writes every changed
 // instance on every commit, and building nlohmann's tree first cost several times as much.

@@ -598,6 +598,7 @@ struct Api::Impl {
     add_volume_routes();
     add_quota_routes();
     add_template_routes();
+    add_event_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -1018,6 +1019,31 @@ struct Api::Impl {
                 co_await host.mutate([&](Controller& c) { return c.delete_volume(caller, id); });
             if (!result) co_return problem_response(result.error());
             co_return Response{204, "", "", {}, {}};
+          });
+  }
+
+  // The event log, oldest first; the cursor is the seq of the last event seen, so a client
+  // polls for what is new with the next_cursor of its last page.
+  void add_event_routes() {
+    keyed("GET", "/v1/events",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+            if (!limit) co_return problem_response(limit.error());
+            auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
+            if (!after) co_return problem_response(after.error());
+            controller::EventFilter filter{.tenant_id = query_string(request, "tenant"),
+                                           .object_id = query_string(request, "object"),
+                                           .kind = query_string(request, "kind"),
+                                           .after_seq = *after};
+            Json items = Json::array();
+            const auto events = ctl().events(caller, filter, static_cast<size_t>(*limit));
+            for (const auto* event : events) items.push_back(event_view(*event));
+            Json next = events.size() == static_cast<size_t>(*limit)
+                            ? Json(std::to_string(events.back()->seq))
+                            : Json(nullptr);
+            co_return json_response(
+                200, {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
           });
   }
 

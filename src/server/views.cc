@@ -236,6 +236,15 @@ Json volume_view(const model::Volume& volume) {
           {"price_per_gb_month_micros", volume.price_per_gb_month}};
 }
 
+Json event_view(const model::Event& event) {
+  return {{"seq", event.seq},
+          {"at", format_rfc3339(event.at)},
+          {"tenant_id", event.tenant_id.empty() ? Json(nullptr) : Json(event.tenant_id)},
+          {"object_id", event.object_id},
+          {"kind", event.kind},
+          {"message", event.message}};
+}
+
 Json volume_usage_view(const model::Volume& volume) {
   return {{"volume_id", volume.id},
           {"name", volume.name},

@@ -23,7 +23,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 5> kMigrations = {
+const std::array<std::string, 6> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -76,6 +76,18 @@ const std::array<std::string, 5> kMigrations = {
     // Persistent volumes (model/volume.h); deleted ones stay, with their billing state.
     R"sql(
     CREATE TABLE volumes (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    )sql",
+    // The event log (model/event.h): append-only, in seq order.
+    R"sql(
+    CREATE TABLE events (
+      seq INTEGER PRIMARY KEY CHECK (seq > 0),
+      at_ms INTEGER NOT NULL,
+      tenant_id TEXT NOT NULL,
+      object_id TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      message TEXT NOT NULL
+    );
+    CREATE INDEX events_object ON events (object_id, seq);
     )sql",
 };
 
@@ -145,6 +157,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
     GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
+    GPURENT_CHECK(load_events(snapshot.events));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -195,6 +208,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
+    GPURENT_CHECK(append_events(c.events));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
@@ -214,6 +228,47 @@ class SqliteStore final : public Store {
         return fail(db_error(fmt::format("append ledger transfer {}", t.id)));
       }
     }
+    return {};
+  }
+
+  Status append_events(const std::vector<model::Event>& events) {
+    if (events.empty()) return {};
+    Statement stmt(db_,
+                   "INSERT INTO events (seq, at_ms, tenant_id, object_id, kind, message) "
+                   "VALUES (?,?,?,?,?,?)");
+    if (!stmt) return fail(db_error("prepare event insert"));
+    for (const auto& e : events) {
+      sqlite3_reset(stmt.get());
+      sqlite3_bind_int64(stmt.get(), 1, e.seq);
+      sqlite3_bind_int64(stmt.get(), 2, to_unix_ms(e.at));
+      bind(stmt.get(), 3, e.tenant_id);
+      bind(stmt.get(), 4, e.object_id);
+      bind(stmt.get(), 5, e.kind);
+      bind(stmt.get(), 6, e.message);
+      if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
+        return fail(db_error(fmt::format("append event {}", e.seq)));
+      }
+    }
+    return {};
+  }
+
+  // The most recent model::kMaxEventsInMemory events, oldest first.
+  Status load_events(std::vector<model::Event>& out) {
+    Statement stmt(db_,
+                   fmt::format("SELECT seq, at_ms, tenant_id, object_id, kind, message FROM "
+                               "(SELECT * FROM events ORDER BY seq DESC LIMIT {}) ORDER BY seq",
+                               model::kMaxEventsInMemory));
+    if (!stmt) return fail(db_error("read events"));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      out.push_back({.seq = sqlite3_column_int64(stmt.get(), 0),
+                     .at = from_unix_ms(sqlite3_column_int64(stmt.get(), 1)),
+                     .tenant_id = text(stmt.get(), 2),
+                     .object_id = text(stmt.get(), 3),
+                     .kind = text(stmt.get(), 4),
+                     .message = text(stmt.get(), 5)});
+    }
+    if (rc != SQLITE_DONE) return fail(db_error("read events"));
     return {};
   }
 

@@ -156,6 +156,20 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_EQ(restored.desired_state(node->node_id)->generation,
             ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore);
   EXPECT_EQ(restored.desired_state(node->node_id)->workloads.size(), 1u);
+
+  // The event log comes back, and the next event continues its sequence.
+  clock.advance(Millis(60'000));
+  ctl.tick();  // the node has been silent: down
+  ASSERT_TRUE((*store)->commit(ctl.take_changes()));
+  controller::Controller again(clock, {.seed = 5});
+  ASSERT_TRUE(again.restore(std::move(*(*store)->load())));
+  const auto events = again.events(admin, {}, 10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]->seq, 1);
+  EXPECT_EQ(events[0]->kind, model::event_kind::kNodeDown);
+  EXPECT_EQ(events[0]->object_id, node->node_id);
+  ASSERT_TRUE(again.apply_report(node->node_id, {2, {}}));  // back: event 2
+  EXPECT_EQ(again.take_changes().events.at(0).seq, 2);
 }
 
 TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubleCharging) {
