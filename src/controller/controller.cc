@@ -1061,6 +1061,18 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
   return &node;
 }
 
+std::string_view Controller::node_status(const Node& node) const {
+  if (node.state == NodeState::kDown) return "down";
+  if (!node.cordoned) return "ready";
+  const auto on_node = instances_on_node_.find(node.id);
+  if (on_node != instances_on_node_.end()) {
+    for (const auto& id : on_node->second) {
+      if (instances_.at(id).requeue_requested) return "draining";
+    }
+  }
+  return "cordoned";
+}
+
 Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
   GPURENT_TRY(node, set_cordoned(caller, id, true));
   int moving = 0;
@@ -1115,10 +1127,53 @@ void Controller::mark_node_down(Node& node) {
   update_schedulable(node);
   record_event("", node.id, model::event_kind::kNodeDown,
                fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
-  for (const auto& id : instances_on_node_[node.id]) {
+  const std::set<std::string> on_node = instances_on_node_[node.id];  // end_run edits it
+  for (const auto& id : on_node) {
     Instance& instance = instances_.at(id);
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
       meter(instance, node.last_heartbeat);
+    }
+  }
+  move_off_failed_node(node, on_node);
+}
+
+void Controller::move_off_failed_node(const Node& node, const std::set<std::string>& on_node) {
+  const std::string why = fmt::format("moving: node {} stopped reporting", node.name);
+  for (const auto& id : on_node) {
+    Instance& instance = instances_.at(id);
+    if (instance.node_id != node.id) continue;  // a sibling's move below already took it
+    if (instance.state == InstanceState::kStopping) {
+      // It was asked to stop and cannot confirm: it ends now (billing ended at the last report),
+      // and if the node comes back its agent stops what is no longer desired.
+      end_run(instance, std::nullopt, "");
+      continue;
+    }
+    if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
+      continue;
+    }
+    if (instance.spec.restart_policy == model::RestartPolicy::kNever) continue;  // waits
+    // A gang without one of its ranks cannot go on: the whole task moves.
+    std::vector<Instance*> moving{&instance};
+    if (model::Job* job = job_of(instance)) {
+      moving.clear();
+      for (const auto& member_id : job->tasks.at(static_cast<size_t>(instance.job_task)).members) {
+        Instance& member = instances_.at(member_id);
+        if (member.state == InstanceState::kStarting || member.state == InstanceState::kRunning) {
+          moving.push_back(&member);
+        }
+      }
+    }
+    for (Instance* member : moving) {
+      record_event(
+          member->tenant_id, member->id, model::event_kind::kInstanceMoved,
+          member->node_id == node.id
+              ? fmt::format("node {} stopped reporting; placing it again elsewhere", node.name)
+              : fmt::format("node {} of its task's gang stopped reporting; the task "
+                            "moves as a whole",
+                            node.name));
+      member->requeue_requested = true;
+      // On the down node this ends the run at once; on a healthy one, once its agent confirms.
+      request_stop(*member, why);
     }
   }
 }

@@ -281,6 +281,9 @@ class Controller {
   // again to be placed elsewhere. Returns how many instances were asked to move.
   Result<int> drain_node(const model::Principal& caller, std::string_view id);
   std::vector<Offer> offers() const;
+  // How the node is, for operators: "down" (silent past the heartbeat timeout), "draining"
+  // (cordoned, and work it was asked to move has not left yet), "cordoned", or "ready".
+  std::string_view node_status(const model::Node& node) const;
 
   // --- Events (events.cc) --------------------------------------------------------------------
   // The caller's events (operators: all, platform ones included) matching the filter, oldest
@@ -398,6 +401,8 @@ class Controller {
   void request_stop(model::Instance& instance, std::string reason);
   void meter(model::Instance& instance, Timestamp until);
   void mark_node_down(model::Node& node);
+  // Moves the work that was on a failed node (by its restart policy) to be placed again.
+  void move_off_failed_node(const model::Node& node, const std::set<std::string>& on_node);
   void enforce_balances();
   model::UsageRecord* current_usage(const model::Instance& instance);
 

@@ -173,7 +173,9 @@ TEST_F(ControllerTest, LostWorkloadFailsAndStaleRunReportsAreIgnored) {
 }
 
 TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
-  const auto instance = launch(alice_, 1);
+  auto waits = spec(1);
+  waits.restart_policy = model::RestartPolicy::kNever;  // not moved: it waits for its node
+  const auto instance = launch(alice_, waits);
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(5'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});

@@ -160,6 +160,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.boolean(v.queue);
   w.key("reservation_id");
   w.string(v.reservation_id);
+  w.key("restart_policy");
+  w.string(to_string(v.restart_policy));
   w.key("services");
   w.strings(v.services);
   w.key("template");
@@ -263,6 +265,7 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"queue", v.queue},
        {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)},
        {"reservation_id", v.reservation_id},
+       {"restart_policy", to_string(v.restart_policy)},
        {"volumes", v.volumes},
        {"services", v.services}};
 }
@@ -290,6 +293,10 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.pricing = parse_enum(j, "pricing", &parse_pricing_model);
   v.priority = j.value("priority", 0);
   v.queue = j.value("queue", true);
+  // Written before restart policies existed: the default for the pricing.
+  v.restart_policy = j.contains("restart_policy")
+                         ? parse_enum(j, "restart_policy", &parse_restart_policy)
+                         : default_restart_policy(v.pricing);
   const auto runtime = j.find("max_runtime_s");
   v.max_runtime_s = runtime == j.end() || runtime->is_null()
                         ? std::nullopt

@@ -57,6 +57,11 @@ constexpr std::array<std::pair<PricingModel, std::string_view>, 3> kPricingModel
     {PricingModel::kReserved, "reserved"},
 }};
 
+constexpr std::array<std::pair<RestartPolicy, std::string_view>, 2> kRestartPolicies{{
+    {RestartPolicy::kOnNodeFailure, "on_node_failure"},
+    {RestartPolicy::kNever, "never"},
+}};
+
 constexpr std::array<std::pair<RuntimeChoice, std::string_view>, 3> kRuntimeChoices{{
     {RuntimeChoice::kAuto, "auto"},
     {RuntimeChoice::kProcess, "process"},
@@ -127,6 +132,14 @@ std::string_view to_string(PricingModel p) { return name_of(kPricingModels, p); 
 bool parse_pricing_model(std::string_view t, PricingModel* out) {
   return value_of(kPricingModels, t, out);
 }
+std::string_view to_string(RestartPolicy p) { return name_of(kRestartPolicies, p); }
+bool parse_restart_policy(std::string_view t, RestartPolicy* out) {
+  return value_of(kRestartPolicies, t, out);
+}
+RestartPolicy default_restart_policy(PricingModel pricing) {
+  return pricing == PricingModel::kSpot ? RestartPolicy::kNever : RestartPolicy::kOnNodeFailure;
+}
+
 int scheduling_class(PricingModel p) {
   switch (p) {
     case PricingModel::kReserved:

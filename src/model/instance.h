@@ -44,6 +44,15 @@ bool parse_pricing_model(std::string_view text, PricingModel* out);
 // Higher runs first.
 int scheduling_class(PricingModel pricing);
 
+// What happens to running work when its node fails (stops reporting) or its GPU is quarantined.
+// kOnNodeFailure: it is moved — stopped there and placed again on healthy capacity, keeping its
+// id (a new run); kNever: it waits for its node to come back. The default depends on the pricing
+// (default_restart_policy): spot work is cheap because it may be lost, so it is not moved.
+enum class RestartPolicy { kOnNodeFailure, kNever };
+std::string_view to_string(RestartPolicy policy);
+bool parse_restart_policy(std::string_view text, RestartPolicy* out);
+RestartPolicy default_restart_policy(PricingModel pricing);
+
 inline constexpr int kMilliPerGpu = 1000;
 
 struct InstanceSpec {
@@ -69,6 +78,7 @@ struct InstanceSpec {
   std::string template_name;  // the template the spec was made from, for people; "" for none
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
+  RestartPolicy restart_policy = RestartPolicy::kOnNodeFailure;
   int priority = 0;   // among the tenant's work of one class: higher is placed first
   bool queue = true;  // false: fail at once, with the reason, when it cannot be placed now
   std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill

@@ -126,11 +126,11 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 22> kWorkloadFields = {
+constexpr std::array<std::string_view, 23> kWorkloadFields = {
     "name",          "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count",     "gpu_milli",
     "gpu_memory_gb", "cpu",      "memory_gb", "disk_gb",           "node_selector", "image",
     "command",       "env",      "pricing",   "reservation_id",    "priority",      "max_runtime_s",
-    "template",      "runtime",  "volumes",   "services"};
+    "template",      "runtime",  "volumes",   "services",          "restart_policy"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -313,6 +313,11 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
   }
   spec.services = std::move(services);
   GPURENT_CHECK(parse_pricing(body, spec));
+  GPURENT_TRY(restart, optional_string(body, "restart_policy", 32));
+  spec.restart_policy = model::default_restart_policy(spec.pricing);
+  if (restart && !model::parse_restart_policy(*restart, &spec.restart_policy)) {
+    return fail(invalid_field("restart_policy", "must be on_node_failure or never"));
+  }
   return spec;
 }
 
