@@ -287,9 +287,9 @@ std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
       if (it == alerts_.end()) {
         Alert alert;
         alert.rule = rule.name;
+        alert.state = AlertState::kInactive;  // becomes pending or firing just below
         alert.active_since_ms = now_ms;
         it = alerts_.emplace(Key(rule.name, observation.subject), std::move(alert)).first;
-        it->second.state = AlertState::kInactive;
       }
       Alert& alert = it->second;
       alert.severity = rule.severity;
