@@ -26,6 +26,8 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(volumes, other.volumes);
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
+  append(price_versions, other.price_versions);
+  append(spot_prices, other.spot_prices);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
 }

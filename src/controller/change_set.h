@@ -16,6 +16,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/price_book.h"
 #include "model/template.h"
 #include "model/tenant.h"
 #include "model/volume.h"
@@ -36,6 +37,10 @@ struct Snapshot {
   std::vector<model::Volume> volumes;  // deleted ones too: they keep their billing record
   std::vector<model::IdempotencyRecord> idempotency;
   std::vector<model::Transfer> transfers;  // in the order they were posted
+  // The price book's versions: appended, never changed.
+  std::vector<model::PriceVersion> price_versions;
+  // Appended; the store keeps the newest billing::kMaxSpotPointsPerType per type.
+  std::vector<model::SpotPricePoint> spot_prices;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -74,9 +79,8 @@ struct ChangeSet : Snapshot {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
-           volumes.empty() &&
-           idempotency.empty() && transfers.empty() && woken_nodes.empty() &&
-           changed_instances.empty();
+           volumes.empty() && idempotency.empty() && transfers.empty() && price_versions.empty() &&
+           spot_prices.empty() && woken_nodes.empty() && changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);
