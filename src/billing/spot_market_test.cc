@@ -13,7 +13,7 @@ TEST(SpotPrice, FollowsTheSquareOfUtilisationFromFloorToCap) {
   EXPECT_EQ(spot_price(18'000'000, 400, 1000), 18'000'000);
   EXPECT_EQ(spot_price(18'000'000, 400, 5000), 18'000'000);  // clamped
   EXPECT_EQ(spot_price(1'000'001, 333, 777),
-            333'000 + (1'000'001 - 333'000) * 777 * 777 / 1'000'000);
+            333'000 + int64_t{1'000'001 - 333'000} * 777 * 777 / 1'000'000);
 }
 
 TEST(SpotMarket, RecordsChangesOnlyAndAnswersForAnyTime) {
