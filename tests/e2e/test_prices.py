@@ -56,6 +56,18 @@ def test_a_price_set_now_is_what_a_run_is_charged(platform):
     assert [v["version"] for v in history] == [1, 2]
     assert "h100-80g" in platform.cli("prices", "show").stdout
 
+    # The CLI sets a version for later: it is upcoming, and nothing in force changes.
+    later = json.loads(platform.cli("prices", "set", "--cpu", "0.5", "--effective-at",
+                                    "2100-01-01T00:00:00Z", "-o", "json").stdout)
+    assert later["version"] == 3 and later["cpu_per_core_hour_micros"] == 500_000
+    assert later["gpu_per_hour_micros"]["h100-80g"] == GPU_PRICE  # carried over
+    prices = platform.call("GET", "/v1/prices").json()
+    assert prices["current"]["version"] == 2
+    assert [v["version"] for v in prices["upcoming"]] == [3]
+    refused = platform.cli("prices", "set", "--cpu", "0.5", "--effective-at",
+                           "2000-01-01T00:00:00Z", check=False)
+    assert refused.returncode != 0 and "effective_at_in_past" in refused.stderr
+
 
 def test_spot_prices_follow_utilisation_and_have_a_history(platform):
     _, key = platform.new_tenant("spotter", topup_micros=1_000_000_000)
