@@ -17,6 +17,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/price_book.h"
 #include "model/template.h"
 #include "model/tenant.h"
 #include "model/volume.h"
@@ -39,6 +40,10 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
   // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
   std::vector<model::Event> events;
+  // The price book's versions: appended, never changed.
+  std::vector<model::PriceVersion> price_versions;
+  // Appended; the store keeps the newest billing::kMaxSpotPointsPerType per type.
+  std::vector<model::SpotPricePoint> spot_prices;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -77,8 +82,8 @@ struct ChangeSet : Snapshot {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
-           volumes.empty() &&
-           idempotency.empty() && transfers.empty() && events.empty() && woken_nodes.empty() &&
+           volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
+           price_versions.empty() && spot_prices.empty() && woken_nodes.empty() &&
            changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).

@@ -191,10 +191,17 @@ class Simulation {
     for (const auto& who : tenants_) {
       Micros charged = 0;
       for (const auto* usage : ctl_.usage(who.tenant_id)) {
-        ASSERT_EQ(usage->charged,
-                  charge_for_seconds(usage->price_per_gpu_hour, int64_t{usage->gpu_count} * 1000,
-                                     usage->billed_seconds));
-        ASSERT_LE(usage->billed_seconds * 1000, (usage->metered_until - usage->started_at).count());
+        // One rounding per price segment (billing/billing.h): the open one is exact.
+        ASSERT_EQ(usage->segment_charged,
+                  charge_pro_rata(usage->segment_rate, 1, usage->segment_seconds,
+                                  billing::rate_period(*usage)));
+        ASSERT_LE(usage->segment_charged, usage->charged);
+        // No second charged twice: at most the seconds metered, or the minimum for a run that
+        // ended sooner.
+        const int64_t metered_s = (usage->metered_until - usage->started_at).count() / 1000;
+        const int64_t minimum =
+            usage->ended_at ? ctl_.prices().at(usage->started_at).minimum_billed_seconds : 0;
+        ASSERT_LE(usage->billed_seconds, std::max(metered_s, minimum));
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;
       }
