@@ -1294,6 +1294,9 @@ struct Api::Impl {
       co_return problem_response(
           Error::invalid("invalid_message", "too many workloads in one report"));
     }
+    if (auto bounded = model::check_telemetry_bounds(report->telemetry); !bounded) {
+      co_return problem_response(bounded.error());
+    }
     auto generation =
         co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
     co_return result_response(200, generation, [](int64_t g) { return Json{{"generation", g}}; });
