@@ -5,7 +5,7 @@ cool; faults injected through the agent's faults file (docs/agent.md) are report
 import json
 import os
 
-from conftest import wait_for
+from conftest import problem, wait_for
 
 THERMAL_SLOWDOWN = 0x40  # NVML's HW thermal slowdown throttle reason
 
@@ -80,3 +80,16 @@ def test_injected_faults_are_reported(platform):
 
     shown = platform.cli("nodes", "show", node_id).stdout
     assert "79" in next(line for line in shown.splitlines() if gpus[1]["uuid"] in line)
+
+
+def test_oversized_or_malformed_telemetry_is_refused(platform):
+    with open(os.path.join(platform.data_dir, "agent", "identity.json")) as f:
+        credential = json.load(f)["credential"]
+    big = {"gpus": [{"uuid": "GPU-x", "t": [1] * 2001}], "xids": []}
+    bad = {"gpus": [{"uuid": "GPU-x", "t": [1, 1], "util": [1]}], "xids": []}
+    for telemetry, code in ((big, "telemetry_too_large"), (bad, "invalid_message")):
+        # Nothing of a refused report is applied: the agent's workloads are not declared lost.
+        response = platform.call("POST", "/v1/agent/report", key=credential,
+                                 body={"applied_generation": 1 << 40, "workloads": [],
+                                       "telemetry": telemetry})
+        problem(response, 400, code)
