@@ -95,7 +95,7 @@ def main():
 `bench/agent_footprint.py --duration {args.duration:g} --warmup {args.warmup:g}`: one
 `gpurent agent --sim-gpus 8xh100-80g --telemetry-interval 1` (reports every 1 s, 4 of its 8 GPUs
 held by a `sleep` workload) against a `gpurent dev` on the same machine, measured over
-{t1 - t0:.0f} s after a {args.warmup:g} s warm-up; {8 * (t1 - t0):.0f} samples sent.
+{t1 - t0:.0f} s after a {args.warmup:g} s warm-up (8 GPUs at 1 Hz: about {8 * (t1 - t0):.0f} samples).
 
 | metric | value | target |
 |---|---|---|

@@ -14,9 +14,8 @@ constexpr size_t kMaxFaultsFileBytes = 1 << 20;
 
 Error invalid(std::string why) { return Error::invalid("invalid_sim_faults", std::move(why)); }
 
-}  // namespace
-
-Result<std::vector<SimFault>> parse_sim_faults(std::string_view text) {
+// parse_sim_faults, with the errors of the JSON helpers as they come.
+Result<std::vector<SimFault>> parse_faults(std::string_view text) {
   GPURENT_TRY(json, parse_json_object(text));
   const auto it = json.find("faults");
   if (it == json.end()) return std::vector<SimFault>();
@@ -53,6 +52,14 @@ Result<std::vector<SimFault>> parse_sim_faults(std::string_view text) {
     }
     faults.push_back(std::move(fault));
   }
+  return faults;
+}
+
+}  // namespace
+
+Result<std::vector<SimFault>> parse_sim_faults(std::string_view text) {
+  auto faults = parse_faults(text);
+  if (!faults) return fail(invalid(faults.error().message));
   return faults;
 }
 
