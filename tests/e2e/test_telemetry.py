@@ -83,7 +83,10 @@ def test_injected_faults_are_reported(platform):
 
 
 def test_oversized_or_malformed_telemetry_is_refused(platform):
-    with open(os.path.join(platform.data_dir, "agent", "identity.json")) as f:
+    # The agent writes its identity once the server has answered its registration.
+    path = wait_for(lambda: (lambda p: p if os.path.exists(p) else None)(
+        os.path.join(platform.data_dir, "agent", "identity.json")), what="the agent's identity")
+    with open(path) as f:
         credential = json.load(f)["credential"]
     big = {"gpus": [{"uuid": "GPU-x", "t": [1] * 2001}], "xids": []}
     bad = {"gpus": [{"uuid": "GPU-x", "t": [1, 1], "util": [1]}], "xids": []}
