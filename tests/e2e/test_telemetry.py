@@ -96,3 +96,30 @@ def test_oversized_or_malformed_telemetry_is_refused(platform):
                                  body={"applied_generation": 1 << 40, "workloads": [],
                                        "telemetry": telemetry})
         problem(response, 400, code)
+
+
+def test_a_simulated_fleet_reports_telemetry_and_takes_faults_per_node(platform, tmp_path):
+    token = platform.call("POST", "/v1/join-tokens", body={"description": "fleet"}).json()["token"]
+    data_dir = str(tmp_path / "fleet")
+    os.makedirs(data_dir)
+    with open(os.path.join(data_dir, "sim_faults.json"), "w") as f:
+        json.dump({"faults": [{"node": 1, "gpu": 0, "kind": "xid", "code": 79}]}, f)
+    platform.start_process(["agent", "--server", platform.url, "--join-token", token,
+                            "--sim-nodes", "3", "--sim-gpus", "2xa100-80g", "--data-dir", data_dir,
+                            "--name", "tfleet"], "tfleet")
+
+    def fleet_gpus():
+        nodes = platform.call("GET", "/v1/nodes").json()["items"]
+        fleet = {n["name"]: n for n in nodes if n["name"].startswith("tfleet-sim-")}
+        gpus = {name: node_gpus(platform, n["id"]) for name, n in fleet.items()}
+        sampled = len(gpus) == 3 and all(
+            (g.get("telemetry") or {}).get("time") or (g.get("telemetry") or {}).get("last_xid")
+            for node in gpus.values() for g in node.values())
+        return gpus if sampled else None
+
+    gpus = wait_for(fleet_gpus, what="telemetry from every fleet node's GPUs")
+    by_index = {name: sorted(node.values(), key=lambda g: g["index"]) for name, node in gpus.items()}
+    assert by_index["tfleet-sim-0001"][0]["telemetry"]["last_xid"]["code"] == 79
+    assert by_index["tfleet-sim-0000"][0]["telemetry"]["last_xid"] is None
+    assert by_index["tfleet-sim-0002"][1]["telemetry"]["nvlink_total"] == 12
+    assert by_index["tfleet-sim-0002"][1]["telemetry"]["gpu_util_pct"] == 0
