@@ -39,6 +39,8 @@ struct AgentOptions {
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
   int sim_nodes = 0;
   std::chrono::milliseconds report_interval{1000};
+  // How often the GPUs are sampled (docs/agent.md: telemetry); 0 = no telemetry.
+  std::chrono::milliseconds telemetry_interval{1000};
   std::chrono::milliseconds stop_grace{10000};  // SIGTERM -> SIGKILL
 };
 

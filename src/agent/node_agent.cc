@@ -12,6 +12,9 @@
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
 #include "agent/runtime/volumes.h"
+#include "agent/telemetry/nvml_source.h"
+#include "agent/telemetry/sim_source.h"
+#include "common/random.h"
 
 namespace gpurent::agent {
 namespace {
@@ -68,6 +71,22 @@ int address_family(const std::string& address) {
   if (::inet_pton(AF_INET, address.c_str(), &buffer) == 1) return AF_INET;
   if (::inet_pton(AF_INET6, address.c_str(), &buffer) == 1) return AF_INET6;
   return 0;
+}
+
+// The GPUs of the runs that run now, with the instance holding each.
+BusyGpus busy_gpus(const std::vector<Workload>& workloads,
+                   const std::optional<model::DesiredState>& desired) {
+  BusyGpus busy;
+  if (!desired) return busy;
+  for (const auto& spec : desired->workloads) {
+    const auto running = std::find_if(workloads.begin(), workloads.end(), [&](const Workload& w) {
+      return w.key.instance_id == spec.instance_id && w.key.run == spec.run &&
+             w.phase == model::WorkloadPhase::kRunning;
+    });
+    if (running == workloads.end()) continue;
+    for (const auto& gpu : spec.gpus) busy.emplace(gpu, spec.instance_id);
+  }
+  return busy;
 }
 
 }  // namespace
@@ -284,8 +303,26 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
   }
 }
 
+std::optional<NodeTelemetry> NodeAgent::make_telemetry() const {
+  if (options_.telemetry_interval.count() <= 0) return std::nullopt;
+  std::unique_ptr<TelemetrySource> source;
+  if (inventory_.simulated) {
+    source = std::make_unique<SimTelemetrySource>(
+        inventory_.gpus, os_random_seed(),
+        std::filesystem::path(options_.data_dir) / kSimFaultsFile);
+  } else if (auto nvml = open_nvml_telemetry(inventory_.gpus); nvml) {
+    source = std::move(*nvml);
+  } else {
+    spdlog::warn("telemetry_off code={} error=\"{}\"", nvml.error().code, nvml.error().message);
+    return std::nullopt;
+  }
+  return std::make_optional<NodeTelemetry>(std::move(source), options_.telemetry_interval);
+}
+
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   Reconciler reconciler(*runtime_, *runs_);
+  std::optional<NodeTelemetry> telemetry = make_telemetry();
+  if (telemetry) reconciler.set_telemetry(&telemetry->backlog());
   reconciler.set_node_api(node_api_->address(), node_api_->secret());
   reconciler.set_container_runtime(!options_.container_socket.empty());
   VolumeJanitor volumes(options_.data_dir);
@@ -314,6 +351,10 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
       }
     }
     auto now = std::chrono::steady_clock::now();
+    if (telemetry) {
+      telemetry->tick(now, to_unix_ms(wall_clock_.now()),
+                      busy_gpus(runtime_->workloads(), desired));
+    }
     if (identity && now >= retry_at) {
       if (auto synced = reconciler.sync(*link, identity->credential); synced) {
         health.succeeded();
@@ -324,6 +365,7 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
     }
     auto wake_at = now + options_.report_interval;
     if (const auto deadline = runtime_->next_deadline()) wake_at = std::min(wake_at, *deadline);
+    if (telemetry) wake_at = std::min(wake_at, telemetry->next_due());
     std::unique_lock lock(shared_->mutex);
     shared_->changed.wait_until(lock, wake_at,
                                 [this] { return shared_->stopping || shared_->desired_pending; });

@@ -8,7 +8,10 @@
 //     new one to the reconciler; before that it registers, when start() could not reach the
 //     server;
 //   - the reconciler runs a Reconciler pass every report_interval, at once when a new desired
-//     state arrives, and when a stop's grace period ends.
+//     state arrives, and when a stop's grace period ends; it also samples the GPUs every
+//     telemetry_interval (telemetry/telemetry.h: NVML, or the simulator for simulated GPUs, whose
+//     faults file is <data_dir>/sim_faults.json) and each report carries the oldest batch of the
+//     samples not yet sent.
 // Each thread has its own ServerLink. A failing server is retried after retry_delay()
 // (server_link.h) and logged once per change of state, never fatal.
 //
@@ -38,6 +41,8 @@
 #include "agent/node_runs.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
+#include "agent/telemetry/telemetry.h"
+#include "common/clock.h"
 #include "model/agent_protocol.h"
 
 namespace gpurent::agent {
@@ -83,10 +88,13 @@ class NodeAgent {
   static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
                         Registrar registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
+  // nullopt when telemetry is off or the GPUs cannot be sampled (logged).
+  std::optional<NodeTelemetry> make_telemetry() const;
 
   const AgentOptions options_;
   const ServerLinkFactory links_;
   const std::string shim_executable_;
+  const SystemClock wall_clock_;      // the telemetry samples' times
   GpuInventory inventory_;            // set by start()
   std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
   std::unique_ptr<NodeRuns> runs_;    // shared by the reconciler and the node API

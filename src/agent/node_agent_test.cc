@@ -235,5 +235,48 @@ TEST_F(NodeAgentTest, StopReturnsPromptlyWhileTheDesiredStatePollIsPending) {
   EXPECT_TRUE(eventually([&] { return server_->polls_waiting() == 0; }));
 }
 
+// Samples every GPU's telemetry in order, across all the reports the server took.
+std::map<std::string, std::vector<int64_t>> sample_times(const std::vector<model::NodeReport>& r) {
+  std::map<std::string, std::vector<int64_t>> times;
+  for (const auto& report : r) {
+    for (const auto& sample : report.telemetry.samples) {
+      times[sample.uuid].push_back(sample.time_ms);
+    }
+  }
+  return times;
+}
+
+TEST_F(NodeAgentTest, TelemetryIsReportedAndABacklogIsReplayedInOrderAfterAnOutage) {
+  auto opts = options();
+  opts.telemetry_interval = std::chrono::milliseconds(10);
+  auto agent = make_agent(opts);
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return sample_times(server_->reports()).size() == 2; }));
+
+  server_->set_reachable(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const size_t reports_before = server_->reports().size();
+  const int64_t reconnected_ms = to_unix_ms(SystemClock().now());
+  server_->set_reachable(true);
+  // The samples taken while the server was away arrive after it is back, in one report.
+  ASSERT_TRUE(eventually([&] {
+    const auto reports = server_->reports();
+    for (size_t i = reports_before; i < reports.size(); ++i) {
+      const auto& samples = reports[i].telemetry.samples;
+      if (samples.size() >= 2 * 20 && samples.front().time_ms < reconnected_ms - 200) return true;
+    }
+    return false;
+  }));
+  agent->stop();
+  const auto times = sample_times(server_->reports());
+  for (const auto& [uuid, series] : times) {
+    ASSERT_GT(series.size(), 30u) << uuid;
+    for (size_t i = 1; i < series.size(); ++i) {
+      EXPECT_LT(series[i - 1], series[i]) << uuid << " sample " << i;  // in order, none twice
+    }
+  }
+  EXPECT_EQ(server_->reports().back().telemetry.dropped, 0);
+}
+
 }  // namespace
 }  // namespace gpurent::agent

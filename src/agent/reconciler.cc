@@ -179,8 +179,14 @@ Status Reconciler::sync(ServerLink& link, std::string_view credential) {
   for (const auto& workload : runtime_.workloads()) {
     if (auto uploaded = upload_log(link, credential, workload); !uploaded) return uploaded;
   }
-  const model::NodeReport sent = report();
+  model::NodeReport sent = report();
+  TelemetryBacklog::Pending telemetry;
+  if (telemetry_) {
+    telemetry = telemetry_->next();
+    sent.telemetry = std::move(telemetry.batch);
+  }
   if (auto reported = link.report(credential, sent); !reported) return reported;
+  if (telemetry_) telemetry_->taken(telemetry);
   for (const auto& status : sent.workloads) {
     WorkloadKey key{status.instance_id, status.run};
     // Failed starts are dropped with the desired state that named them; only tracked runs wait.

@@ -8,9 +8,11 @@
 //
 // sync(): uploads each run's new log bytes (at most kLogChunkBytes per request and
 // kMaxLogBytesPerRunPerSync per run per pass, so one chatty run cannot starve the report), then
-// reports every tracked run. A run's exit is reported only once its whole log is on the server, so
-// that the server never sees an exit with a partial log; until then it is reported as running.
-// A server that refuses a run's log (it no longer knows the run) gets the exit without it.
+// reports every tracked run, with the oldest batch of the telemetry backlog (set_telemetry), which
+// leaves the backlog once the server took the report. A run's exit is reported only once its whole
+// log is on the server, so that the server never sees an exit with a partial log; until then it is
+// reported as running. A server that refuses a run's log (it no longer knows the run) gets the exit
+// without it.
 //
 // The report's applied_generation is the generation converge() last acted on: every run of that
 // desired state is then in the report (tracked, or failed to start and reported exited with
@@ -34,6 +36,7 @@
 #include "agent/node_runs.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
+#include "agent/telemetry/telemetry.h"
 #include "model/agent_protocol.h"
 
 namespace gpurent::agent {
@@ -55,6 +58,8 @@ class Reconciler {
   }
   // Whether the node has a container engine, sent with every report.
   void set_container_runtime(bool available) { container_runtime_ = available; }
+  // Where sync() takes each report's telemetry batch from; nullptr (the default): none.
+  void set_telemetry(TelemetryBacklog* backlog) { telemetry_ = backlog; }
 
   void converge(const model::DesiredState& desired);
   // Fails with the link's error when the server could not take the logs or the report; the caller
@@ -79,6 +84,7 @@ class Reconciler {
   std::string node_api_address_;
   std::string node_api_secret_;
   std::optional<bool> container_runtime_;
+  TelemetryBacklog* telemetry_ = nullptr;
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;
   std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set

@@ -43,7 +43,12 @@
 #include "agent/identity.h"
 #include "agent/node_agent.h"
 #include "agent/sim_workloads.h"
+#include "agent/telemetry/sim_faults.h"
+#include "agent/telemetry/sim_source.h"
+#include "agent/telemetry/telemetry.h"
 #include "client/http_client.h"
+#include "common/clock.h"
+#include "common/random.h"
 
 namespace gpurent::agent {
 namespace {
@@ -290,6 +295,9 @@ struct SimNode {
   std::optional<model::DesiredState> desired;  // the newest from the server
   bool desired_pending = false;                // not yet converged to
   SimWorkloads workloads;
+  // Sampled when the node reports (catching up the ticks since); none with telemetry off.
+  std::optional<NodeTelemetry> telemetry;
+  SimTelemetrySource* gpus = nullptr;  // telemetry's source, for the faults
 };
 
 template <class T, class Parse>
@@ -365,8 +373,10 @@ class Fleet {
     started_ = SteadyClock::now();
     spdlog::info("sim_fleet_started nodes={} gpus={} server={} data_dir={}", nodes_.size(),
                  options_.sim_gpus, server_.base_url, options_.data_dir);
+    if (options_.telemetry_interval.count() > 0) faults_.refresh();
     for (auto& node : nodes_) spawn(run_node(*node));
     spawn(log_loop());
+    if (options_.telemetry_interval.count() > 0) spawn(faults_loop());
     io_.run();
     files_.join();
     spdlog::info("sim_fleet_stopped nodes={}", nodes_.size());
@@ -393,6 +403,7 @@ class Fleet {
     beast::error_code ignored;
     signals_.cancel(ignored);
     log_timer_.cancel();
+    faults_timer_.cancel();
     pool_->close();
     register_pool_->close();
     for (auto& node : nodes_) {
@@ -451,8 +462,28 @@ class Fleet {
   }
 
   asio::awaitable<void> run_node(SimNode& node) {
+    auto discover = [spec = options_.sim_gpus, dir = node.dir] {
+      return simulated_gpus(spec, dir);
+    };
+    auto gpus = co_await on_file_thread(std::move(discover));
+    if (!gpus) {
+      if (!stopping_) {
+        spdlog::error("sim_node_gpus_failed node={} code={} error=\"{}\"", node.index,
+                      gpus.error().code, gpus.error().message);
+        stop(1);
+      }
+      co_return;
+    }
+    if (options_.telemetry_interval.count() > 0) {
+      auto source = std::make_unique<SimTelemetrySource>(*gpus, telemetry_seed_ + node.index);
+      node.gpus = source.get();
+      node.gpus->set_faults(faults_for(node.index));
+      node.telemetry.emplace(std::move(source), options_.telemetry_interval,
+                             kSimTelemetryBacklogTicks * gpus->size(), kSimTelemetryBacklogXids,
+                             /*catch_up=*/true);
+    }
     if (!node.identity) {
-      const Status registered = co_await register_node(node);
+      const Status registered = co_await register_node(node, std::move(*gpus));
       if (!registered) {
         if (!stopping_) {
           spdlog::error("sim_node_register_failed node={} code={} error=\"{}\"", node.index,
@@ -474,15 +505,10 @@ class Fleet {
 
   // Registers the node and keeps its identity. Fails only for good: a refusal, a bad spec or a
   // data directory that cannot be written (a server that cannot be reached is waited for).
-  asio::awaitable<Status> register_node(SimNode& node) {
-    auto discover = [spec = options_.sim_gpus, dir = node.dir] {
-      return simulated_gpus(spec, dir);
-    };
-    auto gpus = co_await on_file_thread(std::move(discover));
-    if (!gpus) co_return fail(std::move(gpus).error());
+  asio::awaitable<Status> register_node(SimNode& node, std::vector<model::Gpu> gpus) {
     model::NodeRegistration registration = base_;
     registration.name = sim_node_name(prefix_, node.index);
-    registration.gpus = std::move(*gpus);
+    registration.gpus = std::move(gpus);
     const routes::Call call = routes::register_call(registration);
     for (int failures = 1; !stopping_; ++failures) {
       const auto began = SteadyClock::now();
@@ -590,11 +616,44 @@ class Fleet {
       if (!size && retryable(size.error())) co_return fail(std::move(size).error());
       node.workloads.log_sent(key);  // taken, or refused for good: the exit goes without it
     }
-    const model::NodeReport report = node.workloads.report();
+    model::NodeReport report = node.workloads.report();
+    TelemetryBacklog::Pending telemetry;
+    if (node.telemetry) {
+      node.telemetry->tick(SteadyClock::now(), to_unix_ms(wall_clock_.now()),
+                           node.workloads.busy_gpus());
+      telemetry = node.telemetry->backlog().next();
+      report.telemetry = std::move(telemetry.batch);
+    }
     auto response = co_await call_pooled(*pool_, routes::report_call(report), credential);
     auto reported = answer<void>(std::move(response), routes::report_answer);
-    if (reported) node.workloads.reported(report);
+    if (reported) {
+      node.workloads.reported(report);
+      if (node.telemetry) node.telemetry->backlog().taken(telemetry);
+    }
     co_return reported;
+  }
+
+  // The faults file's entries for node `index` (those naming it, and those naming no node).
+  std::vector<SimFault> faults_for(int index) const {
+    std::vector<SimFault> mine;
+    for (const auto& fault : faults_.faults()) {
+      if (!fault.node || *fault.node == index) mine.push_back(fault);
+    }
+    return mine;
+  }
+
+  // Re-reads the faults file every telemetry interval and hands each node its faults.
+  asio::awaitable<void> faults_loop() {
+    while (true) {
+      if (faults_.refresh()) {
+        for (auto& node : nodes_) {
+          if (node->gpus) node->gpus->set_faults(faults_for(node->index));
+        }
+      }
+      const bool awake =
+          co_await sleep_until(faults_timer_, SteadyClock::now() + options_.telemetry_interval);
+      if (!awake) break;
+    }
   }
 
   asio::awaitable<void> log_loop() {
@@ -617,6 +676,10 @@ class Fleet {
   asio::thread_pool files_{kSimFileThreads};
   asio::signal_set signals_{io_, SIGINT, SIGTERM};
   asio::steady_timer log_timer_{io_};
+  asio::steady_timer faults_timer_{io_};
+  SimFaultsFile faults_{std::filesystem::path(options_.data_dir) / kSimFaultsFile};
+  const uint64_t telemetry_seed_ = os_random_seed();
+  const SystemClock wall_clock_;  // the telemetry samples' times
   Server server_;
   std::unique_ptr<ConnectionPool> pool_;           // reports and log uploads
   std::unique_ptr<ConnectionPool> register_pool_;  // registrations

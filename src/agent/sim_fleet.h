@@ -19,6 +19,13 @@
 // connections, and accepts 10,000 by default: hence kMaxSimNodes. The open-file limit is raised to
 // what that needs (up to the hard limit).
 //
+// Telemetry (with --telemetry-interval > 0, the default 1 s): each node's GPUs are simulated as a
+// single agent's are (telemetry/sim_source.h), driven by its running workloads, but sampled only
+// when the node reports: each report carries one sample per GPU for every tick since the previous
+// one (about 3 per GPU at 1 Hz). A node that cannot report keeps kSimTelemetryBacklogTicks ticks.
+// Faults are injected through <data_dir>/sim_faults.json (telemetry/sim_faults.h; an entry's
+// "node" is the node's index), re-read every telemetry interval.
+//
 // Threads: the caller's runs every node as coroutines on one io_context; kSimFileThreads threads
 // do the blocking file work (the fsyncs of identities and GPU ids), so that it never stalls the
 // network. Nothing is shared between the two but the files of one node at a time.
@@ -48,6 +55,10 @@ inline constexpr size_t kSimRegisterConnections = 16;
 inline constexpr int kSimFileThreads = 4;
 inline constexpr std::chrono::seconds kSimReportInterval{3};  // the server's timeout is 10 s
 inline constexpr std::chrono::seconds kSimLogInterval{10};
+// Each node's telemetry backlog, in ticks of all its GPUs (kept small: 10,000 nodes share one
+// process's memory), and XID events.
+inline constexpr size_t kSimTelemetryBacklogTicks = 10;
+inline constexpr size_t kSimTelemetryBacklogXids = 64;
 // Simulated resources per GPU: an HGX H100 node has 8 GPUs, about 112 cores and 2 TB of memory.
 inline constexpr int kSimCpusPerGpu = 14;
 inline constexpr int64_t kSimMemoryMbPerGpu = 256 * 1024;

@@ -32,6 +32,15 @@ Result<std::optional<std::chrono::nanoseconds>> sim_duration(const model::Worklo
 
 }  // namespace
 
+BusyGpus SimWorkloads::busy_gpus() const {
+  BusyGpus busy;
+  for (const auto& [key, run] : runs_) {
+    if (run.phase != model::WorkloadPhase::kRunning) continue;
+    for (const auto& gpu : run.gpus) busy.emplace(gpu, key.instance_id);
+  }
+  return busy;
+}
+
 void SimWorkloads::end_run(Run& run, int code, std::string message) {
   run.phase = model::WorkloadPhase::kExited;
   run.ends_at.reset();
@@ -62,6 +71,7 @@ bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
     }
     if (!spec.should_run) continue;  // stopped before it ever started here
     Run run;
+    run.gpus = spec.gpus;
     if (auto duration = sim_duration(spec); !duration) {
       end_run(run, kStartFailedExitCode, duration.error().message);
     } else if (*duration) {

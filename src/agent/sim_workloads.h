@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "agent/reconciler.h"  // kStartFailedExitCode; WorkloadKey and kMaxWorkloads
+#include "agent/telemetry/source.h"
 #include "model/agent_protocol.h"
 
 namespace gpurent::agent {
@@ -59,6 +60,8 @@ class SimWorkloads {
   void reported(const model::NodeReport& sent);
 
   size_t size() const { return runs_.size(); }
+  // The GPUs of the running runs, for the simulated telemetry.
+  BusyGpus busy_gpus() const;
 
  private:
   struct Run {
@@ -69,6 +72,7 @@ class SimWorkloads {
     bool log_sent = false;
     bool reported = false;  // the server took a report with this run
     bool exit_reported = false;
+    std::vector<std::string> gpus;  // UUIDs
   };
   static void end_run(Run& run, int code, std::string message = {});
 

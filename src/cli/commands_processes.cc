@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/App.hpp>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -157,6 +158,14 @@ void add_agent(CLI::App& app, Context& ctx) {
         auto label = agent::parse_label(text);
         return label ? std::string() : label.error().message;
       });
+  command
+      ->add_option_function<double>(
+          "--telemetry-interval",
+          [options](double seconds) {
+            options->telemetry_interval = std::chrono::milliseconds(std::llround(seconds * 1000));
+          },
+          "seconds between two samples of the GPUs (default 1; 0: no telemetry)")
+      ->check(CLI::Range(0.0, 3600.0));
   command
       ->add_option("--sim-nodes", options->sim_nodes,
                    "run this many simulated nodes (named NAME-sim-0000 ...) in this one process, "

@@ -327,10 +327,19 @@ std::string node_view(const Json& node, Timestamp now) {
       {"Registered", when_exactly(node, "registered_at", now)},
       {"Last seen", when_exactly(node, "last_heartbeat", now)},
   });
-  Table table({"INDEX", "UUID", "TYPE", "NAME", "MEMORY", "INSTANCE"});
+  Table table({"INDEX", "UUID", "TYPE", "NAME", "MEMORY", "INSTANCE", "UTIL", "TEMP", "POWER",
+               "FB USED", "XID"});
+  // The GPU's latest telemetry; "-" for what it did not report.
+  const auto reading = [](const Json& gpu, std::string_view key, std::string_view unit) {
+    const std::string value = field_text(member(gpu, "telemetry"), key);
+    return value.empty() ? std::string("-") : value + std::string(unit);
+  };
   for (const auto& gpu : as_list(member(node, "gpus"))) {
     table.add_row({field_text(gpu, "index"), field_text(gpu, "uuid"), field_text(gpu, "type"),
-                   field_text(gpu, "name"), memory(gpu), dash(field_text(gpu, "instance_id"))});
+                   field_text(gpu, "name"), memory(gpu), dash(field_text(gpu, "instance_id")),
+                   reading(gpu, "gpu_util_pct", "%"), reading(gpu, "temperature_c", " C"),
+                   reading(gpu, "power_w", " W"), reading(gpu, "fb_used_mib", " MiB"),
+                   dash(field_text(member(member(gpu, "telemetry"), "last_xid"), "code"))});
   }
   return out + "\n" + table.render();
 }

@@ -30,6 +30,7 @@
 #include "common/random.h"
 #include "common/result.h"
 #include "controller/change_set.h"
+#include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
 #include "model/event.h"
 #include "model/instance.h"
@@ -286,6 +287,8 @@ class Controller {
   Result<const model::Node*> node(const model::Principal& caller, std::string_view id) const;
   // The instances holding a GPU (several when it is shared), in id order.
   std::vector<std::string> gpu_holders(std::string_view uuid) const;
+  // What the GPU last reported (telemetry.cc); nullptr before its first sample.
+  const GpuTelemetry* gpu_telemetry(std::string_view uuid) const;
   // Operators: a cordoned node gets no new work; its running work stays.
   Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
                                           bool cordoned);
@@ -476,6 +479,9 @@ class Controller {
   // Running instances with a declared max_runtime_s, by the time it runs out.
   std::set<std::pair<Timestamp, std::string>> deadlines_;               // of instances holding GPUs
   std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
+  // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
+  void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
+  std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
     std::map<std::string, int64_t> milli_by_type;

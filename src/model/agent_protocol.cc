@@ -127,6 +127,7 @@ void to_json(Json& j, const NodeReport& v) {
        {"node_api_address", v.node_api_address},
        {"node_api_secret", v.node_api_secret}};
   if (v.container_runtime) j["container_runtime"] = *v.container_runtime;
+  if (!v.telemetry.empty() || v.telemetry.dropped != 0) j["telemetry"] = v.telemetry;
 }
 void from_json(const Json& j, NodeReport& v) {
   v.applied_generation = j.at("applied_generation").get<int64_t>();
@@ -135,6 +136,9 @@ void from_json(const Json& j, NodeReport& v) {
   v.node_api_secret = j.value("node_api_secret", std::string());
   if (const auto it = j.find("container_runtime"); it != j.end() && !it->is_null()) {
     v.container_runtime = it->get<bool>();
+  }
+  if (const auto it = j.find("telemetry"); it != j.end() && !it->is_null()) {
+    v.telemetry = it->get<TelemetryBatch>();
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "common/json.h"
 #include "model/node.h"
+#include "model/telemetry.h"
 #include "model/volume.h"
 
 namespace gpurent::model {
@@ -98,6 +99,9 @@ struct NodeReport {
   // Whether the agent has a container engine now (NodeRegistration::container_runtime, kept up to
   // date: an agent restarted with or without --container-socket says so). Absent: unchanged.
   std::optional<bool> container_runtime;
+  // GPU samples and XID events since the last report the server took (model/telemetry.h);
+  // omitted from the JSON when empty.
+  TelemetryBatch telemetry;
 };
 
 void to_json(Json& j, const NodeRegistration& v);

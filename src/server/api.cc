@@ -1432,6 +1432,9 @@ struct Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto report = model::decode_message<model::NodeReport>(*body);
     if (!report) co_return problem_response(report.error());
+    if (auto bounded = model::check_telemetry_bounds(report->telemetry); !bounded) {
+      co_return problem_response(bounded.error());
+    }
     proxy.node_reported(node, report->node_api_address, report->node_api_secret);
     if (report->workloads.size() > kMaxReportedWorkloads) {
       co_return problem_response(

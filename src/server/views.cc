@@ -1,6 +1,7 @@
 #include "server/views.h"
 
 #include "model/gpu_catalog.h"
+#include "server/telemetry_view.h"
 
 namespace gpurent::server {
 
@@ -157,7 +158,8 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                     {"memory_mb", gpu.memory_mb},
                     {"nvlink_domain", gpu.nvlink_domain},
                     {"instance_id", holders.empty() ? Json(nullptr) : Json(holders.front())},
-                    {"instance_ids", holders}});
+                    {"instance_ids", holders},
+                    {"telemetry", gpu_telemetry_view(controller.gpu_telemetry(gpu.uuid))}});
   }
   return {{"id", node.id},
           {"name", node.name},

@@ -7,23 +7,24 @@
 #include <optional>
 #include <string>
 
+#include "agent/gpu/nvml_api.h"
 #include "agent/gpu/topology.h"
 #include "model/gpu_catalog.h"
 
 namespace gpurent::agent {
 namespace {
 
-// The subset of the NVML C API the agent uses, declared here rather than taken from nvml.h so that
-// the build needs no CUDA headers. Layouts and signatures follow NVML's public API reference.
-using nvmlReturn_t = int;
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-struct nvmlDevice_st;
-using nvmlDevice_t = nvmlDevice_st*;
-struct nvmlMemory_t {
-  unsigned long long total;  // bytes
-  unsigned long long free;
-  unsigned long long used;
-};
+using nvml::bind;
+using nvml::kMaxNvLinks;
+using nvml::Library;
+using nvml::NVML_ERROR_INVALID_ARGUMENT;
+using nvml::NVML_FEATURE_ENABLED;
+using nvml::NVML_SUCCESS;
+using nvml::nvmlDevice_t;
+using nvml::nvmlMemory_t;
+using nvml::nvmlReturn_t;
+
+// The discovery calls; their layouts and signatures follow NVML's public API reference.
 // NVML_DEVICE_NAME_V2_BUFFER_SIZE and NVML_DEVICE_UUID_V2_BUFFER_SIZE.
 constexpr unsigned kNameBufferSize = 96;
 constexpr unsigned kUuidBufferSize = 96;
@@ -39,11 +40,7 @@ struct nvmlPciInfo_t {
   unsigned pci_sub_system_id;
   char bus_id[32];  // "00000000:65:00.0"
 };
-constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;  // also: a link index past the last link
-constexpr int NVML_FEATURE_ENABLED = 1;
 constexpr int NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1;  // a link to a POWER CPU, not to a GPU
-// NVML_NVLINK_MAX_LINKS of current drivers (older ones have fewer and answer INVALID_ARGUMENT).
-constexpr unsigned kMaxNvLinks = 18;
 
 struct NvmlApi {
   nvmlReturn_t (*init_v2)();
@@ -67,28 +64,6 @@ struct NvmlApi {
 
 Error unavailable(std::string message) {
   return {ErrorKind::kUnavailable, "nvml_unavailable", std::move(message)};
-}
-
-// Unloads the library on every return path.
-class Library {
- public:
-  explicit Library(void* handle) : handle_(handle) {}
-  ~Library() {
-    if (handle_) dlclose(handle_);
-  }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-  void* get() const { return handle_; }
-
- private:
-  void* handle_;
-};
-
-template <class Fn>
-bool bind(void* handle, const char* name, Fn* out) {
-  void* symbol = dlsym(handle, name);
-  *out = reinterpret_cast<Fn>(symbol);
-  return symbol != nullptr;
 }
 
 // Also hands out the device's handle, for the topology queries.
