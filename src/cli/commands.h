@@ -20,6 +20,8 @@ void add_instance_commands(CLI::App& app, Context& ctx);
 void add_service_commands(CLI::App& app, Context& ctx);
 void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
+// After add_billing_commands: packages, and invoices/settings under `billing`.
+void add_account_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.

@@ -27,6 +27,9 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
   append(events, other.events);
+  append(package_products, other.package_products);
+  append(packages, other.packages);
+  append(balance_settings, other.balance_settings);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
 }

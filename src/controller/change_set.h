@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/accounts.h"
 #include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
@@ -39,6 +40,9 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
   // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
   std::vector<model::Event> events;
+  std::vector<model::PackageProduct> package_products;
+  std::vector<model::Package> packages;
+  std::vector<model::BalanceSettings> balance_settings;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -77,9 +81,9 @@ struct ChangeSet : Snapshot {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
-           volumes.empty() &&
-           idempotency.empty() && transfers.empty() && events.empty() && woken_nodes.empty() &&
-           changed_instances.empty();
+           volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
+           package_products.empty() && packages.empty() && balance_settings.empty() &&
+           woken_nodes.empty() && changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

@@ -157,6 +157,19 @@ Status Controller::restore(Snapshot snapshot) {
     if (auto posted = ledger_.post(transfer); !posted) return posted;
   }
   if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
+  for (auto& product : snapshot.package_products) {
+    package_products_.insert_or_assign(product.name, std::move(product));
+  }
+  std::sort(snapshot.packages.begin(), snapshot.packages.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.bought_at, a.id) < std::tie(b.bought_at, b.id);
+  });
+  for (auto& package : snapshot.packages) {
+    packages_by_tenant_[package.tenant_id].push_back(package.id);
+    packages_.emplace(package.id, std::move(package));
+  }
+  for (auto& settings : snapshot.balance_settings) {
+    balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
+  }
   for (auto& event : snapshot.events) {
     if (event.seq != last_event_seq_ + 1 && !events_.empty()) {
       return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
@@ -425,9 +438,15 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
     return fail(Error::unprocessable("gpu_type_not_priced",
                                      fmt::format("GPU type '{}' has no price yet", type)));
   }
+  if (over_credit_limit(tenant_id)) {
+    return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
+                      "the balance is below the credit limit: top up to start work again"});
+  }
   const Micros needed =
       charge_for_seconds(*price, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
-  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
+  // A credit limit lets the balance go that far below zero.
+  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id)) +
+                         balance_settings(tenant_id).credit_limit;
   if (balance <= 0 || balance < needed) {
     return fail(Error{
         ErrorKind::kPaymentRequired, "insufficient_balance",
@@ -739,6 +758,8 @@ void Controller::begin_run(Instance& instance) {
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
   if (!usage || usage->ended_at) return;
+  // Prepaid packages cover the interval's first seconds; the price applies to the rest.
+  draw_packages(*usage, until);
   const auto transfer = billing::meter_run(*usage, until);
   touch_usage(*usage);
   if (!transfer) return;
@@ -1126,7 +1147,7 @@ void Controller::mark_node_down(Node& node) {
 void Controller::enforce_balances() {
   std::set<std::string> overdrawn;
   for (const auto& [id, tenant] : tenants_) {
-    if (ledger_.balance(model::tenant_cash_account(id)) < 0) overdrawn.insert(id);
+    if (guard_balance(id)) overdrawn.insert(id);
   }
   if (overdrawn.empty()) return;
   for (auto& [id, instance] : instances_) {
@@ -1166,6 +1187,7 @@ void Controller::tick() {
     for (auto& [id, volume] : volumes_) {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
+    expire_packages();
     enforce_balances();
   }
   advance_reservations();

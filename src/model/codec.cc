@@ -636,7 +636,8 @@ void to_json(Json& j, const UsageRecord& v) {
        {"ended_at", optional_ms(v.ended_at)},
        {"metered_until", ms(v.metered_until)},
        {"billed_seconds", v.billed_seconds},
-       {"charged", v.charged}};
+       {"charged", v.charged},
+       {"package_seconds", v.package_seconds}};
 }
 void from_json(const Json& j, UsageRecord& v) {
   v.id = j.at("id").get<std::string>();
@@ -652,6 +653,7 @@ void from_json(const Json& j, UsageRecord& v) {
   v.metered_until = ts(j, "metered_until");
   v.billed_seconds = j.at("billed_seconds").get<int64_t>();
   v.charged = j.at("charged").get<Micros>();
+  v.package_seconds = j.value("package_seconds", int64_t{0});
 }
 
 void to_json(Json& j, const Volume& v) {

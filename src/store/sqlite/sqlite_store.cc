@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "store/store.h"
 
@@ -23,7 +24,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 6> kMigrations = {
+const std::array<std::string, 7> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -88,6 +89,13 @@ const std::array<std::string, 6> kMigrations = {
       message TEXT NOT NULL
     );
     CREATE INDEX events_object ON events (object_id, seq);
+    )sql",
+    // Accounts (model/accounts.h): operators' package products (keyed by name), tenants'
+    // packages, and per-tenant balance settings (keyed by tenant).
+    R"sql(
+    CREATE TABLE package_products (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE packages (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE balance_settings (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -158,6 +166,9 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     GPURENT_CHECK(load_events(snapshot.events));
+    GPURENT_CHECK(load_objects("package_products", snapshot.package_products));
+    GPURENT_CHECK(load_objects("packages", snapshot.packages));
+    GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -209,6 +220,11 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     GPURENT_CHECK(append_events(c.events));
+    GPURENT_CHECK(
+        upsert("package_products", c.package_products, [](const auto&) { return std::string(); }));
+    GPURENT_CHECK(upsert("packages", c.packages, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(
+        upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
@@ -272,11 +288,14 @@ class SqliteStore final : public Store {
     return {};
   }
 
-  // Objects are keyed by their id; a quota, one per tenant, by its tenant.
+  // Objects are keyed by their id; a quota, one per tenant, by its tenant; a package product by
+  // its name.
   template <class T>
   static const std::string& object_id(const T& object) {
     if constexpr (requires { object.id; }) {
       return object.id;
+    } else if constexpr (requires { object.name; }) {
+      return object.name;
     } else {
       return object.tenant_id;
     }
