@@ -1,11 +1,13 @@
 // The controller's accounts beyond cash (model/accounts.h): package products and purchases, the
 // draw-down of packages in metering, their expiry, the balance guard, and monthly invoices.
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "billing/packages.h"
+#include "billing/sla.h"
 #include "controller/controller.h"
 #include "controller/internal.h"
 #include "model/gpu_catalog.h"
@@ -70,7 +72,7 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
   }
   const auto product = package_products_.find(product_name);
   if (product == package_products_.end()) {
-    return fail(Error::not_found("package product", product_name));
+    return fail(Error::not_found("package_product", product_name));
   }
   const Micros balance = ledger_.balance(model::tenant_cash_account(caller.tenant_id));
   if (balance < product->second.price) {
@@ -212,6 +214,92 @@ Result<billing::Invoice> Controller::invoice(const Principal& caller, std::strin
   };
   return billing::build_invoice(tenant_id, options_.currency, month,
                                 ledger_.transfers_of(tenant_id), describe);
+}
+
+void Controller::record_downtime_start(const model::Instance& instance, Timestamp at,
+                                       std::string_view cause) {
+  if (open_downtime_.contains(instance.id)) return;
+  model::Downtime record{.id = fmt::format("dt:{}:{}", instance.id, to_unix_ms(at)),
+                         .tenant_id = instance.tenant_id,
+                         .instance_id = instance.id,
+                         .cause = std::string(cause),
+                         .start = at};
+  changes_.downtime.push_back(record);
+  open_downtime_.emplace(instance.id, record.id);
+  downtime_of_[instance.id].push_back(record.id);
+  downtime_.emplace(record.id, std::move(record));
+}
+
+void Controller::record_downtime_end(const model::Instance& instance, Timestamp at) {
+  const auto open = open_downtime_.find(instance.id);
+  if (open == open_downtime_.end()) return;
+  model::Downtime& record = downtime_.at(open->second);
+  record.end = std::max(at, record.start);
+  changes_.downtime.push_back(record);
+  open_downtime_.erase(open);
+}
+
+std::vector<const model::Downtime*> Controller::downtime(std::string_view instance_id) const {
+  std::vector<const model::Downtime*> out;
+  const auto it = downtime_of_.find(std::string(instance_id));
+  if (it == downtime_of_.end()) return out;
+  for (const auto& id : it->second) out.push_back(&downtime_.at(id));
+  return out;
+}
+
+void Controller::settle_sla_credits() {
+  const billing::Month current = billing::month_of(now());
+  const billing::Month last = billing::month_of(current.start() - Millis(1));
+  if (sla_settled_month_ == last.id()) return;
+  sla_settled_month_ = last.id();
+  // Downtime seconds in the month, by instance (an open record counts to the month's end).
+  std::map<std::string, int64_t> down;
+  for (const auto& [id, record] : downtime_) {
+    const Timestamp from = std::max(record.start, last.start());
+    const Timestamp to = std::min(record.end.value_or(last.end()), last.end());
+    if (to > from) down[record.instance_id] += (to - from).count() / 1000;
+  }
+  for (const auto& [instance_id, down_seconds] : down) {
+    const model::Instance& instance = instances_.at(instance_id);
+    const std::string id = fmt::format("sla:{}:{}", instance_id, last.id());
+    billing::SlaMonth month{.down_seconds = down_seconds};
+    bool credited = false;
+    // Seconds billed in the month: a usage id carries the run's cumulative billed seconds.
+    std::map<std::string, int64_t> seconds_before;
+    const std::string prefix = fmt::format("usage:{}:", instance_id);
+    for (const auto& t : ledger_.transfers_of(instance.tenant_id)) {
+      credited |= t.id == id;
+      if (!t.id.starts_with(prefix)) continue;
+      const auto colon = t.id.rfind(':');
+      int64_t seconds = 0;
+      std::from_chars(t.id.data() + colon + 1, t.id.data() + t.id.size(), seconds);
+      int64_t& before = seconds_before[t.id.substr(0, colon)];
+      if (t.at >= last.start() && t.at < last.end()) {
+        month.up_seconds += seconds - before;
+        month.gpu_charges += t.amount;
+      }
+      before = seconds;
+    }
+    const Micros credit = billing::sla_credit(month);
+    if (credited || credit <= 0) continue;
+    // Dated in the month it is for, so that month's invoice shows it.
+    auto posted = post({.id = id,
+                        .at = last.end() - Millis(1),
+                        .from_account = std::string(model::kSlaCreditsAccount),
+                        .to_account = model::tenant_cash_account(instance.tenant_id),
+                        .amount = credit,
+                        .kind = model::TransferKind::kCredit,
+                        .tenant_id = instance.tenant_id,
+                        .reference = instance_id});
+    if (!posted) {
+      spdlog::error("SLA credit {} failed: {}", id, posted.error().message);
+      continue;
+    }
+    record_event(instance.tenant_id, instance_id, model::event_kind::kSlaCredit,
+                 fmt::format("{}: availability {} s up, {} s down: credit {} ({} % of {})",
+                             last.id(), month.up_seconds, month.down_seconds, format_micros(credit),
+                             billing::sla_credit_percent(month), format_micros(month.gpu_charges)));
+  }
 }
 
 }  // namespace gpurent::controller

@@ -30,6 +30,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(package_products, other.package_products);
   append(packages, other.packages);
   append(balance_settings, other.balance_settings);
+  append(downtime, other.downtime);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
 }

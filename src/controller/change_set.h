@@ -43,6 +43,7 @@ struct Snapshot {
   std::vector<model::PackageProduct> package_products;
   std::vector<model::Package> packages;
   std::vector<model::BalanceSettings> balance_settings;
+  std::vector<model::Downtime> downtime;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).

@@ -170,6 +170,11 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& settings : snapshot.balance_settings) {
     balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
   }
+  for (auto& record : snapshot.downtime) {
+    downtime_of_[record.instance_id].push_back(record.id);
+    if (!record.end) open_downtime_[record.instance_id] = record.id;
+    downtime_.emplace(record.id, std::move(record));
+  }
   for (auto& event : snapshot.events) {
     if (event.seq != last_event_seq_ + 1 && !events_.empty()) {
       return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
@@ -731,6 +736,7 @@ void Controller::begin_run(Instance& instance) {
   if (instance.started_at) return;
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
   instance.started_at = now();
+  record_downtime_end(instance, now());
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
   }
@@ -791,6 +797,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     instance.state = InstanceState::kFailed;
   }
   if (!asked_to_stop) instance.reason = std::move(reason);
+  // Downtime lasts until the instance runs again, or is stopped for good.
+  if (instance.state != InstanceState::kPending) record_downtime_end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
   for (const auto& gpu : instance.gpus) {
@@ -1004,6 +1012,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     record_event("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
     for (const auto& id : instances_on_node_[node.id]) {
+      record_downtime_end(instances_.at(id), now());
       if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
         usage->metered_until = std::max(usage->metered_until, now());
         touch_usage(*usage);
@@ -1141,6 +1150,9 @@ void Controller::mark_node_down(Node& node) {
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
       meter(instance, node.last_heartbeat);
     }
+    if (instance.state == InstanceState::kRunning) {
+      record_downtime_start(instance, node.last_heartbeat, "node_down");
+    }
   }
 }
 
@@ -1188,6 +1200,7 @@ void Controller::tick() {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
     expire_packages();
+    settle_sla_credits();
     enforce_balances();
   }
   advance_reservations();

@@ -211,6 +211,12 @@ class Controller {
                                                      std::string_view tenant_id) const;
   Result<billing::Invoice> invoice(const model::Principal& caller, std::string_view tenant_id,
                                    billing::Month month) const;
+  // SLA: an instance's platform-caused downtime starts (node failure: at the node's last good
+  // report; preemption of non-spot work: cause "preempted") and ends (it runs again, or is
+  // stopped). A start while one is open, or an end with none open, does nothing.
+  void record_downtime_start(const model::Instance& instance, Timestamp at, std::string_view cause);
+  void record_downtime_end(const model::Instance& instance, Timestamp at);
+  std::vector<const model::Downtime*> downtime(std::string_view instance_id) const;
 
   // --- Instances ---------------------------------------------------------------------------
   Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
@@ -436,6 +442,9 @@ class Controller {
   bool guard_balance(std::string_view tenant_id);
   bool over_credit_limit(std::string_view tenant_id) const;
   void touch_package(const model::Package& package);
+  // At the first billing tick of a month, credits last month's instances whose availability fell
+  // short (billing/sla.h); the credit's id makes a second pass (after a restart) a no-op.
+  void settle_sla_credits();
 
   const Clock& clock_;
   ControllerOptions options_;
@@ -446,6 +455,10 @@ class Controller {
   std::map<std::string, model::Package, std::less<>> packages_;
   std::unordered_map<std::string, std::vector<std::string>> packages_by_tenant_;
   std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
+  std::map<std::string, model::Downtime, std::less<>> downtime_;           // by id
+  std::unordered_map<std::string, std::vector<std::string>> downtime_of_;  // by instance
+  std::unordered_map<std::string, std::string> open_downtime_;             // instance -> id
+  std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
   std::map<std::string, model::Tenant, std::less<>> tenants_;
   std::map<std::string, model::ApiKey, std::less<>> api_keys_;

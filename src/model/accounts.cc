@@ -71,4 +71,22 @@ void from_json(const Json& j, BalanceSettings& v) {
   v.warned = j.at("warned").get<bool>();
 }
 
+void to_json(Json& j, const Downtime& v) {
+  j = {{"id", v.id},
+       {"tenant_id", v.tenant_id},
+       {"instance_id", v.instance_id},
+       {"cause", v.cause},
+       {"start", ms(v.start)},
+       {"end", v.end ? Json(ms(*v.end)) : Json(nullptr)}};
+}
+void from_json(const Json& j, Downtime& v) {
+  v.id = j.at("id").get<std::string>();
+  v.tenant_id = j.at("tenant_id").get<std::string>();
+  v.instance_id = j.at("instance_id").get<std::string>();
+  v.cause = j.at("cause").get<std::string>();
+  v.start = ts(j, "start");
+  const auto end = j.find("end");
+  if (end != j.end() && !end->is_null()) v.end = from_unix_ms(end->get<int64_t>());
+}
+
 }  // namespace gpurent::model

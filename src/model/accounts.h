@@ -8,11 +8,13 @@
 //   value of the GPU time used moves to revenue as it is used, and whatever is left at expiry is
 //   earned then. So the account's balance is always price - recognised, and recognised is always
 //   charge_pro_rata(price, used, 1, capacity) until expiry, price after it.
+// - Downtime records what the SLA credits (billing/sla.h) are computed from.
 // - A tenant's balance settings say when it is warned (balance below warning_threshold) and how
 //   far below zero it may go before its work is stopped (credit_limit).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -63,6 +65,18 @@ struct BalanceSettings {
   // The balance was below the threshold when last checked. A warning is a crossing from at or
   // above to below, so a tenant that was never funded above it (a new one) is not warned.
   bool warned = true;
+};
+
+// Platform-caused downtime of one instance (SLA): from the node's last good report, or the
+// preemption of non-spot work, until the instance runs again or is stopped. Open while `end` is
+// unset.
+struct Downtime {
+  std::string id;  // "dt:<instance>:<start, unix ms>"
+  std::string tenant_id;
+  std::string instance_id;
+  std::string cause;  // "node_down", "preempted"
+  Timestamp start{};
+  std::optional<Timestamp> end;
 };
 
 }  // namespace gpurent::model

@@ -13,5 +13,7 @@ void to_json(Json& j, const Package& v);
 void from_json(const Json& j, Package& v);
 void to_json(Json& j, const BalanceSettings& v);
 void from_json(const Json& j, BalanceSettings& v);
+void to_json(Json& j, const Downtime& v);
+void from_json(const Json& j, Downtime& v);
 
 }  // namespace gpurent::model

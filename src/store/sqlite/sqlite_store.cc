@@ -91,11 +91,13 @@ const std::array<std::string, 7> kMigrations = {
     CREATE INDEX events_object ON events (object_id, seq);
     )sql",
     // Accounts (model/accounts.h): operators' package products (keyed by name), tenants'
-    // packages, and per-tenant balance settings (keyed by tenant).
+    // packages, per-tenant balance settings (keyed by tenant), and instances' platform-caused
+    // downtime (SLA).
     R"sql(
     CREATE TABLE package_products (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE packages (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE balance_settings (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE downtime (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
@@ -169,6 +171,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("package_products", snapshot.package_products));
     GPURENT_CHECK(load_objects("packages", snapshot.packages));
     GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
+    GPURENT_CHECK(load_objects("downtime", snapshot.downtime));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -225,6 +228,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("packages", c.packages, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(
         upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("downtime", c.downtime, [](const auto& v) { return v.tenant_id; }));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
