@@ -205,5 +205,44 @@ TEST_F(AccountsTest, TheInvoiceEqualsTheLedger) {
             ErrorKind::kNotFound);
 }
 
+TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  keep_running(instance.id, 3000);
+  const Timestamp last_report = clock_.now();
+  for (int s = 0; s < 600; s += 30) {  // the node goes silent; the controller marks it down
+    clock_.advance(Millis(30'000));
+    ctl_.tick();
+  }
+  run(instance.id);  // it reports again
+  const auto records = ctl_.downtime(instance.id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]->start, last_report);
+  EXPECT_EQ(records[0]->end, clock_.now());
+  EXPECT_EQ(records[0]->cause, "node_down");
+  keep_running(instance.id, 600);
+  stop(alice_, instance.id);
+  const Micros charges = ctl_.usage(alice_.tenant_id)[0]->charged;
+  const Micros before = balance(alice_);
+
+  // The first billing tick of the next month judges the month: 3600 s up, 600 s down is below
+  // 95 %: half the month's GPU charges.
+  const billing::Month month = billing::month_of(clock_.now());
+  clock_.set(month.end() + Millis(1000));
+  ctl_.tick();
+  EXPECT_EQ(balance(alice_) - before, charges / 2);
+  clock_.advance(Millis(120'000));
+  ctl_.tick();
+  EXPECT_EQ(balance(alice_) - before, charges / 2);  // once
+  const auto kinds = event_kinds(alice_);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "sla.credit"), 1);
+  const auto invoice = *ctl_.invoice(alice_, alice_.tenant_id, month);
+  const auto credit = std::find_if(invoice.lines.begin(), invoice.lines.end(),
+                                   [](const auto& line) { return line.category == "credits"; });
+  ASSERT_NE(credit, invoice.lines.end());
+  EXPECT_EQ(credit->amount, -(charges / 2));
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
 }  // namespace
 }  // namespace gpurent::controller
