@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -146,12 +147,16 @@ Invoice build_invoice(std::string_view tenant_id, std::string currency, Month mo
 std::vector<Month> invoice_months(std::string_view tenant_id,
                                   const std::vector<model::Transfer>& transfers) {
   const std::string cash = model::tenant_cash_account(tenant_id);
-  std::vector<Month> out;
+  // Posting order is not time order (a meter posts at its last metered second, an SLA credit at
+  // the end of the month it is for), so the months are collected and ordered.
+  std::set<std::pair<int, int>> months;
   for (const auto& t : transfers) {
     if (t.from_account != cash && t.to_account != cash) continue;
     const Month m = month_of(t.at);
-    if (out.empty() || out.back().id() != m.id()) out.push_back(m);
+    months.emplace(m.year, m.month);
   }
+  std::vector<Month> out;
+  for (const auto& [year, month] : months) out.push_back(Month{year, month});
   return out;
 }
 

@@ -2,6 +2,8 @@
 #include <CLI/App.hpp>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -78,10 +80,11 @@ std::string invoice_view(const Json& invoice) {
 }
 
 std::string settings_view(const Json& s) {
-  return render_fields({{"Tenant", text_of(s, "tenant_id")},
-                        {"Warning below", format_micros(s.value("warning_threshold_micros", 0))},
-                        {"Credit limit", format_micros(s.value("credit_limit_micros", 0))},
-                        {"Below warning", text_of(s, "below_warning_threshold")}});
+  return render_fields(
+      {{"Tenant", text_of(s, "tenant_id")},
+       {"Warning below", format_micros(s.value("warning_threshold_micros", Micros{0}))},
+       {"Credit limit", format_micros(s.value("credit_limit_micros", Micros{0}))},
+       {"Below warning", text_of(s, "below_warning_threshold")}});
 }
 
 struct ProductOptions {

@@ -272,7 +272,10 @@ void Controller::settle_sla_credits() {
       if (!t.id.starts_with(prefix)) continue;
       const auto colon = t.id.rfind(':');
       int64_t seconds = 0;
-      std::from_chars(t.id.data() + colon + 1, t.id.data() + t.id.size(), seconds);
+      if (std::from_chars(t.id.data() + colon + 1, t.id.data() + t.id.size(), seconds).ec !=
+          std::errc()) {
+        continue;
+      }
       int64_t& before = seconds_before[t.id.substr(0, colon)];
       if (t.at >= last.start() && t.at < last.end()) {
         month.up_seconds += seconds - before;

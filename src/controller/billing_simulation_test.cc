@@ -219,7 +219,9 @@ class BillingSimulation {
               << "charged past a down node's last good report";
         }
       }
-      if (money) ASSERT_EQ(*ctl_->balance(who, who.tenant_id), in - charged - package_prices);
+      if (money) {
+        ASSERT_EQ(*ctl_->balance(who, who.tenant_id), in - charged - package_prices);
+      }
       std::map<std::string, int64_t> used;
       for (const auto* package : ctl_->packages(who.tenant_id)) {
         ASSERT_LE(package->used, package->capacity);
