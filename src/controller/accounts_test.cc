@@ -125,9 +125,12 @@ TEST_F(AccountsTest, AnExpiredPackageIsEarnedAtExpiryAndCoversNothingAfter) {
 
   const Micros before = balance(alice_);
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
-  run(instance.id);
-  keep_running(instance.id, 60);
-  EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond);
+  keep_running(instance.id, 300);
+  const auto* second = ctl_.usage(alice_.tenant_id).back();
+  EXPECT_EQ(second->run, 2);
+  EXPECT_EQ(second->package_seconds, 0);
+  EXPECT_GT(second->billed_seconds, 0);
+  EXPECT_EQ(before - balance(alice_), second->billed_seconds * kH100PerSecond);
   EXPECT_EQ(ctl_.ledger_total(), 0);
 }
 
@@ -163,7 +166,7 @@ TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
   keep_running(instance.id, 90);
   EXPECT_LT(balance(poor), 0);
   EXPECT_EQ(get(instance.id).state, InstanceState::kRunning);
-  keep_running(instance.id, 60);  // past -credit_limit at the next billing tick
+  keep_running(instance.id, 90);  // past -credit_limit at a billing tick
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
   run(instance.id, 143);
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);  // stopped, not deleted

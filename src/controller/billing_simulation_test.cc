@@ -211,7 +211,7 @@ class BillingSimulation {
                   (usage->metered_until - usage->started_at).count());
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;
-        drawn[usage->gpu_type] += usage->package_seconds * milli;
+        if (usage->package_seconds > 0) drawn[usage->gpu_type] += usage->package_seconds * milli;
         package_seconds_ += usage->package_seconds;
         const auto* instance = *ctl_->instance(admin_, usage->instance_id);
         if (!usage->ended_at && down.contains(instance->node_id)) {
@@ -229,7 +229,7 @@ class BillingSimulation {
                   package->expired
                       ? package->price
                       : charge_pro_rata(package->price, package->used, 1, package->capacity));
-        used[package->gpu_type] += package->used;
+        if (package->used > 0) used[package->gpu_type] += package->used;
       }
       ASSERT_EQ(drawn, used) << "package draws and usage records disagree";
     }

@@ -43,7 +43,7 @@ def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
     instance_id = created.json()["id"]
     platform.wait_state(instance_id, "running", key)
     time.sleep(3)
-    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 200
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status in (200, 202)
     platform.wait_state(instance_id, "stopped", key)
 
     # The package paid for the run: the balance is what it was after the purchase.
