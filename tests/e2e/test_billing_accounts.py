@@ -81,6 +81,14 @@ def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
         return invoice
 
     before = check_invoice()
+    # The CLI shows the same.
+    assert "h100-1h" in platform.cli("packages", "ls", key=key).stdout
+    assert before["id"] in platform.cli("billing", "invoices", key=key).stdout
+    shown = platform.cli("billing", "invoice", before["id"], key=key).stdout
+    assert "packages" in shown and "h100-1h" in shown
+    csv_text = platform.cli("billing", "invoice", before["id"], "--csv", key=key).stdout
+    assert csv_text.startswith("invoice,tenant_id,category")
+    assert "total,closing_balance" in csv_text
     # Through a restart (the store round trip) the package and the invoice are the same.
     platform.restart()
     assert platform.call("GET", "/v1/packages", key).json()["items"] == packages
@@ -122,3 +130,18 @@ def test_account_routes_refuse_bad_input(platform):
     problem(platform.call("PUT", "/v1/billing/settings",
                           body={"tenant_id": "t-x", "credit_limit_micros": -5}), 400,
             "invalid_field")
+
+
+def test_operator_cli_defines_products_and_sets_the_balance_guard(platform):
+    tenant_id, key = platform.new_tenant("guarded")
+    platform.cli("packages", "define", "cli-pack", "--gpu-type", "h100-80g", "--gpu-hours", "2",
+                 "--price", "20", "--validity-days", "7")
+    assert "cli-pack" in platform.cli("packages", "products", key=key).stdout
+    shown = platform.cli("billing", "settings", "--tenant", tenant_id, "--credit-limit", "5",
+                         "--warning", "50").stdout
+    assert "5.000000" in shown and "50.000000" in shown
+    settings = platform.call("GET", "/v1/billing/settings", key).json()
+    assert settings["credit_limit_micros"] == 5_000_000
+    assert settings["warning_threshold_micros"] == 50_000_000
+    # The tenant's 100 are above 50: no warning until the balance crosses below it.
+    assert settings["below_warning_threshold"] is False
