@@ -13,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "billing/revenue.h"
 #include "common/json.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
@@ -1092,6 +1093,22 @@ struct Api::Impl {
             }
             co_return json_response(200, whole_list(std::move(items)));
           });
+    keyed("GET", "/v1/billing/revenue",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto report = revenue(caller, request);
+            co_return result_response(200, report, [&](const billing::RevenueReport& r) {
+              return Json{{"from", format_rfc3339(r.from)},
+                          {"to", format_rfc3339(r.to)},
+                          {"currency", ctl().options().currency},
+                          {"total_micros", r.total},
+                          {"credits_micros", r.credits},
+                          {"by_gpu_type", r.by_gpu_type},
+                          {"by_tenant", r.by_tenant}};
+            });
+          });
     keyed("GET", "/v1/billing/invoices/{id}",
           [this](const Principal& caller, Request& request,
                  const PathParams& params) -> asio::awaitable<Response> {
@@ -1115,6 +1132,46 @@ struct Api::Impl {
             }
             co_return json_response(200, invoice_view(*invoice));
           });
+  }
+
+  // Revenue in [from, to) (RFC 3339 query parameters; by default all of it), by GPU type and
+  // tenant: a run's type from its usage record, a package's from the package.
+  Result<billing::RevenueReport> revenue(const Principal& caller, const Request& request) {
+    billing::RevenueReport report;
+    for (const auto& [name, fallback] : {std::pair{"from", from_unix_ms(0)},
+                                         std::pair{"to", *parse_rfc3339("9999-12-31T23:59:59Z")}}) {
+      Timestamp& bound = std::string_view(name) == "from" ? report.from : report.to;
+      bound = fallback;
+      if (const auto text = query_string(request, name)) {
+        const auto parsed = parse_rfc3339(*text);
+        if (!parsed) {
+          return fail(Error::invalid("invalid_query",
+                                     fmt::format("query parameter '{}' must be RFC 3339", name)));
+        }
+        bound = *parsed;
+      }
+    }
+    if (report.to <= report.from) {
+      return fail(Error::invalid("invalid_query", "'to' must be after 'from'"));
+    }
+    for (const auto* tenant : ctl().tenants(caller)) {
+      std::map<std::string, std::string> type_of;  // "<instance>:<run>" or package id -> type
+      for (const auto* usage : ctl().usage(tenant->id)) {
+        type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
+      }
+      for (const auto* package : ctl().packages(tenant->id)) {
+        type_of[package->id] = package->gpu_type;
+      }
+      billing::add_revenue(report, ctl().transfers(tenant->id), [&](const model::Transfer& t) {
+        if (t.id.starts_with("volume:")) return std::string("storage");
+        // A usage id is "usage:<instance>:<run>:<seconds>"; a package's reference is its id.
+        std::string key = t.reference;
+        if (t.id.starts_with("usage:")) key = t.id.substr(6, t.id.rfind(':') - 6);
+        const auto it = type_of.find(key);
+        return it == type_of.end() ? std::string("other") : it->second;
+      });
+    }
+    return report;
   }
 
   void add_reservation_routes() {
