@@ -94,6 +94,13 @@ def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
     assert platform.call("GET", "/v1/packages", key).json()["items"] == packages
     assert check_invoice() == before
 
+    # Operators see the package's used part as revenue of its GPU type and tenant; tenants may not.
+    revenue = platform.call("GET", "/v1/billing/revenue").json()
+    assert revenue["by_tenant"][tenant_id] == revenue["by_gpu_type"]["h100-80g"] > 0
+    assert revenue["by_tenant"][tenant_id] == packages[0]["recognised_micros"]
+    problem(platform.call("GET", "/v1/billing/revenue", key), 403, "forbidden")
+    problem(platform.call("GET", "/v1/billing/revenue?from=yesterday"), 400, "invalid_query")
+
     # Another tenant sees nothing of it.
     _, other = platform.new_tenant("other")
     assert platform.call("GET", "/v1/packages", other).json()["items"] == []
