@@ -1,4 +1,5 @@
-// packages (products, buy, ls) and, under `billing`, invoices, invoice and settings.
+// packages (products, define, buy, ls) and, under `billing`, invoices, invoice, revenue and
+// settings.
 #include <CLI/App.hpp>
 #include <memory>
 
@@ -85,6 +86,24 @@ std::string settings_view(const Json& s) {
        {"Warning below", format_micros(s.value("warning_threshold_micros", Micros{0}))},
        {"Credit limit", format_micros(s.value("credit_limit_micros", Micros{0}))},
        {"Below warning", text_of(s, "below_warning_threshold")}});
+}
+
+std::string revenue_view(const Json& r) {
+  const std::string currency = text_of(r, "currency");
+  std::string out = render_fields({{"From", text_of(r, "from")},
+                                   {"To", text_of(r, "to")},
+                                   {"Revenue", money_of(r, "total_micros", currency)},
+                                   {"Credits granted", money_of(r, "credits_micros", currency)}});
+  for (const auto& [title, key] :
+       {std::pair{"GPU TYPE", "by_gpu_type"}, std::pair{"TENANT", "by_tenant"}}) {
+    Table table({title, "REVENUE"});
+    const Json amounts = r.value(key, Json::object());  // items() must not outlive it
+    for (const auto& [name, amount] : amounts.items()) {
+      table.add_row({sanitize(name), format_money(amount.get<Micros>(), currency)});
+    }
+    out += "\n" + table.render();
+  }
+  return out;
 }
 
 struct ProductOptions {
@@ -191,6 +210,18 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
       GPURENT_TRY(csv, api->get_invoice_csv(options->id, options->tenant));
       ctx.out() << csv;
       return {};
+    });
+  });
+
+  auto window = std::make_shared<std::pair<std::string, std::string>>();
+  auto* revenue = billing.add_subcommand("revenue", "Revenue by GPU type and tenant (operators)");
+  revenue->add_option("--from", window->first, "from this time on (RFC 3339)");
+  revenue->add_option("--to", window->second, "before this time (RFC 3339)");
+  revenue->callback([&ctx, window] {
+    ctx.set_command([&ctx, window] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.revenue(window->first, window->second); },
+          revenue_view);
     });
   });
 

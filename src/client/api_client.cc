@@ -466,6 +466,13 @@ Result<std::string> ApiClient::get_invoice_csv(std::string_view id, std::string_
   return csv;
 }
 
+Result<Json> ApiClient::revenue(std::string_view from, std::string_view to) {
+  std::string query;
+  add_query(query, "from", from);
+  add_query(query, "to", to);
+  return call("GET", "/v1/billing/revenue" + (query.empty() ? "" : "?" + query));
+}
+
 Result<Json> ApiClient::create_tenant(std::string_view name) {
   const Json body = {{"name", name}};
   return call("POST", "/v1/tenants", &body);

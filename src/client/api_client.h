@@ -156,6 +156,8 @@ class ApiClient {
   Result<Json> list_invoices(std::string_view tenant_id = {});
   Result<Json> get_invoice(std::string_view id, std::string_view tenant_id = {});
   Result<std::string> get_invoice_csv(std::string_view id, std::string_view tenant_id = {});
+  // Operators: revenue in [from, to) (RFC 3339; "" = unbounded).
+  Result<Json> revenue(std::string_view from, std::string_view to);
 
   Result<Json> create_tenant(std::string_view name);
   Result<Json> list_tenants();

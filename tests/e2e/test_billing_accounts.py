@@ -98,6 +98,7 @@ def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
     revenue = platform.call("GET", "/v1/billing/revenue").json()
     assert revenue["by_tenant"][tenant_id] == revenue["by_gpu_type"]["h100-80g"] > 0
     assert revenue["by_tenant"][tenant_id] == packages[0]["recognised_micros"]
+    assert tenant_id in platform.cli("billing", "revenue").stdout
     problem(platform.call("GET", "/v1/billing/revenue", key), 403, "forbidden")
     problem(platform.call("GET", "/v1/billing/revenue?from=yesterday"), 400, "invalid_query")
 
