@@ -154,7 +154,8 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
 
 std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
                                               int64_t minimum_seconds) {
-  const int64_t missing = minimum_seconds - usage.billed_seconds;
+  // Seconds a compute package covered count toward the minimum as much as paid ones.
+  const int64_t missing = minimum_seconds - usage.billed_seconds - usage.package_seconds;
   if (usage.kind != UsageKind::kRun || missing <= 0) return std::nullopt;
   const Micros rate =
       usage.segment_seconds > 0 ? usage.segment_rate : rate_at(rates, usage, usage.metered_until);

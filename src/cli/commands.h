@@ -22,6 +22,8 @@ void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
 // prices show|set|history|spot, and estimate (the launch flags, priced).
 void add_price_commands(CLI::App& app, Context& ctx);
+// After add_billing_commands: packages, and invoices/settings under `billing`.
+void add_account_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.

@@ -434,6 +434,68 @@ Result<Json> ApiClient::topup(std::string_view tenant_id, Micros amount, std::st
   return call("POST", "/v1/billing/topups", &body, idempotency_key);
 }
 
+namespace {
+
+std::string tenant_query(std::string_view tenant_id) {
+  std::string query;
+  add_query(query, "tenant", tenant_id);
+  return query;
+}
+
+}  // namespace
+
+Result<Json> ApiClient::package_products() { return list_items("/v1/packages/products"); }
+
+Result<Json> ApiClient::set_package_product(const Json& product) {
+  return call("PUT", "/v1/packages/products", &product);
+}
+
+Result<Json> ApiClient::buy_package(std::string_view product, std::string_view idempotency_key) {
+  const Json body = {{"product", product}};
+  return call("POST", "/v1/packages", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::list_packages(std::string_view tenant_id) {
+  return list_items("/v1/packages", tenant_query(tenant_id));
+}
+
+Result<Json> ApiClient::balance_settings(std::string_view tenant_id) {
+  const std::string query = tenant_query(tenant_id);
+  return call("GET", "/v1/billing/settings" + (query.empty() ? "" : "?" + query));
+}
+
+Result<Json> ApiClient::set_balance_settings(const Json& settings) {
+  return call("PUT", "/v1/billing/settings", &settings);
+}
+
+Result<Json> ApiClient::list_invoices(std::string_view tenant_id) {
+  return list_items("/v1/billing/invoices", tenant_query(tenant_id));
+}
+
+Result<Json> ApiClient::get_invoice(std::string_view id, std::string_view tenant_id) {
+  const std::string query = tenant_query(tenant_id);
+  return call("GET", "/v1/billing/invoices/" + encode(id) + (query.empty() ? "" : "?" + query));
+}
+
+Result<std::string> ApiClient::get_invoice_csv(std::string_view id, std::string_view tenant_id) {
+  std::string query = tenant_query(tenant_id);
+  add_query(query, "format", "csv");
+  std::string csv;
+  GPURENT_CHECK(stream_text("/v1/billing/invoices/" + encode(id) + "?" + query, false,
+                            [&](std::string_view chunk) {
+                              csv += chunk;
+                              return true;
+                            }));
+  return csv;
+}
+
+Result<Json> ApiClient::revenue(std::string_view from, std::string_view to) {
+  std::string query;
+  add_query(query, "from", from);
+  add_query(query, "to", to);
+  return call("GET", "/v1/billing/revenue" + (query.empty() ? "" : "?" + query));
+}
+
 Result<Json> ApiClient::create_tenant(std::string_view name) {
   const Json body = {{"name", name}};
   return call("POST", "/v1/tenants", &body);

@@ -156,6 +156,18 @@ class ApiClient {
   // The hourly price of a launch: the body create_instance would send, to POST /v1/estimate.
   Result<Json> estimate(const model::InstanceSpec& spec,
                         model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  // Accounts: packages, balance settings, invoices. tenant_id "" = the caller's own.
+  Result<Json> package_products();
+  Result<Json> set_package_product(const Json& product);
+  Result<Json> buy_package(std::string_view product, std::string_view idempotency_key = {});
+  Result<Json> list_packages(std::string_view tenant_id = {});
+  Result<Json> balance_settings(std::string_view tenant_id = {});
+  Result<Json> set_balance_settings(const Json& settings);
+  Result<Json> list_invoices(std::string_view tenant_id = {});
+  Result<Json> get_invoice(std::string_view id, std::string_view tenant_id = {});
+  Result<std::string> get_invoice_csv(std::string_view id, std::string_view tenant_id = {});
+  // Operators: revenue in [from, to) (RFC 3339; "" = unbounded).
+  Result<Json> revenue(std::string_view from, std::string_view to);
 
   Result<Json> create_tenant(std::string_view name);
   Result<Json> list_tenants();

@@ -29,6 +29,10 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(events, other.events);
   append(price_versions, other.price_versions);
   append(spot_prices, other.spot_prices);
+  append(package_products, other.package_products);
+  append(packages, other.packages);
+  append(balance_settings, other.balance_settings);
+  append(downtime, other.downtime);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
 }

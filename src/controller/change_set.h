@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/accounts.h"
 #include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
@@ -44,6 +45,10 @@ struct Snapshot {
   std::vector<model::PriceVersion> price_versions;
   // Appended; the store keeps the newest billing::kMaxSpotPointsPerType per type.
   std::vector<model::SpotPricePoint> spot_prices;
+  std::vector<model::PackageProduct> package_products;
+  std::vector<model::Package> packages;
+  std::vector<model::BalanceSettings> balance_settings;
+  std::vector<model::Downtime> downtime;
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -83,8 +88,9 @@ struct ChangeSet : Snapshot {
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
-           price_versions.empty() && spot_prices.empty() && woken_nodes.empty() &&
-           changed_instances.empty();
+           price_versions.empty() && spot_prices.empty() && package_products.empty() &&
+           packages.empty() && balance_settings.empty() && downtime.empty() &&
+           woken_nodes.empty() && changed_instances.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

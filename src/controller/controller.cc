@@ -162,6 +162,24 @@ Status Controller::restore(Snapshot snapshot) {
     if (auto posted = ledger_.post(transfer); !posted) return posted;
   }
   if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
+  for (auto& product : snapshot.package_products) {
+    package_products_.insert_or_assign(product.name, std::move(product));
+  }
+  std::sort(snapshot.packages.begin(), snapshot.packages.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.bought_at, a.id) < std::tie(b.bought_at, b.id);
+  });
+  for (auto& package : snapshot.packages) {
+    packages_by_tenant_[package.tenant_id].push_back(package.id);
+    packages_.emplace(package.id, std::move(package));
+  }
+  for (auto& settings : snapshot.balance_settings) {
+    balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
+  }
+  for (auto& record : snapshot.downtime) {
+    downtime_of_[record.instance_id].push_back(record.id);
+    if (!record.end) open_downtime_[record.instance_id] = record.id;
+    downtime_.emplace(record.id, std::move(record));
+  }
   for (auto& event : snapshot.events) {
     if (event.seq != last_event_seq_ + 1 && !events_.empty()) {
       return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
@@ -430,9 +448,15 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
     return fail(Error::unprocessable("gpu_type_not_priced",
                                      fmt::format("GPU type '{}' has no price yet", type)));
   }
+  if (over_credit_limit(tenant_id)) {
+    return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
+                      "the balance is below the credit limit: top up to start work again"});
+  }
   const Micros needed =
       charge_for_seconds(*price, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
-  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
+  // A credit limit lets the balance go that far below zero.
+  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id)) +
+                         balance_settings(tenant_id).credit_limit;
   if (balance <= 0 || balance < needed) {
     return fail(Error{
         ErrorKind::kPaymentRequired, "insufficient_balance",
@@ -721,6 +745,7 @@ void Controller::begin_run(Instance& instance) {
   if (instance.started_at) return;
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
   instance.started_at = now();
+  record_downtime_end(instance, now());
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
   }
@@ -745,6 +770,8 @@ void Controller::begin_run(Instance& instance) {
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
   if (!usage || usage->ended_at) return;
+  // Prepaid packages cover the interval's first seconds; the price applies to the rest.
+  draw_packages(*usage, until);
   post_usage(*usage, billing::meter_usage(rates(), *usage, until));
 }
 
@@ -776,6 +803,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     instance.state = InstanceState::kFailed;
   }
   if (!asked_to_stop) instance.reason = std::move(reason);
+  // Downtime lasts until the instance runs again, or is stopped for good.
+  if (instance.state != InstanceState::kPending) record_downtime_end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
   for (const auto& gpu : instance.gpus) {
@@ -991,6 +1020,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     record_event("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
     for (const auto& id : instances_on_node_[node.id]) {
+      record_downtime_end(instances_.at(id), now());
       if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
         usage->metered_until = std::max(usage->metered_until, now());
         touch_usage(*usage);
@@ -1141,6 +1171,9 @@ void Controller::mark_node_down(Node& node) {
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
       meter(instance, node.last_heartbeat);
     }
+    if (instance.state == InstanceState::kRunning) {
+      record_downtime_start(instance, node.last_heartbeat, "node_down");
+    }
   }
   move_off_failed_node(node, on_node);
 }
@@ -1189,7 +1222,7 @@ void Controller::move_off_failed_node(const Node& node, const std::set<std::stri
 void Controller::enforce_balances() {
   std::set<std::string> overdrawn;
   for (const auto& [id, tenant] : tenants_) {
-    if (ledger_.balance(model::tenant_cash_account(id)) < 0) overdrawn.insert(id);
+    if (guard_balance(id)) overdrawn.insert(id);
   }
   if (overdrawn.empty()) return;
   for (auto& [id, instance] : instances_) {
@@ -1231,6 +1264,8 @@ void Controller::tick() {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
     meter_stopped_disks(t);
+    expire_packages();
+    settle_sla_credits();
     enforce_balances();
   }
   advance_reservations();

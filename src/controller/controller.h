@@ -26,11 +26,13 @@
 #include <vector>
 
 #include "billing/billing.h"
+#include "billing/invoice.h"
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "controller/change_set.h"
 #include "controller/gpu_telemetry.h"
+#include "model/accounts.h"
 #include "model/agent_protocol.h"
 #include "model/event.h"
 #include "model/instance.h"
@@ -142,6 +144,11 @@ struct EventFilter {
   int64_t after_seq = 0;  // only events recorded after this one (a cursor)
 };
 
+struct CreatedPackage {
+  model::Package package;
+  bool replayed = false;  // an Idempotency-Key retry: nothing was charged again
+};
+
 struct TopupResult {
   model::Transfer transfer;
   Micros balance = 0;
@@ -198,6 +205,31 @@ class Controller {
   std::vector<const model::UsageRecord*> usage(std::string_view tenant_id) const;
   const std::vector<model::Transfer>& transfers(std::string_view tenant_id) const;
   Micros ledger_total() const { return ledger_.total(); }
+
+  // --- Accounts: packages, balance settings, invoices (accounts.cc) ------------------------
+  Result<model::PackageProduct> set_package_product(const model::Principal& caller,
+                                                    model::PackageProduct product);
+  std::vector<const model::PackageProduct*> package_products() const;
+  // Charges the product's price from the tenant's cash at once (402 insufficient_funds when the
+  // balance does not cover it).
+  Result<CreatedPackage> buy_package(const model::Principal& caller, std::string product,
+                                     std::optional<std::string> idempotency_key,
+                                     std::string fingerprint);
+  std::vector<const model::Package*> packages(std::string_view tenant_id) const;
+  Result<model::BalanceSettings> set_balance_settings(const model::Principal& caller,
+                                                      model::BalanceSettings settings);
+  model::BalanceSettings balance_settings(std::string_view tenant_id) const;
+  // The months of a tenant's statements, and one month's (caller as for balance()).
+  Result<std::vector<billing::Month>> invoice_months(const model::Principal& caller,
+                                                     std::string_view tenant_id) const;
+  Result<billing::Invoice> invoice(const model::Principal& caller, std::string_view tenant_id,
+                                   billing::Month month) const;
+  // SLA: an instance's platform-caused downtime starts (node failure: at the node's last good
+  // report; preemption of non-spot work: cause "preempted") and ends (it runs again, or is
+  // stopped). A start while one is open, or an end with none open, does nothing.
+  void record_downtime_start(const model::Instance& instance, Timestamp at, std::string_view cause);
+  void record_downtime_end(const model::Instance& instance, Timestamp at);
+  std::vector<const model::Downtime*> downtime(std::string_view instance_id) const;
 
   // --- Instances ---------------------------------------------------------------------------
   Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
@@ -436,6 +468,19 @@ class Controller {
   void move_off_failed_node(const model::Node& node, const std::set<std::string>& on_node);
   void enforce_balances();
   model::UsageRecord* current_usage(const model::Instance& instance);
+  // --- Accounts (accounts.cc) ---
+  // Covers the first seconds of the run's next interval from the tenant's packages of its type.
+  void draw_packages(model::UsageRecord& usage, Timestamp until);
+  // Earns the remainder of packages whose validity has ended.
+  void expire_packages();
+  // balance.low once per crossing below the warning threshold; true when the tenant is below
+  // zero minus its credit limit (its work is stopped, and starts are refused).
+  bool guard_balance(std::string_view tenant_id);
+  bool over_credit_limit(std::string_view tenant_id) const;
+  void touch_package(const model::Package& package);
+  // At the first billing tick of a month, credits last month's instances whose availability fell
+  // short (billing/sla.h); the credit's id makes a second pass (after a restart) a no-op.
+  void settle_sla_credits();
 
   const Clock& clock_;
   ControllerOptions options_;
@@ -445,6 +490,14 @@ class Controller {
   billing::Ledger ledger_;
   // Open stopped-disk records: instance id -> usage record id.
   std::map<std::string, std::string, std::less<>> stopped_disks_;
+  std::map<std::string, model::PackageProduct, std::less<>> package_products_;
+  std::map<std::string, model::Package, std::less<>> packages_;
+  std::unordered_map<std::string, std::vector<std::string>> packages_by_tenant_;
+  std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
+  std::map<std::string, model::Downtime, std::less<>> downtime_;           // by id
+  std::unordered_map<std::string, std::vector<std::string>> downtime_of_;  // by instance
+  std::unordered_map<std::string, std::string> open_downtime_;             // instance -> id
+  std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
   std::map<std::string, model::Tenant, std::less<>> tenants_;
   std::map<std::string, model::ApiKey, std::less<>> api_keys_;

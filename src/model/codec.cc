@@ -658,7 +658,8 @@ void to_json(Json& j, const UsageRecord& v) {
        {"charged", v.charged},
        {"segment_rate", v.segment_rate},
        {"segment_seconds", v.segment_seconds},
-       {"segment_charged", v.segment_charged}};
+       {"segment_charged", v.segment_charged},
+       {"package_seconds", v.package_seconds}};
 }
 void from_json(const Json& j, UsageRecord& v) {
   v.id = j.at("id").get<std::string>();
@@ -684,6 +685,7 @@ void from_json(const Json& j, UsageRecord& v) {
   v.segment_rate = j.value("segment_rate", v.price_per_gpu_hour * v.gpu_count * v.gpu_milli);
   v.segment_seconds = j.value("segment_seconds", v.billed_seconds);
   v.segment_charged = j.value("segment_charged", v.charged);
+  v.package_seconds = j.value("package_seconds", int64_t{0});
 }
 
 void to_json(Json& j, const Volume& v) {

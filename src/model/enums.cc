@@ -74,10 +74,13 @@ constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
     {Role::kTenant, "tenant"},
 }};
 
-constexpr std::array<std::pair<TransferKind, std::string_view>, 3> kTransferKinds{{
+constexpr std::array<std::pair<TransferKind, std::string_view>, 6> kTransferKinds{{
     {TransferKind::kTopup, "topup"},
     {TransferKind::kUsage, "usage"},
     {TransferKind::kCredit, "credit"},
+    {TransferKind::kPurchase, "purchase"},
+    {TransferKind::kRecognition, "recognition"},
+    {TransferKind::kRefund, "refund"},
 }};
 
 constexpr std::array<std::pair<UsageKind, std::string_view>, 2> kUsageKinds{{

@@ -23,6 +23,8 @@ inline constexpr std::string_view kNodeUp = "node.up";
 inline constexpr std::string_view kInstanceMoved = "instance.moved";
 inline constexpr std::string_view kInstancePreempted = "instance.preempted";
 inline constexpr std::string_view kInstanceStoppedForBalance = "instance.stopped_for_balance";
+inline constexpr std::string_view kBalanceLow = "balance.low";
+inline constexpr std::string_view kSlaCredit = "sla.credit";
 }  // namespace event_kind
 
 // The controller keeps the most recent events in memory (the API serves those); the store keeps

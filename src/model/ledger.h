@@ -15,13 +15,18 @@
 
 namespace gpurent::model {
 
-// Account names: "tenant:<id>:cash", "platform:revenue", "external:topups", "platform:promotions".
+// Account names: "tenant:<id>:cash", "platform:revenue", "external:topups", "platform:promotions";
+// the prepaid (deferred revenue) accounts of packages and reserved terms are in
+// model/accounts.h. docs/billing.md "Accounts" lists them all.
 std::string tenant_cash_account(std::string_view tenant_id);
 inline constexpr std::string_view kRevenueAccount = "platform:revenue";
 inline constexpr std::string_view kTopupsAccount = "external:topups";
 inline constexpr std::string_view kPromotionsAccount = "platform:promotions";
 
-enum class TransferKind { kTopup, kUsage, kCredit };
+// kPurchase: cash into a prepaid account (a package or a reserved term bought);
+// kRecognition: a prepaid account's value earned (used, or expired) into revenue;
+// kRefund: cash paid back out of the platform.
+enum class TransferKind { kTopup, kUsage, kCredit, kPurchase, kRecognition, kRefund };
 std::string_view to_string(TransferKind kind);
 bool parse_transfer_kind(std::string_view text, TransferKind* out);
 
@@ -66,13 +71,17 @@ struct UsageRecord {
   // Metering advances metered_until by whole seconds; the sub-second remainder carries over to the
   // next meter, and time the node was unreachable is skipped by moving metered_until forward.
   Timestamp metered_until{};
-  int64_t billed_seconds = 0;  // whole seconds charged so far (with a run's minimum duration)
-  Micros charged = 0;          // the sum of the charges of all its price segments
+  // Whole seconds charged to cash so far (with a run's minimum duration).
+  int64_t billed_seconds = 0;
+  Micros charged = 0;  // the sum of the charges of all its price segments
   // The open price segment: the latest seconds billed at one rate (billing/billing.h), and what
   // they were charged; segment_charged == charge_pro_rata(segment_rate, 1, segment_seconds, per).
   Micros segment_rate = 0;
   int64_t segment_seconds = 0;
   Micros segment_charged = 0;
+  // Whole seconds a compute package covered instead (model/accounts.h): every metered second is
+  // in exactly one of billed_seconds and package_seconds.
+  int64_t package_seconds = 0;
 };
 
 }  // namespace gpurent::model

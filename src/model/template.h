@@ -64,8 +64,8 @@ struct TemplateOverrides {
 };
 
 // Fills spec's runtime fields (template_name, image, command, process_command, env, services)
-// from the template and the overrides. kUnprocessable "template_runtime_unavailable" when the chosen
-// runtime is one the template has no form for (e.g. tensorflow as a process on Debian).
+// from the template and the overrides. kUnprocessable "template_runtime_unavailable" when the
+// chosen runtime is one the template has no form for (e.g. tensorflow as a process on Debian).
 Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides overrides,
                       InstanceSpec& spec);
 

@@ -85,6 +85,7 @@ Request to_request(const http::request<http::string_body>& message) {
   request.authorization = std::string(message[http::field::authorization]);
   request.idempotency_key = std::string(message["Idempotency-Key"]);
   request.content_type = std::string(message[http::field::content_type]);
+  request.accept = std::string(message[http::field::accept]);
   return request;
 }
 

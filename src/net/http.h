@@ -42,6 +42,7 @@ struct Request {
   std::string authorization;    // the Authorization header, verbatim
   std::string idempotency_key;  // the Idempotency-Key header
   std::string content_type;
+  std::string accept;  // the Accept header, verbatim (a few routes also speak CSV)
 };
 
 // Produces the next piece of a streamed body, or nullopt at its end.

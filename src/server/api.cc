@@ -13,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "billing/revenue.h"
 #include "common/json.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
@@ -22,6 +23,7 @@
 #include "model/template.h"
 #include "model/workload_fields.h"
 #include "net/router.h"
+#include "server/account_views.h"
 #include "server/price_views.h"
 #include "server/views.h"
 
@@ -396,6 +398,44 @@ Result<Timestamp> required_time(const Json& body, std::string_view key) {
   return *parsed;
 }
 
+// Accounts (server/account_views.h has their views).
+constexpr int64_t kMaxAccountAmount = int64_t{1'000'000'000} * kMicrosPerUnit;
+
+// PUT /v1/packages/products: {name, gpu_type, gpu_hours, price_micros, validity_days}.
+Result<model::PackageProduct> parse_package_product(const Json& body) {
+  GPURENT_CHECK(reject_unknown_fields(
+      body, {"name", "gpu_type", "gpu_hours", "price_micros", "validity_days"}));
+  GPURENT_TRY(name, required_string(body, "name", 64));
+  GPURENT_TRY(gpu_type, required_string(body, "gpu_type", 64));
+  GPURENT_TRY(gpu_hours, required_int(body, "gpu_hours", 1, 10'000'000));
+  GPURENT_TRY(price, required_int(body, "price_micros", 1, kMaxAccountAmount));
+  GPURENT_TRY(validity, required_int(body, "validity_days", 1, 3660));
+  return model::PackageProduct{.name = std::move(name),
+                               .gpu_type = std::move(gpu_type),
+                               .gpu_hours = gpu_hours,
+                               .price = price,
+                               .validity_days = static_cast<int>(validity)};
+}
+
+// POST /v1/packages: {product}.
+Result<std::string> parse_package_purchase(const Json& body) {
+  GPURENT_CHECK(reject_unknown_fields(body, {"product"}));
+  return required_string(body, "product", 64);
+}
+
+// PUT /v1/billing/settings: {tenant_id, warning_threshold_micros, credit_limit_micros}.
+Result<model::BalanceSettings> parse_balance_settings(const Json& body) {
+  GPURENT_CHECK(reject_unknown_fields(
+      body, {"tenant_id", "warning_threshold_micros", "credit_limit_micros"}));
+  GPURENT_TRY(tenant, required_string(body, "tenant_id", 128));
+  GPURENT_TRY(warning, optional_int(body, "warning_threshold_micros", 0, kMaxAccountAmount));
+  GPURENT_TRY(limit, optional_int(body, "credit_limit_micros", 0, kMaxAccountAmount));
+  return model::BalanceSettings{
+      .tenant_id = std::move(tenant),
+      .warning_threshold = warning.value_or(model::kDefaultWarningThreshold),
+      .credit_limit = limit.value_or(model::kDefaultCreditLimit)};
+}
+
 Result<controller::NewReservation> parse_reservation(const Json& body) {
   GPURENT_CHECK(
       reject_unknown_fields(body, {"tenant_id", "gpu_type", "gpu_count", "start", "end"}));
@@ -613,6 +653,7 @@ struct Api::Impl {
     add_template_routes();
     add_event_routes();
     add_price_routes();
+    add_account_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -974,6 +1015,177 @@ struct Api::Impl {
                  const PathParams& params) -> asio::awaitable<Response> {
             co_return job_logs(caller, request, params.find("id")->second);
           });
+  }
+
+  // Packages, balance settings and invoices (controller/accounts.cc).
+  void add_account_routes() {
+    keyed("PUT", "/v1/packages/products",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto product = parse_package_product(*body);
+            if (!product) co_return problem_response(product.error());
+            auto result = co_await host.mutate(
+                [&](Controller& c) { return c.set_package_product(caller, std::move(*product)); });
+            co_return result_response(200, result, package_product_view);
+          });
+    keyed("GET", "/v1/packages/products",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto* product : ctl().package_products()) {
+              items.push_back(package_product_view(*product));
+            }
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed("POST", "/v1/packages",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_object(
+                caller, request, parse_package_purchase, &Controller::buy_package,
+                [](const controller::CreatedPackage& created) {
+                  return std::pair(package_view(created.package), created.replayed);
+                },
+                "/v1/packages/");
+          });
+    keyed("GET", "/v1/packages",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
+            Json items = Json::array();
+            for (const auto* package : ctl().packages(*tenant)) {
+              items.push_back(package_view(*package));
+            }
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed("GET", "/v1/packages/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            for (const auto* package : ctl().packages(caller.tenant_id)) {
+              if (package->id == id) {
+                co_return json_response(200, package_view(*package));
+              }
+            }
+            co_return problem_response(Error::not_found("package", id));
+          });
+    keyed("PUT", "/v1/billing/settings",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto settings = parse_balance_settings(*body);
+            if (!settings) co_return problem_response(settings.error());
+            auto result = co_await host.mutate([&](Controller& c) {
+              return c.set_balance_settings(caller, std::move(*settings));
+            });
+            co_return result_response(200, result, balance_settings_view);
+          });
+    keyed("GET", "/v1/billing/settings",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
+            co_return json_response(200, balance_settings_view(ctl().balance_settings(*tenant)));
+          });
+    keyed("GET", "/v1/billing/invoices",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
+            auto months = ctl().invoice_months(caller, *tenant);
+            if (!months) co_return problem_response(months.error());
+            Json items = Json::array();
+            for (const auto& month : *months) {
+              auto invoice = ctl().invoice(caller, *tenant, month);
+              if (!invoice) co_return problem_response(invoice.error());
+              items.push_back(invoice_summary_view(*invoice));
+            }
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed("GET", "/v1/billing/revenue",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto report = revenue(caller, request);
+            co_return result_response(200, report, [&](const billing::RevenueReport& r) {
+              return Json{{"from", format_rfc3339(r.from)},
+                          {"to", format_rfc3339(r.to)},
+                          {"currency", ctl().options().currency},
+                          {"total_micros", r.total},
+                          {"credits_micros", r.credits},
+                          {"by_gpu_type", r.by_gpu_type},
+                          {"by_tenant", r.by_tenant}};
+            });
+          });
+    keyed("GET", "/v1/billing/invoices/{id}",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            auto tenant = billed_tenant(caller, request);
+            if (!tenant) co_return problem_response(tenant.error());
+            const std::string id = params.find("id")->second;
+            const auto month = billing::parse_month(id);
+            if (!month) co_return problem_response(Error::not_found("invoice", id));
+            const auto format = query_string(request, "format");
+            if (format && *format != "csv" && *format != "json") {
+              co_return problem_response(
+                  Error::invalid("invalid_query", "query parameter 'format' must be json or csv"));
+            }
+            auto invoice = ctl().invoice(caller, *tenant, *month);
+            if (!invoice) co_return problem_response(invoice.error());
+            const bool csv =
+                format ? *format == "csv" : request.accept.find("text/csv") != std::string::npos;
+            if (csv) {
+              co_return Response{
+                  200, "text/csv; charset=utf-8", billing::invoice_csv(*invoice), {}, {}};
+            }
+            co_return json_response(200, invoice_view(*invoice));
+          });
+  }
+
+  // Revenue in [from, to) (RFC 3339 query parameters; by default all of it), by GPU type and
+  // tenant: a run's type from its usage record, a package's from the package.
+  Result<billing::RevenueReport> revenue(const Principal& caller, const Request& request) {
+    billing::RevenueReport report;
+    for (const auto& [name, fallback] : {std::pair{"from", from_unix_ms(0)},
+                                         std::pair{"to", *parse_rfc3339("9999-12-31T23:59:59Z")}}) {
+      Timestamp& bound = std::string_view(name) == "from" ? report.from : report.to;
+      bound = fallback;
+      if (const auto text = query_string(request, name)) {
+        const auto parsed = parse_rfc3339(*text);
+        if (!parsed) {
+          return fail(Error::invalid("invalid_query",
+                                     fmt::format("query parameter '{}' must be RFC 3339", name)));
+        }
+        bound = *parsed;
+      }
+    }
+    if (report.to <= report.from) {
+      return fail(Error::invalid("invalid_query", "'to' must be after 'from'"));
+    }
+    for (const auto* tenant : ctl().tenants(caller)) {
+      std::map<std::string, std::string> type_of;  // "<instance>:<run>" or package id -> type
+      for (const auto* usage : ctl().usage(tenant->id)) {
+        type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
+      }
+      for (const auto* package : ctl().packages(tenant->id)) {
+        type_of[package->id] = package->gpu_type;
+      }
+      billing::add_revenue(report, ctl().transfers(tenant->id), [&](const model::Transfer& t) {
+        if (t.id.starts_with("volume:")) return std::string("storage");
+        // A usage id is "usage:<instance>:<run>:<seconds>"; a package's reference is its id.
+        std::string key = t.reference;
+        if (t.id.starts_with("usage:")) key = t.id.substr(6, t.id.rfind(':') - 6);
+        const auto it = type_of.find(key);
+        return it == type_of.end() ? std::string("other") : it->second;
+      });
+    }
+    return report;
   }
 
   void add_reservation_routes() {

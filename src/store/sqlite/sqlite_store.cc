@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "billing/spot_market.h"
+#include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "model/price_book.h"
 #include "store/store.h"
@@ -26,7 +27,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 7> kMigrations = {
+const std::array<std::string, 8> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -103,6 +104,15 @@ const std::array<std::string, 7> kMigrations = {
       PRIMARY KEY (gpu_type, at_ms)
     ) WITHOUT ROWID;
     )sql",
+    // Accounts (model/accounts.h): operators' package products (keyed by name), tenants'
+    // packages, per-tenant balance settings (keyed by tenant), and instances' platform-caused
+    // downtime (SLA).
+    R"sql(
+    CREATE TABLE package_products (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE packages (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE balance_settings (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE downtime (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    )sql",
 };
 
 class Statement {
@@ -174,6 +184,10 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_events(snapshot.events));
     GPURENT_CHECK(load_objects("price_versions", snapshot.price_versions));
     GPURENT_CHECK(load_spot_prices(snapshot.spot_prices));
+    GPURENT_CHECK(load_objects("package_products", snapshot.package_products));
+    GPURENT_CHECK(load_objects("packages", snapshot.packages));
+    GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
+    GPURENT_CHECK(load_objects("downtime", snapshot.downtime));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -233,6 +247,12 @@ class SqliteStore final : public Store {
       GPURENT_CHECK(upsert_rows("price_versions", versions));
     }
     GPURENT_CHECK(append_spot_prices(c.spot_prices));
+    GPURENT_CHECK(
+        upsert("package_products", c.package_products, [](const auto&) { return std::string(); }));
+    GPURENT_CHECK(upsert("packages", c.packages, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(
+        upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(upsert("downtime", c.downtime, [](const auto& v) { return v.tenant_id; }));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
@@ -296,11 +316,14 @@ class SqliteStore final : public Store {
     return {};
   }
 
-  // Objects are keyed by their id; a quota, one per tenant, by its tenant.
+  // Objects are keyed by their id; a quota, one per tenant, by its tenant; a package product by
+  // its name.
   template <class T>
   static const std::string& object_id(const T& object) {
     if constexpr (requires { object.id; }) {
       return object.id;
+    } else if constexpr (requires { object.name; }) {
+      return object.name;
     } else {
       return object.tenant_id;
     }

@@ -1,0 +1,158 @@
+"""Accounts: a tenant buys a compute package, launches, stops; the invoice (JSON and CSV) shows
+the package and the usage and equals the ledger; a retried purchase never charges twice."""
+
+import csv
+import io
+import time
+
+from conftest import problem
+
+PRODUCT = {"name": "h100-1h", "gpu_type": "h100-80g", "gpu_hours": 1,
+           "price_micros": 10_000_000, "validity_days": 30}
+
+
+def balance(platform, key):
+    response = platform.call("GET", "/v1/billing/balance", key)
+    assert response.status == 200, response.body
+    return response.json()["balance_micros"]
+
+
+def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
+    assert platform.call("PUT", "/v1/packages/products", body=PRODUCT).status == 200
+    tenant_id, key = platform.new_tenant("buyer", topup_micros=100_000_000)
+    listed = platform.call("GET", "/v1/packages/products", key).json()["items"]
+    assert [p["name"] for p in listed] == ["h100-1h"]
+
+    bought = platform.call("POST", "/v1/packages", key, body={"product": "h100-1h"},
+                           headers={"Idempotency-Key": "buy-1"})
+    assert bought.status == 201, bought.body
+    package = bought.json()
+    assert package["remaining_gpu_seconds"] == 3600 and package["state"] == "active"
+    assert balance(platform, key) == 90_000_000
+    retried = platform.call("POST", "/v1/packages", key, body={"product": "h100-1h"},
+                            headers={"Idempotency-Key": "buy-1"})
+    assert retried.status == 201 and retried.headers.get("Idempotent-Replayed") == "true"
+    assert retried.json()["id"] == package["id"]
+    assert balance(platform, key) == 90_000_000
+    problem(platform.call("POST", "/v1/packages", key, body={"product": "other"},
+                          headers={"Idempotency-Key": "buy-1"}), 409, "idempotency_key_reused")
+
+    # A package covers time that ran; the unrun rest of a minimum billed duration is charged to
+    # cash (docs/billing.md). This run is shorter than a minute: no minimum here.
+    assert platform.call("PUT", "/v1/prices", body={"minimum_billed_seconds": 0}).status == 200
+    created = platform.call("POST", "/v1/instances", key,
+                            body={"gpu_type": "h100-80g", "command": "sleep 600"})
+    assert created.status == 201, created.body
+    instance_id = created.json()["id"]
+    platform.wait_state(instance_id, "running", key)
+    time.sleep(3)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status in (200, 202)
+    platform.wait_state(instance_id, "stopped", key)
+
+    # The package paid for the run: the balance is what it was after the purchase.
+    assert balance(platform, key) == 90_000_000
+    packages = platform.call("GET", "/v1/packages", key).json()["items"]
+    assert len(packages) == 1 and 0 < 3600 - packages[0]["remaining_gpu_seconds"] < 60
+
+    def check_invoice():
+        invoices = platform.call("GET", "/v1/billing/invoices", key).json()["items"]
+        assert len(invoices) == 1
+        invoice_id = invoices[0]["id"]
+        invoice = platform.call("GET", f"/v1/billing/invoices/{invoice_id}", key).json()
+        assert invoice["closing_balance_micros"] == balance(platform, key)
+        assert (invoice["opening_balance_micros"] - invoice["charges_micros"]
+                - invoice["credits_micros"] - invoice["payments_micros"]
+                == invoice["closing_balance_micros"])
+        lines = {(line["category"], line["description"]): line for line in invoice["lines"]}
+        assert lines[("packages", "h100-1h")]["amount_micros"] == 10_000_000
+        assert lines[("payments", "top-ups")]["amount_micros"] == -100_000_000
+        assert [p["category"] for p in invoice["prepaid"]] == ["package_usage"]
+        assert invoice["prepaid"][0]["amount_micros"] > 0  # the run's use of the package
+
+        for response in (platform.call("GET", f"/v1/billing/invoices/{invoice_id}", key,
+                                       headers={"Accept": "text/csv"}),
+                         platform.call("GET", f"/v1/billing/invoices/{invoice_id}?format=csv",
+                                       key)):
+            assert response.status == 200
+            assert response.headers["Content-Type"].startswith("text/csv")
+            rows = list(csv.DictReader(io.StringIO(response.body.decode())))
+            by = {(r["category"], r["description"]): r for r in rows}
+            assert by[("packages", "h100-1h")]["amount"] == "10.000000"
+            assert by[("prepaid:package_usage", package["id"])]["amount"] != "0.000000"
+            assert int(round(float(by[("total", "closing_balance")]["amount"]) * 1e6)) == \
+                invoice["closing_balance_micros"]
+        return invoice
+
+    before = check_invoice()
+    # The CLI shows the same.
+    assert "h100-1h" in platform.cli("packages", "ls", key=key).stdout
+    assert before["id"] in platform.cli("billing", "invoices", key=key).stdout
+    shown = platform.cli("billing", "invoice", before["id"], key=key).stdout
+    assert "packages" in shown and "h100-1h" in shown
+    csv_text = platform.cli("billing", "invoice", before["id"], "--csv", key=key).stdout
+    assert csv_text.startswith("invoice,tenant_id,category")
+    assert "total,closing_balance" in csv_text
+    # Through a restart (the store round trip) the package and the invoice are the same.
+    platform.restart()
+    assert platform.call("GET", "/v1/packages", key).json()["items"] == packages
+    assert check_invoice() == before
+
+    # Operators see the package's used part as revenue of its GPU type and tenant; tenants may not.
+    revenue = platform.call("GET", "/v1/billing/revenue").json()
+    assert revenue["by_tenant"][tenant_id] == revenue["by_gpu_type"]["h100-80g"] > 0
+    assert revenue["by_tenant"][tenant_id] == packages[0]["recognised_micros"]
+    assert tenant_id in platform.cli("billing", "revenue").stdout
+    problem(platform.call("GET", "/v1/billing/revenue", key), 403, "forbidden")
+    problem(platform.call("GET", "/v1/billing/revenue?from=yesterday"), 400, "invalid_query")
+
+    # Another tenant sees nothing of it.
+    _, other = platform.new_tenant("other")
+    assert platform.call("GET", "/v1/packages", other).json()["items"] == []
+    problem(platform.call("GET", f"/v1/packages/{package['id']}", other), 404, "package_not_found")
+    problem(platform.call("GET", f"/v1/billing/invoices?tenant={tenant_id}", other), 404)
+
+
+def test_account_routes_refuse_bad_input(platform):
+    _, key = platform.new_tenant("tenant", topup_micros=1_000_000)
+    problem(platform.call("PUT", "/v1/packages/products", key, body=PRODUCT), 403, "forbidden")
+    for bad, code in [({**PRODUCT, "gpu_hours": 0}, "invalid_field"),
+                      ({**PRODUCT, "price_micros": "10"}, "invalid_field"),
+                      ({**PRODUCT, "surprise": 1}, "unknown_field"),
+                      ({k: v for k, v in PRODUCT.items() if k != "name"}, "invalid_field")]:
+        problem(platform.call("PUT", "/v1/packages/products", body=bad), 400, code)
+    problem(platform.call("PUT", "/v1/packages/products", body={**PRODUCT, "gpu_type": "x"}),
+            422, "unknown_gpu_type")
+    assert platform.call("PUT", "/v1/packages/products", body=PRODUCT).status == 200
+    problem(platform.call("POST", "/v1/packages", key, body={"product": "h100-1h"}),
+            402, "insufficient_funds")
+    problem(platform.call("POST", "/v1/packages", key, body={"product": "nope"}),
+            404, "package_product_not_found")
+    problem(platform.call("POST", "/v1/packages", key, raw=b"{"), 400, "malformed_json")
+    assert platform.call("GET", "/v1/packages", key).json()["items"] == []
+    assert balance(platform, key) == 1_000_000
+    problem(platform.call("GET", "/v1/billing/invoices/2026-13", key), 404)
+    problem(platform.call("GET", "/v1/billing/invoices/..%2F..", key), 404)
+    problem(platform.call("GET", "/v1/billing/invoices/2026-12?format=xml", key), 400,
+            "invalid_query")
+    problem(platform.call("PUT", "/v1/billing/settings", key,
+                          body={"tenant_id": "t-x", "credit_limit_micros": 5}), 403, "forbidden")
+    problem(platform.call("PUT", "/v1/billing/settings",
+                          body={"tenant_id": "t-nope", "credit_limit_micros": 5}), 404)
+    problem(platform.call("PUT", "/v1/billing/settings",
+                          body={"tenant_id": "t-x", "credit_limit_micros": -5}), 400,
+            "invalid_field")
+
+
+def test_operator_cli_defines_products_and_sets_the_balance_guard(platform):
+    tenant_id, key = platform.new_tenant("guarded")
+    platform.cli("packages", "define", "cli-pack", "--gpu-type", "h100-80g", "--gpu-hours", "2",
+                 "--price", "20", "--validity-days", "7")
+    assert "cli-pack" in platform.cli("packages", "products", key=key).stdout
+    shown = platform.cli("billing", "settings", "--tenant", tenant_id, "--credit-limit", "5",
+                         "--warning", "50").stdout
+    assert "5.000000" in shown and "50.000000" in shown
+    settings = platform.call("GET", "/v1/billing/settings", key).json()
+    assert settings["credit_limit_micros"] == 5_000_000
+    assert settings["warning_threshold_micros"] == 50_000_000
+    # The tenant's 100 are above 50: no warning until the balance crosses below it.
+    assert settings["below_warning_threshold"] is False
