@@ -29,6 +29,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(events, other.events);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
+  monitoring_changes.merge(std::move(other.monitoring_changes));
 }
 
 }  // namespace gpurent::controller

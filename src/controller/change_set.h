@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/monitoring.h"
 #include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
@@ -39,6 +40,7 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
   // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
   std::vector<model::Event> events;
+  MonitoringSnapshot monitoring;  // rollups, the API's alert rules, alert history (monitoring.h)
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -72,14 +74,15 @@ struct ChangeSet : Snapshot {
   // state changed (log followers to wake), after the change is durable.
   std::set<std::string> woken_nodes;
   std::set<std::string> changed_instances;
+  // Persisted; its alert_history is also what the webhook notifier sends once durable.
+  MonitoringChanges monitoring_changes;
 
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
-           volumes.empty() &&
-           idempotency.empty() && transfers.empty() && events.empty() && woken_nodes.empty() &&
-           changed_instances.empty();
+           volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
+           woken_nodes.empty() && changed_instances.empty() && monitoring_changes.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

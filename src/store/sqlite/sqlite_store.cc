@@ -17,13 +17,14 @@
 #include <fmt/format.h>
 
 #include "model/codec.h"
+#include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
 
 namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 6> kMigrations = {
+const std::array<std::string, 7> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -89,6 +90,8 @@ const std::array<std::string, 6> kMigrations = {
     );
     CREATE INDEX events_object ON events (object_id, seq);
     )sql",
+    // GPU rollups, alert rules and alert history (monitoring_tables.h).
+    kMonitoringMigration,
 };
 
 class Statement {
@@ -158,6 +161,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     GPURENT_CHECK(load_events(snapshot.events));
+    GPURENT_CHECK(load_monitoring(db_, snapshot.monitoring));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -209,6 +213,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     GPURENT_CHECK(append_events(c.events));
+    GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
