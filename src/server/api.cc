@@ -21,6 +21,7 @@
 #include "model/service_path.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
+#include "monitor/alerts_json.h"
 #include "net/router.h"
 #include "server/monitoring_api.h"
 #include "server/views.h"
