@@ -89,9 +89,9 @@ void add_rule_commands(CLI::App& alerts, Context& ctx) {
   auto* rm = rule->add_subcommand("rm", "Remove a rule set through the API");
   rm->add_option("name", *name, "the rule's name")->required();
   rm->callback([&ctx, name] {
-    ctx.set_command([&ctx, name] {
+    ctx.set_command([&ctx, name]() -> Status {
       auto api = ctx.api();
-      if (!api) return Status(fail(api.error()));
+      if (!api) return fail(api.error());
       GPURENT_CHECK((*api)->delete_alert_rule(*name));
       ctx.out() << fmt::format("rule {} removed\n", *name);
       return Status{};

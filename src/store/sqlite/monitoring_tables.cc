@@ -47,7 +47,8 @@ Result<Stmt> prepare(sqlite3* db, std::string_view sql) {
   return Stmt(stmt);
 }
 
-void bind(sqlite3_stmt* stmt, int index, std::string_view text) {
+// Named apart from std::bind, which ADL would prefer for a std::string argument.
+void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
   sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
@@ -69,10 +70,10 @@ Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
                               "INSERT OR REPLACE INTO gpu_rollups (resolution, bucket_start_ms, "
                               "gpu_uuid, metric, min, max, sum, count) VALUES (?,?,?,?,?,?,?,?)"));
     for (const auto& row : c.rollups) {
-      bind(stmt.get(), 1, monitor::to_string(row.resolution));
+      bind_text(stmt.get(), 1, monitor::to_string(row.resolution));
       sqlite3_bind_int64(stmt.get(), 2, row.bucket_start_ms);
-      bind(stmt.get(), 3, row.gpu_uuid);
-      bind(stmt.get(), 4, monitor::metric_info(row.metric).name);
+      bind_text(stmt.get(), 3, row.gpu_uuid);
+      bind_text(stmt.get(), 4, monitor::metric_info(row.metric).name);
       sqlite3_bind_double(stmt.get(), 5, row.min);
       sqlite3_bind_double(stmt.get(), 6, row.max);
       sqlite3_bind_double(stmt.get(), 7, row.sum);
@@ -87,7 +88,7 @@ Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
   for (const auto& [resolution, before] :
        {std::pair{monitor::Resolution::kMinute, c.prune->minute_before_ms},
         std::pair{monitor::Resolution::kHour, c.prune->hour_before_ms}}) {
-    bind(prune.get(), 1, monitor::to_string(resolution));
+    bind_text(prune.get(), 1, monitor::to_string(resolution));
     sqlite3_bind_int64(prune.get(), 2, before);
     GPURENT_CHECK(step_done(db, prune.get(), "prune gpu_rollups"));
   }
@@ -101,8 +102,8 @@ Status write_alerts(sqlite3* db, const controller::MonitoringChanges& c) {
     GPURENT_TRY(remove, prepare(db, "DELETE FROM alert_rules WHERE name = ?"));
     for (const auto& change : c.rule_changes) {
       sqlite3_stmt* s = change.rule ? upsert.get() : remove.get();
-      bind(s, 1, change.name);
-      if (change.rule) bind(s, 2, monitor::rule_to_json(*change.rule).dump());
+      bind_text(s, 1, change.name);
+      if (change.rule) bind_text(s, 2, monitor::rule_to_json(*change.rule).dump());
       GPURENT_CHECK(step_done(db, s, "write alert_rules"));
     }
   }
@@ -110,7 +111,7 @@ Status write_alerts(sqlite3* db, const controller::MonitoringChanges& c) {
   GPURENT_TRY(insert, prepare(db, "INSERT INTO alert_history (seq, body) VALUES (?,?)"));
   for (const auto& record : c.alert_history) {
     sqlite3_bind_int64(insert.get(), 1, record.seq);
-    bind(insert.get(), 2, monitor::transition_to_json(record.transition).dump());
+    bind_text(insert.get(), 2, monitor::transition_to_json(record.transition).dump());
     GPURENT_CHECK(step_done(db, insert.get(), "write alert_history"));
   }
   GPURENT_TRY(trim, prepare(db, "DELETE FROM alert_history WHERE seq <= ?"));
