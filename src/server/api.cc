@@ -1505,8 +1505,13 @@ asio::awaitable<Response> Api::handle(Request request) {
   const auto start = std::chrono::steady_clock::now();
   auto match = impl_->router.match(request.method, request.path);
   const std::string method = request.method;
-  Response response =
-      match ? co_await (*match->handler)(request, match->params) : problem_response(match.error());
+  // Not a conditional expression: GCC miscompiles a co_await inside one.
+  Response response;
+  if (match) {
+    response = co_await (*match->handler)(request, match->params);
+  } else {
+    response = problem_response(match.error());
+  }
   impl_->request_metrics.observe(method, match ? match->pattern : std::string_view("unmatched"),
                                  response.status,
                                  std::chrono::duration_cast<std::chrono::microseconds>(

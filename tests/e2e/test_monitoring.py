@@ -197,8 +197,11 @@ scrape_configs:
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         def query(expr):
-            response = call(f"http://127.0.0.1:{port}",
-                            path="/api/v1/query?query=" + urllib.parse.quote(expr), timeout=5)
+            try:
+                response = call(f"http://127.0.0.1:{port}",
+                                path="/api/v1/query?query=" + urllib.parse.quote(expr), timeout=5)
+            except OSError:  # not listening yet
+                return None
             if response.status != 200:
                 return None
             return response.json()["data"]["result"] or None
