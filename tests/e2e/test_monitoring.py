@@ -226,3 +226,23 @@ scrape_configs:
             prometheus.kill()
             prometheus.wait()
         log.close()
+
+
+def test_cli_lists_alerts_sets_rules_and_queries_metrics(monitored):
+    rules = monitored.cli("alerts", "rules").stdout
+    assert "hot_gpu" in rules and "node_heartbeat_lost" in rules
+    monitored.cli("alerts", "rule", "set", "warm", "--metric", "gpu_temp", "--comparison", ">",
+                  "--threshold", "70", "--for", "60", "--severity", "info")
+    listed = json.loads(monitored.cli("alerts", "rules", "-o", "json").stdout)
+    assert {"name": "warm", "metric": "gpu_temp", "comparison": ">", "threshold": 70.0,
+            "for_s": 60.0, "severity": "info", "scope": "all"} in listed
+    assert "removed" in monitored.cli("alerts", "rule", "rm", "warm").stdout
+    failed = monitored.cli("alerts", "rule", "rm", "hot_gpu", check=False)
+    assert failed.returncode != 0 and "rule_not_editable" in failed.stderr + failed.stdout
+    assert "ID" in monitored.cli("alerts").stdout
+    node = monitored.call("GET", "/v1/nodes").json()["items"][0]["id"]
+    answer = json.loads(monitored.cli("metrics", "query", "gpu_util", "--node", node,
+                                      "--step", "5m", "-o", "json").stdout)
+    assert answer["metric"] == "gpu_util" and answer["points"] == []
+    bad = monitored.cli("metrics", "query", "gpu_util", check=False)
+    assert bad.returncode != 0 and "invalid_query" in bad.stderr + bad.stdout
