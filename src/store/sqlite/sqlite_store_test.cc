@@ -170,7 +170,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_EQ(events[0]->object_id, node->node_id);
   EXPECT_EQ(events[1]->kind, model::event_kind::kInstanceMoved);  // off the down node
   EXPECT_EQ(events[1]->object_id, created->instance.id);
-  EXPECT_EQ(events[2]->kind, "alert.firing");  // node_heartbeat_lost (monitoring.h)
+  EXPECT_EQ(events[2]->kind, "alert.firing");               // node_heartbeat_lost (monitoring.h)
   ASSERT_TRUE(again.apply_report(node->node_id, {2, {}}));  // back: event 4
   EXPECT_EQ(again.take_changes().events.at(0).seq, 4);
 }
