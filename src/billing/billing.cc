@@ -1,54 +1,57 @@
 #include "billing/billing.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
-#include "model/gpu_catalog.h"
+#include <fmt/format.h>
 
 namespace gpurent::billing {
 
-PriceBook::PriceBook(std::string currency) : currency_(std::move(currency)) {
-  for (const auto& type : model::gpu_catalog()) {
-    if (type.default_price_per_hour > 0) on_demand_.emplace(type.slug, type.default_price_per_hour);
+namespace {
+
+using model::PricingModel;
+using model::UsageKind;
+
+// Calls fn(from, seconds) for each piece of the whole seconds [from, from + seconds) in which no
+// price the record depends on changes: a change at t moves the price from the first whole second
+// of the record's grid that starts at or after t.
+template <class Fn>
+void for_each_piece(const Rates& rates, const model::UsageRecord& usage, Timestamp from,
+                    int64_t seconds, Fn fn) {
+  const Timestamp to = from + Millis(seconds * 1000);
+  std::vector<int64_t> cuts;  // second offsets in (0, seconds); none in the common case
+  const auto cut = [&](Timestamp t) {
+    const int64_t k = ((t - from).count() + 999) / 1000;
+    if (k > 0 && k < seconds) cuts.push_back(k);
+  };
+  rates.book.for_each_change(from, to, cut);
+  if (usage.kind == UsageKind::kRun && usage.pricing == PricingModel::kSpot) {
+    rates.spot.for_each_change(usage.gpu_type, from, to, cut);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  cuts.push_back(seconds);
+  int64_t start = 0;
+  for (const int64_t end : cuts) {
+    fn(from + Millis(start * 1000), end - start);
+    start = end;
   }
 }
 
-std::optional<Micros> PriceBook::on_demand_price(std::string_view gpu_type) const {
-  const auto it = on_demand_.find(gpu_type);
-  if (it == on_demand_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::optional<Micros> PriceBook::price(std::string_view gpu_type,
-                                       model::PricingModel pricing) const {
-  const auto on_demand = on_demand_price(gpu_type);
-  if (!on_demand || pricing != model::PricingModel::kSpot) return on_demand;
-  return *on_demand * kSpotPricePercent / 100;
-}
-
-namespace {
-
-// The metering state of one line item (a run, a volume) and how its total follows from its
-// billed seconds.
-struct Metered {
-  Timestamp& metered_until;
-  int64_t& billed_seconds;
-  Micros& charged;
-};
-
-// Advances the item by the whole seconds in [metered_until, until) and returns what is newly due
-// (the new total minus what was charged), or 0. One rounding per line item: the total is always
-// computed from all billed seconds, so many small steps equal one big step.
-template <class Total>
-Micros advance(Metered item, Timestamp until, Total total_for) {
-  if (until <= item.metered_until) return 0;
-  const int64_t seconds = (until - item.metered_until).count() / 1000;
-  if (seconds <= 0) return 0;
-  item.metered_until += Millis(seconds * 1000);
-  item.billed_seconds += seconds;
-  const Micros total = total_for(item.billed_seconds);
-  const Micros delta = total - item.charged;
-  item.charged = total;
-  return delta;
+// Bills `seconds` more of the record at `rate`: they extend the open segment when its rate is the
+// same, else open a new one. Returns what is newly due.
+Micros accrue(model::UsageRecord& usage, int64_t seconds, Micros rate) {
+  if (rate != usage.segment_rate || usage.segment_seconds == 0) {
+    usage.segment_rate = rate;
+    usage.segment_seconds = 0;
+    usage.segment_charged = 0;
+  }
+  usage.segment_seconds += seconds;
+  const Micros total = charge_pro_rata(rate, 1, usage.segment_seconds, rate_period(usage));
+  const Micros due = total - usage.segment_charged;
+  usage.segment_charged = total;
+  usage.billed_seconds += seconds;
+  usage.charged += due;
+  return due;
 }
 
 model::Transfer charge(std::string id, Timestamp at, const std::string& tenant_id, Micros amount,
@@ -65,28 +68,158 @@ model::Transfer charge(std::string id, Timestamp at, const std::string& tenant_i
   };
 }
 
-}  // namespace
-
-std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until) {
-  const Micros due = advance(
-      {usage.metered_until, usage.billed_seconds, usage.charged}, until, [&](int64_t seconds) {
-        return charge_for_seconds(usage.price_per_gpu_hour,
-                                  int64_t{usage.gpu_count} * usage.gpu_milli, seconds);
-      });
+std::optional<model::Transfer> usage_transfer(const model::UsageRecord& usage, Micros due) {
   if (due <= 0) return std::nullopt;
-  return charge(fmt::format("usage:{}:{}:{}", usage.instance_id, usage.run, usage.billed_seconds),
-                usage.metered_until, usage.tenant_id, due, usage.instance_id);
+  const std::string_view prefix = usage.kind == UsageKind::kRun ? "usage" : "storage";
+  return charge(
+      fmt::format("{}:{}:{}:{}", prefix, usage.instance_id, usage.run, usage.billed_seconds),
+      usage.metered_until, usage.tenant_id, due, usage.instance_id);
 }
 
+Micros gpu_part(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
+  if (usage.kind != UsageKind::kRun) return 0;
+  return gpu_price(rates, usage.gpu_type, usage.pricing, t).value_or(0);
+}
+
+}  // namespace
+
+std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type, PricingModel pricing,
+                                Timestamp t) {
+  if (pricing == PricingModel::kSpot) return rates.spot.price_at(rates.book, gpu_type, t);
+  return rates.book.on_demand_price(gpu_type, t);
+}
+
+Micros rate_at(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
+  const model::PriceVersion& prices = rates.book.at(t);
+  if (usage.kind == UsageKind::kStoppedDisk) return prices.storage_per_gb_month * usage.disk_gb;
+  return gpu_part(rates, usage, t) * usage.gpu_count * usage.gpu_milli +
+         (prices.cpu_per_core_hour * usage.cpu + prices.memory_per_gb_hour * usage.memory_gb +
+          prices.disk_per_gb_hour * usage.disk_gb) *
+             model::kMilliPerGpu;
+}
+
+int64_t rate_period(const model::UsageRecord& usage) {
+  return usage.kind == UsageKind::kRun ? kRunRatePeriod : model::kSecondsPerBillingMonth;
+}
+
+model::UsageRecord usage_shape(const model::InstanceSpec& spec, std::string_view gpu_type) {
+  model::UsageRecord usage;
+  usage.pricing = spec.pricing;
+  usage.gpu_type = std::string(gpu_type);
+  usage.gpu_count = spec.gpu_count;
+  usage.gpu_milli = spec.gpu_milli;
+  usage.cpu = spec.cpu;
+  usage.memory_gb = spec.memory_gb;
+  usage.disk_gb = spec.disk_gb;
+  return usage;
+}
+
+std::vector<PricedSegment> price_interval(const Rates& rates, const model::UsageRecord& usage,
+                                          Timestamp from, Timestamp to) {
+  std::vector<PricedSegment> out;
+  if (to <= from) return out;
+  const int64_t seconds = (to - from).count() / 1000;
+  if (seconds <= 0) return out;
+  const int64_t period = rate_period(usage);
+  for_each_piece(rates, usage, from, seconds, [&](Timestamp start, int64_t n) {
+    const Micros rate = rate_at(rates, usage, start);
+    // Pieces at one rate are one segment, as metering makes them.
+    if (!out.empty() && out.back().rate == rate) {
+      out.back().seconds += n;
+    } else {
+      out.push_back({.from = start,
+                     .seconds = n,
+                     .rate = rate,
+                     .gpu_per_hour = gpu_part(rates, usage, start)});
+    }
+  });
+  for (auto& segment : out)
+    segment.amount = charge_pro_rata(segment.rate, 1, segment.seconds, period);
+  return out;
+}
+
+std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecord& usage,
+                                           Timestamp until) {
+  if (until <= usage.metered_until) return std::nullopt;
+  const int64_t seconds = (until - usage.metered_until).count() / 1000;
+  if (seconds <= 0) return std::nullopt;
+  Micros due = 0;
+  for_each_piece(rates, usage, usage.metered_until, seconds, [&](Timestamp start, int64_t n) {
+    due += accrue(usage, n, rate_at(rates, usage, start));
+    usage.price_per_gpu_hour = gpu_part(rates, usage, start);
+  });
+  usage.metered_until += Millis(seconds * 1000);
+  return usage_transfer(usage, due);
+}
+
+std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
+                                              int64_t minimum_seconds) {
+  const int64_t missing = minimum_seconds - usage.billed_seconds;
+  if (usage.kind != UsageKind::kRun || missing <= 0) return std::nullopt;
+  const Micros rate =
+      usage.segment_seconds > 0 ? usage.segment_rate : rate_at(rates, usage, usage.metered_until);
+  return usage_transfer(usage, accrue(usage, missing, rate));
+}
+
+namespace {
+
+// Advances a volume by the whole seconds in [metered_until, until) and returns what is newly due
+// (the new total minus what was charged), or 0. One rounding: the total is always computed from
+// all billed seconds, so many small steps equal one big step.
+Micros advance_volume(model::Volume& volume, Timestamp until) {
+  if (until <= volume.metered_until) return 0;
+  const int64_t seconds = (until - volume.metered_until).count() / 1000;
+  if (seconds <= 0) return 0;
+  volume.metered_until += Millis(seconds * 1000);
+  volume.billed_seconds += seconds;
+  const Micros total = charge_pro_rata(volume.price_per_gb_month, volume.size_gb,
+                                       volume.billed_seconds, model::kSecondsPerBillingMonth);
+  const Micros delta = total - volume.charged;
+  volume.charged = total;
+  return delta;
+}
+
+}  // namespace
+
 std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until) {
-  const Micros due = advance({volume.metered_until, volume.billed_seconds, volume.charged}, until,
-                             [&](int64_t seconds) {
-                               return charge_pro_rata(volume.price_per_gb_month, volume.size_gb,
-                                                      seconds, model::kSecondsPerBillingMonth);
-                             });
+  const Micros due = advance_volume(volume, until);
   if (due <= 0) return std::nullopt;
   return charge(fmt::format("volume:{}:{}", volume.id, volume.billed_seconds), volume.metered_until,
                 volume.tenant_id, due, volume.id);
+}
+
+Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
+                          std::string_view gpu_type, Timestamp now) {
+  const auto price = gpu_price(rates, gpu_type, spec.pricing, now);
+  if (!price) {
+    return fail(Error::unprocessable("gpu_type_not_priced",
+                                     fmt::format("GPU type '{}' has no price yet", gpu_type)));
+  }
+  const model::PriceVersion& prices = rates.book.at(now);
+  const model::UsageRecord run = usage_shape(spec, gpu_type);
+  const auto per_hour = [](Micros rate) { return charge_pro_rata(rate, 1, 3600, kRunRatePeriod); };
+  Estimate e;
+  e.gpu_type = std::string(gpu_type);
+  e.pricing = spec.pricing;
+  e.gpu_price_per_gpu_hour = *price;
+  e.gpu_per_hour = per_hour(*price * spec.gpu_count * spec.gpu_milli);
+  e.cpu_per_hour = prices.cpu_per_core_hour * spec.cpu;
+  e.memory_per_hour = prices.memory_per_gb_hour * spec.memory_gb;
+  e.disk_per_hour = prices.disk_per_gb_hour * spec.disk_gb;
+  const Micros rate = rate_at(rates, run, now);
+  e.total_per_hour = per_hour(rate);
+  e.stopped_storage_per_hour = charge_pro_rata(prices.storage_per_gb_month, spec.disk_gb, 3600,
+                                               model::kSecondsPerBillingMonth);
+  e.minimum_billed_seconds = prices.minimum_billed_seconds;
+  e.minimum_charge = charge_pro_rata(rate, 1, prices.minimum_billed_seconds, kRunRatePeriod);
+  if (spec.pricing == PricingModel::kSpot) {
+    const auto on_demand = rates.book.on_demand_price(gpu_type, now);
+    if (on_demand) {
+      e.spot_floor_per_gpu_hour = spot_price(*on_demand, prices.spot_floor_permille, 0);
+      e.spot_cap_per_gpu_hour = *on_demand;
+    }
+  }
+  return e;
 }
 
 Status Ledger::post(const model::Transfer& transfer) {

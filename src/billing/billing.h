@@ -1,27 +1,51 @@
-// Billing for the foundation: the price book, per-second metering of runs, and the double-entry
-// ledger of balances.
+// Billing: per-second metering of runs and stopped disks across price changes, estimates, and the
+// double-entry ledger of balances. Prices come from the versioned price book
+// (billing/price_book.h) and, for spot work, the spot market (billing/spot_market.h).
 //
 // Contract:
-// - A run's charge is always charge_for_seconds(price, gpus, billed_seconds): metering in many
-//   small steps gives exactly the same total as one big step (one rounding per line item, toward
-//   zero, so the tenant is never charged for a fraction of a micro-unit).
-// - Every movement of money is a Transfer with a positive amount between two different accounts;
-//   the sum of all balances is therefore always zero.
-// - Transfer ids are deterministic: "usage:<instance>:<run>:<billed seconds>" for metering a run,
-//   "volume:<volume>:<billed seconds>" for a volume's storage, so a replayed meter produces the
-//   same id and the store refuses it.
+// - Rate. A usage record costs, at each instant t, a rate in micros per rate_period(record)
+//   quantity-seconds, set by the prices in force at t:
+//     a run:           (gpu price(t) x gpu_count x gpu_milli + cpu price(t) x cpu x 1000
+//                       + memory price(t) x memory_gb x 1000 + disk price(t) x disk_gb x 1000)
+//                      per 3600 x 1000 (prices per hour; the GPU part pro rata for a share of a
+//                      GPU, gpu_milli < 1000). The GPU price is the book's on-demand price, or for
+//                      spot work the spot market's; reserved work pays on-demand here (what
+//                      reservations cost is the accounts side's).
+//     a stopped disk:  storage price(t) x disk_gb per kSecondsPerBillingMonth.
+//   A type whose GPU price is taken away runs on at no GPU charge (new work cannot start on it).
+// - Seconds. Metering charges the whole seconds of [metered_until, until), each second at the
+//   rate in force at its start; the sub-second remainder waits for the next meter.
+// - Rounding. A record's seconds fall into segments: maximal runs of consecutive billed seconds at
+//   one rate (a price-book version or a spot price change starts a new one when it changes the
+//   rate). Each segment is one line item, charged charge_pro_rata(rate, 1, seconds, period) —
+//   one rounding, toward zero. Hence:
+//     * within a segment, many small meters charge exactly what one big meter would;
+//     * across segments too, since segments are fixed by the change times and the record's second
+//       grid, not by when meters run: any split of [a, b) into meters charges the same total, the
+//       sum over its segments of floor(rate x seconds / period), which is below the exact value by
+//       less than one micro-unit per segment.
+// - Minimum duration. A run that ends having been billed fewer seconds than the
+//   minimum_billed_seconds of the version in force at its start is charged the missing seconds at
+//   its last rate, as if it had run on (billed_seconds then counts them). The controller does not
+//   apply it to runs the platform cut short (node failure, preemption, a drain).
+// - Transfers. Every movement of money is a Transfer with a positive amount between two different
+//   accounts; the sum of all balances is therefore always zero. Ids are deterministic:
+//   "usage:<instance>:<run>:<billed seconds>" for a run, "storage:<instance>:<run>:<billed
+//   seconds>" for a stopped disk, "volume:<volume>:<billed seconds>" for a volume; billed seconds
+//   only grow, so a replayed meter produces the same id and the store refuses it.
 // - A volume's charge is always charge_pro_rata(price per GB-month, size_gb, billed_seconds,
-//   model::kSecondsPerBillingMonth): a month is 30 days, whatever the calendar says.
+//   model::kSecondsPerBillingMonth), its price locked at creation: a month is 30 days.
 // Not thread-safe; owned by the controller.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "billing/price_book.h"
+#include "billing/spot_market.h"
 #include "common/clock.h"
 #include "common/money.h"
 #include "common/result.h"
@@ -31,34 +55,69 @@
 
 namespace gpurent::billing {
 
-inline constexpr Micros kSpotPricePercent = 40;
-// Persistent volumes, per GB and billing month (model::kSecondsPerBillingMonth): 0.5 a GB-month.
-inline constexpr Micros kDefaultStoragePricePerGbMonth = 500'000;
+// A run's rate is per hour and per thousandth of a unit (milli-GPUs; cores, GB x 1000).
+inline constexpr int64_t kRunRatePeriod = int64_t{3600} * 1000;
 
-class PriceBook {
- public:
-  // Starts from the catalog's default on-demand prices.
-  explicit PriceBook(std::string currency);
-  const std::string& currency() const { return currency_; }
-  // Per GPU-hour, or nullopt for a type without a price (it cannot be rented).
-  std::optional<Micros> on_demand_price(std::string_view gpu_type) const;
-  // Per GPU-hour under a pricing model. Spot is a fixed share of on-demand (preemptible, so
-  // cheaper); reserved capacity is charged at on-demand rates until reservations are billed.
-  std::optional<Micros> price(std::string_view gpu_type, model::PricingModel pricing) const;
-  // Per GB of a volume's size and billing month.
-  Micros storage_price_per_gb_month() const { return storage_per_gb_month_; }
-
- private:
-  std::string currency_;
-  Micros storage_per_gb_month_ = kDefaultStoragePricePerGbMonth;
-  std::map<std::string, Micros, std::less<>> on_demand_;
+// Where prices come from.
+struct Rates {
+  const PriceBook& book;
+  const SpotMarket& spot;
 };
 
-// Charges a run for the whole seconds in [metered_until, until). Returns the transfer to post, or
-// nullopt when nothing is due (less than a second, or a zero price). Updates the record.
-std::optional<model::Transfer> meter_run(model::UsageRecord& usage, Timestamp until);
+// The price per GPU-hour of a type under a pricing model at t; nullopt for an unpriced type.
+std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type,
+                                model::PricingModel pricing, Timestamp t);
+// The record's rate at t, in micros per rate_period(usage) quantity-seconds.
+Micros rate_at(const Rates& rates, const model::UsageRecord& usage, Timestamp t);
+int64_t rate_period(const model::UsageRecord& usage);
+// A record of the shape a spec would run with on `gpu_type` (for estimates and checks).
+model::UsageRecord usage_shape(const model::InstanceSpec& spec, std::string_view gpu_type);
+
+// One segment of a priced interval: `seconds` whole seconds from `from` at one rate.
+struct PricedSegment {
+  Timestamp from{};
+  int64_t seconds = 0;
+  Micros rate = 0;          // per rate_period(usage)
+  Micros gpu_per_hour = 0;  // the GPU price per GPU-hour in it (0 for a stopped disk)
+  Micros amount = 0;        // charge_pro_rata(rate, 1, seconds, period)
+};
+// What the whole seconds of [from, to) of a record cost, segment by segment, as if they were the
+// record's only seconds (a quote: the record is not changed and what it was charged is not
+// consulted). Metering [from, to) of a fresh record charges exactly the sum of the amounts. This
+// is how the accounts side prices the part of a run that packages do not cover.
+std::vector<PricedSegment> price_interval(const Rates& rates, const model::UsageRecord& usage,
+                                          Timestamp from, Timestamp to);
+
+// Charges a record (a run or a stopped disk) for the whole seconds in [metered_until, until).
+// Returns the transfer to post, or nullopt when nothing is due. Updates the record.
+std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecord& usage,
+                                           Timestamp until);
+// Charges a run that ends now for the seconds missing to `minimum_seconds`, if any.
+std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
+                                              int64_t minimum_seconds);
 // Charges a volume for the whole seconds in [metered_until, until), likewise.
 std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until);
+
+// The hourly price of a launch request on one GPU type, broken down.
+struct Estimate {
+  std::string gpu_type;
+  model::PricingModel pricing = model::PricingModel::kOnDemand;
+  Micros gpu_price_per_gpu_hour = 0;  // now (spot: the current spot price)
+  Micros gpu_per_hour = 0;            // for the request: x gpu_count x gpu_milli / 1000
+  Micros cpu_per_hour = 0;
+  Micros memory_per_hour = 0;
+  Micros disk_per_hour = 0;
+  Micros total_per_hour = 0;            // what an hour of running is charged (one rounding)
+  Micros stopped_storage_per_hour = 0;  // the disk while the instance is stopped
+  int64_t minimum_billed_seconds = 0;
+  Micros minimum_charge = 0;  // what the shortest run is charged
+  // Spot: the range the price per GPU-hour moves in (floor..cap) and where it is now.
+  std::optional<Micros> spot_floor_per_gpu_hour;
+  std::optional<Micros> spot_cap_per_gpu_hour;
+};
+// kUnprocessable "gpu_type_not_priced" for a type without a price.
+Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
+                          std::string_view gpu_type, Timestamp now);
 
 class Ledger {
  public:

@@ -1,56 +1,222 @@
 #include "billing/billing.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace gpurent::billing {
 namespace {
 
-model::UsageRecord run_of(Micros price, int gpus) {
-  model::UsageRecord usage;
-  usage.tenant_id = "t-1";
-  usage.instance_id = "i-1";
-  usage.run = 1;
-  usage.gpu_count = gpus;
-  usage.price_per_gpu_hour = price;
-  usage.started_at = from_unix_ms(1'000'000);
-  usage.metered_until = usage.started_at;
-  return usage;
-}
+using model::PricingModel;
+using model::UsageKind;
 
-TEST(Metering, ChargesWholeSecondsTimesThePrice) {
+const Timestamp kStart = from_unix_ms(1'000'000'000);
+const auto kAlways = [](std::string_view) { return true; };
+
+// Metering against one book and market, as the controller does.
+class Metering : public testing::Test {
+ protected:
+  model::UsageRecord run_of(Micros gpu_price, int gpus,
+                            PricingModel pricing = PricingModel::kOnDemand) {
+    if (gpu_price != 18'000'000) {
+      EXPECT_TRUE(
+          book_.set({.effective_at = kStart - Millis(1), .gpu_per_hour = {{"h100-80g", gpu_price}}},
+                    kStart - Millis(1), kAlways));
+    }
+    model::UsageRecord usage;
+    usage.tenant_id = "t-1";
+    usage.instance_id = "i-1";
+    usage.run = 1;
+    usage.pricing = pricing;
+    usage.gpu_type = "h100-80g";
+    usage.gpu_count = gpus;
+    usage.started_at = kStart;
+    usage.metered_until = kStart;
+    return usage;
+  }
+  // Sets prices from `at` (relative to the start).
+  void change_at(Millis at, PriceChange change) {
+    change.effective_at = kStart + at;
+    ASSERT_TRUE(book_.set(change, kStart - Millis(1), kAlways));
+  }
+  std::optional<model::Transfer> meter(model::UsageRecord& usage, Millis to) {
+    return meter_usage(rates(), usage, kStart + to);
+  }
+  Rates rates() const { return {book_, spot_}; }
+
+  PriceBook book_{"CNY"};
+  SpotMarket spot_;
+};
+
+TEST_F(Metering, ChargesWholeSecondsTimesThePrice) {
   auto usage = run_of(18'000'000, 2);  // 18 CNY per GPU-hour = 5000 micros per GPU-second
-  const auto transfer = meter_run(usage, usage.started_at + Millis(61'999));
+  const auto transfer = meter(usage, Millis(61'999));
   ASSERT_TRUE(transfer);
   EXPECT_EQ(usage.billed_seconds, 61);
   EXPECT_EQ(transfer->amount, 61 * 2 * 5000);
   EXPECT_EQ(transfer->id, "usage:i-1:1:61");
   EXPECT_EQ(transfer->from_account, "tenant:t-1:cash");
   EXPECT_EQ(transfer->to_account, "platform:revenue");
+  EXPECT_EQ(usage.price_per_gpu_hour, 18'000'000);
   // The 999 ms remainder carries into the next meter.
-  EXPECT_EQ(usage.metered_until, usage.started_at + Millis(61'000));
+  EXPECT_EQ(usage.metered_until, kStart + Millis(61'000));
 }
 
-TEST(Metering, ManySmallStepsEqualOneBigStepForAnAwkwardPrice) {
+TEST_F(Metering, ManySmallStepsEqualOneBigStepForAnAwkwardPrice) {
   const Micros price = 1'234'567;  // not divisible by 3600
   auto stepwise = run_of(price, 3);
-  auto at_once = run_of(price, 3);
+  auto at_once = stepwise;
   Micros stepwise_total = 0;
   for (int ms = 700; ms <= 3'600'000; ms += 700) {
-    if (auto t = meter_run(stepwise, stepwise.started_at + Millis(ms))) stepwise_total += t->amount;
+    if (auto t = meter(stepwise, Millis(ms))) stepwise_total += t->amount;
   }
-  const auto end = at_once.started_at + Millis(3'600'000 - 3'600'000 % 700);
-  const auto single = meter_run(at_once, end);
+  const auto single = meter(at_once, Millis(3'600'000 - 3'600'000 % 700));
   ASSERT_TRUE(single);
   EXPECT_EQ(stepwise.billed_seconds, at_once.billed_seconds);
   EXPECT_EQ(stepwise_total, single->amount);
   EXPECT_EQ(stepwise_total, charge_for_seconds(price, 3000, at_once.billed_seconds));
 }
 
-TEST(Metering, NothingDueWithinTheSameSecondOrBackwards) {
+TEST_F(Metering, NothingDueWithinTheSameSecondOrBackwards) {
   auto usage = run_of(18'000'000, 1);
-  EXPECT_FALSE(meter_run(usage, usage.started_at + Millis(999)));
-  EXPECT_FALSE(meter_run(usage, usage.started_at - Millis(5000)));
+  EXPECT_FALSE(meter(usage, Millis(999)));
+  EXPECT_FALSE(meter(usage, Millis(-5000)));
   EXPECT_EQ(usage.billed_seconds, 0);
+}
+
+TEST_F(Metering, APriceChangeMidRunSplitsTheIntervalAtItsSecond) {
+  auto usage = run_of(18'000'000, 1);  // 5000 micros a second
+  // 36 CNY per GPU-hour (10,000 a second) from 100.5 s: second 100 still costs the old price.
+  change_at(Millis(100'500), {.gpu_per_hour = {{"h100-80g", 36'000'000}}});
+  const auto transfer = meter(usage, Millis(200'000));
+  ASSERT_TRUE(transfer);
+  EXPECT_EQ(transfer->amount, 101 * 5000 + 99 * 10'000);
+  EXPECT_EQ(usage.price_per_gpu_hour, 36'000'000);
+  // The quote of the same interval agrees, segment by segment.
+  auto fresh = run_of(18'000'000, 1);
+  const auto segments = price_interval(rates(), fresh, kStart, kStart + Millis(200'000));
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].seconds, 101);
+  EXPECT_EQ(segments[0].amount, 101 * 5000);
+  EXPECT_EQ(segments[1].from, kStart + Millis(101'000));
+  EXPECT_EQ(segments[1].amount, 99 * 10'000);
+}
+
+TEST_F(Metering, AcrossSegmentsAnySplitOfMetersChargesTheSame) {
+  // Awkward prices, so that each segment rounds.
+  auto stepwise = run_of(1'234'567, 1);
+  change_at(Millis(1'000'300), {.gpu_per_hour = {{"h100-80g", 7'654'321}}});
+  change_at(Millis(2'500'000), {.gpu_per_hour = {{"h100-80g", 1'111'111}}});
+  auto at_once = stepwise;
+  Micros stepwise_total = 0;
+  for (int ms = 1300; ms <= 3'600'000; ms += 1300) {
+    if (auto t = meter(stepwise, Millis(ms))) stepwise_total += t->amount;
+  }
+  const auto single = meter(at_once, stepwise.metered_until - kStart);
+  ASSERT_TRUE(single);
+  EXPECT_EQ(stepwise_total, single->amount);
+  // Each segment rounds once: floor(rate x seconds / period) per segment.
+  const int64_t s1 = 1001, s2 = 2500 - 1001, s3 = at_once.billed_seconds - 2500;
+  EXPECT_EQ(single->amount, charge_for_seconds(1'234'567, 1000, s1) +
+                                charge_for_seconds(7'654'321, 1000, s2) +
+                                charge_for_seconds(1'111'111, 1000, s3));
+}
+
+TEST_F(Metering, FractionalGpusPayProRata) {
+  auto usage = run_of(18'000'000, 1);
+  usage.gpu_milli = 250;  // a quarter of a GPU: 1250 micros a second
+  const auto transfer = meter(usage, Millis(3'600'000));
+  ASSERT_TRUE(transfer);
+  EXPECT_EQ(transfer->amount, 4'500'000);
+}
+
+TEST_F(Metering, CpuMemoryAndDiskAreChargedWithTheGpu) {
+  auto usage = run_of(18'000'000, 1);
+  change_at(Millis(0), {.cpu_per_core_hour = 36'000,  // 10 a core-second
+                        .memory_per_gb_hour = 7'200,  // 2 a GB-second
+                        .disk_per_gb_hour = 360});    // 0.1 a GB-second
+  usage.cpu = 8;
+  usage.memory_gb = 64;
+  usage.disk_gb = 100;
+  const auto transfer = meter(usage, Millis(10'000));
+  ASSERT_TRUE(transfer);
+  EXPECT_EQ(transfer->amount, 10 * (5000 + 8 * 10 + 64 * 2 + 100 / 10));
+}
+
+TEST_F(Metering, ARunShorterThanTheMinimumIsChargedTheMinimum) {
+  auto usage = run_of(18'000'000, 1);
+  ASSERT_TRUE(meter(usage, Millis(20'500)));
+  const auto minimum = charge_minimum(rates(), usage, 60);
+  ASSERT_TRUE(minimum);
+  EXPECT_EQ(minimum->amount, 40 * 5000);
+  EXPECT_EQ(minimum->id, "usage:i-1:1:60");
+  EXPECT_EQ(usage.billed_seconds, 60);
+  EXPECT_EQ(usage.charged, 60 * 5000);
+  // A run that reached the minimum owes nothing more.
+  EXPECT_FALSE(charge_minimum(rates(), usage, 60));
+  // Nor does one that never reported a whole second, beyond the minimum itself.
+  auto instant = run_of(18'000'000, 1);
+  instant.run = 2;
+  const auto whole = charge_minimum(rates(), instant, 60);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->amount, 60 * 5000);
+}
+
+TEST_F(Metering, SpotWorkPaysTheSpotPriceOfEachSecond) {
+  auto usage = run_of(18'000'000, 1, PricingModel::kSpot);
+  // Idle: the floor, 40 % (2000 a second). Full from 30.2 s: the cap, 5000 a second.
+  spot_.observe("h100-80g", 0, kStart, book_);
+  spot_.observe("h100-80g", 1000, kStart + Millis(30'200), book_);
+  const auto transfer = meter(usage, Millis(60'000));
+  ASSERT_TRUE(transfer);
+  EXPECT_EQ(transfer->amount, 31 * 2000 + 29 * 5000);
+  EXPECT_EQ(usage.price_per_gpu_hour, 18'000'000);
+}
+
+TEST_F(Metering, AStoppedDiskPaysStoragePerGbMonth) {
+  model::UsageRecord disk;
+  disk.kind = UsageKind::kStoppedDisk;
+  disk.tenant_id = "t-1";
+  disk.instance_id = "i-1";
+  disk.run = 3;
+  disk.disk_gb = 100;
+  disk.started_at = disk.metered_until = kStart;
+  // 0.5 a GB-month by default: 100 GB for a whole month is 50.
+  const auto transfer =
+      meter_usage(rates(), disk, kStart + Millis(model::kSecondsPerBillingMonth * 1000));
+  ASSERT_TRUE(transfer);
+  EXPECT_EQ(transfer->amount, 50'000'000);
+  EXPECT_EQ(transfer->id, fmt::format("storage:i-1:3:{}", model::kSecondsPerBillingMonth));
+  EXPECT_FALSE(charge_minimum(rates(), disk, 1'000'000'000));
+}
+
+TEST_F(Metering, AnEstimateBreaksTheHourDown) {
+  change_at(
+      Millis(0),
+      {.cpu_per_core_hour = 100'000, .memory_per_gb_hour = 10'000, .disk_per_gb_hour = 1'000});
+  model::InstanceSpec spec;
+  spec.gpu_types = {"h100-80g"};
+  spec.gpu_count = 2;
+  spec.cpu = 16;
+  spec.memory_gb = 128;
+  spec.disk_gb = 720;
+  auto e = estimate(rates(), spec, "h100-80g", kStart);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->gpu_per_hour, 36'000'000);
+  EXPECT_EQ(e->cpu_per_hour, 1'600'000);
+  EXPECT_EQ(e->memory_per_hour, 1'280'000);
+  EXPECT_EQ(e->disk_per_hour, 720'000);
+  EXPECT_EQ(e->total_per_hour, 36'000'000 + 1'600'000 + 1'280'000 + 720'000);
+  EXPECT_EQ(e->stopped_storage_per_hour, 500'000);  // 720 GB x 0.5 a month of 720 h
+  EXPECT_EQ(e->minimum_billed_seconds, 60);
+  EXPECT_EQ(e->minimum_charge, e->total_per_hour / 60);
+  EXPECT_FALSE(e->spot_floor_per_gpu_hour);
+  spec.pricing = PricingModel::kSpot;
+  e = estimate(rates(), spec, "h100-80g", kStart);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->spot_floor_per_gpu_hour, 7'200'000);
+  EXPECT_EQ(e->spot_cap_per_gpu_hour, 18'000'000);
+  EXPECT_EQ(e->gpu_price_per_gpu_hour, 7'200'000);  // never observed: idle
+  EXPECT_FALSE(estimate(rates(), spec, "mystery-12g", kStart));
 }
 
 TEST(Ledger, BalancesAlwaysSumToZero) {
@@ -79,13 +245,6 @@ TEST(Ledger, BalancesAlwaysSumToZero) {
   EXPECT_FALSE(ledger.post({"bad", {}, "a", "b", 0, model::TransferKind::kUsage, "", ""}));
   EXPECT_FALSE(ledger.post({"bad", {}, "a", "a", 5, model::TransferKind::kUsage, "", ""}));
   EXPECT_EQ(ledger.total(), 0);
-}
-
-TEST(PriceBook, KnowsCatalogPricesAndNothingElse) {
-  PriceBook book("CNY");
-  EXPECT_EQ(book.on_demand_price("h100-80g"), 18'000'000);
-  EXPECT_FALSE(book.on_demand_price("mystery-12g"));
-  EXPECT_EQ(book.currency(), "CNY");
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_service_commands(app, ctx);
   add_catalog_commands(app, ctx);
   add_billing_commands(app, ctx);
+  add_price_commands(app, ctx);
   add_access_commands(app, ctx);
   add_node_commands(app, ctx);
   add_job_commands(app, ctx);

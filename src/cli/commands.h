@@ -20,6 +20,8 @@ void add_instance_commands(CLI::App& app, Context& ctx);
 void add_service_commands(CLI::App& app, Context& ctx);
 void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
+// prices show|set|history|spot, and estimate (the launch flags, priced).
+void add_price_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.

@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/launch_options.h"
 #include "cli/output.h"
 #include "cli/views.h"
 
@@ -17,30 +18,11 @@ namespace {
 // How often `launch --wait` asks for the instance's state.
 constexpr auto kWaitPollInterval = std::chrono::seconds(1);
 
-struct LaunchOptions {
-  std::string gpu;
-  int count = 1;
-  int gpu_milli = model::kMilliPerGpu;
-  int gpu_memory_gb = 0;
-  int min_gpu_memory_gb = 0;
-  int disk_gb = 0;
-  std::vector<std::string> selector;
-  bool spot = false;
-  int priority = 0;
-  bool no_queue = false;
-  std::string name;
-  std::string template_name;
-  std::string runtime = "auto";
-  std::string image;
-  std::vector<std::string> services;
-  int cpu = 0;
-  int memory_gb = 0;
-  std::vector<std::string> env;
-  std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
+struct LaunchFlags {
+  LaunchOptions request;
   std::string idempotency_key;
   bool wait = false;
   std::string wait_timeout = "10m";
-  std::vector<std::string> command;
 };
 
 // Polls until the instance runs (success) or has ended without running (an Error), at most for
@@ -74,46 +56,16 @@ Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json insta
   }
 }
 
-Status launch(Context& ctx, const LaunchOptions& options) {
-  model::InstanceSpec spec;
-  spec.name = options.name;
-  spec.template_name = options.template_name;
-  spec.image = options.image;
-  spec.services = options.services;
-  spec.gpu_types = parse_gpu_types(options.gpu);
-  spec.gpu_count = options.count;
-  spec.gpu_milli = options.gpu_milli;
-  spec.gpu_memory_gb = options.gpu_memory_gb;
-  spec.min_gpu_memory_gb = options.min_gpu_memory_gb;
-  spec.cpu = options.cpu;
-  spec.memory_gb = options.memory_gb;
-  spec.disk_gb = options.disk_gb;
-  for (const auto& label : options.selector) {
-    const auto equals = label.find('=');
-    if (equals == 0 || equals == std::string::npos) {
-      return fail(
-          Error::invalid("invalid_selector", fmt::format("'{}' is not label=value", label)));
-    }
-    spec.node_selector.insert_or_assign(label.substr(0, equals), label.substr(equals + 1));
-  }
-  if (options.spot) spec.pricing = model::PricingModel::kSpot;
-  spec.priority = options.priority;
-  spec.queue = !options.no_queue;
-  spec.command = options.command;
-  for (const auto& assignment : options.env) {
-    GPURENT_TRY(variable, parse_env_assignment(assignment));
-    spec.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
-  }
-  GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
-  spec.volumes = std::move(volumes);
+Status launch(Context& ctx, const LaunchFlags& options) {
+  GPURENT_TRY(request, launch_request(options.request));
   std::optional<std::chrono::seconds> wait_timeout;
   if (options.wait) {
     GPURENT_TRY(seconds, parse_duration_seconds(options.wait_timeout));
     wait_timeout = std::chrono::seconds(seconds);
   }
-  GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
   GPURENT_TRY(api, ctx.api());
-  Result<Json> instance = api->create_instance(spec, options.idempotency_key, runtime);
+  Result<Json> instance =
+      api->create_instance(request.spec, options.idempotency_key, request.runtime);
   if (instance && wait_timeout) {
     instance = wait_until_running(ctx, *api, std::move(*instance), *wait_timeout);
   }
@@ -173,48 +125,10 @@ void add_action(CLI::App& parent, Context& ctx, const char* name, const char* de
 void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std::string& group) {
   std::vector<CLI::App*> added;
 
-  auto launch_options = std::make_shared<LaunchOptions>();
+  auto launch_options = std::make_shared<LaunchFlags>();
   auto* launch_command = parent.add_subcommand(
       "launch", "Launch an instance: launch --gpu h100-80g [--count 2] -- python3 train.py");
-  launch_command
-      ->add_option("--gpu", launch_options->gpu, "GPU type (see `gpurent offers`), a,b,... or any")
-      ->required();
-  launch_command->add_option("--count", launch_options->count, "number of GPUs (1..8)")
-      ->capture_default_str();
-  launch_command->add_option("--gpu-milli", launch_options->gpu_milli,
-                             "share of one GPU in 1/1000 (1..999: the shared tier)");
-  launch_command->add_option("--gpu-memory", launch_options->gpu_memory_gb,
-                             "GPU memory in GB needed by a GPU share");
-  launch_command->add_option("--min-gpu-memory", launch_options->min_gpu_memory_gb,
-                             "with --gpu any: only GPUs with at least this many GB");
-  launch_command->add_option("--disk", launch_options->disk_gb, "disk in GB");
-  launch_command->add_option("--selector", launch_options->selector,
-                             "label=value the node must carry; repeat");
-  launch_command->add_flag("--spot", launch_options->spot,
-                           "spot pricing: cheaper, may be preempted by on-demand work");
-  launch_command->add_option("--priority", launch_options->priority,
-                             "-100..100: order among your own queued instances");
-  launch_command->add_flag("--no-queue", launch_options->no_queue,
-                           "fail at once, with the reason, if it cannot be placed now");
-  launch_command->add_option("--name", launch_options->name, "a name for the instance");
-  launch_command->add_option(
-      "--image", launch_options->image,
-      "run in this container image (nodes with a container engine); without a command, the "
-      "image's own");
-  add_template_options(*launch_command, launch_options->template_name, launch_options->runtime);
-  launch_command
-      ->add_option("--service", launch_options->services,
-                   "an HTTP service the command serves on $GPURENT_PORT_<NAME>, reached through "
-                   "the server at /i/<id>/<name>/ (gpurent jupyter); repeat")
-      ->allow_extra_args(false);
-  launch_command->add_option("--cpu", launch_options->cpu, "CPU cores");
-  launch_command->add_option("--memory", launch_options->memory_gb, "memory in GB");
-  launch_command->add_option("--env", launch_options->env, "NAME=value for the process; repeat")
-      ->allow_extra_args(false);
-  launch_command
-      ->add_option("--volume", launch_options->volumes,
-                   "VOLUME_ID:/mount/path: mount one of your volumes (gpurent volumes); repeat")
-      ->allow_extra_args(false);
+  add_launch_options(*launch_command, launch_options->request);
   launch_command->add_option("--idempotency-key", launch_options->idempotency_key,
                              "a retry with the same key returns the first instance");
   launch_command->add_flag("--wait", launch_options->wait,
@@ -223,8 +137,6 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
       ->add_option("--wait-timeout", launch_options->wait_timeout,
                    "how long --wait waits (e.g. 90s, 10m)")
       ->capture_default_str();
-  launch_command->add_option("command", launch_options->command,
-                             "the command and its arguments, after --");
   launch_command->callback([&ctx, launch_options] {
     ctx.set_command([&ctx, launch_options] { return launch(ctx, *launch_options); });
   });

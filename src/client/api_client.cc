@@ -196,6 +196,7 @@ Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime
   if (!spec.command.empty()) body["command"] = spec.command;
   if (!spec.env.empty()) body["env"] = spec.env;
   if (!spec.reservation_id.empty()) body["reservation_id"] = spec.reservation_id;
+  if (spec.max_price) body["max_price_micros"] = *spec.max_price;
   if (!spec.image.empty()) body["image"] = spec.image;
   if (!spec.template_name.empty()) body["template"] = spec.template_name;
   if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
@@ -211,6 +212,28 @@ Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
                                         model::RuntimeChoice runtime) {
   const Json body = workload_body(spec, runtime);
   return call("POST", "/v1/instances", &body, idempotency_key);
+}
+
+Result<Json> ApiClient::estimate(const model::InstanceSpec& spec, model::RuntimeChoice runtime) {
+  const Json body = workload_body(spec, runtime);
+  return call("POST", "/v1/estimate", &body);
+}
+
+Result<Json> ApiClient::prices() { return call("GET", "/v1/prices"); }
+
+Result<Json> ApiClient::set_prices(const Json& change) {
+  return call("PUT", "/v1/prices", &change);
+}
+
+Result<Json> ApiClient::price_history() { return list_items("/v1/prices/history"); }
+
+Result<Json> ApiClient::spot_prices(std::string_view gpu_type, std::string_view from,
+                                    std::string_view to) {
+  std::string query;
+  add_query(query, "gpu_type", gpu_type);
+  add_query(query, "from", from);
+  add_query(query, "to", to);
+  return call("GET", query.empty() ? "/v1/spot-prices" : "/v1/spot-prices?" + query);
 }
 
 Result<Json> ApiClient::list_instances(const InstanceFilter& filter) {

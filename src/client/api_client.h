@@ -154,6 +154,17 @@ class ApiClient {
   Result<Json> topup(std::string_view tenant_id, Micros amount, std::string_view reference = {},
                      std::string_view idempotency_key = {});
 
+  // The price book: GET /v1/prices (current and upcoming), PUT /v1/prices (operators: a change
+  // as the API takes it), GET /v1/prices/history, and the spot market's points (empty strings:
+  // not given).
+  Result<Json> prices();
+  Result<Json> set_prices(const Json& change);
+  Result<Json> price_history();
+  Result<Json> spot_prices(std::string_view gpu_type, std::string_view from, std::string_view to);
+  // The hourly price of a launch: the body create_instance would send, to POST /v1/estimate.
+  Result<Json> estimate(const model::InstanceSpec& spec,
+                        model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+
   Result<Json> create_tenant(std::string_view name);
   Result<Json> list_tenants();
   Result<Json> create_api_key(const ApiKeyRequest& request);

@@ -27,6 +27,8 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
   append(events, other.events);
+  append(price_versions, other.price_versions);
+  append(spot_prices, other.spot_prices);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
   monitoring_changes.merge(std::move(other.monitoring_changes));

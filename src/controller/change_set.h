@@ -18,6 +18,7 @@
 #include "model/job.h"
 #include "model/ledger.h"
 #include "model/node.h"
+#include "model/price_book.h"
 #include "model/template.h"
 #include "model/tenant.h"
 #include "model/volume.h"
@@ -40,6 +41,10 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
   // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
   std::vector<model::Event> events;
+  // The price book's versions: appended, never changed.
+  std::vector<model::PriceVersion> price_versions;
+  // Appended; the store keeps the newest billing::kMaxSpotPointsPerType per type.
+  std::vector<model::SpotPricePoint> spot_prices;
   MonitoringSnapshot monitoring;  // rollups, the API's alert rules, alert history (monitoring.h)
 };
 
@@ -82,7 +87,8 @@ struct ChangeSet : Snapshot {
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
-           woken_nodes.empty() && changed_instances.empty() && monitoring_changes.empty();
+           price_versions.empty() && spot_prices.empty() && woken_nodes.empty() &&
+           changed_instances.empty() && monitoring_changes.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

@@ -135,7 +135,12 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
   // An operator's template saved before a release added a built-in of the same name gives way.
   for (auto& t : snapshot.templates) templates_.emplace(t.name, std::move(t));
+  GPURENT_CHECK(prices_.restore(std::move(snapshot.price_versions)));
+  spot_.restore(std::move(snapshot.spot_prices));
   for (auto& usage : snapshot.usage) {
+    if (usage.kind == model::UsageKind::kStoppedDisk && !usage.ended_at) {
+      stopped_disks_.emplace(usage.instance_id, usage.id);
+    }
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
     usage_.emplace(usage.id, std::move(usage));
   }
@@ -406,7 +411,7 @@ std::optional<Micros> Controller::highest_price(const model::InstanceSpec& spec)
   // Until it is placed, an instance that accepts several types is judged at the dearest one.
   std::optional<Micros> highest;
   const auto consider = [&](std::string_view type) {
-    const auto price = prices_.price(type, spec.pricing);
+    const auto price = billing::gpu_price(rates(), type, spec.pricing, now());
     if (price && (!highest || *price > *highest)) highest = price;
   };
   if (!spec.gpu_types.empty()) {
@@ -595,7 +600,9 @@ std::optional<Micros> Controller::instance_price(const Instance& instance) const
     const auto it = usage_.find(usage_id(instance));
     if (it != usage_.end() && !it->second.ended_at) return it->second.price_per_gpu_hour;
   }
-  if (!instance.gpu_type.empty()) return prices_.price(instance.gpu_type, instance.spec.pricing);
+  if (!instance.gpu_type.empty()) {
+    return billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, now());
+  }
   return highest_price(instance.spec);
 }
 
@@ -631,6 +638,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
     case InstanceState::kFailed:
     case InstanceState::kPreempted: {
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
+      close_stopped_disk(*instance);
       instance->state = InstanceState::kPending;
       instance->reason = "waiting for capacity";
       instance->exit_code.reset();
@@ -661,6 +669,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
     case InstanceState::kStopped:
     case InstanceState::kFailed:
     case InstanceState::kPreempted:
+      close_stopped_disk(*instance);
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
       touch(*instance);
@@ -718,19 +727,16 @@ void Controller::begin_run(Instance& instance) {
   }
   touch(instance);
   if (!instance.job_id.empty()) member_running(instance);
-  model::UsageRecord usage{
-      .id = usage_id(instance),
-      .tenant_id = instance.tenant_id,
-      .instance_id = instance.id,
-      .run = instance.run,
-      .gpu_type = instance.gpu_type,
-      .gpu_count = instance.spec.gpu_count,
-      .gpu_milli = instance.gpu_milli,
-      .price_per_gpu_hour = prices_.price(instance.gpu_type, instance.spec.pricing).value_or(0),
-      .started_at = now(),
-      .ended_at = std::nullopt,
-      .metered_until = now(),
-  };
+  model::UsageRecord usage = billing::usage_shape(instance.spec, instance.gpu_type);
+  usage.id = usage_id(instance);
+  usage.tenant_id = instance.tenant_id;
+  usage.instance_id = instance.id;
+  usage.run = instance.run;
+  usage.gpu_milli = instance.gpu_milli;
+  usage.price_per_gpu_hour =
+      billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, now()).value_or(0);
+  usage.started_at = now();
+  usage.metered_until = now();
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
   touch_usage(usage);
   usage_.emplace(usage.id, std::move(usage));
@@ -740,12 +746,7 @@ void Controller::begin_run(Instance& instance) {
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
   if (!usage || usage->ended_at) return;
-  const auto transfer = billing::meter_run(*usage, until);
-  touch_usage(*usage);
-  if (!transfer) return;
-  if (auto posted = post(*transfer); !posted) {
-    spdlog::error("metering instance={} failed: {}", instance.id, posted.error().message);
-  }
+  post_usage(*usage, billing::meter_usage(rates(), *usage, until));
 }
 
 void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason) {
@@ -754,6 +755,11 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     // Billing ends at the last moment the node is known to have been up.
     meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
     if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
+      // A run the platform cut short (its node failed, it was preempted or moved off a drained
+      // node) pays no minimum.
+      const bool platform_ended = node.state != NodeState::kReady || instance.preempt_requested ||
+                                  instance.requeue_requested;
+      if (!platform_ended) charge_minimum_duration(*usage);
       usage->ended_at = usage->metered_until;
       touch_usage(*usage);
     }
@@ -803,6 +809,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     instance.reason = "moving: waiting for capacity on another node";
     if (instance.job_id.empty()) enqueue(instance);
   }
+  open_stopped_disk(instance);
   touch(instance);
   touch_node(node, /*desired_set_changed=*/true);
   spdlog::debug("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
@@ -1114,7 +1121,7 @@ std::vector<Offer> Controller::offers() const {
   }
   std::vector<Offer> out;
   for (auto& [type, offer] : by_type) {
-    offer.price_per_gpu_hour = prices_.on_demand_price(type);
+    offer.price_per_gpu_hour = prices_.on_demand_price(type, now());
     out.push_back(std::move(offer));
   }
   return out;
@@ -1207,6 +1214,7 @@ void Controller::tick() {
       mark_node_down(node);
     }
   }
+  if (update_spot_market()) interrupt_spot_over_max_price();
   if (t - last_billing_ >= options_.billing_interval) {
     last_billing_ = t;
     for (auto& [id, instance] : instances_) {
@@ -1222,6 +1230,7 @@ void Controller::tick() {
     for (auto& [id, volume] : volumes_) {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
+    meter_stopped_disks(t);
     enforce_balances();
   }
   advance_reservations();

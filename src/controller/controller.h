@@ -160,7 +160,19 @@ class Controller {
   ChangeSet take_changes_for_store();
 
   const ControllerOptions& options() const { return options_; }
+  // The controller's clock, for reads that depend on time (prices in force, spot windows).
+  Timestamp current_time() const { return now(); }
+
+  // --- Prices (prices.cc) ----------------------------------------------------------------------
   const billing::PriceBook& prices() const { return prices_; }
+  const billing::SpotMarket& spot_market() const { return spot_; }
+  billing::Rates rates() const { return {prices_, spot_}; }
+  // Operators: a new price-book version (billing::PriceBook::set says what is refused).
+  Result<model::PriceVersion> set_prices(const model::Principal& caller,
+                                         billing::PriceChange change);
+  // The hourly price of a launch request, broken down, on the acceptable type that costs most
+  // (what check_funds prices a launch at).
+  Result<billing::Estimate> estimate(const model::InstanceSpec& spec) const;
 
   // --- Bootstrap and authentication -------------------------------------------------------
   bool has_admin_key() const;
@@ -329,7 +341,8 @@ class Controller {
   Status check_invariants() const;
 
   // --- Time --------------------------------------------------------------------------------
-  // Marks silent nodes down, places pending instances, meters running ones, enforces balances.
+  // Marks silent nodes down, places pending instances, reprices spot, meters running work and
+  // stopped disks, interrupts spot work priced above its max_price, enforces balances.
   void tick();
   // The host was not listening until now (its thread was stalled): reports may have waited
   // unread, so no node is marked down for silence before now + heartbeat_timeout. Billing still
@@ -429,6 +442,21 @@ class Controller {
   // Asks the agent to stop a placed instance: it becomes stopping until the process is gone.
   void request_stop(model::Instance& instance, std::string reason);
   void meter(model::Instance& instance, Timestamp until);
+  // --- Prices (prices.cc) ---
+  // Posts a metering transfer, if any; a failure is a bug, logged with the record.
+  void post_usage(const model::UsageRecord& usage, std::optional<model::Transfer> transfer);
+  // A run ends: the minimum billed duration of the version in force at its start.
+  void charge_minimum_duration(model::UsageRecord& usage);
+  // A stopped instance with a disk pays storage for it until it is started again or removed.
+  void open_stopped_disk(const model::Instance& instance);
+  void close_stopped_disk(const model::Instance& instance);
+  void meter_stopped_disks(Timestamp until);
+  // Observes every type's utilisation (GPUs held / GPUs on ready nodes); true if a price moved.
+  bool update_spot_market();
+  // False for spot work with a max_price below the spot price of every type it accepts.
+  bool spot_within_max_price(const model::InstanceSpec& spec) const;
+  // Stops (as preempted) running spot work whose max_price is below its type's spot price.
+  void interrupt_spot_over_max_price();
   void mark_node_down(model::Node& node);
   // Moves the work that was on a failed node (by its restart policy) to be placed again.
   void move_off_failed_node(const model::Node& node, const std::set<std::string>& on_node);
@@ -447,7 +475,10 @@ class Controller {
   ControllerOptions options_;
   Rng rng_;
   billing::PriceBook prices_;
+  billing::SpotMarket spot_;
   billing::Ledger ledger_;
+  // Open stopped-disk records: instance id -> usage record id.
+  std::map<std::string, std::string, std::less<>> stopped_disks_;
 
   std::map<std::string, model::Tenant, std::less<>> tenants_;
   std::map<std::string, model::ApiKey, std::less<>> api_keys_;

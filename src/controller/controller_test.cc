@@ -173,6 +173,8 @@ TEST_F(ControllerTest, LostWorkloadFailsAndStaleRunReportsAreIgnored) {
 }
 
 TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
+  // Seconds run, as they are billed without a minimum duration (prices_test.cc has that).
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.minimum_billed_seconds = 0}));
   auto waits = spec(1);
   waits.restart_policy = model::RestartPolicy::kNever;  // not moved: it waits for its node
   const auto instance = launch(alice_, waits);
@@ -303,6 +305,8 @@ TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
 }
 
 TEST_F(ControllerTest, AProcessStoppedBeforeItReportedRunningIsStillBilled) {
+  // Seconds run, as they are billed without a minimum duration (prices_test.cc has that).
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.minimum_billed_seconds = 0}));
   const auto instance = launch(alice_, 1);
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));  // stop while still starting
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});

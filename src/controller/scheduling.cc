@@ -90,6 +90,10 @@ std::string Controller::admission_hold(const Instance& instance, int members) co
     return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
                        *quota->second.max_instances);
   }
+  if (!spot_within_max_price(instance.spec)) {
+    return fmt::format("waiting: the spot price is above its max_price ({} per GPU-hour)",
+                       format_micros(*instance.spec.max_price));
+  }
   if (instance.spec.pricing != model::PricingModel::kReserved) return "";
   const auto& reservation = reservations_.at(instance.spec.reservation_id);
   if (reservation.state != model::ReservationState::kActive) {

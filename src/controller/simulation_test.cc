@@ -1,7 +1,7 @@
 // Deterministic simulation of the controller: seeded random tenants and agents drive it through
 // launches, stops, restarts, deletions, workload exits, silent nodes and billing ticks, and after
-// every step the invariants that money and placement rely on are checked. The same seed always
-// gives the same history, so a failing seed is a reproducible bug report.
+// every step the invariants that money, placement and self-healing rely on are checked. The same
+// seed always gives the same history, so a failing seed is a reproducible bug report.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -19,6 +19,7 @@ using model::WorkloadPhase;
 struct SimNode {
   std::string id;
   bool silent = false;
+  Timestamp last_report{};
   // The workloads the simulated agent runs: (instance, run) -> exited with code.
   std::map<std::pair<std::string, int64_t>, std::optional<int>> workloads;
 };
@@ -42,7 +43,7 @@ class Simulation {
       auto node = ctl_.register_node(hash_secret("join"), registration, "c",
                                      hash_secret(fmt::format("c{}", n)));
       EXPECT_TRUE(node);
-      nodes_.push_back({node->node_id});
+      nodes_.push_back({node->node_id, false, clock_.now(), {}});
     }
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_.create_tenant(admin_, "tenant" + std::to_string(t));
@@ -96,6 +97,10 @@ class Simulation {
   }
 
   int launched() const { return launched_; }
+  size_t moves() const {
+    return ctl_.events(admin_, {.kind = std::string(model::event_kind::kInstanceMoved)}, 100'000)
+        .size();
+  }
   Micros charged_total() const {
     Micros total = 0;
     for (const auto& who : tenants_) {
@@ -112,6 +117,9 @@ class Simulation {
     spec.gpu_types = {rng_.uniform(4) == 0 ? "a100-80g" : "h100-80g"};
     spec.gpu_count = static_cast<int>(1 + rng_.uniform(8));
     spec.command = {"train"};
+    // Spot work waits for a failed node (restart policy never); the rest moves off it.
+    if (rng_.uniform(4) == 0) spec.pricing = model::PricingModel::kSpot;
+    spec.restart_policy = model::default_restart_policy(spec.pricing);
     if (ctl_.create_instance(random_tenant(), spec, std::nullopt, "")) ++launched_;
   }
 
@@ -168,24 +176,56 @@ class Simulation {
                                   ""});
     }
     ASSERT_TRUE(ctl_.apply_report(node.id, report));
+    node.last_report = clock_.now();
   }
 
   void check_invariants() {
     ASSERT_EQ(ctl_.ledger_total(), 0);
+    // A node silent past the heartbeat timeout is found down by the next tick.
+    for (const auto& node : nodes_) {
+      if (clock_.now() - node.last_report > ctl_.options().heartbeat_timeout) {
+        ASSERT_EQ((*ctl_.node(admin_, node.id))->state, model::NodeState::kDown) << node.id;
+      }
+    }
     std::set<std::string> held;
     for (const auto& who : tenants_) {
       Micros charged = 0;
       for (const auto* usage : ctl_.usage(who.tenant_id)) {
-        ASSERT_EQ(usage->charged,
-                  charge_for_seconds(usage->price_per_gpu_hour, int64_t{usage->gpu_count} * 1000,
-                                     usage->billed_seconds));
-        ASSERT_LE(usage->billed_seconds * 1000, (usage->metered_until - usage->started_at).count());
+        // One rounding per price segment (billing/billing.h): the open one is exact.
+        ASSERT_EQ(usage->segment_charged,
+                  charge_pro_rata(usage->segment_rate, 1, usage->segment_seconds,
+                                  billing::rate_period(*usage)));
+        ASSERT_LE(usage->segment_charged, usage->charged);
+        // No second charged twice: at most the seconds metered, or the minimum for a run that
+        // ended sooner.
+        const int64_t metered_s = (usage->metered_until - usage->started_at).count() / 1000;
+        const int64_t minimum =
+            usage->ended_at ? ctl_.prices().at(usage->started_at).minimum_billed_seconds : 0;
+        ASSERT_LE(usage->billed_seconds, std::max(metered_s, minimum));
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;
       }
       ASSERT_EQ(*ctl_.balance(who, who.tenant_id), topped_up_[who.tenant_id] - charged);
+      std::map<std::string, int> open_runs;  // every second is billed to one run at most
+      for (const auto* usage : ctl_.usage(who.tenant_id)) {
+        if (!usage->ended_at) {
+          ASSERT_EQ(++open_runs[usage->instance_id], 1) << usage->instance_id;
+        }
+      }
       const auto page = ctl_.list_instances(who, {}, "", 1000);
       for (const auto* instance : page->items) {
+        if (model::holds_gpus(instance->state)) {
+          const model::Node& node = **ctl_.node(admin_, instance->node_id);
+          if (node.state == model::NodeState::kDown) {
+            // Moved at once, unless it waits for its node; never billed past the last report.
+            ASSERT_EQ(instance->spec.restart_policy, model::RestartPolicy::kNever) << instance->id;
+            for (const auto* usage : ctl_.usage(who.tenant_id)) {
+              if (usage->instance_id == instance->id && !usage->ended_at) {
+                ASSERT_LE(usage->metered_until, node.last_heartbeat);
+              }
+            }
+          }
+        }
         if (!model::holds_gpus(instance->state)) {
           ASSERT_TRUE(instance->gpus.empty()) << instance->id;
           continue;
@@ -220,6 +260,7 @@ TEST(ControllerSimulation, InvariantsHoldAcrossRandomHistories) {
     }
     EXPECT_GT(sim.launched(), 100) << "seed " << seed;
     EXPECT_GT(sim.charged_total(), 0) << "seed " << seed;  // the histories really ran and billed
+    EXPECT_GT(sim.moves(), 0u) << "seed " << seed;         // and nodes failed under running work
   }
 }
 

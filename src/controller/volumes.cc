@@ -64,7 +64,7 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
                 .state = VolumeState::kAvailable,
                 .created_at = now(),
                 .deleted_at = std::nullopt,
-                .price_per_gb_month = prices_.storage_price_per_gb_month(),
+                .price_per_gb_month = prices_.at(now()).storage_per_gb_month,
                 .metered_until = now()};
   if (!volume.node_id.empty()) {
     volumes_on_node_[volume.node_id].insert(volume.id);

@@ -42,7 +42,7 @@ TEST_F(VolumesTest, AVolumeIsItsTenantsAlone) {
   EXPECT_EQ(volume.tenant_id, alice_.tenant_id);
   EXPECT_TRUE(volume.id.starts_with("v-"));
   EXPECT_TRUE(volume.node_id.empty());
-  EXPECT_EQ(volume.price_per_gb_month, billing::kDefaultStoragePricePerGbMonth);
+  EXPECT_EQ(volume.price_per_gb_month, model::kDefaultStoragePricePerGbMonth);
   EXPECT_EQ(listed(alice_), std::vector<std::string>{volume.id});
   EXPECT_TRUE(listed(bob_).empty());
   EXPECT_EQ(listed(admin_), std::vector<std::string>{volume.id});

@@ -140,6 +140,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.strings(v.gpu_types);
   w.key("image");
   w.string(v.image);
+  w.key("max_price");
+  w.optional_number(v.max_price);
   w.key("max_runtime_s");
   w.optional_number(v.max_runtime_s);
   w.key("memory_gb");
@@ -263,6 +265,7 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"pricing", to_string(v.pricing)},
        {"priority", v.priority},
        {"queue", v.queue},
+       {"max_price", v.max_price ? Json(*v.max_price) : Json(nullptr)},
        {"max_runtime_s", v.max_runtime_s ? Json(*v.max_runtime_s) : Json(nullptr)},
        {"reservation_id", v.reservation_id},
        {"restart_policy", to_string(v.restart_policy)},
@@ -301,6 +304,10 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.max_runtime_s = runtime == j.end() || runtime->is_null()
                         ? std::nullopt
                         : std::optional<int64_t>(runtime->get<int64_t>());
+  const auto max_price = j.find("max_price");
+  v.max_price = max_price == j.end() || max_price->is_null()
+                    ? std::nullopt
+                    : std::optional<Micros>(max_price->get<Micros>());
   v.reservation_id = j.value("reservation_id", std::string());
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
   v.services = j.value("services", std::vector<std::string>());
@@ -635,30 +642,48 @@ void to_json(Json& j, const UsageRecord& v) {
        {"tenant_id", v.tenant_id},
        {"instance_id", v.instance_id},
        {"run", v.run},
+       {"kind", to_string(v.kind)},
+       {"pricing", to_string(v.pricing)},
        {"gpu_type", v.gpu_type},
        {"gpu_count", v.gpu_count},
        {"gpu_milli", v.gpu_milli},
+       {"cpu", v.cpu},
+       {"memory_gb", v.memory_gb},
+       {"disk_gb", v.disk_gb},
        {"price_per_gpu_hour", v.price_per_gpu_hour},
        {"started_at", ms(v.started_at)},
        {"ended_at", optional_ms(v.ended_at)},
        {"metered_until", ms(v.metered_until)},
        {"billed_seconds", v.billed_seconds},
-       {"charged", v.charged}};
+       {"charged", v.charged},
+       {"segment_rate", v.segment_rate},
+       {"segment_seconds", v.segment_seconds},
+       {"segment_charged", v.segment_charged}};
 }
 void from_json(const Json& j, UsageRecord& v) {
   v.id = j.at("id").get<std::string>();
   v.tenant_id = j.at("tenant_id").get<std::string>();
   v.instance_id = j.at("instance_id").get<std::string>();
   v.run = j.at("run").get<int64_t>();
+  // Records written before these fields were runs, priced on demand (their price was locked).
+  v.kind = j.contains("kind") ? parse_enum(j, "kind", &parse_usage_kind) : UsageKind::kRun;
+  v.pricing = j.contains("pricing") ? parse_enum(j, "pricing", &parse_pricing_model)
+                                    : PricingModel::kOnDemand;
   v.gpu_type = j.at("gpu_type").get<std::string>();
   v.gpu_count = j.at("gpu_count").get<int>();
   v.gpu_milli = j.value("gpu_milli", 1000);
+  v.cpu = j.value("cpu", 0);
+  v.memory_gb = j.value("memory_gb", 0);
+  v.disk_gb = j.value("disk_gb", 0);
   v.price_per_gpu_hour = j.at("price_per_gpu_hour").get<Micros>();
   v.started_at = ts(j, "started_at");
   v.ended_at = optional_ts(j, "ended_at");
   v.metered_until = ts(j, "metered_until");
   v.billed_seconds = j.at("billed_seconds").get<int64_t>();
   v.charged = j.at("charged").get<Micros>();
+  v.segment_rate = j.value("segment_rate", v.price_per_gpu_hour * v.gpu_count * v.gpu_milli);
+  v.segment_seconds = j.value("segment_seconds", v.billed_seconds);
+  v.segment_charged = j.value("segment_charged", v.charged);
 }
 
 void to_json(Json& j, const Volume& v) {

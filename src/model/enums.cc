@@ -80,6 +80,11 @@ constexpr std::array<std::pair<TransferKind, std::string_view>, 3> kTransferKind
     {TransferKind::kCredit, "credit"},
 }};
 
+constexpr std::array<std::pair<UsageKind, std::string_view>, 2> kUsageKinds{{
+    {UsageKind::kRun, "run"},
+    {UsageKind::kStoppedDisk, "stopped_disk"},
+}};
+
 constexpr std::array<std::pair<JobState, std::string_view>, 6> kJobStates{{
     {JobState::kQueued, "queued"},
     {JobState::kRunning, "running"},
@@ -179,6 +184,9 @@ std::string_view to_string(TransferKind k) { return name_of(kTransferKinds, k); 
 bool parse_transfer_kind(std::string_view t, TransferKind* out) {
   return value_of(kTransferKinds, t, out);
 }
+
+std::string_view to_string(UsageKind k) { return name_of(kUsageKinds, k); }
+bool parse_usage_kind(std::string_view t, UsageKind* out) { return value_of(kUsageKinds, t, out); }
 
 bool holds_gpus(InstanceState state) {
   return state == InstanceState::kStarting || state == InstanceState::kRunning ||

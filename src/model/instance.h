@@ -82,6 +82,9 @@ struct InstanceSpec {
   int priority = 0;   // among the tenant's work of one class: higher is placed first
   bool queue = true;  // false: fail at once, with the reason, when it cannot be placed now
   std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill
+  // Spot work: the most it will pay per GPU-hour; above it the instance is interrupted (stopped
+  // as preempted). nullopt: any price up to on-demand (the spot cap).
+  std::optional<Micros> max_price;
   // Reserved work: the tenant's reservation whose held capacity it uses.
   std::string reservation_id;
   // The tenant's volumes mounted into every run (model/volume.h); they pin the work to the node

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/money.h"
+#include "model/instance.h"
 
 namespace gpurent::model {
 
@@ -35,23 +36,43 @@ struct Transfer {
   std::string reference;  // instance id, top-up note, ...
 };
 
-// What one run of one instance has used and been charged. Updated as the run is metered.
+// What a record meters: a run (GPU, CPU, memory and disk while the process runs, per hour), or
+// a stopped instance's disk (storage, per GB-month, from the end of a run until the instance is
+// started again or removed).
+enum class UsageKind { kRun, kStoppedDisk };
+std::string_view to_string(UsageKind kind);
+bool parse_usage_kind(std::string_view text, UsageKind* out);
+
+// What one run of one instance (or its disk while stopped) has used and been charged. Updated as
+// it is metered (billing/billing.h says how a charge follows from the prices).
 struct UsageRecord {
-  std::string id;  // "<instance id>/<run>"
+  std::string id;  // "<instance id>/<run>", or "<instance id>/<run>/disk"
   std::string tenant_id;
   std::string instance_id;
   int64_t run = 0;
+  UsageKind kind = UsageKind::kRun;
+  PricingModel pricing = PricingModel::kOnDemand;
   std::string gpu_type;
   int gpu_count = 0;
-  int gpu_milli = 1000;           // share of each GPU held (below 1000: the shared tier)
-  Micros price_per_gpu_hour = 0;  // locked when the run starts
+  int gpu_milli = 1000;  // share of each GPU held (below 1000: the shared tier)
+  int cpu = 0;           // cores, memory and disk the spec asked for (0: none asked, none charged)
+  int memory_gb = 0;
+  int disk_gb = 0;
+  // The GPU price per GPU-hour of the last second metered (for people: the price changes with
+  // the price book and, for spot work, the spot market).
+  Micros price_per_gpu_hour = 0;
   Timestamp started_at{};
   std::optional<Timestamp> ended_at;
   // Metering advances metered_until by whole seconds; the sub-second remainder carries over to the
   // next meter, and time the node was unreachable is skipped by moving metered_until forward.
   Timestamp metered_until{};
-  int64_t billed_seconds = 0;  // whole seconds charged so far
-  Micros charged = 0;          // == charge_for_seconds(price, gpus, billed_seconds), always
+  int64_t billed_seconds = 0;  // whole seconds charged so far (with a run's minimum duration)
+  Micros charged = 0;          // the sum of the charges of all its price segments
+  // The open price segment: the latest seconds billed at one rate (billing/billing.h), and what
+  // they were charged; segment_charged == charge_pro_rata(segment_rate, 1, segment_seconds, per).
+  Micros segment_rate = 0;
+  int64_t segment_seconds = 0;
+  Micros segment_charged = 0;
 };
 
 }  // namespace gpurent::model

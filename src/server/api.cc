@@ -24,6 +24,7 @@
 #include "monitor/alerts_json.h"
 #include "net/router.h"
 #include "server/monitoring_api.h"
+#include "server/price_views.h"
 #include "server/views.h"
 
 namespace gpurent::server {
@@ -128,11 +129,13 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 23> kWorkloadFields = {
-    "name",          "gpu_type", "gpu_types", "min_gpu_memory_gb", "gpu_count",     "gpu_milli",
-    "gpu_memory_gb", "cpu",      "memory_gb", "disk_gb",           "node_selector", "image",
-    "command",       "env",      "pricing",   "reservation_id",    "priority",      "max_runtime_s",
-    "template",      "runtime",  "volumes",   "services",          "restart_policy"};
+constexpr std::array<std::string_view, 24> kWorkloadFields = {
+    "name",      "gpu_type",      "gpu_types",      "min_gpu_memory_gb",
+    "gpu_count", "gpu_milli",     "gpu_memory_gb",  "cpu",
+    "memory_gb", "disk_gb",       "node_selector",  "image",
+    "command",   "env",           "pricing",        "reservation_id",
+    "priority",  "max_runtime_s", "template",       "runtime",
+    "volumes",   "services",      "restart_policy", "max_price_micros"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -166,6 +169,11 @@ Status parse_pricing(const Json& body, model::InstanceSpec& spec) {
   if (!reserved && !spec.reservation_id.empty()) {
     return fail(invalid_field("reservation_id", "applies only to pricing 'reserved'"));
   }
+  GPURENT_TRY(max_price, optional_int(body, "max_price_micros", 1, billing::kMaxPrice));
+  if (max_price && spec.pricing != model::PricingModel::kSpot) {
+    return fail(invalid_field("max_price_micros", "applies only to pricing 'spot'"));
+  }
+  spec.max_price = max_price;
   return {};
 }
 
@@ -608,6 +616,7 @@ struct Api::Impl {
     add_quota_routes();
     add_template_routes();
     add_event_routes();
+    add_price_routes();
     add_monitoring_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
@@ -763,7 +772,7 @@ struct Api::Impl {
     for (auto& offer : ctl().offers()) capacity.emplace(offer.gpu_type, offer);
     Json items = Json::array();
     for (const auto& type : model::gpu_catalog()) {
-      const auto price = ctl().prices().on_demand_price(type.slug);
+      const auto price = ctl().prices().on_demand_price(type.slug, ctl().current_time());
       const auto it = capacity.find(type.slug);
       items.push_back({{"slug", type.slug},
                        {"display_name", type.display_name},
@@ -1055,6 +1064,109 @@ struct Api::Impl {
             co_return json_response(
                 200, {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
           });
+  }
+
+  // The price book, the spot market and estimates (server/price_views.h has their forms).
+  void add_price_routes() {
+    keyed("GET", "/v1/prices",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            const Timestamp now = ctl().current_time();
+            Json upcoming = Json::array();
+            for (const auto* v : ctl().prices().upcoming(now)) {
+              upcoming.push_back(price_version_view(*v));
+            }
+            co_return json_response(200, {{"current", price_version_view(ctl().prices().at(now))},
+                                          {"upcoming", std::move(upcoming)}});
+          });
+    keyed("PUT", "/v1/prices",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto change = parse_price_change(*body);
+            if (!change) co_return problem_response(change.error());
+            auto set = co_await host.mutate(
+                [&](Controller& c) { return c.set_prices(caller, std::move(*change)); });
+            co_return result_response(200, set, price_version_view);
+          });
+    keyed("GET", "/v1/prices/history",
+          [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
+            Json items = Json::array();
+            for (const auto& v : ctl().prices().history()) items.push_back(price_version_view(v));
+            co_return json_response(200, whole_list(std::move(items)));
+          });
+    keyed(
+        "GET", "/v1/spot-prices",
+        [this](const Principal&, Request& request, const PathParams&) -> asio::awaitable<Response> {
+          co_return spot_prices(request);
+        });
+    keyed(
+        "POST", "/v1/estimate",
+        [this](const Principal&, Request& request, const PathParams&) -> asio::awaitable<Response> {
+          auto body = parse_json_object(request.body);
+          if (!body) co_return problem_response(body.error());
+          auto spec = parse_instance_spec(*body);
+          if (spec) spec = with_template(*body, std::move(*spec));
+          if (!spec) co_return problem_response(spec.error());
+          co_return result_response(200, ctl().estimate(*spec), [&](const auto& e) {
+            return estimate_view(e, ctl().prices().currency());
+          });
+        });
+  }
+
+  // GET /v1/spot-prices?gpu_type=&from=&to=: the points of [from, to) (default: the last day),
+  // with the one in force at `from` first, per type (all types, or one), and the price now.
+  Response spot_prices(const Request& request) {
+    const Timestamp now = ctl().current_time();
+    const auto time_param = [&](const std::string& name, Timestamp fallback) -> Result<Timestamp> {
+      const auto text = query_string(request, name);
+      if (!text) return fallback;
+      const auto t = parse_rfc3339(*text);
+      if (!t) {
+        return fail(Error::invalid(
+            "invalid_query", fmt::format("query parameter '{}' must be an RFC 3339 time", name)));
+      }
+      return *t;
+    };
+    auto from = time_param("from", now - std::chrono::hours(24));
+    if (!from) return problem_response(from.error());
+    auto to = time_param("to", now + Millis(1));
+    if (!to) return problem_response(to.error());
+    if (*to <= *from) {
+      return problem_response(Error::invalid("invalid_query", "'to' must be after 'from'"));
+    }
+    std::vector<std::string> types;
+    if (auto type = query_string(request, "gpu_type")) {
+      if (!ctl().prices().on_demand_price(*type, now)) {
+        return problem_response(Error::not_found("gpu_type", *type));
+      }
+      types.push_back(*type);
+    } else {
+      for (const auto& [type, price] : ctl().prices().at(now).gpu_per_hour) types.push_back(type);
+    }
+    const auto& market = ctl().spot_market();
+    Json items = Json::array();
+    for (const auto& type : types) {
+      Json points = Json::array();
+      for (const auto& point : market.history(type, *from, *to)) {
+        points.push_back(
+            spot_point_view(point, market.price_at(ctl().prices(), type, point.at).value_or(0)));
+      }
+      const auto on_demand = ctl().prices().on_demand_price(type, now);
+      items.push_back(
+          {{"gpu_type", type},
+           {"current_per_gpu_hour_micros", market.price_at(ctl().prices(), type, now).value_or(0)},
+           {"floor_per_gpu_hour_micros",
+            billing::spot_price(on_demand.value_or(0), ctl().prices().at(now).spot_floor_permille,
+                                0)},
+           {"cap_per_gpu_hour_micros", on_demand.value_or(0)},
+           {"points", std::move(points)}});
+    }
+    return json_response(200, {{"items", std::move(items)},
+                               {"currency", ctl().prices().currency()},
+                               {"next_cursor", nullptr}});
   }
 
   // Telemetry queries, alerts and their rules (monitoring_api.h), and the Prometheus page.

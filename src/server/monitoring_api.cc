@@ -245,6 +245,14 @@ std::string render_metrics(const controller::Controller& controller,
     (void)out.gauge("gpurent_gpu_price_per_hour", "On-demand price of one GPU for one hour",
                     {{"gpu_type", gpu_type}, {"currency", controller.options().currency}}, price);
   }
+  const Timestamp now = controller.current_time();
+  for (const auto& [gpu_type, on_demand] : stats.price_per_gpu_hour) {
+    const auto spot = controller.spot_market().price_at(controller.prices(), gpu_type, now);
+    if (!spot) continue;
+    (void)out.gauge("gpurent_gpu_spot_price_per_hour", "Spot price of one GPU for one hour",
+                    {{"gpu_type", gpu_type}, {"currency", controller.options().currency}},
+                    static_cast<double>(*spot) / static_cast<double>(kMicrosPerUnit));
+  }
   (void)out.counter("gpurent_telemetry_samples_total", "GPU samples received",
                     {{"outcome", "accepted"}}, static_cast<double>(stats.samples_accepted));
   (void)out.counter("gpurent_telemetry_samples_total", "GPU samples received",

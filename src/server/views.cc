@@ -37,6 +37,7 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"reservation_id", spec.reservation_id.empty() ? Json(nullptr) : Json(spec.reservation_id)},
       {"priority", spec.priority},
       {"max_runtime_s", optional_or_null(spec.max_runtime_s)},
+      {"max_price_micros", optional_or_null(spec.max_price)},
       {"volumes", spec.volumes},
       {"services", spec.services}};
 }
@@ -208,6 +209,7 @@ Json offer_view(const controller::Controller& controller, const controller::Offe
 Json usage_view(const model::UsageRecord& usage) {
   return {{"instance_id", usage.instance_id},
           {"run", usage.run},
+          {"kind", model::to_string(usage.kind)},
           {"gpu_type", usage.gpu_type},
           {"gpu_count", usage.gpu_count},
           {"price_per_gpu_hour_micros", usage.price_per_gpu_hour},

@@ -10,13 +10,16 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <set>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "billing/spot_market.h"
 #include "model/codec.h"
+#include "model/price_book.h"
 #include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
 
@@ -24,7 +27,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 7> kMigrations = {
+const std::array<std::string, 8> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -89,6 +92,17 @@ const std::array<std::string, 7> kMigrations = {
       message TEXT NOT NULL
     );
     CREATE INDEX events_object ON events (object_id, seq);
+    )sql",
+    // The price book's versions (append-only) and the spot market's points (the newest
+    // billing::kMaxSpotPointsPerType per type are kept).
+    R"sql(
+    CREATE TABLE price_versions (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    CREATE TABLE spot_prices (
+      gpu_type TEXT NOT NULL,
+      at_ms INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (gpu_type, at_ms)
+    ) WITHOUT ROWID;
     )sql",
     // GPU rollups, alert rules and alert history (monitoring_tables.h).
     kMonitoringMigration,
@@ -161,6 +175,8 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
     GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
     GPURENT_CHECK(load_events(snapshot.events));
+    GPURENT_CHECK(load_objects("price_versions", snapshot.price_versions));
+    GPURENT_CHECK(load_spot_prices(snapshot.spot_prices));
     GPURENT_CHECK(load_monitoring(db_, snapshot.monitoring));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
@@ -213,6 +229,14 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     GPURENT_CHECK(append_events(c.events));
+    if (!c.price_versions.empty()) {
+      std::vector<controller::ObjectRow> versions;
+      for (const auto& v : c.price_versions) {
+        versions.push_back({std::to_string(v.version), "", Json(v).dump()});
+      }
+      GPURENT_CHECK(upsert_rows("price_versions", versions));
+    }
+    GPURENT_CHECK(append_spot_prices(c.spot_prices));
     GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
@@ -407,6 +431,52 @@ class SqliteStore final : public Store {
         return fail(db_error(fmt::format("write template {}", change.name)));
       }
     }
+    return {};
+  }
+
+  Status append_spot_prices(const std::vector<model::SpotPricePoint>& points) {
+    if (points.empty()) return {};
+    Statement insert(db_,
+                     "INSERT OR REPLACE INTO spot_prices (gpu_type, at_ms, body) VALUES (?,?,?)");
+    // Keeps the newest points of the type, as the market does in memory.
+    Statement prune(db_, fmt::format("DELETE FROM spot_prices WHERE gpu_type = ?1 AND at_ms < "
+                                     "(SELECT at_ms FROM spot_prices WHERE gpu_type = ?1 "
+                                     "ORDER BY at_ms DESC LIMIT 1 OFFSET {})",
+                                     billing::kMaxSpotPointsPerType - 1));
+    if (!insert || !prune) return fail(db_error("prepare spot price writes"));
+    std::set<std::string_view> types;
+    for (const auto& point : points) {
+      sqlite3_reset(insert.get());
+      bind(insert.get(), 1, point.gpu_type);
+      sqlite3_bind_int64(insert.get(), 2, to_unix_ms(point.at));
+      bind(insert.get(), 3, Json(point).dump());
+      if (sqlite3_step(insert.get()) != SQLITE_DONE) {
+        return fail(db_error(fmt::format("write spot price of {}", point.gpu_type)));
+      }
+      types.insert(point.gpu_type);
+    }
+    for (const auto type : types) {
+      sqlite3_reset(prune.get());
+      bind(prune.get(), 1, type);
+      if (sqlite3_step(prune.get()) != SQLITE_DONE) return fail(db_error("prune spot prices"));
+    }
+    return {};
+  }
+
+  Status load_spot_prices(std::vector<model::SpotPricePoint>& out) {
+    Statement stmt(db_, "SELECT gpu_type, at_ms, body FROM spot_prices ORDER BY gpu_type, at_ms");
+    if (!stmt) return fail(db_error("read spot_prices"));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      try {  // nlohmann reports a corrupt record by throwing
+        out.push_back(Json::parse(text(stmt.get(), 2)).get<model::SpotPricePoint>());
+      } catch (const std::exception& e) {
+        return fail(
+            Error::internal(fmt::format("corrupt record spot_prices/{}/{}: {}", text(stmt.get(), 0),
+                                        sqlite3_column_int64(stmt.get(), 1), e.what())));
+      }
+    }
+    if (rc != SQLITE_DONE) return fail(db_error("read spot_prices"));
     return {};
   }
 

@@ -334,5 +334,44 @@ TEST_F(SqliteStoreTest, ASchemaVersion2DatabaseHasItsJobTasksMovedIntoRows) {
   EXPECT_EQ((*store)->load()->jobs[0].tasks[1].state, model::JobState::kRunning);
 }
 
+TEST_F(SqliteStoreTest, PriceVersionsAndABoundedSpotHistoryComeBack) {
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    controller::ChangeSet changes;
+    model::PriceVersion first;
+    first.version = 1;
+    first.gpu_per_hour = {{"h100-80g", 18'000'000}};
+    model::PriceVersion second = first;
+    second.version = 2;
+    second.effective_at = from_unix_ms(5'000);
+    second.set_at = from_unix_ms(4'000);
+    second.cpu_per_core_hour = 36'000;
+    second.minimum_billed_seconds = 0;
+    changes.price_versions = {first, second};
+    // More points than the bound: the oldest go, as they do in memory.
+    for (size_t i = 0; i < billing::kMaxSpotPointsPerType + 5; ++i) {
+      changes.spot_prices.push_back({"h100-80g", from_unix_ms(static_cast<int64_t>(i) * 1000),
+                                     7'200'000, static_cast<int>(i % 1000)});
+    }
+    changes.spot_prices.push_back({"a100-80g", from_unix_ms(1000), 5'000'000, 10});
+    ASSERT_TRUE((*store)->commit(changes));
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->price_versions.size(), 2u);
+  EXPECT_EQ(snapshot->price_versions[1].version, 2);
+  EXPECT_EQ(snapshot->price_versions[1].effective_at, from_unix_ms(5'000));
+  EXPECT_EQ(snapshot->price_versions[1].cpu_per_core_hour, 36'000);
+  EXPECT_EQ(snapshot->price_versions[1].minimum_billed_seconds, 0);
+  EXPECT_EQ(snapshot->price_versions[1].gpu_per_hour.at("h100-80g"), 18'000'000);
+  ASSERT_EQ(snapshot->spot_prices.size(), billing::kMaxSpotPointsPerType + 1);
+  EXPECT_EQ(snapshot->spot_prices.front().gpu_type, "a100-80g");
+  EXPECT_EQ(snapshot->spot_prices[1].at, from_unix_ms(5'000));  // h100's first five went
+  EXPECT_EQ(snapshot->spot_prices[1].utilisation_permille, 5);
+}
+
 }  // namespace
 }  // namespace gpurent::store

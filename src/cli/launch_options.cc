@@ -1,0 +1,97 @@
+#include "cli/launch_options.h"
+
+#include <fmt/format.h>
+
+#include <CLI/App.hpp>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace gpurent::cli {
+
+void add_launch_options(CLI::App& command, LaunchOptions& options) {
+  command.add_option("--gpu", options.gpu, "GPU type (see `gpurent offers`), a,b,... or any")
+      ->required();
+  command.add_option("--count", options.count, "number of GPUs (1..8)")->capture_default_str();
+  command.add_option("--gpu-milli", options.gpu_milli,
+                     "share of one GPU in 1/1000 (1..999: the shared tier)");
+  command.add_option("--gpu-memory", options.gpu_memory_gb,
+                     "GPU memory in GB needed by a GPU share");
+  command.add_option("--min-gpu-memory", options.min_gpu_memory_gb,
+                     "with --gpu any: only GPUs with at least this many GB");
+  command.add_option("--disk", options.disk_gb, "disk in GB");
+  command.add_option("--selector", options.selector, "label=value the node must carry; repeat");
+  command.add_flag("--spot", options.spot,
+                   "spot pricing: cheaper, may be preempted by on-demand work");
+  command.add_option("--max-price", options.max_price,
+                     "with --spot: the most to pay per GPU-hour (e.g. 9.5); above it the "
+                     "instance is interrupted");
+  command.add_option("--priority", options.priority,
+                     "-100..100: order among your own queued instances");
+  command.add_flag("--no-queue", options.no_queue,
+                   "fail at once, with the reason, if it cannot be placed now");
+  command.add_option("--name", options.name, "a name for the instance");
+  command.add_option("--image", options.image,
+                     "run in this container image (nodes with a container engine); without a "
+                     "command, the image's own");
+  add_template_options(command, options.template_name, options.runtime);
+  command
+      .add_option("--service", options.services,
+                  "an HTTP service the command serves on $GPURENT_PORT_<NAME>, reached through "
+                  "the server at /i/<id>/<name>/ (gpurent jupyter); repeat")
+      ->allow_extra_args(false);
+  command.add_option("--cpu", options.cpu, "CPU cores");
+  command.add_option("--memory", options.memory_gb, "memory in GB");
+  command.add_option("--env", options.env, "NAME=value for the process; repeat")
+      ->allow_extra_args(false);
+  command
+      .add_option("--volume", options.volumes,
+                  "VOLUME_ID:/mount/path: mount one of your volumes (gpurent volumes); repeat")
+      ->allow_extra_args(false);
+  command.add_option("command", options.command, "the command and its arguments, after --");
+}
+
+Result<LaunchRequest> launch_request(const LaunchOptions& options) {
+  LaunchRequest request;
+  model::InstanceSpec& spec = request.spec;
+  spec.name = options.name;
+  spec.template_name = options.template_name;
+  spec.image = options.image;
+  spec.services = options.services;
+  spec.gpu_types = parse_gpu_types(options.gpu);
+  spec.gpu_count = options.count;
+  spec.gpu_milli = options.gpu_milli;
+  spec.gpu_memory_gb = options.gpu_memory_gb;
+  spec.min_gpu_memory_gb = options.min_gpu_memory_gb;
+  spec.cpu = options.cpu;
+  spec.memory_gb = options.memory_gb;
+  spec.disk_gb = options.disk_gb;
+  for (const auto& label : options.selector) {
+    const auto equals = label.find('=');
+    if (equals == 0 || equals == std::string::npos) {
+      return fail(
+          Error::invalid("invalid_selector", fmt::format("'{}' is not label=value", label)));
+    }
+    spec.node_selector.insert_or_assign(label.substr(0, equals), label.substr(equals + 1));
+  }
+  if (options.spot) spec.pricing = model::PricingModel::kSpot;
+  if (!options.max_price.empty()) {
+    if (!options.spot) return fail(usage_error("--max-price applies only with --spot"));
+    GPURENT_TRY(max_price, parse_amount(options.max_price, false));
+    spec.max_price = max_price;
+  }
+  spec.priority = options.priority;
+  spec.queue = !options.no_queue;
+  spec.command = options.command;
+  for (const auto& assignment : options.env) {
+    GPURENT_TRY(variable, parse_env_assignment(assignment));
+    spec.env.insert_or_assign(std::move(variable.first), std::move(variable.second));
+  }
+  GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
+  spec.volumes = std::move(volumes);
+  GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
+  request.runtime = runtime;
+  return request;
+}
+
+}  // namespace gpurent::cli

@@ -1,0 +1,51 @@
+// The flags that describe a launch, shared by `gpurent launch` and `gpurent estimate` (which
+// prices the same request without creating anything).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "model/instance.h"
+#include "model/template.h"
+
+namespace CLI {
+class App;
+}
+
+namespace gpurent::cli {
+
+struct LaunchOptions {
+  std::string gpu;
+  int count = 1;
+  int gpu_milli = model::kMilliPerGpu;
+  int gpu_memory_gb = 0;
+  int min_gpu_memory_gb = 0;
+  int disk_gb = 0;
+  std::vector<std::string> selector;
+  bool spot = false;
+  std::string max_price;  // spot: per GPU-hour, in currency units
+  int priority = 0;
+  bool no_queue = false;
+  std::string name;
+  std::string template_name;
+  std::string runtime = "auto";
+  std::string image;
+  std::vector<std::string> services;
+  int cpu = 0;
+  int memory_gb = 0;
+  std::vector<std::string> env;
+  std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
+  std::vector<std::string> command;
+};
+
+// Registers the launch flags (and the trailing command) on `command`.
+void add_launch_options(CLI::App& command, LaunchOptions& options);
+// The request the flags describe, and the runtime choice (--runtime with --template).
+struct LaunchRequest {
+  model::InstanceSpec spec;
+  model::RuntimeChoice runtime = model::RuntimeChoice::kAuto;
+};
+Result<LaunchRequest> launch_request(const LaunchOptions& options);
+
+}  // namespace gpurent::cli
