@@ -12,8 +12,9 @@ build_packages=(
 # and an image built from the static busybox (src/agent/runtime/podman_test_env.h). The
 # templates' process forms run Debian's PyTorch and Jupyter (tests/e2e/test_templates.py);
 # tests/e2e/test_jupyter.py talks to a kernel over the proxied WebSocket with websocket-client.
+# tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics.
 test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static
-  python3-torch python3-torchvision jupyter-notebook python3-websocket)
+  python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus)
 bench_packages=(wrk nginx-light)
 
 wanted=("${build_packages[@]}")

@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "cli/commands.h"
+#include "cli/commands_monitoring.h"
 
 namespace gpurent::cli {
 
@@ -38,6 +39,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_template_commands(app, ctx);
   add_volume_commands(app, ctx);
   add_event_commands(app, ctx);
+  add_monitoring_commands(app, ctx);
   add_process_commands(app, ctx);
   add_simulate_commands(app, ctx);
 

@@ -24,6 +24,7 @@ struct ServerFlags {
   std::string listen;
   std::string data_dir;
   std::string admin_key;
+  std::string config;
 };
 
 void add_server_flags(CLI::App& command, ServerFlags& flags) {
@@ -34,12 +35,15 @@ void add_server_flags(CLI::App& command, ServerFlags& flags) {
   command.add_option("--admin-key", flags.admin_key,
                      "the bootstrap admin key (default: $GPURENT_BOOTSTRAP_ADMIN_KEY, else "
                      "random on the first start)");
+  command.add_option("--config", flags.config,
+                     "the server's config file (TOML: alert rules, webhooks, /metrics token)");
 }
 
 server::ServerOptions server_options(const Context& ctx, const ServerFlags& flags) {
   server::ServerOptions options;
   if (!flags.listen.empty()) options.listen = flags.listen;
   if (!flags.data_dir.empty()) options.data_dir = flags.data_dir;
+  options.config_path = flags.config;
   if (!flags.admin_key.empty()) {
     options.admin_key = flags.admin_key;
   } else if (auto from_env = ctx.env()("GPURENT_BOOTSTRAP_ADMIN_KEY")) {

@@ -387,6 +387,30 @@ Result<Json> ApiClient::list_events(std::string_view object_id, std::string_view
   return list_items("/v1/events", std::move(query));
 }
 
+Result<Json> ApiClient::query_metrics(
+    const std::vector<std::pair<std::string, std::string>>& query) {
+  std::string text;
+  for (const auto& [key, value] : query) add_query(text, key, value);
+  return call("GET", "/v1/metrics/query?" + text);
+}
+
+Result<Json> ApiClient::list_alerts() { return call("GET", "/v1/alerts"); }
+
+Result<Json> ApiClient::list_alert_rules() { return list_items("/v1/alerts/rules"); }
+
+Result<Json> ApiClient::put_alert_rule(const Json& rule) {
+  return call("POST", "/v1/alerts/rules", &rule);
+}
+
+Status ApiClient::delete_alert_rule(std::string_view name) {
+  GPURENT_CHECK(call("DELETE", "/v1/alerts/rules/" + encode(name)));  // 204: nothing to show
+  return {};
+}
+
+Result<Json> ApiClient::acknowledge_alert(std::string_view id) {
+  return call("POST", "/v1/alerts/" + encode(id) + "/ack");
+}
+
 Result<Json> ApiClient::get_volume(std::string_view id) {
   return call("GET", "/v1/volumes/" + encode(id));
 }

@@ -130,6 +130,14 @@ class ApiClient {
   Result<Json> list_volumes();
   // The event log, oldest first, filtered by object and kind when they are not empty.
   Result<Json> list_events(std::string_view object_id, std::string_view kind);
+  // Monitoring (docs/api.md, "Metrics and alerts"). query: the parameters of
+  // GET /v1/metrics/query, passed through.
+  Result<Json> query_metrics(const std::vector<std::pair<std::string, std::string>>& query);
+  Result<Json> list_alerts();
+  Result<Json> list_alert_rules();
+  Result<Json> put_alert_rule(const Json& rule);
+  Status delete_alert_rule(std::string_view name);
+  Result<Json> acknowledge_alert(std::string_view id);
   Result<Json> get_volume(std::string_view id);
   // The server answers 204: an empty object on success.
   Result<Json> delete_volume(std::string_view id);

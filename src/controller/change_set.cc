@@ -35,6 +35,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(downtime, other.downtime);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
+  monitoring_changes.merge(std::move(other.monitoring_changes));
 }
 
 }  // namespace gpurent::controller

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/monitoring.h"
 #include "model/accounts.h"
 #include "model/event.h"
 #include "model/instance.h"
@@ -49,6 +50,7 @@ struct Snapshot {
   std::vector<model::Package> packages;
   std::vector<model::BalanceSettings> balance_settings;
   std::vector<model::Downtime> downtime;
+  MonitoringSnapshot monitoring;  // rollups, the API's alert rules, alert history (monitoring.h)
 };
 
 // One task of a job as it is now (created or changed since the last ChangeSet).
@@ -82,6 +84,8 @@ struct ChangeSet : Snapshot {
   // state changed (log followers to wake), after the change is durable.
   std::set<std::string> woken_nodes;
   std::set<std::string> changed_instances;
+  // Persisted; its alert_history is also what the webhook notifier sends once durable.
+  MonitoringChanges monitoring_changes;
 
   bool empty() const {
     return tenants.empty() && api_keys.empty() && join_tokens.empty() && nodes.empty() &&
@@ -90,7 +94,7 @@ struct ChangeSet : Snapshot {
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
            price_versions.empty() && spot_prices.empty() && package_products.empty() &&
            packages.empty() && balance_settings.empty() && downtime.empty() &&
-           woken_nodes.empty() && changed_instances.empty();
+           woken_nodes.empty() && changed_instances.empty() && monitoring_changes.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

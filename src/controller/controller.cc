@@ -66,6 +66,7 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
 
 Status Controller::restore(Snapshot snapshot) {
   const Timestamp start = now();
+  GPURENT_CHECK(restore_monitoring(snapshot.monitoring));
   for (auto& tenant : snapshot.tenants) tenants_.emplace(tenant.id, std::move(tenant));
   for (auto& key : snapshot.api_keys) {
     key_by_hash_.emplace(key.secret_hash, key.id);
@@ -1281,6 +1282,7 @@ void Controller::tick() {
     }
   }
   schedule();
+  monitor_tick();
 }
 
 }  // namespace gpurent::controller

@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -338,6 +339,34 @@ class Controller {
   std::vector<const model::Event*> events(const model::Principal& caller, const EventFilter& filter,
                                           size_t limit) const;
 
+  // --- Monitoring (monitoring.cc, monitoring.h) ----------------------------------------------
+  // A node's GPU samples (from its report). kNotFound when the node is unknown; samples of GPUs
+  // that are not the node's, or out of order, are skipped and counted.
+  Status ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus);
+  // The config file's alert rules (at start). kInvalidArgument as monitor::validate_rules, and
+  // "duplicate_rule_name" when one has a built-in rule's name.
+  Status set_config_alert_rules(std::vector<monitor::Rule> rules);
+  // Tenants: only the GPUs of their own instances (404 otherwise); operators: any.
+  Result<MetricsAnswer> query_metrics(const model::Principal& caller,
+                                      const MetricsQuery& query) const;
+  // Operators: every rule in force (built-in, config, API).
+  Result<std::vector<monitor::Rule>> alert_rules(const model::Principal& caller) const;
+  // Operators: sets an API rule (kConflict "rule_not_editable" for a built-in or config rule).
+  Result<monitor::Rule> put_alert_rule(const model::Principal& caller, monitor::Rule rule);
+  Status delete_alert_rule(const model::Principal& caller, std::string_view name);
+  // A tenant's idle rule for its instance (monitor::idle_rule): notify, and stop it if auto_stop.
+  Result<monitor::Rule> set_idle_alert(const model::Principal& caller, std::string_view instance_id,
+                                       double below_percent, int64_t for_ms, bool auto_stop);
+  // Operators: all; tenants: their instances' idle alerts. History: at most `history_limit`.
+  AlertList alerts(const model::Principal& caller, size_t history_limit) const;
+  // id: "<rule>:<subject>" (see alert_id). kNotFound "alert_not_found" when not active or not
+  // the caller's.
+  Status acknowledge_alert(const model::Principal& caller, std::string_view id);
+  static std::string alert_id(std::string_view rule, std::string_view subject);
+  // The latest sample of every GPU that reported within kSampleMaxAgeMs, for /metrics.
+  std::vector<monitor::GpuReading> gpu_readings() const;
+  PlatformStats platform_stats() const;
+
   // --- Checks ------------------------------------------------------------------------------
   // The scheduler's view of the cluster (read-only: statistics, simulation reports).
   const sched::Cluster& cluster() const { return cluster_; }
@@ -467,6 +496,14 @@ class Controller {
   // Moves the work that was on a failed node (by its restart policy) to be placed again.
   void move_off_failed_node(const model::Node& node, const std::set<std::string>& on_node);
   void enforce_balances();
+  // --- Monitoring (monitoring.cc) ---
+  Status restore_monitoring(MonitoringSnapshot& snapshot);
+  // Compacts the series and evaluates the alert rules when their intervals have passed.
+  void monitor_tick();
+  void rebuild_alert_rules();
+  std::vector<monitor::Observation> observations() const;
+  void apply_transition(const monitor::Transition& transition);
+  void collect_rollups();
   model::UsageRecord* current_usage(const model::Instance& instance);
   // --- Accounts (accounts.cc) ---
   // Covers the first seconds of the run's next interval from the tenant's packages of its type.
@@ -534,6 +571,8 @@ class Controller {
   std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
   // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
+  // Hands a report's samples to the monitor's time series (ingest_gpu_samples).
+  void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
@@ -575,6 +614,7 @@ class Controller {
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 
+  MonitoringState monitoring_;
   ChangeSet changes_;
   std::deque<model::Event> events_;  // the most recent, in seq order
   int64_t last_event_seq_ = 0;

@@ -210,13 +210,15 @@ TEST_F(ControllerTest, EventsSayWhatHappenedAndOnlyToTheirOwners) {
   ctl_.tick();  // silent: down, a platform event that only operators see
   EXPECT_EQ(ctl_.events(bob_, {}, 10).size(), 1u);
   const auto all = ctl_.events(admin_, {}, 10);
-  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1]->kind, model::event_kind::kNodeDown);
   EXPECT_EQ(all[1]->tenant_id, "");
+  EXPECT_EQ(all[2]->kind, "alert.firing");  // node_heartbeat_lost (monitoring.h)
+  EXPECT_EQ(all[2]->tenant_id, "");
   // The cursor and the filters.
-  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 1}, 10).size(), 1u);
-  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 2}, 10).size(), 0u);
-  EXPECT_EQ(ctl_.events(admin_, {.object_id = node_}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 1}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 3}, 10).size(), 0u);
+  EXPECT_EQ(ctl_.events(admin_, {.object_id = node_}, 10).size(), 2u);
   EXPECT_EQ(ctl_.events(admin_, {.kind = "node.up"}, 10).size(), 0u);
   EXPECT_EQ(ctl_.events(admin_, {.tenant_id = bob_.tenant_id}, 10).size(), 1u);
   EXPECT_EQ(ctl_.events(admin_, {}, 1).size(), 1u);

@@ -19,6 +19,7 @@ class Router {
   struct Match {
     const Handler* handler = nullptr;
     PathParams params;
+    std::string_view pattern;  // the route's, e.g. "/v1/instances/{id}" (lives as the router)
   };
 
   void add(std::string method, std::string pattern, Handler handler) {
@@ -32,7 +33,7 @@ class Router {
       PathParams params;
       if (!matches(route.segments, segments, params)) continue;
       path_known = true;
-      if (route.method == method) return Match{&route.handler, std::move(params)};
+      if (route.method == method) return Match{&route.handler, std::move(params), route.pattern};
     }
     if (path_known) {
       return fail(Error{ErrorKind::kMethodNotAllowed, "method_not_allowed",

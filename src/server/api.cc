@@ -22,8 +22,10 @@
 #include "model/service_path.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
+#include "monitor/alerts_json.h"
 #include "net/router.h"
 #include "server/account_views.h"
+#include "server/monitoring_api.h"
 #include "server/price_views.h"
 #include "server/views.h"
 
@@ -538,6 +540,8 @@ struct Api::Impl {
   asio::thread_pool log_thread{1};
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
+  RequestMetrics request_metrics;
+  std::string metrics_token;  // empty: GET /metrics needs no token
 
   Controller& ctl() { return host.controller(); }
 
@@ -654,6 +658,7 @@ struct Api::Impl {
     add_event_routes();
     add_price_routes();
     add_account_routes();
+    add_monitoring_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -1376,6 +1381,91 @@ struct Api::Impl {
                                {"next_cursor", nullptr}});
   }
 
+  // Telemetry queries, alerts and their rules (monitoring_api.h), and the Prometheus page.
+  void add_monitoring_routes() {
+    router.add("GET", "/metrics",
+               [this](Request& request, const PathParams&) -> asio::awaitable<Response> {
+                 if (!metrics_token.empty() && bearer_token(request) != metrics_token) {
+                   co_return problem_response(
+                       unauthenticated("send 'Authorization: Bearer <metrics token>'"));
+                 }
+                 co_return Response{200,
+                                    "text/plain; version=0.0.4; charset=utf-8",
+                                    render_metrics(ctl(), request_metrics),
+                                    {},
+                                    {}};
+               });
+    keyed("GET", "/v1/metrics/query",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto query = parse_metrics_query(request.query);
+            if (!query) co_return problem_response(query.error());
+            auto answer = ctl().query_metrics(caller, *query);
+            co_return result_response(200, answer, [&](const controller::MetricsAnswer& a) {
+              return metrics_answer_view(*query, a);
+            });
+          });
+    keyed("GET", "/v1/alerts",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto limit = query_int(request, "history", kDefaultListLimit, 0,
+                                   static_cast<int64_t>(controller::kMaxAlertHistory));
+            if (!limit) co_return problem_response(limit.error());
+            co_return json_response(
+                200, alert_list_view(ctl().alerts(caller, static_cast<size_t>(*limit))));
+          });
+    keyed("POST", "/v1/alerts/{id}/ack",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            auto acked = co_await host.mutate(
+                [&](Controller& c) { return c.acknowledge_alert(caller, id); });
+            if (!acked) co_return problem_response(acked.error());
+            co_return json_response(200, {{"id", id}, {"acknowledged", true}});
+          });
+    keyed(
+        "GET", "/v1/alerts/rules",
+        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+          co_return result_response(200, ctl().alert_rules(caller), rule_list_view);
+        });
+    keyed("POST", "/v1/alerts/rules",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto rule = monitor::rule_from_json(*body);
+            if (!rule) co_return problem_response(rule.error());
+            auto saved = co_await host.mutate(
+                [&](Controller& c) { return c.put_alert_rule(caller, std::move(*rule)); });
+            co_return result_response(200, saved, monitor::rule_to_json);
+          });
+    keyed("DELETE", "/v1/alerts/rules/{name}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string name = params.find("name")->second;
+            auto deleted = co_await host.mutate(
+                [&](Controller& c) { return c.delete_alert_rule(caller, name); });
+            if (!deleted) co_return problem_response(deleted.error());
+            co_return Response{204, "", "", {}, {}};
+          });
+    keyed("PUT", "/v1/instances/{id}/idle-alert",
+          [this](const Principal& caller, Request& request,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto idle = parse_idle_alert(*body);
+            if (!idle) co_return problem_response(idle.error());
+            const std::string id = params.find("id")->second;
+            auto saved = co_await host.mutate([&](Controller& c) {
+              return c.set_idle_alert(caller, id, idle->below_percent, idle->for_ms,
+                                      idle->auto_stop);
+            });
+            co_return result_response(200, saved, monitor::rule_to_json);
+          });
+  }
+
   void add_quota_routes() {
     keyed("PUT", "/v1/tenants/{id}/quota",
           [this](const Principal& caller, Request& request, const PathParams& params) {
@@ -1737,10 +1827,26 @@ net::Forwarder Api::forwarder() {
 Api::~Api() = default;
 
 asio::awaitable<Response> Api::handle(Request request) {
+  // Every route's latency is measured here, by its pattern (not its path: ids would make the
+  // label set unbounded).
+  const auto start = std::chrono::steady_clock::now();
   auto match = impl_->router.match(request.method, request.path);
-  if (!match) co_return problem_response(match.error());
-  co_return co_await (*match->handler)(request, match->params);
+  const std::string method = request.method;
+  // Not a conditional expression: GCC miscompiles a co_await inside one.
+  Response response;
+  if (match) {
+    response = co_await (*match->handler)(request, match->params);
+  } else {
+    response = problem_response(match.error());
+  }
+  impl_->request_metrics.observe(method, match ? match->pattern : std::string_view("unmatched"),
+                                 response.status,
+                                 std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now() - start));
+  co_return response;
 }
+
+void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
 
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
   auto routes = impl_->router.table();

@@ -33,6 +33,8 @@ class Api {
   asio::awaitable<Response> handle(Request request);
   // The requests forwarded to nodes (the services proxy and exec, proxy.h), for the HttpServer.
   net::Forwarder forwarder();
+  // GET /metrics then needs "Authorization: Bearer <token>"; without one it is open.
+  void set_metrics_token(std::string token);
   // (method, path pattern) of every route, the forwarded ones included.
   std::vector<std::pair<std::string, std::string>> routes() const;
 

@@ -116,6 +116,7 @@ void ControllerHost::committer_loop() {
                        committed.error().message);
       std::abort();
     }
+    if (after_commit_) after_commit_(merged);
     for (auto& pending : batch) pending.done();
   }
 }

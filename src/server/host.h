@@ -67,6 +67,12 @@ class ControllerHost {
   // state (the desired set an agent will act on) waits on this before answering.
   asio::awaitable<void> durable() { return commit(controller::ChangeSet{}); }
 
+  // Called on the committer thread with each batch once it is durable (the alert webhooks): it
+  // must be quick and must not touch the controller. Set before start().
+  void set_after_commit(std::function<void(const controller::ChangeSet&)> hook) {
+    after_commit_ = std::move(hook);
+  }
+
   // Commits synchronously (start-up only, before the io_context runs).
   Status commit_now();
 
@@ -103,6 +109,7 @@ class ControllerHost {
   std::deque<PendingCommit> queue_;  // bounded by the commands in flight (one per connection)
   bool stopping_ = false;
   std::thread committer_;
+  std::function<void(const controller::ChangeSet&)> after_commit_;
 
   std::unordered_map<std::string, std::vector<std::weak_ptr<asio::steady_timer>>> waiters_;
 };

@@ -10,6 +10,8 @@
 #include "agent/agent.h"
 #include "common/random.h"
 #include "server/api.h"
+#include "server/server_config.h"
+#include "server/webhooks.h"
 #include "store/store.h"
 
 namespace gpurent::server {
@@ -69,6 +71,15 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     spdlog::error("{}", listen.error().message);
     return 2;
   }
+  ServerConfig config;
+  if (!options.config_path.empty()) {
+    auto read = read_server_config(options.config_path);
+    if (!read) {
+      spdlog::error("{}", read.error().message);
+      return 2;
+    }
+    config = std::move(*read);
+  }
   auto store = store::open_sqlite_store(options.data_dir + "/gpurent.db");
   if (!store) {
     spdlog::error("{}", store.error().message);
@@ -89,6 +100,10 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;
+  }
+  if (auto rules = controller.set_config_alert_rules(config.alert_rules); !rules) {
+    spdlog::error("{}: {}", options.config_path, rules.error().message);
+    return 2;
   }
 
   std::optional<std::string> shown_key;
@@ -115,7 +130,12 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   }
 
   asio::io_context io(1);
+  // Before the host, so that it outlives the host's committer thread, which feeds it.
+  WebhookNotifier webhooks(config.webhooks);
   ControllerHost host(io, controller, **store);
+  host.set_after_commit([&webhooks](const controller::ChangeSet& changes) {
+    webhooks.enqueue(changes.monitoring_changes.alert_history);
+  });
   if (auto committed = host.commit_now(); !committed) {
     spdlog::error("cannot write the bootstrap state: {}", committed.error().message);
     return 1;
@@ -127,6 +147,7 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     return 1;
   }
   Api api(host, logs, std::move(*sessions));
+  api.set_metrics_token(config.metrics_token);
   HttpServer http(
       io, [&api](Request request) { return api.handle(std::move(request)); }, {}, api.forwarder());
   auto port = http.listen(listen->host, listen->port);

@@ -25,6 +25,9 @@ struct ServerOptions {
   // Credit given to the bootstrap tenant on its first start, as a promotion transfer (dev mode
   // sets it so that `gpurent launch` works at once). 0 = none.
   long long bootstrap_credit_micros = 0;
+  // The server's config file (server_config.h: alert rules, webhooks, the /metrics token); "" =
+  // none.
+  std::string config_path;
 };
 
 struct DevOptions {

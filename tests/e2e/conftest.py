@@ -97,8 +97,9 @@ class Process:
 class Platform:
     """`gpurent dev` in a temp dir: the URL, the admin key, and helpers to drive it."""
 
-    def __init__(self, workdir, sim_gpus="8xh100-80g"):
+    def __init__(self, workdir, sim_gpus="8xh100-80g", extra_args=()):
         self.workdir = workdir
+        self.extra_args = list(extra_args)  # more flags for `gpurent dev`, e.g. --config
         self.data_dir = os.path.join(workdir, "data")
         self.admin_key = "gpr_" + secrets.token_urlsafe(32)
         self.sim_gpus = sim_gpus
@@ -116,7 +117,8 @@ class Platform:
         listen = f"127.0.0.1:{self.port}"
         self.starts += 1  # each start logs to its own file, so an old URL is never read back
         self.server = Process(["dev", "--listen", listen, "--data-dir", self.data_dir,
-                               "--admin-key", self.admin_key, "--sim-gpus", self.sim_gpus],
+                               "--admin-key", self.admin_key, "--sim-gpus", self.sim_gpus,
+                               *self.extra_args],
                               self.workdir, self.env, f"dev-{self.starts}")
         match = wait_for(lambda: self._ready(), STARTUP_TIMEOUT_S, "gpurent dev to print its URL")
         self.url = match

@@ -21,13 +21,14 @@
 #include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "model/price_book.h"
+#include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
 
 namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 8> kMigrations = {
+const std::array<std::string, 9> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -113,6 +114,8 @@ const std::array<std::string, 8> kMigrations = {
     CREATE TABLE balance_settings (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE downtime (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
+    // GPU rollups, alert rules and alert history (monitoring_tables.h).
+    kMonitoringMigration,
 };
 
 class Statement {
@@ -188,6 +191,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("packages", snapshot.packages));
     GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
     GPURENT_CHECK(load_objects("downtime", snapshot.downtime));
+    GPURENT_CHECK(load_monitoring(db_, snapshot.monitoring));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
                    "reference FROM ledger_transfers ORDER BY seq");
@@ -253,6 +257,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(
         upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("downtime", c.downtime, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
                    "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "

@@ -164,14 +164,15 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   controller::Controller again(clock, {.seed = 5});
   ASSERT_TRUE(again.restore(std::move(*(*store)->load())));
   const auto events = again.events(admin, {}, 10);
-  ASSERT_EQ(events.size(), 2u);
+  ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0]->seq, 1);
   EXPECT_EQ(events[0]->kind, model::event_kind::kNodeDown);
   EXPECT_EQ(events[0]->object_id, node->node_id);
   EXPECT_EQ(events[1]->kind, model::event_kind::kInstanceMoved);  // off the down node
   EXPECT_EQ(events[1]->object_id, created->instance.id);
-  ASSERT_TRUE(again.apply_report(node->node_id, {2, {}}));  // back: event 3
-  EXPECT_EQ(again.take_changes().events.at(0).seq, 3);
+  EXPECT_EQ(events[2]->kind, "alert.firing");               // node_heartbeat_lost (monitoring.h)
+  ASSERT_TRUE(again.apply_report(node->node_id, {2, {}}));  // back: event 4
+  EXPECT_EQ(again.take_changes().events.at(0).seq, 4);
 }
 
 TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubleCharging) {

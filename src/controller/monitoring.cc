@@ -1,0 +1,438 @@
+// The controller's monitoring (monitoring.h): telemetry ingestion and queries, alert rules and
+// their evaluation, what /metrics reads.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "controller/controller.h"
+#include "controller/internal.h"
+
+namespace gpurent::controller {
+
+using detail::forbidden;
+using detail::visible_to;
+using model::InstanceState;
+using model::NodeState;
+using model::Principal;
+using monitor::AlertState;
+using monitor::Observation;
+using monitor::SignalKind;
+
+namespace {
+
+int64_t unix_ms(Timestamp t) { return to_unix_ms(t); }
+
+// The alert concerns a tenant (its instance idles) rather than the platform.
+bool tenant_alert(const Observation& subject) {
+  return subject.signal.kind == SignalKind::kInstanceGpuUtil && !subject.tenant.empty();
+}
+
+bool visible_alert(const Principal& caller, const Observation& subject) {
+  return caller.is_operator() || (tenant_alert(subject) && subject.tenant == caller.tenant_id);
+}
+
+// Built-in, then the config file's, then the API's.
+std::vector<monitor::Rule> rules_in_force(const MonitoringState& state,
+                                          const ControllerOptions& options) {
+  monitor::BuiltinLimits limits;
+  limits.heartbeat_timeout_s = static_cast<double>(options.heartbeat_timeout.count()) / 1000.0;
+  auto rules = monitor::builtin_rules(limits);
+  rules.insert(rules.end(), state.config_rules.begin(), state.config_rules.end());
+  for (const auto& [name, rule] : state.api_rules) rules.push_back(rule);
+  return rules;
+}
+
+std::string describe(const monitor::Transition& t) {
+  const std::string value = t.subject.value ? fmt::format("{:g}", *t.subject.value) : "missing";
+  return fmt::format("alert {} ({}) {} on {}: {} = {}", t.rule, monitor::to_string(t.severity),
+                     monitor::to_string(t.to), t.subject.subject,
+                     monitor::signal_name(t.subject.signal), value);
+}
+
+}  // namespace
+
+void MonitoringChanges::merge(MonitoringChanges&& other) {
+  const auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  append(rollups, other.rollups);
+  append(rule_changes, other.rule_changes);
+  append(alert_history, other.alert_history);
+  if (other.prune) prune = other.prune;
+}
+
+Status Controller::restore_monitoring(MonitoringSnapshot& snapshot) {
+  const auto loaded = monitoring_.series.load_rollups(snapshot.rollups, unix_ms(now()));
+  spdlog::info("monitoring: {} rollup rows loaded, {} expired, {} refused; {} alert rules",
+               loaded.loaded, loaded.expired, loaded.refused, snapshot.alert_rules.size());
+  for (auto& rule : snapshot.alert_rules) {
+    std::string name = rule.name;
+    monitoring_.api_rules.insert_or_assign(std::move(name), std::move(rule));
+  }
+  for (auto& record : snapshot.alert_history) {
+    monitoring_.last_history_seq = std::max(monitoring_.last_history_seq, record.seq);
+    monitoring_.history.push_back(std::move(record));
+  }
+  while (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
+  monitoring_.rules_changed = true;
+  return {};
+}
+
+Status Controller::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
+  if (!nodes_.contains(node_id)) return fail(Error::not_found("node", node_id));
+  for (const auto& gpu : gpus) {
+    const auto owner = node_by_gpu_.find(gpu.uuid);
+    if (owner == node_by_gpu_.end() || owner->second != node_id) {
+      monitoring_.samples_refused += gpu.samples.size();
+      continue;
+    }
+    const auto result = monitoring_.series.ingest(gpu.uuid, node_id, gpu.samples);
+    monitoring_.samples_accepted += result.accepted;
+    monitoring_.samples_refused += result.out_of_order + result.too_late;
+  }
+  collect_rollups();
+  return {};
+}
+
+void Controller::collect_rollups() {
+  auto rows = monitoring_.series.take_completed_rollups();
+  auto& to = changes_.monitoring_changes.rollups;
+  to.insert(to.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+}
+
+void Controller::monitor_tick() {
+  const Timestamp t = now();
+  if (t - monitoring_.last_compaction >= kCompactionInterval) {
+    monitoring_.last_compaction = t;
+    monitoring_.series.compact(unix_ms(t));
+    collect_rollups();
+    const monitor::StoreOptions retention;
+    changes_.monitoring_changes.prune =
+        RollupPrune{.minute_before_ms = unix_ms(t) - retention.minute_retention_ms,
+                    .hour_before_ms = unix_ms(t) - retention.hour_retention_ms};
+  }
+  if (t - monitoring_.last_evaluation < kAlertEvaluationInterval) return;
+  monitoring_.last_evaluation = t;
+  if (monitoring_.rules_changed) rebuild_alert_rules();
+  const auto observed = observations();
+  for (const auto& transition : monitoring_.evaluator.evaluate(unix_ms(t), observed)) {
+    apply_transition(transition);
+  }
+}
+
+void Controller::rebuild_alert_rules() {
+  // Names are checked where rules come in, so this cannot fail; if it did, the old rules stay.
+  if (auto set = monitoring_.evaluator.set_rules(rules_in_force(monitoring_, options_)); !set) {
+    spdlog::error("alert rules not applied: {}", set.error().message);
+  }
+  monitoring_.rules_changed = false;
+}
+
+std::vector<Observation> Controller::observations() const {
+  const Timestamp t = now();
+  const int64_t now_ms = unix_ms(t);
+  const auto fresh = [&](std::string_view uuid, monitor::Metric metric) -> std::optional<double> {
+    const auto sample = monitoring_.series.latest(uuid, metric);
+    if (!sample || sample->t_ms < now_ms - kSampleMaxAgeMs) return std::nullopt;
+    return sample->value;
+  };
+  // Only the metrics some rule watches are observed.
+  std::set<monitor::Metric> watched;
+  for (const auto& rule : monitoring_.evaluator.rules()) {
+    if (rule.signal.kind == SignalKind::kGpuMetric) watched.insert(rule.signal.metric);
+  }
+  const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
+  std::vector<Observation> out;
+  for (const auto& [id, node] : nodes_) {
+    const bool down = node.state == NodeState::kDown;
+    double age_s = static_cast<double>((t - node.last_heartbeat).count()) / 1000.0;
+    if (!down) age_s = std::min(age_s, timeout_s);
+    out.push_back(
+        {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
+    if (down) continue;
+    for (const auto& gpu : node.gpus) {
+      if (monitoring_.series.node_of(gpu.uuid).empty()) continue;  // it never reported
+      std::string instance;
+      std::string tenant;
+      if (const auto held = gpu_holders_.find(gpu.uuid);
+          held != gpu_holders_.end() && !held->second.empty()) {
+        instance = *held->second.begin();
+        tenant = instances_.at(instance).tenant_id;
+      }
+      for (const auto metric : watched) {
+        out.push_back({.signal = {SignalKind::kGpuMetric, metric},
+                       .subject = gpu.uuid,
+                       .node = id,
+                       .gpu_type = gpu.type,
+                       .instance = instance,
+                       .tenant = tenant,
+                       .value = fresh(gpu.uuid, metric)});
+      }
+    }
+  }
+  for (const auto& [id, instance] : instances_) {
+    if (instance.state != InstanceState::kRunning || instance.gpus.empty()) continue;
+    double sum = 0;
+    int count = 0;
+    for (const auto& uuid : instance.gpus) {
+      if (auto value = fresh(uuid, monitor::Metric::kGpuUtil)) {
+        sum += *value;
+        ++count;
+      }
+    }
+    if (count == 0) continue;  // no telemetry: neither idle nor busy
+    std::string gpu_type;
+    if (const auto node = nodes_.find(instance.node_id); node != nodes_.end()) {
+      for (const auto& gpu : node->second.gpus) {
+        if (gpu.uuid == instance.gpus.front()) gpu_type = gpu.type;
+      }
+    }
+    out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
+                   .subject = id,
+                   .node = instance.node_id,
+                   .gpu_type = gpu_type,
+                   .instance = id,
+                   .tenant = instance.tenant_id,
+                   .value = sum / count});
+  }
+  return out;
+}
+
+void Controller::apply_transition(const monitor::Transition& transition) {
+  AlertRecord record{.seq = ++monitoring_.last_history_seq, .transition = transition};
+  monitoring_.history.push_back(record);
+  if (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
+  changes_.monitoring_changes.alert_history.push_back(std::move(record));
+
+  const bool fired = transition.to == AlertState::kFiring;
+  const bool resolved = transition.from == AlertState::kFiring;
+  if (!fired && !resolved) return;  // pending, or pending that cleared: no one is told
+  const std::string tenant = tenant_alert(transition.subject) ? transition.subject.tenant : "";
+  record_event(tenant, transition.subject.subject, fired ? "alert.firing" : "alert.resolved",
+               describe(transition));
+  if (!fired || !transition.auto_stop) return;
+  const auto it = instances_.find(transition.subject.subject);
+  if (it == instances_.end() || !it->second.job_id.empty()) return;
+  model::Instance& instance = it->second;
+  if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
+    request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));
+  }
+}
+
+Status Controller::set_config_alert_rules(std::vector<monitor::Rule> rules) {
+  std::vector<monitor::Rule> all = monitor::builtin_rules();
+  all.insert(all.end(), rules.begin(), rules.end());
+  GPURENT_CHECK(monitor::validate_rules(all));
+  for (const auto& rule : rules) {
+    if (monitoring_.api_rules.contains(rule.name)) {
+      return fail(Error::invalid("duplicate_rule_name",
+                                 fmt::format("rule '{}' is also set through the API", rule.name)));
+    }
+  }
+  monitoring_.config_rules = std::move(rules);
+  monitoring_.rules_changed = true;
+  return {};
+}
+
+Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
+                                                const MetricsQuery& query) const {
+  MetricsAnswer answer;
+  if (query.gpu) {
+    bool visible = caller.is_operator() && (node_by_gpu_.contains(*query.gpu) ||
+                                            !monitoring_.series.node_of(*query.gpu).empty());
+    if (const auto held = gpu_holders_.find(*query.gpu); !visible && held != gpu_holders_.end()) {
+      visible = std::any_of(held->second.begin(), held->second.end(), [&](const auto& id) {
+        return instances_.at(id).tenant_id == caller.tenant_id;
+      });
+    }
+    if (!visible) return fail(Error::not_found("gpu", *query.gpu));
+    answer.gpus.push_back(*query.gpu);
+  } else if (query.node) {
+    const auto node = nodes_.find(*query.node);
+    if (!caller.is_operator() || node == nodes_.end()) {
+      return fail(Error::not_found("node", *query.node));
+    }
+    for (const auto& gpu : node->second.gpus) answer.gpus.push_back(gpu.uuid);
+  } else if (query.instance) {
+    const auto it = instances_.find(*query.instance);
+    if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
+      return fail(Error::not_found("instance", *query.instance));
+    }
+    answer.gpus = it->second.gpus;
+  } else {
+    return fail(Error::invalid("missing_subject", "give one of gpu, node or instance"));
+  }
+  const int64_t to_ms = query.to_ms.value_or(unix_ms(now()));
+  GPURENT_TRY(result,
+              monitoring_.series.query({.metric = query.metric,
+                                        .gpus = answer.gpus,
+                                        .from_ms = query.from_ms.value_or(to_ms - monitor::kHourMs),
+                                        .to_ms = to_ms,
+                                        .step_ms = query.step_ms,
+                                        .aggregation = query.aggregation,
+                                        .resolution = query.resolution},
+                                       unix_ms(now())));
+  answer.result = std::move(result);
+  return answer;
+}
+
+Result<std::vector<monitor::Rule>> Controller::alert_rules(const Principal& caller) const {
+  if (!caller.is_operator()) return fail(forbidden("list alert rules"));
+  return rules_in_force(monitoring_, options_);
+}
+
+namespace {
+
+bool fixed_rule(const std::vector<monitor::Rule>& config, std::string_view name) {
+  const auto named = [&](const monitor::Rule& rule) { return rule.name == name; };
+  const auto builtin = monitor::builtin_rules();
+  return std::any_of(builtin.begin(), builtin.end(), named) ||
+         std::any_of(config.begin(), config.end(), named);
+}
+
+}  // namespace
+
+Result<monitor::Rule> Controller::put_alert_rule(const Principal& caller, monitor::Rule rule) {
+  if (!caller.is_operator()) return fail(forbidden("set alert rules"));
+  GPURENT_CHECK(monitor::validate(rule));
+  if (fixed_rule(monitoring_.config_rules, rule.name)) {
+    return fail(
+        Error::conflict("rule_not_editable",
+                        fmt::format("rule '{}' is built in or set in the config file", rule.name)));
+  }
+  if (!monitoring_.api_rules.contains(rule.name) &&
+      monitoring_.api_rules.size() >= kMaxApiAlertRules) {
+    return fail(Error::conflict("too_many_rules",
+                                fmt::format("at most {} rules may be set", kMaxApiAlertRules)));
+  }
+  monitoring_.api_rules.insert_or_assign(rule.name, rule);
+  changes_.monitoring_changes.rule_changes.push_back({rule.name, rule});
+  monitoring_.rules_changed = true;
+  return rule;
+}
+
+Status Controller::delete_alert_rule(const Principal& caller, std::string_view name) {
+  if (!caller.is_operator()) return fail(forbidden("delete alert rules"));
+  if (fixed_rule(monitoring_.config_rules, name)) {
+    return fail(Error::conflict(
+        "rule_not_editable", fmt::format("rule '{}' is built in or set in the config file", name)));
+  }
+  const auto it = monitoring_.api_rules.find(name);
+  if (it == monitoring_.api_rules.end()) return fail(Error::not_found("alert rule", name));
+  monitoring_.api_rules.erase(it);
+  changes_.monitoring_changes.rule_changes.push_back({std::string(name), std::nullopt});
+  monitoring_.rules_changed = true;
+  return {};
+}
+
+Result<monitor::Rule> Controller::set_idle_alert(const Principal& caller,
+                                                 std::string_view instance_id, double below_percent,
+                                                 int64_t for_ms, bool auto_stop) {
+  const auto it = instances_.find(instance_id);
+  if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
+    return fail(Error::not_found("instance", instance_id));
+  }
+  monitor::Rule rule = monitor::idle_rule(instance_id, below_percent, for_ms, auto_stop);
+  GPURENT_CHECK(monitor::validate(rule));
+  // Set on the platform's behalf: a tenant may not set other rules.
+  return put_alert_rule(model::platform_principal(), std::move(rule));
+}
+
+std::string Controller::alert_id(std::string_view rule, std::string_view subject) {
+  return fmt::format("{}:{}", rule, subject);
+}
+
+AlertList Controller::alerts(const Principal& caller, size_t history_limit) const {
+  AlertList list;
+  for (auto& alert : monitoring_.evaluator.active()) {
+    if (visible_alert(caller, alert.subject)) list.active.push_back(std::move(alert));
+  }
+  for (auto it = monitoring_.history.rbegin();
+       it != monitoring_.history.rend() && list.history.size() < history_limit; ++it) {
+    if (visible_alert(caller, it->transition.subject)) list.history.push_back(&*it);
+  }
+  std::reverse(list.history.begin(), list.history.end());
+  return list;
+}
+
+Status Controller::acknowledge_alert(const Principal& caller, std::string_view id) {
+  // Rule names hold no ':', so the first one ends the rule.
+  const size_t colon = id.find(':');
+  const auto not_found = [&] {
+    return fail(Error{ErrorKind::kNotFound, "alert_not_found",
+                      fmt::format("no pending or firing alert {}", id)});
+  };
+  if (colon == std::string_view::npos) return not_found();
+  const std::string_view rule = id.substr(0, colon);
+  const std::string_view subject = id.substr(colon + 1);
+  for (const auto& alert : monitoring_.evaluator.active()) {
+    if (alert.rule != rule || alert.subject.subject != subject) continue;
+    if (!visible_alert(caller, alert.subject)) break;
+    GPURENT_CHECK(monitoring_.evaluator.acknowledge(rule, subject, caller.key_id, unix_ms(now())));
+    record_event(
+        tenant_alert(alert.subject) ? alert.subject.tenant : "", subject, "alert.acknowledged",
+        fmt::format("alert {} on {} acknowledged by key {}", rule, subject, caller.key_id));
+    return {};
+  }
+  return not_found();
+}
+
+std::vector<monitor::GpuReading> Controller::gpu_readings() const {
+  const int64_t now_ms = unix_ms(now());
+  std::vector<monitor::GpuReading> readings;
+  for (const auto& [id, node] : nodes_) {
+    for (const auto& gpu : node.gpus) {
+      monitor::GpuInfo info{
+          .uuid = gpu.uuid, .index = gpu.index, .hostname = node.name, .model_name = gpu.name};
+      if (const auto held = gpu_holders_.find(gpu.uuid);
+          held != gpu_holders_.end() && !held->second.empty()) {
+        info.instance_id = *held->second.begin();
+        info.tenant = instances_.at(info.instance_id).tenant_id;
+      }
+      auto reading =
+          monitor::latest_reading(monitoring_.series, std::move(info), now_ms, kSampleMaxAgeMs);
+      if (!reading.values.empty()) readings.push_back(std::move(reading));
+    }
+  }
+  return readings;
+}
+
+PlatformStats Controller::platform_stats() const {
+  PlatformStats stats;
+  for (const char* status : {"ready", "draining", "cordoned", "down"}) {
+    stats.nodes_by_status[status] = 0;
+  }
+  for (const auto& [id, node] : nodes_) ++stats.nodes_by_status[std::string(node_status(node))];
+  for (const auto state :
+       {InstanceState::kPending, InstanceState::kStarting, InstanceState::kRunning,
+        InstanceState::kStopping, InstanceState::kStopped, InstanceState::kFailed,
+        InstanceState::kPreempted, InstanceState::kTerminated}) {
+    stats.instances_by_state[std::string(model::to_string(state))] = 0;
+  }
+  for (const auto& [id, instance] : instances_) {
+    ++stats.instances_by_state[std::string(model::to_string(instance.state))];
+  }
+  stats.queue_length = static_cast<int>(pending_.size());
+  for (const auto severity :
+       {monitor::Severity::kInfo, monitor::Severity::kWarning, monitor::Severity::kCritical}) {
+    stats.alerts_firing[std::string(monitor::to_string(severity))] = 0;
+  }
+  for (const auto& alert : monitoring_.evaluator.active()) {
+    if (alert.state == AlertState::kFiring) {
+      ++stats.alerts_firing[std::string(monitor::to_string(alert.severity))];
+    }
+  }
+  for (const auto& offer : offers()) {
+    if (offer.price_per_gpu_hour) {
+      stats.price_per_gpu_hour[offer.gpu_type] =
+          static_cast<double>(*offer.price_per_gpu_hour) / static_cast<double>(kMicrosPerUnit);
+    }
+  }
+  stats.samples_accepted = monitoring_.samples_accepted;
+  stats.samples_refused = monitoring_.samples_refused;
+  stats.series_memory = monitoring_.series.memory();
+  return stats;
+}
+
+}  // namespace gpurent::controller

@@ -1,0 +1,138 @@
+// The controller's monitoring: GPU telemetry in a monitor::SeriesStore, alert rules evaluated by a
+// monitor::Evaluator, and what of it is persisted (docs/monitoring.md, "In the server").
+//
+// - Samples come in through Controller::ingest_gpu_samples (from the agent's report); GPUs that
+//   are not the node's are skipped and counted.
+// - tick() compacts the store every kCompactionInterval and evaluates the alert rules every
+//   kAlertEvaluationInterval, with time from the Clock only.
+// - Rules: the built-in ones (monitor::builtin_rules, the heartbeat timeout from the controller's
+//   options), the config file's (set once at start, not persisted: the file is their home), and
+//   the API's (operators' rules and tenants' per-instance idle rules, persisted). Names are
+//   unique across the three.
+// - A node's heartbeat age is observed from its state: a node that is not down never shows an age
+//   above the timeout, so node_heartbeat_lost fires exactly for down nodes. A GPU is observed
+//   once it has reported a sample, and not while its node is down (the node's alert says it).
+// - Each firing and each resolution of a firing alert is an event (record_event; tenant "" for
+//   platform alerts, the instance's tenant for idle alerts) and an AlertRecord in the persisted,
+//   bounded history and in ChangeSet::alert_notifications (sent by webhook once durable). An idle
+//   alert whose rule says auto_stop stops the instance through the normal stop path.
+// - Acknowledgements live in the evaluator: they do not survive a restart (the alert fires again
+//   after it and may be acknowledged again).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "monitor/alerts.h"
+#include "monitor/prometheus.h"
+#include "monitor/series_store.h"
+
+namespace gpurent::controller {
+
+inline constexpr Millis kAlertEvaluationInterval{5'000};
+inline constexpr Millis kCompactionInterval{60'000};
+// A GPU's latest sample older than this is missing (alerts) or left out (/metrics).
+inline constexpr int64_t kSampleMaxAgeMs = 60'000;
+// Transitions kept in memory and in the store, the oldest dropped first.
+inline constexpr size_t kMaxAlertHistory = 1'000;
+// Operators' and tenants' rules together.
+inline constexpr size_t kMaxApiAlertRules = 1'000;
+
+// One GPU's samples from one report.
+struct GpuSamples {
+  std::string uuid;
+  std::vector<monitor::MetricSample> samples;
+};
+
+// One alert transition as recorded: seq is dense and increasing.
+struct AlertRecord {
+  int64_t seq = 0;
+  monitor::Transition transition;
+};
+
+// An API rule set (rule) or deleted (nullopt), in the order it happened.
+struct AlertRuleChange {
+  std::string name;
+  std::optional<monitor::Rule> rule;
+};
+
+// Rollup rows older than these are past retention and may be deleted from the store.
+struct RollupPrune {
+  int64_t minute_before_ms = 0;
+  int64_t hour_before_ms = 0;
+};
+
+struct MonitoringSnapshot {
+  std::vector<monitor::RollupRow> rollups;
+  std::vector<monitor::Rule> alert_rules;  // the API's
+  std::vector<AlertRecord> alert_history;  // oldest first
+};
+
+struct MonitoringChanges {
+  std::vector<monitor::RollupRow> rollups;
+  std::optional<RollupPrune> prune;
+  std::vector<AlertRuleChange> rule_changes;
+  std::vector<AlertRecord> alert_history;  // appended; the store keeps the last kMaxAlertHistory
+
+  bool empty() const {
+    return rollups.empty() && !prune && rule_changes.empty() && alert_history.empty();
+  }
+  void merge(MonitoringChanges&& other);
+};
+
+// GET /v1/metrics/query, already parsed. Exactly one of gpu, node, instance.
+struct MetricsQuery {
+  monitor::Metric metric = monitor::Metric::kGpuUtil;
+  std::optional<std::string> gpu;
+  std::optional<std::string> node;
+  std::optional<std::string> instance;
+  std::optional<int64_t> from_ms;  // default: an hour before to_ms
+  std::optional<int64_t> to_ms;    // default: now
+  int64_t step_ms = monitor::kMinuteMs;
+  monitor::Aggregation aggregation = monitor::Aggregation::kAvg;
+  std::optional<monitor::Resolution> resolution;
+};
+
+struct MetricsAnswer {
+  std::vector<std::string> gpus;  // the series aggregated
+  monitor::QueryResult result;
+};
+
+struct AlertList {
+  std::vector<monitor::Alert> active;       // pending and firing
+  std::vector<const AlertRecord*> history;  // newest last
+};
+
+// What /metrics says about the platform besides the GPUs.
+struct PlatformStats {
+  std::map<std::string, int> nodes_by_status;        // every status, 0 included
+  std::map<std::string, int> instances_by_state;     // every state, 0 included
+  int queue_length = 0;                              // pending instances
+  std::map<std::string, int> alerts_firing;          // by severity, 0 included
+  std::map<std::string, double> price_per_gpu_hour;  // on-demand, by GPU type, currency units
+  uint64_t samples_accepted = 0;
+  uint64_t samples_refused = 0;  // out of order, too late, or of a GPU not the node's
+  monitor::MemoryStats series_memory;
+};
+
+// The controller's monitoring state (one member of Controller).
+struct MonitoringState {
+  monitor::SeriesStore series;
+  monitor::Evaluator evaluator;
+  std::vector<monitor::Rule> config_rules;
+  std::map<std::string, monitor::Rule, std::less<>> api_rules;
+  bool rules_changed = true;  // the evaluator's rules must be rebuilt
+  std::deque<AlertRecord> history;
+  int64_t last_history_seq = 0;
+  Timestamp last_evaluation{};
+  Timestamp last_compaction{};
+  uint64_t samples_accepted = 0;
+  uint64_t samples_refused = 0;
+};
+
+}  // namespace gpurent::controller

@@ -1,0 +1,227 @@
+// The controller's monitoring: ingestion, query scoping, the alert lifecycle under a manual clock,
+// heartbeat loss, idle auto-stop, and rollups, rules and history through a store round trip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "controller/controller_test_fixture.h"
+#include "store/store.h"
+
+namespace gpurent::controller {
+namespace {
+
+using monitor::AlertState;
+using monitor::Metric;
+
+class MonitoringTest : public ControllerTest {
+ protected:
+  void sample(const std::string& uuid, Metric metric, double value) {
+    const GpuSamples gpu{uuid, {{metric, to_unix_ms(clock_.now()), value}}};
+    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+  }
+  // A GPU temperature, with the utilisation the agent reports alongside (else gpu_missing fires).
+  void temperature(const std::string& uuid, double value) {
+    const int64_t t = to_unix_ms(clock_.now());
+    const GpuSamples gpu{uuid, {{Metric::kGpuTemp, t, value}, {Metric::kGpuUtil, t, 50}}};
+    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+  }
+  // Seconds one at a time: `each` (reports and samples), then a tick.
+  void seconds(int count, const std::function<void()>& each) {
+    for (int i = 0; i < count; ++i) {
+      clock_.advance(Millis(1'000));
+      each();
+      ctl_.tick();
+    }
+  }
+  std::vector<const model::Event*> events(const Principal& who, const std::string& kind) {
+    return ctl_.events(who, {.kind = kind}, 100);
+  }
+  monitor::Rule hot_rule() {
+    return {.name = "hot",
+            .signal = {monitor::SignalKind::kGpuMetric, Metric::kGpuTemp},
+            .comparison = monitor::Comparison::kGt,
+            .threshold = 80,
+            .for_ms = 10'000,
+            .severity = monitor::Severity::kCritical};
+  }
+};
+
+TEST_F(MonitoringTest, QueriesAreScopedToTheCallersInstances) {
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  const std::string gpu = get(instance.id).gpus.at(0);
+  const std::string other = gpu == "GPU-a0" ? "GPU-a1" : "GPU-a0";
+  for (int i = 0; i < 5; ++i) {
+    sample(gpu, Metric::kGpuUtil, 10.0 * i);
+    sample(other, Metric::kGpuUtil, 99);
+    clock_.advance(Millis(1'000));
+  }
+  // A GPU that is not the node's is skipped and counted.
+  const GpuSamples foreign{"GPU-elsewhere", {{Metric::kGpuUtil, to_unix_ms(clock_.now()), 1}}};
+  ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&foreign, 1)));
+  EXPECT_EQ(ctl_.platform_stats().samples_accepted, 10u);
+  EXPECT_EQ(ctl_.platform_stats().samples_refused, 1u);
+  EXPECT_FALSE(ctl_.ingest_gpu_samples("n-unknown", std::span(&foreign, 1)));
+
+  MetricsQuery query{.instance = instance.id, .step_ms = 60'000, .resolution = {}};
+  query.aggregation = monitor::Aggregation::kMax;
+  auto mine = ctl_.query_metrics(alice_, query);
+  ASSERT_TRUE(mine) << mine.error().message;
+  EXPECT_EQ(mine->gpus, std::vector<std::string>{gpu});
+  ASSERT_FALSE(mine->result.points.empty());
+  double max = 0;
+  for (const auto& point : mine->result.points) max = std::max(max, point.value);
+  EXPECT_EQ(max, 40);
+
+  EXPECT_EQ(ctl_.query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
+  query.instance.reset();
+  query.gpu = gpu;
+  EXPECT_TRUE(ctl_.query_metrics(alice_, query));
+  EXPECT_EQ(ctl_.query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
+  query.gpu = other;  // on alice's node, but not hers
+  EXPECT_EQ(ctl_.query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
+  query.gpu.reset();
+  query.node = node_;
+  EXPECT_EQ(ctl_.query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
+  auto fleet = ctl_.query_metrics(admin_, query);
+  ASSERT_TRUE(fleet);
+  EXPECT_EQ(fleet->gpus.size(), 8u);
+}
+
+TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAcknowledgement) {
+  ASSERT_TRUE(ctl_.put_alert_rule(admin_, hot_rule()));
+  EXPECT_EQ(ctl_.put_alert_rule(alice_, hot_rule()).error().kind, ErrorKind::kPermissionDenied);
+  auto builtin = hot_rule();
+  builtin.name = "gpu_temperature_high";
+  EXPECT_EQ(ctl_.put_alert_rule(admin_, builtin).error().code, "rule_not_editable");
+
+  const auto heartbeat = [&] { report(node_, {}); };
+  seconds(6, [&] {
+    heartbeat();
+    temperature("GPU-a3", 83);
+  });
+  auto list = ctl_.alerts(admin_, 100);
+  ASSERT_EQ(list.active.size(), 1u);
+  EXPECT_EQ(list.active[0].state, AlertState::kPending);
+  EXPECT_TRUE(events(admin_, "alert.firing").empty());
+
+  seconds(10, [&] {
+    heartbeat();
+    temperature("GPU-a3", 84);
+  });
+  list = ctl_.alerts(admin_, 100);
+  ASSERT_EQ(list.active.size(), 1u);
+  EXPECT_EQ(list.active[0].state, AlertState::kFiring);
+  ASSERT_EQ(events(admin_, "alert.firing").size(), 1u);
+  EXPECT_EQ(events(admin_, "alert.firing")[0]->object_id, "GPU-a3");
+  EXPECT_EQ(events(admin_, "alert.firing")[0]->tenant_id, "");
+  EXPECT_EQ(ctl_.platform_stats().alerts_firing.at("critical"), 1);
+  // A platform alert is not a tenant's.
+  EXPECT_TRUE(ctl_.alerts(alice_, 100).active.empty());
+  EXPECT_EQ(ctl_.acknowledge_alert(alice_, "hot:GPU-a3").error().code, "alert_not_found");
+  ASSERT_TRUE(ctl_.acknowledge_alert(admin_, Controller::alert_id("hot", "GPU-a3")));
+  EXPECT_TRUE(ctl_.alerts(admin_, 100).active[0].acknowledged);
+  EXPECT_EQ(ctl_.acknowledge_alert(admin_, "hot:GPU-a4").error().code, "alert_not_found");
+
+  seconds(6, [&] {
+    heartbeat();
+    temperature("GPU-a3", 60);
+  });
+  list = ctl_.alerts(admin_, 100);
+  EXPECT_TRUE(list.active.empty());
+  ASSERT_EQ(events(admin_, "alert.resolved").size(), 1u);
+  ASSERT_EQ(list.history.size(), 3u);
+  EXPECT_EQ(list.history[0]->transition.to, AlertState::kPending);
+  EXPECT_EQ(list.history[1]->transition.to, AlertState::kFiring);
+  EXPECT_EQ(list.history[2]->transition.to, AlertState::kResolved);
+  EXPECT_EQ(ctl_.take_changes().monitoring_changes.alert_history.size(), 3u);
+}
+
+TEST_F(MonitoringTest, ANodeThatGoesDownFiresHeartbeatLostFromItsState) {
+  seconds(5, [&] { report(node_, {}); });
+  EXPECT_TRUE(ctl_.alerts(admin_, 100).active.empty());
+  seconds(20, [] {});
+  ASSERT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  const auto fired = events(admin_, "alert.firing");
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0]->object_id, node_);
+  EXPECT_NE(fired[0]->message.find("node_heartbeat_lost"), std::string::npos);
+  EXPECT_EQ(ctl_.platform_stats().nodes_by_status.at("down"), 1);
+  seconds(6, [&] { report(node_, {}); });
+  EXPECT_EQ(events(admin_, "alert.resolved").size(), 1u);
+}
+
+TEST_F(MonitoringTest, AnIdleInstanceIsReportedToItsTenantAndStoppedByItsPolicy) {
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  const std::string gpu = get(instance.id).gpus.at(0);
+  EXPECT_EQ(ctl_.set_idle_alert(bob_, instance.id, 10, 60'000, true).error().kind,
+            ErrorKind::kNotFound);
+  ASSERT_TRUE(ctl_.set_idle_alert(alice_, instance.id, 10, 60'000, true));
+  seconds(70, [&] {
+    run(instance.id);
+    sample(gpu, Metric::kGpuUtil, 1);
+  });
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
+  const auto fired = events(alice_, "alert.firing");
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_EQ(fired[0]->tenant_id, alice_.tenant_id);
+  EXPECT_NE(fired[0]->message.find("instance_idle." + instance.id), std::string::npos);
+  EXPECT_TRUE(events(bob_, "alert.firing").empty());
+  // Stopping, it is no longer observed: the alert resolved; its history is alice's alone.
+  const auto history = ctl_.alerts(alice_, 100).history;
+  ASSERT_FALSE(history.empty());
+  EXPECT_TRUE(std::any_of(history.begin(), history.end(), [](const AlertRecord* r) {
+    return r->transition.to == AlertState::kFiring && r->transition.auto_stop;
+  }));
+  EXPECT_TRUE(ctl_.alerts(bob_, 100).history.empty());
+}
+
+TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpurent-monitoring-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto store = store::open_sqlite_store((dir / "db").string());
+  ASSERT_TRUE(store) << store.error().message;
+  auto first = (*store)->commit(ctl_.take_changes());
+  ASSERT_TRUE(first) << first.error().message;
+
+  ASSERT_TRUE(ctl_.put_alert_rule(admin_, hot_rule()));
+  // Three minutes of samples, then quiet past the seal: three closed minutes.
+  seconds(180, [&] {
+    report(node_, {});
+    temperature("GPU-a0", 90);
+  });
+  seconds(15 * 60, [&] { report(node_, {}); });
+  auto changes = ctl_.take_changes();
+  EXPECT_GE(changes.monitoring_changes.rollups.size(), 3u);
+  auto committed = (*store)->commit(changes);
+  ASSERT_TRUE(committed) << committed.error().message;
+  MetricsQuery query{.node = node_,
+                     .from_ms = to_unix_ms(clock_.now()) - 30 * 60'000,
+                     .resolution = monitor::Resolution::kMinute};
+  auto before = ctl_.query_metrics(admin_, query);
+  ASSERT_TRUE(before);
+  EXPECT_GE(before->result.points.size(), 3u);
+  const auto history_before = ctl_.alerts(admin_, 100).history.size();
+  EXPECT_GE(history_before, 3u);  // pending, firing, resolved (the samples stopped)
+
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  Controller restored(clock_, {.seed = 7});
+  ASSERT_TRUE(restored.restore(std::move(*snapshot)));
+  auto after = restored.query_metrics(admin_, query);
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->result.points, before->result.points);
+  const auto rules = restored.alert_rules(admin_);
+  ASSERT_TRUE(rules);
+  EXPECT_TRUE(std::any_of(rules->begin(), rules->end(),
+                          [](const monitor::Rule& r) { return r.name == "hot"; }));
+  EXPECT_EQ(restored.alerts(admin_, 100).history.size(), history_before);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpurent::controller

@@ -1,0 +1,266 @@
+#include "server/monitoring_api.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "monitor/alerts_json.h"
+
+namespace gpurent::server {
+namespace {
+
+using monitor::Exposition;
+using monitor::Labels;
+
+Error invalid_query(std::string_view name, std::string_view why) {
+  return Error::invalid("invalid_query", fmt::format("query parameter '{}' {}", name, why));
+}
+
+std::optional<std::string> param(const std::map<std::string, std::string>& query,
+                                 const std::string& name) {
+  const auto it = query.find(name);
+  if (it == query.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> parse_int(std::string_view text) {
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// RFC 3339, or whole Unix seconds.
+Result<std::optional<int64_t>> time_param(const std::map<std::string, std::string>& query,
+                                          const std::string& name) {
+  const auto text = param(query, name);
+  if (!text) return std::optional<int64_t>();
+  if (auto seconds = parse_int(*text); seconds && *seconds >= 0 && *seconds < (int64_t{1} << 40)) {
+    return std::optional<int64_t>(*seconds * 1000);
+  }
+  if (auto t = parse_rfc3339(*text)) return std::optional<int64_t>(to_unix_ms(*t));
+  return fail(invalid_query(name, "must be an RFC 3339 time or Unix seconds"));
+}
+
+// Seconds, or a number with a unit (s, m, h, d).
+Result<int64_t> step_param(const std::map<std::string, std::string>& query) {
+  const auto text = param(query, "step");
+  if (!text) return monitor::kMinuteMs;
+  std::string_view number = *text;
+  int64_t unit_ms = 1000;
+  switch (number.back()) {
+    case 's':
+      unit_ms = 1000;
+      break;
+    case 'm':
+      unit_ms = 60'000;
+      break;
+    case 'h':
+      unit_ms = 3'600'000;
+      break;
+    case 'd':
+      unit_ms = 86'400'000;
+      break;
+    default:
+      unit_ms = 0;
+  }
+  if (unit_ms != 0) {
+    number.remove_suffix(1);
+  } else {
+    unit_ms = 1000;
+  }
+  const auto value = parse_int(number);
+  if (!value || *value < 1 || *value > 366LL * 86'400) {
+    return fail(invalid_query("step", "must be a positive duration such as 60, 60s, 5m or 1h"));
+  }
+  return *value * unit_ms;
+}
+
+}  // namespace
+
+Result<controller::MetricsQuery> parse_metrics_query(
+    const std::map<std::string, std::string>& query) {
+  for (const auto& [key, value] : query) {
+    static constexpr std::array<std::string_view, 9> kKnown = {
+        "metric", "gpu", "node", "instance", "from", "to", "step", "agg", "resolution"};
+    if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
+      return fail(invalid_query(key, "is not known"));
+    }
+  }
+  controller::MetricsQuery out;
+  const auto metric = param(query, "metric");
+  if (!metric) return fail(invalid_query("metric", "is required"));
+  const auto parsed_metric = monitor::parse_metric(*metric);
+  if (!parsed_metric) return fail(invalid_query("metric", fmt::format("'{}' is unknown", *metric)));
+  out.metric = *parsed_metric;
+  out.gpu = param(query, "gpu");
+  out.node = param(query, "node");
+  out.instance = param(query, "instance");
+  const int subjects =
+      int(out.gpu.has_value()) + int(out.node.has_value()) + int(out.instance.has_value());
+  if (subjects != 1) {
+    return fail(Error::invalid("invalid_query", "give exactly one of gpu, node or instance"));
+  }
+  GPURENT_TRY(to, time_param(query, "to"));
+  GPURENT_TRY(from, time_param(query, "from"));
+  out.to_ms = to;
+  out.from_ms = from;
+  GPURENT_TRY(step, step_param(query));
+  out.step_ms = step;
+  if (const auto agg = param(query, "agg")) {
+    const auto parsed = monitor::parse_aggregation(*agg);
+    if (!parsed) return fail(invalid_query("agg", "must be avg, max, min or sum"));
+    out.aggregation = *parsed;
+  }
+  if (const auto resolution = param(query, "resolution")) {
+    const auto parsed = monitor::parse_resolution(*resolution);
+    if (!parsed) return fail(invalid_query("resolution", "must be raw, minute or hour"));
+    out.resolution = *parsed;
+  }
+  return out;
+}
+
+Json metrics_answer_view(const controller::MetricsQuery& query,
+                         const controller::MetricsAnswer& answer) {
+  const auto& info = monitor::metric_info(query.metric);
+  Json points = Json::array();
+  for (const auto& point : answer.result.points) {
+    points.push_back({{"t", format_rfc3339(from_unix_ms(point.t_ms))},
+                      {"value", point.value},
+                      {"series", point.series}});
+  }
+  return {{"metric", info.name},
+          {"dcgm_name", info.dcgm_name},
+          {"unit", info.unit},
+          {"aggregation", monitor::to_string(query.aggregation)},
+          {"resolution", monitor::to_string(answer.result.resolution)},
+          {"step_s", static_cast<double>(answer.result.step_ms) / 1000.0},
+          {"gpus", answer.gpus},
+          {"points", std::move(points)}};
+}
+
+Json rule_list_view(const std::vector<monitor::Rule>& rules) {
+  Json items = Json::array();
+  for (const auto& rule : rules) items.push_back(monitor::rule_to_json(rule));
+  return {{"items", std::move(items)}, {"next_cursor", nullptr}};
+}
+
+Json alert_record_view(const controller::AlertRecord& record) {
+  Json view = monitor::transition_to_json(record.transition);
+  view.erase("at_ms");
+  view["seq"] = record.seq;
+  view["id"] =
+      controller::Controller::alert_id(record.transition.rule, record.transition.subject.subject);
+  view["at"] = format_rfc3339(from_unix_ms(record.transition.at_ms));
+  return view;
+}
+
+Json alert_list_view(const controller::AlertList& list) {
+  Json items = Json::array();
+  for (const auto& alert : list.active) {
+    const auto time = [](int64_t ms) {
+      return ms == 0 ? Json(nullptr) : Json(format_rfc3339(from_unix_ms(ms)));
+    };
+    items.push_back(
+        {{"id", controller::Controller::alert_id(alert.rule, alert.subject.subject)},
+         {"rule", alert.rule},
+         {"severity", monitor::to_string(alert.severity)},
+         {"state", monitor::to_string(alert.state)},
+         {"subject", monitor::observation_to_json(alert.subject)},
+         {"active_since", time(alert.active_since_ms)},
+         {"fired_at", time(alert.fired_at_ms)},
+         {"acknowledged", alert.acknowledged},
+         {"acknowledged_by", alert.acknowledged ? Json(alert.acknowledged_by) : Json(nullptr)},
+         {"acknowledged_at", time(alert.acknowledged_at_ms)},
+         {"auto_stop", alert.auto_stop}});
+  }
+  Json history = Json::array();
+  for (const auto* record : list.history) history.push_back(alert_record_view(*record));
+  return {{"items", std::move(items)}, {"history", std::move(history)}};
+}
+
+Result<IdleAlertRequest> parse_idle_alert(const Json& body) {
+  for (const auto& [key, value] : body.items()) {
+    if (key != "below_percent" && key != "for_s" && key != "auto_stop") {
+      return fail(Error::invalid("unknown_field", fmt::format("unknown field '{}'", key)));
+    }
+  }
+  IdleAlertRequest out;
+  if (const auto it = body.find("below_percent"); it != body.end()) {
+    if (!it->is_number() || it->get<double>() <= 0 || it->get<double>() > 100) {
+      return fail(invalid_field("below_percent", "must be a number in (0, 100]"));
+    }
+    out.below_percent = it->get<double>();
+  }
+  GPURENT_TRY(for_s, optional_int(body, "for_s", 60, monitor::kMaxRuleForMs / 1000));
+  if (for_s) out.for_ms = *for_s * 1000;
+  GPURENT_TRY(auto_stop, optional_bool(body, "auto_stop"));
+  out.auto_stop = auto_stop.value_or(false);
+  return out;
+}
+
+void RequestMetrics::observe(std::string_view method, std::string_view route, int status,
+                             std::chrono::microseconds latency) {
+  const std::string status_class = fmt::format("{}xx", status / 100);
+  monitor::LatencyHistogram* histogram = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = histograms_[Key(method, route, status_class)];
+    if (!slot) slot = std::make_unique<monitor::LatencyHistogram>();
+    histogram = slot.get();
+  }
+  histogram->observe(latency);
+}
+
+void RequestMetrics::expose(Exposition& exposition) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, histogram] : histograms_) {
+    const auto& [method, route, status_class] = key;
+    (void)exposition.histogram("gpurent_http_request_duration_seconds",
+                               "API request latency by route pattern and status class",
+                               {{"method", method}, {"route", route}, {"code", status_class}},
+                               histogram->snapshot());
+  }
+}
+
+std::string render_metrics(const controller::Controller& controller,
+                           const RequestMetrics& requests) {
+  Exposition out;
+  const auto readings = controller.gpu_readings();
+  (void)monitor::add_gpu_families(out, readings);
+  const auto stats = controller.platform_stats();
+  // The names below are fixed and valid, so the Exposition's errors cannot happen.
+  for (const auto& [status, count] : stats.nodes_by_status) {
+    (void)out.gauge("gpurent_nodes", "Nodes by status", {{"status", status}}, count);
+  }
+  for (const auto& [state, count] : stats.instances_by_state) {
+    (void)out.gauge("gpurent_instances", "Instances by state", {{"state", state}}, count);
+  }
+  (void)out.gauge("gpurent_queue_length", "Pending instances waiting to be placed", {},
+                  stats.queue_length);
+  for (const auto& [severity, count] : stats.alerts_firing) {
+    (void)out.gauge("gpurent_alerts_firing", "Firing alerts by severity", {{"severity", severity}},
+                    count);
+  }
+  for (const auto& [gpu_type, price] : stats.price_per_gpu_hour) {
+    (void)out.gauge("gpurent_gpu_price_per_hour", "On-demand price of one GPU for one hour",
+                    {{"gpu_type", gpu_type}, {"currency", controller.options().currency}}, price);
+  }
+  const Timestamp now = controller.current_time();
+  for (const auto& [gpu_type, on_demand] : stats.price_per_gpu_hour) {
+    const auto spot = controller.spot_market().price_at(controller.prices(), gpu_type, now);
+    if (!spot) continue;
+    (void)out.gauge("gpurent_gpu_spot_price_per_hour", "Spot price of one GPU for one hour",
+                    {{"gpu_type", gpu_type}, {"currency", controller.options().currency}},
+                    static_cast<double>(*spot) / static_cast<double>(kMicrosPerUnit));
+  }
+  (void)out.counter("gpurent_telemetry_samples_total", "GPU samples received",
+                    {{"outcome", "accepted"}}, static_cast<double>(stats.samples_accepted));
+  (void)out.counter("gpurent_telemetry_samples_total", "GPU samples received",
+                    {{"outcome", "refused"}}, static_cast<double>(stats.samples_refused));
+  (void)out.gauge("gpurent_series_memory_bytes", "Memory held by the GPU series store", {},
+                  static_cast<double>(stats.series_memory.total_bytes));
+  requests.expose(out);
+  return out.render();
+}
+
+}  // namespace gpurent::server

@@ -1,0 +1,121 @@
+#include "server/server_config.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <toml.hpp>
+
+#include "common/json.h"
+#include "monitor/alerts_json.h"
+
+namespace gpurent::server {
+namespace {
+
+Error invalid_config(const std::string& name, std::string_view why) {
+  return Error::invalid("invalid_config", fmt::format("{}: {}", name, why));
+}
+
+Status only_keys(const toml::value& table, std::initializer_list<std::string_view> keys,
+                 const std::string& name, std::string_view where) {
+  if (!table.is_table())
+    return fail(invalid_config(name, fmt::format("{} must be a table", where)));
+  for (const auto& [key, value] : table.as_table()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      return fail(invalid_config(name, fmt::format("unknown key '{}' in {}", key, where)));
+    }
+  }
+  return {};
+}
+
+// A rule's table as the API's JSON body.
+Result<Json> rule_json(const toml::value& table, const std::string& name, std::string_view where) {
+  if (!table.is_table())
+    return fail(invalid_config(name, fmt::format("{} must be a table", where)));
+  Json out = Json::object();
+  for (const auto& [key, value] : table.as_table()) {
+    if (value.is_string()) {
+      out[key] = value.as_string().str;
+    } else if (value.is_integer()) {
+      out[key] = value.as_integer();
+    } else if (value.is_floating()) {
+      out[key] = value.as_floating();
+    } else if (value.is_boolean()) {
+      out[key] = value.as_boolean();
+    } else {
+      return fail(invalid_config(name, fmt::format("{}.{} has an unsupported type", where, key)));
+    }
+  }
+  return out;
+}
+
+Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
+  ServerConfig config;
+  GPURENT_CHECK(only_keys(data, {"metrics", "alerts"}, name, "the file"));
+  if (data.contains("metrics")) {
+    const auto& metrics = data.at("metrics");
+    GPURENT_CHECK(only_keys(metrics, {"bearer_token"}, name, "[metrics]"));
+    if (metrics.contains("bearer_token")) {
+      if (!metrics.at("bearer_token").is_string()) {
+        return fail(invalid_config(name, "metrics.bearer_token must be a string"));
+      }
+      config.metrics_token = metrics.at("bearer_token").as_string().str;
+    }
+  }
+  if (!data.contains("alerts")) return config;
+  const auto& alerts = data.at("alerts");
+  GPURENT_CHECK(only_keys(alerts, {"rules", "webhooks"}, name, "[alerts]"));
+  if (alerts.contains("rules")) {
+    if (!alerts.at("rules").is_array()) {
+      return fail(invalid_config(name, "alerts.rules must be an array of tables"));
+    }
+    size_t i = 0;
+    for (const auto& table : alerts.at("rules").as_array()) {
+      const std::string where = fmt::format("alerts.rules[{}]", i++);
+      GPURENT_TRY(body, rule_json(table, name, where));
+      auto rule = monitor::rule_from_json(body);
+      if (!rule) {
+        return fail(Error::invalid(rule.error().code,
+                                   fmt::format("{}: {}: {}", name, where, rule.error().message)));
+      }
+      config.alert_rules.push_back(std::move(*rule));
+    }
+  }
+  if (alerts.contains("webhooks")) {
+    if (!alerts.at("webhooks").is_array()) {
+      return fail(invalid_config(name, "alerts.webhooks must be an array of tables"));
+    }
+    size_t i = 0;
+    for (const auto& table : alerts.at("webhooks").as_array()) {
+      const std::string where = fmt::format("alerts.webhooks[{}]", i++);
+      GPURENT_CHECK(only_keys(table, {"url"}, name, where));
+      if (!table.contains("url") || !table.at("url").is_string() ||
+          !table.at("url").as_string().str.starts_with("http://")) {
+        return fail(invalid_config(name, fmt::format("{}.url must be an http:// URL", where)));
+      }
+      config.webhooks.push_back(table.at("url").as_string().str);
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+Result<ServerConfig> parse_server_config(const std::string& text, const std::string& name) {
+  try {  // toml11 reports syntax errors by throwing
+    std::istringstream stream(text);
+    return parse(toml::parse(stream, name), name);
+  } catch (const std::exception& e) {
+    return fail(invalid_config(name, e.what()));
+  }
+}
+
+Result<ServerConfig> read_server_config(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return fail(invalid_config(path, "cannot be read"));
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_server_config(text.str(), path);
+}
+
+}  // namespace gpurent::server

@@ -1,0 +1,39 @@
+// The server's config file (`gpurent server --config FILE`, TOML): what an operator sets once per
+// deployment rather than through the API.
+//
+//   [metrics]
+//   bearer_token = "..."        # GET /metrics then needs it (default: open)
+//
+//   [[alerts.rules]]            # any number; the fields of a rule as in the API
+//   name = "hot_gpu"            # (monitor/alerts_json.h): metric, comparison, threshold, for_s,
+//   metric = "gpu_temp"         # severity, scope, scope_value, idle_auto_stop
+//   comparison = ">"
+//   threshold = 80
+//   for_s = 30
+//
+//   [[alerts.webhooks]]         # each alert transition is POSTed here as JSON
+//   url = "http://alerts.example/hook"
+//
+// Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
+// (their API error codes, with the rule's position). Errors are "invalid_config".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "monitor/alerts.h"
+
+namespace gpurent::server {
+
+struct ServerConfig {
+  std::string metrics_token;
+  std::vector<monitor::Rule> alert_rules;
+  std::vector<std::string> webhooks;
+};
+
+Result<ServerConfig> read_server_config(const std::string& path);
+// The same from TOML text (tests).
+Result<ServerConfig> parse_server_config(const std::string& text, const std::string& name);
+
+}  // namespace gpurent::server

@@ -1,0 +1,67 @@
+#include "server/server_config.h"
+
+#include <gtest/gtest.h>
+
+namespace gpurent::server {
+namespace {
+
+TEST(ServerConfig, ReadsRulesWebhooksAndTheMetricsToken) {
+  auto config = parse_server_config(R"(
+[metrics]
+bearer_token = "s3cret"
+
+[[alerts.rules]]
+name = "hot_gpu"
+metric = "DCGM_FI_DEV_GPU_TEMP"
+comparison = ">"
+threshold = 80
+for_s = 30
+severity = "critical"
+scope = "gpu_type"
+scope_value = "h100-80g"
+
+[[alerts.rules]]
+name = "gone"
+metric = "gpu_util"
+comparison = "absent"
+for_s = 1.5
+
+[[alerts.webhooks]]
+url = "http://127.0.0.1:9000/hook"
+)",
+                                    "test.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->metrics_token, "s3cret");
+  ASSERT_EQ(config->alert_rules.size(), 2u);
+  EXPECT_EQ(config->alert_rules[0].signal.metric, monitor::Metric::kGpuTemp);
+  EXPECT_EQ(config->alert_rules[0].for_ms, 30'000);
+  EXPECT_EQ(config->alert_rules[0].scope.value, "h100-80g");
+  EXPECT_EQ(config->alert_rules[1].comparison, monitor::Comparison::kAbsent);
+  EXPECT_EQ(config->alert_rules[1].for_ms, 1'500);
+  EXPECT_EQ(config->webhooks, std::vector<std::string>{"http://127.0.0.1:9000/hook"});
+  EXPECT_TRUE(parse_server_config("", "empty.toml"));
+}
+
+TEST(ServerConfig, RefusesWhatItDoesNotKnowWithTheRulesOwnCodes) {
+  const auto code = [](const std::string& text) {
+    auto config = parse_server_config(text, "bad.toml");
+    return config ? std::string("ok") : config.error().code;
+  };
+  EXPECT_EQ(code("colour = 1"), "invalid_config");
+  EXPECT_EQ(code("[alerts]\nrule = 1"), "invalid_config");
+  EXPECT_EQ(code("[[alerts.rules]]\nname = \"x\"\nmetric = \"gpu_util\"\ncomparison = \">\"\n"
+                 "threshold = 1\ncolour = \"red\""),
+            "unknown_field");
+  EXPECT_EQ(code("[[alerts.rules]]\nname = \"Bad Name\"\nmetric = \"gpu_util\"\n"
+                 "comparison = \">\"\nthreshold = 1"),
+            "invalid_rule_name");
+  EXPECT_EQ(code("[[alerts.rules]]\nname = \"x\"\nmetric = \"gpu_util\"\ncomparison = \">\"\n"
+                 "threshold = 1\nfor_s = -1"),
+            "invalid_for");
+  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"https://example.com\""), "invalid_config");
+  EXPECT_EQ(code("[metrics]\nbearer_token = 5"), "invalid_config");
+  EXPECT_EQ(code("not toml ["), "invalid_config");
+}
+
+}  // namespace
+}  // namespace gpurent::server

@@ -1,0 +1,178 @@
+#include "store/sqlite/monitoring_tables.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "common/json.h"
+#include "monitor/alerts_json.h"
+
+namespace gpurent::store {
+
+const char* const kMonitoringMigration = R"sql(
+    CREATE TABLE gpu_rollups (
+      resolution TEXT NOT NULL,
+      bucket_start_ms INTEGER NOT NULL,
+      gpu_uuid TEXT NOT NULL,
+      metric TEXT NOT NULL,
+      min REAL NOT NULL,
+      max REAL NOT NULL,
+      sum REAL NOT NULL,
+      count INTEGER NOT NULL CHECK (count > 0),
+      PRIMARY KEY (resolution, bucket_start_ms, gpu_uuid, metric)
+    ) WITHOUT ROWID;
+    CREATE TABLE alert_rules (name TEXT PRIMARY KEY, body TEXT NOT NULL);
+    CREATE TABLE alert_history (seq INTEGER PRIMARY KEY CHECK (seq > 0), body TEXT NOT NULL);
+    )sql";
+
+namespace {
+
+struct Finalize {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
+using Stmt = std::unique_ptr<sqlite3_stmt, Finalize>;
+
+Error db_error(sqlite3* db, std::string_view what) {
+  return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db)));
+}
+
+Result<Stmt> prepare(sqlite3* db, std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return fail(db_error(db, fmt::format("prepare {}", sql)));
+  }
+  return Stmt(stmt);
+}
+
+// Named apart from std::bind, which ADL would prefer for a std::string argument.
+void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
+  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+std::string column_text(sqlite3_stmt* stmt, int index) {
+  const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt, index));
+  return data ? std::string(data, static_cast<size_t>(sqlite3_column_bytes(stmt, index)))
+              : std::string();
+}
+
+Status step_done(sqlite3* db, sqlite3_stmt* stmt, std::string_view what) {
+  if (sqlite3_step(stmt) != SQLITE_DONE) return fail(db_error(db, what));
+  sqlite3_reset(stmt);
+  return {};
+}
+
+Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
+  if (!c.rollups.empty()) {
+    GPURENT_TRY(stmt, prepare(db,
+                              "INSERT OR REPLACE INTO gpu_rollups (resolution, bucket_start_ms, "
+                              "gpu_uuid, metric, min, max, sum, count) VALUES (?,?,?,?,?,?,?,?)"));
+    for (const auto& row : c.rollups) {
+      bind_text(stmt.get(), 1, monitor::to_string(row.resolution));
+      sqlite3_bind_int64(stmt.get(), 2, row.bucket_start_ms);
+      bind_text(stmt.get(), 3, row.gpu_uuid);
+      bind_text(stmt.get(), 4, monitor::metric_info(row.metric).name);
+      sqlite3_bind_double(stmt.get(), 5, row.min);
+      sqlite3_bind_double(stmt.get(), 6, row.max);
+      sqlite3_bind_double(stmt.get(), 7, row.sum);
+      sqlite3_bind_int64(stmt.get(), 8, row.count);
+      GPURENT_CHECK(step_done(db, stmt.get(), "write gpu_rollups"));
+    }
+  }
+  if (!c.prune) return {};
+  GPURENT_TRY(prune, prepare(db,
+                             "DELETE FROM gpu_rollups WHERE resolution = ? AND "
+                             "bucket_start_ms < ?"));
+  for (const auto& [resolution, before] :
+       {std::pair{monitor::Resolution::kMinute, c.prune->minute_before_ms},
+        std::pair{monitor::Resolution::kHour, c.prune->hour_before_ms}}) {
+    bind_text(prune.get(), 1, monitor::to_string(resolution));
+    sqlite3_bind_int64(prune.get(), 2, before);
+    GPURENT_CHECK(step_done(db, prune.get(), "prune gpu_rollups"));
+  }
+  return {};
+}
+
+Status write_alerts(sqlite3* db, const controller::MonitoringChanges& c) {
+  if (!c.rule_changes.empty()) {
+    GPURENT_TRY(upsert,
+                prepare(db, "INSERT OR REPLACE INTO alert_rules (name, body) VALUES (?,?)"));
+    GPURENT_TRY(remove, prepare(db, "DELETE FROM alert_rules WHERE name = ?"));
+    for (const auto& change : c.rule_changes) {
+      sqlite3_stmt* s = change.rule ? upsert.get() : remove.get();
+      bind_text(s, 1, change.name);
+      if (change.rule) bind_text(s, 2, monitor::rule_to_json(*change.rule).dump());
+      GPURENT_CHECK(step_done(db, s, "write alert_rules"));
+    }
+  }
+  if (c.alert_history.empty()) return {};
+  GPURENT_TRY(insert, prepare(db, "INSERT INTO alert_history (seq, body) VALUES (?,?)"));
+  for (const auto& record : c.alert_history) {
+    sqlite3_bind_int64(insert.get(), 1, record.seq);
+    bind_text(insert.get(), 2, monitor::transition_to_json(record.transition).dump());
+    GPURENT_CHECK(step_done(db, insert.get(), "write alert_history"));
+  }
+  GPURENT_TRY(trim, prepare(db, "DELETE FROM alert_history WHERE seq <= ?"));
+  sqlite3_bind_int64(
+      trim.get(), 1,
+      c.alert_history.back().seq - static_cast<int64_t>(controller::kMaxAlertHistory));
+  return step_done(db, trim.get(), "trim alert_history");
+}
+
+}  // namespace
+
+Status write_monitoring(sqlite3* db, const controller::MonitoringChanges& changes) {
+  if (changes.empty()) return {};
+  GPURENT_CHECK(write_rollups(db, changes));
+  return write_alerts(db, changes);
+}
+
+Status load_monitoring(sqlite3* db, controller::MonitoringSnapshot& out) {
+  const auto corrupt = [](std::string_view what) {
+    return fail(Error::internal(fmt::format("corrupt record {}", what)));
+  };
+  GPURENT_TRY(rollups, prepare(db,
+                               "SELECT resolution, bucket_start_ms, gpu_uuid, metric, min, max, "
+                               "sum, count FROM gpu_rollups"));
+  int rc;
+  while ((rc = sqlite3_step(rollups.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = rollups.get();
+    auto resolution = monitor::parse_resolution(column_text(s, 0));
+    auto metric = monitor::parse_metric(column_text(s, 3));
+    if (!resolution || !metric) return corrupt("gpu_rollups");
+    out.rollups.push_back({.gpu_uuid = column_text(s, 2),
+                           .metric = *metric,
+                           .resolution = *resolution,
+                           .bucket_start_ms = sqlite3_column_int64(s, 1),
+                           .min = sqlite3_column_double(s, 4),
+                           .max = sqlite3_column_double(s, 5),
+                           .sum = sqlite3_column_double(s, 6),
+                           .count = sqlite3_column_int64(s, 7)});
+  }
+  if (rc != SQLITE_DONE) return fail(db_error(db, "read gpu_rollups"));
+
+  GPURENT_TRY(rules, prepare(db, "SELECT name, body FROM alert_rules ORDER BY name"));
+  while ((rc = sqlite3_step(rules.get())) == SQLITE_ROW) {
+    auto body = parse_json_object(column_text(rules.get(), 1));
+    if (!body) return corrupt("alert_rules/" + column_text(rules.get(), 0));
+    auto rule = monitor::rule_from_json(*body);
+    if (!rule) return corrupt("alert_rules/" + column_text(rules.get(), 0));
+    out.alert_rules.push_back(std::move(*rule));
+  }
+  if (rc != SQLITE_DONE) return fail(db_error(db, "read alert_rules"));
+
+  GPURENT_TRY(history, prepare(db, "SELECT seq, body FROM alert_history ORDER BY seq"));
+  while ((rc = sqlite3_step(history.get())) == SQLITE_ROW) {
+    const int64_t seq = sqlite3_column_int64(history.get(), 0);
+    auto body = parse_json_object(column_text(history.get(), 1));
+    if (!body) return corrupt(fmt::format("alert_history/{}", seq));
+    GPURENT_TRY(transition, monitor::transition_from_json(*body));
+    out.alert_history.push_back({.seq = seq, .transition = std::move(transition)});
+  }
+  if (rc != SQLITE_DONE) return fail(db_error(db, "read alert_history"));
+  return {};
+}
+
+}  // namespace gpurent::store
