@@ -873,15 +873,11 @@ struct Api::Impl {
     keyed("PUT", "/v1/templates/{name}",
           [this](const Principal& caller, Request& request,
                  const PathParams& params) -> asio::awaitable<Response> {
-            if (auto allowed = require_operator(caller); !allowed)
-              co_return problem_response(allowed.error());
-            auto body = parse_json_object(request.body);
-            if (!body) co_return problem_response(body.error());
-            auto parsed = parse_template(*body, params.find("name")->second);
-            if (!parsed) co_return problem_response(parsed.error());
-            auto saved = co_await host.mutate(
-                [&](Controller& c) { return c.put_template(caller, std::move(*parsed)); });
-            co_return result_response(200, saved, template_view);
+            co_return co_await operator_write(
+                caller, request,
+                [&](const Json& body) { return parse_template(body, params.find("name")->second); },
+                [&](Controller& c, auto t) { return c.put_template(caller, std::move(t)); },
+                template_view);
           });
     keyed("DELETE", "/v1/templates/{name}",
           [this](const Principal& caller, Request&,
@@ -1027,15 +1023,12 @@ struct Api::Impl {
     keyed("PUT", "/v1/packages/products",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            if (auto allowed = require_operator(caller); !allowed)
-              co_return problem_response(allowed.error());
-            auto body = parse_json_object(request.body);
-            if (!body) co_return problem_response(body.error());
-            auto product = parse_package_product(*body);
-            if (!product) co_return problem_response(product.error());
-            auto result = co_await host.mutate(
-                [&](Controller& c) { return c.set_package_product(caller, std::move(*product)); });
-            co_return result_response(200, result, package_product_view);
+            co_return co_await operator_write(
+                caller, request, parse_package_product,
+                [&](Controller& c, auto product) {
+                  return c.set_package_product(caller, std::move(product));
+                },
+                package_product_view);
           });
     keyed("GET", "/v1/packages/products",
           [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
@@ -1079,16 +1072,12 @@ struct Api::Impl {
     keyed("PUT", "/v1/billing/settings",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            if (auto allowed = require_operator(caller); !allowed)
-              co_return problem_response(allowed.error());
-            auto body = parse_json_object(request.body);
-            if (!body) co_return problem_response(body.error());
-            auto settings = parse_balance_settings(*body);
-            if (!settings) co_return problem_response(settings.error());
-            auto result = co_await host.mutate([&](Controller& c) {
-              return c.set_balance_settings(caller, std::move(*settings));
-            });
-            co_return result_response(200, result, balance_settings_view);
+            co_return co_await operator_write(
+                caller, request, parse_balance_settings,
+                [&](Controller& c, auto settings) {
+                  return c.set_balance_settings(caller, std::move(settings));
+                },
+                balance_settings_view);
           });
     keyed("GET", "/v1/billing/settings",
           [this](const Principal& caller, Request& request,
@@ -1293,15 +1282,10 @@ struct Api::Impl {
     keyed("PUT", "/v1/prices",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            if (auto allowed = require_operator(caller); !allowed)
-              co_return problem_response(allowed.error());
-            auto body = parse_json_object(request.body);
-            if (!body) co_return problem_response(body.error());
-            auto change = parse_price_change(*body);
-            if (!change) co_return problem_response(change.error());
-            auto set = co_await host.mutate(
-                [&](Controller& c) { return c.set_prices(caller, std::move(*change)); });
-            co_return result_response(200, set, price_version_view);
+            co_return co_await operator_write(
+                caller, request, parse_price_change,
+                [&](Controller& c, auto change) { return c.set_prices(caller, std::move(change)); },
+                price_version_view);
           });
     keyed("GET", "/v1/prices/history",
           [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
@@ -1431,15 +1415,10 @@ struct Api::Impl {
     keyed("POST", "/v1/alerts/rules",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            if (auto allowed = require_operator(caller); !allowed)
-              co_return problem_response(allowed.error());
-            auto body = parse_json_object(request.body);
-            if (!body) co_return problem_response(body.error());
-            auto rule = monitor::rule_from_json(*body);
-            if (!rule) co_return problem_response(rule.error());
-            auto saved = co_await host.mutate(
-                [&](Controller& c) { return c.put_alert_rule(caller, std::move(*rule)); });
-            co_return result_response(200, saved, monitor::rule_to_json);
+            co_return co_await operator_write(
+                caller, request, monitor::rule_from_json,
+                [&](Controller& c, auto rule) { return c.put_alert_rule(caller, std::move(rule)); },
+                monitor::rule_to_json);
           });
     keyed("DELETE", "/v1/alerts/rules/{name}",
           [this](const Principal& caller, Request&,
@@ -1576,19 +1555,29 @@ struct Api::Impl {
     co_return created_response(json, std::string(location) + id, replayed);
   }
 
-  asio::awaitable<Response> set_quota(const Principal& caller, Request& request,
-                                      std::string tenant_id) {
-    // Tenants learn they may not before they learn what was wrong with the body.
+  // An operator's write answered with 200 and `view` of its result: the body is parsed by
+  // `parse` and applied on the controller by `apply`. Others are refused before the body is read
+  // (they learn they may not before they learn what was wrong with it).
+  template <class Parse, class Apply, class View>
+  asio::awaitable<Response> operator_write(const Principal& caller, const Request& request,
+                                           Parse parse, Apply apply, View view) {
     if (auto allowed = require_operator(caller); !allowed) {
       co_return problem_response(allowed.error());
     }
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
-    auto quota = parse_quota(*body, std::move(tenant_id));
-    if (!quota) co_return problem_response(quota.error());
-    auto result =
-        co_await host.mutate([&](Controller& c) { return c.set_quota(caller, std::move(*quota)); });
-    co_return result_response(200, result, quota_view);
+    auto parsed = parse(*body);
+    if (!parsed) co_return problem_response(parsed.error());
+    auto result = co_await host.mutate([&](Controller& c) { return apply(c, std::move(*parsed)); });
+    co_return result_response(200, result, view);
+  }
+
+  asio::awaitable<Response> set_quota(const Principal& caller, Request& request,
+                                      std::string tenant_id) {
+    co_return co_await operator_write(
+        caller, request, [&](const Json& body) { return parse_quota(body, std::move(tenant_id)); },
+        [&](Controller& c, auto quota) { return c.set_quota(caller, std::move(quota)); },
+        quota_view);
   }
 
   asio::awaitable<Response> topup(const Principal& caller, Request& request) {
