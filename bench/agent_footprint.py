@@ -56,11 +56,7 @@ def main():
         try:
             client = Client(port, key)
 
-            def call(method, path, body=None, expect=200):
-                status, data = client.call(method, path, body)
-                if status != expect:
-                    raise SystemExit(f"{method} {path}: {status} {data!r}")
-                return json.loads(data) if data else None
+            call = client.expect
 
             local = call("GET", "/v1/nodes")["items"][0]["id"]
             call("POST", f"/v1/nodes/{local}/cordon")

@@ -44,6 +44,13 @@ class Client:
         response = self.conn.getresponse()
         return response.status, response.read()
 
+    def expect(self, method, path, body=None, status=200):
+        """The decoded JSON answer of a call that must answer `status` (else the benchmark stops)."""
+        got, data = self.call(method, path, body)
+        if got != status:
+            raise SystemExit(f"{method} {path}: {got} {data!r}")
+        return json.loads(data) if data else None
+
 
 def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):
     deadline = time.monotonic() + timeout

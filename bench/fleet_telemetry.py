@@ -40,11 +40,7 @@ def main():
         try:
             client = Client(port, key)
 
-            def call(method, path, body=None, expect=200):
-                status, data = client.call(method, path, body)
-                if status != expect:
-                    raise SystemExit(f"{method} {path}: {status} {data!r}")
-                return json.loads(data)
+            call = client.expect
 
             token = call("POST", "/v1/join-tokens", {"description": "fleet"}, 201)["token"]
             log = open(os.path.join(workdir, "fleet.log"), "wb")
