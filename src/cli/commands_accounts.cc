@@ -135,7 +135,7 @@ void add_package_commands(CLI::App& app, Context& ctx) {
   auto product = std::make_shared<ProductOptions>();
   auto* define = packages->add_subcommand("define", "Define or change a product (operators)");
   define->add_option("name", product->name, "product name")->required();
-  define->add_option("--gpu-type", product->gpu_type, "GPU type, e.g. h100")->required();
+  define->add_option("--gpu-type", product->gpu_type, "GPU type, e.g. h100-80g")->required();
   define->add_option("--gpu-hours", product->gpu_hours, "GPU-hours it holds")->required();
   define->add_option("--price", product->price, "price in currency units")->required();
   define->add_option("--validity-days", product->validity_days, "days from purchase")->required();
