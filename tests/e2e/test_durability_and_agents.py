@@ -10,6 +10,8 @@ H100_PER_SECOND = 5_000
 
 def test_restart_mid_run_loses_nothing_and_bills_without_gap_or_double_charge(platform):
     tenant_id, key = platform.new_tenant("acme", topup_micros=500_000_000)
+    # The seconds that ran, as they are billed without a minimum duration (test_prices.py has it).
+    assert platform.call("PUT", "/v1/prices", body={"minimum_billed_seconds": 0}).status == 200
     created = platform.call("POST", "/v1/instances", key=key, body={
         "gpu_type": "h100-80g", "gpu_count": 1, "command": "echo started; sleep 600"})
     assert created.status == 201
