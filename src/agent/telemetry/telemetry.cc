@@ -63,9 +63,16 @@ void NodeTelemetry::tick(SteadyTime now, int64_t wall_ms, const BusyGpus& busy) 
   if (catch_up_ && next_due_ != SteadyTime{}) {
     ticks = std::min<int64_t>(kMaxCatchUpTicks, (now - next_due_) / interval_ + 1);
   }
+  // Stamped with the tick the sample belongs to, not the moment the caller got round to it: a
+  // few ms of wake-up jitter would cost the series store 9 bits per timestamp instead of 1
+  // (delta-of-delta encoding, docs/monitoring.md).
+  const SteadyTime due =
+      next_due_ == SteadyTime{} ? now : next_due_ + interval_ * ((now - next_due_) / interval_);
+  const int64_t stamp =
+      wall_ms - std::chrono::duration_cast<std::chrono::milliseconds>(now - due).count();
   model::TelemetryBatch batch;
   for (int64_t k = ticks - 1; k >= 0; --k) {
-    source_->sample(wall_ms - k * interval_.count(), busy, batch);
+    source_->sample(stamp - k * interval_.count(), busy, batch);
   }
   backlog_.add(std::move(batch));
   // On the tick grid, so that sampling does not drift with the caller's lateness.

@@ -219,14 +219,18 @@ TEST(NodeTelemetry, SamplesOnTheTickGridAndCatchesUpWhenAsked) {
   live.tick(start + milliseconds(3'200), 3'200, {});
   EXPECT_EQ(live.backlog().samples(), 2u);  // a late caller gets one sample
   EXPECT_EQ(live.next_due(), start + milliseconds(4'000));
+  const auto taken_late = live.backlog().next().batch;
+  ASSERT_EQ(taken_late.samples.size(), 2u);
+  EXPECT_EQ(taken_late.samples[1].time_ms, 3'000);  // the 3 s tick's, though taken at 3.2 s
 
   NodeTelemetry fleet(std::make_unique<CountingSource>(), milliseconds(1'000), 100, 10, true);
   fleet.tick(start, 0, {});
   fleet.tick(start + milliseconds(3'200), 3'200, {});
   const auto batch = fleet.backlog().next().batch;
   ASSERT_EQ(batch.samples.size(), 4u);  // 0, then the ticks due at 1, 2 and 3 s
-  EXPECT_EQ(batch.samples[1].time_ms, 1'200);
-  EXPECT_EQ(batch.samples[3].time_ms, 3'200);
+  // Each is stamped with its tick, not with the late moment it was taken.
+  EXPECT_EQ(batch.samples[1].time_ms, 1'000);
+  EXPECT_EQ(batch.samples[3].time_ms, 3'000);
 }
 
 // A fake NVML: what each call answers is set per test.
