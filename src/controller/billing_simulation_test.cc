@@ -12,6 +12,7 @@
 
 #include "common/random.h"
 #include "controller/controller.h"
+#include "controller/sim_agent_test_util.h"
 #include "store/store.h"
 
 namespace gpurent::controller {
@@ -23,7 +24,7 @@ using model::WorkloadPhase;
 struct SimNode {
   std::string id;
   bool silent = false;
-  std::map<std::pair<std::string, int64_t>, std::optional<int>> workloads;
+  SimWorkloads workloads;
 };
 
 class BillingSimulation {
@@ -145,22 +146,7 @@ class BillingSimulation {
   void converge_and_report(SimNode& node) {
     const auto desired = ctl_->desired_state(node.id);
     ASSERT_TRUE(desired);
-    std::set<std::pair<std::string, int64_t>> wanted;
-    for (const auto& spec : desired->workloads) {
-      const auto key = std::make_pair(spec.instance_id, spec.run);
-      wanted.insert(key);
-      auto it = node.workloads.find(key);
-      if (it == node.workloads.end() && spec.should_run) node.workloads.emplace(key, std::nullopt);
-      if (it != node.workloads.end() && !spec.should_run && !it->second) it->second = 143;
-    }
-    std::erase_if(node.workloads, [&](const auto& entry) { return !wanted.contains(entry.first); });
-    model::NodeReport report{desired->generation, {}};
-    for (const auto& [key, exit] : node.workloads) {
-      report.workloads.push_back({key.first, key.second,
-                                  exit ? WorkloadPhase::kExited : WorkloadPhase::kRunning, exit,
-                                  ""});
-    }
-    ASSERT_TRUE(ctl_->apply_report(node.id, report));
+    ASSERT_TRUE(ctl_->apply_report(node.id, converge_sim_agent(node.workloads, *desired)));
   }
 
   void commit() { ASSERT_TRUE(store_->commit(ctl_->take_changes_for_store())); }

@@ -9,6 +9,7 @@
 
 #include "common/random.h"
 #include "controller/controller.h"
+#include "controller/sim_agent_test_util.h"
 
 namespace gpurent::controller {
 namespace {
@@ -21,7 +22,7 @@ struct SimNode {
   bool silent = false;
   Timestamp last_report{};
   // The workloads the simulated agent runs: (instance, run) -> exited with code.
-  std::map<std::pair<std::string, int64_t>, std::optional<int>> workloads;
+  SimWorkloads workloads;
 };
 
 class Simulation {
@@ -160,22 +161,7 @@ class Simulation {
   void converge_and_report(SimNode& node) {
     const auto desired = ctl_.desired_state(node.id);
     ASSERT_TRUE(desired);
-    std::set<std::pair<std::string, int64_t>> wanted;
-    for (const auto& spec : desired->workloads) {
-      const auto key = std::make_pair(spec.instance_id, spec.run);
-      wanted.insert(key);
-      auto it = node.workloads.find(key);
-      if (it == node.workloads.end() && spec.should_run) node.workloads.emplace(key, std::nullopt);
-      if (it != node.workloads.end() && !spec.should_run && !it->second) it->second = 143;
-    }
-    std::erase_if(node.workloads, [&](const auto& entry) { return !wanted.contains(entry.first); });
-    model::NodeReport report{desired->generation, {}};
-    for (const auto& [key, exit] : node.workloads) {
-      report.workloads.push_back({key.first, key.second,
-                                  exit ? WorkloadPhase::kExited : WorkloadPhase::kRunning, exit,
-                                  ""});
-    }
-    ASSERT_TRUE(ctl_.apply_report(node.id, report));
+    ASSERT_TRUE(ctl_.apply_report(node.id, converge_sim_agent(node.workloads, *desired)));
     node.last_report = clock_.now();
   }
 
