@@ -86,6 +86,8 @@ Micros gpu_part(const Rates& rates, const model::UsageRecord& usage, Timestamp t
 std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type, PricingModel pricing,
                                 Timestamp t) {
   if (pricing == PricingModel::kSpot) return rates.spot.price_at(rates.book, gpu_type, t);
+  // Reserved work runs on a reserved term it paid for (billing/reserved.h).
+  if (pricing == PricingModel::kReserved) return Micros{0};
   return rates.book.on_demand_price(gpu_type, t);
 }
 

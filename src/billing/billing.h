@@ -8,9 +8,9 @@
 //     a run:           (gpu price(t) x gpu_count x gpu_milli + cpu price(t) x cpu x 1000
 //                       + memory price(t) x memory_gb x 1000 + disk price(t) x disk_gb x 1000)
 //                      per 3600 x 1000 (prices per hour; the GPU part pro rata for a share of a
-//                      GPU, gpu_milli < 1000). The GPU price is the book's on-demand price, or for
-//                      spot work the spot market's; reserved work pays on-demand here (what
-//                      reservations cost is the accounts side's).
+//                      GPU, gpu_milli < 1000). The GPU price is the book's on-demand price, for
+//                      spot work the spot market's, and zero for reserved work: its GPUs are a
+//                      reserved term, paid for as such (billing/reserved.h).
 //     a stopped disk:  storage price(t) x disk_gb per kSecondsPerBillingMonth.
 //   A type whose GPU price is taken away runs on at no GPU charge (new work cannot start on it).
 // - Seconds. Metering charges the whole seconds of [metered_until, until), each second at the

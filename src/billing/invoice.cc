@@ -50,6 +50,9 @@ std::optional<std::pair<std::string, int64_t>> usage_seconds(std::string_view id
   return std::make_pair(std::string(id.substr(6, last - 6)), seconds);
 }
 
+// A reserved term's payment, refund or earned revenue (billing/reserved.h).
+bool is_reservation(const model::Transfer& t) { return t.id.starts_with("reservation"); }
+
 struct Grouped {
   std::vector<InvoiceLine> lines;
   std::map<std::pair<std::string, std::string>, size_t> index;
@@ -96,7 +99,8 @@ Invoice build_invoice(std::string_view tenant_id, std::string currency, Month mo
     }
     if (!out_of_cash && !into_cash) {
       if (t.kind == model::TransferKind::kRecognition) {
-        prepaid.add("package_usage", t.reference, 1, "items", t.amount);
+        prepaid.add(is_reservation(t) ? "reserved_usage" : "package_usage", t.reference, 1, "items",
+                    t.amount);
       }
       continue;
     }
@@ -118,7 +122,8 @@ Invoice build_invoice(std::string_view tenant_id, std::string currency, Month mo
         lines.add("credits", t.from_account, 1, "items", amount);
         break;
       case model::TransferKind::kPurchase:
-        lines.add("packages", t.reference, 1, "items", amount);
+        lines.add(is_reservation(t) ? "reserved_terms" : "packages", t.reference, 1, "items",
+                  amount);
         break;
       case model::TransferKind::kRefund:
         lines.add("refunds", t.reference, 1, "items", amount);

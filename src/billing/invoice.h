@@ -7,8 +7,8 @@
 // - Amounts are signed from the tenant's side: charges positive, payments and credits negative.
 //   Totals reconcile to the micro-unit: opening_balance - sum(line amounts) == closing_balance,
 //   and both balances are the ledger's balance of the cash account at the month's bounds.
-// - Prepaid draws (a package's value earned as it is used) do not touch cash: they are listed
-//   under `prepaid` for information and are not in the totals.
+// - Prepaid draws (a package's or a reserved term's value earned as it is used) do not touch
+//   cash: they are listed under `prepaid` for information and are not in the totals.
 // - The CSV has one row per line item and then the totals, amounts as decimals of six places.
 #pragma once
 
@@ -35,7 +35,8 @@ Month month_of(Timestamp t);
 std::optional<Month> parse_month(std::string_view id);
 
 struct InvoiceLine {
-  std::string category;  // gpu_time, storage, packages, credits, payments, refunds, other
+  // gpu_time, storage, packages, reserved_terms, credits, payments, refunds, other
+  std::string category;
   std::string description;
   int64_t quantity = 0;  // gpu_time: seconds of runs billed to cash; otherwise transfers
   std::string unit;      // "s" or "items"

@@ -88,6 +88,15 @@ Result<model::PriceVersion> PriceBook::set(
       (*change.spot_floor_permille < 0 || *change.spot_floor_permille > model::kPermille)) {
     return fail(invalid_price("spot_floor_permille", "must be between 0 and 1000"));
   }
+  if (change.reserved_discount_permille) {
+    for (const auto& [days, permille] : *change.reserved_discount_permille) {
+      if (days < 1 || days > kMaxReservedTermDays || permille < 0 || permille >= model::kPermille) {
+        return fail(invalid_price(
+            "reserved_discount_permille",
+            fmt::format("terms are 1..{} days, discounts 0..999 per mille", kMaxReservedTermDays)));
+      }
+    }
+  }
 
   model::PriceVersion next = at(effective_at);
   next.version = static_cast<int64_t>(versions_.size()) + 1;
@@ -110,6 +119,7 @@ Result<model::PriceVersion> PriceBook::set(
   take(next.egress_per_gb, change.egress_per_gb);
   take(next.minimum_billed_seconds, change.minimum_billed_seconds);
   take(next.spot_floor_permille, change.spot_floor_permille);
+  take(next.reserved_discount_permille, change.reserved_discount_permille);
   versions_.push_back(next);
   reindex();
   return next;

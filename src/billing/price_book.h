@@ -12,7 +12,8 @@
 //   carried over (a GPU price of nullopt removes the type's price: it can no longer be rented).
 //   A version that takes effect later than another already set is not changed by it.
 // - Validation (errors as values, kUnprocessable with a stable code): invalid_field (a negative
-//   price, a floor outside 0..1000 per mille, a minimum outside 0..kMaxMinimumBilledSeconds),
+//   price, a floor outside 0..1000 per mille, a reserved term outside 1..kMaxReservedTermDays days
+//   or its discount outside 0..999 per mille, a minimum outside 0..kMaxMinimumBilledSeconds),
 //   unknown_gpu_type (the caller says which types exist), effective_at_in_past, currency_fixed
 //   (the ledger holds one currency: a version may not change it).
 // Not thread-safe; owned by the controller.
@@ -33,6 +34,8 @@
 namespace gpurent::billing {
 
 inline constexpr int64_t kMaxMinimumBilledSeconds = 24 * 3600;
+// The longest reservation (controller/jobs.cc) is 366 days; no term can be longer.
+inline constexpr int kMaxReservedTermDays = 366;
 // Far above any real price per unit-hour (10^6 units of the currency), and small enough that no
 // rate times any quantity overflows (see money.h).
 inline constexpr Micros kMaxPrice = 1'000'000 * kMicrosPerUnit;
@@ -50,6 +53,8 @@ struct PriceChange {
   std::optional<Micros> egress_per_gb;
   std::optional<int64_t> minimum_billed_seconds;
   std::optional<int> spot_floor_permille;
+  // Replaces the whole table of reserved-term discounts (term days -> per mille).
+  std::optional<std::map<int, int>> reserved_discount_permille;
 };
 
 class PriceBook {

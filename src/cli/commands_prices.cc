@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/App.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <memory>
 
 #include "cli/args.h"
@@ -28,6 +31,21 @@ std::string money(const Json& object, std::string_view key, std::string_view cur
   return fmt::format("{} {}", sanitize(currency), format_micros(object.at(key).get<Micros>()));
 }
 
+// "7 d: 100‰ off, 30 d: 200‰ off" from {"7": 100, "30": 200}, shortest term first.
+std::string reserved_terms(const Json& v) {
+  const auto it = v.find("reserved_discount_permille");
+  if (it == v.end() || !it->is_object() || it->empty()) return "no discounts";
+  std::vector<std::pair<int, std::string>> terms;
+  for (const auto& [days, permille] : it->items()) {
+    terms.emplace_back(std::atoi(days.c_str()),
+                       fmt::format("{} d: {}‰ off", sanitize(days), permille.dump()));
+  }
+  std::sort(terms.begin(), terms.end());
+  std::string out;
+  for (const auto& [days, text] : terms) out += (out.empty() ? "" : ", ") + text;
+  return out;
+}
+
 std::string version_view(const Json& v) {
   const std::string currency = field_text(v, "currency");
   std::string text = render_fields({
@@ -41,6 +59,7 @@ std::string version_view(const Json& v) {
       {"Egress", money(v, "egress_per_gb_micros", currency) + " per GB"},
       {"Minimum", fmt::format("{} s per start", integer(v, "minimum_billed_seconds"))},
       {"Spot floor", fmt::format("{}‰ of on-demand", integer(v, "spot_floor_permille"))},
+      {"Reserved terms", reserved_terms(v)},
   });
   Table gpus({"GPU TYPE", "ON-DEMAND PER GPU-HOUR"});
   if (const auto it = v.find("gpu_per_hour_micros"); it != v.end() && it->is_object()) {
@@ -122,6 +141,7 @@ struct SetOptions {
   std::string cpu, memory, disk, storage, egress;
   int64_t minimum_seconds = 0;
   int64_t spot_floor_permille = 0;
+  std::vector<std::string> reserved;  // DAYS=PERMILLE
   // Whether those two were given (any value, even a wrong one, goes to the server to judge).
   CLI::Option* minimum_flag = nullptr;
   CLI::Option* spot_floor_flag = nullptr;
@@ -156,6 +176,22 @@ Result<Json> change_body(const SetOptions& options) {
   if (options.minimum_flag->count() > 0) body["minimum_billed_seconds"] = options.minimum_seconds;
   if (options.spot_floor_flag->count() > 0) {
     body["spot_floor_permille"] = options.spot_floor_permille;
+  }
+  if (!options.reserved.empty()) {
+    Json terms = Json::object();
+    for (const auto& assignment : options.reserved) {
+      const auto equals = assignment.find('=');
+      const char* end = assignment.data() + assignment.size();
+      int64_t permille = 0;
+      if (equals == 0 || equals == std::string::npos ||
+          std::from_chars(assignment.data() + equals + 1, end, permille) !=
+              std::from_chars_result{end, std::errc()}) {
+        return fail(
+            usage_error(fmt::format("--reserved-discount '{}' is not DAYS=PERMILLE", assignment)));
+      }
+      terms[assignment.substr(0, equals)] = permille;
+    }
+    body["reserved_discount_permille"] = std::move(terms);
   }
   return body;
 }
@@ -192,6 +228,10 @@ void add_price_commands(CLI::App& app, Context& ctx) {
       set->add_option("--minimum", options->minimum_seconds, "minimum billed seconds per start");
   options->spot_floor_flag = set->add_option("--spot-floor", options->spot_floor_permille,
                                              "spot floor in per mille of on-demand (0..1000)");
+  set->add_option("--reserved-discount", options->reserved,
+                  "DAYS=PERMILLE: reserved terms of at least DAYS days get PERMILLE off "
+                  "on-demand; repeat; replaces the whole table")
+      ->allow_extra_args(false);
   set->add_flag("--micros", options->in_micros, "amounts are in micro-units");
   set->callback([&ctx, options] {
     ctx.set_command([&ctx, options]() -> Status {

@@ -1,10 +1,11 @@
-// reservation create, ls, cancel: GPUs booked ahead for a window; quota show, set: a tenant's
-// limits and fair-share weight.
+// reservation create, ls, cancel and reserve: GPUs booked ahead for a window or a reserved term,
+// paid when booked (billing/reserved.h); quota show, set: a tenant's limits and fair-share weight.
 #include <fmt/format.h>
 
 #include <CLI/App.hpp>
 #include <charconv>
 #include <memory>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -17,9 +18,11 @@ namespace {
 struct ReservationOptions {
   std::string gpu;
   int count = 0;
-  std::string start;
+  std::string start = "now";
   std::string end;
   std::string duration;
+  std::optional<int> days;
+  bool monthly = false;
   std::string tenant;
 };
 
@@ -33,16 +36,20 @@ Result<Timestamp> parse_time(std::string_view flag, std::string_view text, Times
   return *parsed;
 }
 
-// The window from --start and either --end or --duration.
+// The window from --start and one of --end, --duration or --days (a reserved term).
 Result<client::ReservationRequest> reservation_request(const ReservationOptions& options,
                                                        Timestamp now) {
-  if (options.end.empty() == options.duration.empty()) {
-    return fail(usage_error("give either --end or --duration"));
+  if (!options.end.empty() + !options.duration.empty() + options.days.has_value() != 1) {
+    return fail(usage_error("give one of --end, --duration or --days"));
   }
-  client::ReservationRequest request{
-      .tenant_id = options.tenant, .gpu_type = options.gpu, .gpu_count = options.count};
+  client::ReservationRequest request{.tenant_id = options.tenant,
+                                     .gpu_type = options.gpu,
+                                     .gpu_count = options.count,
+                                     .term_days = options.days,
+                                     .payment = options.monthly ? "monthly" : ""};
   GPURENT_TRY(start, parse_time("--start", options.start, now));
   request.start = start;
+  if (options.days) return request;
   if (options.duration.empty()) {
     GPURENT_TRY(end, parse_time("--end", options.end, now));
     request.end = end;
@@ -53,18 +60,21 @@ Result<client::ReservationRequest> reservation_request(const ReservationOptions&
   return request;
 }
 
-void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
+// The booking flags of `reservation create` and `reserve`; the term is paid when booked.
+void add_booking(CLI::App& command, Context& ctx) {
   auto options = std::make_shared<ReservationOptions>();
-  auto* create = reservations.add_subcommand(
-      "create",
-      "Book GPUs for a window: create --gpu h100-80g --count 8 --start ... --duration 2h");
-  create->add_option("--gpu", options->gpu, "GPU type")->required();
-  create->add_option("--count", options->count, "number of GPUs")->required();
-  create->add_option("--start", options->start, "RFC 3339 UTC time, or now")->required();
-  create->add_option("--end", options->end, "RFC 3339 UTC time");
-  create->add_option("--duration", options->duration, "instead of --end: e.g. 2h, 3d");
-  create->add_option("--tenant", options->tenant, "for this tenant (operators)");
-  create->callback([&ctx, options] {
+  command.add_option("--gpu", options->gpu, "GPU type")->required();
+  command.add_option("--count", options->count, "number of GPUs")->required();
+  command.add_option("--start", options->start, "RFC 3339 UTC time, or now (the default)");
+  command.add_option("--end", options->end, "RFC 3339 UTC time");
+  command.add_option("--duration", options->duration, "instead of --end: e.g. 2h, 3d");
+  command.add_option("--days", options->days,
+                     "instead of --end: a reserved term of this many days (7, 30, 90 earn the "
+                     "price book's discounts)");
+  command.add_flag("--monthly", options->monthly,
+                   "pay every 30 days instead of the whole term up front");
+  command.add_option("--tenant", options->tenant, "for this tenant (operators)");
+  command.callback([&ctx, options] {
     ctx.set_command([&ctx, options]() -> Status {
       GPURENT_TRY(request, reservation_request(*options, ctx.now()));
       return ctx.call_and_show(
@@ -72,6 +82,14 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
           [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
     });
   });
+}
+
+void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
+  add_booking(*reservations.add_subcommand(
+                  "create",
+                  "Book GPUs for a window, paid when booked: create --gpu h100-80g --count 8 "
+                  "--start ... --duration 2h"),
+              ctx);
 
   reservations.add_subcommand("ls", "List reservations")->callback([&ctx] {
     ctx.set_command([&ctx] {
@@ -178,6 +196,11 @@ void add_reservation_commands(CLI::App& app, Context& ctx) {
   reservations->alias("reservations");
   reservations->require_subcommand(1);
   add_reservation_verbs(*reservations, ctx);
+  add_booking(*app.add_subcommand("reserve",
+                                  "Commit to GPUs for a term at a discount: reserve --gpu "
+                                  "h100-80g --count 8 --days 30 [--monthly]")
+                   ->group("Jobs"),
+              ctx);
 
   auto* quota = app.add_subcommand("quota", "Tenant quotas and fair-share weights")->group("Jobs");
   quota->require_subcommand(1);

@@ -401,23 +401,33 @@ std::string job_view(const Json& job, Timestamp now) {
 }
 
 std::string reservations_view(const Json& items, Timestamp now) {
-  Table table({"ID", "TENANT", "GPUS", "STATE", "START", "END"});
+  Table table({"ID", "TENANT", "GPUS", "STATE", "START", "END", "TOTAL", "PAID"});
   for (const auto& reservation : as_list(items)) {
     table.add_row({field_text(reservation, "id"), field_text(reservation, "tenant_id"),
                    gpus(reservation), field_text(reservation, "state"),
-                   when(reservation, "start", now), when(reservation, "end", now)});
+                   when(reservation, "start", now), when(reservation, "end", now),
+                   amount(reservation, "total_micros"), amount(reservation, "paid_micros")});
   }
   return table.render();
 }
 
 std::string reservation_view(const Json& reservation, Timestamp now) {
-  return render_fields({{"ID", field_text(reservation, "id")},
-                        {"Tenant", field_text(reservation, "tenant_id")},
-                        {"GPUs", gpus(reservation)},
-                        {"State", field_text(reservation, "state")},
-                        {"Start", when_exactly(reservation, "start", now)},
-                        {"End", when_exactly(reservation, "end", now)},
-                        {"Created", when_exactly(reservation, "created_at", now)}});
+  const int64_t discount = integer(reservation, "discount_permille");
+  return render_fields(
+      {{"ID", field_text(reservation, "id")},
+       {"Tenant", field_text(reservation, "tenant_id")},
+       {"GPUs", gpus(reservation)},
+       {"State", field_text(reservation, "state")},
+       {"Start", when_exactly(reservation, "start", now)},
+       {"End", when_exactly(reservation, "end", now)},
+       {"Created", when_exactly(reservation, "created_at", now)},
+       {"Price", fmt::format("{} per GPU-hour, {}.{} % off",
+                             amount(reservation, "price_per_gpu_hour_micros"), discount / 10,
+                             discount % 10)},
+       {"Total", amount(reservation, "total_micros")},
+       {"Payment", field_text(reservation, "payment")},
+       {"Paid", fmt::format("{}{}", amount(reservation, "paid_micros"),
+                            member(reservation, "refunded") == Json(true) ? " (refunded)" : "")}});
 }
 
 std::string templates_view(const Json& items) {

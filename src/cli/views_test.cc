@@ -128,10 +128,11 @@ TEST(CliViewsTest, JobDetailsListTasksOrSayHowToGetThem) {
 TEST(CliViewsTest, ReservationsAndQuotas) {
   const Json reservations = Json::parse(R"([{"id": "r-1", "tenant_id": "t-1",
       "gpu_type": "h100-80g", "gpu_count": 8, "state": "booked",
-      "start": "2026-12-01T15:30:00.000Z", "end": "2026-12-01T17:30:00.000Z"}])");
+      "start": "2026-12-01T15:30:00.000Z", "end": "2026-12-01T17:30:00.000Z",
+      "total_micros": 288000000, "paid_micros": 144000000}])");
   EXPECT_EQ(reservations_view(reservations, kNow),
-            "ID    TENANT   GPUS          STATE    START    END\n"
-            "r-1   t-1      8x h100-80g   booked   in 24h   in 26h\n");
+            "ID    TENANT   GPUS          STATE    START    END      TOTAL        PAID\n"
+            "r-1   t-1      8x h100-80g   booked   in 24h   in 26h   288.000000   144.000000\n");
   EXPECT_EQ(quota_view(Json::parse(R"({"tenant_id": "t-1", "max_gpus_per_type":
       {"a100-80g": 4, "h100-80g": 2}, "max_instances": null, "weight": 3})")),
             "Tenant:         t-1\n"

@@ -359,8 +359,13 @@ Status ApiClient::stream_job_logs(std::string_view id, JobMember member, bool fo
 Result<Json> ApiClient::create_reservation(const ReservationRequest& request) {
   Json body = {{"gpu_type", request.gpu_type},
                {"gpu_count", request.gpu_count},
-               {"start", format_rfc3339(request.start)},
-               {"end", format_rfc3339(request.end)}};
+               {"start", format_rfc3339(request.start)}};
+  if (request.term_days) {
+    body["term_days"] = *request.term_days;
+  } else {
+    body["end"] = format_rfc3339(request.end);
+  }
+  if (!request.payment.empty()) body["payment"] = request.payment;
   if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
   return call("POST", "/v1/reservations", &body);
 }

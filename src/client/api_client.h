@@ -49,6 +49,8 @@ struct ReservationRequest {
   int gpu_count = 0;
   Timestamp start{};
   Timestamp end{};
+  std::optional<int> term_days;  // instead of end: a term of this many days from start
+  std::string payment;           // "upfront" (the server's default) or "monthly"
 };
 
 struct VolumeRequest {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "billing/packages.h"
+#include "billing/reserved.h"
 #include "billing/sla.h"
 #include "controller/controller.h"
 #include "controller/internal.h"
@@ -74,12 +75,7 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
   if (product == package_products_.end()) {
     return fail(Error::not_found("package_product", product_name));
   }
-  const Micros balance = ledger_.balance(model::tenant_cash_account(caller.tenant_id));
-  if (balance < product->second.price) {
-    return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
-                      fmt::format("balance {} does not cover the package's price {}",
-                                  format_micros(balance), format_micros(product->second.price))});
-  }
+  GPURENT_CHECK(check_can_pay(caller.tenant_id, product->second.price, "the package's price"));
   const Timestamp t = now();
   model::Package package{
       .id = rng_.id("pkg-"),
@@ -101,6 +97,48 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
   return CreatedPackage{std::move(package), false};
 }
 
+Status Controller::check_can_pay(std::string_view tenant_id, Micros amount,
+                                 std::string_view what) const {
+  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
+  if (balance >= amount) return {};
+  return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
+                    fmt::format("balance {} does not cover {} {}", format_micros(balance), what,
+                                format_micros(amount))});
+}
+
+Status Controller::price_reservation(model::Reservation& reservation) const {
+  const auto price = prices_.on_demand_price(reservation.gpu_type, reservation.created_at);
+  if (!price) {
+    return fail(Error::unprocessable(
+        "gpu_type_not_priced",
+        fmt::format("{} has no price: it cannot be reserved", reservation.gpu_type)));
+  }
+  const Millis length = reservation.end - reservation.start;
+  reservation.price_per_gpu_hour = *price;
+  reservation.discount_permille = billing::term_discount_permille(
+      prices_.at(reservation.created_at).reserved_discount_permille, length);
+  reservation.total =
+      billing::term_total(*price, reservation.gpu_count, reservation.discount_permille, length);
+  return check_can_pay(reservation.tenant_id, billing::payment_amount(reservation, 0),
+                       reservation.payment == model::ReservationPayment::kUpfront
+                           ? "the reserved term's price"
+                           : "the reserved term's first monthly payment");
+}
+
+void Controller::settle_reservation(model::Reservation& reservation) {
+  const Timestamp t = now();
+  auto transfers = billing::collect_payments(reservation, t);
+  if (auto earned = billing::recognise_revenue(reservation, t)) transfers.push_back(*earned);
+  if (transfers.empty()) return;
+  for (auto& transfer : transfers) {
+    if (auto posted = post(std::move(transfer)); !posted) {
+      spdlog::error("reservation={} payment failed: {}", reservation.id, posted.error().message);
+    }
+  }
+  changes_.reservations.push_back(reservation);
+  guard_balance(reservation.tenant_id);
+}
+
 std::vector<const model::Package*> Controller::packages(std::string_view tenant_id) const {
   std::vector<const model::Package*> out;
   const auto it = packages_by_tenant_.find(std::string(tenant_id));
@@ -110,6 +148,8 @@ std::vector<const model::Package*> Controller::packages(std::string_view tenant_
 }
 
 void Controller::draw_packages(model::UsageRecord& usage, Timestamp until) {
+  // A reserved run's GPUs are paid by its reserved term: packages are not spent on them.
+  if (usage.pricing == model::PricingModel::kReserved) return;
   const auto it = packages_by_tenant_.find(usage.tenant_id);
   if (it == packages_by_tenant_.end()) return;
   std::vector<model::Package*> usable;

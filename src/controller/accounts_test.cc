@@ -251,5 +251,130 @@ TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
   EXPECT_EQ(ctl_.ledger_total(), 0);
 }
 
+// --- Reserved terms ---------------------------------------------------------------------------
+
+class ReservedTermsTest : public AccountsTest {
+ protected:
+  // One H100 for a week at 18.0 an hour less 10 %: 2,721.6.
+  static constexpr Micros kWeekOfOneH100 = 2'721'600'000;
+
+  model::Reservation book(NewReservation request) {
+    auto booked = ctl_.create_reservation(alice_, std::move(request));
+    EXPECT_TRUE(booked) << booked.error().message;
+    return booked ? booked->reservation : model::Reservation{};
+  }
+  NewReservation term(int gpus, int days, model::ReservationPayment payment,
+                      Millis starts_in = Millis(0)) {
+    return NewReservation{.gpu_type = "h100-80g",
+                          .gpu_count = gpus,
+                          .start = clock_.now() + starts_in,
+                          .term_days = days,
+                          .payment = payment};
+  }
+  const model::Reservation& current(const std::string& id) {
+    for (const auto* r : ctl_.reservations(admin_)) {
+      if (r->id == id) return *r;
+    }
+    ADD_FAILURE() << "no reservation " << id;
+    static const model::Reservation none;
+    return none;
+  }
+  void top_up(Micros amount) {
+    ASSERT_TRUE(ctl_.topup(admin_, alice_.tenant_id, amount, "", std::nullopt));
+  }
+};
+
+TEST_F(ReservedTermsTest, ATermIsPaidUpFrontAtItsDiscountAndItsWorkPaysNoGpuPrice) {
+  top_up(3'000 * kMicrosPerUnit);
+  const Micros before = balance(alice_);
+  const auto r = book(term(1, 7, model::ReservationPayment::kUpfront));
+  EXPECT_EQ(r.state, model::ReservationState::kActive);
+  EXPECT_EQ(r.discount_permille, 100);
+  EXPECT_EQ(r.total, kWeekOfOneH100);
+  EXPECT_EQ(r.paid, kWeekOfOneH100);
+  EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+
+  auto reserved = spec(1);
+  reserved.pricing = model::PricingModel::kReserved;
+  reserved.reservation_id = r.id;
+  const auto instance = launch(alice_, reserved);
+  run(instance.id);
+  keep_running(instance.id, 3700);
+  stop(alice_, instance.id);
+  const auto usage = ctl_.usage(alice_.tenant_id);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_GE(usage[0]->billed_seconds, 3600);
+  EXPECT_EQ(usage[0]->charged, 0);  // no CPU, memory or disk price is set: nothing at all
+  EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
+  // An hour of the week is earned; the rest of the prepayment waits.
+  EXPECT_EQ(current(r.id).recognised, charge_pro_rata(kWeekOfOneH100, 1, 1, 7 * 24));
+
+  clock_.advance(std::chrono::days(7));
+  ctl_.tick();
+  EXPECT_EQ(current(r.id).state, model::ReservationState::kEnded);
+  EXPECT_EQ(current(r.id).recognised, kWeekOfOneH100);
+  EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
+TEST_F(ReservedTermsTest, ATermTheBalanceDoesNotCoverIsRefusedWithNothingBooked) {
+  const auto refused =
+      ctl_.create_reservation(alice_, term(1, 7, model::ReservationPayment::kUpfront));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
+  EXPECT_EQ(refused.error().code, "insufficient_funds");
+  EXPECT_TRUE(ctl_.reservations(alice_).empty());
+  EXPECT_EQ(balance(alice_), 1'000 * kMicrosPerUnit);
+}
+
+TEST_F(ReservedTermsTest, MonthlyPaymentsFallDueEachThirtyDaysAndAddUpToTheTotal) {
+  top_up(20'000 * kMicrosPerUnit);
+  const Micros before = balance(alice_);
+  const auto r = book(term(1, 40, model::ReservationPayment::kMonthly));
+  EXPECT_EQ(r.discount_permille, 200);
+  const Micros total = r.total;
+  EXPECT_EQ(total, 18 * kMicrosPerUnit * 24 * 40 * 8 / 10);
+  EXPECT_EQ(r.paid, charge_pro_rata(total, 30, 1, 40));
+  EXPECT_EQ(balance(alice_), before - r.paid);
+  clock_.advance(std::chrono::days(30));
+  ctl_.tick();
+  EXPECT_EQ(current(r.id).paid, total);
+  EXPECT_EQ(current(r.id).periods_paid, 2);
+  EXPECT_EQ(balance(alice_), before - total);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
+TEST_F(ReservedTermsTest, CancellingBeforeTheWindowRefundsAndAfterItStartsDoesNot) {
+  top_up(3'000 * kMicrosPerUnit);
+  const Micros before = balance(alice_);
+  const auto later = book(term(1, 7, model::ReservationPayment::kUpfront, std::chrono::hours(2)));
+  EXPECT_EQ(later.state, model::ReservationState::kBooked);
+  EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
+  ASSERT_TRUE(ctl_.cancel_reservation(alice_, later.id));
+  EXPECT_TRUE(current(later.id).refunded);
+  EXPECT_EQ(balance(alice_), before);
+
+  const auto now = book(term(1, 7, model::ReservationPayment::kUpfront));
+  clock_.advance(std::chrono::hours(2));
+  ASSERT_TRUE(ctl_.cancel_reservation(alice_, now.id));
+  EXPECT_FALSE(current(now.id).refunded);
+  EXPECT_EQ(current(now.id).recognised, kWeekOfOneH100);  // a commitment, earned at once
+  EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+
+  // The invoice lists both payments and the refund; its totals are the ledger's.
+  const auto invoice = ctl_.invoice(alice_, alice_.tenant_id, billing::month_of(clock_.now()));
+  ASSERT_TRUE(invoice);
+  Micros reserved = 0, refunds = 0;
+  for (const auto& line : invoice->lines) {
+    if (line.category == "reserved_terms") reserved += line.amount;
+    if (line.category == "refunds") refunds += line.amount;
+  }
+  EXPECT_EQ(reserved, 2 * kWeekOfOneH100);
+  EXPECT_EQ(refunds, -kWeekOfOneH100);
+  EXPECT_EQ(invoice->closing_balance, balance(alice_));
+}
+
 }  // namespace
 }  // namespace gpurent::controller

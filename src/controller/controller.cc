@@ -1266,6 +1266,7 @@ void Controller::tick() {
     }
     meter_stopped_disks(t);
     expire_packages();
+    for (auto& [id, reservation] : reservations_) settle_reservation(reservation);
     settle_sla_credits();
     enforce_balances();
   }

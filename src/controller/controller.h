@@ -125,6 +125,9 @@ struct NewReservation {
   int gpu_count = 0;
   Timestamp start{};
   Timestamp end{};
+  // Instead of end: a term of this many days from start (a start in the past is now).
+  std::optional<int> term_days;
+  model::ReservationPayment payment = model::ReservationPayment::kUpfront;
 };
 
 struct NewVolume {
@@ -264,7 +267,9 @@ class Controller {
   // --- Reservations --------------------------------------------------------------------------
   // Books GPUs of a type for [start, end) for the caller's tenant (an operator may book for
   // another). Refused (409 overbooked) if any instant of the window would reserve more GPUs of
-  // the type than the platform has.
+  // the type than the platform has. The term is priced and its first payment taken from the
+  // tenant's cash (402 insufficient_funds when it does not cover it; billing/reserved.h); a
+  // cancellation before the window refunds it, one after it releases the capacity only.
   // An Idempotency-Key retry with the same body returns the first booking.
   Result<CreatedReservation> create_reservation(
       const model::Principal& caller, NewReservation request,
@@ -515,6 +520,12 @@ class Controller {
   bool guard_balance(std::string_view tenant_id);
   bool over_credit_limit(std::string_view tenant_id) const;
   void touch_package(const model::Package& package);
+  // kPaymentRequired insufficient_funds unless the tenant's cash covers `amount` (what `what` is).
+  Status check_can_pay(std::string_view tenant_id, Micros amount, std::string_view what) const;
+  // Prices a new reserved term from the book in force now (billing/reserved.h).
+  Status price_reservation(model::Reservation& reservation) const;
+  // Posts the reservation's payments and earned revenue due by now; records it when they moved.
+  void settle_reservation(model::Reservation& reservation);
   // At the first billing tick of a month, credits last month's instances whose availability fell
   // short (billing/sla.h); the credit's id makes a second pass (after a restart) a no-op.
   void settle_sla_credits();

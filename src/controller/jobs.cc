@@ -1,6 +1,7 @@
 // The controller's batch jobs, advance reservations and tenant quotas (see model/job.h).
 #include <spdlog/spdlog.h>
 
+#include "billing/reserved.h"
 #include "controller/controller.h"
 #include "controller/internal.h"
 #include "model/gpu_catalog.h"
@@ -303,6 +304,10 @@ Result<CreatedReservation> Controller::create_reservation(
                                      fmt::format("unknown GPU type '{}'", request.gpu_type)));
   }
   const Timestamp t = now();
+  if (request.term_days) {
+    request.start = std::max(request.start, t);
+    request.end = request.start + std::chrono::days(*request.term_days);
+  }
   if (request.gpu_count < 1 || request.end <= request.start || request.end <= t ||
       request.end - request.start > kMaxReservationLength) {
     return fail(Error::invalid("invalid_field",
@@ -339,10 +344,18 @@ Result<CreatedReservation> Controller::create_reservation(
                                   "window, so {} more cannot be",
                                   capacity, request.gpu_type, peak, request.gpu_count)));
   }
-  Reservation reservation{
-      rng_.id("r-"), std::move(tenant_id), std::move(request.gpu_type), request.gpu_count,
-      request.start, request.end,          ReservationState::kBooked,   t};
+  Reservation reservation{.id = rng_.id("r-"),
+                          .tenant_id = std::move(tenant_id),
+                          .gpu_type = std::move(request.gpu_type),
+                          .gpu_count = request.gpu_count,
+                          .start = request.start,
+                          .end = request.end,
+                          .state = ReservationState::kBooked,
+                          .created_at = t,
+                          .payment = request.payment};
   if (reservation.start <= t) reservation.state = ReservationState::kActive;
+  GPURENT_CHECK(price_reservation(reservation));
+  settle_reservation(reservation);  // the first payment
   changes_.reservations.push_back(reservation);
   queue_changed_ = true;
   remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), reservation.id);
@@ -369,7 +382,13 @@ Result<Reservation> Controller::cancel_reservation(const Principal& caller, std:
   Reservation& reservation = it->second;
   if (reservation.state == ReservationState::kBooked ||
       reservation.state == ReservationState::kActive) {
+    // Before its window a reservation is refunded; from its start it is a commitment
+    // (billing/reserved.h).
+    if (auto refund = billing::refund_unstarted(reservation, now())) {
+      GPURENT_CHECK(post(std::move(*refund)));
+    }
     reservation.state = ReservationState::kCancelled;
+    settle_reservation(reservation);
     changes_.reservations.push_back(reservation);
     advance_reservations();
   }

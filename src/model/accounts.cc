@@ -14,6 +14,11 @@ std::string tenant_package_account(std::string_view tenant_id, std::string_view 
   return "tenant:" + std::string(tenant_id) + ":package:" + std::string(package_id);
 }
 
+std::string tenant_reservation_account(std::string_view tenant_id,
+                                       std::string_view reservation_id) {
+  return "tenant:" + std::string(tenant_id) + ":reservation:" + std::string(reservation_id);
+}
+
 void to_json(Json& j, const PackageProduct& v) {
   j = {{"name", v.name},
        {"gpu_type", v.gpu_type},

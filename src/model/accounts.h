@@ -24,6 +24,8 @@
 namespace gpurent::model {
 
 std::string tenant_package_account(std::string_view tenant_id, std::string_view package_id);
+// A reserved term's prepaid account (model/job.h, billing/reserved.h).
+std::string tenant_reservation_account(std::string_view tenant_id, std::string_view reservation_id);
 // Credits the platform grants (SLA); promotions stay in kPromotionsAccount.
 inline constexpr std::string_view kSlaCreditsAccount = "platform:credits:sla";
 // Money paid back to tenants leaves the platform through this account.

@@ -529,7 +529,15 @@ void to_json(Json& j, const Reservation& v) {
        {"start", ms(v.start)},
        {"end", ms(v.end)},
        {"state", to_string(v.state)},
-       {"created_at", ms(v.created_at)}};
+       {"created_at", ms(v.created_at)},
+       {"payment", to_string(v.payment)},
+       {"price_per_gpu_hour", v.price_per_gpu_hour},
+       {"discount_permille", v.discount_permille},
+       {"total", v.total},
+       {"paid", v.paid},
+       {"recognised", v.recognised},
+       {"periods_paid", v.periods_paid},
+       {"refunded", v.refunded}};
 }
 void from_json(const Json& j, Reservation& v) {
   v.id = j.at("id").get<std::string>();
@@ -540,6 +548,15 @@ void from_json(const Json& j, Reservation& v) {
   v.end = ts(j, "end");
   v.state = parse_enum(j, "state", &parse_reservation_state);
   v.created_at = ts(j, "created_at");
+  // Reservations booked before reserved terms were priced carry none: free, nothing owed.
+  if (j.contains("payment")) v.payment = parse_enum(j, "payment", &parse_reservation_payment);
+  v.price_per_gpu_hour = j.value("price_per_gpu_hour", Micros{0});
+  v.discount_permille = j.value("discount_permille", 0);
+  v.total = j.value("total", Micros{0});
+  v.paid = j.value("paid", Micros{0});
+  v.recognised = j.value("recognised", Micros{0});
+  v.periods_paid = j.value("periods_paid", 0);
+  v.refunded = j.value("refunded", false);
 }
 
 void to_json(Json& j, const Template& v) {

@@ -104,6 +104,11 @@ constexpr std::array<std::pair<ReservationState, std::string_view>, 4> kReservat
     {ReservationState::kCancelled, "cancelled"},
 }};
 
+constexpr std::array<std::pair<ReservationPayment, std::string_view>, 2> kReservationPayments{{
+    {ReservationPayment::kUpfront, "upfront"},
+    {ReservationPayment::kMonthly, "monthly"},
+}};
+
 }  // namespace
 
 std::string_view to_string(JobState s) { return name_of(kJobStates, s); }
@@ -112,6 +117,10 @@ bool is_final(JobState s) { return s != JobState::kQueued && s != JobState::kRun
 std::string_view to_string(ReservationState s) { return name_of(kReservationStates, s); }
 bool parse_reservation_state(std::string_view t, ReservationState* out) {
   return value_of(kReservationStates, t, out);
+}
+std::string_view to_string(ReservationPayment p) { return name_of(kReservationPayments, p); }
+bool parse_reservation_payment(std::string_view t, ReservationPayment* out) {
+  return value_of(kReservationPayments, t, out);
 }
 
 JobState derive_job_state(const std::vector<JobTask>& tasks) {

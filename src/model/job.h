@@ -11,6 +11,10 @@
 // that would, at any instant, reserve more GPUs of the type than the platform has. During the
 // window the capacity is held for the tenant's reserved work; before it, only spot work and work
 // that declares it ends in time may use it.
+//
+// A reservation is a reserved term: it is paid for, at the on-demand price in force when it was
+// booked less the discount its length earns, up front or month by month (billing/reserved.h);
+// the reserved work that runs on it pays no GPU price.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/money.h"
 #include "model/instance.h"
 
 namespace gpurent::model {
@@ -73,6 +78,10 @@ enum class ReservationState { kBooked, kActive, kEnded, kCancelled };
 std::string_view to_string(ReservationState state);
 bool parse_reservation_state(std::string_view text, ReservationState* out);
 
+enum class ReservationPayment { kUpfront, kMonthly };
+std::string_view to_string(ReservationPayment payment);
+bool parse_reservation_payment(std::string_view text, ReservationPayment* out);
+
 struct Reservation {
   std::string id;
   std::string tenant_id;
@@ -82,6 +91,15 @@ struct Reservation {
   Timestamp end{};
   ReservationState state = ReservationState::kBooked;
   Timestamp created_at{};
+  // The term's price, fixed at booking (billing/reserved.h says how it is paid and earned).
+  ReservationPayment payment = ReservationPayment::kUpfront;
+  Micros price_per_gpu_hour = 0;  // on-demand when booked
+  int discount_permille = 0;
+  Micros total = 0;       // what the whole term costs
+  Micros paid = 0;        // moved from cash to the reservation's prepaid account so far
+  Micros recognised = 0;  // moved on to revenue so far
+  int periods_paid = 0;   // monthly: payments made (the first at booking)
+  bool refunded = false;  // cancelled before its window: what was paid went back to cash
 };
 
 // Per-tenant limits and fair-share weight (operators set them).

@@ -2,6 +2,13 @@
 
 namespace gpurent::model {
 
+// JSON object keys are strings: {"7": 100, "30": 200}.
+Json discounts_json(const std::map<int, int>& discounts) {
+  Json out = Json::object();
+  for (const auto& [days, permille] : discounts) out[std::to_string(days)] = permille;
+  return out;
+}
+
 void to_json(Json& j, const PriceVersion& v) {
   j = {{"version", v.version},
        {"effective_at", to_unix_ms(v.effective_at)},
@@ -14,7 +21,8 @@ void to_json(Json& j, const PriceVersion& v) {
        {"storage_per_gb_month", v.storage_per_gb_month},
        {"egress_per_gb", v.egress_per_gb},
        {"minimum_billed_seconds", v.minimum_billed_seconds},
-       {"spot_floor_permille", v.spot_floor_permille}};
+       {"spot_floor_permille", v.spot_floor_permille},
+       {"reserved_discount_permille", discounts_json(v.reserved_discount_permille)}};
 }
 
 void from_json(const Json& j, PriceVersion& v) {
@@ -33,6 +41,14 @@ void from_json(const Json& j, PriceVersion& v) {
   v.egress_per_gb = j.at("egress_per_gb").get<Micros>();
   v.minimum_billed_seconds = j.at("minimum_billed_seconds").get<int64_t>();
   v.spot_floor_permille = j.at("spot_floor_permille").get<int>();
+  // Versions stored before reserved terms existed carry the defaults.
+  v.reserved_discount_permille = kDefaultReservedDiscountPermille;
+  if (const auto it = j.find("reserved_discount_permille"); it != j.end()) {
+    v.reserved_discount_permille.clear();
+    for (const auto& [days, permille] : it->items()) {
+      v.reserved_discount_permille.emplace(std::stoi(days), permille.get<int>());
+    }
+  }
 }
 
 void to_json(Json& j, const SpotPricePoint& v) {

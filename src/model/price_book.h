@@ -27,6 +27,9 @@ inline constexpr int kDefaultSpotFloorPermille = 400;
 inline constexpr int kPermille = 1000;
 // Persistent volumes and stopped instances' disks, per GB and billing month: 0.5 a GB-month.
 inline constexpr Micros kDefaultStoragePricePerGbMonth = 500'000;
+// Reserved terms' discounts off on-demand, per mille, by the shortest term (in days) that earns
+// them: a commitment of 30 to 89 days gets 20 % off (docs/billing.md "Reserved terms").
+inline const std::map<int, int> kDefaultReservedDiscountPermille{{7, 100}, {30, 200}, {90, 350}};
 
 struct PriceVersion {
   int64_t version = 0;       // 1, 2, ... in the order they were set
@@ -42,6 +45,8 @@ struct PriceVersion {
   Micros egress_per_gb = 0;
   int64_t minimum_billed_seconds = kDefaultMinimumBilledSeconds;  // per start of a run
   int spot_floor_permille = kDefaultSpotFloorPermille;            // 0..1000
+  // Term length in days -> discount per mille for a reservation at least that long.
+  std::map<int, int> reserved_discount_permille = kDefaultReservedDiscountPermille;
 };
 
 // One price of the spot market: `price` per GPU-hour of `gpu_type` from `at` until the type's next
@@ -57,5 +62,7 @@ void to_json(Json& j, const PriceVersion& v);
 void from_json(const Json& j, PriceVersion& v);
 void to_json(Json& j, const SpotPricePoint& v);
 void from_json(const Json& j, SpotPricePoint& v);
+// Discounts by term as a JSON object keyed by the days as text ({"7": 100, ...}).
+Json discounts_json(const std::map<int, int>& discounts);
 
 }  // namespace gpurent::model

@@ -438,9 +438,12 @@ Result<model::BalanceSettings> parse_balance_settings(const Json& body) {
       .credit_limit = limit.value_or(model::kDefaultCreditLimit)};
 }
 
+// POST /v1/reservations: {gpu_type, gpu_count, start, end} for a window, or {gpu_type, gpu_count,
+// term_days[, start]} for a term from start (default: now); payment "upfront" (default) or
+// "monthly".
 Result<controller::NewReservation> parse_reservation(const Json& body) {
-  GPURENT_CHECK(
-      reject_unknown_fields(body, {"tenant_id", "gpu_type", "gpu_count", "start", "end"}));
+  GPURENT_CHECK(reject_unknown_fields(
+      body, {"tenant_id", "gpu_type", "gpu_count", "start", "end", "term_days", "payment"}));
   controller::NewReservation reservation;
   GPURENT_TRY(tenant, optional_string(body, "tenant_id", kMaxNameLength));
   reservation.tenant_id = tenant.value_or("");
@@ -448,11 +451,27 @@ Result<controller::NewReservation> parse_reservation(const Json& body) {
   reservation.gpu_type = std::move(gpu_type);
   GPURENT_TRY(gpu_count, required_int(body, "gpu_count", 1, kMaxCount));
   reservation.gpu_count = static_cast<int>(gpu_count);
-  GPURENT_TRY(start, required_time(body, "start"));
-  GPURENT_TRY(end, required_time(body, "end"));
-  if (end <= start) return fail(invalid_field("end", "must be after start"));
-  reservation.start = start;
-  reservation.end = end;
+  GPURENT_TRY(term_days, optional_int(body, "term_days", 1, billing::kMaxReservedTermDays));
+  if (term_days.has_value() == body.contains("end")) {
+    return fail(invalid_field("term_days", "give either end or term_days"));
+  }
+  if (term_days) {
+    reservation.term_days = static_cast<int>(*term_days);
+    if (body.contains("start")) {
+      GPURENT_TRY(start, required_time(body, "start"));
+      reservation.start = start;
+    }
+  } else {
+    GPURENT_TRY(start, required_time(body, "start"));
+    GPURENT_TRY(end, required_time(body, "end"));
+    if (end <= start) return fail(invalid_field("end", "must be after start"));
+    reservation.start = start;
+    reservation.end = end;
+  }
+  GPURENT_TRY(payment, optional_string(body, "payment", 16));
+  if (payment && !model::parse_reservation_payment(*payment, &reservation.payment)) {
+    return fail(invalid_field("payment", "must be upfront or monthly"));
+  }
   return reservation;
 }
 
@@ -1143,7 +1162,7 @@ struct Api::Impl {
   }
 
   // Revenue in [from, to) (RFC 3339 query parameters; by default all of it), by GPU type and
-  // tenant: a run's type from its usage record, a package's from the package.
+  // tenant: a run's type from its usage record, a package's or a reserved term's from it.
   Result<billing::RevenueReport> revenue(const Principal& caller, const Request& request) {
     billing::RevenueReport report;
     for (const auto& [name, fallback] : {std::pair{"from", from_unix_ms(0)},
@@ -1163,7 +1182,11 @@ struct Api::Impl {
       return fail(Error::invalid("invalid_query", "'to' must be after 'from'"));
     }
     for (const auto* tenant : ctl().tenants(caller)) {
-      std::map<std::string, std::string> type_of;  // "<instance>:<run>" or package id -> type
+      // "<instance>:<run>", package or reservation id -> type
+      std::map<std::string, std::string> type_of;
+      for (const auto* reservation : ctl().reservations(caller)) {
+        if (reservation->tenant_id == tenant->id) type_of[reservation->id] = reservation->gpu_type;
+      }
       for (const auto* usage : ctl().usage(tenant->id)) {
         type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
       }
@@ -1172,7 +1195,8 @@ struct Api::Impl {
       }
       billing::add_revenue(report, ctl().transfers(tenant->id), [&](const model::Transfer& t) {
         if (t.id.starts_with("volume:")) return std::string("storage");
-        // A usage id is "usage:<instance>:<run>:<seconds>"; a package's reference is its id.
+        // A usage id is "usage:<instance>:<run>:<seconds>"; a package's or a reservation's
+        // transfers refer to it by id.
         std::string key = t.reference;
         if (t.id.starts_with("usage:")) key = t.id.substr(6, t.id.rfind(':') - 6);
         const auto it = type_of.find(key);

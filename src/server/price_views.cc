@@ -1,8 +1,10 @@
 #include "server/price_views.h"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@ namespace {
 
 constexpr size_t kMaxGpuTypeLength = 64;
 constexpr size_t kMaxPricedTypes = 256;
+constexpr size_t kMaxReservedTerms = 32;
 
 // Any integer: the book says which are prices (negative ones get its 422 invalid_field).
 Result<std::optional<Micros>> optional_amount(const Json& body, std::string_view key) {
@@ -35,7 +38,8 @@ Result<billing::PriceChange> parse_price_change(const Json& body) {
                                                  "storage_per_gb_month_micros",
                                                  "egress_per_gb_micros",
                                                  "minimum_billed_seconds",
-                                                 "spot_floor_permille"};
+                                                 "spot_floor_permille",
+                                                 "reserved_discount_permille"};
   for (const auto& [key, value] : body.items()) {
     if (std::find(std::begin(kFields), std::end(kFields), key) == std::end(kFields)) {
       return fail(Error::invalid("unknown_field", fmt::format("unknown field '{}'", key)));
@@ -88,6 +92,27 @@ Result<billing::PriceChange> parse_price_change(const Json& body) {
   GPURENT_TRY(floor, optional_int(body, "spot_floor_permille", std::numeric_limits<int>::min(),
                                   std::numeric_limits<int>::max()));
   if (floor) change.spot_floor_permille = static_cast<int>(*floor);
+  if (const auto terms = body.find("reserved_discount_permille");
+      terms != body.end() && !terms->is_null()) {
+    const auto invalid = [] {
+      return fail(invalid_field("reserved_discount_permille",
+                                "must be an object of term days (\"30\") to an integer "
+                                "discount per mille"));
+    };
+    if (!terms->is_object() || terms->size() > kMaxReservedTerms) return invalid();
+    std::map<int, int> discounts;
+    for (const auto& [days, permille] : terms->items()) {
+      int parsed = 0;
+      const auto [end, ec] = std::from_chars(days.data(), days.data() + days.size(), parsed);
+      if (ec != std::errc() || end != days.data() + days.size() || !permille.is_number_integer() ||
+          permille.get<int64_t>() < std::numeric_limits<int>::min() ||
+          permille.get<int64_t>() > std::numeric_limits<int>::max()) {
+        return invalid();
+      }
+      discounts.emplace(parsed, permille.get<int>());
+    }
+    change.reserved_discount_permille = std::move(discounts);
+  }
   return change;
 }
 
@@ -103,7 +128,8 @@ Json price_version_view(const model::PriceVersion& v) {
           {"storage_per_gb_month_micros", v.storage_per_gb_month},
           {"egress_per_gb_micros", v.egress_per_gb},
           {"minimum_billed_seconds", v.minimum_billed_seconds},
-          {"spot_floor_permille", v.spot_floor_permille}};
+          {"spot_floor_permille", v.spot_floor_permille},
+          {"reserved_discount_permille", model::discounts_json(v.reserved_discount_permille)}};
 }
 
 Json spot_point_view(const model::SpotPricePoint& point, Micros price) {

@@ -135,7 +135,13 @@ Json reservation_view(const model::Reservation& reservation) {
           {"start", format_rfc3339(reservation.start)},
           {"end", format_rfc3339(reservation.end)},
           {"state", model::to_string(reservation.state)},
-          {"created_at", format_rfc3339(reservation.created_at)}};
+          {"created_at", format_rfc3339(reservation.created_at)},
+          {"payment", model::to_string(reservation.payment)},
+          {"price_per_gpu_hour_micros", reservation.price_per_gpu_hour},
+          {"discount_permille", reservation.discount_permille},
+          {"total_micros", reservation.total},
+          {"paid_micros", reservation.paid},
+          {"refunded", reservation.refunded}};
 }
 
 Json quota_view(const model::Quota& quota) {

@@ -1,8 +1,12 @@
 """Accounts: a tenant buys a compute package, launches, stops; the invoice (JSON and CSV) shows
-the package and the usage and equals the ledger; a retried purchase never charges twice."""
+the package and the usage and equals the ledger; a retried purchase never charges twice. A
+reserved term is paid when booked, its work pays no GPU price, and a cancellation before its window
+is refunded."""
 
 import csv
+import datetime
 import io
+import json
 import time
 
 from conftest import problem
@@ -156,3 +160,77 @@ def test_operator_cli_defines_products_and_sets_the_balance_guard(platform):
     assert settings["warning_threshold_micros"] == 50_000_000
     # The tenant's 100 are above 50: no warning until the balance crosses below it.
     assert settings["below_warning_threshold"] is False
+
+
+def test_a_reserved_term_is_paid_up_front_and_its_work_pays_no_gpu_price(platform):
+    _, key = platform.new_tenant("committer", topup_micros=3_000_000_000)
+    discounts = platform.call("GET", "/v1/prices").json()["current"]["reserved_discount_permille"]
+    assert discounts == {"7": 100, "30": 200, "90": 350}
+
+    # One H100 for a week at 18.0 an hour less 10 %: 2,721.6, paid at booking.
+    booked = platform.call("POST", "/v1/reservations", key,
+                           {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 7},
+                           headers={"Idempotency-Key": "term-1"})
+    assert booked.status == 201, booked.body
+    term = booked.json()
+    assert term["state"] == "active" and term["payment"] == "upfront"
+    assert term["discount_permille"] == 100 and term["price_per_gpu_hour_micros"] == 18_000_000
+    assert term["total_micros"] == term["paid_micros"] == 2_721_600_000
+    assert balance(platform, key) == 278_400_000
+    # A retry charges nothing again; a second week is more than the balance: refused, not booked.
+    again = platform.call("POST", "/v1/reservations", key,
+                          {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 7},
+                          headers={"Idempotency-Key": "term-1"})
+    assert again.status == 201 and again.json()["id"] == term["id"]
+    problem(platform.call("POST", "/v1/reservations", key,
+                          {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 7}),
+            402, "insufficient_funds")
+    problem(platform.call("POST", "/v1/reservations", key,
+                          {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 0}),
+            400, "invalid_field")
+    problem(platform.call("POST", "/v1/reservations", key,
+                          {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 7,
+                           "end": "2030-01-01T00:00:00Z"}), 400, "invalid_field")
+    problem(platform.call("POST", "/v1/reservations", key,
+                          {"gpu_type": "h100-80g", "gpu_count": 1, "term_days": 7,
+                           "payment": "weekly"}), 400, "invalid_field")
+    assert len(platform.call("GET", "/v1/reservations", key).json()["items"]) == 1
+    assert balance(platform, key) == 278_400_000
+
+    created = platform.call("POST", "/v1/instances", key, {
+        "gpu_type": "h100-80g", "pricing": "reserved", "reservation_id": term["id"],
+        "command": "sleep 600"})
+    assert created.status == 201, created.body
+    instance_id = created.json()["id"]
+    platform.wait_state(instance_id, "running", key)
+    time.sleep(2)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status in (200, 202)
+    platform.wait_state(instance_id, "stopped", key)
+    usage = [u for u in platform.call("GET", "/v1/billing/usage", key).json()["items"]
+             if u["instance_id"] == instance_id]
+    assert len(usage) == 1 and usage[0]["seconds"] > 0 and usage[0]["amount_micros"] == 0
+    assert balance(platform, key) == 278_400_000
+
+    # The CLI books a term that starts later and cancels it: a refund, in full.
+    start = (datetime.datetime.now(datetime.timezone.utc)
+             + datetime.timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    later = json.loads(platform.cli("reserve", "--gpu", "h100-80g", "--count", "1", "--start",
+                                    start, "--duration", "1h", "-o", "json", key=key).stdout)
+    assert later["state"] == "booked" and later["paid_micros"] == 18_000_000
+    assert balance(platform, key) == 260_400_000
+    assert "(refunded)" in platform.cli("reservation", "cancel", later["id"], key=key).stdout
+    assert balance(platform, key) == 278_400_000
+
+    invoice_id = platform.call("GET", "/v1/billing/invoices", key).json()["items"][-1]["id"]
+    invoice = platform.call("GET", f"/v1/billing/invoices/{invoice_id}", key).json()
+    reserved = [line for line in invoice["lines"] if line["category"] == "reserved_terms"]
+    assert sum(line["amount_micros"] for line in reserved) == 2_721_600_000 + 18_000_000
+    refunds = [line for line in invoice["lines"] if line["category"] == "refunds"]
+    assert sum(line["amount_micros"] for line in refunds) == -18_000_000
+    assert invoice["closing_balance_micros"] == balance(platform, key)
+    # Through a restart the term is the same and nothing is charged again.
+    platform.restart()
+    kept = [r for r in platform.call("GET", "/v1/reservations", key).json()["items"]
+            if r["id"] == term["id"]]
+    assert kept == [term]
+    assert balance(platform, key) == 278_400_000
