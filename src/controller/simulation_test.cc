@@ -206,10 +206,13 @@ class Simulation {
       // desired set holds nothing on it (its agent stops the old runs).
       ASSERT_TRUE(out.contains(xid.uuid)) << xid.uuid;
       ASSERT_TRUE(ctl_.gpu_holders(xid.uuid).empty()) << xid.uuid;
-      for (const auto& workload : ctl_.desired_state(node.id)->workloads) {
+      const auto desired = ctl_.desired_state(node.id);
+      for (const auto& workload : desired->workloads) {
         ASSERT_EQ(std::count(workload.gpus.begin(), workload.gpus.end(), xid.uuid), 0);
       }
-      if (was_ready) ASSERT_EQ(ctl_.node_status(**ctl_.node(admin_, node.id)), "degraded");
+      if (was_ready) {
+        ASSERT_EQ(ctl_.node_status(**ctl_.node(admin_, node.id)), "degraded");
+      }
       for (const auto& [id, run] : hit[xid.uuid]) {
         const model::Instance& instance = **ctl_.instance(admin_, id);
         // Moved (a new run, or waiting for one) or stopped; its old run billed no further.
