@@ -65,6 +65,21 @@ void add_node_commands(CLI::App& app, Context& ctx) {
       });
     });
   }
+  auto release_node = std::make_shared<std::string>();
+  auto release_index = std::make_shared<int>(0);
+  auto* release = nodes->add_subcommand(
+      "release-gpu", "Put a quarantined GPU back in service (after resetting and checking it)");
+  release->add_option("id", *release_node, "node id")->required();
+  release->add_option("index", *release_index, "the GPU's device index on the node")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  release->callback([&ctx, release_node, release_index] {
+    ctx.set_command([&ctx, release_node, release_index] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.release_gpu(*release_node, *release_index); },
+          [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+    });
+  });
   nodes->callback([nodes, list] {
     if (nodes->get_subcommands().empty()) list();
   });

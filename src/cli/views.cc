@@ -318,6 +318,7 @@ std::string node_view(const Json& node, Timestamp now) {
       {"ID", field_text(node, "id")},
       {"Name", field_text(node, "name")},
       {"State", field_text(node, "state")},
+      {"Status", field_text(node, "status")},
       {"GPUs", fmt::format("{} ({} free)", dash(gpu_summary(member(node, "gpus"))),
                            dash(field_text(node, "free_gpus")))},
       {"CPU", field_text(node, "cpu_count")},
@@ -341,7 +342,18 @@ std::string node_view(const Json& node, Timestamp now) {
                    reading(gpu, "power_w", " W"), reading(gpu, "fb_used_mib", " MiB"),
                    dash(field_text(member(member(gpu, "telemetry"), "last_xid"), "code"))});
   }
-  return out + "\n" + table.render();
+  out += "\n" + table.render();
+  const auto& quarantined = as_list(member(node, "quarantined_gpus"));
+  if (quarantined.empty()) return out;
+  Table out_of_service({"QUARANTINED GPU", "UUID", "CAUSE", "SINCE", "WHAT"});
+  for (const auto& gpu : quarantined) {
+    out_of_service.add_row({field_text(gpu, "index"), field_text(gpu, "uuid"),
+                            field_text(gpu, "cause"), when(gpu, "quarantined_at", now),
+                            field_text(gpu, "message")});
+  }
+  return out + "\n" + out_of_service.render() +
+         fmt::format("Release one after checking it: gpurent nodes release-gpu {} INDEX\n",
+                     sanitize(field_text(node, "id")));
 }
 
 std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now) {

@@ -546,6 +546,10 @@ Result<Json> ApiClient::node_action(std::string_view id, std::string_view action
   return call("POST", fmt::format("/v1/nodes/{}/{}", encode(id), action));
 }
 
+Result<Json> ApiClient::release_gpu(std::string_view node_id, int gpu_index) {
+  return call("POST", fmt::format("/v1/nodes/{}/gpus/{}/release", encode(node_id), gpu_index));
+}
+
 Result<Json> ApiClient::get_node(std::string_view id) {
   return call("GET", "/v1/nodes/" + encode(id));
 }

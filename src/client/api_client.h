@@ -187,6 +187,8 @@ class ApiClient {
   Result<Json> get_node(std::string_view id);
   // action: "cordon", "uncordon" or "drain".
   Result<Json> node_action(std::string_view id, std::string_view action);
+  // Puts a quarantined GPU of the node back in service; returns the node.
+  Result<Json> release_gpu(std::string_view node_id, int gpu_index);
   // ttl_s nullopt = the server's default (24 h).
   Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
 

@@ -33,6 +33,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(packages, other.packages);
   append(balance_settings, other.balance_settings);
   append(downtime, other.downtime);
+  append(gpu_quarantines, other.gpu_quarantines);
   woken_nodes.merge(other.woken_nodes);
   changed_instances.merge(other.changed_instances);
   monitoring_changes.merge(std::move(other.monitoring_changes));

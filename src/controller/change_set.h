@@ -15,6 +15,7 @@
 #include "controller/monitoring.h"
 #include "model/accounts.h"
 #include "model/event.h"
+#include "model/gpu_quarantine.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/ledger.h"
@@ -50,6 +51,7 @@ struct Snapshot {
   std::vector<model::Package> packages;
   std::vector<model::BalanceSettings> balance_settings;
   std::vector<model::Downtime> downtime;
+  std::vector<model::GpuQuarantine> gpu_quarantines;  // released ones too; upserted by GPU UUID
   MonitoringSnapshot monitoring;  // rollups, the API's alert rules, alert history (monitoring.h)
 };
 
@@ -94,7 +96,8 @@ struct ChangeSet : Snapshot {
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
            price_versions.empty() && spot_prices.empty() && package_products.empty() &&
            packages.empty() && balance_settings.empty() && downtime.empty() &&
-           woken_nodes.empty() && changed_instances.empty() && monitoring_changes.empty();
+           gpu_quarantines.empty() && woken_nodes.empty() && changed_instances.empty() &&
+           monitoring_changes.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

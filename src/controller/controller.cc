@@ -76,6 +76,8 @@ Status Controller::restore(Snapshot snapshot) {
     join_token_by_hash_.emplace(token.secret_hash, token.id);
     join_tokens_.emplace(token.id, std::move(token));
   }
+  // Before the nodes: syncing a node into the scheduler applies its quarantined GPUs.
+  restore_quarantines(snapshot.gpu_quarantines);
   for (auto& node : snapshot.nodes) {
     // Heartbeats are not persisted; every node gets a full timeout to report after a restart.
     node.last_heartbeat = start;
@@ -729,8 +731,11 @@ void Controller::request_stop(Instance& instance, std::string reason) {
   Node& node = nodes_.at(instance.node_id);
   touch_node(node, /*desired_set_changed=*/true);
   // A down node cannot confirm the stop; its billing already ended at its last report, and if it
-  // comes back its agent stops the workload because the desired set no longer holds it.
-  if (node.state == NodeState::kDown) end_run(instance, std::nullopt, "");
+  // comes back its agent stops the workload because the desired set no longer holds it. Work on
+  // a quarantined GPU ends at once too: billing ends at the report that carried the fault.
+  if (node.state == NodeState::kDown || on_quarantined_gpu(instance)) {
+    end_run(instance, std::nullopt, "");
+  }
 }
 
 // --- Placement and runs -------------------------------------------------------------------------
@@ -782,10 +787,10 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     // Billing ends at the last moment the node is known to have been up.
     meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
     if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
-      // A run the platform cut short (its node failed, it was preempted or moved off a drained
-      // node) pays no minimum.
+      // A run the platform cut short (its node or GPU failed, it was preempted or moved off a
+      // drained node) pays no minimum.
       const bool platform_ended = node.state != NodeState::kReady || instance.preempt_requested ||
-                                  instance.requeue_requested;
+                                  instance.requeue_requested || on_quarantined_gpu(instance);
       if (!platform_ended) charge_minimum_duration(*usage);
       usage->ended_at = usage->metered_until;
       touch_usage(*usage);
@@ -1005,6 +1010,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   if (node_it == nodes_.end()) return fail(Error::not_found("node", node_id));
   Node& node = node_it->second;
   node.last_heartbeat = now();
+  quarantine_failed_gpus(node, report.telemetry);
   record_telemetry(node, report.telemetry);
   if (report.container_runtime && *report.container_runtime != node.container_runtime) {
     // The agent restarted with (or without) a container engine: image work may go there (or not)
@@ -1102,7 +1108,11 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
 
 std::string_view Controller::node_status(const Node& node) const {
   if (node.state == NodeState::kDown) return "down";
-  if (!node.cordoned) return "ready";
+  if (!node.cordoned) {
+    const bool degraded = std::any_of(node.gpus.begin(), node.gpus.end(),
+                                      [&](const model::Gpu& gpu) { return quarantined(gpu.uuid); });
+    return degraded ? "degraded" : "ready";
+  }
   const auto on_node = instances_on_node_.find(node.id);
   if (on_node != instances_on_node_.end()) {
     for (const auto& id : on_node->second) {
@@ -1138,6 +1148,7 @@ std::vector<Offer> Controller::offers() const {
     std::map<std::string, int> free_here;
     if (node.cordoned) continue;
     for (const auto& gpu : node.gpus) {
+      if (quarantined(gpu.uuid)) continue;  // out of service: not on offer
       Offer& offer = by_type[gpu.type];
       offer.gpu_type = gpu.type;
       offer.total += 1;
@@ -1176,14 +1187,20 @@ void Controller::mark_node_down(Node& node) {
       record_downtime_start(instance, node.last_heartbeat, "node_down");
     }
   }
-  move_off_failed_node(node, on_node);
+  move_off_failure({node, "", fmt::format("node {} stopped reporting", node.name)}, on_node);
 }
 
-void Controller::move_off_failed_node(const Node& node, const std::set<std::string>& on_node) {
-  const std::string why = fmt::format("moving: node {} stopped reporting", node.name);
-  for (const auto& id : on_node) {
+void Controller::move_off_failure(const Failure& failure, const std::set<std::string>& affected) {
+  const Node& node = failure.node;
+  const auto hit = [&](const Instance& instance) {
+    return instance.node_id == node.id &&
+           (failure.gpu_uuid.empty() || std::find(instance.gpus.begin(), instance.gpus.end(),
+                                                  failure.gpu_uuid) != instance.gpus.end());
+  };
+  const std::string why = fmt::format("moving: {}", failure.what);
+  for (const auto& id : affected) {
     Instance& instance = instances_.at(id);
-    if (instance.node_id != node.id) continue;  // a sibling's move below already took it
+    if (!hit(instance)) continue;  // a sibling's move below already took it
     if (instance.state == InstanceState::kStopping) {
       // It was asked to stop and cannot confirm: it ends now (billing ended at the last report),
       // and if the node comes back its agent stops what is no longer desired.
@@ -1193,7 +1210,13 @@ void Controller::move_off_failed_node(const Node& node, const std::set<std::stri
     if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
       continue;
     }
-    if (instance.spec.restart_policy == model::RestartPolicy::kNever) continue;  // waits
+    if (instance.spec.restart_policy == model::RestartPolicy::kNever) {
+      // A down node may come back with the work still running: it waits. A quarantined GPU stays
+      // out of service until an operator checks it: the work on it is stopped, not restarted.
+      if (!failure.gpu_uuid.empty())
+        request_stop(instance, fmt::format("stopped: {}", failure.what));
+      continue;
+    }
     // A gang without one of its ranks cannot go on: the whole task moves.
     std::vector<Instance*> moving{&instance};
     if (model::Job* job = job_of(instance)) {
@@ -1206,15 +1229,14 @@ void Controller::move_off_failed_node(const Node& node, const std::set<std::stri
       }
     }
     for (Instance* member : moving) {
-      record_event(
-          member->tenant_id, member->id, model::event_kind::kInstanceMoved,
-          member->node_id == node.id
-              ? fmt::format("node {} stopped reporting; placing it again elsewhere", node.name)
-              : fmt::format("node {} of its task's gang stopped reporting; the task "
-                            "moves as a whole",
-                            node.name));
+      record_event(member->tenant_id, member->id, model::event_kind::kInstanceMoved,
+                   hit(*member)
+                       ? fmt::format("{}; placing it again elsewhere", failure.what)
+                       : fmt::format("its task's gang lost a member ({}); the task moves as a "
+                                     "whole",
+                                     failure.what));
       member->requeue_requested = true;
-      // On the down node this ends the run at once; on a healthy one, once its agent confirms.
+      // On the failed node or GPU this ends the run at once; elsewhere, once its agent confirms.
       request_stop(*member, why);
     }
   }

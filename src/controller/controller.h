@@ -335,8 +335,19 @@ class Controller {
   Result<int> drain_node(const model::Principal& caller, std::string_view id);
   std::vector<Offer> offers() const;
   // How the node is, for operators: "down" (silent past the heartbeat timeout), "draining"
-  // (cordoned, and work it was asked to move has not left yet), "cordoned", or "ready".
+  // (cordoned, and work it was asked to move has not left yet), "cordoned", "degraded" (a GPU of
+  // it is quarantined), or "ready".
   std::string_view node_status(const model::Node& node) const;
+
+  // --- GPU quarantine (quarantine.cc, model/gpu_quarantine.h) --------------------------------
+  // A GPU whose report carries a fatal XID or a rise of its double-bit ECC count is quarantined:
+  // no new work, the work on it ends at that report and moves by its restart policy.
+  // The node's quarantined GPUs (operators), in index order.
+  std::vector<const model::GpuQuarantine*> quarantined_gpus(std::string_view node_id) const;
+  // Operators put a quarantined GPU back in service. 404 node_not_found / gpu_not_found, 409
+  // gpu_not_quarantined.
+  Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
+                                           int gpu_index);
 
   // --- Events (events.cc) --------------------------------------------------------------------
   // The caller's events (operators: all, platform ones included) matching the filter, oldest
@@ -498,9 +509,26 @@ class Controller {
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
   void mark_node_down(model::Node& node);
-  // Moves the work that was on a failed node (by its restart policy) to be placed again.
-  void move_off_failed_node(const model::Node& node, const std::set<std::string>& on_node);
+  // What failed under running work: a whole node, or one GPU of it (quarantine.cc).
+  struct Failure {
+    const model::Node& node;
+    std::string gpu_uuid;  // empty: the whole node
+    std::string what;      // for people: "node gpu-2 stopped reporting"
+  };
+  // Moves the work of `affected` that was on the failure (by its restart policy) to be placed
+  // again; a gang's task moves whole.
+  void move_off_failure(const Failure& failure, const std::set<std::string>& affected);
   void enforce_balances();
+  // --- GPU quarantine (quarantine.cc) ---
+  void restore_quarantines(std::vector<model::GpuQuarantine>& records);
+  // Quarantines the node's GPUs that the report shows failing; call before record_telemetry (a
+  // double-bit ECC rise is measured against the sample kept from the previous report).
+  void quarantine_failed_gpus(model::Node& node, const model::TelemetryBatch& batch);
+  void quarantine_gpu(model::Node& node, const model::Gpu& gpu, model::GpuQuarantine record);
+  bool quarantined(std::string_view gpu_uuid) const;
+  bool on_quarantined_gpu(const model::Instance& instance) const;
+  // Mirrors the node's quarantined GPUs into the scheduler's availability mask.
+  void sync_gpu_availability(const model::Node& node);
   // --- Monitoring (monitoring.cc) ---
   Status restore_monitoring(MonitoringSnapshot& snapshot);
   // Compacts the series and evaluates the alert rules when their intervals have passed.
@@ -585,6 +613,8 @@ class Controller {
   // Hands a report's samples to the monitor's time series (ingest_gpu_samples).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
+  // By GPU UUID; released ones too (their record stays until the next quarantine).
+  std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
     std::map<std::string, int64_t> milli_by_type;

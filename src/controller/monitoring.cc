@@ -400,7 +400,7 @@ std::vector<monitor::GpuReading> Controller::gpu_readings() const {
 
 PlatformStats Controller::platform_stats() const {
   PlatformStats stats;
-  for (const char* status : {"ready", "draining", "cordoned", "down"}) {
+  for (const char* status : {"ready", "degraded", "draining", "cordoned", "down"}) {
     stats.nodes_by_status[status] = 0;
   }
   for (const auto& [id, node] : nodes_) ++stats.nodes_by_status[std::string(node_status(node))];

@@ -117,11 +117,14 @@ void Controller::meter_stopped_disks(Timestamp until) {
 }
 
 bool Controller::update_spot_market() {
-  // GPUs of each type on ready nodes, and the thousandths of them held by anyone.
+  // GPUs of each type on ready nodes (quarantined ones are not capacity), and the thousandths of
+  // them held by anyone.
   std::map<std::string, int64_t, std::less<>> total;
   for (const auto& [id, node] : nodes_) {
     if (node.state != model::NodeState::kReady) continue;
-    for (const auto& gpu : node.gpus) total[gpu.type] += model::kMilliPerGpu;
+    for (const auto& gpu : node.gpus) {
+      if (!quarantined(gpu.uuid)) total[gpu.type] += model::kMilliPerGpu;
+    }
   }
   std::map<std::string, int64_t, std::less<>> held;
   for (const auto& [tenant, holding] : held_) {

@@ -501,6 +501,7 @@ void Controller::sync_cluster_node(const Node& node) {
     spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
     return;
   }
+  sync_gpu_availability(node);
   update_schedulable(node);
 }
 

@@ -1,5 +1,6 @@
 // Deterministic simulation of the controller: seeded random tenants and agents drive it through
-// launches, stops, restarts, deletions, workload exits, silent nodes and billing ticks, and after
+// launches, stops, restarts, deletions, workload exits, silent nodes, GPU XIDs (fatal ones
+// quarantine the GPU; operators release it again) and billing ticks, and after
 // every step the invariants that money, placement and self-healing rely on are checked. The same
 // seed always gives the same history, so a failing seed is a reproducible bug report.
 #include <gtest/gtest.h>
@@ -23,6 +24,8 @@ struct SimNode {
   Timestamp last_report{};
   // The workloads the simulated agent runs: (instance, run) -> exited with code.
   SimWorkloads workloads;
+  // XID events its next report carries (a silent node's wait until it reports again).
+  std::vector<model::XidEvent> xids;
 };
 
 class Simulation {
@@ -72,6 +75,9 @@ class Simulation {
       case 4:
         toggle_silence();
         break;
+      case 5:
+        if (rng_.uniform(8) == 0) gpu_fault_or_release();
+        break;
       default:
         break;
     }
@@ -102,6 +108,7 @@ class Simulation {
     return ctl_.events(admin_, {.kind = std::string(model::event_kind::kInstanceMoved)}, 100'000)
         .size();
   }
+  int quarantines() const { return quarantines_; }
   Micros charged_total() const {
     Micros total = 0;
     for (const auto& who : tenants_) {
@@ -157,12 +164,67 @@ class Simulation {
     node.silent = !node.silent;
   }
 
+  // A GPU raises an XID (fatal or not) with its node's next report, or an operator releases a
+  // quarantined GPU.
+  void gpu_fault_or_release() {
+    auto& node = nodes_[rng_.uniform(nodes_.size())];
+    const auto quarantined = ctl_.quarantined_gpus(node.id);
+    if (!quarantined.empty() && rng_.uniform(2) == 0) {
+      const int index = quarantined[rng_.uniform(quarantined.size())]->gpu_index;
+      ASSERT_TRUE(ctl_.release_gpu(admin_, node.id, index));
+      return;
+    }
+    const auto& gpus = (*ctl_.node(admin_, node.id))->gpus;
+    constexpr int64_t kCodes[] = {79, 48, 94, 95, 13, 31};
+    node.xids.push_back({gpus[rng_.uniform(gpus.size())].uuid, to_unix_ms(clock_.now()),
+                         kCodes[rng_.uniform(std::size(kCodes))]});
+  }
+
   // The agent: start what should run, stop what should not, forget what left the set, report.
   void converge_and_report(SimNode& node) {
     const auto desired = ctl_.desired_state(node.id);
     ASSERT_TRUE(desired);
-    ASSERT_TRUE(ctl_.apply_report(node.id, converge_sim_agent(node.workloads, *desired)));
+    auto report = converge_sim_agent(node.workloads, *desired);
+    report.telemetry.xids = std::move(node.xids);
+    node.xids.clear();
+    // The runs on each failing GPU as the report arrives.
+    std::map<std::string, std::vector<std::pair<std::string, int64_t>>> hit;
+    for (const auto& xid : report.telemetry.xids) {
+      for (const auto& id : ctl_.gpu_holders(xid.uuid)) {
+        hit[xid.uuid].emplace_back(id, (*ctl_.instance(admin_, id))->run);
+      }
+    }
+    const bool was_ready = (*ctl_.node(admin_, node.id))->state == model::NodeState::kReady;
+    ASSERT_TRUE(ctl_.apply_report(node.id, report));
     node.last_report = clock_.now();
+    for (const auto& xid : report.telemetry.xids) {
+      std::set<std::string> out;
+      for (const auto* q : ctl_.quarantined_gpus(node.id)) out.insert(q->id);
+      if (!model::is_fatal_xid(xid.code)) continue;
+      ++quarantines_;
+      // Detected at the report that carried it; nothing runs on the GPU any more, and the node's
+      // desired set holds nothing on it (its agent stops the old runs).
+      ASSERT_TRUE(out.contains(xid.uuid)) << xid.uuid;
+      ASSERT_TRUE(ctl_.gpu_holders(xid.uuid).empty()) << xid.uuid;
+      const auto desired = ctl_.desired_state(node.id);
+      for (const auto& workload : desired->workloads) {
+        ASSERT_EQ(std::count(workload.gpus.begin(), workload.gpus.end(), xid.uuid), 0);
+      }
+      if (was_ready) {
+        ASSERT_EQ(ctl_.node_status(**ctl_.node(admin_, node.id)), "degraded");
+      }
+      for (const auto& [id, run] : hit[xid.uuid]) {
+        const model::Instance& instance = **ctl_.instance(admin_, id);
+        // Moved (a new run, or waiting for one) or stopped; its old run billed no further.
+        ASSERT_TRUE(instance.run > run || !model::holds_gpus(instance.state)) << id;
+        for (const auto* usage : ctl_.usage(instance.tenant_id)) {
+          if (usage->instance_id == id && usage->run == run) {
+            ASSERT_TRUE(usage->ended_at) << id;
+            ASSERT_LE(*usage->ended_at, clock_.now());
+          }
+        }
+      }
+    }
   }
 
   void check_invariants() {
@@ -217,7 +279,10 @@ class Simulation {
           continue;
         }
         ASSERT_EQ(static_cast<int>(instance->gpus.size()), instance->spec.gpu_count);
+        std::set<std::string> out;  // no work on a quarantined GPU, ever
+        for (const auto* q : ctl_.quarantined_gpus(instance->node_id)) out.insert(q->id);
         for (const auto& gpu : instance->gpus) {
+          ASSERT_FALSE(out.contains(gpu)) << instance->id << " is on quarantined GPU " << gpu;
           ASSERT_TRUE(held.insert(gpu).second) << "GPU " << gpu << " is held twice";
           ASSERT_EQ(ctl_.gpu_holders(gpu), std::vector<std::string>{instance->id});
         }
@@ -233,9 +298,11 @@ class Simulation {
   std::vector<model::Principal> tenants_;
   std::map<std::string, Micros> topped_up_;
   int launched_ = 0;
+  int quarantines_ = 0;
 };
 
 TEST(ControllerSimulation, InvariantsHoldAcrossRandomHistories) {
+  int total_quarantines = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Simulation sim(seed);
     for (int i = 0; i < 2000; ++i) {
@@ -247,7 +314,9 @@ TEST(ControllerSimulation, InvariantsHoldAcrossRandomHistories) {
     EXPECT_GT(sim.launched(), 100) << "seed " << seed;
     EXPECT_GT(sim.charged_total(), 0) << "seed " << seed;  // the histories really ran and billed
     EXPECT_GT(sim.moves(), 0u) << "seed " << seed;         // and nodes failed under running work
+    total_quarantines += sim.quarantines();
   }
+  EXPECT_GT(total_quarantines, 20);  // and GPUs failed
 }
 
 TEST(ControllerSimulation, TheSameSeedReplaysTheSameHistory) {

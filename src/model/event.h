@@ -20,6 +20,8 @@ namespace gpurent::model {
 namespace event_kind {
 inline constexpr std::string_view kNodeDown = "node.down";
 inline constexpr std::string_view kNodeUp = "node.up";
+inline constexpr std::string_view kGpuQuarantined = "gpu.quarantined";
+inline constexpr std::string_view kGpuReleased = "gpu.released";
 inline constexpr std::string_view kInstanceMoved = "instance.moved";
 inline constexpr std::string_view kInstancePreempted = "instance.preempted";
 inline constexpr std::string_view kInstanceStoppedForBalance = "instance.stopped_for_balance";

@@ -115,6 +115,7 @@ struct Cluster::Impl {
     NodeSpec spec;
     std::vector<int> domain;  // NVLink domain per GPU position, renumbered 0..
     std::vector<int> used_milli;
+    std::vector<bool> unavailable;  // per GPU position: out of service (set_gpu_available)
     int64_t cpu_used = 0;
     int64_t memory_used = 0;
     int64_t disk_used = 0;
@@ -171,12 +172,24 @@ struct Cluster::Impl {
 
   explicit Impl(Policy p) : policy(p) {}
 
+  // The one place an unavailable GPU's capacity disappears: every score, shape key and count
+  // reads free milli through here, so a masked GPU is never chosen and alike nodes stay alike.
+  static int free_milli(const NodeRecord& node, size_t position) {
+    return node.unavailable[position] ? 0 : kMilliPerGpu - node.used_milli[position];
+  }
+  static int64_t whole_free(const NodeRecord& node) {
+    int64_t whole = 0;
+    for (size_t i = 0; i < node.used_milli.size(); ++i)
+      whole += free_milli(node, i) == kMilliPerGpu;
+    return whole;
+  }
+
   FreeCapacity free_capacity(NodeHandle handle) const {
     const auto& node = nodes[handle];
     FreeCapacity free;
     free.gpus.reserve(node.spec.gpus.size());
     for (size_t i = 0; i < node.spec.gpus.size(); ++i) {
-      free.gpus.push_back({kMilliPerGpu - node.used_milli[i], static_cast<int>(i), node.domain[i],
+      free.gpus.push_back({free_milli(node, i), static_cast<int>(i), node.domain[i],
                            node.spec.gpus[i].pcie_switch});
     }
     free.cpu_milli = node.spec.cpu_milli - node.cpu_used;
@@ -202,7 +215,7 @@ struct Cluster::Impl {
     for (size_t i = 0; i < node.used_milli.size(); ++i) {
       const auto d = static_cast<size_t>(node.domain[i]);
       if (domains.size() <= d) domains.resize(d + 1);
-      domains[d].push_back(kMilliPerGpu - node.used_milli[i]);
+      domains[d].push_back(free_milli(node, i));
     }
     for (auto& domain : domains) std::sort(domain.begin(), domain.end());
     std::sort(domains.begin(), domains.end());
@@ -228,7 +241,7 @@ struct Cluster::Impl {
     group.members.insert(handle);
     auto& node = nodes[handle];
     node.group = it->second;
-    node.whole_free_counted = std::count(node.used_milli.begin(), node.used_milli.end(), 0);
+    node.whole_free_counted = whole_free(node);
     whole_free_by_type[node.spec.gpu_type] += node.whole_free_counted;
     if (was_empty) {
       for (auto& [shape, ranking] : rankings) add_to_ranking(*ranking, it->second);
@@ -460,8 +473,7 @@ struct Cluster::Impl {
       if (!node.schedulable) continue;
       if (!type_acceptable(request, node.spec.gpu_type, node.spec.gpu_memory_mib)) continue;
       ++type_nodes;
-      int64_t whole = 0;
-      for (int used : node.used_milli) whole += used == 0;
+      const int64_t whole = whole_free(node);
       refusal.free_gpus += whole;
       refusal.largest_free_on_one_node = std::max(refusal.largest_free_on_one_node, whole);
       if (!request.node_id.empty() && request.node_id != node.spec.id) continue;
@@ -544,7 +556,8 @@ Result<NodeHandle> Cluster::upsert_node(NodeSpec spec) {
   if (found == impl.by_id.end()) {
     const auto handle = static_cast<NodeHandle>(impl.nodes.size());
     const auto gpu_count = spec.gpus.size();
-    impl.nodes.push_back({std::move(spec), std::move(domain), std::vector<int>(gpu_count, 0)});
+    impl.nodes.push_back({std::move(spec), std::move(domain), std::vector<int>(gpu_count, 0),
+                          std::vector<bool>(gpu_count, false)});
     impl.by_id.emplace(impl.nodes.back().spec.id, handle);
     impl.join_group(handle);
     return handle;
@@ -561,7 +574,10 @@ Result<NodeHandle> Cluster::upsert_node(NodeSpec spec) {
                                                            spec.id)));
   }
   impl.leave_group(handle);
-  if (spec.gpus.size() != node.used_milli.size()) node.used_milli.assign(spec.gpus.size(), 0);
+  if (spec.gpus.size() != node.used_milli.size()) {
+    node.used_milli.assign(spec.gpus.size(), 0);
+    node.unavailable.assign(spec.gpus.size(), false);
+  }
   node.spec = std::move(spec);
   node.domain = std::move(domain);
   impl.regroup(handle);
@@ -586,9 +602,27 @@ void Cluster::set_schedulable(NodeHandle node, bool schedulable) {
 
 bool Cluster::schedulable(NodeHandle node) const { return impl_->nodes.at(node).schedulable; }
 
+Status Cluster::set_gpu_available(NodeHandle node, int position, bool available) {
+  auto& record = impl_->nodes.at(node);
+  if (position < 0 || position >= static_cast<int>(record.unavailable.size())) {
+    return fail(Error::not_found("gpu", fmt::format("{} of node {}", position, record.spec.id)));
+  }
+  if (record.unavailable[position] == !available) return {};
+  record.unavailable[position] = !available;
+  impl_->regroup(node);  // the node's shape changed
+  return {};
+}
+
+bool Cluster::gpu_available(NodeHandle node, int position) const {
+  const auto& record = impl_->nodes.at(node);
+  return position >= 0 && position < static_cast<int>(record.unavailable.size()) &&
+         !record.unavailable[position];
+}
+
 std::vector<int> Cluster::free_gpu_milli(NodeHandle node) const {
+  const auto& record = impl_->nodes.at(node);
   std::vector<int> free;
-  for (int used : impl_->nodes.at(node).used_milli) free.push_back(kMilliPerGpu - used);
+  for (size_t i = 0; i < record.used_milli.size(); ++i) free.push_back(Impl::free_milli(record, i));
   return free;
 }
 
@@ -714,8 +748,11 @@ ClusterStats Cluster::stats() const {
     ++stats.nodes;
     if (!node.schedulable) continue;
     ++stats.schedulable_nodes;
-    stats.gpu_milli_total += static_cast<int64_t>(node.used_milli.size()) * kMilliPerGpu;
-    for (int used : node.used_milli) stats.gpu_milli_allocated += used;
+    for (size_t i = 0; i < node.used_milli.size(); ++i) {
+      // An unavailable GPU is no capacity; what still runs there is allocated all the same.
+      if (!node.unavailable[i]) stats.gpu_milli_total += kMilliPerGpu;
+      stats.gpu_milli_allocated += node.used_milli[i];
+    }
     if (total_weight > 0) {
       stats.gpu_milli_fragmented += fragmentation(impl_->free_capacity(h), impl_->profile);
     }
@@ -734,6 +771,9 @@ Status Cluster::check_invariants() const {
   size_t schedulable = 0;
   for (NodeHandle h = 0; h < impl.nodes.size(); ++h) {
     const auto& node = impl.nodes[h];
+    if (node.unavailable.size() != node.used_milli.size()) {
+      return broken(fmt::format("node {} has no availability mask for every GPU", node.spec.id));
+    }
     for (size_t i = 0; i < node.used_milli.size(); ++i) {
       if (node.used_milli[i] < 0 || node.used_milli[i] > kMilliPerGpu) {
         return broken(fmt::format("GPU {} of node {} has {} milli allocated", i, node.spec.id,

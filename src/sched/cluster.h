@@ -157,7 +157,14 @@ class Cluster {
   // An unschedulable node (cordoned, down) keeps its allocations but gets nothing new.
   void set_schedulable(NodeHandle node, bool schedulable);
   bool schedulable(NodeHandle node) const;
-  // Free milli of each GPU of a node, by position in spec().gpus.
+  // A GPU out of service (quarantined after a fatal error): placement never chooses it, and it
+  // counts as no free capacity everywhere (free_gpu_milli, the fragmentation score and the index
+  // of alike nodes, free_whole_gpus, stats); what is already allocated on it stays until released.
+  // Positions are in spec().gpus; the mask is kept across upsert_node while the node's GPU count
+  // is unchanged, and cleared when it changes. kNotFound for a position the node lacks.
+  Status set_gpu_available(NodeHandle node, int position, bool available);
+  bool gpu_available(NodeHandle node, int position) const;
+  // Free milli of each GPU of a node, by position in spec().gpus (0 on an unavailable GPU).
   std::vector<int> free_gpu_milli(NodeHandle node) const;
   struct HostResources {
     int64_t cpu_milli = 0;
@@ -176,7 +183,7 @@ class Cluster {
   // Where on this one node a single-node request would go now, if it fits there.
   std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
   // Whether the request could ever fit this cluster if it were empty (and every node
-  // schedulable): false means waiting in a queue is pointless.
+  // schedulable, every GPU available): false means waiting in a queue is pointless.
   bool could_ever_fit(const Request& request) const;
   // Takes the assignment's resources. Fails, changing nothing, if any part is not free.
   Status allocate(const Assignment& assignment);

@@ -314,6 +314,39 @@ TEST(Cluster, UnschedulableNodesKeepTheirWorkButGetNothingNew) {
   EXPECT_TRUE(cluster.upsert_node(node("n-a", 4)));   // n-a is empty again
 }
 
+TEST(Cluster, AnUnavailableGpuIsNeverChosenAndHoldsNoFreeCapacity) {
+  Cluster cluster;
+  ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 2)));
+  const auto first = take(cluster, whole(1));  // n-a, GPU 0
+  ASSERT_EQ(node_of(cluster, first), "n-a");
+  // GPU 1 of n-a fails beside running work: n-a has nothing free left, n-b is untouched.
+  ASSERT_TRUE(cluster.set_gpu_available(0, 1, false));
+  EXPECT_FALSE(cluster.gpu_available(0, 1));
+  EXPECT_EQ(cluster.free_gpu_milli(0), (std::vector<int>{0, 0}));
+  EXPECT_EQ(cluster.free_whole_gpus("h100-80g"), 2);
+  EXPECT_EQ(cluster.stats().gpu_milli_total, 3'000);
+  EXPECT_EQ(node_of(cluster, take(cluster, shared(500))), "n-b");
+  EXPECT_TRUE(cluster.check_invariants());
+  // The work on a failed GPU stays allocated until released, and releasing it frees nothing.
+  ASSERT_TRUE(cluster.set_gpu_available(0, 0, false));
+  EXPECT_TRUE(cluster.release(Assignment{{first}}));
+  EXPECT_EQ(cluster.free_gpu_milli(0), (std::vector<int>{0, 0}));
+  EXPECT_FALSE(cluster.place(whole(2)));
+  const auto refusal = std::get<Refusal>(cluster.place_or_explain(whole(2)));
+  EXPECT_EQ(refusal.free_gpus, 1);  // n-b's second GPU
+  // Back in service: n-a is an empty two-GPU node again, indexed as such.
+  ASSERT_TRUE(cluster.set_gpu_available(0, 0, true));
+  ASSERT_TRUE(cluster.set_gpu_available(0, 1, true));
+  EXPECT_EQ(node_of(cluster, take(cluster, whole(2))), "n-a");
+  EXPECT_FALSE(cluster.set_gpu_available(0, 2, false));  // n-a has no third GPU
+  // A spec update of the same size keeps the mask; a resize clears it.
+  ASSERT_TRUE(cluster.set_gpu_available(1, 0, false));
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 2)));
+  EXPECT_FALSE(cluster.gpu_available(1, 0));
+  EXPECT_TRUE(cluster.check_invariants());
+}
+
 TEST(Cluster, AGroupThatNeverFitARequestShapeLeavesItsRankingCleanly) {
   // Found by UBSan: an infeasible group emptying must not be looked up in the shape's ranking.
   Cluster cluster;
@@ -341,7 +374,8 @@ TEST(Cluster, ValidateRejectsImpossibleShapes) {
 }
 
 // The index is an optimisation: for every request whose CPU and memory come from the profile,
-// the indexed choice must score exactly like the best node found by scoring every node.
+// the indexed choice must score exactly like the best node found by scoring every node, also
+// while GPUs go out of service and come back.
 TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     Rng rng(seed);
@@ -368,6 +402,14 @@ TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
     cluster.set_profile(profile);
     std::vector<Assignment> held;
     for (int step = 0; step < 400; ++step) {
+      // GPUs fail and come back (quarantine and release), some of them under running work.
+      if (between(rng, 0, 9) == 0) {
+        const auto h = static_cast<NodeHandle>(between(rng, 0, 59));
+        const int gpu = between(rng, 0, static_cast<int>(cluster.spec(h).gpus.size()) - 1);
+        ASSERT_TRUE(cluster.set_gpu_available(h, gpu, !cluster.gpu_available(h, gpu)));
+        ASSERT_TRUE(cluster.check_invariants()) << cluster.check_invariants().error().message;
+        continue;
+      }
       if (!held.empty() && between(rng, 0, 3) == 0) {
         const auto victim = static_cast<size_t>(between(rng, 0, static_cast<int>(held.size()) - 1));
         ASSERT_TRUE(cluster.release(held[victim]));
@@ -407,6 +449,9 @@ TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
       ASSERT_EQ(placed.has_value(), best.has_value()) << "seed " << seed << " step " << step;
       if (!placed) continue;
       EXPECT_EQ(cluster.spec(placed->nodes[0].node).id, best_id) << "seed " << seed;
+      for (int gpu : placed->nodes[0].gpus) {
+        EXPECT_TRUE(cluster.gpu_available(placed->nodes[0].node, gpu)) << "seed " << seed;
+      }
       ASSERT_TRUE(cluster.allocate(*placed));
       held.push_back(*placed);
       ASSERT_TRUE(cluster.check_invariants()) << cluster.check_invariants().error().message;

@@ -678,6 +678,7 @@ struct Api::Impl {
     add_price_routes();
     add_account_routes();
     add_monitoring_routes();
+    add_quarantine_routes();
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
@@ -1390,6 +1391,27 @@ struct Api::Impl {
   }
 
   // Telemetry queries, alerts and their rules (monitoring_api.h), and the Prometheus page.
+  // GPU quarantine (controller/quarantine.cc): operators put a quarantined GPU back in service;
+  // the answer is the node's view.
+  void add_quarantine_routes() {
+    keyed("POST", "/v1/nodes/{id}/gpus/{index}/release",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            const std::string id = params.find("id")->second;
+            const std::string& text = params.find("index")->second;
+            // Not a device index: names no GPU (404 gpu_not_found), as an index the node lacks.
+            int index = -1;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+            if (ec != std::errc() || end != text.data() + text.size()) index = -1;
+            auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+              GPURENT_CHECK(c.release_gpu(caller, id, index));
+              GPURENT_TRY(node, c.node(caller, id));
+              return node_view(c, *node);
+            });
+            co_return result_response(200, result, [](const Json& view) { return view; });
+          });
+  }
+
   void add_monitoring_routes() {
     router.add("GET", "/metrics",
                [this](Request& request, const PathParams&) -> asio::awaitable<Response> {

@@ -1,5 +1,7 @@
 #include "server/views.h"
 
+#include <algorithm>
+
 #include "model/gpu_catalog.h"
 #include "server/telemetry_view.h"
 
@@ -151,13 +153,30 @@ Json quota_view(const model::Quota& quota) {
           {"weight", quota.weight}};
 }
 
+Json gpu_quarantine_view(const model::GpuQuarantine& q) {
+  return {{"uuid", q.id},
+          {"index", q.gpu_index},
+          {"cause", q.cause},
+          {"xid", optional_or_null(q.xid)},
+          {"message", q.message},
+          {"quarantined_at", format_rfc3339(q.at)},
+          {"released_at", time_or_null(q.released_at)},
+          {"released_by", q.released_by.empty() ? Json(nullptr) : Json(q.released_by)}};
+}
+
 Json node_view(const controller::Controller& controller, const model::Node& node) {
   Json gpus = Json::array();
   int free = 0;
+  const auto quarantined = controller.quarantined_gpus(node.id);
+  Json quarantined_gpus = Json::array();
+  for (const auto* q : quarantined) quarantined_gpus.push_back(gpu_quarantine_view(*q));
   for (const auto& gpu : node.gpus) {
     const auto holders = controller.gpu_holders(gpu.uuid);
-    if (holders.empty()) ++free;
+    const bool out = std::any_of(quarantined.begin(), quarantined.end(),
+                                 [&](const model::GpuQuarantine* q) { return q->id == gpu.uuid; });
+    if (holders.empty() && !out) ++free;
     gpus.push_back({{"uuid", gpu.uuid},
+                    {"quarantined", out},
                     {"index", gpu.index},
                     {"type", gpu.type},
                     {"name", gpu.name},
@@ -176,6 +195,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
           {"gpu_count", node.gpus.size()},
           {"free_gpus", free},
           {"gpus", std::move(gpus)},
+          {"quarantined_gpus", std::move(quarantined_gpus)},
           {"cpu_count", node.cpu_count},
           {"memory_mb", node.memory_mb},
           {"disk_gb", node.disk_gb},

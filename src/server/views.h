@@ -8,6 +8,8 @@
 namespace gpurent::server {
 
 Json instance_view(const controller::Controller& controller, const model::Instance& instance);
+// A quarantined GPU (model/gpu_quarantine.h), as node views list it.
+Json gpu_quarantine_view(const model::GpuQuarantine& quarantine);
 Json node_view(const controller::Controller& controller, const model::Node& node);
 Json tenant_view(const model::Tenant& tenant);
 Json api_key_view(const model::ApiKey& key);

@@ -28,7 +28,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 9> kMigrations = {
+const std::array<std::string, 10> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -116,6 +116,10 @@ const std::array<std::string, 9> kMigrations = {
     )sql",
     // GPU rollups, alert rules and alert history (monitoring_tables.h).
     kMonitoringMigration,
+    // Quarantined GPUs (model/gpu_quarantine.h), keyed by GPU UUID; released ones stay.
+    R"sql(
+    CREATE TABLE gpu_quarantines (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
+    )sql",
 };
 
 class Statement {
@@ -191,6 +195,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("packages", snapshot.packages));
     GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
     GPURENT_CHECK(load_objects("downtime", snapshot.downtime));
+    GPURENT_CHECK(load_objects("gpu_quarantines", snapshot.gpu_quarantines));
     GPURENT_CHECK(load_monitoring(db_, snapshot.monitoring));
     Statement stmt(db_,
                    "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
@@ -257,6 +262,8 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(
         upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("downtime", c.downtime, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(
+        upsert("gpu_quarantines", c.gpu_quarantines, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
     if (c.transfers.empty()) return {};
     Statement stmt(db_,
