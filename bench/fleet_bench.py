@@ -211,11 +211,29 @@ class ProcSampler:
                                  for t, rss, cpu in self.samples]}
 
 
-def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None):
+def start_perf(pids, output):
+    """`perf record` of these processes (call graphs by DWARF unwinding: the Release build keeps
+    no frame pointers), until stop_perf()."""
+    return subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", "dwarf,16384",
+                             "-p", ",".join(str(p) for p in pids), "-o", output],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_perf(perf):
+    perf.send_signal(signal.SIGINT)
+    perf.wait()
+
+
+def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None, perf=None):
     """(a): one array job of `tasks` tasks (or `split` arrays of tasks / split, submitted one
-    after the other on one connection); returns a dict of figures."""
+    after the other on one connection); returns a dict of figures. perf: (pids, output file) to
+    profile during the phase."""
     result = {"tasks": tasks, "split": split}
     poller = Client(client.port, client.key, timeout=limit_s)
+    recorder = None
+    if perf:
+        recorder = start_perf(*perf)
+        time.sleep(1.0)  # perf attaches to every thread before the clock starts
     sampler = ProcSampler(server_pid) if server_pid else None
     sizes = [tasks // split + (1 if i < tasks % split else 0) for i in range(split)]
     wall0 = time.time()
@@ -236,6 +254,8 @@ def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None):
         poller.close()
         if sampler:
             result.update(sampler.stop(t0))
+        if recorder:
+            stop_perf(recorder)
         return result
     t_post = time.monotonic() - t0
     result["post_s"] = t_post
@@ -268,6 +288,8 @@ def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None):
             time.sleep(poll_s)
     if sampler:
         result.update(sampler.stop(t0))
+    if recorder:
+        stop_perf(recorder)
     result["polls"] = polls
     result["samples"] = samples
     result["all_running_s"] = t_done
@@ -518,7 +540,7 @@ def cordon_local_node(platform):
 
 
 def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array", "separate"),
-             split=1, keep_dir=None, use_local_node=False):
+             split=1, keep_dir=None, use_local_node=False, perf_dir=None):
     figures = {"nodes": nodes, "load_before": os.getloadavg()[0]}
     platform = Platform(binary, nodes, keep_dir)
     try:
@@ -536,8 +558,13 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
 
         # (a) One array request.
         if "array" in phases:
+            perf = None
+            if perf_dir:
+                os.makedirs(perf_dir, exist_ok=True)
+                perf = ([platform.dev.pid, platform.fleet.pid],
+                        os.path.join(perf_dir, f"array-{nodes}.perf.data"))
             array = run_array(platform.client, tasks, phase_limit_s, 0.005, split,
-                              platform.dev.pid)
+                              platform.dev.pid, perf)
             figures["array"] = array
             idle = None
             if array.get("job_ids"):
@@ -708,6 +735,9 @@ def main():
     parser.add_argument("--keep-logs", help="copy the dev and fleet logs into this directory")
     parser.add_argument("--use-local-node", action="store_true",
                         help="leave the dev's own node (real processes) schedulable, as before")
+    parser.add_argument("--perf", metavar="DIR",
+                        help="diagnostic: `perf record` the server and the fleet during the "
+                             "array phase into DIR/array-NODES.perf.data")
     args = parser.parse_args()
     args.binary_arg = args.binary
     binary = args.binary if os.path.isabs(args.binary) else os.path.join(ROOT, args.binary)
@@ -717,7 +747,7 @@ def main():
         log(f"=== {n} nodes ===")
         results.append(run_size(binary, n, args.tasks, args.procs, args.threads,
                                 args.phase_limit, args.phases.split(","), args.array_split,
-                                args.keep_logs, args.use_local_node))
+                                args.keep_logs, args.use_local_node, args.perf))
         log(json.dumps({k: v for k, v in results[-1].items()
                         if k not in ("array", "separate")}))
     if args.json:

@@ -82,6 +82,20 @@ TEST(Json, ParsesObjectsAndRejectsEverythingElse) {
   EXPECT_EQ(parse_json_object(deep).error().kind, ErrorKind::kInvalidArgument);
 }
 
+TEST(Json, NestingIsCountedOutsideStringsOnly) {
+  const auto nested = [](int levels, std::string_view inner) {
+    return "{\"a\":" + std::string(levels - 1, '[') + std::string(inner) +
+           std::string(levels - 1, ']') + "}";
+  };
+  EXPECT_TRUE(parse_json_object(nested(kMaxJsonDepth, "1")));
+  EXPECT_EQ(parse_json_object(nested(kMaxJsonDepth + 1, "1")).error().code, "malformed_json");
+  // Brackets and escaped quotes inside strings are text, not nesting.
+  EXPECT_TRUE(parse_json_object(nested(kMaxJsonDepth, R"("[[{{\"[[")")));
+  const auto text = parse_json_object(R"({"s": "\\", "t": "[[[["})");
+  ASSERT_TRUE(text);
+  EXPECT_EQ((*text)["t"], "[[[[");
+}
+
 TEST(Json, FieldReadersValidateTypesAndRanges) {
   const Json body = Json::parse(R"({"n": 5, "big": 18446744073709551615, "s": "x", "neg": -1,
                                     "env": {"A": "1"}, "list": ["a", 2], "flag": true})");

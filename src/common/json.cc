@@ -1,22 +1,52 @@
 #include "common/json.h"
 
+#include <algorithm>
+
 namespace gpurent {
 
 Error invalid_field(std::string_view key, std::string_view why) {
   return Error::invalid("invalid_field", fmt::format("field '{}' {}", key, why));
 }
 
+namespace {
+
+// The deepest nesting of objects and arrays in the text (brackets inside strings do not count);
+// only meaningful for valid JSON, which the parser checks afterwards.
+int nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 Result<Json> parse_json_object(std::string_view text) {
-  bool too_deep = false;
-  const Json::parser_callback_t limit_depth = [&too_deep](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxJsonDepth) too_deep = true;
-    return !too_deep;
-  };
-  Json value = Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/false);
-  if (too_deep) {
+  // Checked by a scan before parsing rather than by a parser callback: the callback, called for
+  // every value, made parsing (agents' reports on the server's I/O thread) about a fifth slower.
+  if (nesting_depth(text) > kMaxJsonDepth) {
     return fail(Error::invalid("malformed_json",
                                fmt::format("JSON nested deeper than {} levels", kMaxJsonDepth)));
   }
+  Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return fail(Error::invalid("malformed_json", "body is not valid JSON"));
   if (!value.is_object())
     return fail(Error::invalid("malformed_json", "body must be a JSON object"));
