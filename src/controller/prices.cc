@@ -95,8 +95,7 @@ void Controller::open_stopped_disk(const Instance& instance) {
   if (!usage_.contains(disk.id)) {  // a run ends once; a replayed report must not reopen it
     stopped_disks_.insert_or_assign(instance.id, disk.id);
     usage_by_tenant_[disk.tenant_id].push_back(disk.id);
-    touch_usage(disk);
-    usage_.emplace(disk.id, std::move(disk));
+    touch_usage(usage_.emplace(disk.id, std::move(disk)).first->second);
   }
 }
 
