@@ -18,7 +18,10 @@ template <class Fn>
 void for_each_piece(const Rates& rates, const model::UsageRecord& usage, Timestamp from,
                     int64_t seconds, Fn fn) {
   const Timestamp to = from + Millis(seconds * 1000);
-  std::vector<int64_t> cuts;  // second offsets in (0, seconds); none in the common case
+  // Second offsets in (0, seconds); none in the common case. Reused, as this runs for every
+  // running workload every billing tick; fn never calls back into for_each_piece.
+  static thread_local std::vector<int64_t> cuts;
+  cuts.clear();
   const auto cut = [&](Timestamp t) {
     const int64_t k = ((t - from).count() + 999) / 1000;
     if (k > 0 && k < seconds) cuts.push_back(k);
@@ -144,10 +147,12 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
   const int64_t seconds = (until - usage.metered_until).count() / 1000;
   if (seconds <= 0) return std::nullopt;
   Micros due = 0;
+  Timestamp last_piece = usage.metered_until;
   for_each_piece(rates, usage, usage.metered_until, seconds, [&](Timestamp start, int64_t n) {
     due += accrue(usage, n, rate_at(rates, usage, start));
-    usage.price_per_gpu_hour = gpu_part(rates, usage, start);
+    last_piece = start;
   });
+  usage.price_per_gpu_hour = gpu_part(rates, usage, last_piece);
   usage.metered_until += Millis(seconds * 1000);
   return usage_transfer(usage, due);
 }

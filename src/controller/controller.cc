@@ -254,7 +254,7 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
 }
 
 void Controller::touch_usage(const model::UsageRecord& usage) {
-  if (touched_usage_ids_.insert(&usage).second) touched_usage_.push_back(&usage);
+  if (touched_usage_ids_.insert(&usage)) touched_usage_.push_back(&usage);
 }
 
 Status Controller::post(model::Transfer transfer) {

@@ -24,12 +24,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "billing/billing.h"
 #include "billing/invoice.h"
 #include "common/clock.h"
+#include "common/pointer_set.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "controller/change_set.h"
@@ -606,7 +606,7 @@ class Controller {
   std::set<std::string> touched_node_ids_;
   // Usage records are never erased from usage_ (a std::map), so pointers to them stay valid.
   std::vector<const model::UsageRecord*> touched_usage_;
-  std::unordered_set<const model::UsageRecord*> touched_usage_ids_;
+  PointerSet touched_usage_ids_;
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;

@@ -34,6 +34,8 @@ void Controller::meter_runs(Timestamp t) {
     return run.usage->ended_at || run.usage->run != run.instance->run;
   };
   std::erase_if(metered_runs_, ended);
+  // About one transfer per run: grown once here, not by doubling and moving as they are posted.
+  changes_.transfers.reserve(changes_.transfers.size() + metered_runs_.size());
   for (const MeteredRun& run : metered_runs_) {
     const InstanceState state = run.instance->state;
     if (state != InstanceState::kRunning && state != InstanceState::kStopping) continue;
