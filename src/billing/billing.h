@@ -27,7 +27,9 @@
 // - Minimum duration. A run that ends having been billed fewer seconds than the
 //   minimum_billed_seconds of the version in force at its start is charged the missing seconds at
 //   its last rate, as if it had run on (billed_seconds then counts them). The controller does not
-//   apply it to runs the platform cut short (node failure, preemption, a drain).
+//   apply it to runs the platform cut short (node failure, preemption, a drain), and draws the
+//   missing seconds from the tenant's packages of the run's type first, as it does run seconds
+//   (billing/packages.h); charge_minimum then charges only what they left.
 // - Transfers. Every movement of money is a Transfer with a positive amount between two different
 //   accounts; the sum of all balances is therefore always zero. Ids are deterministic:
 //   "usage:<instance>:<run>:<billed seconds>" for a run, "storage:<instance>:<run>:<billed
