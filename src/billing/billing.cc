@@ -18,7 +18,10 @@ template <class Fn>
 void for_each_piece(const Rates& rates, const model::UsageRecord& usage, Timestamp from,
                     int64_t seconds, Fn fn) {
   const Timestamp to = from + Millis(seconds * 1000);
-  std::vector<int64_t> cuts;  // second offsets in (0, seconds); none in the common case
+  // Second offsets in (0, seconds); none in the common case. Reused, as this runs for every
+  // running workload every billing tick; fn never calls back into for_each_piece.
+  static thread_local std::vector<int64_t> cuts;
+  cuts.clear();
   const auto cut = [&](Timestamp t) {
     const int64_t k = ((t - from).count() + 999) / 1000;
     if (k > 0 && k < seconds) cuts.push_back(k);
@@ -146,10 +149,12 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
   const int64_t seconds = (until - usage.metered_until).count() / 1000;
   if (seconds <= 0) return std::nullopt;
   Micros due = 0;
+  Timestamp last_piece = usage.metered_until;
   for_each_piece(rates, usage, usage.metered_until, seconds, [&](Timestamp start, int64_t n) {
     due += accrue(usage, n, rate_at(rates, usage, start));
-    usage.price_per_gpu_hour = gpu_part(rates, usage, start);
+    last_piece = start;
   });
+  usage.price_per_gpu_hour = gpu_part(rates, usage, last_piece);
   usage.metered_until += Millis(seconds * 1000);
   return usage_transfer(usage, due);
 }
@@ -225,6 +230,22 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
   return e;
 }
 
+uint32_t Ledger::intern(std::string_view name) {
+  const auto it = index_.find(name);
+  if (it != index_.end()) return it->second;
+  const auto index = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  balances_.push_back(0);
+  of_tenant_.emplace_back();
+  index_.emplace(std::string(name), index);
+  return index;
+}
+
+uint32_t Ledger::find(std::string_view name) const {
+  const auto it = index_.find(name);
+  return it == index_.end() ? kNoName : it->second;
+}
+
 Status Ledger::post(const model::Transfer& transfer) {
   if (transfer.amount <= 0) {
     return fail(Error::internal(fmt::format("transfer {} has non-positive amount", transfer.id)));
@@ -233,27 +254,52 @@ Status Ledger::post(const model::Transfer& transfer) {
     return fail(
         Error::internal(fmt::format("transfer {} moves money to its own account", transfer.id)));
   }
-  balances_[transfer.from_account] -= transfer.amount;
-  balances_[transfer.to_account] += transfer.amount;
-  if (!transfer.tenant_id.empty()) by_tenant_[transfer.tenant_id].push_back(transfer);
+  const Packed packed{.text = text_.size(),
+                      .id_size = static_cast<uint32_t>(transfer.id.size()),
+                      .reference_size = static_cast<uint32_t>(transfer.reference.size()),
+                      .at = transfer.at,
+                      .amount = transfer.amount,
+                      .from = intern(transfer.from_account),
+                      .to = intern(transfer.to_account),
+                      .tenant = transfer.tenant_id.empty() ? kNoName : intern(transfer.tenant_id),
+                      .kind = transfer.kind};
+  balances_[packed.from] -= transfer.amount;
+  balances_[packed.to] += transfer.amount;
+  if (packed.tenant != kNoName) of_tenant_[packed.tenant].push_back(transfers_.size());
+  text_.append(transfer.id).append(transfer.reference);
+  transfers_.push_back(packed);
   return {};
 }
 
 Micros Ledger::balance(std::string_view account) const {
-  const auto it = balances_.find(std::string(account));
-  return it == balances_.end() ? 0 : it->second;
+  const uint32_t index = find(account);
+  return index == kNoName ? 0 : balances_[index];
 }
 
 Micros Ledger::total() const {
   Micros sum = 0;
-  for (const auto& [account, balance] : balances_) sum += balance;
+  for (const Micros balance : balances_) sum += balance;
   return sum;
 }
 
-const std::vector<model::Transfer>& Ledger::transfers_of(std::string_view tenant_id) const {
-  static const std::vector<model::Transfer> kNone;
-  const auto it = by_tenant_.find(std::string(tenant_id));
-  return it == by_tenant_.end() ? kNone : it->second;
+std::vector<model::Transfer> Ledger::transfers_of(std::string_view tenant_id) const {
+  std::vector<model::Transfer> out;
+  const uint32_t tenant = find(tenant_id);
+  if (tenant == kNoName) return out;
+  out.reserve(of_tenant_[tenant].size());
+  for (const size_t position : of_tenant_[tenant]) {
+    const Packed& p = transfers_[position];
+    const std::string_view text(text_.data() + p.text, p.id_size + p.reference_size);
+    out.push_back({.id = std::string(text.substr(0, p.id_size)),
+                   .at = p.at,
+                   .from_account = names_[p.from],
+                   .to_account = names_[p.to],
+                   .amount = p.amount,
+                   .kind = p.kind,
+                   .tenant_id = names_[p.tenant],
+                   .reference = std::string(text.substr(p.id_size))});
+  }
+  return out;
 }
 
 }  // namespace gpurent::billing

@@ -27,7 +27,9 @@
 // - Minimum duration. A run that ends having been billed fewer seconds than the
 //   minimum_billed_seconds of the version in force at its start is charged the missing seconds at
 //   its last rate, as if it had run on (billed_seconds then counts them). The controller does not
-//   apply it to runs the platform cut short (node failure, preemption, a drain).
+//   apply it to runs the platform cut short (node failure, preemption, a drain), and draws the
+//   missing seconds from the tenant's packages of the run's type first, as it does run seconds
+//   (billing/packages.h); charge_minimum then charges only what they left.
 // - Transfers. Every movement of money is a Transfer with a positive amount between two different
 //   accounts; the sum of all balances is therefore always zero. Ids are deterministic:
 //   "usage:<instance>:<run>:<billed seconds>" for a run, "storage:<instance>:<run>:<billed
@@ -119,6 +121,11 @@ struct Estimate {
 Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
                           std::string_view gpu_type, Timestamp now);
 
+// The balances and the transfers of every tenant, in memory. Transfers are kept packed: account
+// and tenant names are interned to integers once, ids and references are appended to one character
+// arena, so a post makes no allocation of its own (beyond amortised growth) and hashes each name
+// once — the ledger is posted to once per running workload per billing tick (bench/RESULTS.md,
+// "Ledger transfers per second").
 class Ledger {
  public:
   // Posts a transfer; refuses a non-positive amount or identical accounts (a bug in the caller).
@@ -126,11 +133,36 @@ class Ledger {
   Micros balance(std::string_view account) const;
   // Sum over all accounts; zero unless the ledger is corrupt.
   Micros total() const;
-  const std::vector<model::Transfer>& transfers_of(std::string_view tenant_id) const;
+  // A tenant's transfers in the order they were posted (unpacked: a copy).
+  std::vector<model::Transfer> transfers_of(std::string_view tenant_id) const;
 
  private:
-  std::unordered_map<std::string, Micros> balances_;
-  std::unordered_map<std::string, std::vector<model::Transfer>> by_tenant_;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  struct Packed {
+    size_t text = 0;  // offset in text_ of the id, followed by the reference
+    uint32_t id_size = 0;
+    uint32_t reference_size = 0;
+    Timestamp at{};
+    Micros amount = 0;
+    uint32_t from = 0;  // names_ indexes
+    uint32_t to = 0;
+    uint32_t tenant = 0;
+    model::TransferKind kind = model::TransferKind::kUsage;
+  };
+  static constexpr uint32_t kNoName = UINT32_MAX;
+
+  uint32_t intern(std::string_view name);
+  uint32_t find(std::string_view name) const;
+
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index_;
+  std::vector<std::string> names_;              // accounts and tenants, by index
+  std::vector<Micros> balances_;                // by name index (0 for a tenant's own name)
+  std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions in transfers_
+  std::vector<Packed> transfers_;
+  std::string text_;
 };
 
 }  // namespace gpurent::billing

@@ -299,15 +299,22 @@ void Controller::settle_sla_credits() {
     const Timestamp to = std::min(record.end.value_or(last.end()), last.end());
     if (to > from) down[record.instance_id] += (to - from).count() / 1000;
   }
+  // Each tenant's transfers, unpacked from the ledger once for all its instances.
+  std::map<std::string, std::vector<model::Transfer>, std::less<>> transfers_of;
   for (const auto& [instance_id, down_seconds] : down) {
     const model::Instance& instance = instances_.at(instance_id);
+    auto transfers = transfers_of.find(instance.tenant_id);
+    if (transfers == transfers_of.end()) {
+      transfers =
+          transfers_of.emplace(instance.tenant_id, ledger_.transfers_of(instance.tenant_id)).first;
+    }
     const std::string id = fmt::format("sla:{}:{}", instance_id, last.id());
     billing::SlaMonth month{.down_seconds = down_seconds};
     bool credited = false;
     // Seconds billed in the month: a usage id carries the run's cumulative billed seconds.
     std::map<std::string, int64_t> seconds_before;
     const std::string prefix = fmt::format("usage:{}:", instance_id);
-    for (const auto& t : ledger_.transfers_of(instance.tenant_id)) {
+    for (const auto& t : transfers->second) {
       credited |= t.id == id;
       if (!t.id.starts_with(prefix)) continue;
       const auto colon = t.id.rfind(':');

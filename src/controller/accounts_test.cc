@@ -68,6 +68,47 @@ TEST_F(AccountsTest, APackageIsPaidAtOnceAndCoversUsageBeforeTheBalance) {
   (void)package;
 }
 
+TEST_F(AccountsTest, AMinimumDurationDrawsFromAPackageBeforeTheBalance) {
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.minimum_billed_seconds = 600}));
+  buy(alice_);
+  const Micros before = balance(alice_);
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  const Timestamp started = clock_.now();
+  keep_running(instance.id, 60);
+  stop(alice_, instance.id);
+
+  const auto usage = ctl_.usage(alice_.tenant_id);
+  ASSERT_EQ(usage.size(), 1u);
+  // 60 s run and 540 s of minimum, all from the package: nothing from the balance.
+  EXPECT_EQ(usage[0]->package_seconds, 600);
+  EXPECT_EQ(usage[0]->billed_seconds, 0);
+  EXPECT_EQ(balance(alice_), before);
+  // The run still ended when it did.
+  EXPECT_EQ(usage[0]->ended_at, started + Millis(60'000));
+  const auto packages = ctl_.packages(alice_.tenant_id);
+  ASSERT_EQ(packages.size(), 1u);
+  EXPECT_EQ(packages[0]->used, 600 * model::kMilliPerGpu);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
+TEST_F(AccountsTest, AMinimumDurationBeyondThePackageIsPaidFromTheBalance) {
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.minimum_billed_seconds = 3700}));
+  buy(alice_);  // one GPU-hour: 3,600 s of one GPU
+  const Micros before = balance(alice_);
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  keep_running(instance.id, 60);
+  stop(alice_, instance.id);
+
+  const auto usage = ctl_.usage(alice_.tenant_id);
+  ASSERT_EQ(usage.size(), 1u);
+  EXPECT_EQ(usage[0]->package_seconds, 3600);
+  EXPECT_EQ(usage[0]->billed_seconds, 100);
+  EXPECT_EQ(balance(alice_), before - 100 * kH100PerSecond);
+  EXPECT_EQ(ctl_.ledger_total(), 0);
+}
+
 TEST_F(AccountsTest, ARetriedPurchaseIsChargedOnce) {
   const Micros before = balance(alice_);
   const auto first = buy(alice_, "key-1");

@@ -146,6 +146,7 @@ Status Controller::restore(Snapshot snapshot) {
     usage_by_tenant_[usage.tenant_id].push_back(usage.id);
     usage_.emplace(usage.id, std::move(usage));
   }
+  reindex_runs();
   std::sort(snapshot.volumes.begin(), snapshot.volumes.end(),
             [](const model::Volume& a, const model::Volume& b) {
               return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
@@ -202,7 +203,7 @@ ChangeSet Controller::take_changes() {
   for (const auto& id : touched_nodes_) changes_.nodes.push_back(nodes_.at(id));
   touched_nodes_.clear();
   touched_node_ids_.clear();
-  for (const auto& id : touched_usage_) changes_.usage.push_back(usage_.at(id));
+  for (const model::UsageRecord* usage : touched_usage_) changes_.usage.push_back(*usage);
   touched_usage_.clear();
   touched_usage_ids_.clear();
   for (const auto& id : touched_volumes_) changes_.volumes.push_back(volumes_.at(id));
@@ -255,7 +256,7 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
 }
 
 void Controller::touch_usage(const model::UsageRecord& usage) {
-  if (touched_usage_ids_.insert(usage.id).second) touched_usage_.push_back(usage.id);
+  if (touched_usage_ids_.insert(&usage)) touched_usage_.push_back(&usage);
 }
 
 Status Controller::post(model::Transfer transfer) {
@@ -421,7 +422,7 @@ std::vector<const model::UsageRecord*> Controller::usage(std::string_view tenant
   return out;
 }
 
-const std::vector<model::Transfer>& Controller::transfers(std::string_view tenant_id) const {
+std::vector<model::Transfer> Controller::transfers(std::string_view tenant_id) const {
   return ledger_.transfers_of(tenant_id);
 }
 
@@ -768,17 +769,15 @@ void Controller::begin_run(Instance& instance) {
   usage.started_at = now();
   usage.metered_until = now();
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
-  touch_usage(usage);
-  usage_.emplace(usage.id, std::move(usage));
+  model::UsageRecord& record = usage_.emplace(usage.id, std::move(usage)).first->second;
+  touch_usage(record);
+  index_run(instance, record);
   spdlog::debug("running instance={} run={}", instance.id, instance.run);
 }
 
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
-  if (!usage || usage->ended_at) return;
-  // Prepaid packages cover the interval's first seconds; the price applies to the rest.
-  draw_packages(*usage, until);
-  post_usage(*usage, billing::meter_usage(rates(), *usage, until));
+  if (usage && !usage->ended_at) meter_run(*usage, until);
 }
 
 void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason) {
@@ -1273,15 +1272,7 @@ void Controller::tick() {
   if (update_spot_market()) interrupt_spot_over_max_price();
   if (t - last_billing_ >= options_.billing_interval) {
     last_billing_ = t;
-    for (auto& [id, instance] : instances_) {
-      if (instance.state != InstanceState::kRunning && instance.state != InstanceState::kStopping) {
-        continue;
-      }
-      // Up to the node's last good report, never past it: a node that then goes silent is not
-      // billed for the silence.
-      const Node& node = nodes_.at(instance.node_id);
-      if (node.state == NodeState::kReady) meter(instance, std::min(t, node.last_heartbeat));
-    }
+    meter_runs(t);
     // Storage is billed for the volume's whole life, used or not, node up or not.
     for (auto& [id, volume] : volumes_) {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);

@@ -29,6 +29,7 @@
 #include "billing/billing.h"
 #include "billing/invoice.h"
 #include "common/clock.h"
+#include "common/pointer_set.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "controller/change_set.h"
@@ -207,7 +208,7 @@ class Controller {
                             std::optional<std::string> idempotency_key);
   Result<Micros> balance(const model::Principal& caller, std::string_view tenant_id) const;
   std::vector<const model::UsageRecord*> usage(std::string_view tenant_id) const;
-  const std::vector<model::Transfer>& transfers(std::string_view tenant_id) const;
+  std::vector<model::Transfer> transfers(std::string_view tenant_id) const;
   Micros ledger_total() const { return ledger_.total(); }
 
   // --- Accounts: packages, balance settings, invoices (accounts.cc) ------------------------
@@ -493,6 +494,15 @@ class Controller {
   // Asks the agent to stop a placed instance: it becomes stopping until the process is gone.
   void request_stop(model::Instance& instance, std::string reason);
   void meter(model::Instance& instance, Timestamp until);
+  // --- Metering of running work (metering.cc) ---
+  // Meters one open run up to `until`: its packages first, then cash.
+  void meter_run(model::UsageRecord& usage, Timestamp until);
+  // Adds a run that just began to the runs the billing tick meters.
+  void index_run(model::Instance& instance, model::UsageRecord& usage);
+  // Rebuilds that index from the restored instances and usage records.
+  void reindex_runs();
+  // The billing tick's metering of every running instance up to `t` (or its node's last report).
+  void meter_runs(Timestamp t);
   // --- Prices (prices.cc) ---
   // Posts a metering transfer, if any; a failure is a bug, logged with the record.
   void post_usage(const model::UsageRecord& usage, std::optional<model::Transfer> transfer);
@@ -635,8 +645,9 @@ class Controller {
   std::vector<std::string> touched_instances_;
   std::vector<std::string> touched_nodes_;
   std::set<std::string> touched_node_ids_;
-  std::vector<std::string> touched_usage_;
-  std::set<std::string> touched_usage_ids_;
+  // Usage records are never erased from usage_ (a std::map), so pointers to them stay valid.
+  std::vector<const model::UsageRecord*> touched_usage_;
+  PointerSet touched_usage_ids_;
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
@@ -644,6 +655,15 @@ class Controller {
   std::map<std::string, model::Template, std::less<>> templates_;  // by name
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;
+  // The open runs the billing tick meters, in the order they began, with the instance and node
+  // each runs on (instances_, nodes_ and usage_ are std::maps that never erase, so the pointers
+  // stay valid): the tick does no lookups by name. Ended runs are dropped by the tick.
+  struct MeteredRun {
+    model::Instance* instance;
+    model::UsageRecord* usage;
+    const model::Node* node;
+  };
+  std::vector<MeteredRun> metered_runs_;
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries

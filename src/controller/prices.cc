@@ -76,6 +76,14 @@ void Controller::post_usage(const model::UsageRecord& usage,
 
 void Controller::charge_minimum_duration(model::UsageRecord& usage) {
   const int64_t minimum = prices_.at(usage.started_at).minimum_billed_seconds;
+  // The unrun seconds draw from the tenant's packages first, as if the run had gone on for them
+  // (charge_minimum then charges only what the packages left); the run still ended when it did.
+  const int64_t missing = minimum - usage.billed_seconds - usage.package_seconds;
+  if (usage.kind == model::UsageKind::kRun && missing > 0) {
+    const Timestamp ended = usage.metered_until;
+    draw_packages(usage, ended + Millis(missing * 1000));
+    usage.metered_until = ended;
+  }
   post_usage(usage, billing::charge_minimum(rates(), usage, minimum));
 }
 
@@ -95,8 +103,7 @@ void Controller::open_stopped_disk(const Instance& instance) {
   if (!usage_.contains(disk.id)) {  // a run ends once; a replayed report must not reopen it
     stopped_disks_.insert_or_assign(instance.id, disk.id);
     usage_by_tenant_[disk.tenant_id].push_back(disk.id);
-    touch_usage(disk);
-    usage_.emplace(disk.id, std::move(disk));
+    touch_usage(usage_.emplace(disk.id, std::move(disk)).first->second);
   }
 }
 
