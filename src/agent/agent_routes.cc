@@ -51,8 +51,10 @@ Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::s
           std::string(bytes), "application/octet-stream"};
 }
 
-Call report_call(const model::NodeReport& report) {
-  return {"POST", "/v1/agent/report", encode(Json(report))};
+Call report_call(const model::NodeReport& report, Timestamp now) {
+  Json body = report;
+  body["sent_at_ms"] = to_unix_ms(now);
+  return {"POST", "/v1/agent/report", encode(body)};
 }
 
 Result<model::RegistrationResult> register_answer(const client::HttpResponse& response) {

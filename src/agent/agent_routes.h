@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "client/http_client.h"
+#include "common/clock.h"
 #include "common/result.h"
 #include "model/agent_protocol.h"
 
@@ -26,7 +27,8 @@ struct Call {
 Call register_call(const model::NodeRegistration& registration);
 Call desired_call(int64_t after, std::chrono::seconds wait);
 Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes);
-Call report_call(const model::NodeReport& report);
+// Stamps the report's sent_at_ms with `now` (the agent's wall clock, read just before sending).
+Call report_call(const model::NodeReport& report, Timestamp now);
 
 // Each answer: the route's value for its success status; client::error_from_response's Error for
 // any other status; code "invalid_message" for a success answer that does not decode.

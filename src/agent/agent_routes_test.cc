@@ -29,7 +29,14 @@ TEST(AgentRoutesTest, CallsNameTheRouteAndCarryTheCodec) {
 TEST(AgentRoutesTest, AReportWithInvalidUtf8IsStillSent) {
   model::NodeReport report;
   report.workloads.push_back({"i-a", 1, model::WorkloadPhase::kExited, 1, "bad \xff byte"});
-  EXPECT_NE(report_call(report).body.find("bad"), std::string::npos);
+  EXPECT_NE(report_call(report, from_unix_ms(1)).body.find("bad"), std::string::npos);
+}
+
+TEST(AgentRoutesTest, AReportSaysWhenItWasSent) {
+  const Call call = report_call(model::NodeReport{}, from_unix_ms(1'764'550'000'123));
+  const auto sent = model::decode_message<model::NodeReport>(Json::parse(call.body));
+  ASSERT_TRUE(sent);
+  EXPECT_EQ(sent->sent_at_ms, 1'764'550'000'123);
 }
 
 TEST(AgentRoutesTest, AnswersBecomeValuesOrTheServersError) {

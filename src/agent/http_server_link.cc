@@ -4,6 +4,7 @@
 
 #include "agent/agent_routes.h"
 #include "client/http_client.h"
+#include "common/clock.h"
 
 namespace gpurent::agent {
 namespace {
@@ -32,7 +33,8 @@ class HttpServerLink final : public ServerLink {
   }
 
   Status report(std::string_view credential, const model::NodeReport& report) override {
-    GPURENT_TRY(response, send(routes::report_call(report), credential, kHttpSlack));
+    GPURENT_TRY(response,
+                send(routes::report_call(report, wall_clock_.now()), credential, kHttpSlack));
     return routes::report_answer(response);
   }
 
@@ -49,6 +51,7 @@ class HttpServerLink final : public ServerLink {
   }
 
   client::HttpClient http_;
+  const SystemClock wall_clock_;  // reports' send times
 };
 
 }  // namespace

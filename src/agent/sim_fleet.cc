@@ -624,7 +624,8 @@ class Fleet {
       telemetry = node.telemetry->backlog().next();
       report.telemetry = std::move(telemetry.batch);
     }
-    auto response = co_await call_pooled(*pool_, routes::report_call(report), credential);
+    auto response =
+        co_await call_pooled(*pool_, routes::report_call(report, wall_clock_.now()), credential);
     auto reported = answer<void>(std::move(response), routes::report_answer);
     if (reported) {
       node.workloads.reported(report);
@@ -679,7 +680,7 @@ class Fleet {
   asio::steady_timer faults_timer_{io_};
   SimFaultsFile faults_{std::filesystem::path(options_.data_dir) / kSimFaultsFile};
   const uint64_t telemetry_seed_ = os_random_seed();
-  const SystemClock wall_clock_;  // the telemetry samples' times
+  const SystemClock wall_clock_;  // the telemetry samples' and the reports' times
   Server server_;
   std::unique_ptr<ConnectionPool> pool_;           // reports and log uploads
   std::unique_ptr<ConnectionPool> register_pool_;  // registrations

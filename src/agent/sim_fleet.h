@@ -16,7 +16,7 @@
 // also bounds the registrations in flight), so that the reports of nodes already registered never
 // wait behind thousands of queued registrations (they would miss the server's heartbeat timeout
 // and be marked down). The server thus sees N + kSimPoolConnections + kSimRegisterConnections
-// connections, and accepts 10,000 by default: hence kMaxSimNodes. The open-file limit is raised to
+// connections, and accepts 12,000 by default: hence kMaxSimNodes. The open-file limit is raised to
 // what that needs (up to the hard limit).
 //
 // Telemetry (with --telemetry-interval > 0, the default 1 s): each node's GPUs are simulated as a
@@ -49,7 +49,7 @@
 
 namespace gpurent::agent {
 
-inline constexpr int kMaxSimNodes = 9'000;
+inline constexpr int kMaxSimNodes = 10'000;
 inline constexpr size_t kSimPoolConnections = 64;
 inline constexpr size_t kSimRegisterConnections = 16;
 inline constexpr int kSimFileThreads = 4;

@@ -1,4 +1,5 @@
 // `gpurent nodes show`: each GPU's current telemetry.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cli/views.h"
@@ -31,6 +32,20 @@ TEST(CliTelemetryView, NodeShowsEachGpusCurrentReadings) {
   EXPECT_NE(row("GPU-a").find("61234 MiB"), std::string::npos) << text;
   EXPECT_NE(row("GPU-b").find("79"), std::string::npos) << text;  // its last XID
   EXPECT_EQ(row("GPU-c").find('%'), std::string::npos) << text;
+  EXPECT_NE(text.find("Clock skew"), std::string::npos) << text;
+}
+
+TEST(CliTelemetryView, NodeShowsItsAgentsClockSkew) {
+  const Timestamp now = *parse_rfc3339("2026-11-30T15:30:00.000Z");
+  const auto skew_line = [&](std::string_view skew) {
+    const std::string text = node_view(
+        Json::parse(fmt::format(R"({{"id": "n-1", "gpus": [], "clock_skew_ms": {}}})", skew)), now);
+    const size_t at = text.find("Clock skew");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_NE(skew_line("-2500").find("-2.500 s"), std::string::npos);
+  EXPECT_NE(skew_line("12").find("+0.012 s"), std::string::npos);
+  EXPECT_NE(skew_line("null").find("-"), std::string::npos);
 }
 
 }  // namespace

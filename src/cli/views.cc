@@ -55,6 +55,13 @@ std::string memory(const Json& object) {
   return mb > 0 ? format_memory_mb(mb) : "-";
 }
 
+// The agent's clock skew in seconds, signed ("+0.012 s"); "-" until measured.
+std::string clock_skew(const Json& node) {
+  const Json& ms = member(node, "clock_skew_ms");
+  if (!ms.is_number_integer()) return "-";
+  return fmt::format("{:+.3f} s", static_cast<double>(ms.get<int64_t>()) / 1000);
+}
+
 std::string gpus(const Json& object) {
   const std::string type = field_text(object, "gpu_type");
   return type.empty() ? "-" : fmt::format("{}x {}", integer(object, "gpu_count"), type);
@@ -327,6 +334,7 @@ std::string node_view(const Json& node, Timestamp now) {
       {"Agent", field_text(node, "agent_version")},
       {"Registered", when_exactly(node, "registered_at", now)},
       {"Last seen", when_exactly(node, "last_heartbeat", now)},
+      {"Clock skew", clock_skew(node)},
   });
   Table table({"INDEX", "UUID", "TYPE", "NAME", "MEMORY", "INSTANCE", "UTIL", "TEMP", "POWER",
                "FB USED", "XID"});

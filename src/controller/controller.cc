@@ -1010,6 +1010,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   Node& node = node_it->second;
   node.last_heartbeat = now();
   quarantine_failed_gpus(node, report.telemetry);
+  if (report.sent_at_ms) record_clock_skew(node, *report.sent_at_ms);
   record_telemetry(node, report.telemetry);
   if (report.container_runtime && *report.container_runtime != node.container_runtime) {
     // The agent restarted with (or without) a container engine: image work may go there (or not)

@@ -53,6 +53,7 @@ struct ControllerOptions {
   Millis billing_interval{60'000};   // how often running work is metered (a stop meters at once)
   uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
   sched::Policy placement_policy = sched::Policy::kBinpack;
+  Millis clock_skew_limit{2'000};  // the agent_clock_skew alert: |skew| above it for 1 min
 };
 
 // A launch needs a balance that covers this long at the instance's price.
@@ -328,6 +329,9 @@ class Controller {
   std::vector<std::string> gpu_holders(std::string_view uuid) const;
   // What the GPU last reported (telemetry.cc); nullptr before its first sample.
   const GpuTelemetry* gpu_telemetry(std::string_view uuid) const;
+  // The node's agent clock minus the server's, in ms, at its latest report that said when it was
+  // sent (clock_skew.cc); none before one.
+  std::optional<int64_t> node_clock_skew_ms(std::string_view node_id) const;
   // Operators: a cordoned node gets no new work; its running work stays.
   Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
                                           bool cordoned);
@@ -546,6 +550,10 @@ class Controller {
   void rebuild_alert_rules();
   std::vector<monitor::Observation> observations() const;
   void apply_transition(const monitor::Transition& transition);
+  // Sets the ack of the alert's latest history record (if it has none) and queues its rewrite.
+  void record_acknowledgement(std::string_view rule, std::string_view subject, const AlertAck& ack);
+  // Re-applies the restored acknowledgements whose alerts are active again (monitoring.h).
+  void reapply_restored_acks();
   void collect_rollups();
   model::UsageRecord* current_usage(const model::Instance& instance);
   // --- Accounts (accounts.cc) ---
@@ -625,6 +633,9 @@ class Controller {
   std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
   // By GPU UUID; released ones too (their record stays until the next quarantine).
   std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
+  // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
+  void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
+  std::map<std::string, int64_t, std::less<>> node_clock_skew_ms_;  // by node id
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
     std::map<std::string, int64_t> milli_by_type;

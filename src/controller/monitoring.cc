@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "controller/controller.h"
@@ -37,6 +38,7 @@ std::vector<monitor::Rule> rules_in_force(const MonitoringState& state,
                                           const ControllerOptions& options) {
   monitor::BuiltinLimits limits;
   limits.heartbeat_timeout_s = static_cast<double>(options.heartbeat_timeout.count()) / 1000.0;
+  limits.clock_skew_ms = static_cast<double>(options.clock_skew_limit.count());
   auto rules = monitor::builtin_rules(limits);
   rules.insert(rules.end(), state.config_rules.begin(), state.config_rules.end());
   for (const auto& [name, rule] : state.api_rules) rules.push_back(rule);
@@ -59,6 +61,7 @@ void MonitoringChanges::merge(MonitoringChanges&& other) {
   append(rollups, other.rollups);
   append(rule_changes, other.rule_changes);
   append(alert_history, other.alert_history);
+  append(acknowledged, other.acknowledged);
   if (other.prune) prune = other.prune;
 }
 
@@ -75,6 +78,19 @@ Status Controller::restore_monitoring(MonitoringSnapshot& snapshot) {
     monitoring_.history.push_back(std::move(record));
   }
   while (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
+  // The alerts whose latest record is active and acknowledged (monitoring.h).
+  std::map<std::pair<std::string_view, std::string_view>, const AlertRecord*> latest;
+  for (const auto& record : monitoring_.history) {
+    latest[{record.transition.rule, record.transition.subject.subject}] = &record;
+  }
+  for (const auto& [key, record] : latest) {
+    const AlertState to = record->transition.to;
+    if (record->ack && (to == AlertState::kPending || to == AlertState::kFiring)) {
+      monitoring_.restored_acks.push_back(
+          {std::string(key.first), std::string(key.second), *record->ack});
+    }
+  }
+  monitoring_.restored_acks_until = now() + kRestoredAckWindow;
   monitoring_.rules_changed = true;
   return {};
 }
@@ -119,6 +135,38 @@ void Controller::monitor_tick() {
   for (const auto& transition : monitoring_.evaluator.evaluate(unix_ms(t), observed)) {
     apply_transition(transition);
   }
+  reapply_restored_acks();
+}
+
+void Controller::reapply_restored_acks() {
+  auto& waiting = monitoring_.restored_acks;
+  if (waiting.empty()) return;
+  if (now() > monitoring_.restored_acks_until) {
+    spdlog::info("monitoring: {} acknowledgements dropped: their alerts did not come back",
+                 waiting.size());
+    waiting.clear();
+    return;
+  }
+  std::erase_if(waiting, [&](const MonitoringState::RestoredAck& restored) {
+    // Fails (alert_not_found) while the alert is not active yet.
+    if (!monitoring_.evaluator.acknowledge(restored.rule, restored.subject, restored.ack.by,
+                                           restored.ack.at_ms)) {
+      return false;
+    }
+    record_acknowledgement(restored.rule, restored.subject, restored.ack);
+    return true;
+  });
+}
+
+void Controller::record_acknowledgement(std::string_view rule, std::string_view subject,
+                                        const AlertAck& ack) {
+  for (auto it = monitoring_.history.rbegin(); it != monitoring_.history.rend(); ++it) {
+    if (it->transition.rule != rule || it->transition.subject.subject != subject) continue;
+    if (it->ack) return;  // the first acknowledgement stays
+    it->ack = ack;
+    changes_.monitoring_changes.acknowledged.push_back(*it);
+    return;
+  }
 }
 
 void Controller::rebuild_alert_rules() {
@@ -151,6 +199,12 @@ std::vector<Observation> Controller::observations() const {
     out.push_back(
         {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
     if (down) continue;
+    if (const auto skew = node_clock_skew_ms(id)) {
+      out.push_back({.signal = {SignalKind::kNodeClockSkew},
+                     .subject = id,
+                     .node = id,
+                     .value = static_cast<double>(std::abs(*skew))});
+    }
     for (const auto& gpu : node.gpus) {
       if (monitoring_.series.node_of(gpu.uuid).empty()) continue;  // it never reported
       std::string instance;
@@ -201,6 +255,17 @@ std::vector<Observation> Controller::observations() const {
 
 void Controller::apply_transition(const monitor::Transition& transition) {
   AlertRecord record{.seq = ++monitoring_.last_history_seq, .transition = transition};
+  if (transition.from == AlertState::kPending && transition.to == AlertState::kFiring) {
+    // An alert acknowledged while pending stays acknowledged as it fires (monitor/alerts.h).
+    for (auto it = monitoring_.history.rbegin(); it != monitoring_.history.rend(); ++it) {
+      if (it->transition.rule != transition.rule ||
+          it->transition.subject.subject != transition.subject.subject) {
+        continue;
+      }
+      record.ack = it->ack;
+      break;
+    }
+  }
   monitoring_.history.push_back(record);
   if (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
   changes_.monitoring_changes.alert_history.push_back(std::move(record));
@@ -370,6 +435,7 @@ Status Controller::acknowledge_alert(const Principal& caller, std::string_view i
     if (alert.rule != rule || alert.subject.subject != subject) continue;
     if (!visible_alert(caller, alert.subject)) break;
     GPURENT_CHECK(monitoring_.evaluator.acknowledge(rule, subject, caller.key_id, unix_ms(now())));
+    record_acknowledgement(rule, subject, {.by = caller.key_id, .at_ms = unix_ms(now())});
     record_event(
         tenant_alert(alert.subject) ? alert.subject.tenant : "", subject, "alert.acknowledged",
         fmt::format("alert {} on {} acknowledged by key {}", rule, subject, caller.key_id));
@@ -414,6 +480,13 @@ PlatformStats Controller::platform_stats() const {
     ++stats.instances_by_state[std::string(model::to_string(instance.state))];
   }
   stats.queue_length = static_cast<int>(pending_.size());
+  for (const auto& [id, skew] : node_clock_skew_ms_) {
+    const auto node = nodes_.find(id);
+    if (node == nodes_.end()) continue;
+    stats.clock_skews.push_back({.node_id = id,
+                                 .node_name = node->second.name,
+                                 .seconds = static_cast<double>(skew) / 1000});
+  }
   for (const auto severity :
        {monitor::Severity::kInfo, monitor::Severity::kWarning, monitor::Severity::kCritical}) {
     stats.alerts_firing[std::string(monitor::to_string(severity))] = 0;

@@ -16,8 +16,14 @@
 //   platform alerts, the instance's tenant for idle alerts) and an AlertRecord in the persisted,
 //   bounded history and in ChangeSet::alert_notifications (sent by webhook once durable). An idle
 //   alert whose rule says auto_stop stops the instance through the normal stop path.
-// - Acknowledgements live in the evaluator: they do not survive a restart (the alert fires again
-//   after it and may be acknowledged again).
+// - Acknowledgements live in the evaluator and on the alert's latest history record (AlertRecord::
+//   ack, persisted with it; a pending alert's ack is copied onto its firing record). After a
+//   restart the evaluator starts empty and the alert becomes pending (or firing) again from new
+//   observations; the ack of each alert whose latest persisted record was pending or firing is
+//   re-applied, with its original author and time, once that alert is active again within
+//   kRestoredAckWindow of the restart (and its new records carry it). One that does not come back
+//   by then is dropped: its condition cleared while the server was down. The price: a condition
+//   that cleared during the downtime and came back within the window keeps the old ack.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +44,9 @@ inline constexpr Millis kAlertEvaluationInterval{5'000};
 inline constexpr Millis kCompactionInterval{60'000};
 // A GPU's latest sample older than this is missing (alerts) or left out (/metrics).
 inline constexpr int64_t kSampleMaxAgeMs = 60'000;
+// How long after a restart a persisted acknowledgement waits for its alert to be active again (the
+// heartbeat timeout's grace and the first reports come well within it).
+inline constexpr Millis kRestoredAckWindow{10 * 60'000};
 // Transitions kept in memory and in the store, the oldest dropped first.
 inline constexpr size_t kMaxAlertHistory = 1'000;
 // Operators' and tenants' rules together.
@@ -49,10 +58,18 @@ struct GpuSamples {
   std::vector<monitor::MetricSample> samples;
 };
 
-// One alert transition as recorded: seq is dense and increasing.
+struct AlertAck {
+  std::string by;  // the API key id
+  int64_t at_ms = 0;
+  bool operator==(const AlertAck&) const = default;
+};
+
+// One alert transition as recorded: seq is dense and increasing. ack: set on the latest record of
+// a pending or firing alert when it is acknowledged (the record is then rewritten in the store).
 struct AlertRecord {
   int64_t seq = 0;
   monitor::Transition transition;
+  std::optional<AlertAck> ack;
 };
 
 // An API rule set (rule) or deleted (nullopt), in the order it happened.
@@ -78,9 +95,11 @@ struct MonitoringChanges {
   std::optional<RollupPrune> prune;
   std::vector<AlertRuleChange> rule_changes;
   std::vector<AlertRecord> alert_history;  // appended; the store keeps the last kMaxAlertHistory
+  std::vector<AlertRecord> acknowledged;   // records already appended whose ack was set since
 
   bool empty() const {
-    return rollups.empty() && !prune && rule_changes.empty() && alert_history.empty();
+    return rollups.empty() && !prune && rule_changes.empty() && alert_history.empty() &&
+           acknowledged.empty();
   }
   void merge(MonitoringChanges&& other);
 };
@@ -108,6 +127,12 @@ struct AlertList {
   std::vector<const AlertRecord*> history;  // newest last
 };
 
+struct NodeClockSkew {
+  std::string node_id;
+  std::string node_name;
+  double seconds = 0;  // agent clock - server clock (Controller::node_clock_skew_ms)
+};
+
 // What /metrics says about the platform besides the GPUs.
 struct PlatformStats {
   std::map<std::string, int> nodes_by_status;        // every status, 0 included
@@ -118,6 +143,7 @@ struct PlatformStats {
   uint64_t samples_accepted = 0;
   uint64_t samples_refused = 0;  // out of order, too late, or of a GPU not the node's
   monitor::MemoryStats series_memory;
+  std::vector<NodeClockSkew> clock_skews;  // by node id; nodes whose skew is known
 };
 
 // The controller's monitoring state (one member of Controller).
@@ -133,6 +159,15 @@ struct MonitoringState {
   Timestamp last_compaction{};
   uint64_t samples_accepted = 0;
   uint64_t samples_refused = 0;
+  // Acknowledgements of alerts that were active when the state was persisted, waiting for their
+  // alert to be active again (until restored_acks_until).
+  struct RestoredAck {
+    std::string rule;
+    std::string subject;
+    AlertAck ack;
+  };
+  std::vector<RestoredAck> restored_acks;
+  Timestamp restored_acks_until{};
 };
 
 }  // namespace gpurent::controller

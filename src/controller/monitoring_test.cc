@@ -1,5 +1,6 @@
 // The controller's monitoring: ingestion, query scoping, the alert lifecycle under a manual clock,
-// heartbeat loss, idle auto-stop, and rollups, rules and history through a store round trip.
+// heartbeat loss, idle auto-stop, and rollups, rules, history and acknowledgements through a store
+// round trip.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -220,6 +221,88 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   EXPECT_TRUE(std::any_of(rules->begin(), rules->end(),
                           [](const monitor::Rule& r) { return r.name == "hot"; }));
   EXPECT_EQ(restored.alerts(admin_, 100).history.size(), history_before);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpurent-monitoring-ack-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto store = store::open_sqlite_store((dir / "db").string());
+  ASSERT_TRUE(store) << store.error().message;
+  ASSERT_TRUE(ctl_.put_alert_rule(admin_, hot_rule()));
+  const auto hot = [&](Controller& c, int count) {
+    for (int i = 0; i < count; ++i) {
+      clock_.advance(Millis(1'000));
+      const int64_t generation = c.desired_state(node_)->generation;
+      ASSERT_TRUE(c.apply_report(node_, {generation, {}}));
+      const int64_t t = to_unix_ms(clock_.now());
+      const GpuSamples gpu{"GPU-a3", {{Metric::kGpuTemp, t, 90}, {Metric::kGpuUtil, t, 50}}};
+      ASSERT_TRUE(c.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+      c.tick();
+    }
+  };
+  const auto hot_alert = [&](const Controller& c) -> std::optional<monitor::Alert> {
+    for (auto& alert : c.alerts(admin_, 100).active) {
+      if (alert.rule == "hot") return alert;
+    }
+    return std::nullopt;
+  };
+  // Acknowledged while pending: the ack goes with it to firing.
+  hot(ctl_, 6);
+  ASSERT_TRUE(hot_alert(ctl_));
+  const int64_t acked_at = to_unix_ms(clock_.now());
+  ASSERT_TRUE(ctl_.acknowledge_alert(admin_, Controller::alert_id("hot", "GPU-a3")));
+  hot(ctl_, 10);
+  ASSERT_EQ(hot_alert(ctl_)->state, AlertState::kFiring);
+  auto list = ctl_.alerts(admin_, 100);
+  ASSERT_EQ(list.history.back()->transition.to, AlertState::kFiring);
+  ASSERT_TRUE(list.history.back()->ack);
+  EXPECT_EQ(list.history.back()->ack->by, admin_.key_id);
+  auto committed = (*store)->commit(ctl_.take_changes());
+  ASSERT_TRUE(committed) << committed.error().message;
+  // Acknowledging again changes nothing.
+  ASSERT_TRUE(ctl_.acknowledge_alert(admin_, Controller::alert_id("hot", "GPU-a3")));
+  EXPECT_TRUE(ctl_.take_changes().monitoring_changes.acknowledged.empty());
+
+  // A restart: the alert comes back from new samples, acknowledged as before.
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  Controller restored(clock_, {.seed = 7});
+  ASSERT_TRUE(restored.restore(std::move(*snapshot)));
+  hot(restored, 20);
+  auto again = hot_alert(restored);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->state, AlertState::kFiring);
+  EXPECT_TRUE(again->acknowledged);
+  EXPECT_EQ(again->acknowledged_by, admin_.key_id);
+  EXPECT_EQ(again->acknowledged_at_ms, acked_at);
+  // ... and its new records carry it, so that a second restart keeps it too.
+  list = restored.alerts(admin_, 100);
+  ASSERT_EQ(list.history.back()->transition.rule, "hot");
+  ASSERT_TRUE(list.history.back()->ack);
+  committed = (*store)->commit(restored.take_changes());
+  ASSERT_TRUE(committed) << committed.error().message;
+  snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot);
+  const auto& last = snapshot->monitoring.alert_history.back();
+  EXPECT_EQ(last.transition.to, AlertState::kFiring);
+  ASSERT_TRUE(last.ack);
+  EXPECT_EQ(last.ack->at_ms, acked_at);
+
+  // An alert that does not come back within the window loses its ack: when it fires later it is
+  // a new alert.
+  Controller later(clock_, {.seed = 8});
+  ASSERT_TRUE(later.restore(std::move(*snapshot)));
+  for (int i = 0; i < 11 * 60; ++i) {
+    clock_.advance(Millis(1'000));
+    ASSERT_TRUE(later.apply_report(node_, {later.desired_state(node_)->generation, {}}));
+    later.tick();
+  }
+  hot(later, 6);
+  ASSERT_TRUE(hot_alert(later));
+  EXPECT_FALSE(hot_alert(later)->acknowledged);
   std::filesystem::remove_all(dir);
 }
 

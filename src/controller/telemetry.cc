@@ -2,22 +2,43 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <map>
+#include <vector>
 
 #include "controller/controller.h"
 
 namespace gpurent::controller {
+
+namespace {
+
+// Calls f(begin, end) for each run of consecutive samples of one GPU. A decoded batch holds each
+// GPU's samples together (model/telemetry.h), so a GPU is looked up once per report, not once per
+// sample; a batch in another order is still handled right, in more runs.
+template <class F>
+void for_each_gpu_run(const std::vector<model::GpuSample>& samples, F&& f) {
+  for (size_t begin = 0; begin < samples.size();) {
+    size_t end = begin + 1;
+    while (end < samples.size() && samples[end].uuid == samples[begin].uuid) ++end;
+    f(begin, end);
+    begin = end;
+  }
+}
+
+}  // namespace
 
 void Controller::record_telemetry(const model::Node& node, const model::TelemetryBatch& batch) {
   const auto on_node = [&](const std::string& uuid) {
     return std::any_of(node.gpus.begin(), node.gpus.end(),
                        [&](const model::Gpu& gpu) { return gpu.uuid == uuid; });
   };
-  for (const auto& sample : batch.samples) {
-    if (!on_node(sample.uuid)) continue;
-    GpuTelemetry& kept = gpu_telemetry_[sample.uuid];
-    if (!kept.latest || kept.latest->time_ms <= sample.time_ms) kept.latest = sample;
-  }
+  for_each_gpu_run(batch.samples, [&](size_t begin, size_t end) {
+    const model::GpuSample* newest = &batch.samples[begin];
+    for (size_t i = begin + 1; i < end; ++i) {
+      if (batch.samples[i].time_ms >= newest->time_ms) newest = &batch.samples[i];
+    }
+    if (!on_node(newest->uuid)) return;
+    GpuTelemetry& kept = gpu_telemetry_[newest->uuid];
+    if (!kept.latest || kept.latest->time_ms <= newest->time_ms) kept.latest = *newest;
+  });
   for (const auto& xid : batch.xids) {
     if (!on_node(xid.uuid)) continue;
     GpuTelemetry& kept = gpu_telemetry_[xid.uuid];
@@ -30,37 +51,41 @@ void Controller::record_telemetry(const model::Node& node, const model::Telemetr
 
 void Controller::feed_series(const model::Node& node, const model::TelemetryBatch& batch) {
   using monitor::Metric;
-  std::map<std::string, GpuSamples> by_gpu;
-  const auto add = [&](const std::string& uuid, Metric metric, int64_t t_ms, double value) {
-    GpuSamples& gpu = by_gpu[uuid];
-    gpu.uuid = uuid;
-    gpu.samples.push_back({metric, t_ms, value});
-  };
-  for (const auto& s : batch.samples) {
-    // Absent fields (not supported by the GPU) make no sample: a gap, not a zero.
-    const auto put = [&](Metric metric, const auto& field) {
-      if (field) add(s.uuid, metric, s.time_ms, static_cast<double>(*field));
-    };
-    put(Metric::kGpuUtil, s.gpu_util_pct);
-    put(Metric::kMemCopyUtil, s.mem_util_pct);
-    put(Metric::kFbUsed, s.fb_used_mib);
-    put(Metric::kFbFree, s.fb_free_mib);
-    put(Metric::kGpuTemp, s.temperature_c);
-    put(Metric::kPowerUsage, s.power_w);
-    put(Metric::kSmClock, s.sm_clock_mhz);
-    put(Metric::kMemClock, s.mem_clock_mhz);
-    put(Metric::kPcieTx, s.pcie_tx_kbps);
-    put(Metric::kPcieRx, s.pcie_rx_kbps);
-    put(Metric::kEccSbe, s.ecc_sbe_total);
-    put(Metric::kEccDbe, s.ecc_dbe_total);
-  }
+  std::vector<GpuSamples> gpus;
+  for_each_gpu_run(batch.samples, [&](size_t begin, size_t end) {
+    GpuSamples& gpu = gpus.emplace_back();
+    gpu.uuid = batch.samples[begin].uuid;
+    gpu.samples.reserve((end - begin) * 12);
+    for (size_t i = begin; i < end; ++i) {
+      const model::GpuSample& s = batch.samples[i];
+      // Absent fields (not supported by the GPU) make no sample: a gap, not a zero.
+      const auto put = [&](Metric metric, const auto& field) {
+        if (field) gpu.samples.push_back({metric, s.time_ms, static_cast<double>(*field)});
+      };
+      put(Metric::kGpuUtil, s.gpu_util_pct);
+      put(Metric::kMemCopyUtil, s.mem_util_pct);
+      put(Metric::kFbUsed, s.fb_used_mib);
+      put(Metric::kFbFree, s.fb_free_mib);
+      put(Metric::kGpuTemp, s.temperature_c);
+      put(Metric::kPowerUsage, s.power_w);
+      put(Metric::kSmClock, s.sm_clock_mhz);
+      put(Metric::kMemClock, s.mem_clock_mhz);
+      put(Metric::kPcieTx, s.pcie_tx_kbps);
+      put(Metric::kPcieRx, s.pcie_rx_kbps);
+      put(Metric::kEccSbe, s.ecc_sbe_total);
+      put(Metric::kEccDbe, s.ecc_dbe_total);
+    }
+  });
   // As DCGM reports it: the last XID code seen.
   for (const auto& xid : batch.xids) {
-    add(xid.uuid, Metric::kXidErrors, xid.time_ms, static_cast<double>(xid.code));
+    auto it = std::find_if(gpus.begin(), gpus.end(),
+                           [&](const GpuSamples& gpu) { return gpu.uuid == xid.uuid; });
+    if (it == gpus.end()) {
+      it = gpus.emplace(gpus.end());
+      it->uuid = xid.uuid;
+    }
+    it->samples.push_back({Metric::kXidErrors, xid.time_ms, static_cast<double>(xid.code)});
   }
-  std::vector<GpuSamples> gpus;
-  gpus.reserve(by_gpu.size());
-  for (auto& [uuid, samples] : by_gpu) gpus.push_back(std::move(samples));
   if (auto ingested = ingest_gpu_samples(node.id, gpus); !ingested) {
     spdlog::error("telemetry of node={} not kept: {}", node.id, ingested.error().message);
   }

@@ -128,6 +128,7 @@ void to_json(Json& j, const NodeReport& v) {
        {"node_api_secret", v.node_api_secret}};
   if (v.container_runtime) j["container_runtime"] = *v.container_runtime;
   if (!v.telemetry.empty() || v.telemetry.dropped != 0) j["telemetry"] = v.telemetry;
+  if (v.sent_at_ms) j["sent_at_ms"] = *v.sent_at_ms;
 }
 void from_json(const Json& j, NodeReport& v) {
   v.applied_generation = j.at("applied_generation").get<int64_t>();
@@ -139,6 +140,9 @@ void from_json(const Json& j, NodeReport& v) {
   }
   if (const auto it = j.find("telemetry"); it != j.end() && !it->is_null()) {
     v.telemetry = it->get<TelemetryBatch>();
+  }
+  if (const auto it = j.find("sent_at_ms"); it != j.end() && !it->is_null()) {
+    v.sent_at_ms = it->get<int64_t>();
   }
 }
 

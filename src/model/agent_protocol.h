@@ -102,6 +102,9 @@ struct NodeReport {
   // GPU samples and XID events since the last report the server took (model/telemetry.h);
   // omitted from the JSON when empty.
   TelemetryBatch telemetry;
+  // The agent's wall clock when it sent the report (Unix ms; agent::routes::report_call stamps
+  // it): the server measures the agent's clock skew from it. Absent: not measured.
+  std::optional<int64_t> sent_at_ms;
 };
 
 void to_json(Json& j, const NodeRegistration& v);

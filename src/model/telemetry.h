@@ -6,27 +6,44 @@
 // degrees C, watts, MHz, KB/s; throttle_reasons is NVML's bitmask (nvmlClocksThrottleReason*,
 // the kThrottle* constants below); the ECC counts are the driver's volatile totals.
 //
-// Wire form (compact: 10,000 nodes x 8 GPUs at 1 Hz is ~80,000 samples a second), columnar per
-// GPU within a batch:
+// Wire form: NodeReport's "telemetry" member is a JSON string, the base64 (RFC 4648, padded) of
+// one binary frame. 10,000 nodes x 8 GPUs at 1 Hz is 80,000 samples a second, and a JSON tree of
+// that (the column form this replaced, ~153 bytes a sample) cost the server a core in allocations;
+// the frame, base64 included, is ~51 bytes a sample in a 3-sample batch (the UUID and the first
+// values are paid once per GPU and batch) and decodes without a tree.
 //
-//   {"gpus": [{"uuid": "GPU-...", "t": [T0, D1, D2, ...],           // T0 ms; then deltas in ms
-//              "util": [97, 98, null], "temp": [71, 72, 72], ...}], // one column per field
-//    "xids": [{"uuid": "GPU-...", "t": T, "code": 79}],
-//    "dropped": N}                                                 // samples the agent dropped
+//   frame  := version:u8 (kTelemetryFrameVersion)  dropped:uvarint
+//             gpus:uvarint gpu*  xids:uvarint xid*
+//   gpu    := uuid:str  n:uvarint  fields:uvarint  gaps:uvarint  time*n  column*
+//   time   := svarint: the first sample's time (Unix ms), then each one's minus the previous one's
+//   column := for each field (for_each_sample_field order; bit i of `fields` says field i is in
+//             some sample of the GPU, bit i of `gaps` that some sample lacks it):
+//             [presence: ceil(n/8) bytes, bit j of byte j/8 set when sample j has it; only when the
+//             gaps bit is set]  value*: one svarint per sample that has it, the value minus the
+//             previous value of the column (the first minus 0), in two's complement (wrapping)
+//   xid    := uuid:str  time_ms:svarint  code:svarint
+//   str    := length:uvarint bytes (at most kMaxTelemetryUuidBytes)
+//   uvarint: LEB128; svarint: LEB128 of the zigzag encoding
 //
-// A column is omitted when the field is absent from every sample of that GPU in the batch, and
-// has null where one sample lacks it. Column names: see for_each_sample_field below. Samples of one
-// GPU keep their order; a batch may hold samples of many ticks (an agent that was disconnected
-// replays its backlog).
+// power_w travels as an integer of tenths of a watt (the sources read NVML's milliwatts and round
+// to 0.1 W, so nothing is lost); a non-finite power is sent as absent. Samples of one GPU keep
+// their order; a batch may hold samples of many ticks (an agent that was disconnected replays its
+// backlog), grouped by GPU in order of first appearance.
+//
+// Versions: the frame's first byte is checked; an agent that sends another version, or the JSON
+// column form of agents before it (an object instead of a string), has its report refused (400
+// "invalid_message", saying to upgrade the agent): agent and server are upgraded together.
 //
 // Bounds: a batch carries at most kMaxTelemetrySamples samples and kMaxTelemetryXids events; the
-// server refuses a report with more (400, code "telemetry_too_large"). from_json throws on a
-// malformed batch (decode_message turns that into "invalid_message").
+// server refuses a report with more (400, code "telemetry_too_large"): decoding stops as soon as
+// the bound is passed, so a huge frame is never all in memory. from_json throws on a malformed
+// frame (decode_message turns that into "invalid_message").
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -36,6 +53,8 @@ namespace gpurent::model {
 
 inline constexpr size_t kMaxTelemetrySamples = 2'000;
 inline constexpr size_t kMaxTelemetryXids = 256;
+inline constexpr size_t kMaxTelemetryUuidBytes = 128;
+inline constexpr uint8_t kTelemetryFrameVersion = 2;  // 1: the JSON column form
 
 // NVML's clock throttle reasons (nvmlClocksThrottleReason*) that the simulator sets.
 inline constexpr uint64_t kThrottleGpuIdle = 0x1;
@@ -108,6 +127,12 @@ void for_each_sample_field(F&& f) {
 // Error code "telemetry_too_large" when the batch exceeds the bounds above.
 Status check_telemetry_bounds(const TelemetryBatch& batch);
 
+// The binary frame described above, and back. decode_telemetry_frame: code "invalid_message" for a
+// malformed frame or another version; a batch past the bounds stops one sample or event past them.
+std::string encode_telemetry_frame(const TelemetryBatch& batch);
+Result<TelemetryBatch> decode_telemetry_frame(std::string_view frame);
+
+// The base64 string of the frame.
 void to_json(Json& j, const TelemetryBatch& v);
 void from_json(const Json& j, TelemetryBatch& v);
 

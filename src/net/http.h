@@ -102,7 +102,7 @@ struct Forwarder {
 struct HttpLimits {
   size_t max_body_bytes = 1 << 20;  // of handled requests; forwarded bodies are streamed, unbounded
   std::chrono::seconds idle_timeout{75};
-  size_t max_connections = 10'000;
+  size_t max_connections = 12'000;  // 10,000 simulated nodes and their pools (agent/sim_fleet.h)
 };
 
 class HttpServer {

@@ -257,6 +257,11 @@ std::string render_metrics(const controller::Controller& controller,
                     {{"outcome", "accepted"}}, static_cast<double>(stats.samples_accepted));
   (void)out.counter("gpurent_telemetry_samples_total", "GPU samples received",
                     {{"outcome", "refused"}}, static_cast<double>(stats.samples_refused));
+  for (const auto& skew : stats.clock_skews) {
+    (void)out.gauge("gpurent_node_clock_skew_seconds",
+                    "The node agent's clock minus the server's, at its latest report",
+                    {{"node", skew.node_id}, {"Hostname", skew.node_name}}, skew.seconds);
+  }
   (void)out.gauge("gpurent_series_memory_bytes", "Memory held by the GPU series store", {},
                   static_cast<double>(stats.series_memory.total_bytes));
   requests.expose(out);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <toml.hpp>
@@ -64,7 +65,19 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   }
   if (!data.contains("alerts")) return config;
   const auto& alerts = data.at("alerts");
-  GPURENT_CHECK(only_keys(alerts, {"rules", "webhooks"}, name, "[alerts]"));
+  GPURENT_CHECK(only_keys(alerts, {"rules", "webhooks", "clock_skew_limit_s"}, name, "[alerts]"));
+  if (alerts.contains("clock_skew_limit_s")) {
+    const auto& limit = alerts.at("clock_skew_limit_s");
+    const double seconds = limit.is_integer()    ? static_cast<double>(limit.as_integer())
+                           : limit.is_floating() ? limit.as_floating()
+                                                 : -1;
+    if (!(seconds > 0 && seconds <= 86'400)) {
+      return fail(invalid_config(name,
+                                 "alerts.clock_skew_limit_s must be a number of seconds "
+                                 "above 0, at most 86400"));
+    }
+    config.clock_skew_limit = Millis(std::llround(seconds * 1000));
+  }
   if (alerts.contains("rules")) {
     if (!alerts.at("rules").is_array()) {
       return fail(invalid_config(name, "alerts.rules must be an array of tables"));

@@ -11,6 +11,9 @@
 //   threshold = 80
 //   for_s = 30
 //
+//   [alerts]
+//   clock_skew_limit_s = 2      # the built-in agent_clock_skew rule's limit (default 2)
+//
 //   [[alerts.webhooks]]         # each alert transition is POSTed here as JSON
 //   url = "http://alerts.example/hook"
 //
@@ -21,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "monitor/alerts.h"
 
@@ -30,6 +34,7 @@ struct ServerConfig {
   std::string metrics_token;
   std::vector<monitor::Rule> alert_rules;
   std::vector<std::string> webhooks;
+  Millis clock_skew_limit{2'000};
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

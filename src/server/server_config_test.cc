@@ -42,6 +42,21 @@ url = "http://127.0.0.1:9000/hook"
   EXPECT_TRUE(parse_server_config("", "empty.toml"));
 }
 
+TEST(ServerConfig, TheClockSkewLimitIsTwoSecondsUnlessSet) {
+  auto config = parse_server_config("", "test.toml");
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->clock_skew_limit, Millis(2'000));
+  config = parse_server_config("[alerts]\nclock_skew_limit_s = 0.5\n", "test.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->clock_skew_limit, Millis(500));
+  for (const char* bad : {"0", "-1", "\"2\"", "100000"}) {
+    const auto refused =
+        parse_server_config(std::string("[alerts]\nclock_skew_limit_s = ") + bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
+}
+
 TEST(ServerConfig, RefusesWhatItDoesNotKnowWithTheRulesOwnCodes) {
   const auto code = [](const std::string& text) {
     auto config = parse_server_config(text, "bad.toml");

@@ -192,6 +192,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                     {"instance_ids", holders},
                     {"telemetry", gpu_telemetry_view(controller.gpu_telemetry(gpu.uuid))}});
   }
+  const auto skew = controller.node_clock_skew_ms(node.id);
   return {{"id", node.id},
           {"name", node.name},
           {"state", model::to_string(node.state)},
@@ -210,7 +211,8 @@ Json node_view(const controller::Controller& controller, const model::Node& node
           {"simulated", node.simulated},
           {"agent_version", node.agent_version},
           {"registered_at", format_rfc3339(node.registered_at)},
-          {"last_heartbeat", format_rfc3339(node.last_heartbeat)}};
+          {"last_heartbeat", format_rfc3339(node.last_heartbeat)},
+          {"clock_skew_ms", skew ? Json(*skew) : Json(nullptr)}};
 }
 
 Json tenant_view(const model::Tenant& tenant) {

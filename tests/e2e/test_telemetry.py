@@ -2,6 +2,7 @@
 GPUs; a workload's GPU gets busy and hot in the node view and `gpurent nodes show`, idle GPUs stay
 cool; faults injected through the agent's faults file (docs/agent.md) are reported."""
 
+import base64
 import json
 import os
 
@@ -88,9 +89,24 @@ def test_oversized_or_malformed_telemetry_is_refused(platform):
         os.path.join(platform.data_dir, "agent", "identity.json")), what="the agent's identity")
     with open(path) as f:
         credential = json.load(f)["credential"]
-    big = {"gpus": [{"uuid": "GPU-x", "t": [1] * 2001}], "xids": []}
-    bad = {"gpus": [{"uuid": "GPU-x", "t": [1, 1], "util": [1]}], "xids": []}
-    for telemetry, code in ((big, "telemetry_too_large"), (bad, "invalid_message")):
+    def uvarint(n):
+        out = bytearray()
+        while n >= 0x80:
+            out.append(n & 0x7f | 0x80)
+            n >>= 7
+        return bytes(out + bytes([n]))
+
+    def frame(samples, tail=b""):
+        """A frame (model/telemetry.h) of one GPU with `samples` times and no fields."""
+        body = bytes([2]) + uvarint(0) + uvarint(1) + uvarint(5) + b"GPU-x" + uvarint(samples)
+        body += uvarint(0) + uvarint(0) + uvarint(2) * samples + uvarint(0)
+        return base64.b64encode(body + tail).decode()
+
+    big = frame(2001)
+    truncated = frame(2)[:-4]
+    columns = {"gpus": [{"uuid": "GPU-x", "t": [1]}], "xids": []}  # agents before the frame
+    for telemetry, code in ((big, "telemetry_too_large"), (truncated, "invalid_message"),
+                            (frame(2, b"x"), "invalid_message"), (columns, "invalid_message")):
         # Nothing of a refused report is applied: the agent's workloads are not declared lost.
         response = platform.call("POST", "/v1/agent/report", key=credential,
                                  body={"applied_generation": 1 << 40, "workloads": [],

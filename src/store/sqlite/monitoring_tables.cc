@@ -95,6 +95,17 @@ Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
   return {};
 }
 
+// The transition (monitor/alerts_json.h) and, once acknowledged, acknowledged_by and
+// acknowledged_at_ms.
+std::string record_body(const controller::AlertRecord& record) {
+  Json body = monitor::transition_to_json(record.transition);
+  if (record.ack) {
+    body["acknowledged_by"] = record.ack->by;
+    body["acknowledged_at_ms"] = record.ack->at_ms;
+  }
+  return body.dump();
+}
+
 Status write_alerts(sqlite3* db, const controller::MonitoringChanges& c) {
   if (!c.rule_changes.empty()) {
     GPURENT_TRY(upsert,
@@ -107,18 +118,29 @@ Status write_alerts(sqlite3* db, const controller::MonitoringChanges& c) {
       GPURENT_CHECK(step_done(db, s, "write alert_rules"));
     }
   }
-  if (c.alert_history.empty()) return {};
-  GPURENT_TRY(insert, prepare(db, "INSERT INTO alert_history (seq, body) VALUES (?,?)"));
-  for (const auto& record : c.alert_history) {
-    sqlite3_bind_int64(insert.get(), 1, record.seq);
-    bind_text(insert.get(), 2, monitor::transition_to_json(record.transition).dump());
-    GPURENT_CHECK(step_done(db, insert.get(), "write alert_history"));
+  if (!c.alert_history.empty()) {
+    GPURENT_TRY(insert, prepare(db, "INSERT INTO alert_history (seq, body) VALUES (?,?)"));
+    for (const auto& record : c.alert_history) {
+      sqlite3_bind_int64(insert.get(), 1, record.seq);
+      bind_text(insert.get(), 2, record_body(record));
+      GPURENT_CHECK(step_done(db, insert.get(), "write alert_history"));
+    }
+    GPURENT_TRY(trim, prepare(db, "DELETE FROM alert_history WHERE seq <= ?"));
+    sqlite3_bind_int64(
+        trim.get(), 1,
+        c.alert_history.back().seq - static_cast<int64_t>(controller::kMaxAlertHistory));
+    GPURENT_CHECK(step_done(db, trim.get(), "trim alert_history"));
   }
-  GPURENT_TRY(trim, prepare(db, "DELETE FROM alert_history WHERE seq <= ?"));
-  sqlite3_bind_int64(
-      trim.get(), 1,
-      c.alert_history.back().seq - static_cast<int64_t>(controller::kMaxAlertHistory));
-  return step_done(db, trim.get(), "trim alert_history");
+  if (c.acknowledged.empty()) return {};
+  // After the inserts: a record may be appended and acknowledged in one commit. A record trimmed
+  // since is not written again.
+  GPURENT_TRY(update, prepare(db, "UPDATE alert_history SET body = ? WHERE seq = ?"));
+  for (const auto& record : c.acknowledged) {
+    bind_text(update.get(), 1, record_body(record));
+    sqlite3_bind_int64(update.get(), 2, record.seq);
+    GPURENT_CHECK(step_done(db, update.get(), "acknowledge in alert_history"));
+  }
+  return {};
 }
 
 }  // namespace
@@ -169,7 +191,16 @@ Status load_monitoring(sqlite3* db, controller::MonitoringSnapshot& out) {
     auto body = parse_json_object(column_text(history.get(), 1));
     if (!body) return corrupt(fmt::format("alert_history/{}", seq));
     GPURENT_TRY(transition, monitor::transition_from_json(*body));
-    out.alert_history.push_back({.seq = seq, .transition = std::move(transition)});
+    std::optional<controller::AlertAck> ack;
+    if (const auto by = body->find("acknowledged_by"); by != body->end()) {
+      const auto at = body->find("acknowledged_at_ms");
+      if (!by->is_string() || at == body->end() || !at->is_number_integer()) {
+        return corrupt(fmt::format("alert_history/{}", seq));
+      }
+      ack = controller::AlertAck{.by = by->get<std::string>(), .at_ms = at->get<int64_t>()};
+    }
+    out.alert_history.push_back(
+        {.seq = seq, .transition = std::move(transition), .ack = std::move(ack)});
   }
   if (rc != SQLITE_DONE) return fail(db_error(db, "read alert_history"));
   return {};

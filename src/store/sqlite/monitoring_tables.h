@@ -6,8 +6,9 @@
 //   pruning past retention is a range delete. Rows are upserted: a bucket rebuilt after a restart
 //   replaces its row.
 // - alert_rules: (name, body JSON, monitor/alerts_json.h).
-// - alert_history: (seq, body JSON); rows beyond the newest kMaxAlertHistory are deleted as new
-//   ones come in.
+// - alert_history: (seq, body JSON: the transition, plus acknowledged_by and acknowledged_at_ms
+//   once acknowledged, when the row is rewritten); rows beyond the newest kMaxAlertHistory are
+//   deleted as new ones come in.
 #pragma once
 
 #include <sqlite3.h>

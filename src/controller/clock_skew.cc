@@ -1,0 +1,30 @@
+// Controller members for the agents' clock skew (controller.h: node_clock_skew_ms).
+//
+// Each report carries the agent's wall clock when it was sent (NodeReport::sent_at_ms); the skew is
+// that minus the server's Clock when apply_report takes the report. Nothing cancels the delay
+// between the two readings (the network, the server's HTTP queue and the wait for the controller
+// thread): the measured skew is the true skew minus that one-way delay, so it is never too high,
+// and too low by at most the delay (milliseconds on a healthy network and server, well under the
+// default 2 s alert limit; a loaded server's queue adds to it). Only the latest report counts: no
+// smoothing, so a fixed clock shows at the next report.
+//
+// The skew is kept per node in memory (a restarted server measures again at the next report),
+// shown in the node view, exported in GET /metrics (gpurent_node_clock_skew_seconds) and observed
+// by the built-in agent_clock_skew alert rule as |skew| (monitoring.cc).
+#include "controller/controller.h"
+
+namespace gpurent::controller {
+
+void Controller::record_clock_skew(const model::Node& node, int64_t sent_at_ms) {
+  const int64_t skew = sent_at_ms - to_unix_ms(now());
+  const auto [it, fresh] = node_clock_skew_ms_.try_emplace(node.id, skew);
+  if (!fresh) it->second = skew;
+}
+
+std::optional<int64_t> Controller::node_clock_skew_ms(std::string_view node_id) const {
+  const auto it = node_clock_skew_ms_.find(node_id);
+  if (it == node_clock_skew_ms_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace gpurent::controller
