@@ -233,6 +233,31 @@ TEST_F(CliTest, ReservationWindowFromStartAndDuration) {
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
+TEST_F(CliTest, ReserveBooksATermAndLaunchRunsOnIt) {
+  TestHttpServer server(answer(201, R"({"id": "r-1", "state": "active"})"));
+  Outcome reserve = gpurent({"--url", server.url(), "reserve", "--gpu", "h100-80g", "--count", "8",
+                             "--start", "2027-01-15T08:00:00Z", "--days", "30", "--monthly"});
+  ASSERT_EQ(reserve.code, 0) << reserve.err;
+  EXPECT_EQ(Json::parse(server.requests().at(0).body),
+            Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8, "term_days": 30,
+                            "start": "2027-01-15T08:00:00.000Z", "payment": "monthly"})"));
+
+  Outcome launch = gpurent({"--url", server.url(), "launch", "--gpu", "h100-80g", "--count", "8",
+                            "--reservation", "r-1", "--", "sleep", "1"});
+  ASSERT_EQ(launch.code, 0) << launch.err;
+  const Json body = Json::parse(server.requests().at(1).body);
+  EXPECT_EQ(body["pricing"], "reserved");
+  EXPECT_EQ(body["reservation_id"], "r-1");
+
+  Outcome both = gpurent({"--url", server.url(), "launch", "--gpu", "h100-80g", "--spot",
+                          "--reservation", "r-1", "--", "sleep", "1"});
+  EXPECT_EQ(both.code, 2) << both.err;
+  Outcome two_ends = gpurent({"--url", server.url(), "reserve", "--gpu", "h100-80g", "--count", "1",
+                              "--days", "7", "--duration", "2h"});
+  EXPECT_EQ(two_ends.code, 2) << two_ends.err;
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
 TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
   TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
     const std::string body = request.method == "PUT" ? request.body : R"({"tenant_id": "t-1",

@@ -26,6 +26,9 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
   command.add_option("--max-price", options.max_price,
                      "with --spot: the most to pay per GPU-hour (e.g. 9.5); above it the "
                      "instance is interrupted");
+  command.add_option("--reservation", options.reservation,
+                     "reserved pricing: run on this reservation's GPUs (gpurent reserve), no GPU "
+                     "charge");
   command.add_option("--priority", options.priority,
                      "-100..100: order among your own queued instances");
   command.add_flag("--no-queue", options.no_queue,
@@ -75,6 +78,11 @@ Result<LaunchRequest> launch_request(const LaunchOptions& options) {
     spec.node_selector.insert_or_assign(label.substr(0, equals), label.substr(equals + 1));
   }
   if (options.spot) spec.pricing = model::PricingModel::kSpot;
+  if (!options.reservation.empty()) {
+    if (options.spot) return fail(usage_error("--reservation and --spot exclude each other"));
+    spec.pricing = model::PricingModel::kReserved;
+    spec.reservation_id = options.reservation;
+  }
   if (!options.max_price.empty()) {
     if (!options.spot) return fail(usage_error("--max-price applies only with --spot"));
     GPURENT_TRY(max_price, parse_amount(options.max_price, false));

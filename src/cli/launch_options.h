@@ -24,7 +24,8 @@ struct LaunchOptions {
   int disk_gb = 0;
   std::vector<std::string> selector;
   bool spot = false;
-  std::string max_price;  // spot: per GPU-hour, in currency units
+  std::string max_price;    // spot: per GPU-hour, in currency units
+  std::string reservation;  // reserved pricing on this reservation
   int priority = 0;
   bool no_queue = false;
   std::string name;
