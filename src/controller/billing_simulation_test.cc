@@ -1,15 +1,17 @@
 // Deterministic simulation of the accounts: weeks of virtual time with random launches, stops,
-// package purchases, silent nodes and controller restarts through a SQLite store round trip. After
-// every step: the ledger sums to zero, every metered second is paid exactly once (to cash at the
-// run's price, or from a package), packages have earned exactly their share, nothing is charged
-// past a down node's last good report, and (every few hundred steps) the invoices equal the
-// ledger.
+// package purchases, price changes, reserved terms (booked, used by reserved work, cancelled),
+// silent nodes and controller restarts through a SQLite store round trip. After every step: the
+// ledger sums to zero, every metered second is paid exactly once (to cash at the run's price, or
+// from a package; reserved work's GPUs not at all), packages and reserved terms have earned
+// exactly their share, nothing is charged past a down node's last good report, and (every few
+// hundred steps) the invoices equal the ledger.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "billing/reserved.h"
 #include "common/random.h"
 #include "controller/controller.h"
 #include "controller/sim_agent_test_util.h"
@@ -63,7 +65,8 @@ class BillingSimulation {
   }
 
   void step() {
-    switch (rng_.uniform(12)) {
+    const uint64_t action = rng_.uniform(12);
+    switch (action) {
       case 0:
       case 1:
         launch();
@@ -81,12 +84,19 @@ class BillingSimulation {
       case 5:
         if (rng_.uniform(20) == 0) topup(random_tenant().tenant_id, 200 * kMicrosPerUnit);
         break;
+      case 6:
+        if (rng_.uniform(10) == 0) change_price();
+        break;
       default:
         break;
     }
     for (auto& node : nodes_) {
       if (!node.silent) converge_and_report(node);
     }
+    // Booking counts the GPUs of nodes that report, so after the reports (a step's clock jump
+    // leaves every node past its heartbeat timeout until it reports again).
+    if (action == 7 && rng_.uniform(4) == 0) reserve_or_cancel();
+    if (action == 8) launch_reserved();
     clock_.advance(Millis(1000 + rng_.uniform(600'000)));
     ctl_->tick();
     commit();
@@ -115,6 +125,8 @@ class BillingSimulation {
 
   int restarts() const { return restarts_; }
   int64_t package_seconds() const { return package_seconds_; }
+  int64_t reserved_terms() const { return reserved_terms_; }
+  int64_t reserved_runs() const { return reserved_runs_; }
 
  private:
   const model::Principal& random_tenant() { return tenants_[rng_.uniform(tenants_.size())]; }
@@ -129,6 +141,54 @@ class BillingSimulation {
     spec.gpu_count = static_cast<int>(1 + rng_.uniform(4));
     spec.command = {"train"};
     (void)ctl_->create_instance(random_tenant(), spec, std::nullopt, "");
+  }
+
+  // A new H100 or A100 price, now or a few minutes ahead (never retroactive).
+  void change_price() {
+    billing::PriceChange change;
+    const Micros price = 5 * kMicrosPerUnit + static_cast<Micros>(rng_.uniform(20'000'000));
+    change.gpu_per_hour.emplace(rng_.uniform(2) == 0 ? "h100-80g" : "a100-80g", price);
+    if (rng_.uniform(2) == 0) change.effective_at = clock_.now() + Millis(rng_.uniform(900'000));
+    ASSERT_TRUE(ctl_->set_prices(admin_, std::move(change)));
+  }
+
+  // Books one or two GPUs for hours or weeks (up front or monthly, now or later), or cancels one.
+  void reserve_or_cancel() {
+    const auto& who = random_tenant();
+    const auto mine = ctl_->reservations(who);
+    if (!mine.empty() && rng_.uniform(3) == 0) {
+      (void)ctl_->cancel_reservation(who, mine[rng_.uniform(mine.size())]->id);
+      return;
+    }
+    // One draw per statement: the order of draws is the seed's history.
+    const bool later = rng_.uniform(2) == 0;
+    const Millis wait(later ? rng_.uniform(7'200'000) : 0);
+    NewReservation booking{.gpu_type = "h100-80g",
+                           .gpu_count = static_cast<int>(1 + rng_.uniform(2)),
+                           .start = clock_.now() + wait,
+                           .payment = rng_.uniform(2) == 0 ? model::ReservationPayment::kUpfront
+                                                           : model::ReservationPayment::kMonthly};
+    if (rng_.uniform(3) == 0) {
+      booking.term_days = static_cast<int>(1 + rng_.uniform(40));
+    } else {
+      booking.end = booking.start + Millis(3'600'000 + rng_.uniform(20 * 3'600'000));
+    }
+    (void)ctl_->create_reservation(who, booking);  // refused when overbooked or unaffordable
+  }
+
+  void launch_reserved() {
+    const auto& who = random_tenant();
+    for (const auto* reservation : ctl_->reservations(who)) {
+      if (reservation->state != model::ReservationState::kActive) continue;
+      model::InstanceSpec spec;
+      spec.gpu_types = {reservation->gpu_type};
+      spec.gpu_count = reservation->gpu_count;
+      spec.pricing = model::PricingModel::kReserved;
+      spec.reservation_id = reservation->id;
+      spec.command = {"train"};
+      (void)ctl_->create_instance(who, spec, std::nullopt, "");
+      return;
+    }
   }
 
   void stop_or_start() {
@@ -175,13 +235,16 @@ class BillingSimulation {
       if (node->state == model::NodeState::kDown) down[node->id] = node;
     }
     package_seconds_ = 0;
+    reserved_runs_ = 0;
     for (const auto& who : tenants_) {
       // Money: the balance is what came in less what the usage records and packages cost.
       Micros in = 0;
       Micros package_prices = 0;
       for (const auto& t : money ? ctl_->transfers(who.tenant_id) : kNoTransfers) {
         // Top-ups and credits (SLA credits, from the month's end on) come in.
-        if (t.kind == model::TransferKind::kTopup || t.kind == model::TransferKind::kCredit) {
+        // ... and so do refunds of reserved terms cancelled before their window.
+        if (t.kind == model::TransferKind::kTopup || t.kind == model::TransferKind::kCredit ||
+            t.kind == model::TransferKind::kRefund) {
           in += t.amount;
         }
         if (t.kind == model::TransferKind::kPurchase) package_prices += t.amount;
@@ -200,6 +263,11 @@ class BillingSimulation {
                   (usage->metered_until - usage->started_at).count());
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;
+        // No CPU, memory or disk price is set here: reserved work costs nothing beyond its term.
+        if (usage->pricing == model::PricingModel::kReserved) {
+          ASSERT_EQ(usage->charged, 0);
+          ++reserved_runs_;
+        }
         if (usage->package_seconds > 0) drawn[usage->gpu_type] += usage->package_seconds * milli;
         package_seconds_ += usage->package_seconds;
         const auto* instance = *ctl_->instance(admin_, usage->instance_id);
@@ -221,6 +289,25 @@ class BillingSimulation {
         if (package->used > 0) used[package->gpu_type] += package->used;
       }
       ASSERT_EQ(drawn, used) << "package draws and usage records disagree";
+      for (const auto* r : ctl_->reservations(who)) {
+        // Paid is k whole payments (billing/reserved.h); earned never runs ahead of paid; an
+        // ended term is paid and earned in full; a refunded one earned nothing.
+        ASSERT_GT(r->periods_paid, 0);
+        ASSERT_EQ(r->paid, r->periods_paid >= billing::payment_count(*r)
+                               ? r->total
+                               : charge_pro_rata(r->total, r->periods_paid,
+                                                 billing::kReservationPaymentPeriod.count(),
+                                                 (r->end - r->start).count()));
+        ASSERT_LE(r->recognised, r->paid);
+        if (r->refunded) {
+          ASSERT_EQ(r->recognised, 0);
+        }
+        if (r->state == model::ReservationState::kEnded) {
+          ASSERT_EQ(r->paid, r->total);
+          ASSERT_EQ(r->recognised, r->total);
+        }
+        reserved_terms_ += r->paid > 0;
+      }
     }
   }
 
@@ -236,6 +323,8 @@ class BillingSimulation {
   int steps_ = 0;
   int restarts_ = 0;
   int64_t package_seconds_ = 0;
+  int64_t reserved_terms_ = 0;  // paid terms seen by the checks (counted again at each)
+  int64_t reserved_runs_ = 0;
 };
 
 TEST(BillingSimulation, AccountsStayExactOverWeeksOfRandomHistory) {
@@ -259,6 +348,8 @@ TEST(BillingSimulation, AccountsStayExactOverWeeksOfRandomHistory) {
     sim.check_invoices();
     EXPECT_GT(sim.restarts(), 10) << "seed " << seed;
     EXPECT_GT(sim.package_seconds(), 0) << "seed " << seed;  // packages really were drawn
+    EXPECT_GT(sim.reserved_terms(), 0) << "seed " << seed;   // terms really were paid
+    EXPECT_GT(sim.reserved_runs(), 0) << "seed " << seed;    // and reserved work ran on them
   }
   std::filesystem::remove_all(dir);
 }
