@@ -568,7 +568,8 @@ class Controller {
   void touch_package(const model::Package& package);
   // kPaymentRequired insufficient_funds unless the tenant's cash covers `amount` (what `what` is).
   Status check_can_pay(std::string_view tenant_id, Micros amount, std::string_view what) const;
-  // Prices a new reserved term from the book in force now (billing/reserved.h).
+  // Prices a new reserved term from the book in force now (billing/reserved.h), and refuses it
+  // (402 insufficient_funds) when the tenant's cash does not cover its first payment.
   Status price_reservation(model::Reservation& reservation) const;
   // Posts the reservation's payments and earned revenue due by now; records it when they moved.
   void settle_reservation(model::Reservation& reservation);
