@@ -5,17 +5,21 @@ set -euo pipefail
 
 build_packages=(
   cmake ninja-build g++ ccache pkg-config
-  libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsqlite3-dev libsodium-dev
+  libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsqlite3-dev libsodium-dev libssl-dev
+  ca-certificates
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev
 )
 # The container runtime's tests run a real Podman (Docker Engine API on a unix socket) with runc
 # and an image built from the static busybox (src/agent/runtime/podman_test_env.h). The
 # templates' process forms run Debian's PyTorch and Jupyter (tests/e2e/test_templates.py);
 # tests/e2e/test_jupyter.py talks to a kernel over the proxied WebSocket with websocket-client.
-# tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics.
+# tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics, and makes the certificate of
+# an https webhook receiver with openssl; tests/e2e/test_tls_proxy.py puts nginx in front as a TLS
+# proxy for an agent and the CLI.
 test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static
-  python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus)
-bench_packages=(wrk nginx-light)
+  python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
+  nginx-light)
+bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")
 case "${1:-build}" in

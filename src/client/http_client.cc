@@ -3,7 +3,8 @@
 //
 // Every socket operation is asynchronous and run to completion on a private io_context. The
 // beast::tcp_stream expiry bounds each one (it closes the socket when it fires), so io_context::run
-// always returns by the deadline without a second thread.
+// always returns by the deadline without a second thread. An https:// connection is the same stream
+// under an OpenSSL TLS layer (beast::ssl_stream); the expiry bounds the handshake as well.
 #include "client/http_client.h"
 
 #include <fmt/format.h>
@@ -15,9 +16,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
 #include <limits>
 #include <optional>
@@ -33,6 +37,7 @@ using tcp = asio::ip::tcp;
 // One stream type for TCP and unix sockets (the Docker Engine API of the container runtime).
 using AnyStreamProtocol = asio::generic::stream_protocol;
 using Stream = beast::basic_stream<AnyStreamProtocol>;
+using TlsStream = beast::ssl_stream<Stream>;
 using SteadyClock = std::chrono::steady_clock;
 
 // Response headers of our own server are a few hundred bytes; a proxy may add some.
@@ -45,8 +50,9 @@ struct ParsedUrl {
   std::string host;  // without IPv6 brackets, for the resolver
   std::string port;
   std::string authority;    // host[:port] as written, for the Host header
-  std::string base_url;     // "http://" + authority, or the unix URL as given
+  std::string base_url;     // "http[s]://" + authority, or the unix URL as given
   std::string socket_path;  // unix:// URLs: the socket to connect to, and no host or port
+  bool tls = false;         // https://
 };
 
 // Linux's sockaddr_un path limit, terminator excluded.
@@ -66,6 +72,7 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
         Error::invalid("invalid_url", fmt::format("invalid server URL '{}': {}", url, why)));
   };
   std::string_view rest = url;
+  bool tls = false;
   if (rest.starts_with("unix://")) {
     ParsedUrl parsed;
     parsed.socket_path = std::string(rest.substr(7));
@@ -81,8 +88,8 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
   if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
     std::string scheme(rest.substr(0, scheme_end));
     for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (scheme == "https") return invalid("https is not supported; put a TLS proxy in front");
-    if (scheme != "http") return invalid("the scheme must be http");
+    if (scheme != "http" && scheme != "https") return invalid("the scheme must be http or https");
+    tls = scheme == "https";
     rest.remove_prefix(scheme_end + 3);
   }
   // A bare "/" after the authority is harmless; any other path would be silently dropped.
@@ -91,9 +98,10 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
     rest = rest.substr(0, slash);
   }
   if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos) {
-    return invalid("only http://host:port is supported");
+    return invalid("only http[s]://host:port is supported");
   }
   ParsedUrl parsed;
+  parsed.tls = tls;
   parsed.authority = std::string(rest);
   std::string_view port;
   if (rest.starts_with('[')) {
@@ -113,7 +121,7 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
   }
   if (parsed.host.empty()) return invalid("the host is missing");
   if (port.empty()) {
-    parsed.port = "80";
+    parsed.port = tls ? "443" : "80";
   } else {
     if (!is_digits(port) || port.size() > 5 || std::stoi(std::string(port)) == 0 ||
         std::stoi(std::string(port)) > 65535) {
@@ -121,7 +129,7 @@ Result<ParsedUrl> parse_base_url(std::string_view url) {
     }
     parsed.port = std::string(port);
   }
-  parsed.base_url = "http://" + parsed.authority;
+  parsed.base_url = (tls ? "https://" : "http://") + parsed.authority;
   return parsed;
 }
 
@@ -151,12 +159,38 @@ using OutgoingRequest = http::request<http::string_body>;
 
 }  // namespace
 
+// The TLS settings of an https:// client: peers are verified against the trust store (the system's,
+// which OpenSSL's default paths give and SSL_CERT_FILE / SSL_CERT_DIR override, or ca_file), and
+// nothing older than TLS 1.2 is spoken.
+Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& options) {
+  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
+  context->set_verify_mode(asio::ssl::verify_peer);
+  beast::error_code ec;
+  if (options.ca_file.empty()) {
+    context->set_default_verify_paths(ec);
+  } else {
+    context->load_verify_file(options.ca_file, ec);
+  }
+  if (ec) {
+    return fail(
+        Error::invalid("invalid_ca_file",
+                       fmt::format("cannot load the trusted certificates{}: {}",
+                                   options.ca_file.empty() ? "" : " from '" + options.ca_file + "'",
+                                   ec.message())));
+  }
+  return context;
+}
+
 struct HttpClient::Impl {
-  explicit Impl(ParsedUrl parsed) : url(std::move(parsed)) {}
+  Impl(ParsedUrl parsed, std::unique_ptr<asio::ssl::context> tls_context)
+      : url(std::move(parsed)), tls_context(std::move(tls_context)) {}
 
   ParsedUrl url;
+  std::unique_ptr<asio::ssl::context> tls_context;  // https:// only
   asio::io_context io;
-  Stream stream{io};
+  Stream stream{io};             // http:// and unix:// connections
+  std::optional<TlsStream> tls;  // an https:// connection (it owns its own Stream)
   beast::flat_buffer buffer;
   bool connected = false;  // stream holds a connection that an earlier exchange left reusable
   std::array<char, kStreamPieceBytes> piece{};
@@ -171,10 +205,23 @@ struct HttpClient::Impl {
     return result;
   }
 
+  // The socket under the connection, TLS or not.
+  Stream& transport() { return tls ? tls->next_layer() : stream; }
+
+  // Runs one read or write on the connection, bounded by the deadline.
+  template <class Operation>
+  beast::error_code run_on_connection(const Deadline& deadline, Operation&& operation) {
+    transport().expires_at(deadline.next());
+    if (tls) return run([&](auto handler) { operation(*tls, std::move(handler)); });
+    return run([&](auto handler) { operation(stream, std::move(handler)); });
+  }
+
+  // No TLS close_notify: the connection is abandoned, and a client owes the server nothing more.
   void drop() {
     beast::error_code ignored;
-    stream.socket().shutdown(AnyStreamProtocol::socket::shutdown_both, ignored);
-    stream.close();
+    transport().socket().shutdown(AnyStreamProtocol::socket::shutdown_both, ignored);
+    transport().close();
+    tls.reset();
     buffer.clear();
     connected = false;
   }
@@ -183,7 +230,7 @@ struct HttpClient::Impl {
   // means it was closed (EOF or reset) or holds bytes that answer no request of ours.
   bool still_usable() {
     if (buffer.size() != 0) return false;
-    pollfd poll_fd{stream.socket().native_handle(), POLLIN, 0};
+    pollfd poll_fd{transport().socket().native_handle(), POLLIN, 0};
     return ::poll(&poll_fd, 1, 0) == 0;
   }
 
@@ -254,9 +301,10 @@ struct HttpClient::Impl {
       drop();
     }
     GPURENT_TRY(endpoints, resolve(deadline));
-    stream.expires_at(deadline.next());
+    if (url.tls) tls.emplace(io, *tls_context);
+    transport().expires_at(deadline.next());
     const beast::error_code ec =
-        run([&](auto handler) { stream.async_connect(endpoints, std::move(handler)); });
+        run([&](auto handler) { transport().async_connect(endpoints, std::move(handler)); });
     if (ec) {
       drop();
       return fail(ec == beast::error::timeout
@@ -267,9 +315,35 @@ struct HttpClient::Impl {
     }
     // Requests are written in one piece and answers awaited; Nagle would only add latency.
     beast::error_code ignored;
-    if (url.socket_path.empty()) stream.socket().set_option(tcp::no_delay(true), ignored);
+    if (url.socket_path.empty()) transport().socket().set_option(tcp::no_delay(true), ignored);
+    if (url.tls) GPURENT_CHECK(handshake(deadline));
     connected = true;
     return false;
+  }
+
+  Status handshake(const Deadline& deadline) {
+    // SNI names the host for servers with several certificates; an address is not sent (RFC 6066).
+    beast::error_code not_an_address;
+    asio::ip::make_address(url.host, not_an_address);
+    if (not_an_address && SSL_set_tlsext_host_name(tls->native_handle(), url.host.c_str()) != 1) {
+      drop();
+      return fail(connect_error("cannot set the TLS server name"));
+    }
+    // A certificate must name this host, not only chain to a trusted root.
+    tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
+    transport().expires_at(deadline.next());
+    const beast::error_code ec = run([&](auto handler) {
+      tls->async_handshake(asio::ssl::stream_base::client, std::move(handler));
+    });
+    if (ec) {
+      drop();
+      return fail(ec == beast::error::timeout
+                      ? Error{ErrorKind::kUnavailable, "timeout",
+                              fmt::format("TLS handshake with {}: no answer within {} ms",
+                                          url.base_url, deadline.timeout().count())}
+                      : connect_error(fmt::format("TLS handshake failed: {}", ec.message())));
+    }
+    return {};
   }
 
   // Writes the request and reads the response header into a fresh parser, applying the retry
@@ -284,9 +358,9 @@ struct HttpClient::Impl {
       if (!reused) return fail(std::move(reused).error());
       const bool may_retry = *reused && attempt == 0;
 
-      stream.expires_at(deadline.next());
-      beast::error_code ec =
-          run([&](auto handler) { http::async_write(stream, request, std::move(handler)); });
+      beast::error_code ec = run_on_connection(deadline, [&](auto& connection, auto handler) {
+        http::async_write(connection, request, std::move(handler));
+      });
       if (ec) {
         drop();
         if (may_retry && ec != beast::error::timeout) continue;
@@ -298,9 +372,8 @@ struct HttpClient::Impl {
       configure(*parser);
       // The answer to HEAD announces a body it does not carry.
       parser->skip(request.method() == http::verb::head);
-      stream.expires_at(deadline.next());
-      ec = run([&](auto handler) {
-        http::async_read_header(stream, buffer, *parser, std::move(handler));
+      ec = run_on_connection(deadline, [&](auto& connection, auto handler) {
+        http::async_read_header(connection, buffer, *parser, std::move(handler));
       });
       if (ec) {
         const bool nothing_answered = !parser->got_some();
@@ -351,9 +424,14 @@ HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 HttpClient::~HttpClient() = default;
 
-Result<HttpClient> HttpClient::create(std::string_view base_url) {
+Result<HttpClient> HttpClient::create(std::string_view base_url, const TlsOptions& tls) {
   GPURENT_TRY(parsed, parse_base_url(base_url));
-  return HttpClient(std::make_unique<Impl>(std::move(parsed)));
+  std::unique_ptr<asio::ssl::context> tls_context;
+  if (parsed.tls) {
+    GPURENT_TRY(context, make_tls_context(tls));
+    tls_context = std::move(context);
+  }
+  return HttpClient(std::make_unique<Impl>(std::move(parsed), std::move(tls_context)));
 }
 
 const std::string& HttpClient::base_url() const { return impl_->url.base_url; }
@@ -367,10 +445,10 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request,
                                        [](auto& p) { p.body_limit(kMaxResponseBodyBytes); });
   if (!header) return fail(std::move(header).error());
 
-  impl_->stream.expires_at(deadline.next());
-  const beast::error_code ec = impl_->run([&](auto handler) {
-    http::async_read(impl_->stream, impl_->buffer, *parser, std::move(handler));
-  });
+  const beast::error_code ec =
+      impl_->run_on_connection(deadline, [&](auto& connection, auto handler) {
+        http::async_read(connection, impl_->buffer, *parser, std::move(handler));
+      });
   if (ec) {
     impl_->drop();
     return fail(impl_->transport_error(outgoing, ec, deadline));
@@ -403,9 +481,8 @@ Result<HttpResponse> HttpClient::stream(const HttpRequest& request,
   while (!parser->is_done()) {
     body.data = impl_->piece.data();
     body.size = impl_->piece.size();
-    impl_->stream.expires_at(deadline.next());
-    beast::error_code ec = impl_->run([&](auto handler) {
-      http::async_read_some(impl_->stream, impl_->buffer, *parser, std::move(handler));
+    beast::error_code ec = impl_->run_on_connection(deadline, [&](auto& connection, auto handler) {
+      http::async_read_some(connection, impl_->buffer, *parser, std::move(handler));
     });
     if (ec == http::error::need_buffer) ec = {};  // the piece buffer is full: hand it over
     if (ec) {

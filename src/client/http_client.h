@@ -43,11 +43,20 @@ struct HttpResponse {
   std::string body;
 };
 
+// How an https:// client trusts servers. The server's certificate must chain to a trusted root and
+// name the URL's host (DNS name or IP address); TLS 1.2 at least.
+struct TlsOptions {
+  // A PEM file of the certificates to trust instead of the system's store ("" = the system's, as
+  // OpenSSL finds it: /etc/ssl/certs, or SSL_CERT_FILE / SSL_CERT_DIR when set).
+  std::string ca_file;
+};
+
 class HttpClient {
  public:
-  // base_url is "http://host:port" (https is not supported; put a TLS proxy in front), or
-  // "unix:///path/to.sock" for a server on a unix socket (the Docker Engine API).
-  static Result<HttpClient> create(std::string_view base_url);
+  // base_url is "http://host:port", "https://host:port" (port 443 by default), or
+  // "unix:///path/to.sock" for a server on a unix socket (the Docker Engine API). Errors:
+  // "invalid_url", and for https "invalid_ca_file" when the trusted certificates cannot be read.
+  static Result<HttpClient> create(std::string_view base_url, const TlsOptions& tls = {});
   HttpClient(HttpClient&&) noexcept;
   HttpClient& operator=(HttpClient&&) noexcept;
   ~HttpClient();

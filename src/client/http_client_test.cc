@@ -37,12 +37,16 @@ TEST(HttpClientTest, ParsesBaseUrls) {
   ASSERT_TRUE(v6.has_value());
   EXPECT_EQ(v6->base_url(), "http://[::1]:8080");
 
+  auto tls = HttpClient::create("HTTPS://example.com");
+  ASSERT_TRUE(tls.has_value()) << tls.error().message;
+  EXPECT_EQ(tls->base_url(), "https://example.com");
+
   auto unix_socket = HttpClient::create("unix:///run/podman/podman.sock");
   ASSERT_TRUE(unix_socket.has_value());
   EXPECT_EQ(unix_socket->base_url(), "unix:///run/podman/podman.sock");
 
   for (const char* bad :
-       {"https://example.com", "ftp://x", "http://:80", "http://h:0", "http://h:65536",
+       {"ftp://x", "https://h:0", "https://h/api", "http://:80", "http://h:0", "http://h:65536",
         "http://h:8080/api", "http://u@h", "::1", "unix://relative.sock", "unix://"}) {
     auto client = HttpClient::create(bad);
     ASSERT_FALSE(client.has_value()) << bad;

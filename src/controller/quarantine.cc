@@ -7,9 +7,11 @@
 // (move_off_failure). The node is `degraded` while any of its GPUs is quarantined. An operator
 // releases the GPU once it has been reset and checked.
 //
-// The ECC rise is measured between samples this controller has seen: the first sample after a
-// start is the baseline (the volatile count may have risen while the server was down; the XID 48
-// that the driver raises with a double-bit error still quarantines the GPU then).
+// The ECC rise is measured against the count last seen, which the node's row keeps
+// (Node::ecc_dbe_seen): a rise while the server was down is seen at the first report after the
+// restart. The count is NVML's volatile one, which a driver reload resets: a lower count is a new
+// baseline, and an error between a reload and the next report the server sees is caught by the
+// XID 48 that the driver raises with it.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -67,18 +69,16 @@ void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch&
                                                  .message = fmt::format("fatal XID {}", xid.code)});
   }
   // The double-bit count of each GPU as last seen, updated through the batch in sample order.
-  std::map<std::string, int64_t> last_dbe;
+  bool seen_changed = false;
   for (const auto& sample : batch.samples) {
     if (!sample.ecc_dbe_total || !gpu_of(sample.uuid)) continue;
-    auto seen = last_dbe.find(sample.uuid);
-    if (seen == last_dbe.end()) {
-      const GpuTelemetry* kept = gpu_telemetry(sample.uuid);
-      if (!kept || !kept->latest || !kept->latest->ecc_dbe_total) {
-        last_dbe.emplace(sample.uuid, *sample.ecc_dbe_total);  // the baseline
-        continue;
-      }
-      seen = last_dbe.emplace(sample.uuid, *kept->latest->ecc_dbe_total).first;
+    const auto [seen, first] = node.ecc_dbe_seen.try_emplace(sample.uuid, *sample.ecc_dbe_total);
+    if (first) {  // the baseline: a GPU this node never reported a count for
+      seen_changed = true;
+      continue;
     }
+    if (*sample.ecc_dbe_total == seen->second) continue;
+    seen_changed = true;
     if (*sample.ecc_dbe_total > seen->second) {
       found.emplace(
           sample.uuid,
@@ -89,6 +89,7 @@ void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch&
     // A lower count: the driver reloaded and the volatile count started again.
     seen->second = *sample.ecc_dbe_total;
   }
+  if (seen_changed) touch_node(node, /*desired_set_changed=*/false);
   for (auto& [uuid, record] : found) {
     if (!quarantined(uuid)) quarantine_gpu(node, *gpu_of(uuid), std::move(record));
   }

@@ -245,5 +245,35 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(QuarantineTest, AnEccRiseWhileTheServerWasDownIsSeenAtTheFirstReportAfter) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpurent-quarantine-ecc-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto store = store::open_sqlite_store((dir / "db").string());
+  ASSERT_TRUE(store) << store.error().message;
+  report_desired(node_, dbe("GPU-a3", 1));  // the baseline, persisted with the node
+  ASSERT_TRUE((*store)->commit(ctl_.take_changes()));
+  report_desired(node_, dbe("GPU-a3", 1));  // unchanged: the node's row is not rewritten
+  EXPECT_TRUE(ctl_.take_changes().nodes.empty());
+
+  // The server is down while the count rises from 1 to 2; the GPU is never reported at 1 again.
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  Controller restarted(clock_, ControllerOptions{.seed = 7});
+  ASSERT_TRUE(restarted.restore(std::move(*snapshot)));
+  clock_.advance(Millis(60'000));
+  const auto desired = restarted.desired_state(node_);
+  ASSERT_TRUE(desired);
+  ASSERT_TRUE(restarted.apply_report(
+      node_, {.applied_generation = desired->generation, .telemetry = dbe("GPU-a3", 2)}));
+  const auto out = restarted.quarantined_gpus(node_);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]->id, "GPU-a3");
+  EXPECT_EQ(out[0]->cause, "ecc_dbe");
+  EXPECT_EQ(out[0]->message, "double-bit ECC errors rose from 1 to 2");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gpurent::controller

@@ -223,7 +223,8 @@ void to_json(Json& j, const Node& v) {
        {"registered_at", ms(v.registered_at)},
        {"last_heartbeat", ms(v.last_heartbeat)},
        {"generation", v.generation},
-       {"credential_hash", v.credential_hash}};
+       {"credential_hash", v.credential_hash},
+       {"ecc_dbe_seen", v.ecc_dbe_seen}};
 }
 void from_json(const Json& j, Node& v) {
   v.id = j.at("id").get<std::string>();
@@ -244,6 +245,7 @@ void from_json(const Json& j, Node& v) {
   v.last_heartbeat = ts(j, "last_heartbeat");
   v.generation = j.at("generation").get<int64_t>();
   v.credential_hash = j.at("credential_hash").get<std::string>();
+  v.ecc_dbe_seen = j.value("ecc_dbe_seen", std::map<std::string, int64_t>());
 }
 
 void to_json(Json& j, const InstanceSpec& v) {

@@ -47,6 +47,9 @@ struct Node {
   // Bumped whenever the node's desired workload set changes; the agent long-polls on it.
   int64_t generation = 1;
   std::string credential_hash;  // hash of the node's own secret, issued at registration
+  // By GPU UUID: the double-bit ECC count last seen in a report. Persisted (it changes only on an
+  // error or a driver reload) so that a rise while the server was down still quarantines the GPU.
+  std::map<std::string, int64_t> ecc_dbe_seen;
 };
 
 }  // namespace gpurent::model

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 #include "monitor/alerts_json.h"
+#include "server/webhooks.h"
 
 namespace gpurent::server {
 namespace {
@@ -101,12 +102,24 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
     size_t i = 0;
     for (const auto& table : alerts.at("webhooks").as_array()) {
       const std::string where = fmt::format("alerts.webhooks[{}]", i++);
-      GPURENT_CHECK(only_keys(table, {"url"}, name, where));
+      GPURENT_CHECK(only_keys(table, {"url", "ca_file"}, name, where));
       if (!table.contains("url") || !table.at("url").is_string() ||
-          !table.at("url").as_string().str.starts_with("http://")) {
-        return fail(invalid_config(name, fmt::format("{}.url must be an http:// URL", where)));
+          !(table.at("url").as_string().str.starts_with("http://") ||
+            table.at("url").as_string().str.starts_with("https://"))) {
+        return fail(invalid_config(name, fmt::format("{}.url must be an http(s):// URL", where)));
       }
-      config.webhooks.push_back(table.at("url").as_string().str);
+      if (table.contains("ca_file") && !table.at("ca_file").is_string()) {
+        return fail(invalid_config(name, fmt::format("{}.ca_file must be a path", where)));
+      }
+      Webhook webhook{.url = table.at("url").as_string().str,
+                      .ca_file = table.contains("ca_file") ? table.at("ca_file").as_string().str
+                                                           : std::string()};
+      // Checked now, with the client that will send: a bad URL or an unreadable CA file is an
+      // error at start, not a notification lost later.
+      if (auto checked = webhook_client(webhook); !checked) {
+        return fail(invalid_config(name, fmt::format("{}: {}", where, checked.error().message)));
+      }
+      config.webhooks.push_back(std::move(webhook));
     }
   }
   return config;

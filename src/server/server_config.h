@@ -15,7 +15,8 @@
 //   clock_skew_limit_s = 2      # the built-in agent_clock_skew rule's limit (default 2)
 //
 //   [[alerts.webhooks]]         # each alert transition is POSTed here as JSON
-//   url = "http://alerts.example/hook"
+//   url = "https://alerts.example/hook"   # http:// or https://
+//   ca_file = "/etc/gpurent/alerts-ca.pem" # https: trust these instead of the system's store
 //
 // Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
 // (their API error codes, with the rule's position). Errors are "invalid_config".
@@ -30,10 +31,16 @@
 
 namespace gpurent::server {
 
+struct Webhook {
+  std::string url;      // "http[s]://host[:port]/path"
+  std::string ca_file;  // https: a PEM file of the certificates to trust; "": the system's store
+  bool operator==(const Webhook&) const = default;
+};
+
 struct ServerConfig {
   std::string metrics_token;
   std::vector<monitor::Rule> alert_rules;
-  std::vector<std::string> webhooks;
+  std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};
 };
 

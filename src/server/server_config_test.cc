@@ -1,5 +1,7 @@
 #include "server/server_config.h"
 
+#include "server/webhooks.h"
+
 #include <gtest/gtest.h>
 
 namespace gpurent::server {
@@ -38,7 +40,7 @@ url = "http://127.0.0.1:9000/hook"
   EXPECT_EQ(config->alert_rules[0].scope.value, "h100-80g");
   EXPECT_EQ(config->alert_rules[1].comparison, monitor::Comparison::kAbsent);
   EXPECT_EQ(config->alert_rules[1].for_ms, 1'500);
-  EXPECT_EQ(config->webhooks, std::vector<std::string>{"http://127.0.0.1:9000/hook"});
+  EXPECT_EQ(config->webhooks, std::vector<Webhook>{{.url = "http://127.0.0.1:9000/hook"}});
   EXPECT_TRUE(parse_server_config("", "empty.toml"));
 }
 
@@ -57,6 +59,36 @@ TEST(ServerConfig, TheClockSkewLimitIsTwoSecondsUnlessSet) {
   }
 }
 
+TEST(ServerConfig, WebhooksMayBeHttpsWithTheirOwnTrustedCertificates) {
+  auto config = parse_server_config(R"(
+[[alerts.webhooks]]
+url = "https://alerts.example.com/gpurent"
+
+[[alerts.webhooks]]
+url = "https://127.0.0.1:8443"
+ca_file = "/etc/ssl/certs/ca-certificates.crt"
+)",
+                                    "tls.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  ASSERT_EQ(config->webhooks.size(), 2u);
+  EXPECT_EQ(config->webhooks[0].ca_file, "");
+  EXPECT_EQ(config->webhooks[1].url, "https://127.0.0.1:8443");
+  const auto endpoint = webhook_client(config->webhooks[0]);
+  ASSERT_TRUE(endpoint) << endpoint.error().message;
+  EXPECT_EQ(endpoint->client.base_url(), "https://alerts.example.com");
+  EXPECT_EQ(endpoint->path, "/gpurent");
+  EXPECT_EQ(webhook_client(config->webhooks[1])->path, "/");
+
+  // An unreadable CA file is refused at start, naming the webhook and the file.
+  auto refused = parse_server_config(
+      "[[alerts.webhooks]]\nurl = \"https://a.example\"\nca_file = \"/nonexistent.pem\"",
+      "tls.toml");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "invalid_config");
+  EXPECT_NE(refused.error().message.find("alerts.webhooks[0]"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("/nonexistent.pem"), std::string::npos);
+}
+
 TEST(ServerConfig, RefusesWhatItDoesNotKnowWithTheRulesOwnCodes) {
   const auto code = [](const std::string& text) {
     auto config = parse_server_config(text, "bad.toml");
@@ -73,7 +105,11 @@ TEST(ServerConfig, RefusesWhatItDoesNotKnowWithTheRulesOwnCodes) {
   EXPECT_EQ(code("[[alerts.rules]]\nname = \"x\"\nmetric = \"gpu_util\"\ncomparison = \">\"\n"
                  "threshold = 1\nfor_s = -1"),
             "invalid_for");
-  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"https://example.com\""), "invalid_config");
+  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"ftp://example.com\""), "invalid_config");
+  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"unix:///run/hook.sock\""), "invalid_config");
+  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"https://example.com:0/hook\""), "invalid_config");
+  EXPECT_EQ(code("[[alerts.webhooks]]\nurl = \"https://example.com\"\nca_file = 1"),
+            "invalid_config");
   EXPECT_EQ(code("[metrics]\nbearer_token = 5"), "invalid_config");
   EXPECT_EQ(code("not toml ["), "invalid_config");
 }

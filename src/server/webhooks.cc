@@ -14,7 +14,18 @@ constexpr std::chrono::seconds kTimeout{10};
 
 }  // namespace
 
-WebhookNotifier::WebhookNotifier(std::vector<std::string> urls) : urls_(std::move(urls)) {
+Result<WebhookEndpoint> webhook_client(const Webhook& webhook) {
+  // "scheme://authority/path": the client takes the origin, the request the path.
+  const size_t scheme_end = webhook.url.find("://");
+  const size_t path = webhook.url.find(
+      '/', scheme_end == std::string::npos ? 0 : scheme_end + std::string_view("://").size());
+  GPURENT_TRY(client, client::HttpClient::create(webhook.url.substr(0, path),
+                                                 {.ca_file = webhook.ca_file}));
+  return WebhookEndpoint{std::move(client),
+                         path == std::string::npos ? "/" : webhook.url.substr(path)};
+}
+
+WebhookNotifier::WebhookNotifier(std::vector<Webhook> webhooks) : webhooks_(std::move(webhooks)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -28,18 +39,18 @@ WebhookNotifier::~WebhookNotifier() {
 }
 
 void WebhookNotifier::enqueue(const std::vector<controller::AlertRecord>& records) {
-  if (urls_.empty() || records.empty()) return;
+  if (webhooks_.empty() || records.empty()) return;
   std::lock_guard lock(mutex_);
   for (const auto& record : records) {
     const std::string body = alert_record_view(record).dump();
-    for (size_t url = 0; url < urls_.size(); ++url) {
+    for (size_t webhook = 0; webhook < webhooks_.size(); ++webhook) {
       if (queue_.size() >= kMaxQueued) {
         ++stats_.dropped;
         spdlog::warn("webhook queue full ({}): dropped alert transition {} for {}", kMaxQueued,
-                     record.seq, urls_[url]);
+                     record.seq, webhooks_[webhook].url);
         continue;
       }
-      queue_.push_back({url, body});
+      queue_.push_back({webhook, body});
     }
   }
   cv_.notify_one();
@@ -51,16 +62,23 @@ WebhookNotifier::Stats WebhookNotifier::stats() const {
 }
 
 bool WebhookNotifier::deliver(const Delivery& delivery) {
-  const std::string& url = urls_[delivery.url];
-  // "http://host:port/path": the client takes the origin, the request the path.
-  const size_t path = url.find('/', std::string_view("http://").size());
-  auto client = client::HttpClient::create(url.substr(0, path));
-  if (!client) return false;
-  auto response = client->send({.method = "POST",
-                                .target = path == std::string::npos ? "/" : url.substr(path),
-                                .body = delivery.body},
-                               kTimeout);
-  return response && response->status / 100 == 2;
+  const Webhook& webhook = webhooks_[delivery.webhook];
+  auto endpoint = webhook_client(webhook);
+  if (!endpoint) {
+    spdlog::warn("webhook {}: {}", webhook.url, endpoint.error().message);
+    return false;
+  }
+  auto response = endpoint->client.send(
+      {.method = "POST", .target = endpoint->path, .body = delivery.body}, kTimeout);
+  if (!response) {
+    spdlog::warn("webhook {}: {}", webhook.url, response.error().message);
+    return false;
+  }
+  if (response->status / 100 != 2) {
+    spdlog::warn("webhook {}: answered {}", webhook.url, response->status);
+    return false;
+  }
+  return true;
 }
 
 void WebhookNotifier::run() {
@@ -84,7 +102,7 @@ void WebhookNotifier::run() {
       ++stats_.sent;
     } else {
       ++stats_.failed;
-      spdlog::warn("webhook {}: not delivered after {} attempts", urls_[delivery.url],
+      spdlog::warn("webhook {}: not delivered after {} attempts", webhooks_[delivery.webhook].url,
                    kMaxAttempts);
     }
   }

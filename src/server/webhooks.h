@@ -1,5 +1,6 @@
 // Alert notifications by webhook: each alert transition (controller::AlertRecord, as GET
-// /v1/alerts shows it in "history") is POSTed as JSON to every configured URL.
+// /v1/alerts shows it in "history") is POSTed as JSON to every configured URL, http:// or https://
+// (the receiver's certificate verified against the system's store or the webhook's ca_file).
 //
 // - Durable first: the controller host hands over a ChangeSet's alert records only after the
 //   store committed it (ControllerHost::set_after_commit), so a notification never announces
@@ -20,17 +21,26 @@
 #include <thread>
 #include <vector>
 
+#include "client/http_client.h"
 #include "controller/monitoring.h"
+#include "server/server_config.h"
 
 namespace gpurent::server {
+
+// A client for the webhook's origin (https with its CA file) and the path to POST to ("/" when
+// the URL has none). Errors: the URL or the CA file cannot be used (HttpClient::create's codes).
+struct WebhookEndpoint {
+  client::HttpClient client;
+  std::string path;
+};
+Result<WebhookEndpoint> webhook_client(const Webhook& webhook);
 
 class WebhookNotifier {
  public:
   static constexpr size_t kMaxQueued = 1'000;
   static constexpr int kMaxAttempts = 6;
 
-  // URLs are "http://host:port/path".
-  explicit WebhookNotifier(std::vector<std::string> urls);
+  explicit WebhookNotifier(std::vector<Webhook> webhooks);
   ~WebhookNotifier();
   WebhookNotifier(const WebhookNotifier&) = delete;
   WebhookNotifier& operator=(const WebhookNotifier&) = delete;
@@ -46,13 +56,13 @@ class WebhookNotifier {
 
  private:
   struct Delivery {
-    size_t url = 0;  // index into urls_
+    size_t webhook = 0;  // index into webhooks_
     std::string body;
   };
   void run();
   bool deliver(const Delivery& delivery);
 
-  std::vector<std::string> urls_;
+  std::vector<Webhook> webhooks_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Delivery> queue_;

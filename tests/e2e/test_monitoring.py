@@ -1,14 +1,16 @@
-"""Monitoring end to end: a node that goes down fires an alert that reaches a webhook and the
-event log; the alert and metrics routes refuse bad input; a real Prometheus scrapes /metrics.
-
-Until agents send GPU telemetry the DCGM series are empty, so Prometheus is checked on the
-platform's own metrics."""
+"""Monitoring end to end: a node that goes down fires an alert that reaches webhooks (http and
+https) and the event log; the alert and metrics routes refuse bad input; a real Prometheus, with
+the shipped deploy/prometheus.yml, scrapes /metrics, and every query of the shipped Grafana
+dashboard answers there."""
 
 import http.server
 import json
+import pathlib
+import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import urllib.parse
@@ -18,6 +20,9 @@ import pytest
 from conftest import Platform, http as call, problem, wait_for
 
 
+DEPLOY = pathlib.Path(__file__).resolve().parents[2] / "deploy"
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -25,9 +30,10 @@ def free_port():
 
 
 class Receiver:
-    """A webhook receiver on a free port: keeps every JSON body POSTed to it."""
+    """A webhook receiver on a free port: keeps every JSON body POSTed to it. With a TLS context
+    it speaks https."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         self.bodies = []
         received = self.bodies
 
@@ -42,7 +48,10 @@ class Receiver:
                 pass
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -59,7 +68,28 @@ def receiver():
 
 
 @pytest.fixture
-def monitored(tmp_path, receiver):
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1: (certificate file, key file)."""
+    cert, key = tmp_path / "receiver.crt", tmp_path / "receiver.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-days", "1", "-subj", "/CN=gpurent test receiver",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True)
+    return cert, key
+
+
+@pytest.fixture
+def tls_receiver(certificate):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    r = Receiver(context)
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def monitored(tmp_path, receiver, tls_receiver, certificate):
     config = tmp_path / "server.toml"
     config.write_text(f"""
 [[alerts.rules]]
@@ -72,13 +102,18 @@ severity = "critical"
 
 [[alerts.webhooks]]
 url = "{receiver.url}/hook"
+
+[[alerts.webhooks]]
+url = "{tls_receiver.url}/tls-hook"
+ca_file = "{certificate[0]}"
 """)
     p = Platform(str(tmp_path), extra_args=["--config", str(config)]).start()
     yield p
     p.shutdown()
 
 
-def test_a_lost_node_alerts_a_webhook_and_the_event_log(monitored, receiver, tmp_path):
+def test_a_lost_node_alerts_the_webhooks_and_the_event_log(monitored, receiver, tls_receiver,
+                                                           tmp_path):
     token = monitored.call("POST", "/v1/join-tokens", body={"description": "rack 2"})
     assert token.status == 201
     agent = monitored.start_process(
@@ -90,13 +125,18 @@ def test_a_lost_node_alerts_a_webhook_and_the_event_log(monitored, receiver, tmp
                 if n["name"] == "rack2")
     agent.stop(signal.SIGKILL)
 
-    def lost():
-        return [b for b in receiver.bodies
+    def lost(bodies):
+        return [b for b in bodies
                 if b["rule"] == "node_heartbeat_lost" and b["subject"]["subject"] == node["id"]]
-    posted = wait_for(lost, timeout=45, what="the webhook to get node_heartbeat_lost")
+    posted = wait_for(lambda: lost(receiver.bodies), timeout=45,
+                      what="the webhook to get node_heartbeat_lost")
     assert posted[0]["to"] == "firing" and posted[0]["severity"] == "critical"
     alert_id = posted[0]["id"]
     assert alert_id == f"node_heartbeat_lost:{node['id']}"
+    # The same transition over https, to the receiver whose certificate the ca_file trusts.
+    over_tls = wait_for(lambda: lost(tls_receiver.bodies), timeout=15,
+                        what="the https webhook to get node_heartbeat_lost")
+    assert over_tls[0] == posted[0]
 
     alerts = monitored.call("GET", "/v1/alerts").json()
     firing = [a for a in alerts["items"] if a["id"] == alert_id]
@@ -181,15 +221,12 @@ def test_prometheus_scrapes_the_platform_metrics(monitored, tmp_path):
     if not binary:
         pytest.skip("prometheus is not installed (scripts/install-deps.sh test)")
     port = free_port()
+    # The shipped config, pointed at this server and scraping every second.
+    shipped = (DEPLOY / "prometheus.yml").read_text()
+    assert '"127.0.0.1:8080"' in shipped and "scrape_interval: 15s" in shipped
     config = tmp_path / "prometheus.yml"
-    config.write_text(f"""
-global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: gpurent
-    static_configs:
-      - targets: ["127.0.0.1:{monitored.port}"]
-""")
+    config.write_text(shipped.replace('"127.0.0.1:8080"', f'"127.0.0.1:{monitored.port}"')
+                      .replace("scrape_interval: 15s", "scrape_interval: 1s"))
     log = open(tmp_path / "prometheus.log", "wb")
     prometheus = subprocess.Popen(
         [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
@@ -227,6 +264,7 @@ scrape_configs:
         assert {r["metric"]["gpu"] for r in temps} == {str(i) for i in range(8)}
         assert all(20 <= float(r["value"][1]) <= 100 for r in temps)
         assert wait_for(lambda: query("DCGM_FI_DEV_POWER_USAGE"), what="DCGM_FI_DEV_POWER_USAGE")
+        check_grafana_dashboard(port, query)
     finally:
         prometheus.send_signal(signal.SIGTERM)
         try:
@@ -235,6 +273,40 @@ scrape_configs:
             prometheus.kill()
             prometheus.wait()
         log.close()
+
+
+def check_grafana_dashboard(prometheus_port, query):
+    """What Grafana would do with deploy/grafana-gpurent.json against this Prometheus (Grafana
+    itself is not packaged for Debian): the variables resolve, every panel's query evaluates to
+    series, and the labels its legend names are on them."""
+    dashboard = json.loads((DEPLOY / "grafana-gpurent.json").read_text())
+    assert dashboard["uid"] and dashboard["title"] and dashboard["schemaVersion"] >= 36
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    # The node picker: label_values(METRIC, LABEL) is Grafana's call of the label values API.
+    picker = re.fullmatch(r"label_values\((\w+), *(\w+)\)", variables["node"]["query"]["query"])
+    assert picker, variables["node"]["query"]
+    metric, label = picker.groups()
+    values = call(f"http://127.0.0.1:{prometheus_port}",
+                  path=f"/api/v1/label/{label}/values?match[]={metric}", timeout=5).json()
+    assert values["status"] == "success" and len(values["data"]) == 1, values  # the dev node
+    node_choice = variables["node"]["allValue"]  # "All", as the dashboard opens
+
+    panel_ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(set(panel_ids)) == len(panel_ids)
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        assert {"x", "y", "w", "h"} <= panel["gridPos"].keys(), panel["title"]
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            expr = target["expr"].replace("$node", node_choice)
+            assert "$" not in expr, (panel["title"], expr)  # no variable left unresolved
+            # Rates need two scrapes in their window; the scrapes come every second.
+            series = wait_for(lambda: query(expr), timeout=30,
+                              what=f"panel '{panel['title']}': {expr}")
+            for name in re.findall(r"\{\{ *(\w+) *\}\}", target.get("legendFormat", "")):
+                assert all(name in s["metric"] for s in series), (panel["title"], name, series[0])
 
 
 def test_cli_lists_alerts_sets_rules_and_queries_metrics(monitored):
