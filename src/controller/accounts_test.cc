@@ -194,6 +194,18 @@ TEST_F(AccountsTest, LowBalanceWarnsOncePerCrossing) {
   EXPECT_TRUE(event_kinds(bob_).empty());  // Bob sees none of Alice's
 }
 
+TEST_F(AccountsTest, ANewTenantIsWarnedFromItsFirstTopUpWithoutATick) {
+  auto tenant = ctl_.create_tenant(admin_, "fresh");
+  ASSERT_TRUE(tenant);
+  const Principal fresh{.tenant_id = tenant->id, .key_id = "k-fresh", .role = Role::kTenant};
+  ASSERT_TRUE(ctl_.topup(admin_, tenant->id, 100 * kMicrosPerUnit, "", std::nullopt));
+  EXPECT_TRUE(event_kinds(fresh).empty());  // funded above the default threshold: no warning
+  // The operator raises the threshold above the balance: that is a crossing, at once.
+  ASSERT_TRUE(ctl_.set_balance_settings(
+      admin_, {.tenant_id = tenant->id, .warning_threshold = 150 * kMicrosPerUnit}));
+  EXPECT_EQ(event_kinds(fresh), std::vector<std::string>{"balance.low"});
+}
+
 TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
   auto poor_tenant = ctl_.create_tenant(admin_, "poor");
   ASSERT_TRUE(

@@ -404,6 +404,9 @@ Result<TopupResult> Controller::topup(const Principal& caller, std::string_view 
                            .reference = std::move(reference)};
   GPURENT_CHECK(post(transfer));
   topups_.emplace(id, transfer);
+  // Funded above the threshold now (a new tenant's first top-up): the next fall below it warns,
+  // without waiting for a billing tick to notice the top-up.
+  guard_balance(tenant_id);
   return TopupResult{std::move(transfer), ledger_.balance(model::tenant_cash_account(tenant_id))};
 }
 

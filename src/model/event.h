@@ -27,6 +27,15 @@ inline constexpr std::string_view kInstancePreempted = "instance.preempted";
 inline constexpr std::string_view kInstanceStoppedForBalance = "instance.stopped_for_balance";
 inline constexpr std::string_view kBalanceLow = "balance.low";
 inline constexpr std::string_view kSlaCredit = "sla.credit";
+inline constexpr std::string_view kAll[] = {kNodeDown,
+                                            kNodeUp,
+                                            kGpuQuarantined,
+                                            kGpuReleased,
+                                            kInstanceMoved,
+                                            kInstancePreempted,
+                                            kInstanceStoppedForBalance,
+                                            kBalanceLow,
+                                            kSlaCredit};
 }  // namespace event_kind
 
 // The controller keeps the most recent events in memory (the API serves those); the store keeps

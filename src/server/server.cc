@@ -136,6 +136,7 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   ControllerHost host(io, controller, **store);
   host.set_after_commit([&webhooks](const controller::ChangeSet& changes) {
     webhooks.enqueue(changes.monitoring_changes.alert_history);
+    webhooks.enqueue(changes.events);
   });
   if (auto committed = host.commit_now(); !committed) {
     spdlog::error("cannot write the bootstrap state: {}", committed.error().message);

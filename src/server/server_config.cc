@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -49,6 +50,31 @@ Result<Json> rule_json(const toml::value& table, const std::string& name, std::s
     }
   }
   return out;
+}
+
+// A webhook's `events`: known event kinds (model::event_kind::kAll), each once.
+Result<std::vector<std::string>> event_kinds(const toml::value& value, const std::string& name,
+                                             const std::string& where) {
+  const auto invalid = [&] {
+    std::string known;
+    for (const auto kind : model::event_kind::kAll) {
+      known += (known.empty() ? "" : ", ") + std::string(kind);
+    }
+    return fail(invalid_config(
+        name, fmt::format("{}.events must be a list of distinct event kinds ({})", where, known)));
+  };
+  if (!value.is_array()) return invalid();
+  std::vector<std::string> kinds;
+  for (const auto& item : value.as_array()) {
+    if (!item.is_string()) return invalid();
+    const std::string& kind = item.as_string().str;
+    if (std::ranges::find(model::event_kind::kAll, kind) == std::end(model::event_kind::kAll) ||
+        std::ranges::find(kinds, kind) != kinds.end()) {
+      return invalid();
+    }
+    kinds.push_back(kind);
+  }
+  return kinds;
 }
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
@@ -102,7 +128,7 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
     size_t i = 0;
     for (const auto& table : alerts.at("webhooks").as_array()) {
       const std::string where = fmt::format("alerts.webhooks[{}]", i++);
-      GPURENT_CHECK(only_keys(table, {"url", "ca_file"}, name, where));
+      GPURENT_CHECK(only_keys(table, {"url", "ca_file", "events"}, name, where));
       if (!table.contains("url") || !table.at("url").is_string() ||
           !(table.at("url").as_string().str.starts_with("http://") ||
             table.at("url").as_string().str.starts_with("https://"))) {
@@ -114,6 +140,10 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
       Webhook webhook{.url = table.at("url").as_string().str,
                       .ca_file = table.contains("ca_file") ? table.at("ca_file").as_string().str
                                                            : std::string()};
+      if (table.contains("events")) {
+        GPURENT_TRY(kinds, event_kinds(table.at("events"), name, where));
+        webhook.events = std::move(kinds);
+      }
       // Checked now, with the client that will send: a bad URL or an unreadable CA file is an
       // error at start, not a notification lost later.
       if (auto checked = webhook_client(webhook); !checked) {

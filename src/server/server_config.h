@@ -17,6 +17,8 @@
 //   [[alerts.webhooks]]         # each alert transition is POSTed here as JSON
 //   url = "https://alerts.example/hook"   # http:// or https://
 //   ca_file = "/etc/gpurent/alerts-ca.pem" # https: trust these instead of the system's store
+//   events = ["balance.low"]    # the event kinds POSTed too (default: the balance guard's,
+//                               # kDefaultWebhookEvents; [] for alerts only)
 //
 // Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
 // (their API error codes, with the rule's position). Errors are "invalid_config".
@@ -27,13 +29,21 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "model/event.h"
 #include "monitor/alerts.h"
 
 namespace gpurent::server {
 
+// A tenant's balance below its warning threshold, and its work stopped for funds: what billing's
+// balance guard tells people, and what an operator wants pushed without polling the event log.
+inline const std::vector<std::string> kDefaultWebhookEvents = {
+    std::string(model::event_kind::kBalanceLow),
+    std::string(model::event_kind::kInstanceStoppedForBalance)};
+
 struct Webhook {
   std::string url;      // "http[s]://host[:port]/path"
   std::string ca_file;  // https: a PEM file of the certificates to trust; "": the system's store
+  std::vector<std::string> events = kDefaultWebhookEvents;  // event kinds forwarded
   bool operator==(const Webhook&) const = default;
 };
 

@@ -78,6 +78,9 @@ ca_file = "/etc/ssl/certs/ca-certificates.crt"
   EXPECT_EQ(endpoint->client.base_url(), "https://alerts.example.com");
   EXPECT_EQ(endpoint->path, "/gpurent");
   EXPECT_EQ(webhook_client(config->webhooks[1])->path, "/");
+  // Events forwarded: the balance guard's unless the webhook lists its own.
+  EXPECT_EQ(config->webhooks[0].events,
+            (std::vector<std::string>{"balance.low", "instance.stopped_for_balance"}));
 
   // An unreadable CA file is refused at start, naming the webhook and the file.
   auto refused = parse_server_config(
@@ -87,6 +90,27 @@ ca_file = "/etc/ssl/certs/ca-certificates.crt"
   EXPECT_EQ(refused.error().code, "invalid_config");
   EXPECT_NE(refused.error().message.find("alerts.webhooks[0]"), std::string::npos);
   EXPECT_NE(refused.error().message.find("/nonexistent.pem"), std::string::npos);
+}
+
+TEST(ServerConfig, AWebhookListsTheEventKindsItWants) {
+  const auto events = [](const std::string& list) {
+    return parse_server_config("[[alerts.webhooks]]\nurl = \"http://h/x\"\nevents = " + list,
+                               "events.toml");
+  };
+  auto config = events(R"(["node.down", "sla.credit"])");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->webhooks[0].events, (std::vector<std::string>{"node.down", "sla.credit"}));
+  config = events("[]");  // alerts only
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_TRUE(config->webhooks[0].events.empty());
+  for (const char* bad :
+       {R"(["node.exploded"])", R"(["node.down", "node.down"])", "[1]", R"("balance.low")"}) {
+    const auto refused = events(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+    EXPECT_NE(refused.error().message.find("balance.low"), std::string::npos)  // lists the kinds
+        << refused.error().message;
+  }
 }
 
 TEST(ServerConfig, RefusesWhatItDoesNotKnowWithTheRulesOwnCodes) {

@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "client/http_client.h"
 #include "server/monitoring_api.h"
+#include "server/views.h"
 
 namespace gpurent::server {
 
@@ -38,19 +41,46 @@ WebhookNotifier::~WebhookNotifier() {
   thread_.join();
 }
 
+void WebhookNotifier::push(size_t webhook, const std::string& body, std::string_view what) {
+  if (queue_.size() >= kMaxQueued) {
+    ++stats_.dropped;
+    spdlog::warn("webhook queue full ({}): dropped {} for {}", kMaxQueued, what,
+                 webhooks_[webhook].url);
+    return;
+  }
+  queue_.push_back({webhook, body});
+}
+
 void WebhookNotifier::enqueue(const std::vector<controller::AlertRecord>& records) {
   if (webhooks_.empty() || records.empty()) return;
   std::lock_guard lock(mutex_);
   for (const auto& record : records) {
-    const std::string body = alert_record_view(record).dump();
+    Json view = alert_record_view(record);
+    view["type"] = "alert";
+    const std::string body = view.dump();
     for (size_t webhook = 0; webhook < webhooks_.size(); ++webhook) {
-      if (queue_.size() >= kMaxQueued) {
-        ++stats_.dropped;
-        spdlog::warn("webhook queue full ({}): dropped alert transition {} for {}", kMaxQueued,
-                     record.seq, webhooks_[webhook].url);
+      push(webhook, body, fmt::format("alert transition {}", record.seq));
+    }
+  }
+  cv_.notify_one();
+}
+
+void WebhookNotifier::enqueue(const std::vector<model::Event>& events) {
+  if (webhooks_.empty() || events.empty()) return;
+  std::lock_guard lock(mutex_);
+  for (const auto& event : events) {
+    std::string body;  // made for the first webhook that wants it
+    for (size_t webhook = 0; webhook < webhooks_.size(); ++webhook) {
+      if (std::ranges::find(webhooks_[webhook].events, event.kind) ==
+          webhooks_[webhook].events.end()) {
         continue;
       }
-      queue_.push_back({webhook, body});
+      if (body.empty()) {
+        Json view = event_view(event);
+        view["type"] = "event";
+        body = view.dump();
+      }
+      push(webhook, body, fmt::format("event {}", event.seq));
     }
   }
   cv_.notify_one();

@@ -1,6 +1,8 @@
-// Alert notifications by webhook: each alert transition (controller::AlertRecord, as GET
-// /v1/alerts shows it in "history") is POSTed as JSON to every configured URL, http:// or https://
-// (the receiver's certificate verified against the system's store or the webhook's ca_file).
+// Notifications by webhook: each alert transition (controller::AlertRecord, as GET /v1/alerts
+// shows it in "history", with "type": "alert") is POSTed as JSON to every configured URL, and each
+// event of a kind a webhook lists (Webhook::events; by default the balance guard's, as GET
+// /v1/events shows it, with "type": "event") to that webhook. URLs are http:// or https:// (the
+// receiver's certificate verified against the system's store or the webhook's ca_file).
 //
 // - Durable first: the controller host hands over a ChangeSet's alert records only after the
 //   store committed it (ControllerHost::set_after_commit), so a notification never announces
@@ -46,6 +48,7 @@ class WebhookNotifier {
   WebhookNotifier& operator=(const WebhookNotifier&) = delete;
 
   void enqueue(const std::vector<controller::AlertRecord>& records);
+  void enqueue(const std::vector<model::Event>& events);
 
   struct Stats {
     uint64_t sent = 0;
@@ -59,6 +62,8 @@ class WebhookNotifier {
     size_t webhook = 0;  // index into webhooks_
     std::string body;
   };
+  // Queues one delivery; the caller holds mutex_.
+  void push(size_t webhook, const std::string& body, std::string_view what);
   void run();
   bool deliver(const Delivery& delivery);
 

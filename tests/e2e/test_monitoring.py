@@ -209,6 +209,26 @@ def test_alert_rules_and_metric_queries_refuse_bad_input(monitored):
     problem(monitored.call("GET", q + "metric=gpu_util&instance=i-nope", key=key), 404)
 
 
+def test_a_balance_below_its_warning_reaches_the_webhooks(monitored, receiver, tls_receiver):
+    tenant_id, key = monitored.new_tenant("running-low")  # a balance of 100
+    # A threshold raised above the balance is a crossing too: balance.low at once.
+    settings = monitored.call("PUT", "/v1/billing/settings",
+                              body={"tenant_id": tenant_id, "warning_threshold_micros": 150_000_000})
+    assert settings.status == 200, settings.body
+    assert settings.json()["below_warning_threshold"] is True
+
+    def low(bodies):
+        return [b for b in bodies if b.get("type") == "event" and b["kind"] == "balance.low"]
+    for r in (receiver, tls_receiver):
+        posted = wait_for(lambda: low(r.bodies), timeout=30, what="balance.low at " + r.url)
+        assert len(posted) == 1
+        assert posted[0]["tenant_id"] == tenant_id and posted[0]["object_id"] == tenant_id
+    event = monitored.call("GET", "/v1/events?kind=balance.low", key).json()["items"][0]
+    assert {k: posted[0][k] for k in event} == event
+    # Alert transitions carry their type too; the node alerts of other tests are not events.
+    assert all(b["type"] in ("alert", "event") for b in receiver.bodies)
+
+
 def test_prometheus_scrapes_the_platform_metrics(monitored, tmp_path):
     page = call(monitored.url, path="/metrics")
     assert page.status == 200
