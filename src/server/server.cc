@@ -97,7 +97,8 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
        .heartbeat_timeout = std::chrono::duration_cast<Millis>(options.node_heartbeat_timeout),
        .billing_interval = Millis(60'000),
        .seed = os_random_seed(),
-       .clock_skew_limit = config.clock_skew_limit});
+       .clock_skew_limit = config.clock_skew_limit,
+       .series_fed_by_host = true});
   if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;
