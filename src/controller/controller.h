@@ -32,6 +32,7 @@
 #include "common/pointer_set.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "common/string_hash.h"
 #include "controller/change_set.h"
 #include "controller/gpu_telemetry.h"
 #include "model/accounts.h"
@@ -54,8 +55,9 @@ struct ControllerOptions {
   uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
   sched::Policy placement_policy = sched::Policy::kBinpack;
   Millis clock_skew_limit{2'000};  // the agent_clock_skew alert: |skew| above it for 1 min
-  // The host feeds reports' samples into series_feed() itself, on a thread of its own
-  // (server/telemetry_ingest.h); apply_report then only keeps what it acts on (gpu_telemetry.h).
+  // The host feeds reports' samples into series_feed() itself, on a thread of its own, and
+  // persists the rollup rows it completes (server/telemetry_ingest.h): apply_report then only keeps
+  // what it acts on (gpu_telemetry.h), and ChangeSets carry no rollup rows (but still the prune).
   bool series_fed_by_host = false;
 };
 
@@ -637,7 +639,8 @@ class Controller {
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
   // Hands a report's samples to the series (unless the host does: series_fed_by_host).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
-  std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
+  // By GPU UUID; hashed: every report looks up each of its GPUs here (twice, with quarantine).
+  std::unordered_map<std::string, GpuTelemetry, StringHash, std::equal_to<>> gpu_telemetry_;
   // By GPU UUID; released ones too (their record stays until the next quarantine).
   std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.

@@ -106,6 +106,7 @@ Status Controller::ingest_gpu_samples(std::string_view node_id, std::span<const 
 }
 
 void Controller::collect_rollups() {
+  if (options_.series_fed_by_host) return;  // the host persists them (store::RollupWriter)
   auto rows = monitoring_.series.take_rollups(kMaxRollupRowsPerCommit);
   auto& to = changes_.monitoring_changes.rollups;
   to.insert(to.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));

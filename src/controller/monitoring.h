@@ -54,9 +54,10 @@ inline constexpr Millis kRestoredAckWindow{10 * 60'000};
 inline constexpr size_t kMaxAlertHistory = 1'000;
 // Operators' and tenants' rules together.
 inline constexpr size_t kMaxApiAlertRules = 1'000;
-// Rollup rows handed to the store per tick (or report): a minute boundary completes 12 rows per
-// GPU (a million at 80,000 GPUs), and one commit of them all would hold up every report's
-// acknowledgement for seconds. 25,000 a second outpaces the 16,000 a second that makes.
+// Rollup rows a tick (or report) puts in the ChangeSet, when the controller persists them itself
+// (not in the server: store::RollupWriter): a minute boundary completes 12 rows per GPU (a
+// million at 80,000 GPUs), and one commit of them all would hold up every acknowledgement for
+// seconds. 25,000 a second outpaces the 16,000 a second that makes.
 inline constexpr size_t kMaxRollupRowsPerCommit = 25'000;
 
 struct AlertAck {

@@ -17,9 +17,10 @@
 //   ingest(): a GPU's samples reported by another node are refused and counted, as a stale or
 //   foreign UUID must not feed another node's series. The first owner of a GPU stays (as
 //   Controller::node_by_gpu_: a GPU claimed again is refused at registration).
-// - Completed rollup rows stay in the store until the controller takes them (on its tick), in
-//   slices of at most max_rows (take_rollups), so that one commit never carries the million rows a
-//   minute boundary completes at that size.
+// - Completed rollup rows stay here until they are taken for the database (take_rollups), in
+//   slices, so that no single write carries the million rows a minute boundary completes at that
+//   size: by the controller's tick into its ChangeSet, or in the server by a RollupPersister
+//   (server/telemetry_ingest.h) on a thread and database connection of its own.
 //
 // Deterministic as the store is: the same samples in the same order give the same series.
 #pragma once
@@ -32,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/string_hash.h"
 #include "model/telemetry.h"
 #include "monitor/series_store.h"
 
@@ -76,10 +78,6 @@ class SeriesFeed {
   uint64_t refused() const;  // out of order, too late, or of a GPU not the node's
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
-  };
   bool owned_by(std::string_view gpu_uuid, std::string_view node_id) const;  // lock held
   void ingest_locked(std::string_view gpu_uuid, std::string_view node_id,
                      std::span<const monitor::MetricSample> samples);

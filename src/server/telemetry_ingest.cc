@@ -5,6 +5,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
 
@@ -35,6 +37,42 @@ asio::awaitable<Result<model::TelemetryBatch>> TelemetryIngest::take(std::string
         });
       },
       asio::use_awaitable, std::move(node_id), std::move(frame));
+}
+
+RollupPersister::RollupPersister(controller::SeriesFeed& feed,
+                                 std::unique_ptr<store::RollupWriter> writer)
+    : feed_(feed), writer_(std::move(writer)), thread_([this] { loop(); }) {}
+
+RollupPersister::~RollupPersister() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  drain(/*pause=*/false);  // what the last samples completed
+}
+
+void RollupPersister::drain(bool pause) {
+  for (;;) {
+    const auto rows = feed_.take_rollups(kRollupRowsPerWrite);
+    if (rows.empty()) return;
+    if (auto written = writer_->write(rows); !written) {
+      spdlog::error("{} gpu rollup rows not written: {}", rows.size(), written.error().message);
+    }
+    if (pause) std::this_thread::sleep_for(kRollupWritePause);
+  }
+}
+
+void RollupPersister::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    drain(/*pause=*/true);
+    lock.lock();
+  }
 }
 
 }  // namespace gpurent::server

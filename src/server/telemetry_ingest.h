@@ -15,7 +15,12 @@
 // connection), as the committer's queue is. The destructor finishes the queued work.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
@@ -24,6 +29,7 @@
 #include "common/result.h"
 #include "controller/series_feed.h"
 #include "model/telemetry.h"
+#include "store/store.h"
 
 namespace gpurent::server {
 
@@ -44,6 +50,34 @@ class TelemetryIngest {
 
   controller::SeriesFeed* feed_;
   boost::asio::thread_pool thread_{1};
+};
+
+// Moves the rollup rows that the series feed completes into the database (store::RollupWriter
+// says why beside the store), on a thread of its own: every second, in transactions of at most
+// kRollupRowsPerWrite rows, pausing kRollupWritePause between two so that a commit of the store's
+// waiting for SQLite's write lock gets it. A write that fails is logged and its rows are dropped
+// (they are derived data; the raw samples stay in memory). The destructor writes what is left.
+inline constexpr size_t kRollupRowsPerWrite = 5'000;
+inline constexpr std::chrono::milliseconds kRollupWritePause{5};
+
+class RollupPersister {
+ public:
+  RollupPersister(controller::SeriesFeed& feed, std::unique_ptr<store::RollupWriter> writer);
+  ~RollupPersister();
+  RollupPersister(const RollupPersister&) = delete;
+  RollupPersister& operator=(const RollupPersister&) = delete;
+
+ private:
+  void loop();
+  // Writes rows until the feed has none left (or stopping); false when stopping.
+  void drain(bool pause);
+
+  controller::SeriesFeed& feed_;
+  std::unique_ptr<store::RollupWriter> writer_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_
+  std::thread thread_;
 };
 
 }  // namespace gpurent::server
