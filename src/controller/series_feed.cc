@@ -86,8 +86,11 @@ std::vector<monitor::RollupRow> SeriesFeed::take_rollups(size_t max_rows) {
   std::vector<monitor::RollupRow> out(std::make_move_iterator(first),
                                       std::make_move_iterator(first + count));
   rollups_taken_ += count;
-  if (rollups_taken_ == rollups_.size()) {
-    rollups_.clear();
+  // Rows keep coming while older ones are taken: drop the taken ones once they are half, so that
+  // the buffer stays bounded by what is waiting and each row moves a bounded number of times.
+  if (rollups_taken_ * 2 >= rollups_.size()) {
+    rollups_.erase(rollups_.begin(),
+                   rollups_.begin() + static_cast<std::ptrdiff_t>(rollups_taken_));
     rollups_taken_ = 0;
   }
   return out;

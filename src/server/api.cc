@@ -1771,15 +1771,15 @@ struct Api::Impl {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
     // The telemetry frame is decoded (and its samples ingested) on the telemetry thread.
-    std::string frame;
+    std::optional<std::string> frame;
     if (const auto it = body->find("telemetry"); it != body->end() && it->is_string()) {
       frame = std::move(it->get_ref<std::string&>());
       body->erase(it);
     }
     auto report = model::decode_message<model::NodeReport>(*body);
     if (!report) co_return problem_response(report.error());
-    if (!frame.empty()) {
-      auto telemetry = co_await telemetry_ingest.take(node, std::move(frame));
+    if (frame) {
+      auto telemetry = co_await telemetry_ingest.take(node, std::move(*frame));
       if (!telemetry) co_return problem_response(telemetry.error());
       report->telemetry = std::move(*telemetry);
     }
