@@ -88,7 +88,10 @@ Status Controller::restore(Snapshot snapshot) {
     touched_nodes_.push_back(node.id);
     touched_node_ids_.insert(node.id);
     node_by_credential_.emplace(node.credential_hash, node.id);
-    for (const auto& gpu : node.gpus) node_by_gpu_.emplace(gpu.uuid, node.id);
+    for (const auto& gpu : node.gpus) {
+      node_by_gpu_.emplace(gpu.uuid, node.id);
+      monitoring_.series.set_owner(gpu.uuid, node.id);
+    }
     const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
     sync_cluster_node(restored);
   }
@@ -958,7 +961,10 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.last_heartbeat = now();
   node.credential_hash = std::move(credential_hash);
   node_by_credential_.emplace(node.credential_hash, node.id);
-  for (const auto& gpu : node.gpus) node_by_gpu_.emplace(gpu.uuid, node.id);
+  for (const auto& gpu : node.gpus) {
+    node_by_gpu_.emplace(gpu.uuid, node.id);
+    monitoring_.series.set_owner(gpu.uuid, node.id);
+  }
   const std::string id = node.id;
   auto& registered = nodes_.emplace(id, std::move(node)).first->second;
   touch_node(registered, /*desired_set_changed=*/false);

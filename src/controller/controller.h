@@ -32,6 +32,7 @@
 #include "common/pointer_set.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "common/string_hash.h"
 #include "controller/change_set.h"
 #include "controller/gpu_telemetry.h"
 #include "model/accounts.h"
@@ -54,6 +55,10 @@ struct ControllerOptions {
   uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
   sched::Policy placement_policy = sched::Policy::kBinpack;
   Millis clock_skew_limit{2'000};  // the agent_clock_skew alert: |skew| above it for 1 min
+  // The host feeds reports' samples into series_feed() itself, on a thread of its own, and
+  // persists the rollup rows it completes (server/telemetry_ingest.h): apply_report then only keeps
+  // what it acts on (gpu_telemetry.h), and ChangeSets carry no rollup rows (but still the prune).
+  bool series_fed_by_host = false;
 };
 
 // A launch needs a balance that covers this long at the instance's price.
@@ -364,6 +369,8 @@ class Controller {
   // A node's GPU samples (from its report). kNotFound when the node is unknown; samples of GPUs
   // that are not the node's, or out of order, are skipped and counted.
   Status ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus);
+  // The GPU series; thread-safe (series_feed.h), so the host may feed it from another thread.
+  SeriesFeed& series_feed() { return monitoring_.series; }
   // The config file's alert rules (at start). kInvalidArgument as monitor::validate_rules, and
   // "duplicate_rule_name" when one has a built-in rule's name.
   Status set_config_alert_rules(std::vector<monitor::Rule> rules);
@@ -548,7 +555,8 @@ class Controller {
   // Compacts the series and evaluates the alert rules when their intervals have passed.
   void monitor_tick();
   void rebuild_alert_rules();
-  std::vector<monitor::Observation> observations() const;
+  // What the alert rules watch, now; the strings are the controller's (valid until it changes).
+  std::vector<monitor::ObservationRef> observations() const;
   void apply_transition(const monitor::Transition& transition);
   // Sets the ack of the alert's latest history record (if it has none) and queues its rewrite.
   void record_acknowledgement(std::string_view rule, std::string_view subject, const AlertAck& ack);
@@ -629,9 +637,10 @@ class Controller {
   std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
   // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
-  // Hands a report's samples to the monitor's time series (ingest_gpu_samples).
+  // Hands a report's samples to the series (unless the host does: series_fed_by_host).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
-  std::map<std::string, GpuTelemetry, std::less<>> gpu_telemetry_;  // by GPU UUID
+  // By GPU UUID; hashed: every report looks up each of its GPUs here (twice, with quarantine).
+  std::unordered_map<std::string, GpuTelemetry, StringHash, std::equal_to<>> gpu_telemetry_;
   // By GPU UUID; released ones too (their record stays until the next quarantine).
   std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.

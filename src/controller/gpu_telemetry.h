@@ -20,4 +20,12 @@ struct GpuTelemetry {
   int64_t xid_count = 0;  // since the server started
 };
 
+// What Controller::apply_report acts on of a batch whose samples were ingested into the series
+// elsewhere (series_feed.h): per GPU, in order, its first sample, its newest, and each one whose
+// double-bit ECC count differs from the sample before it; every XID event. The quarantine sees the
+// same sequence of ECC counts less repeats, and the newest sample kept is the same, so the report
+// has the same effect as with the whole batch; at 1 Hz that is one sample of three. Pure: safe on
+// any thread.
+model::TelemetryBatch digest_for_apply_report(model::TelemetryBatch batch);
+
 }  // namespace gpurent::controller

@@ -18,6 +18,7 @@ using model::NodeState;
 using model::Principal;
 using monitor::AlertState;
 using monitor::Observation;
+using monitor::ObservationRef;
 using monitor::SignalKind;
 
 namespace {
@@ -66,7 +67,9 @@ void MonitoringChanges::merge(MonitoringChanges&& other) {
 }
 
 Status Controller::restore_monitoring(MonitoringSnapshot& snapshot) {
-  const auto loaded = monitoring_.series.load_rollups(snapshot.rollups, unix_ms(now()));
+  const auto loaded = monitoring_.series.write([&](monitor::SeriesStore& series) {
+    return series.load_rollups(snapshot.rollups, unix_ms(now()));
+  });
   spdlog::info("monitoring: {} rollup rows loaded, {} expired, {} refused; {} alert rules",
                loaded.loaded, loaded.expired, loaded.refused, snapshot.alert_rules.size());
   for (auto& rule : snapshot.alert_rules) {
@@ -97,22 +100,14 @@ Status Controller::restore_monitoring(MonitoringSnapshot& snapshot) {
 
 Status Controller::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
   if (!nodes_.contains(node_id)) return fail(Error::not_found("node", node_id));
-  for (const auto& gpu : gpus) {
-    const auto owner = node_by_gpu_.find(gpu.uuid);
-    if (owner == node_by_gpu_.end() || owner->second != node_id) {
-      monitoring_.samples_refused += gpu.samples.size();
-      continue;
-    }
-    const auto result = monitoring_.series.ingest(gpu.uuid, node_id, gpu.samples);
-    monitoring_.samples_accepted += result.accepted;
-    monitoring_.samples_refused += result.out_of_order + result.too_late;
-  }
+  monitoring_.series.ingest(node_id, gpus);
   collect_rollups();
   return {};
 }
 
 void Controller::collect_rollups() {
-  auto rows = monitoring_.series.take_completed_rollups();
+  if (options_.series_fed_by_host) return;  // the host persists them (store::RollupWriter)
+  auto rows = monitoring_.series.take_rollups(kMaxRollupRowsPerCommit);
   auto& to = changes_.monitoring_changes.rollups;
   to.insert(to.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
 }
@@ -121,13 +116,14 @@ void Controller::monitor_tick() {
   const Timestamp t = now();
   if (t - monitoring_.last_compaction >= kCompactionInterval) {
     monitoring_.last_compaction = t;
-    monitoring_.series.compact(unix_ms(t));
-    collect_rollups();
+    monitoring_.series.write([&](monitor::SeriesStore& series) { series.compact(unix_ms(t)); });
     const monitor::StoreOptions retention;
     changes_.monitoring_changes.prune =
         RollupPrune{.minute_before_ms = unix_ms(t) - retention.minute_retention_ms,
                     .hour_before_ms = unix_ms(t) - retention.hour_retention_ms};
   }
+  // Every tick: the rows the telemetry thread's samples completed reach the store in slices.
+  collect_rollups();
   if (t - monitoring_.last_evaluation < kAlertEvaluationInterval) return;
   monitoring_.last_evaluation = t;
   if (monitoring_.rules_changed) rebuild_alert_rules();
@@ -177,79 +173,86 @@ void Controller::rebuild_alert_rules() {
   monitoring_.rules_changed = false;
 }
 
-std::vector<Observation> Controller::observations() const {
+std::vector<monitor::ObservationRef> Controller::observations() const {
   const Timestamp t = now();
   const int64_t now_ms = unix_ms(t);
-  const auto fresh = [&](std::string_view uuid, monitor::Metric metric) -> std::optional<double> {
-    const auto sample = monitoring_.series.latest(uuid, metric);
+  const auto fresh = [&](const std::optional<monitor::Sample>& sample) -> std::optional<double> {
     if (!sample || sample->t_ms < now_ms - kSampleMaxAgeMs) return std::nullopt;
     return sample->value;
   };
   // Only the metrics some rule watches are observed.
-  std::set<monitor::Metric> watched;
+  std::vector<monitor::Metric> watched;
   for (const auto& rule : monitoring_.evaluator.rules()) {
-    if (rule.signal.kind == SignalKind::kGpuMetric) watched.insert(rule.signal.metric);
+    if (rule.signal.kind == SignalKind::kGpuMetric &&
+        std::find(watched.begin(), watched.end(), rule.signal.metric) == watched.end()) {
+      watched.push_back(rule.signal.metric);
+    }
   }
+  std::sort(watched.begin(), watched.end());
+  std::vector<std::optional<monitor::Sample>> latest(watched.size());
   const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
-  std::vector<Observation> out;
-  for (const auto& [id, node] : nodes_) {
-    const bool down = node.state == NodeState::kDown;
-    double age_s = static_cast<double>((t - node.last_heartbeat).count()) / 1000.0;
-    if (!down) age_s = std::min(age_s, timeout_s);
-    out.push_back(
-        {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
-    if (down) continue;
-    if (const auto skew = node_clock_skew_ms(id)) {
-      out.push_back({.signal = {SignalKind::kNodeClockSkew},
-                     .subject = id,
-                     .node = id,
-                     .value = static_cast<double>(std::abs(*skew))});
-    }
-    for (const auto& gpu : node.gpus) {
-      if (monitoring_.series.node_of(gpu.uuid).empty()) continue;  // it never reported
-      std::string instance;
-      std::string tenant;
-      if (const auto held = gpu_holders_.find(gpu.uuid);
-          held != gpu_holders_.end() && !held->second.empty()) {
-        instance = *held->second.begin();
-        tenant = instances_.at(instance).tenant_id;
-      }
-      for (const auto metric : watched) {
-        out.push_back({.signal = {SignalKind::kGpuMetric, metric},
-                       .subject = gpu.uuid,
+  std::vector<ObservationRef> out;
+  // One lock for the whole pass: the telemetry thread waits for it, not the other way round.
+  monitoring_.series.read([&](const monitor::SeriesStore& series) {
+    for (const auto& [id, node] : nodes_) {
+      const bool down = node.state == NodeState::kDown;
+      double age_s = static_cast<double>((t - node.last_heartbeat).count()) / 1000.0;
+      if (!down) age_s = std::min(age_s, timeout_s);
+      out.push_back(
+          {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
+      if (down) continue;
+      if (const auto skew = node_clock_skew_ms(id)) {
+        out.push_back({.signal = {SignalKind::kNodeClockSkew},
+                       .subject = id,
                        .node = id,
-                       .gpu_type = gpu.type,
-                       .instance = instance,
-                       .tenant = tenant,
-                       .value = fresh(gpu.uuid, metric)});
+                       .value = static_cast<double>(std::abs(*skew))});
+      }
+      for (const auto& gpu : node.gpus) {
+        if (!series.latest(gpu.uuid, watched, latest)) continue;  // it never reported
+        std::string_view instance;
+        std::string_view tenant;
+        if (const auto held = gpu_holders_.find(gpu.uuid);
+            held != gpu_holders_.end() && !held->second.empty()) {
+          instance = *held->second.begin();
+          tenant = instances_.find(instance)->second.tenant_id;
+        }
+        for (size_t i = 0; i < watched.size(); ++i) {
+          out.push_back({.signal = {SignalKind::kGpuMetric, watched[i]},
+                         .subject = gpu.uuid,
+                         .node = id,
+                         .gpu_type = gpu.type,
+                         .instance = instance,
+                         .tenant = tenant,
+                         .value = fresh(latest[i])});
+        }
       }
     }
-  }
-  for (const auto& [id, instance] : instances_) {
-    if (instance.state != InstanceState::kRunning || instance.gpus.empty()) continue;
-    double sum = 0;
-    int count = 0;
-    for (const auto& uuid : instance.gpus) {
-      if (auto value = fresh(uuid, monitor::Metric::kGpuUtil)) {
-        sum += *value;
-        ++count;
+    for (const auto& [id, instance] : instances_) {
+      if (instance.state != InstanceState::kRunning || instance.gpus.empty()) continue;
+      double sum = 0;
+      int count = 0;
+      for (const auto& uuid : instance.gpus) {
+        if (auto value = fresh(series.latest(uuid, monitor::Metric::kGpuUtil))) {
+          sum += *value;
+          ++count;
+        }
       }
-    }
-    if (count == 0) continue;  // no telemetry: neither idle nor busy
-    std::string gpu_type;
-    if (const auto node = nodes_.find(instance.node_id); node != nodes_.end()) {
-      for (const auto& gpu : node->second.gpus) {
-        if (gpu.uuid == instance.gpus.front()) gpu_type = gpu.type;
+      if (count == 0) continue;  // no telemetry: neither idle nor busy
+      std::string_view gpu_type;
+      if (const auto node = nodes_.find(instance.node_id); node != nodes_.end()) {
+        for (const auto& gpu : node->second.gpus) {
+          if (gpu.uuid == instance.gpus.front()) gpu_type = gpu.type;
+        }
       }
+      out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
+                     .subject = id,
+                     .node = instance.node_id,
+                     .gpu_type = gpu_type,
+                     .instance = id,
+                     .tenant = instance.tenant_id,
+                     .value = sum / count});
     }
-    out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
-                   .subject = id,
-                   .node = instance.node_id,
-                   .gpu_type = gpu_type,
-                   .instance = id,
-                   .tenant = instance.tenant_id,
-                   .value = sum / count});
-  }
+  });
   return out;
 }
 
@@ -304,8 +307,11 @@ Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
                                                 const MetricsQuery& query) const {
   MetricsAnswer answer;
   if (query.gpu) {
-    bool visible = caller.is_operator() && (node_by_gpu_.contains(*query.gpu) ||
-                                            !monitoring_.series.node_of(*query.gpu).empty());
+    bool visible =
+        caller.is_operator() && (node_by_gpu_.contains(*query.gpu) ||
+                                 monitoring_.series.read([&](const monitor::SeriesStore& series) {
+                                   return !series.node_of(*query.gpu).empty();
+                                 }));
     if (const auto held = gpu_holders_.find(*query.gpu); !visible && held != gpu_holders_.end()) {
       visible = std::any_of(held->second.begin(), held->second.end(), [&](const auto& id) {
         return instances_.at(id).tenant_id == caller.tenant_id;
@@ -329,15 +335,16 @@ Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
     return fail(Error::invalid("missing_subject", "give one of gpu, node or instance"));
   }
   const int64_t to_ms = query.to_ms.value_or(unix_ms(now()));
-  GPURENT_TRY(result,
-              monitoring_.series.query({.metric = query.metric,
-                                        .gpus = answer.gpus,
-                                        .from_ms = query.from_ms.value_or(to_ms - monitor::kHourMs),
-                                        .to_ms = to_ms,
-                                        .step_ms = query.step_ms,
-                                        .aggregation = query.aggregation,
-                                        .resolution = query.resolution},
-                                       unix_ms(now())));
+  const monitor::Query series_query{.metric = query.metric,
+                                    .gpus = answer.gpus,
+                                    .from_ms = query.from_ms.value_or(to_ms - monitor::kHourMs),
+                                    .to_ms = to_ms,
+                                    .step_ms = query.step_ms,
+                                    .aggregation = query.aggregation,
+                                    .resolution = query.resolution};
+  GPURENT_TRY(result, monitoring_.series.read([&](const monitor::SeriesStore& series) {
+    return series.query(series_query, unix_ms(now()));
+  }));
   answer.result = std::move(result);
   return answer;
 }
@@ -447,20 +454,21 @@ Status Controller::acknowledge_alert(const Principal& caller, std::string_view i
 std::vector<monitor::GpuReading> Controller::gpu_readings() const {
   const int64_t now_ms = unix_ms(now());
   std::vector<monitor::GpuReading> readings;
-  for (const auto& [id, node] : nodes_) {
-    for (const auto& gpu : node.gpus) {
-      monitor::GpuInfo info{
-          .uuid = gpu.uuid, .index = gpu.index, .hostname = node.name, .model_name = gpu.name};
-      if (const auto held = gpu_holders_.find(gpu.uuid);
-          held != gpu_holders_.end() && !held->second.empty()) {
-        info.instance_id = *held->second.begin();
-        info.tenant = instances_.at(info.instance_id).tenant_id;
+  monitoring_.series.read([&](const monitor::SeriesStore& series) {
+    for (const auto& [id, node] : nodes_) {
+      for (const auto& gpu : node.gpus) {
+        monitor::GpuInfo info{
+            .uuid = gpu.uuid, .index = gpu.index, .hostname = node.name, .model_name = gpu.name};
+        if (const auto held = gpu_holders_.find(gpu.uuid);
+            held != gpu_holders_.end() && !held->second.empty()) {
+          info.instance_id = *held->second.begin();
+          info.tenant = instances_.at(info.instance_id).tenant_id;
+        }
+        auto reading = monitor::latest_reading(series, std::move(info), now_ms, kSampleMaxAgeMs);
+        if (!reading.values.empty()) readings.push_back(std::move(reading));
       }
-      auto reading =
-          monitor::latest_reading(monitoring_.series, std::move(info), now_ms, kSampleMaxAgeMs);
-      if (!reading.values.empty()) readings.push_back(std::move(reading));
     }
-  }
+  });
   return readings;
 }
 
@@ -502,9 +510,10 @@ PlatformStats Controller::platform_stats() const {
           static_cast<double>(*offer.price_per_gpu_hour) / static_cast<double>(kMicrosPerUnit);
     }
   }
-  stats.samples_accepted = monitoring_.samples_accepted;
-  stats.samples_refused = monitoring_.samples_refused;
-  stats.series_memory = monitoring_.series.memory();
+  stats.samples_accepted = monitoring_.series.accepted();
+  stats.samples_refused = monitoring_.series.refused();
+  stats.series_memory =
+      monitoring_.series.read([](const monitor::SeriesStore& series) { return series.memory(); });
   return stats;
 }
 

@@ -1,7 +1,9 @@
 // The controller's monitoring: GPU telemetry in a monitor::SeriesStore, alert rules evaluated by a
 // monitor::Evaluator, and what of it is persisted (docs/monitoring.md, "In the server").
 //
-// - Samples come in through Controller::ingest_gpu_samples (from the agent's report); GPUs that
+// - Samples come in through the SeriesFeed (series_feed.h): from the agent's report, on the
+// server's
+//   telemetry thread or through Controller::apply_report, or through ingest_gpu_samples; GPUs that
 //   are not the node's are skipped and counted.
 // - tick() compacts the store every kCompactionInterval and evaluates the alert rules every
 //   kAlertEvaluationInterval, with time from the Clock only.
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "controller/series_feed.h"
 #include "monitor/alerts.h"
 #include "monitor/prometheus.h"
 #include "monitor/series_store.h"
@@ -51,12 +54,11 @@ inline constexpr Millis kRestoredAckWindow{10 * 60'000};
 inline constexpr size_t kMaxAlertHistory = 1'000;
 // Operators' and tenants' rules together.
 inline constexpr size_t kMaxApiAlertRules = 1'000;
-
-// One GPU's samples from one report.
-struct GpuSamples {
-  std::string uuid;
-  std::vector<monitor::MetricSample> samples;
-};
+// Rollup rows a tick (or report) puts in the ChangeSet, when the controller persists them itself
+// (not in the server: store::RollupWriter): a minute boundary completes 12 rows per GPU (a
+// million at 80,000 GPUs), and one commit of them all would hold up every acknowledgement for
+// seconds. 25,000 a second outpaces the 16,000 a second that makes.
+inline constexpr size_t kMaxRollupRowsPerCommit = 25'000;
 
 struct AlertAck {
   std::string by;  // the API key id
@@ -146,9 +148,10 @@ struct PlatformStats {
   std::vector<NodeClockSkew> clock_skews;  // by node id; nodes whose skew is known
 };
 
-// The controller's monitoring state (one member of Controller).
+// The controller's monitoring state (one member of Controller). The series feed may be fed from
+// another thread (series_feed.h); everything else is the controller's.
 struct MonitoringState {
-  monitor::SeriesStore series;
+  SeriesFeed series;
   monitor::Evaluator evaluator;
   std::vector<monitor::Rule> config_rules;
   std::map<std::string, monitor::Rule, std::less<>> api_rules;
@@ -157,8 +160,6 @@ struct MonitoringState {
   int64_t last_history_seq = 0;
   Timestamp last_evaluation{};
   Timestamp last_compaction{};
-  uint64_t samples_accepted = 0;
-  uint64_t samples_refused = 0;
   // Acknowledgements of alerts that were active when the state was persisted, waiting for their
   // alert to be active again (until restored_acks_until).
   struct RestoredAck {

@@ -25,6 +25,25 @@ void for_each_gpu_run(const std::vector<model::GpuSample>& samples, F&& f) {
 
 }  // namespace
 
+model::TelemetryBatch digest_for_apply_report(model::TelemetryBatch batch) {
+  std::vector<model::GpuSample>& samples = batch.samples;
+  size_t kept = 0;
+  for_each_gpu_run(samples, [&](size_t begin, size_t end) {
+    size_t newest = begin;  // as record_telemetry picks it: the last of the latest time
+    for (size_t i = begin + 1; i < end; ++i) {
+      if (samples[i].time_ms >= samples[newest].time_ms) newest = i;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      if (i == begin || i == newest || samples[i].ecc_dbe_total != samples[i - 1].ecc_dbe_total) {
+        if (kept != i) samples[kept] = std::move(samples[i]);
+        ++kept;
+      }
+    }
+  });
+  samples.resize(kept);
+  return batch;
+}
+
 void Controller::record_telemetry(const model::Node& node, const model::TelemetryBatch& batch) {
   const auto on_node = [&](const std::string& uuid) {
     return std::any_of(node.gpus.begin(), node.gpus.end(),
@@ -50,45 +69,9 @@ void Controller::record_telemetry(const model::Node& node, const model::Telemetr
 }
 
 void Controller::feed_series(const model::Node& node, const model::TelemetryBatch& batch) {
-  using monitor::Metric;
-  std::vector<GpuSamples> gpus;
-  for_each_gpu_run(batch.samples, [&](size_t begin, size_t end) {
-    GpuSamples& gpu = gpus.emplace_back();
-    gpu.uuid = batch.samples[begin].uuid;
-    gpu.samples.reserve((end - begin) * 12);
-    for (size_t i = begin; i < end; ++i) {
-      const model::GpuSample& s = batch.samples[i];
-      // Absent fields (not supported by the GPU) make no sample: a gap, not a zero.
-      const auto put = [&](Metric metric, const auto& field) {
-        if (field) gpu.samples.push_back({metric, s.time_ms, static_cast<double>(*field)});
-      };
-      put(Metric::kGpuUtil, s.gpu_util_pct);
-      put(Metric::kMemCopyUtil, s.mem_util_pct);
-      put(Metric::kFbUsed, s.fb_used_mib);
-      put(Metric::kFbFree, s.fb_free_mib);
-      put(Metric::kGpuTemp, s.temperature_c);
-      put(Metric::kPowerUsage, s.power_w);
-      put(Metric::kSmClock, s.sm_clock_mhz);
-      put(Metric::kMemClock, s.mem_clock_mhz);
-      put(Metric::kPcieTx, s.pcie_tx_kbps);
-      put(Metric::kPcieRx, s.pcie_rx_kbps);
-      put(Metric::kEccSbe, s.ecc_sbe_total);
-      put(Metric::kEccDbe, s.ecc_dbe_total);
-    }
-  });
-  // As DCGM reports it: the last XID code seen.
-  for (const auto& xid : batch.xids) {
-    auto it = std::find_if(gpus.begin(), gpus.end(),
-                           [&](const GpuSamples& gpu) { return gpu.uuid == xid.uuid; });
-    if (it == gpus.end()) {
-      it = gpus.emplace(gpus.end());
-      it->uuid = xid.uuid;
-    }
-    it->samples.push_back({Metric::kXidErrors, xid.time_ms, static_cast<double>(xid.code)});
-  }
-  if (auto ingested = ingest_gpu_samples(node.id, gpus); !ingested) {
-    spdlog::error("telemetry of node={} not kept: {}", node.id, ingested.error().message);
-  }
+  if (options_.series_fed_by_host) return;  // the host's telemetry thread did (series_feed.h)
+  monitoring_.series.ingest(node.id, batch);
+  collect_rollups();
 }
 
 const GpuTelemetry* Controller::gpu_telemetry(std::string_view uuid) const {

@@ -16,7 +16,7 @@ constexpr Severity kSeverities[] = {Severity::kInfo, Severity::kWarning, Severit
 constexpr Scope::Kind kScopeKinds[] = {Scope::Kind::kAll, Scope::Kind::kNode, Scope::Kind::kGpuType,
                                        Scope::Kind::kInstance};
 
-bool in_scope(const Scope& scope, const Observation& observation) {
+bool in_scope(const Scope& scope, const ObservationRef& observation) {
   switch (scope.kind) {
     case Scope::Kind::kAll:
       return true;
@@ -265,22 +265,46 @@ void Evaluator::record(std::vector<Transition>& out, Transition transition) {
   out.push_back(std::move(transition));
 }
 
+ObservationRef ObservationRef::of(const Observation& observation) {
+  return {observation.signal,   observation.subject, observation.node, observation.gpu_type,
+          observation.instance, observation.tenant,  observation.value};
+}
+
+Observation ObservationRef::owned() const {
+  return {signal,
+          std::string(subject),
+          std::string(node),
+          std::string(gpu_type),
+          std::string(instance),
+          std::string(tenant),
+          value};
+}
+
 std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
                                             std::span<const Observation> observations) {
+  std::vector<ObservationRef> refs;
+  refs.reserve(observations.size());
+  for (const auto& observation : observations) refs.push_back(ObservationRef::of(observation));
+  return evaluate(now_ms, refs);
+}
+
+std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
+                                            std::span<const ObservationRef> observations) {
   now_ms = std::max(now_ms, last_now_ms_);
   last_now_ms_ = now_ms;
+  const uint64_t evaluation = ++evaluations_;
   std::vector<Transition> out;
-  std::set<KeyView> observed;
   for (const Rule& rule : rules_) {
     const bool auto_stop = rule.idle && rule.idle->auto_stop;
-    for (const Observation& observation : observations) {
+    for (const ObservationRef& observation : observations) {
       if (observation.signal != rule.signal || !in_scope(rule.scope, observation)) continue;
-      observed.emplace(rule.name, observation.subject);
+      const bool condition = holds(rule, observation.value);
+      if (!condition && alerts_.empty()) continue;  // the common case: nothing to look up
       auto it = alerts_.find(KeyView(rule.name, observation.subject));
-      if (!holds(rule, observation.value)) {
+      if (!condition) {
         if (it == alerts_.end()) continue;
-        record(out, {rule.name, rule.severity, it->second.state, AlertState::kResolved, now_ms,
-                     observation, auto_stop});
+        record(out, {rule.name, rule.severity, it->second.alert.state, AlertState::kResolved,
+                     now_ms, observation.owned(), auto_stop});
         alerts_.erase(it);
         continue;
       }
@@ -289,11 +313,12 @@ std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
         alert.rule = rule.name;
         alert.state = AlertState::kInactive;  // becomes pending or firing just below
         alert.active_since_ms = now_ms;
-        it = alerts_.emplace(Key(rule.name, observation.subject), std::move(alert)).first;
+        it = alerts_.emplace(Key(rule.name, observation.subject), Tracked{std::move(alert)}).first;
       }
-      Alert& alert = it->second;
+      it->second.observed_in = evaluation;
+      Alert& alert = it->second.alert;
       alert.severity = rule.severity;
-      alert.subject = observation;
+      alert.subject = observation.owned();
       alert.auto_stop = auto_stop;
       const AlertState from = alert.state;
       const AlertState to = now_ms - alert.active_since_ms >= rule.for_ms ? AlertState::kFiring
@@ -301,15 +326,15 @@ std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
       if (to == from) continue;
       alert.state = to;
       if (to == AlertState::kFiring) alert.fired_at_ms = now_ms;
-      record(out, {rule.name, rule.severity, from, to, now_ms, observation, auto_stop});
+      record(out, {rule.name, rule.severity, from, to, now_ms, alert.subject, auto_stop});
     }
   }
   for (auto it = alerts_.begin(); it != alerts_.end();) {
-    if (observed.contains(KeyView(it->first.first, it->first.second))) {
+    if (it->second.observed_in == evaluation) {
       ++it;
       continue;
     }
-    const Alert& alert = it->second;
+    const Alert& alert = it->second.alert;
     record(out, {alert.rule, alert.severity, alert.state, AlertState::kResolved, now_ms,
                  alert.subject, alert.auto_stop});
     it = alerts_.erase(it);
@@ -320,7 +345,7 @@ std::vector<Transition> Evaluator::evaluate(int64_t now_ms,
 std::vector<Alert> Evaluator::active() const {
   std::vector<Alert> alerts;
   alerts.reserve(alerts_.size());
-  for (const auto& [key, alert] : alerts_) alerts.push_back(alert);
+  for (const auto& [key, tracked] : alerts_) alerts.push_back(tracked.alert);
   return alerts;
 }
 
@@ -332,7 +357,7 @@ Status Evaluator::acknowledge(std::string_view rule, std::string_view subject, s
         Error{ErrorKind::kNotFound, "alert_not_found",
               fmt::format("no pending or firing alert of rule '{}' for '{}'", rule, subject)});
   }
-  Alert& alert = it->second;
+  Alert& alert = it->second.alert;
   if (alert.acknowledged) return {};
   alert.acknowledged = true;
   alert.acknowledged_by = by;

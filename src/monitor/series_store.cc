@@ -529,6 +529,19 @@ std::optional<Sample> SeriesStore::latest(std::string_view gpu_uuid, Metric metr
   return Sample{series->last_t, series->last_value};
 }
 
+bool SeriesStore::latest(std::string_view gpu_uuid, std::span<const Metric> metrics,
+                         std::span<std::optional<Sample>> out) const {
+  auto it = gpus_.find(gpu_uuid);
+  if (it == gpus_.end()) return false;
+  for (size_t i = 0; i < metrics.size() && i < out.size(); ++i) {
+    const Series* series = it->second->series[static_cast<size_t>(metrics[i])].get();
+    out[i] = series && series->last_t >= 0
+                 ? std::optional<Sample>(Sample{series->last_t, series->last_value})
+                 : std::nullopt;
+  }
+  return true;
+}
+
 std::string_view SeriesStore::node_of(std::string_view gpu_uuid) const {
   auto it = gpus_.find(gpu_uuid);
   return it == gpus_.end() ? std::string_view() : std::string_view(it->second->node);

@@ -167,6 +167,10 @@ class SeriesStore {
   Result<QueryResult> query(const Query& query, int64_t now_ms) const;
 
   std::optional<Sample> latest(std::string_view gpu_uuid, Metric metric) const;
+  // The latest sample of each of `metrics` (nullopt where there is none) into `out` (as long as
+  // metrics), with one lookup of the GPU; false, and `out` untouched, when the GPU is unknown.
+  bool latest(std::string_view gpu_uuid, std::span<const Metric> metrics,
+              std::span<std::optional<Sample>> out) const;
   // Empty when the GPU is unknown.
   std::string_view node_of(std::string_view gpu_uuid) const;
 

@@ -27,6 +27,7 @@
 #include "server/account_views.h"
 #include "server/monitoring_api.h"
 #include "server/price_views.h"
+#include "server/telemetry_ingest.h"
 #include "server/views.h"
 
 namespace gpurent::server {
@@ -557,6 +558,8 @@ struct Api::Impl {
   // Log uploads write files (a directory and a file per run: ext4 makes each about 0.1 ms), so
   // they run here, off the I/O thread; reads of logs stay on the I/O thread.
   asio::thread_pool log_thread{1};
+  TelemetryIngest telemetry_ingest{
+      host.controller().options().series_fed_by_host ? &host.controller().series_feed() : nullptr};
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;
@@ -1767,10 +1770,18 @@ struct Api::Impl {
   asio::awaitable<Response> report(const std::string& node, Request& request) {
     auto body = parse_json_object(request.body);
     if (!body) co_return problem_response(body.error());
+    // The telemetry frame is decoded (and its samples ingested) on the telemetry thread.
+    std::optional<std::string> frame;
+    if (const auto it = body->find("telemetry"); it != body->end() && it->is_string()) {
+      frame = std::move(it->get_ref<std::string&>());
+      body->erase(it);
+    }
     auto report = model::decode_message<model::NodeReport>(*body);
     if (!report) co_return problem_response(report.error());
-    if (auto bounded = model::check_telemetry_bounds(report->telemetry); !bounded) {
-      co_return problem_response(bounded.error());
+    if (frame) {
+      auto telemetry = co_await telemetry_ingest.take(node, std::move(*frame));
+      if (!telemetry) co_return problem_response(telemetry.error());
+      report->telemetry = std::move(*telemetry);
     }
     proxy.node_reported(node, report->node_api_address, report->node_api_secret);
     if (report->workloads.size() > kMaxReportedWorkloads) {

@@ -11,6 +11,7 @@
 #include "common/random.h"
 #include "server/api.h"
 #include "server/server_config.h"
+#include "server/telemetry_ingest.h"
 #include "server/webhooks.h"
 #include "store/store.h"
 
@@ -97,7 +98,8 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
        .heartbeat_timeout = std::chrono::duration_cast<Millis>(options.node_heartbeat_timeout),
        .billing_interval = Millis(60'000),
        .seed = os_random_seed(),
-       .clock_skew_limit = config.clock_skew_limit});
+       .clock_skew_limit = config.clock_skew_limit,
+       .series_fed_by_host = true});
   if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;
@@ -142,6 +144,12 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     spdlog::error("cannot write the bootstrap state: {}", committed.error().message);
     return 1;
   }
+  auto rollup_writer = store::open_sqlite_rollup_writer(options.data_dir + "/gpurent.db");
+  if (!rollup_writer) {
+    spdlog::error("{}", rollup_writer.error().message);
+    return 1;
+  }
+  RollupPersister rollups(controller.series_feed(), std::move(*rollup_writer));
   LogStore logs(options.data_dir + "/logs");
   auto sessions = SessionSigner::load_or_create(options.data_dir + "/session.key");
   if (!sessions) {

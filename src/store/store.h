@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "common/result.h"
@@ -26,5 +27,19 @@ class Store {
 
 // The embedded default: one SQLite database file in WAL mode with full synchronous commits.
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+
+// Writes GPU rollup rows (monitor/series_store.h) beside the store, on a connection of its own, in
+// transactions of their own: at 80,000 GPUs a minute boundary closes a million rows, and written
+// by the committer they held up every acknowledgement queued behind them for seconds. Rollups
+// are derived, lossy data (the open minute is lost at a restart anyway), so their commits need not
+// be durable before anything: they survive a crash of the process, not necessarily of the
+// machine. The same table is pruned through the store's ChangeSet; SQLite serialises the two
+// writers. Thread-safety: one thread at a time. Open it after the store (which creates the table).
+class RollupWriter {
+ public:
+  virtual ~RollupWriter() = default;
+  virtual Status write(std::span<const monitor::RollupRow> rows) = 0;
+};
+Result<std::unique_ptr<RollupWriter>> open_sqlite_rollup_writer(const std::string& path);
 
 }  // namespace gpurent::store

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "common/json.h"
 #include "monitor/alerts_json.h"
+#include "store/store.h"
 
 namespace gpurent::store {
 
@@ -64,12 +66,12 @@ Status step_done(sqlite3* db, sqlite3_stmt* stmt, std::string_view what) {
   return {};
 }
 
-Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
-  if (!c.rollups.empty()) {
+Status insert_rollups(sqlite3* db, std::span<const monitor::RollupRow> rows) {
+  if (!rows.empty()) {
     GPURENT_TRY(stmt, prepare(db,
                               "INSERT OR REPLACE INTO gpu_rollups (resolution, bucket_start_ms, "
                               "gpu_uuid, metric, min, max, sum, count) VALUES (?,?,?,?,?,?,?,?)"));
-    for (const auto& row : c.rollups) {
+    for (const auto& row : rows) {
       bind_text(stmt.get(), 1, monitor::to_string(row.resolution));
       sqlite3_bind_int64(stmt.get(), 2, row.bucket_start_ms);
       bind_text(stmt.get(), 3, row.gpu_uuid);
@@ -81,6 +83,11 @@ Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
       GPURENT_CHECK(step_done(db, stmt.get(), "write gpu_rollups"));
     }
   }
+  return {};
+}
+
+Status write_rollups(sqlite3* db, const controller::MonitoringChanges& c) {
+  GPURENT_CHECK(insert_rollups(db, c.rollups));
   if (!c.prune) return {};
   GPURENT_TRY(prune, prepare(db,
                              "DELETE FROM gpu_rollups WHERE resolution = ? AND "
@@ -204,6 +211,65 @@ Status load_monitoring(sqlite3* db, controller::MonitoringSnapshot& out) {
   }
   if (rc != SQLITE_DONE) return fail(db_error(db, "read alert_history"));
   return {};
+}
+
+namespace {
+
+class SqliteRollupWriter final : public RollupWriter {
+ public:
+  explicit SqliteRollupWriter(sqlite3* db) : db_(db) {}
+  ~SqliteRollupWriter() override { sqlite3_close_v2(db_); }
+
+  Status open() {
+    // NORMAL: in WAL mode a commit survives a crash of the process, not of the machine; the
+    // store's own connection keeps FULL for everything else (store.h says why this may).
+    // The table's key (resolution, bucket, GPU, metric) takes each minute's rows at the end of its
+    // bucket's range, but a GPU's rows spread over the range: SQLite's default 2 MB cache re-read
+    // pages from the file for most inserts.
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
+      if (sqlite3_exec(db_, pragma, nullptr, nullptr, nullptr) != SQLITE_OK) {
+        return fail(db_error(db_, pragma));
+      }
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    return {};
+  }
+
+  Status write(std::span<const monitor::RollupRow> rows) override {
+    if (rows.empty()) return {};
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return fail(db_error(db_, "begin gpu_rollups"));
+    }
+    if (auto written = insert_rollups(db_, rows); !written) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return written;
+    }
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      auto error = db_error(db_, "commit gpu_rollups");
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return fail(std::move(error));
+    }
+    return {};
+  }
+
+ private:
+  sqlite3* db_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RollupWriter>> open_sqlite_rollup_writer(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  auto writer = std::make_unique<SqliteRollupWriter>(db);
+  if (rc != SQLITE_OK) {
+    return fail(Error::internal(fmt::format("cannot open database {}: {}", path,
+                                            db ? sqlite3_errmsg(db) : "out of memory")));
+  }
+  GPURENT_CHECK(writer->open());
+  return std::unique_ptr<RollupWriter>(std::move(writer));
 }
 
 }  // namespace gpurent::store

@@ -1,0 +1,78 @@
+#include "server/telemetry_ingest.h"
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/gpu_telemetry.h"
+#include "model/agent_protocol.h"
+
+namespace gpurent::server {
+
+namespace asio = boost::asio;
+
+Result<model::TelemetryBatch> TelemetryIngest::work(const std::string& node_id, std::string frame) {
+  GPURENT_TRY(batch, model::decode_message<model::TelemetryBatch>(Json(std::move(frame))));
+  GPURENT_CHECK(model::check_telemetry_bounds(batch));
+  if (!feed_) return batch;
+  feed_->ingest(node_id, batch);
+  return controller::digest_for_apply_report(std::move(batch));
+}
+
+asio::awaitable<Result<model::TelemetryBatch>> TelemetryIngest::take(std::string node_id,
+                                                                     std::string frame) {
+  using Answer = Result<model::TelemetryBatch>;
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(
+      [this](auto handler, std::string node_id, std::string frame) {
+        asio::post(thread_, [this, handler = std::move(handler), node_id = std::move(node_id),
+                             frame = std::move(frame)]() mutable {
+          const auto resume_on = asio::get_associated_executor(handler);
+          asio::post(resume_on, [handler = std::move(handler),
+                                 answer = work(node_id, std::move(frame))]() mutable {
+            std::move(handler)(std::move(answer));
+          });
+        });
+      },
+      asio::use_awaitable, std::move(node_id), std::move(frame));
+}
+
+RollupPersister::RollupPersister(controller::SeriesFeed& feed,
+                                 std::unique_ptr<store::RollupWriter> writer)
+    : feed_(feed), writer_(std::move(writer)), thread_([this] { loop(); }) {}
+
+RollupPersister::~RollupPersister() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  drain(/*pause=*/false);  // what the last samples completed
+}
+
+void RollupPersister::drain(bool pause) {
+  for (;;) {
+    const auto rows = feed_.take_rollups(kRollupRowsPerWrite);
+    if (rows.empty()) return;
+    if (auto written = writer_->write(rows); !written) {
+      spdlog::error("{} gpu rollup rows not written: {}", rows.size(), written.error().message);
+    }
+    if (pause) std::this_thread::sleep_for(kRollupWritePause);
+  }
+}
+
+void RollupPersister::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    drain(/*pause=*/true);
+    lock.lock();
+  }
+}
+
+}  // namespace gpurent::server

@@ -1,0 +1,83 @@
+// The server's telemetry thread: decodes the telemetry of agents' reports and feeds the GPU series
+// off the controller's (I/O) thread (controller/series_feed.h says why).
+//
+// Per report, the I/O thread takes the telemetry frame (the base64 string of model/telemetry.h)
+// out of the parsed report and awaits take(); on the telemetry thread the frame is decoded and
+// checked against the bounds (the report's 400s: invalid_message, telemetry_too_large), and, with a
+// feed, its samples are ingested into the series of the node's GPUs and the batch is cut down to
+// what Controller::apply_report acts on (controller::digest_for_apply_report). The coroutine
+// resumes on the I/O thread with that batch, and the report is applied with it. Without a feed (a
+// controller that ingests in apply_report itself) only the decoding moves.
+//
+// Threads: take() is called on the I/O thread and resumes there; the work runs on the one
+// telemetry thread, in the order it was called, and touches nothing but the frame and the feed
+// (which has its own lock). Bound: the work queued is bounded by the reports in flight (one per
+// connection), as the committer's queue is. The destructor finishes the queued work.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "common/result.h"
+#include "controller/series_feed.h"
+#include "model/telemetry.h"
+#include "store/store.h"
+
+namespace gpurent::server {
+
+class TelemetryIngest {
+ public:
+  // feed: null when the controller ingests the samples itself.
+  explicit TelemetryIngest(controller::SeriesFeed* feed) : feed_(feed) {}
+  ~TelemetryIngest() { thread_.join(); }
+  TelemetryIngest(const TelemetryIngest&) = delete;
+  TelemetryIngest& operator=(const TelemetryIngest&) = delete;
+
+  // The node's report telemetry, decoded (and ingested, with a feed); errors as above.
+  boost::asio::awaitable<Result<model::TelemetryBatch>> take(std::string node_id,
+                                                             std::string frame);
+
+ private:
+  Result<model::TelemetryBatch> work(const std::string& node_id, std::string frame);
+
+  controller::SeriesFeed* feed_;
+  boost::asio::thread_pool thread_{1};
+};
+
+// Moves the rollup rows that the series feed completes into the database (store::RollupWriter
+// says why beside the store), on a thread of its own: every second, in transactions of at most
+// kRollupRowsPerWrite rows, pausing kRollupWritePause between two so that a commit of the store's
+// waiting for SQLite's write lock gets it. A write that fails is logged and its rows are dropped
+// (they are derived data; the raw samples stay in memory). The destructor writes what is left.
+inline constexpr size_t kRollupRowsPerWrite = 5'000;
+inline constexpr std::chrono::milliseconds kRollupWritePause{5};
+
+class RollupPersister {
+ public:
+  RollupPersister(controller::SeriesFeed& feed, std::unique_ptr<store::RollupWriter> writer);
+  ~RollupPersister();
+  RollupPersister(const RollupPersister&) = delete;
+  RollupPersister& operator=(const RollupPersister&) = delete;
+
+ private:
+  void loop();
+  // Writes rows until the feed has none left (or stopping); false when stopping.
+  void drain(bool pause);
+
+  controller::SeriesFeed& feed_;
+  std::unique_ptr<store::RollupWriter> writer_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace gpurent::server
