@@ -345,12 +345,12 @@ TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackW
   auto snapshot = (*store)->load();
   ASSERT_TRUE(snapshot) << snapshot.error().message;
   ASSERT_EQ(snapshot->instances.size(), members.size() + 1);
-  for (size_t i = 0; i < members.size(); ++i) {
-    EXPECT_EQ(Json(snapshot->instances[i]), Json(members[i])) << members[i].id;
-  }
-  EXPECT_EQ(Json(snapshot->instances.back()), Json(alone));
-  EXPECT_EQ(snapshot->instances[1].platform_env.at("RANK"), "2");
-  EXPECT_EQ(snapshot->instances[1].spec.name, "train-0-1");
+  std::map<std::string, model::Instance> loaded;
+  for (const auto& instance : snapshot->instances) loaded.emplace(instance.id, instance);
+  for (const auto& member : members) EXPECT_EQ(Json(loaded[member.id]), Json(member)) << member.id;
+  EXPECT_EQ(Json(loaded["i-alone"]), Json(alone));
+  EXPECT_EQ(loaded["i-0-1"].platform_env.at("RANK"), "2");
+  EXPECT_EQ(loaded["i-0-1"].spec.name, "train-0-1");
 }
 
 TEST_F(SqliteStoreTest, MembersRowsWrittenWholeByEarlierVersionsComeBackTheSame) {
