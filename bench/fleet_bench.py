@@ -28,12 +28,16 @@ its server and fleet are stopped (SIGTERM, SIGKILL after 20 s: a clean stop woul
 the commit in progress) and (b) runs on a fresh pair. The server's resident set and CPU time are
 sampled every 0.5 s during (a).
 
+The fleet sends GPU telemetry with every report (its default, every 1 s: the realistic setup);
+--telemetry-interval 0 turns it off, for comparison.
+
 Diagnostics: --phases array (or separate) runs one of the two; --array-split K submits (a) as K
 arrays of TASKS / K, one POST after the other, polling each job until it runs.
 
 Usage: bench/fleet_bench.py [--binary build-bench/gpurent] [--nodes 1000,5000] [--tasks 8000]
                             [--procs 2] [--threads 8] [--phase-limit 90] [--phases array,separate]
-                            [--array-split 1] [--json FILE] [--keep-logs DIR]
+                            [--array-split 1] [--telemetry-interval S] [--json FILE]
+                            [--keep-logs DIR] [--perf DIR]
 Prints a Markdown block for bench/RESULTS.md.
 """
 
@@ -109,12 +113,15 @@ class Client:
             self.conn.close()
 
 
-def start_fleet(binary, workdir, port, token, nodes):
+def start_fleet(binary, workdir, port, token, nodes, telemetry_interval=None):
+    """telemetry_interval: the fleet's --telemetry-interval (None: its default, 1 s)."""
     out = open(os.path.join(workdir, "fleet.log"), "wb")
+    telemetry = ([] if telemetry_interval is None else
+                 ["--telemetry-interval", f"{telemetry_interval:g}"])
     return subprocess.Popen([binary, "agent", "--server", f"http://127.0.0.1:{port}",
                              "--join-token", token, "--sim-nodes", str(nodes),
                              "--sim-gpus", "8xh100-80g", "--name", "fleet",
-                             "--data-dir", os.path.join(workdir, "fleet")],
+                             "--data-dir", os.path.join(workdir, "fleet")] + telemetry,
                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -457,8 +464,9 @@ def cancel_all(client, job_ids, total, limit_s, connections=16):
 class Platform:
     """A fresh `gpurent dev` and one simulated fleet of `nodes` nodes, in a temp directory."""
 
-    def __init__(self, binary, nodes, keep_dir=None, tag=""):
+    def __init__(self, binary, nodes, keep_dir=None, tag="", telemetry_interval=None):
         self.binary, self.nodes, self.keep_dir, self.tag = binary, nodes, keep_dir, tag
+        self.telemetry_interval = telemetry_interval
         self.workdir = tempfile.mkdtemp(prefix=f"gpurent-fleet-{nodes}-")
         self.key = "gpr_" + secrets.token_urlsafe(32)
         self.dev = self.fleet = None
@@ -482,7 +490,8 @@ class Platform:
         token = self.client.json("POST", "/v1/join-tokens", {"description": "fleet bench"},
                                  expect=(201,))["token"]
         t0 = time.monotonic()
-        self.fleet = start_fleet(self.binary, self.workdir, self.port, token, self.nodes)
+        self.fleet = start_fleet(self.binary, self.workdir, self.port, token, self.nodes,
+                                 self.telemetry_interval)
         ready = 0
         while time.monotonic() - t0 < limit_s:
             seen = h100_offer(self.client)[0]
@@ -540,9 +549,10 @@ def cordon_local_node(platform):
 
 
 def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array", "separate"),
-             split=1, keep_dir=None, use_local_node=False, perf_dir=None):
+             split=1, keep_dir=None, use_local_node=False, perf_dir=None,
+             telemetry_interval=None):
     figures = {"nodes": nodes, "load_before": os.getloadavg()[0]}
-    platform = Platform(binary, nodes, keep_dir)
+    platform = Platform(binary, nodes, keep_dir, telemetry_interval=telemetry_interval)
     try:
         # 0. Registration.
         registered, fleet_says, ready = platform.start(phase_limit_s)
@@ -581,7 +591,8 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
                 figures["exits_a"] = platform.close(wait_s=20)
                 log(f"array phase: processes stopped with {figures['exits_a']}")
                 figures["separate_fresh_server"] = True
-                platform = Platform(binary, nodes, keep_dir, tag="-b")
+                platform = Platform(binary, nodes, keep_dir, tag="-b",
+                                    telemetry_interval=telemetry_interval)
                 registered, _, _ = platform.start(phase_limit_s)
                 if registered is None:
                     return figures
@@ -620,19 +631,24 @@ def markdown(args, results):
         command += f" --array-split {args.array_split}"
     if args.use_local_node:
         command += " --use-local-node"
+    if args.telemetry_interval is not None:
+        command += f" --telemetry-interval {args.telemetry_interval:g}"
     array_what = (f"one POST /v1/jobs with `array: {args.tasks}`" if args.array_split == 1 else
                   f"{args.array_split} POST /v1/jobs of `array: "
                   f"{args.tasks // args.array_split}` one after the other on one connection")
+    telemetry = ("GPU telemetry off" if args.telemetry_interval == 0 else
+                 f"GPU telemetry every {args.telemetry_interval or 1:g} s, sent with every report")
     local = ("the dev's own node takes work too" if args.use_local_node else
              "the dev's own node is cordoned, so every task runs on the simulated fleet")
     lines = [
         f"Command: `{command}`",
         "Machine: Debian 12 VM, 2 cores, 24 GiB; the server, the fleet process and the Python "
-        "clients share the two cores. Date: 2026-11-30. Build: Release (-O2).",
+        f"clients share the two cores. Date: {datetime.now(timezone.utc):%Y-%m-%d}. "
+        "Build: Release (-O2).",
         "",
         f"Each size: a fresh `gpurent dev` (its in-process agent adds one 8-GPU node, so N + 1 "
         f"nodes and 8 (N + 1) GPUs; {local}), one `gpurent agent --sim-nodes N --sim-gpus "
-        f"8xh100-80g`; "
+        f"8xh100-80g` ({telemetry}); "
         f"{args.tasks} one-GPU h100-80g tasks, command `[\"sleep\", \"infinity\"]`. Array: "
         f"{array_what}, then GET /v1/jobs/{{id}} every 5 ms on one keep-alive connection until "
         f"`task_counts.running` is the task count. Separate: {args.tasks} POST /v1/jobs over "
@@ -735,6 +751,8 @@ def main():
     parser.add_argument("--keep-logs", help="copy the dev and fleet logs into this directory")
     parser.add_argument("--use-local-node", action="store_true",
                         help="leave the dev's own node (real processes) schedulable, as before")
+    parser.add_argument("--telemetry-interval", type=float,
+                        help="the fleet's --telemetry-interval (default: its own, 1 s; 0: off)")
     parser.add_argument("--perf", metavar="DIR",
                         help="diagnostic: `perf record` the server and the fleet during the "
                              "array phase into DIR/array-NODES.perf.data")
@@ -747,7 +765,8 @@ def main():
         log(f"=== {n} nodes ===")
         results.append(run_size(binary, n, args.tasks, args.procs, args.threads,
                                 args.phase_limit, args.phases.split(","), args.array_split,
-                                args.keep_logs, args.use_local_node, args.perf))
+                                args.keep_logs, args.use_local_node, args.perf,
+                                args.telemetry_interval))
         log(json.dumps({k: v for k, v in results[-1].items()
                         if k not in ("array", "separate")}))
     if args.json:

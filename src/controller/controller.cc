@@ -203,7 +203,10 @@ ChangeSet Controller::take_changes() {
   // (created, then placed) and each node once per task placed on it.
   for (const auto& id : touched_instances_) changes_.instances.push_back(instances_.at(id));
   touched_instances_.clear();
-  for (const auto& id : touched_nodes_) changes_.nodes.push_back(nodes_.at(id));
+  for (const auto& id : touched_nodes_) {
+    changes_.nodes.push_back(nodes_.at(id));
+    stored_generation_[id] = changes_.nodes.back().generation;
+  }
   touched_nodes_.clear();
   touched_node_ids_.clear();
   for (const model::UsageRecord* usage : touched_usage_) changes_.usage.push_back(*usage);
@@ -233,7 +236,7 @@ ChangeSet Controller::take_changes_for_store() {
   for (const auto& id : touched_instances_) {
     const Instance& instance = instances_.at(id);
     changes_.instance_rows.push_back(
-        {instance.id, instance.tenant_id, model::instance_json(instance)});
+        {instance.id, instance.tenant_id, model::instance_row_json(instance)});
   }
   touched_instances_.clear();
   return take_changes();
@@ -254,6 +257,7 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
   if (desired_set_changed) {
     ++node.generation;
     changes_.woken_nodes.insert(node.id);
+    if (node.generation - stored_generation_[node.id] < kGenerationsBetweenNodeWrites) return;
   }
   if (touched_node_ids_.insert(node.id).second) touched_nodes_.push_back(node.id);
 }

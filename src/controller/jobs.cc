@@ -77,15 +77,12 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   job.spec = std::move(spec);
   job.created_at = now();
   job.reason = "waiting for capacity";
-  const std::string base = job.spec.task.name.empty() ? job.id : job.spec.task.name;
-  job.spec.task.name = base;
+  if (job.spec.task.name.empty()) job.spec.task.name = job.id;  // the members' names' base
   for (int index = 0; index < job.spec.array; ++index) {
     JobTask task;
     task.index = index;
     for (int rank = 0; rank < job.spec.nodes; ++rank) {
-      auto member_spec = job.spec.task;
-      member_spec.name = fmt::format("{}-{}-{}", base, index, rank);
-      Instance& member = add_instance(job.tenant_id, std::move(member_spec));
+      Instance& member = add_instance(job.tenant_id, model::job_member_spec(job, index, rank));
       member.job_id = job.id;
       member.job_task = index;
       member.job_rank = rank;

@@ -360,30 +360,12 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   task.attempts += 1;
   task.exit_code.reset();
   const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
-  const int per_node = job.spec.task.gpu_count;
   const std::string address = master.address.empty() ? master.name : master.address;
   const std::string port = std::to_string(free_master_port(master.id));
-  // torchrun's view: one launcher per node, LOCAL_WORLD_SIZE processes each; RANK is the global
-  // rank of the node's first process. The PET_* variables configure a bare `torchrun`.
-  std::map<std::string, std::string> env = {
-      {"GPURENT_JOB_ID", job.id},
-      {"GPURENT_ARRAY_INDEX", std::to_string(task.index)},
-      {"GPURENT_ARRAY_SIZE", std::to_string(job.spec.array)},
-      {"MASTER_ADDR", address},
-      {"MASTER_PORT", port},
-      {"WORLD_SIZE", std::to_string(job.spec.nodes * per_node)},
-      {"LOCAL_WORLD_SIZE", std::to_string(per_node)},
-      {"NNODES", std::to_string(job.spec.nodes)},
-      {"PET_MASTER_ADDR", address},
-      {"PET_MASTER_PORT", port},
-      {"PET_NNODES", std::to_string(job.spec.nodes)},
-      {"PET_NPROC_PER_NODE", std::to_string(per_node)},
-  };
   for (size_t rank = 0; rank < assignment.nodes.size(); ++rank) {
     Instance& member = instances_.at(task.members.at(rank));
-    env["NODE_RANK"] = env["PET_NODE_RANK"] = std::to_string(rank);
-    env["RANK"] = std::to_string(static_cast<int>(rank) * per_node);
-    place(member, std::move(assignment.nodes[rank]), env);
+    place(member, std::move(assignment.nodes[rank]),
+          model::job_member_env(job, task.index, static_cast<int>(rank), address, port));
   }
   // What derive_job_state gives with this task unfinished and attempted, without its pass over
   // every task (per placement, that pass made placing an array quadratic).

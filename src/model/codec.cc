@@ -342,9 +342,14 @@ void to_json(Json& j, const Instance& v) {
        {"platform_env", v.platform_env},
        {"revision", v.revision}};
 }
-std::string instance_json(const Instance& v) {
+namespace {
+
+// instance_json, or (as_row) instance_row_json: a job member's row leaves out its spec and its
+// platform variables, keeping their only free values, the gang master's address and port.
+std::string write_instance(const Instance& v, bool as_row) {
+  const bool member_row = as_row && !v.job_id.empty() && v.job_task >= 0;
   std::string out;
-  out.reserve(1024);
+  out.reserve(member_row ? 512 : 1024);
   Writer w(out);
   w.begin();
   w.key("created_at");
@@ -367,12 +372,22 @@ std::string instance_json(const Instance& v) {
   w.number(v.job_rank);
   w.key("job_task");
   w.number(v.job_task);
+  if (member_row) {
+    if (const auto address = v.platform_env.find("MASTER_ADDR"); address != v.platform_env.end()) {
+      w.key("master_addr");
+      w.string(address->second);
+      w.key("master_port");
+      w.string(v.platform_env.at("MASTER_PORT"));
+    }
+  }
   w.key("node_id");
   w.string(v.node_id);
   w.key("placed_generation");
   w.number(v.placed_generation);
-  w.key("platform_env");
-  w.string_map(v.platform_env);
+  if (!member_row) {
+    w.key("platform_env");
+    w.string_map(v.platform_env);
+  }
   w.key("preempt_requested");
   w.boolean(v.preempt_requested);
   w.key("queue_sequence");
@@ -387,8 +402,10 @@ std::string instance_json(const Instance& v) {
   w.number(v.revision);
   w.key("run");
   w.number(v.run);
-  w.key("spec");
-  write_spec(w, v.spec);
+  if (!member_row) {
+    w.key("spec");
+    write_spec(w, v.spec);
+  }
   w.key("started_at");
   w.optional_number(v.started_at ? std::optional(ms(*v.started_at)) : std::nullopt);
   w.key("state");
@@ -399,6 +416,29 @@ std::string instance_json(const Instance& v) {
   w.boolean(v.terminate_requested);
   w.end();
   return out;
+}
+
+}  // namespace
+
+std::string instance_json(const Instance& v) { return write_instance(v, false); }
+
+std::string instance_row_json(const Instance& v) { return write_instance(v, true); }
+
+Instance instance_from_row(Json row, const std::function<const Job*(std::string_view)>& job_of) {
+  if (!row.contains("spec")) {  // a job member's row (instance_row_json)
+    const std::string job_id = row.at("job_id").get<std::string>();
+    const int index = row.at("job_task").get<int>();
+    const int rank = row.at("job_rank").get<int>();
+    const Job* job = job_of(job_id);
+    if (!job) throw std::runtime_error(fmt::format("its job {} is missing", job_id));
+    row["spec"] = job_member_spec(*job, index, rank);
+    if (row.contains("master_addr")) {
+      row["platform_env"] =
+          job_member_env(*job, index, rank, row.at("master_addr").get<std::string>(),
+                         row.at("master_port").get<std::string>());
+    }
+  }
+  return row.get<Instance>();
 }
 
 std::string desired_state_json(const DesiredState& v) {

@@ -4,6 +4,9 @@
 // catches them at its call site and reports a corrupt record as an Error.
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include "common/json.h"
 #include "model/agent_protocol.h"
 #include "model/event.h"
@@ -54,6 +57,14 @@ void from_json(const Json& j, Event& v);
 // instance on every commit, and building nlohmann's tree first cost several times as much.
 // (Strings are assumed valid UTF-8, as everything parsed from JSON is.)
 std::string instance_json(const Instance& v);
+// An instance's row in the store: instance_json's form, except that a job's member leaves out what
+// its job determines (job_member_spec, job_member_env) and keeps only its gang master's address
+// and port ("master_addr", "master_port", once placed): an array member's row is less than half
+// the size, and the rows of an array are most of what its commits write (bench/RESULTS.md).
+std::string instance_row_json(const Instance& v);
+// Reads a row of either form (rows written before instance_row_json are whole instances); job_of
+// finds a member's job (nullptr: none, which throws, as a corrupt record does).
+Instance instance_from_row(Json row, const std::function<const Job*(std::string_view)>& job_of);
 // Exactly Json(v).dump() of a desired state (the long-poll answer of every woken node).
 std::string desired_state_json(const DesiredState& v);
 

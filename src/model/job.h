@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -73,6 +74,15 @@ struct Job {
 // started; queued before that; once all are final: cancelled, failed, preempted or succeeded,
 // in that precedence.
 JobState derive_job_state(const std::vector<JobTask>& tasks);
+
+// What member `rank` of task `index` runs: the job's task spec, named "<task name>-<index>-<rank>".
+// A member's spec is this, always, so the store need not keep it with every member.
+InstanceSpec job_member_spec(const Job& job, int index, int rank);
+// The variables the platform gives member `rank` of task `index` when its gang's rank 0 runs at
+// master_address:master_port (GPURENT_ARRAY_*, and torchrun's: MASTER_ADDR, RANK, WORLD_SIZE...).
+std::map<std::string, std::string> job_member_env(const Job& job, int index, int rank,
+                                                  std::string_view master_address,
+                                                  std::string_view master_port);
 
 enum class ReservationState { kBooked, kActive, kEnded, kCancelled };
 std::string_view to_string(ReservationState state);

@@ -268,3 +268,34 @@ def test_job_tasks_survive_a_hard_kill_of_the_server(platform):
     cancelled = platform.call("POST", f"/v1/jobs/{job['id']}/cancel")
     assert cancelled.status == 202, cancelled.body
     assert wait_job(platform, job["id"], FINAL)["task_counts"]["cancelled"] == 2
+
+
+def test_a_running_arrays_members_survive_a_hard_kill_of_the_server(platform):
+    """A member's stored row leaves out what its job determines (its spec, its platform variables
+    but the master's address and port): after a SIGKILL the restarted server has every member as
+    it was, still on its first run, and the array goes on (cancel ends every task)."""
+    import signal
+    job = submit(platform, {"name": "survivor", "gpu_type": "h100-80g", "gpu_count": 1,
+                            "array": 4, "env": {"EPOCHS": "3"},
+                            "command": "echo index=$GPURENT_ARRAY_INDEX epochs=$EPOCHS; sleep 600"})
+    wait_for(lambda: (lambda j: j if j["task_counts"].get("running") == 4 else None)(
+        get_job(platform, job["id"])), JOB_TIMEOUT_S, "the 4 tasks running")
+    before = get_job(platform, job["id"])
+    members = [task["instances"][0] for task in before["tasks"]]
+    views = {i: platform.instance(i) for i in members}
+    for index, instance_id in enumerate(members):
+        wait_log(platform, job["id"], f"index={index} epochs=3", task=index)
+        assert views[instance_id]["name"] == f"survivor-{index}-0"
+    platform.server.stop(sig=signal.SIGKILL)
+    platform.start()
+    after = get_job(platform, job["id"])
+    assert after["tasks"] == before["tasks"]
+    assert after["state"] == "running"
+    for instance_id in members:
+        view = platform.instance(instance_id)
+        assert view == views[instance_id], instance_id
+        assert view["state"] == "running" and view["run"] == 1
+        assert view["env"] == {"EPOCHS": "3"}
+    cancelled = platform.call("POST", f"/v1/jobs/{job['id']}/cancel")
+    assert cancelled.status == 202, cancelled.body
+    assert wait_job(platform, job["id"], FINAL)["task_counts"]["cancelled"] == 4

@@ -5,8 +5,10 @@
 // adding a field to a type needs no migration. A job's tasks are the exception: they are rows of
 // job_tasks keyed (job_id, idx) with real columns, written one by one as tasks change, so that a
 // task of an array of thousands starting does not rewrite the whole array (the job's body keeps
-// "tasks": []). Money does not go into JSON: ledger transfers have
-// real columns, an append-only table with a UNIQUE id, and a CHECK on the amount.
+// "tasks": []). A job member's instance row leaves out what its job determines
+// (model::instance_row_json), so instances are read after jobs. Money does not go into JSON:
+// ledger transfers have real columns, an append-only table with a UNIQUE id, and a CHECK on the
+// amount.
 #include <sqlite3.h>
 
 #include <array>
@@ -28,7 +30,7 @@ namespace gpurent::store {
 namespace {
 
 // Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
-const std::array<std::string, 10> kMigrations = {
+const std::array<std::string, 11> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -120,6 +122,12 @@ const std::array<std::string, 10> kMigrations = {
     R"sql(
     CREATE TABLE gpu_quarantines (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
+    // A job member's instance row leaves out what its job determines (model::instance_row_json).
+    // No table changes and older rows stay readable, but a binary from before could not read the
+    // new rows: the version tells it so (see migrate()) instead of a "corrupt record".
+    R"sql(
+    SELECT 1;
+    )sql",
 };
 
 class Statement {
@@ -182,9 +190,9 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(load_objects("api_keys", snapshot.api_keys));
     GPURENT_CHECK(load_objects("join_tokens", snapshot.join_tokens));
     GPURENT_CHECK(load_objects("nodes", snapshot.nodes));
-    GPURENT_CHECK(load_objects("instances", snapshot.instances));
     GPURENT_CHECK(load_objects("jobs", snapshot.jobs));
     GPURENT_CHECK(load_job_tasks(snapshot.jobs));
+    GPURENT_CHECK(load_instances(snapshot.jobs, snapshot.instances));
     GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
     GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
     GPURENT_CHECK(load_objects("templates", snapshot.templates));
@@ -355,7 +363,8 @@ class SqliteStore final : public Store {
     for (const auto& object : objects) {
       if constexpr (std::is_same_v<T, model::Instance>) {
         // The most written kind: serialized without building a JSON tree first.
-        GPURENT_CHECK(put(stmt.get(), object.id, tenant_of(object), model::instance_json(object)));
+        GPURENT_CHECK(
+            put(stmt.get(), object.id, tenant_of(object), model::instance_row_json(object)));
       } else {
         GPURENT_CHECK(put(stmt.get(), object_id(object), tenant_of(object), Json(object).dump()));
       }
@@ -549,6 +558,29 @@ class SqliteStore final : public Store {
       }
     }
     if (rc != SQLITE_DONE) return fail(db_error(fmt::format("read {}", table)));
+    return {};
+  }
+
+  // Instances' rows are model::instance_row_json's: a job member's takes its spec from its job.
+  Status load_instances(const std::vector<model::Job>& jobs, std::vector<model::Instance>& out) {
+    std::unordered_map<std::string_view, const model::Job*> by_id;
+    for (const auto& job : jobs) by_id.emplace(job.id, &job);
+    const auto job_of = [&](std::string_view id) -> const model::Job* {
+      const auto it = by_id.find(id);
+      return it == by_id.end() ? nullptr : it->second;
+    };
+    Statement stmt(db_, "SELECT id, body FROM instances ORDER BY rowid");
+    if (!stmt) return fail(db_error("read instances"));
+    int rc;
+    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+      const std::string id = text(stmt.get(), 0);
+      try {  // nlohmann reports a corrupt record by throwing
+        out.push_back(model::instance_from_row(Json::parse(text(stmt.get(), 1)), job_of));
+      } catch (const std::exception& e) {
+        return fail(Error::internal(fmt::format("corrupt record instances/{}: {}", id, e.what())));
+      }
+    }
+    if (rc != SQLITE_DONE) return fail(db_error("read instances"));
     return {};
   }
 

@@ -152,9 +152,11 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
   EXPECT_EQ(restored.ledger_total(), 0);
   EXPECT_EQ(restored.authenticate_node(hash_secret("c")), node->node_id);
-  // Generations served before the restart are never reused for a different desired set.
-  EXPECT_EQ(restored.desired_state(node->node_id)->generation,
-            ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore);
+  // Generations served before the restart are never reused for a different desired set (a new
+  // desired set alone does not rewrite the node's row: see kGenerationsBetweenNodeWrites).
+  EXPECT_GE(restored.desired_state(node->node_id)->generation,
+            ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore -
+                controller::kGenerationsBetweenNodeWrites);
   EXPECT_EQ(restored.desired_state(node->node_id)->workloads.size(), 1u);
 
   // The event log comes back, and the next event continues its sequence.
@@ -274,6 +276,129 @@ TEST_F(SqliteStoreTest, JobTasksAreRowsWrittenOneByOneAndComeBackInTheirJob) {
   partial.job_tasks.push_back({"j-2", job.tasks[0]});
   ASSERT_TRUE((*store)->commit(partial));
   EXPECT_FALSE((*store)->load());
+}
+
+// A gang job's members as the controller makes them (create_job, place_members): member
+// (0, 0) and (0, 1) placed with their gang's master, member (1, 0) and (1, 1) still queued.
+std::vector<model::Instance> gang_members(const model::Job& job) {
+  std::vector<model::Instance> members;
+  for (int index = 0; index < job.spec.array; ++index) {
+    for (int rank = 0; rank < job.spec.nodes; ++rank) {
+      model::Instance member;
+      member.id = fmt::format("i-{}-{}", index, rank);
+      member.tenant_id = job.tenant_id;
+      member.spec = model::job_member_spec(job, index, rank);
+      member.job_id = job.id;
+      member.job_task = index;
+      member.job_rank = rank;
+      member.created_at = member.queued_at = from_unix_ms(1000);
+      member.reason = "waiting for capacity";
+      if (index == 0) {
+        member.state = model::InstanceState::kRunning;
+        member.node_id = fmt::format("n-{}", rank);
+        member.gpus = {"GPU-a", "GPU-b"};
+        member.gpu_type = "h100-80g";
+        member.run = 1;
+        member.started_at = from_unix_ms(2000);
+        member.placed_generation = 7;
+        member.platform_env = model::job_member_env(job, index, rank, "10.0.0.1", "29501");
+      }
+      members.push_back(std::move(member));
+    }
+  }
+  return members;
+}
+
+TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackWhole) {
+  model::Job job = job_with_tasks("j-1", 2);
+  job.spec.nodes = 2;
+  job.spec.task.name = "train";
+  job.spec.task.gpu_count = 2;
+  job.spec.task.env = {{"EPOCHS", "3"}};
+  const auto members = gang_members(job);
+  model::Instance alone = members[0];  // an instance of no job keeps its whole row
+  alone.id = "i-alone";
+  alone.job_id.clear();
+  alone.job_task = -1;
+  alone.spec.name = "notebook";
+  alone.platform_env = {{"SOMETHING", "else"}};
+
+  controller::ChangeSet changes;
+  changes.jobs.push_back(job);
+  changes.jobs.back().tasks.clear();
+  for (const auto& task : job.tasks) changes.job_tasks.push_back({job.id, task});
+  for (const auto& member : members) {
+    changes.instance_rows.push_back(
+        {member.id, member.tenant_id, model::instance_row_json(member)});
+  }
+  changes.instances.push_back(alone);
+  EXPECT_LT(changes.instance_rows[0].body.size() * 2, model::instance_json(members[0]).size());
+  EXPECT_EQ(Json::parse(changes.instance_rows[0].body)["master_port"], "29501");
+  EXPECT_FALSE(Json::parse(changes.instance_rows[2].body).contains("master_addr"));
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE((*store)->commit(changes));
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->instances.size(), members.size() + 1);
+  std::map<std::string, model::Instance> loaded;
+  for (const auto& instance : snapshot->instances) loaded.emplace(instance.id, instance);
+  for (const auto& member : members) EXPECT_EQ(Json(loaded[member.id]), Json(member)) << member.id;
+  EXPECT_EQ(Json(loaded["i-alone"]), Json(alone));
+  EXPECT_EQ(loaded["i-0-1"].platform_env.at("RANK"), "2");
+  EXPECT_EQ(loaded["i-0-1"].spec.name, "train-0-1");
+}
+
+TEST_F(SqliteStoreTest, MembersRowsWrittenWholeByEarlierVersionsComeBackTheSame) {
+  model::Job job = job_with_tasks("j-old", 2);
+  job.spec.nodes = 2;
+  job.spec.task.name = "j-old";
+  const auto members = gang_members(job);
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    controller::ChangeSet changes;
+    changes.jobs.push_back(job);
+    changes.jobs.back().tasks.clear();
+    for (const auto& task : job.tasks) changes.job_tasks.push_back({job.id, task});
+    ASSERT_TRUE((*store)->commit(changes));
+  }
+  {  // schema 10's rows: whole instances, spec and platform variables included
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    for (const auto& member : members) {
+      const std::string sql = fmt::format("INSERT INTO instances VALUES ('{}', 't-1', '{}')",
+                                          member.id, model::instance_json(member));
+      ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=10", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store) << store.error().message;
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->instances.size(), members.size());
+  for (size_t i = 0; i < members.size(); ++i) {
+    EXPECT_EQ(Json(snapshot->instances[i]), Json(members[i])) << members[i].id;
+  }
+}
+
+TEST_F(SqliteStoreTest, AMemberRowWithoutItsJobIsCorrupt) {
+  model::Job job = job_with_tasks("j-gone", 1);
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  const auto member = gang_members(job).front();
+  controller::ChangeSet changes;
+  changes.instance_rows.push_back({member.id, member.tenant_id, model::instance_row_json(member)});
+  ASSERT_TRUE((*store)->commit(changes));
+  const auto loaded = (*store)->load();
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find("j-gone"), std::string::npos) << loaded.error().message;
 }
 
 TEST_F(SqliteStoreTest, ASchemaVersion2DatabaseHasItsJobTasksMovedIntoRows) {
