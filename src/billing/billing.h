@@ -97,6 +97,14 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
 // Charges a run that ends now for the seconds missing to `minimum_seconds`, if any.
 std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
                                               int64_t minimum_seconds);
+// The same two as the amount newly due (0: nothing), for a caller that posts it without building
+// the transfer (Ledger::post_usage); the transfer they stand for is usage_transfer(usage, due).
+Micros meter_usage_due(const Rates& rates, model::UsageRecord& usage, Timestamp until);
+Micros charge_minimum_due(const Rates& rates, model::UsageRecord& usage, int64_t minimum_seconds);
+// The transfer charging `due` (> 0) to a record as it is now: "usage:..." or "storage:..." (the
+// contract above) at its metered_until, from its tenant's cash account to platform revenue,
+// referencing its instance.
+model::Transfer usage_transfer(const model::UsageRecord& usage, Micros due);
 // Charges a volume for the whole seconds in [metered_until, until), likewise.
 std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until);
 
@@ -128,8 +136,19 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
 // "Ledger transfers per second").
 class Ledger {
  public:
+  Ledger();
   // Posts a transfer; refuses a non-positive amount or identical accounts (a bug in the caller).
   Status post(const model::Transfer& transfer);
+  // A tenant's names as the ledger knows them (interned on first use, then fixed for the ledger's
+  // life), for post_usage: a caller that charges the same tenant often keeps them.
+  struct TenantNames {
+    uint32_t cash = 0;    // tenant_cash_account(tenant id)
+    uint32_t tenant = 0;  // the tenant id
+  };
+  TenantNames tenant_names(std::string_view tenant_id);
+  // Posts usage_transfer(usage, due) without building it (no allocation of its own): `names` are
+  // tenant_names(usage.tenant_id). The billing tick posts one per running workload.
+  Status post_usage(const model::UsageRecord& usage, Micros due, TenantNames names);
   Micros balance(std::string_view account) const;
   // Sum over all accounts; zero unless the ledger is corrupt.
   Micros total() const;
@@ -156,6 +175,7 @@ class Ledger {
 
   uint32_t intern(std::string_view name);
   uint32_t find(std::string_view name) const;
+  void append(const Packed& packed);
 
   std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index_;
   std::vector<std::string> names_;              // accounts and tenants, by index
@@ -163,6 +183,8 @@ class Ledger {
   std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions in transfers_
   std::vector<Packed> transfers_;
   std::string text_;
+  uint32_t revenue_ = kNoName;  // names_ index of model::kRevenueAccount
+  std::string scratch_;         // tenant_names() builds the cash account's name here
 };
 
 }  // namespace gpurent::billing

@@ -10,14 +10,20 @@ namespace gpurent::controller {
 using model::InstanceState;
 using model::NodeState;
 
-void Controller::meter_run(model::UsageRecord& usage, Timestamp until) {
+// Bytes of ChangeSet::packed_text a charged run takes with today's ids (instance and tenant
+// ids of 18 characters): a guess for reserving, not a limit.
+constexpr size_t kPackedTextPerRun = 40;
+
+void Controller::meter_run(model::UsageRecord& usage, Timestamp until,
+                           billing::Ledger::TenantNames names) {
   // Prepaid packages cover the interval's first seconds; the price applies to the rest.
   draw_packages(usage, until);
-  post_usage(usage, billing::meter_usage(rates(), usage, until));
+  post_usage(usage, billing::meter_usage_due(rates(), usage, until), names);
 }
 
 void Controller::index_run(model::Instance& instance, model::UsageRecord& usage) {
-  metered_runs_.push_back({&instance, &usage, &nodes_.at(instance.node_id)});
+  metered_runs_.push_back(
+      {&instance, &usage, &nodes_.at(instance.node_id), ledger_.tenant_names(usage.tenant_id)});
 }
 
 void Controller::reindex_runs() {
@@ -34,15 +40,17 @@ void Controller::meter_runs(Timestamp t) {
     return run.usage->ended_at || run.usage->run != run.instance->run;
   };
   std::erase_if(metered_runs_, ended);
-  // About one transfer per run: grown once here, not by doubling and moving as they are posted.
-  changes_.transfers.reserve(changes_.transfers.size() + metered_runs_.size());
+  // About one charge per run: grown once here, not by doubling and moving as they are posted.
+  changes_.usage_charges.reserve(changes_.usage_charges.size() + metered_runs_.size());
+  changes_.packed_text.reserve(changes_.packed_text.size() +
+                               metered_runs_.size() * kPackedTextPerRun);
   for (const MeteredRun& run : metered_runs_) {
     const InstanceState state = run.instance->state;
     if (state != InstanceState::kRunning && state != InstanceState::kStopping) continue;
     // Up to the node's last good report, never past it: a node that then goes silent is not
     // billed for the silence.
     if (run.node->state == NodeState::kReady) {
-      meter_run(*run.usage, std::min(t, run.node->last_heartbeat));
+      meter_run(*run.usage, std::min(t, run.node->last_heartbeat), run.names);
     }
   }
 }
