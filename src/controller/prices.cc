@@ -136,8 +136,17 @@ bool Controller::update_spot_market() {
   std::map<std::string, int64_t, std::less<>> total;
   for (const auto& [id, node] : nodes_) {
     if (node.state != model::NodeState::kReady) continue;
+    // A node's GPUs are nearly always of one type: the map is searched once per node, not once
+    // per GPU (this runs every tick over every GPU).
+    int64_t* count = nullptr;
+    std::string_view counted;
     for (const auto& gpu : node.gpus) {
-      if (!quarantined(gpu.uuid)) total[gpu.type] += model::kMilliPerGpu;
+      if (quarantined(gpu.uuid)) continue;
+      if (count == nullptr || gpu.type != counted) {
+        count = &total[gpu.type];
+        counted = gpu.type;
+      }
+      *count += model::kMilliPerGpu;
     }
   }
   std::map<std::string, int64_t, std::less<>> held;
