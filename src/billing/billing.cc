@@ -268,7 +268,8 @@ Status Ledger::post(const model::Transfer& transfer) {
     return fail(
         Error::internal(fmt::format("transfer {} moves money to its own account", transfer.id)));
   }
-  const Packed packed{.text = text_.size(),
+  std::string& text = text_room(transfer.id.size() + transfer.reference.size());
+  const Packed packed{.text = text.data() + text.size(),
                       .id_size = static_cast<uint32_t>(transfer.id.size()),
                       .reference_size = static_cast<uint32_t>(transfer.reference.size()),
                       .at = transfer.at,
@@ -277,7 +278,7 @@ Status Ledger::post(const model::Transfer& transfer) {
                       .to = intern(transfer.to_account),
                       .tenant = transfer.tenant_id.empty() ? kNoName : intern(transfer.tenant_id),
                       .kind = transfer.kind};
-  text_.append(transfer.id).append(transfer.reference);
+  text.append(transfer.id).append(transfer.reference);
   append(packed);
   return {};
 }
@@ -292,13 +293,17 @@ Status Ledger::post_usage(const model::UsageRecord& usage, Micros due, TenantNam
   if (due <= 0) {
     return fail(Error::internal(fmt::format("usage {} charged a non-positive amount", usage.id)));
   }
-  // What post(usage_transfer(usage, due)) stores, without the transfer in between.
-  const size_t text = text_.size();
-  model::append_usage_transfer_id(text_, usage.kind, usage.instance_id, usage.run,
+  // What post(usage_transfer(usage, due)) stores, without the transfer in between. The id is
+  // "storage:" at most, the instance, and two numbers of at most 20 digits with their colons;
+  // the reference is the instance.
+  constexpr size_t kMostBesideInstance = 8 + 2 * 21;
+  std::string& text = text_room(kMostBesideInstance + 2 * usage.instance_id.size());
+  const char* start = text.data() + text.size();
+  model::append_usage_transfer_id(text, usage.kind, usage.instance_id, usage.run,
                                   usage.billed_seconds);
-  const auto id_size = static_cast<uint32_t>(text_.size() - text);
-  text_.append(usage.instance_id);
-  append({.text = text,
+  const auto id_size = static_cast<uint32_t>(text.data() + text.size() - start);
+  text.append(usage.instance_id);
+  append({.text = start,
           .id_size = id_size,
           .reference_size = static_cast<uint32_t>(usage.instance_id.size()),
           .at = usage.metered_until,
@@ -310,11 +315,26 @@ Status Ledger::post_usage(const model::UsageRecord& usage, Micros due, TenantNam
   return {};
 }
 
+std::string& Ledger::text_room(size_t most) {
+  if (text_.empty() || text_.back().capacity() - text_.back().size() < most) {
+    text_.emplace_back().reserve(std::max(kTextChunk, most));
+  }
+  return text_.back();
+}
+
 void Ledger::append(const Packed& packed) {
   balances_[packed.from] -= packed.amount;
   balances_[packed.to] += packed.amount;
-  if (packed.tenant != kNoName) of_tenant_[packed.tenant].push_back(transfers_.size());
-  transfers_.push_back(packed);
+  if (packed.tenant != kNoName) of_tenant_[packed.tenant].push_back(transfer_count_);
+  if (transfers_.empty() || transfers_.back().size() == kTransferChunk) {
+    transfers_.emplace_back().reserve(kTransferChunk);
+  }
+  transfers_.back().push_back(packed);
+  ++transfer_count_;
+}
+
+const Ledger::Packed& Ledger::transfer_at(size_t position) const {
+  return transfers_[position >> kTransferChunkBits][position & (kTransferChunk - 1)];
 }
 
 Micros Ledger::balance(std::string_view account) const {
@@ -334,8 +354,8 @@ std::vector<model::Transfer> Ledger::transfers_of(std::string_view tenant_id) co
   if (tenant == kNoName) return out;
   out.reserve(of_tenant_[tenant].size());
   for (const size_t position : of_tenant_[tenant]) {
-    const Packed& p = transfers_[position];
-    const std::string_view text(text_.data() + p.text, p.id_size + p.reference_size);
+    const Packed& p = transfer_at(position);
+    const std::string_view text(p.text, p.id_size + p.reference_size);
     out.push_back({.id = std::string(text.substr(0, p.id_size)),
                    .at = p.at,
                    .from_account = names_[p.from],

@@ -137,6 +137,11 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
 class Ledger {
  public:
   Ledger();
+  // Transfers point into the ledger's own text: a copy would point into the original's.
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+  Ledger(Ledger&&) = default;
+  Ledger& operator=(Ledger&&) = default;
   // Posts a transfer; refuses a non-positive amount or identical accounts (a bug in the caller).
   Status post(const model::Transfer& transfer);
   // A tenant's names as the ledger knows them (interned on first use, then fixed for the ledger's
@@ -161,7 +166,7 @@ class Ledger {
     size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
   };
   struct Packed {
-    size_t text = 0;  // offset in text_ of the id, followed by the reference
+    const char* text = nullptr;  // the id, followed by the reference, in a chunk of text_
     uint32_t id_size = 0;
     uint32_t reference_size = 0;
     Timestamp at{};
@@ -173,18 +178,28 @@ class Ledger {
   };
   static constexpr uint32_t kNoName = UINT32_MAX;
 
+  // Chunks that are never reallocated: storage that grew by doubling copied the whole ledger
+  // (tens of MB) in whichever billing tick crossed a power of two (bench/RESULTS.md).
+  static constexpr size_t kTextChunk = size_t{1} << 20;  // bytes
+  static constexpr size_t kTransferChunkBits = 16;       // 65,536 transfers a chunk
+  static constexpr size_t kTransferChunk = size_t{1} << kTransferChunkBits;
+
   uint32_t intern(std::string_view name);
   uint32_t find(std::string_view name) const;
+  // The chunk of text_ to append at most `most` bytes to: pointers into it stay valid.
+  std::string& text_room(size_t most);
   void append(const Packed& packed);
+  const Packed& transfer_at(size_t position) const;
 
   std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index_;
   std::vector<std::string> names_;              // accounts and tenants, by index
   std::vector<Micros> balances_;                // by name index (0 for a tenant's own name)
-  std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions in transfers_
-  std::vector<Packed> transfers_;
-  std::string text_;
-  uint32_t revenue_ = kNoName;  // names_ index of model::kRevenueAccount
-  std::string scratch_;         // tenant_names() builds the cash account's name here
+  std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions of transfers
+  std::vector<std::vector<Packed>> transfers_;  // chunks of kTransferChunk, in posted order
+  size_t transfer_count_ = 0;
+  std::vector<std::string> text_;  // chunks, each filled only up to the capacity it began with
+  uint32_t revenue_ = kNoName;     // names_ index of model::kRevenueAccount
+  std::string scratch_;            // tenant_names() builds the cash account's name here
 };
 
 }  // namespace gpurent::billing
