@@ -130,14 +130,14 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
                           std::string_view gpu_type, Timestamp now);
 
 // The balances and the transfers of every tenant, in memory. Transfers are kept packed: account
-// and tenant names are interned to integers once, ids and references are appended to one character
-// arena, so a post makes no allocation of its own (beyond amortised growth) and hashes each name
-// once — the ledger is posted to once per running workload per billing tick (bench/RESULTS.md,
-// "Ledger transfers per second").
+// and tenant names are interned to integers once, ids and references are appended to chunks of
+// characters, so a post makes no allocation of its own (beyond a new chunk now and then) and
+// hashes each name once — post_usage() none — as the ledger is posted to once per running workload
+// per billing tick (bench/RESULTS.md, "Ledger transfers per second", "Billing: one metering tick").
+// Not copyable: transfers point into the ledger's own chunks.
 class Ledger {
  public:
   Ledger();
-  // Transfers point into the ledger's own text: a copy would point into the original's.
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
   Ledger(Ledger&&) = default;

@@ -5,6 +5,10 @@
 // Jobs are the exception to "whole": a job of a large array changes one task at a time, so a
 // ChangeSet carries a changed job without its tasks (Job::tasks empty) and each changed task as
 // its own JobTaskChange, upserted by (job, index). A Snapshot's jobs come back with their tasks.
+//
+// Metering is the other: the billing tick charges every running workload, so a usage charge and
+// a usage record that only metering changed travel packed (UsageCharge, MeteredUsage below), in
+// order among the whole forms; the store writes the same rows either way.
 #pragma once
 
 #include <optional>
