@@ -4,13 +4,17 @@
 // (priced by the spot market), each asking for 8 cores, 64 GB and 100 GB of disk, with CPU,
 // memory and disk prices set, and a price-book version that takes effect in the middle of each
 // timed interval, so every run's interval is split in two segments. All instances run; every node
-// reports before each tick (reports are untimed). Each timed tick is Controller::tick() one
-// billing interval (60 s) after the last: it observes the spot market, meters every run (one
-// ledger transfer each) and checks balances; the ChangeSet it produces is taken (untimed).
-// Ticks repeat `--ticks` times (default 5); wall-clock and this thread's CPU time are printed
-// per tick, with the ledger's sum (must be 0).
+// reports before each tick (reports are untimed). Each timed tick is what the server's host does
+// on the controller's thread one billing interval (60 s) after the last: Controller::tick() (it
+// observes the spot market, meters every run, one ledger transfer each, and checks balances) and
+// take_changes_for_store() (the ChangeSet it hands to the committer). Ticks repeat `--ticks` times
+// (default 5); wall-clock and this thread's CPU time are printed per tick, with the ledger's sum
+// (must be 0).
 //
-// Usage: gpurent_billing_bench [--workloads N] [--ticks K]
+// With --store PATH every ChangeSet is also committed to a new SQLite store at PATH (setup
+// untimed), and the commit of each tick's ChangeSet is timed apart: the committer thread's work.
+//
+// Usage: gpurent_billing_bench [--workloads N] [--ticks K] [--store PATH]
 #include <fmt/format.h>
 
 #include <time.h>
@@ -18,12 +22,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/random.h"
 #include "controller/controller.h"
+#include "store/store.h"
 
 namespace {
 
@@ -49,12 +55,15 @@ double thread_cpu_seconds() {
 int main(int argc, char** argv) {
   int workloads = 100'000;
   int ticks = 5;
+  std::string store_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
     if (flag == "--workloads") {
       workloads = std::atoi(argv[i + 1]);
     } else if (flag == "--ticks") {
       ticks = std::atoi(argv[i + 1]);
+    } else if (flag == "--store") {
+      store_path = argv[i + 1];
     } else {
       die(fmt::format("unknown flag {}", flag));
     }
@@ -127,9 +136,20 @@ int main(int argc, char** argv) {
       if (!ctl.apply_report(node, report)) die("report");
     }
   };
+  std::unique_ptr<store::Store> store;
+  if (!store_path.empty()) {
+    auto opened = store::open_sqlite_store(store_path);
+    if (!opened) die(opened.error().message);
+    store = std::move(*opened);
+  }
+  // Setup's changes go to the store (when there is one) untimed.
+  const auto commit = [&](const controller::ChangeSet& changes) {
+    if (!store) return;
+    if (auto committed = store->commit(changes); !committed) die(committed.error().message);
+  };
   report_all();
   ctl.tick();  // the first: the market observes the fleet
-  ctl.take_changes();
+  commit(ctl.take_changes_for_store());
 
   fmt::print("workloads={} nodes={} ticks={}\n", workloads, nodes, ticks);
   std::vector<double> wall_ms;
@@ -141,20 +161,33 @@ int main(int argc, char** argv) {
     }
     clock.advance(Millis(60'000));
     report_all();
-    ctl.take_changes();
+    commit(ctl.take_changes_for_store());
     const double cpu_before = thread_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     ctl.tick();
+    const double cpu_tick = thread_cpu_seconds() - cpu_before;
+    const auto changes = ctl.take_changes_for_store();
     const auto end = std::chrono::steady_clock::now();
     const double cpu = thread_cpu_seconds() - cpu_before;
-    const auto changes = ctl.take_changes();
     const double ms = std::chrono::duration<double, std::milli>(end - start).count();
     wall_ms.push_back(ms);
+    const size_t transfers = changes.transfers.size() + changes.usage_charges.size();
+    const size_t usage = changes.usage.size() + changes.metered_usage.size();
     fmt::print(
-        "tick {}: wall {:.1f} ms, cpu {:.1f} ms, transfers {}, usage records {}, ledger sum {}\n",
-        k + 1, ms, cpu * 1000, changes.transfers.size(), changes.usage.size(), ctl.ledger_total());
-    if (changes.transfers.size() != static_cast<size_t>(workloads))
-      die("not every run was charged");
+        "tick {}: wall {:.1f} ms, cpu {:.1f} ms (tick {:.1f}, take_changes {:.1f}), transfers {}, "
+        "usage records {}, ledger sum {}\n",
+        k + 1, ms, cpu * 1000, cpu_tick * 1000, (cpu - cpu_tick) * 1000, transfers, usage,
+        ctl.ledger_total());
+    if (transfers != static_cast<size_t>(workloads)) die("not every run was charged");
+    if (store) {
+      const double commit_cpu_before = thread_cpu_seconds();
+      const auto commit_start = std::chrono::steady_clock::now();
+      commit(changes);
+      const auto commit_end = std::chrono::steady_clock::now();
+      fmt::print("  store commit of the tick's ChangeSet: wall {:.1f} ms, cpu {:.1f} ms\n",
+                 std::chrono::duration<double, std::milli>(commit_end - commit_start).count(),
+                 (thread_cpu_seconds() - commit_cpu_before) * 1000);
+    }
   }
   std::sort(wall_ms.begin(), wall_ms.end());
   fmt::print("median wall {:.1f} ms, min {:.1f} ms\n", wall_ms[wall_ms.size() / 2],

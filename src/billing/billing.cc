@@ -71,12 +71,9 @@ model::Transfer charge(std::string id, Timestamp at, const std::string& tenant_i
   };
 }
 
-std::optional<model::Transfer> usage_transfer(const model::UsageRecord& usage, Micros due) {
+std::optional<model::Transfer> transfer_if_due(const model::UsageRecord& usage, Micros due) {
   if (due <= 0) return std::nullopt;
-  const std::string_view prefix = usage.kind == UsageKind::kRun ? "usage" : "storage";
-  return charge(
-      fmt::format("{}:{}:{}:{}", prefix, usage.instance_id, usage.run, usage.billed_seconds),
-      usage.metered_until, usage.tenant_id, due, usage.instance_id);
+  return usage_transfer(usage, due);
 }
 
 Micros gpu_part(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
@@ -85,6 +82,13 @@ Micros gpu_part(const Rates& rates, const model::UsageRecord& usage, Timestamp t
 }
 
 }  // namespace
+
+model::Transfer usage_transfer(const model::UsageRecord& usage, Micros due) {
+  std::string id;
+  model::append_usage_transfer_id(id, usage.kind, usage.instance_id, usage.run,
+                                  usage.billed_seconds);
+  return charge(std::move(id), usage.metered_until, usage.tenant_id, due, usage.instance_id);
+}
 
 std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type, PricingModel pricing,
                                 Timestamp t) {
@@ -145,9 +149,13 @@ std::vector<PricedSegment> price_interval(const Rates& rates, const model::Usage
 
 std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecord& usage,
                                            Timestamp until) {
-  if (until <= usage.metered_until) return std::nullopt;
+  return transfer_if_due(usage, meter_usage_due(rates, usage, until));
+}
+
+Micros meter_usage_due(const Rates& rates, model::UsageRecord& usage, Timestamp until) {
+  if (until <= usage.metered_until) return 0;
   const int64_t seconds = (until - usage.metered_until).count() / 1000;
-  if (seconds <= 0) return std::nullopt;
+  if (seconds <= 0) return 0;
   Micros due = 0;
   Timestamp last_piece = usage.metered_until;
   for_each_piece(rates, usage, usage.metered_until, seconds, [&](Timestamp start, int64_t n) {
@@ -156,17 +164,21 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
   });
   usage.price_per_gpu_hour = gpu_part(rates, usage, last_piece);
   usage.metered_until += Millis(seconds * 1000);
-  return usage_transfer(usage, due);
+  return due;
 }
 
 std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
                                               int64_t minimum_seconds) {
+  return transfer_if_due(usage, charge_minimum_due(rates, usage, minimum_seconds));
+}
+
+Micros charge_minimum_due(const Rates& rates, model::UsageRecord& usage, int64_t minimum_seconds) {
   // Seconds a compute package covered count toward the minimum as much as paid ones.
   const int64_t missing = minimum_seconds - usage.billed_seconds - usage.package_seconds;
-  if (usage.kind != UsageKind::kRun || missing <= 0) return std::nullopt;
+  if (usage.kind != UsageKind::kRun || missing <= 0) return 0;
   const Micros rate =
       usage.segment_seconds > 0 ? usage.segment_rate : rate_at(rates, usage, usage.metered_until);
-  return usage_transfer(usage, accrue(usage, missing, rate));
+  return accrue(usage, missing, rate);
 }
 
 namespace {
@@ -230,6 +242,8 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
   return e;
 }
 
+Ledger::Ledger() : revenue_(intern(model::kRevenueAccount)) {}
+
 uint32_t Ledger::intern(std::string_view name) {
   const auto it = index_.find(name);
   if (it != index_.end()) return it->second;
@@ -254,7 +268,8 @@ Status Ledger::post(const model::Transfer& transfer) {
     return fail(
         Error::internal(fmt::format("transfer {} moves money to its own account", transfer.id)));
   }
-  const Packed packed{.text = text_.size(),
+  std::string& text = text_room(transfer.id.size() + transfer.reference.size());
+  const Packed packed{.text = text.data() + text.size(),
                       .id_size = static_cast<uint32_t>(transfer.id.size()),
                       .reference_size = static_cast<uint32_t>(transfer.reference.size()),
                       .at = transfer.at,
@@ -263,12 +278,63 @@ Status Ledger::post(const model::Transfer& transfer) {
                       .to = intern(transfer.to_account),
                       .tenant = transfer.tenant_id.empty() ? kNoName : intern(transfer.tenant_id),
                       .kind = transfer.kind};
-  balances_[packed.from] -= transfer.amount;
-  balances_[packed.to] += transfer.amount;
-  if (packed.tenant != kNoName) of_tenant_[packed.tenant].push_back(transfers_.size());
-  text_.append(transfer.id).append(transfer.reference);
-  transfers_.push_back(packed);
+  text.append(transfer.id).append(transfer.reference);
+  append(packed);
   return {};
+}
+
+Ledger::TenantNames Ledger::tenant_names(std::string_view tenant_id) {
+  scratch_.clear();
+  model::append_tenant_cash_account(scratch_, tenant_id);
+  return {.cash = intern(scratch_), .tenant = intern(tenant_id)};
+}
+
+Status Ledger::post_usage(const model::UsageRecord& usage, Micros due, TenantNames names) {
+  if (due <= 0) {
+    return fail(Error::internal(fmt::format("usage {} charged a non-positive amount", usage.id)));
+  }
+  // What post(usage_transfer(usage, due)) stores, without the transfer in between. The id is
+  // "storage:" at most, the instance, and two numbers of at most 20 digits with their colons;
+  // the reference is the instance.
+  constexpr size_t kMostBesideInstance = 8 + 2 * 21;
+  std::string& text = text_room(kMostBesideInstance + 2 * usage.instance_id.size());
+  const char* start = text.data() + text.size();
+  model::append_usage_transfer_id(text, usage.kind, usage.instance_id, usage.run,
+                                  usage.billed_seconds);
+  const auto id_size = static_cast<uint32_t>(text.data() + text.size() - start);
+  text.append(usage.instance_id);
+  append({.text = start,
+          .id_size = id_size,
+          .reference_size = static_cast<uint32_t>(usage.instance_id.size()),
+          .at = usage.metered_until,
+          .amount = due,
+          .from = names.cash,
+          .to = revenue_,
+          .tenant = names.tenant,
+          .kind = model::TransferKind::kUsage});
+  return {};
+}
+
+std::string& Ledger::text_room(size_t most) {
+  if (text_.empty() || text_.back().capacity() - text_.back().size() < most) {
+    text_.emplace_back().reserve(std::max(kTextChunk, most));
+  }
+  return text_.back();
+}
+
+void Ledger::append(const Packed& packed) {
+  balances_[packed.from] -= packed.amount;
+  balances_[packed.to] += packed.amount;
+  if (packed.tenant != kNoName) of_tenant_[packed.tenant].push_back(transfer_count_);
+  if (transfers_.empty() || transfers_.back().size() == kTransferChunk) {
+    transfers_.emplace_back().reserve(kTransferChunk);
+  }
+  transfers_.back().push_back(packed);
+  ++transfer_count_;
+}
+
+const Ledger::Packed& Ledger::transfer_at(size_t position) const {
+  return transfers_[position >> kTransferChunkBits][position & (kTransferChunk - 1)];
 }
 
 Micros Ledger::balance(std::string_view account) const {
@@ -288,8 +354,8 @@ std::vector<model::Transfer> Ledger::transfers_of(std::string_view tenant_id) co
   if (tenant == kNoName) return out;
   out.reserve(of_tenant_[tenant].size());
   for (const size_t position : of_tenant_[tenant]) {
-    const Packed& p = transfers_[position];
-    const std::string_view text(text_.data() + p.text, p.id_size + p.reference_size);
+    const Packed& p = transfer_at(position);
+    const std::string_view text(p.text, p.id_size + p.reference_size);
     out.push_back({.id = std::string(text.substr(0, p.id_size)),
                    .at = p.at,
                    .from_account = names_[p.from],

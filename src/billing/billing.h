@@ -97,6 +97,14 @@ std::optional<model::Transfer> meter_usage(const Rates& rates, model::UsageRecor
 // Charges a run that ends now for the seconds missing to `minimum_seconds`, if any.
 std::optional<model::Transfer> charge_minimum(const Rates& rates, model::UsageRecord& usage,
                                               int64_t minimum_seconds);
+// The same two as the amount newly due (0: nothing), for a caller that posts it without building
+// the transfer (Ledger::post_usage); the transfer they stand for is usage_transfer(usage, due).
+Micros meter_usage_due(const Rates& rates, model::UsageRecord& usage, Timestamp until);
+Micros charge_minimum_due(const Rates& rates, model::UsageRecord& usage, int64_t minimum_seconds);
+// The transfer charging `due` (> 0) to a record as it is now: "usage:..." or "storage:..." (the
+// contract above) at its metered_until, from its tenant's cash account to platform revenue,
+// referencing its instance.
+model::Transfer usage_transfer(const model::UsageRecord& usage, Micros due);
 // Charges a volume for the whole seconds in [metered_until, until), likewise.
 std::optional<model::Transfer> meter_volume(model::Volume& volume, Timestamp until);
 
@@ -122,14 +130,30 @@ Result<Estimate> estimate(const Rates& rates, const model::InstanceSpec& spec,
                           std::string_view gpu_type, Timestamp now);
 
 // The balances and the transfers of every tenant, in memory. Transfers are kept packed: account
-// and tenant names are interned to integers once, ids and references are appended to one character
-// arena, so a post makes no allocation of its own (beyond amortised growth) and hashes each name
-// once — the ledger is posted to once per running workload per billing tick (bench/RESULTS.md,
-// "Ledger transfers per second").
+// and tenant names are interned to integers once, ids and references are appended to chunks of
+// characters, so a post makes no allocation of its own (beyond a new chunk now and then) and
+// hashes each name once — post_usage() none — as the ledger is posted to once per running workload
+// per billing tick (bench/RESULTS.md, "Ledger transfers per second", "Billing: one metering tick").
+// Not copyable: transfers point into the ledger's own chunks.
 class Ledger {
  public:
+  Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+  Ledger(Ledger&&) = default;
+  Ledger& operator=(Ledger&&) = default;
   // Posts a transfer; refuses a non-positive amount or identical accounts (a bug in the caller).
   Status post(const model::Transfer& transfer);
+  // A tenant's names as the ledger knows them (interned on first use, then fixed for the ledger's
+  // life), for post_usage: a caller that charges the same tenant often keeps them.
+  struct TenantNames {
+    uint32_t cash = 0;    // tenant_cash_account(tenant id)
+    uint32_t tenant = 0;  // the tenant id
+  };
+  TenantNames tenant_names(std::string_view tenant_id);
+  // Posts usage_transfer(usage, due) without building it (no allocation of its own): `names` are
+  // tenant_names(usage.tenant_id). The billing tick posts one per running workload.
+  Status post_usage(const model::UsageRecord& usage, Micros due, TenantNames names);
   Micros balance(std::string_view account) const;
   // Sum over all accounts; zero unless the ledger is corrupt.
   Micros total() const;
@@ -142,7 +166,7 @@ class Ledger {
     size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
   };
   struct Packed {
-    size_t text = 0;  // offset in text_ of the id, followed by the reference
+    const char* text = nullptr;  // the id, followed by the reference, in a chunk of text_
     uint32_t id_size = 0;
     uint32_t reference_size = 0;
     Timestamp at{};
@@ -154,15 +178,28 @@ class Ledger {
   };
   static constexpr uint32_t kNoName = UINT32_MAX;
 
+  // Chunks that are never reallocated: storage that grew by doubling copied the whole ledger
+  // (tens of MB) in whichever billing tick crossed a power of two (bench/RESULTS.md).
+  static constexpr size_t kTextChunk = size_t{1} << 20;  // bytes
+  static constexpr size_t kTransferChunkBits = 16;       // 65,536 transfers a chunk
+  static constexpr size_t kTransferChunk = size_t{1} << kTransferChunkBits;
+
   uint32_t intern(std::string_view name);
   uint32_t find(std::string_view name) const;
+  // The chunk of text_ to append at most `most` bytes to: pointers into it stay valid.
+  std::string& text_room(size_t most);
+  void append(const Packed& packed);
+  const Packed& transfer_at(size_t position) const;
 
   std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> index_;
   std::vector<std::string> names_;              // accounts and tenants, by index
   std::vector<Micros> balances_;                // by name index (0 for a tenant's own name)
-  std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions in transfers_
-  std::vector<Packed> transfers_;
-  std::string text_;
+  std::vector<std::vector<size_t>> of_tenant_;  // by name index: positions of transfers
+  std::vector<std::vector<Packed>> transfers_;  // chunks of kTransferChunk, in posted order
+  size_t transfer_count_ = 0;
+  std::vector<std::string> text_;  // chunks, each filled only up to the capacity it began with
+  uint32_t revenue_ = kNoName;     // names_ index of model::kRevenueAccount
+  std::string scratch_;            // tenant_names() builds the cash account's name here
 };
 
 }  // namespace gpurent::billing

@@ -247,5 +247,50 @@ TEST(Ledger, BalancesAlwaysSumToZero) {
   EXPECT_EQ(ledger.total(), 0);
 }
 
+TEST(Ledger, AUsageChargePostedFromTheRecordIsTheTransferUsageTransferBuilds) {
+  // Two ledgers, one posting built transfers and one posting records, past the ends of their
+  // storage chunks (65,536 transfers, 1 MiB of text): they must read back the same.
+  Ledger built;
+  Ledger packed;
+  model::UsageRecord run;
+  run.tenant_id = "t-a-tenant-with-a-long-id";
+  run.instance_id = "i-an-instance-with-a-long-id";
+  run.run = 4;
+  model::UsageRecord disk = run;
+  disk.kind = UsageKind::kStoppedDisk;
+  const Ledger::TenantNames names = packed.tenant_names(run.tenant_id);
+  EXPECT_EQ(packed.tenant_names(run.tenant_id).cash, names.cash);  // interned once
+  constexpr int kCharges = 70'000;
+  for (int i = 1; i <= kCharges; ++i) {
+    model::UsageRecord& usage = i % 7 == 0 ? disk : run;
+    usage.billed_seconds += 60;
+    usage.metered_until = kStart + Millis(int64_t{i} * 60'000);
+    const Micros due = 1'000 + i;
+    ASSERT_TRUE(built.post(usage_transfer(usage, due)));
+    ASSERT_TRUE(packed.post_usage(usage, due, names));
+  }
+  EXPECT_FALSE(packed.post_usage(run, 0, names));
+  const auto a = built.transfers_of(run.tenant_id);
+  const auto b = packed.transfers_of(run.tenant_id);
+  ASSERT_EQ(a.size(), static_cast<size_t>(kCharges));
+  ASSERT_EQ(b.size(), a.size());
+  EXPECT_EQ(b.back().id,
+            "storage:i-an-instance-with-a-long-id:4:600000");  // the 10,000th disk charge
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(b[i].id, a[i].id) << i;
+    ASSERT_EQ(b[i].at, a[i].at) << i;
+    ASSERT_EQ(b[i].from_account, a[i].from_account) << i;
+    ASSERT_EQ(b[i].to_account, a[i].to_account) << i;
+    ASSERT_EQ(b[i].amount, a[i].amount) << i;
+    ASSERT_EQ(b[i].kind, a[i].kind) << i;
+    ASSERT_EQ(b[i].tenant_id, a[i].tenant_id) << i;
+    ASSERT_EQ(b[i].reference, a[i].reference) << i;
+  }
+  EXPECT_EQ(packed.balance("platform:revenue"), built.balance("platform:revenue"));
+  EXPECT_EQ(packed.balance(model::tenant_cash_account(run.tenant_id)),
+            built.balance(model::tenant_cash_account(run.tenant_id)));
+  EXPECT_EQ(packed.total(), 0);
+}
+
 }  // namespace
 }  // namespace gpurent::billing

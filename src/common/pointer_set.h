@@ -30,6 +30,10 @@ class PointerSet {
       if (slots_[i] == nullptr) return false;
     }
   }
+  // Asks the memory for p's slot ahead of an insert or lookup (a hint: nothing changes).
+  void prefetch(const void* p) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[slot_of(p, slots_.size())]);
+  }
   size_t size() const { return size_; }
   void clear() {
     if (size_ == 0) return;

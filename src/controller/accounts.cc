@@ -170,7 +170,7 @@ void Controller::draw_packages(model::UsageRecord& usage, Timestamp until) {
     }
   }
   if (usage.package_seconds == before) return;
-  touch_usage(usage);
+  touch_metering(usage);
   for (const model::Package* package : usable) touch_package(*package);
 }
 

@@ -210,8 +210,14 @@ ChangeSet Controller::take_changes() {
   touched_nodes_.clear();
   touched_node_ids_.clear();
   for (const model::UsageRecord* usage : touched_usage_) changes_.usage.push_back(*usage);
+  changes_.metered_usage.reserve(changes_.metered_usage.size() + metered_usage_.size());
+  for (const model::UsageRecord* usage : metered_usage_) {
+    if (!touched_usage_ids_.contains(usage)) changes_.add_metered_usage(*usage);
+  }
   touched_usage_.clear();
   touched_usage_ids_.clear();
+  metered_usage_.clear();
+  metered_usage_ids_.clear();
   for (const auto& id : touched_volumes_) changes_.volumes.push_back(volumes_.at(id));
   touched_volumes_.clear();
   touched_volume_ids_.clear();
@@ -264,6 +270,10 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
 
 void Controller::touch_usage(const model::UsageRecord& usage) {
   if (touched_usage_ids_.insert(&usage)) touched_usage_.push_back(&usage);
+}
+
+void Controller::touch_metering(const model::UsageRecord& usage) {
+  if (metered_usage_ids_.insert(&usage)) metered_usage_.push_back(&usage);
 }
 
 Status Controller::post(model::Transfer transfer) {
@@ -787,7 +797,7 @@ void Controller::begin_run(Instance& instance) {
 
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
-  if (usage && !usage->ended_at) meter_run(*usage, until);
+  if (usage && !usage->ended_at) meter_run(*usage, until, ledger_.tenant_names(usage->tenant_id));
 }
 
 void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason) {

@@ -426,6 +426,9 @@ class Controller {
   void touch(model::Instance& instance);
   void touch_node(model::Node& node, bool desired_set_changed);
   void touch_usage(const model::UsageRecord& usage);
+  // Only metering changed it (billing/billing.h): handed over packed (MeteredUsage), unless it
+  // is also touched whole in the same batch.
+  void touch_metering(const model::UsageRecord& usage);
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
@@ -511,8 +514,9 @@ class Controller {
   void request_stop(model::Instance& instance, std::string reason);
   void meter(model::Instance& instance, Timestamp until);
   // --- Metering of running work (metering.cc) ---
-  // Meters one open run up to `until`: its packages first, then cash.
-  void meter_run(model::UsageRecord& usage, Timestamp until);
+  // Meters one open run up to `until`: its packages first, then cash. `names`: its tenant's in
+  // the ledger.
+  void meter_run(model::UsageRecord& usage, Timestamp until, billing::Ledger::TenantNames names);
   // Adds a run that just began to the runs the billing tick meters.
   void index_run(model::Instance& instance, model::UsageRecord& usage);
   // Rebuilds that index from the restored instances and usage records.
@@ -520,8 +524,10 @@ class Controller {
   // The billing tick's metering of every running instance up to `t` (or its node's last report).
   void meter_runs(Timestamp t);
   // --- Prices (prices.cc) ---
-  // Posts a metering transfer, if any; a failure is a bug, logged with the record.
-  void post_usage(const model::UsageRecord& usage, std::optional<model::Transfer> transfer);
+  // Posts a record's newly due charge, if any (billing::usage_transfer, packed in the ChangeSet),
+  // and marks its metering changed; a failure is a bug, logged with the record.
+  void post_usage(const model::UsageRecord& usage, Micros due);
+  void post_usage(const model::UsageRecord& usage, Micros due, billing::Ledger::TenantNames names);
   // A run ends: the minimum billed duration of the version in force at its start.
   void charge_minimum_duration(model::UsageRecord& usage);
   // A stopped instance with a disk pays storage for it until it is started again or removed.
@@ -675,6 +681,8 @@ class Controller {
   // Usage records are never erased from usage_ (a std::map), so pointers to them stay valid.
   std::vector<const model::UsageRecord*> touched_usage_;
   PointerSet touched_usage_ids_;
+  std::vector<const model::UsageRecord*> metered_usage_;  // touch_metering()
+  PointerSet metered_usage_ids_;
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
@@ -689,6 +697,7 @@ class Controller {
     model::Instance* instance;
     model::UsageRecord* usage;
     const model::Node* node;
+    billing::Ledger::TenantNames names;  // its tenant's, in ledger_
   };
   std::vector<MeteredRun> metered_runs_;
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;

@@ -72,12 +72,14 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
   ASSERT_TRUE(ctl_.stop_instance(alice_, a.id));
   run(a.id, 143);  // a's usage ends: metered again and closed, still one copy
   changes = ctl_.take_changes();
-  ASSERT_EQ(changes.usage.size(), 2u);
-  for (const auto& usage : changes.usage) {
-    EXPECT_EQ(usage.billed_seconds, 61);
-    EXPECT_EQ(usage.ended_at.has_value(), usage.instance_id == a.id);
-  }
-  EXPECT_EQ(changes.transfers.size(), 2u);
+  ASSERT_EQ(changes.usage.size(), 1u);  // a's record closed: whole
+  EXPECT_EQ(changes.usage[0].instance_id, a.id);
+  EXPECT_EQ(changes.usage[0].billed_seconds, 61);
+  EXPECT_TRUE(changes.usage[0].ended_at.has_value());
+  ASSERT_EQ(changes.metered_usage.size(), 1u);  // b's only metered: packed
+  EXPECT_EQ(changes.usage_id(changes.metered_usage[0]), b.id + "/1");
+  EXPECT_EQ(changes.metered_usage[0].billed_seconds, 61);
+  EXPECT_EQ(changes.all_transfers().size(), 2u);
   EXPECT_TRUE(ctl_.take_changes().empty());
 }
 

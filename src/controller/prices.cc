@@ -65,13 +65,19 @@ Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) 
                            priciest ? priciest->second : model::requested_gpu_type(spec), now());
 }
 
-void Controller::post_usage(const model::UsageRecord& usage,
-                            std::optional<model::Transfer> transfer) {
-  touch_usage(usage);
-  if (!transfer) return;
-  if (auto posted = post(std::move(*transfer)); !posted) {
+void Controller::post_usage(const model::UsageRecord& usage, Micros due) {
+  post_usage(usage, due, ledger_.tenant_names(usage.tenant_id));
+}
+
+void Controller::post_usage(const model::UsageRecord& usage, Micros due,
+                            billing::Ledger::TenantNames names) {
+  touch_metering(usage);
+  if (due <= 0) return;
+  if (auto posted = ledger_.post_usage(usage, due, names); !posted) {
     spdlog::error("metering usage={} failed: {}", usage.id, posted.error().message);
+    return;
   }
+  changes_.add_usage_charge(usage, due);
 }
 
 void Controller::charge_minimum_duration(model::UsageRecord& usage) {
@@ -84,7 +90,7 @@ void Controller::charge_minimum_duration(model::UsageRecord& usage) {
     draw_packages(usage, ended + Millis(missing * 1000));
     usage.metered_until = ended;
   }
-  post_usage(usage, billing::charge_minimum(rates(), usage, minimum));
+  post_usage(usage, billing::charge_minimum_due(rates(), usage, minimum));
 }
 
 void Controller::open_stopped_disk(const Instance& instance) {
@@ -111,15 +117,16 @@ void Controller::close_stopped_disk(const Instance& instance) {
   const auto it = stopped_disks_.find(instance.id);
   if (it == stopped_disks_.end()) return;
   model::UsageRecord& disk = usage_.at(it->second);
-  post_usage(disk, billing::meter_usage(rates(), disk, now()));
+  post_usage(disk, billing::meter_usage_due(rates(), disk, now()));
   disk.ended_at = disk.metered_until;
+  touch_usage(disk);
   stopped_disks_.erase(it);
 }
 
 void Controller::meter_stopped_disks(Timestamp until) {
   for (const auto& [instance_id, usage_id] : stopped_disks_) {
     model::UsageRecord& disk = usage_.at(usage_id);
-    post_usage(disk, billing::meter_usage(rates(), disk, until));
+    post_usage(disk, billing::meter_usage_due(rates(), disk, until));
   }
 }
 
@@ -129,8 +136,17 @@ bool Controller::update_spot_market() {
   std::map<std::string, int64_t, std::less<>> total;
   for (const auto& [id, node] : nodes_) {
     if (node.state != model::NodeState::kReady) continue;
+    // A node's GPUs are nearly always of one type: the map is searched once per node, not once
+    // per GPU (this runs every tick over every GPU).
+    int64_t* count = nullptr;
+    std::string_view counted;
     for (const auto& gpu : node.gpus) {
-      if (!quarantined(gpu.uuid)) total[gpu.type] += model::kMilliPerGpu;
+      if (quarantined(gpu.uuid)) continue;
+      if (count == nullptr || gpu.type != counted) {
+        count = &total[gpu.type];
+        counted = gpu.type;
+      }
+      *count += model::kMilliPerGpu;
     }
   }
   std::map<std::string, int64_t, std::less<>> held;

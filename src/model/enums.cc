@@ -1,8 +1,11 @@
 // String forms of the model's enums: these spellings are part of the REST API and the store.
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <string_view>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "model/instance.h"
 #include "model/job.h"
@@ -206,7 +209,19 @@ bool holds_gpus(InstanceState state) {
 }
 
 std::string tenant_cash_account(std::string_view tenant_id) {
-  return "tenant:" + std::string(tenant_id) + ":cash";
+  std::string out;
+  append_tenant_cash_account(out, tenant_id);
+  return out;
+}
+
+void append_tenant_cash_account(std::string& out, std::string_view tenant_id) {
+  out.append("tenant:").append(tenant_id).append(":cash");
+}
+
+void append_usage_transfer_id(std::string& out, UsageKind kind, std::string_view instance_id,
+                              int64_t run, int64_t billed_seconds) {
+  out.append(kind == UsageKind::kRun ? "usage:" : "storage:").append(instance_id).push_back(':');
+  fmt::format_to(std::back_inserter(out), "{}:{}", run, billed_seconds);
 }
 
 }  // namespace gpurent::model

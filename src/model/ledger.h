@@ -19,6 +19,8 @@ namespace gpurent::model {
 // the prepaid (deferred revenue) accounts of packages and reserved terms are in
 // model/accounts.h. docs/billing.md "Accounts" lists them all.
 std::string tenant_cash_account(std::string_view tenant_id);
+// The same name appended to `out` (which a caller reuses, so that naming allocates nothing).
+void append_tenant_cash_account(std::string& out, std::string_view tenant_id);
 inline constexpr std::string_view kRevenueAccount = "platform:revenue";
 inline constexpr std::string_view kTopupsAccount = "external:topups";
 inline constexpr std::string_view kPromotionsAccount = "platform:promotions";
@@ -47,6 +49,13 @@ struct Transfer {
 enum class UsageKind { kRun, kStoppedDisk };
 std::string_view to_string(UsageKind kind);
 bool parse_usage_kind(std::string_view text, UsageKind* out);
+
+// The id of the transfer that charges a usage record up to `billed_seconds` (billing/billing.h,
+// "Transfers"): "usage:<instance>:<run>:<billed seconds>" for a run, "storage:..." for a stopped
+// disk, appended to `out`. The one place this id is spelled: the ledger, the transfer built for
+// a record and the store's packed usage charges all name it here.
+void append_usage_transfer_id(std::string& out, UsageKind kind, std::string_view instance_id,
+                              int64_t run, int64_t billed_seconds);
 
 // What one run of one instance (or its disk while stopped) has used and been charged. Updated as
 // it is metered (billing/billing.h says how a charge follows from the prices).

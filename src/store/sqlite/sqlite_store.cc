@@ -23,6 +23,7 @@
 #include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "model/price_book.h"
+#include "store/sqlite/metering_rows.h"
 #include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
 
@@ -255,7 +256,7 @@ class SqliteStore final : public Store {
         upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(write_template_changes(c.template_changes));
-    GPURENT_CHECK(upsert("usage_records", c.usage, [](const auto& v) { return v.tenant_id; }));
+    GPURENT_CHECK(write_usage_records(db_, c));
     GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
     GPURENT_CHECK(upsert_idempotency(c.idempotency));
     GPURENT_CHECK(append_events(c.events));
@@ -276,26 +277,7 @@ class SqliteStore final : public Store {
     GPURENT_CHECK(
         upsert("gpu_quarantines", c.gpu_quarantines, [](const auto&) { return std::string(); }));
     GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
-    if (c.transfers.empty()) return {};
-    Statement stmt(db_,
-                   "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
-                   "amount_micros, kind, tenant_id, reference) VALUES (?,?,?,?,?,?,?,?)");
-    if (!stmt) return fail(db_error("prepare ledger insert"));
-    for (const auto& t : c.transfers) {
-      sqlite3_reset(stmt.get());
-      bind(stmt.get(), 1, t.id);
-      sqlite3_bind_int64(stmt.get(), 2, to_unix_ms(t.at));
-      bind(stmt.get(), 3, t.from_account);
-      bind(stmt.get(), 4, t.to_account);
-      sqlite3_bind_int64(stmt.get(), 5, t.amount);
-      bind(stmt.get(), 6, model::to_string(t.kind));
-      bind(stmt.get(), 7, t.tenant_id);
-      bind(stmt.get(), 8, t.reference);
-      if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
-        return fail(db_error(fmt::format("append ledger transfer {}", t.id)));
-      }
-    }
-    return {};
+    return append_transfers(db_, c);
   }
 
   Status append_events(const std::vector<model::Event>& events) {
