@@ -192,6 +192,9 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
   std::vector<std::optional<monitor::Sample>> latest(watched.size());
   const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
   std::vector<ObservationRef> out;
+  // By instance id (the order observations have always come in): the sum and count of its GPUs'
+  // fresh utilisation.
+  std::map<std::string_view, std::pair<double, int>> utilisation;
   // One lock for the whole pass: the telemetry thread waits for it, not the other way round.
   monitoring_.series.read([&](const monitor::SeriesStore& series) {
     for (const auto& [id, node] : nodes_) {
@@ -200,19 +203,32 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
       if (!down) age_s = std::min(age_s, timeout_s);
       out.push_back(
           {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
-      if (down) continue;
-      if (const auto skew = node_clock_skew_ms(id)) {
+      if (const auto skew = node_clock_skew_ms(id); skew && !down) {
         out.push_back({.signal = {SignalKind::kNodeClockSkew},
                        .subject = id,
                        .node = id,
                        .value = static_cast<double>(std::abs(*skew))});
       }
       for (const auto& gpu : node.gpus) {
-        if (!series.latest(gpu.uuid, watched, latest)) continue;  // it never reported
+        const auto held = gpu_holders_.find(gpu.uuid);
+        const bool holders = held != gpu_holders_.end() && !held->second.empty();
+        // Each holder's utilisation is the mean of its GPUs' fresh values (a shared GPU counts for
+        // every instance on it; a down node's last values too, while fresh); instances without
+        // telemetry are neither idle nor busy.
+        if (holders) {
+          if (const auto util = fresh(series.latest(gpu.uuid, monitor::Metric::kGpuUtil))) {
+            for (const auto& holder : held->second) {
+              auto& [sum, count] = utilisation[holder];
+              sum += *util;
+              ++count;
+            }
+          }
+        }
+        // A GPU is observed once it has reported, and not while its node is down.
+        if (down || !series.latest(gpu.uuid, watched, latest)) continue;
         std::string_view instance;
         std::string_view tenant;
-        if (const auto held = gpu_holders_.find(gpu.uuid);
-            held != gpu_holders_.end() && !held->second.empty()) {
+        if (holders) {
           instance = *held->second.begin();
           tenant = instances_.find(instance)->second.tenant_id;
         }
@@ -227,17 +243,10 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
         }
       }
     }
-    for (const auto& [id, instance] : instances_) {
+    // Only instances whose GPUs reported are visited, not every instance ever created.
+    for (const auto& [id, sum_count] : utilisation) {
+      const auto& instance = instances_.find(id)->second;
       if (instance.state != InstanceState::kRunning || instance.gpus.empty()) continue;
-      double sum = 0;
-      int count = 0;
-      for (const auto& uuid : instance.gpus) {
-        if (auto value = fresh(series.latest(uuid, monitor::Metric::kGpuUtil))) {
-          sum += *value;
-          ++count;
-        }
-      }
-      if (count == 0) continue;  // no telemetry: neither idle nor busy
       std::string_view gpu_type;
       if (const auto node = nodes_.find(instance.node_id); node != nodes_.end()) {
         for (const auto& gpu : node->second.gpus) {
@@ -245,12 +254,12 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
         }
       }
       out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
-                     .subject = id,
+                     .subject = instance.id,
                      .node = instance.node_id,
                      .gpu_type = gpu_type,
-                     .instance = id,
+                     .instance = instance.id,
                      .tenant = instance.tenant_id,
-                     .value = sum / count});
+                     .value = sum_count.first / sum_count.second});
     }
   });
   return out;
