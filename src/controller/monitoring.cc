@@ -189,7 +189,13 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
     }
   }
   std::sort(watched.begin(), watched.end());
-  std::vector<std::optional<monitor::Sample>> latest(watched.size());
+  // Asked of each GPU in one lookup: the watched metrics, then the utilisation if not among them
+  // (the instances' idle rules average it).
+  std::vector<monitor::Metric> queried = watched;
+  auto util_at = std::find(queried.begin(), queried.end(), monitor::Metric::kGpuUtil);
+  if (util_at == queried.end()) util_at = queried.insert(queried.end(), monitor::Metric::kGpuUtil);
+  const size_t util_index = static_cast<size_t>(util_at - queried.begin());
+  std::vector<std::optional<monitor::Sample>> latest(queried.size());
   const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
   std::vector<ObservationRef> out;
   // By instance id (the order observations have always come in): the sum and count of its GPUs'
@@ -210,22 +216,21 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
                        .value = static_cast<double>(std::abs(*skew))});
       }
       for (const auto& gpu : node.gpus) {
+        if (!series.latest(gpu.uuid, queried, latest)) continue;  // it never reported
         const auto held = gpu_holders_.find(gpu.uuid);
         const bool holders = held != gpu_holders_.end() && !held->second.empty();
         // Each holder's utilisation is the mean of its GPUs' fresh values (a shared GPU counts for
         // every instance on it; a down node's last values too, while fresh); instances without
         // telemetry are neither idle nor busy.
-        if (holders) {
-          if (const auto util = fresh(series.latest(gpu.uuid, monitor::Metric::kGpuUtil))) {
-            for (const auto& holder : held->second) {
-              auto& [sum, count] = utilisation[holder];
-              sum += *util;
-              ++count;
-            }
+        if (const auto util = fresh(latest[util_index]); holders && util) {
+          for (const auto& holder : held->second) {
+            auto& [sum, count] = utilisation[holder];
+            sum += *util;
+            ++count;
           }
         }
-        // A GPU is observed once it has reported, and not while its node is down.
-        if (down || !series.latest(gpu.uuid, watched, latest)) continue;
+        // A GPU is not observed while its node is down.
+        if (down) continue;
         std::string_view instance;
         std::string_view tenant;
         if (holders) {
