@@ -8,33 +8,12 @@
 
 #include "common/json.h"
 #include "model/codec.h"
+#include "store/sqlite/statement.h"
 
 namespace gpurent::store {
 namespace {
 
-struct Finalize {
-  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, Finalize>;
-
-Error db_error(sqlite3* db, std::string_view what) {
-  return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db)));
-}
-
-Result<Stmt> prepare(sqlite3* db, std::string_view sql) {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
-      SQLITE_OK) {
-    sqlite3_finalize(stmt);
-    return fail(db_error(db, fmt::format("prepare {}", sql)));
-  }
-  return Stmt(stmt);
-}
-
-// Named apart from std::bind, which ADL would prefer for a std::string argument.
-void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
-  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-}
+using namespace sqlite_statement;
 
 // Calls whole(i) for each element of a whole-form vector of `size` and packed(row) for each
 // packed row, in the order they were made: a packed row at position p comes before whole

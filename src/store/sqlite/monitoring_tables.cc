@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "monitor/alerts_json.h"
+#include "store/sqlite/statement.h"
 #include "store/store.h"
 
 namespace gpurent::store {
@@ -30,29 +31,7 @@ const char* const kMonitoringMigration = R"sql(
 
 namespace {
 
-struct Finalize {
-  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, Finalize>;
-
-Error db_error(sqlite3* db, std::string_view what) {
-  return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db)));
-}
-
-Result<Stmt> prepare(sqlite3* db, std::string_view sql) {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
-      SQLITE_OK) {
-    sqlite3_finalize(stmt);
-    return fail(db_error(db, fmt::format("prepare {}", sql)));
-  }
-  return Stmt(stmt);
-}
-
-// Named apart from std::bind, which ADL would prefer for a std::string argument.
-void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
-  sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-}
+using namespace sqlite_statement;
 
 std::string column_text(sqlite3_stmt* stmt, int index) {
   const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(stmt, index));
