@@ -29,6 +29,11 @@ Result<WebhookEndpoint> webhook_client(const Webhook& webhook) {
 }
 
 WebhookNotifier::WebhookNotifier(std::vector<Webhook> webhooks) : webhooks_(std::move(webhooks)) {
+  for (const auto& webhook : webhooks_) {
+    auto endpoint = webhook_client(webhook);
+    if (!endpoint) spdlog::error("webhook {}: {}", webhook.url, endpoint.error().message);
+    endpoints_.push_back(endpoint ? std::optional(std::move(*endpoint)) : std::nullopt);
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -93,11 +98,8 @@ WebhookNotifier::Stats WebhookNotifier::stats() const {
 
 bool WebhookNotifier::deliver(const Delivery& delivery) {
   const Webhook& webhook = webhooks_[delivery.webhook];
-  auto endpoint = webhook_client(webhook);
-  if (!endpoint) {
-    spdlog::warn("webhook {}: {}", webhook.url, endpoint.error().message);
-    return false;
-  }
+  auto& endpoint = endpoints_[delivery.webhook];
+  if (!endpoint) return false;  // logged at start
   auto response = endpoint->client.send(
       {.method = "POST", .target = endpoint->path, .body = delivery.body}, kTimeout);
   if (!response) {

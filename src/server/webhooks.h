@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,10 @@ class WebhookNotifier {
   bool deliver(const Delivery& delivery);
 
   std::vector<Webhook> webhooks_;
+  // One client per webhook, made once (an https client loads the trusted certificates, which
+  // takes milliseconds) and used only by the notifier's thread, which keeps its connection alive
+  // between deliveries; empty where the webhook cannot be used (the config check refuses those).
+  std::vector<std::optional<WebhookEndpoint>> endpoints_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Delivery> queue_;
