@@ -127,6 +127,7 @@ Status Controller::restore(Snapshot snapshot) {
     }
   }
   for (auto& job : snapshot.jobs) {
+    restore_started_tasks(job);
     job_order_.push_back(job.id);
     jobs_.emplace(job.id, std::move(job));
   }
@@ -252,10 +253,6 @@ void Controller::touch(Instance& instance) {
   ++instance.revision;
   if (changes_.changed_instances.insert(instance.id).second) {
     touched_instances_.push_back(instance.id);
-  }
-  // A member's placement and ends change its task (attempts, exit code) as well.
-  if (!instance.job_id.empty() && instance.job_task >= 0) {
-    touched_tasks_.emplace(instance.job_id, instance.job_task);
   }
 }
 

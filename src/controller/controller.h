@@ -492,10 +492,14 @@ class Controller {
   // --- Jobs (jobs.cc) ---
   // The job's own fields changed (state, times, reason): its row, without the tasks.
   void touch_job(model::Job& job);
-  // One task changed: only its row is written. touch() of a member marks the member's task too.
+  // One task changed: only its row is written (placed, ended, settled, cancelled).
   void touch_task(const model::Job& job, int index);
-  // A member's process runs: its task (and job) is running.
+  // A member's process runs: its task (and job) is running. The task's row is not written for
+  // this; restore_started_tasks derives it from the members' rows.
   void member_running(const model::Instance& member);
+  // At restore (members first): a task stored queued whose member has started in its current
+  // run is running.
+  void restore_started_tasks(model::Job& job) const;
   // A member's run ended: settles its task once every member has stopped.
   void member_ended(const model::Instance& member);
   void settle_task(model::Job& job, model::JobTask& task);

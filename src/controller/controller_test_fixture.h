@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <memory>
+
 #include "common/random.h"
 #include "controller/controller.h"
+#include "store/store.h"
 
 namespace gpurent::controller {
 
@@ -95,6 +99,40 @@ class ControllerTest : public testing::Test {
   Controller ctl_;
   Principal admin_, alice_, bob_;
   std::string node_;
+};
+
+// The same, with a SQLite store in a temporary directory that holds what was committed: for
+// tests of what a restart gives back.
+class StoredControllerTest : public ControllerTest {
+ protected:
+  StoredControllerTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("gpurent-controller-test-" + std::to_string(os_random_seed()))) {
+    std::filesystem::create_directories(dir_);
+    store_ = std::move(*store::open_sqlite_store((dir_ / "state.db").string()));
+    commit(ctl_);
+  }
+  ~StoredControllerTest() override { std::filesystem::remove_all(dir_); }
+
+  // What the server's committer does with a controller's changes.
+  ChangeSet commit(Controller& ctl) {
+    ChangeSet changes = ctl.take_changes_for_store();
+    EXPECT_TRUE(store_->commit(changes));
+    return changes;
+  }
+
+  // A new controller from what the store holds, as a server restart makes.
+  std::unique_ptr<Controller> restarted(uint64_t seed) {
+    auto snapshot = store_->load();
+    EXPECT_TRUE(snapshot) << snapshot.error().message;
+    auto ctl = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed});
+    const auto restored = ctl->restore(std::move(*snapshot));
+    EXPECT_TRUE(restored) << restored.error().message;
+    return ctl;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<store::Store> store_;
 };
 
 }  // namespace gpurent::controller

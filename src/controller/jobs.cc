@@ -1,6 +1,8 @@
 // The controller's batch jobs, advance reservations and tenant quotas (see model/job.h).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "billing/reserved.h"
 #include "controller/controller.h"
 #include "controller/internal.h"
@@ -172,14 +174,29 @@ void Controller::member_running(const Instance& member) {
   if (!job) return;
   JobTask& task = job->tasks.at(member.job_task);
   if (task.state != JobState::kQueued) return;
+  // Not written: the member's row says it started, and restore_started_tasks reads the task's
+  // state from there (an array's start would otherwise write every task row a second time).
   task.state = JobState::kRunning;
-  touch_task(*job, task.index);
   if (!job->started_at) job->started_at = now();
   job->reason = "";
   // What derive_job_state gives with a task running, without its pass over every task (per
   // task, that pass made starting an array quadratic).
   job->state = JobState::kRunning;
   touch_job(*job);
+}
+
+void Controller::restore_started_tasks(Job& job) const {
+  for (auto& task : job.tasks) {
+    if (task.state != JobState::kQueued) continue;
+    // Running from its first member's start until it settles; a requeued task's members wait
+    // pending, and a placed one's have not started in their new run.
+    const bool started = std::ranges::any_of(task.members, [&](const std::string& id) {
+      const auto member = instances_.find(id);
+      return member != instances_.end() && member->second.started_at &&
+             member->second.state != InstanceState::kPending;
+    });
+    if (started) task.state = JobState::kRunning;
+  }
 }
 
 void Controller::member_ended(const Instance& member) {
@@ -192,7 +209,10 @@ void Controller::member_ended(const Instance& member) {
                       member.state == InstanceState::kPending ||
                       (member.state == InstanceState::kStopped && member.exit_code != 0);
   if (failed) {
-    if (!task.exit_code && member.exit_code) task.exit_code = member.exit_code;
+    if (!task.exit_code && member.exit_code) {
+      task.exit_code = member.exit_code;
+      touch_task(*job, task.index);
+    }
     // A gang is all or nothing: the other members stop too.
     for (const auto& sibling_id : task.members) {
       Instance& sibling = instances_.at(sibling_id);

@@ -9,7 +9,7 @@ namespace {
 using model::JobState;
 using model::PricingModel;
 
-class JobsTest : public ControllerTest {
+class JobsTest : public StoredControllerTest {
  protected:
   model::JobSpec job_spec(int gpus, int array = 1, int nodes = 1) {
     model::JobSpec s;
@@ -73,26 +73,6 @@ TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
   EXPECT_TRUE(ctl_.take_changes().jobs.empty());
 }
 
-// What a store holding the ChangeSets so far would give back: job rows and task rows, upserted.
-struct StoredJobs {
-  std::map<std::string, model::Job> jobs;
-  std::map<std::pair<std::string, int>, model::JobTask> tasks;
-
-  void apply(const ChangeSet& changes) {
-    for (const auto& job : changes.jobs) jobs[job.id] = job;
-    for (const auto& change : changes.job_tasks) {
-      tasks[{change.job_id, change.task.index}] = change.task;
-    }
-  }
-  model::Job restored(const std::string& id) const {
-    model::Job job = jobs.at(id);
-    for (const auto& [key, task] : tasks) {
-      if (key.first == id) job.tasks.push_back(task);
-    }
-    return job;
-  }
-};
-
 void expect_same_job(const model::Job& stored, const model::Job& live) {
   EXPECT_EQ(live.state, model::derive_job_state(live.tasks));
   EXPECT_EQ(stored.state, live.state);
@@ -110,44 +90,65 @@ void expect_same_job(const model::Job& stored, const model::Job& live) {
   }
 }
 
-TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndTheWrittenRowsRebuildTheJob) {
-  StoredJobs store;
-  store.apply(ctl_.take_changes());
+TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndAStoreRestartRebuildsTheJob) {
+  uint64_t seed = 100;
+  const auto expect_restored = [&](const std::string& id) {
+    const auto back = restarted(++seed);
+    const auto restored = back->job(admin_, id);
+    ASSERT_TRUE(restored);
+    expect_same_job(**restored, job(id));
+  };
   auto s = job_spec(2, 5);  // four tasks fit on the node at once
   s.retries = 1;
   const auto submitted = submit(alice_, s);
-  store.apply(ctl_.take_changes());
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  EXPECT_EQ(commit(ctl_).job_tasks.size(), 5u);
+  expect_restored(submitted.id);
 
-  run(member(submitted.id, 0).id);  // the agent reports all four placed members running
-  auto changes = ctl_.take_changes();
-  EXPECT_EQ(changes.job_tasks.size(), 4u);
-  store.apply(changes);
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  // The agent reports all four placed members running: no task row is written, the members'
+  // rows say so.
+  run(member(submitted.id, 0).id);
+  EXPECT_EQ(job(submitted.id).tasks[3].state, JobState::kRunning);
+  EXPECT_TRUE(commit(ctl_).job_tasks.empty());
+  expect_restored(submitted.id);
 
-  // Task 0 succeeds: its row changes, and task 4, placed in the room it left; no other task's.
+  // Task 0 succeeds: its row changes, and task 4's, placed in the room it left; no other task's.
   finish(member(submitted.id, 0).id, 0);
-  changes = ctl_.take_changes();
   std::set<int> written;
-  for (const auto& change : changes.job_tasks) written.insert(change.task.index);
+  for (const auto& change : commit(ctl_).job_tasks) written.insert(change.task.index);
   EXPECT_EQ(written, (std::set<int>{0, 4}));
-  store.apply(changes);
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  expect_restored(submitted.id);
 
-  // Task 1 fails and is retried, then fails for good; then the rest is cancelled.
+  // Task 1 fails and is retried (queued again, its members pending: not running at restore),
+  // then fails for good; then the rest is cancelled.
   finish(member(submitted.id, 1).id, 3);
-  store.apply(ctl_.take_changes());
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  commit(ctl_);
   EXPECT_EQ(job(submitted.id).tasks[1].attempts, 2);
+  expect_restored(submitted.id);
   run(member(submitted.id, 1).id);
+  commit(ctl_);
+  expect_restored(submitted.id);
   finish(member(submitted.id, 1).id, 4);
-  store.apply(ctl_.take_changes());
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
+  commit(ctl_);
+  expect_restored(submitted.id);
   EXPECT_EQ(job(submitted.id).tasks[1].state, JobState::kFailed);
   ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));
-  store.apply(ctl_.take_changes());
-  expect_same_job(store.restored(submitted.id), job(submitted.id));
-  EXPECT_EQ(store.restored(submitted.id).tasks[4].state, JobState::kCancelled);
+  commit(ctl_);
+  expect_restored(submitted.id);
+  EXPECT_EQ(job(submitted.id).tasks[4].state, JobState::kCancelled);
+}
+
+TEST_F(JobsTest, AGangTaskWithOneMemberDoneIsStillRunningAfterARestart) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  const auto submitted = submit(alice_, job_spec(8, 1, 2));  // one member per node
+  run(member(submitted.id, 0, 0).id);
+  run(member(submitted.id, 0, 1).id);
+  finish(member(submitted.id, 0, 1).id, 0);  // rank 1 is done; rank 0 still runs
+  commit(ctl_);
+  ASSERT_EQ(job(submitted.id).tasks[0].state, JobState::kRunning);
+  const auto back = restarted(5);
+  const auto restored = back->job(admin_, submitted.id);
+  ASSERT_TRUE(restored);
+  expect_same_job(**restored, job(submitted.id));
 }
 
 TEST_F(JobsTest, JobListingsArePagesInCreationOrderFilteredByTenantAndState) {

@@ -1,29 +1,11 @@
 // The billing tick's packed charges (change_set.h) through the store and a restart.
-#include <filesystem>
-
 #include "controller/controller_test_fixture.h"
-#include "store/store.h"
 
 namespace gpurent::controller {
 namespace {
 
-class MeteringTest : public ControllerTest {
+class MeteringTest : public StoredControllerTest {
  protected:
-  MeteringTest()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("gpurent-metering-test-" + std::to_string(os_random_seed()))) {
-    std::filesystem::create_directories(dir_);
-    store_ = std::move(*store::open_sqlite_store((dir_ / "state.db").string()));
-    commit(ctl_);
-  }
-  ~MeteringTest() override { std::filesystem::remove_all(dir_); }
-
-  ChangeSet commit(Controller& ctl) {
-    ChangeSet changes = ctl.take_changes_for_store();
-    EXPECT_TRUE(store_->commit(changes));
-    return changes;
-  }
-
   // The node reports everything it was asked to run as running (to `ctl`).
   static void report_running(Controller& ctl, const std::string& node) {
     const auto desired = ctl.desired_state(node);
@@ -34,9 +16,6 @@ class MeteringTest : public ControllerTest {
     }
     ASSERT_TRUE(ctl.apply_report(node, report));
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<store::Store> store_;
 };
 
 std::vector<std::string> ids(const std::vector<model::Transfer>& transfers) {
@@ -65,40 +44,36 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
 
   // A restart at the same instant: the restored records were metered up to now, so ticking again
   // charges nothing, and the ledger is what it was.
-  auto snapshot = store_->load();
-  ASSERT_TRUE(snapshot);
-  Controller restarted(clock_, {.seed = 8});
-  ASSERT_TRUE(restarted.restore(std::move(*snapshot)));
-  EXPECT_EQ(restarted.ledger_total(), 0);
-  EXPECT_EQ(*restarted.balance(alice_, alice_.tenant_id), balance(alice_));
-  EXPECT_EQ(ids(restarted.transfers(alice_.tenant_id)), ids(ctl_.transfers(alice_.tenant_id)));
-  report_running(restarted, node_);
-  restarted.tick();
-  const ChangeSet replayed = commit(restarted);
+  const auto second_ptr = restarted(8);
+  Controller& second = *second_ptr;
+  EXPECT_EQ(second.ledger_total(), 0);
+  EXPECT_EQ(*second.balance(alice_, alice_.tenant_id), balance(alice_));
+  EXPECT_EQ(ids(second.transfers(alice_.tenant_id)), ids(ctl_.transfers(alice_.tenant_id)));
+  report_running(second, node_);
+  second.tick();
+  const ChangeSet replayed = commit(second);
   EXPECT_TRUE(replayed.usage_charges.empty());
   EXPECT_TRUE(replayed.transfers.empty());
 
   // The next tick charges the next minute once, with the same transfers as without the restart.
   clock_.advance(Millis(60'000));
   report_running(ctl_, node_);
-  report_running(restarted, node_);
+  report_running(second, node_);
   ctl_.tick();
-  restarted.tick();
+  second.tick();
   const auto expected = ctl_.take_changes_for_store().all_transfers();
-  const ChangeSet next = commit(restarted);
+  const ChangeSet next = commit(second);
   EXPECT_EQ(ids(next.all_transfers()),
             (std::vector<std::string>{"usage:" + a.id + ":1:121", "usage:" + b.id + ":1:121"}));
   ASSERT_EQ(next.all_transfers().size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(next.all_transfers()[i].amount, expected[i].amount);
   }
-  EXPECT_EQ(*restarted.balance(alice_, alice_.tenant_id), balance(alice_));
+  EXPECT_EQ(*second.balance(alice_, alice_.tenant_id), balance(alice_));
 
   // What the store holds is what the controller holds.
-  snapshot = store_->load();
-  ASSERT_TRUE(snapshot);
-  Controller again(clock_, {.seed = 9});
-  ASSERT_TRUE(again.restore(std::move(*snapshot)));
+  const auto again_ptr = restarted(9);
+  const Controller& again = *again_ptr;
   EXPECT_EQ(ids(again.transfers(alice_.tenant_id)), ids(ctl_.transfers(alice_.tenant_id)));
   EXPECT_EQ(*again.balance(bob_, bob_.tenant_id), balance(bob_));
   const auto usage = again.usage(alice_.tenant_id);

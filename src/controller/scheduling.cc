@@ -359,6 +359,7 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   dequeue(first);
   task.attempts += 1;
   task.exit_code.reset();
+  touch_task(job, task.index);
   const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
   const std::string address = master.address.empty() ? master.name : master.address;
   const std::string port = std::to_string(free_master_port(master.id));
