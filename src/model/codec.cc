@@ -747,6 +747,59 @@ void from_json(const Json& j, UsageRecord& v) {
   v.package_seconds = j.value("package_seconds", int64_t{0});
 }
 
+std::string usage_record_json(const UsageRecord& v) {
+  std::string out;
+  out.reserve(512);
+  Writer w(out);
+  w.begin();
+  w.key("billed_seconds");
+  w.number(v.billed_seconds);
+  w.key("charged");
+  w.number(v.charged);
+  w.key("cpu");
+  w.number(v.cpu);
+  w.key("disk_gb");
+  w.number(v.disk_gb);
+  w.key("ended_at");
+  w.optional_number(v.ended_at ? std::optional(ms(*v.ended_at)) : std::nullopt);
+  w.key("gpu_count");
+  w.number(v.gpu_count);
+  w.key("gpu_milli");
+  w.number(v.gpu_milli);
+  w.key("gpu_type");
+  w.string(v.gpu_type);
+  w.key("id");
+  w.string(v.id);
+  w.key("instance_id");
+  w.string(v.instance_id);
+  w.key("kind");
+  w.string(to_string(v.kind));
+  w.key("memory_gb");
+  w.number(v.memory_gb);
+  w.key("metered_until");
+  w.number(ms(v.metered_until));
+  w.key("package_seconds");
+  w.number(v.package_seconds);
+  w.key("price_per_gpu_hour");
+  w.number(v.price_per_gpu_hour);
+  w.key("pricing");
+  w.string(to_string(v.pricing));
+  w.key("run");
+  w.number(v.run);
+  w.key("segment_charged");
+  w.number(v.segment_charged);
+  w.key("segment_rate");
+  w.number(v.segment_rate);
+  w.key("segment_seconds");
+  w.number(v.segment_seconds);
+  w.key("started_at");
+  w.number(ms(v.started_at));
+  w.key("tenant_id");
+  w.string(v.tenant_id);
+  w.end();
+  return out;
+}
+
 void to_json(Json& j, const Volume& v) {
   j = {{"id", v.id},
        {"tenant_id", v.tenant_id},

@@ -57,6 +57,35 @@ TEST(CodecTest, TheDirectInstanceWriterWritesWhatNlohmannDumps) {
   EXPECT_EQ(Json(back).dump(), Json(full).dump());
 }
 
+TEST(CodecTest, TheDirectUsageRecordWriterWritesWhatNlohmannDumps) {
+  UsageRecord usage{.id = "u-\"1\"",
+                    .tenant_id = "t-1",
+                    .instance_id = "i-1",
+                    .run = 3,
+                    .kind = UsageKind::kStoppedDisk,
+                    .pricing = PricingModel::kSpot,
+                    .gpu_type = "h100-80g",
+                    .gpu_count = 2,
+                    .gpu_milli = 500,
+                    .cpu = 8,
+                    .memory_gb = 64,
+                    .disk_gb = 100,
+                    .price_per_gpu_hour = 18'000'000,
+                    .started_at = from_unix_ms(1'790'000'000'000),
+                    .metered_until = from_unix_ms(1'790'000'061'000),
+                    .billed_seconds = 61,
+                    .charged = 305'000,
+                    .segment_rate = 9'000'000'000,
+                    .segment_seconds = 60,
+                    .segment_charged = 300'000,
+                    .package_seconds = 7};
+  EXPECT_EQ(usage_record_json(usage), Json(usage).dump());
+  usage.ended_at = from_unix_ms(1'790'000'062'000);
+  EXPECT_EQ(usage_record_json(usage), Json(usage).dump());
+  EXPECT_EQ(Json(Json::parse(usage_record_json(usage)).get<UsageRecord>()).dump(),
+            Json(usage).dump());
+}
+
 TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
   DesiredState desired{"n-1", 1'048'577, {}, {}};
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());

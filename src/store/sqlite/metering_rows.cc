@@ -46,7 +46,7 @@ Status write_usage_records(sqlite3* db, const controller::ChangeSet& c) {
   std::string body;
   const auto whole = [&](size_t i) -> Status {
     const model::UsageRecord& usage = c.usage[i];
-    body = Json(usage).dump();
+    body = model::usage_record_json(usage);
     sqlite3_stmt* s = upsert.get();
     sqlite3_reset(s);
     bind_text(s, 1, usage.id);
