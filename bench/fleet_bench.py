@@ -218,6 +218,34 @@ class ProcSampler:
                                  for t, rss, cpu in self.samples]}
 
 
+def thread_cpu(pid):
+    """{thread name: CPU seconds} of a process's threads (threads of one name summed); {} when
+    it is gone. Read at a phase's start and end, the difference is the phase's CPU exactly (to
+    the clock tick), which the 0.5 s sampler cannot give for a phase shorter than a second."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def cpu_delta(before, after):
+    """Per thread name, the CPU seconds between two thread_cpu() readings (names seen in both)."""
+    return {name: round(after[name] - before.get(name, 0.0), 2) for name in after
+            if after[name] - before.get(name, 0.0) > 0}
+
+
 def start_perf(pids, output):
     """`perf record` of these processes (call graphs by DWARF unwinding: the Release build keeps
     no frame pointers), until stop_perf()."""
@@ -231,7 +259,7 @@ def stop_perf(perf):
     perf.wait()
 
 
-def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None, perf=None):
+def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None, perf=None, fleet_pid=None):
     """(a): one array job of `tasks` tasks (or `split` arrays of tasks / split, submitted one
     after the other on one connection); returns a dict of figures. perf: (pids, output file) to
     profile during the phase."""
@@ -242,6 +270,8 @@ def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None, perf=Non
         recorder = start_perf(*perf)
         time.sleep(1.0)  # perf attaches to every thread before the clock starts
     sampler = ProcSampler(server_pid) if server_pid else None
+    cpu_before = {"server": thread_cpu(server_pid) if server_pid else {},
+                  "fleet": thread_cpu(fleet_pid) if fleet_pid else {}}
     sizes = [tasks // split + (1 if i < tasks % split else 0) for i in range(split)]
     wall0 = time.time()
     t0 = time.monotonic()
@@ -293,6 +323,10 @@ def run_array(client, tasks, limit_s, poll_s, split=1, server_pid=None, perf=Non
             last = seen
         if pending and running != size:
             time.sleep(poll_s)
+    # Up to the moment the last task was seen running (or the phase was cut off).
+    result["cpu_s"] = {
+        "server": cpu_delta(cpu_before["server"], thread_cpu(server_pid) if server_pid else {}),
+        "fleet": cpu_delta(cpu_before["fleet"], thread_cpu(fleet_pid) if fleet_pid else {})}
     if sampler:
         result.update(sampler.stop(t0))
     if recorder:
@@ -574,7 +608,7 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
                 perf = ([platform.dev.pid, platform.fleet.pid],
                         os.path.join(perf_dir, f"array-{nodes}.perf.data"))
             array = run_array(platform.client, tasks, phase_limit_s, 0.005, split,
-                              platform.dev.pid, perf)
+                              platform.dev.pid, perf, platform.fleet.pid)
             figures["array"] = array
             idle = None
             if array.get("job_ids"):
@@ -710,8 +744,13 @@ def markdown(args, results):
             if "server_peak_rss_mib" in a:
                 extra.append(f"server during the array phase: peak RSS "
                              f"{a['server_peak_rss_mib']:,.0f} MiB (reached at "
-                             f"{a['server_peak_rss_at_s']:.0f} s), "
-                             f"{a['server_cpu_s']:.1f} s CPU (both cores together)")
+                             f"{a['server_peak_rss_at_s']:.0f} s)")
+            if a.get("cpu_s"):
+                extra.append("CPU from the POST to all running, by thread: " + "; ".join(
+                    f"{who} {sum(threads.values()):.2f} s (" + ", ".join(
+                        f"{name} {cpu:.2f}" for name, cpu in
+                        sorted(threads.items(), key=lambda kv: -kv[1])) + ")"
+                    for who, threads in a["cpu_s"].items()))
             extra.append(f"array cancel -> idle {fmt_s(r.get('array_cancel_idle_s'), 2)}")
         if r.get("separate_fresh_server"):
             extra.append("(b) ran on a fresh server and fleet, since (a) did not end in time "

@@ -1,5 +1,6 @@
 #include "model/codec.h"
 
+#include <charconv>
 #include <iterator>
 #include <stdexcept>
 
@@ -18,6 +19,29 @@ std::optional<Timestamp> optional_ts(const Json& j, const char* key) {
   return from_unix_ms(it->get<int64_t>());
 }
 
+// What nlohmann's dump() writes for a character of a string: nullptr when the character stands
+// for itself, "" when it is written as \u00xx, else its short escape.
+const char* escape(char c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      return static_cast<unsigned char>(c) < 0x20 ? "" : nullptr;
+  }
+}
+
 // A direct JSON writer that produces what nlohmann's dump() does: keys in std::map order (the
 // callers list them sorted), no spaces, control characters as \u00xx.
 class Writer {
@@ -26,40 +50,27 @@ class Writer {
 
   void string(std::string_view text) {
     out_ += '"';
-    for (const char c : text) {
-      switch (c) {
-        case '"':
-          out_ += "\\\"";
-          break;
-        case '\\':
-          out_ += "\\\\";
-          break;
-        case '\b':
-          out_ += "\\b";
-          break;
-        case '\f':
-          out_ += "\\f";
-          break;
-        case '\n':
-          out_ += "\\n";
-          break;
-        case '\r':
-          out_ += "\\r";
-          break;
-        case '\t':
-          out_ += "\\t";
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            out_ += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-          } else {
-            out_ += c;
-          }
+    // Runs of characters that need no escape are appended whole: most strings are one run.
+    size_t run = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char* escaped = escape(text[i]);
+      if (!escaped) continue;
+      out_.append(text, run, i - run);
+      run = i + 1;
+      if (escaped[0] != '\0') {
+        out_ += escaped;
+      } else {
+        fmt::format_to(std::back_inserter(out_), "\\u{:04x}", static_cast<unsigned>(text[i]));
       }
     }
+    out_.append(text, run);
     out_ += '"';
   }
-  void number(int64_t value) { fmt::format_to(std::back_inserter(out_), "{}", value); }
+  void number(int64_t value) {
+    char digits[24];
+    const auto written = std::to_chars(std::begin(digits), std::end(digits), value);
+    out_.append(digits, written.ptr);
+  }
   void boolean(bool value) { out_ += value ? "true" : "false"; }
   void null() { out_ += "null"; }
   void strings(const std::vector<std::string>& values) {

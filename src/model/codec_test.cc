@@ -95,7 +95,7 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                .should_run = true,
                                .image = "pytorch/pytorch:2.5.1",
                                .command = {"python", "-c", "print(\"a\\tb\")"},
-                               .env = {{"RANK", "8"}, {"A", "x\ny"}},
+                               .env = {{"RANK", "8"}, {"A", "x\ny"}, {"C", "\x1f\\\x01z\b\f\r"}},
                                .gpus = {"GPU-a", "GPU-b"},
                                .cpu = 4,
                                .memory_gb = 64,

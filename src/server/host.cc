@@ -1,4 +1,5 @@
 #include "server/host.h"
+#include "common/thread_name.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -21,7 +22,10 @@ void ControllerHost::start(std::chrono::milliseconds tick_interval,
   tick_interval_ = tick_interval;
   stall_threshold_ = stall_threshold;
   ticking_ = true;
-  committer_ = std::thread([this] { committer_loop(); });
+  committer_ = std::thread([this] {
+    name_this_thread("committer");
+    committer_loop();
+  });
   schedule_tick();
 }
 

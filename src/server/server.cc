@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "common/thread_name.h"
 
 #include <csignal>
 #include <filesystem>
@@ -166,7 +167,10 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     return 1;
   }
   host.start(options.tick_interval);
-  std::thread io_thread([&io] { io.run(); });
+  std::thread io_thread([&io] {
+    name_this_thread("api");
+    io.run();
+  });
 
   const std::string url_host = listen->host == "0.0.0.0" ? "127.0.0.1"
                                : listen->host.find(':') != std::string::npos

@@ -1,4 +1,5 @@
 #include "server/telemetry_ingest.h"
+#include "common/thread_name.h"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -41,7 +42,10 @@ asio::awaitable<Result<model::TelemetryBatch>> TelemetryIngest::take(std::string
 
 RollupPersister::RollupPersister(controller::SeriesFeed& feed,
                                  std::unique_ptr<store::RollupWriter> writer)
-    : feed_(feed), writer_(std::move(writer)), thread_([this] { loop(); }) {}
+    : feed_(feed), writer_(std::move(writer)), thread_([this] {
+        name_this_thread("rollups");
+        loop();
+      }) {}
 
 RollupPersister::~RollupPersister() {
   {

@@ -24,9 +24,11 @@
 #include <utility>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "common/result.h"
+#include "common/thread_name.h"
 #include "controller/series_feed.h"
 #include "model/telemetry.h"
 #include "store/store.h"
@@ -36,7 +38,9 @@ namespace gpurent::server {
 class TelemetryIngest {
  public:
   // feed: null when the controller ingests the samples itself.
-  explicit TelemetryIngest(controller::SeriesFeed* feed) : feed_(feed) {}
+  explicit TelemetryIngest(controller::SeriesFeed* feed) : feed_(feed) {
+    boost::asio::post(thread_, [] { name_this_thread("telemetry"); });
+  }
   ~TelemetryIngest() { thread_.join(); }
   TelemetryIngest(const TelemetryIngest&) = delete;
   TelemetryIngest& operator=(const TelemetryIngest&) = delete;

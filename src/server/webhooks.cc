@@ -1,4 +1,5 @@
 #include "server/webhooks.h"
+#include "common/thread_name.h"
 
 #include <spdlog/spdlog.h>
 
@@ -34,7 +35,10 @@ WebhookNotifier::WebhookNotifier(std::vector<Webhook> webhooks) : webhooks_(std:
     if (!endpoint) spdlog::error("webhook {}: {}", webhook.url, endpoint.error().message);
     endpoints_.push_back(endpoint ? std::optional(std::move(*endpoint)) : std::nullopt);
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("webhooks");
+    run();
+  });
 }
 
 WebhookNotifier::~WebhookNotifier() {
