@@ -52,6 +52,19 @@ class Client:
         return json.loads(data) if data else None
 
 
+def all_items(get_json, path):
+    """Every item of a paged listing: get_json(path) is one decoded page; pages are followed by
+    their next_cursor, 500 items at a time."""
+    items, cursor = [], None
+    while True:
+        separator = "&" if "?" in path else "?"
+        page = get_json(f"{path}{separator}limit=500" + (f"&cursor={cursor}" if cursor else ""))
+        items += page["items"]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return items
+
+
 def wait_state(client, instance_id, state, poll_s=0.001, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -58,7 +58,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from devserver import start_dev
+from devserver import all_items, start_dev
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TYPE = "h100-80g"
@@ -572,7 +572,7 @@ def cordon_local_node(platform):
     copy-on-write faults (about 1.3 s for the 8 tasks it would get), which is not what a fleet of
     separate agents costs; cordoned, every task lands on the simulated fleet."""
     name = None
-    for node in platform.client.json("GET", "/v1/nodes")["items"]:
+    for node in all_items(lambda path: platform.client.json("GET", path), "/v1/nodes"):
         if "-sim-" not in node["name"]:
             status, data = platform.client.call("POST", f"/v1/nodes/{node['id']}/cordon")
             if status != 200:

@@ -40,7 +40,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from agent_footprint import cpu_seconds, rss_mb  # noqa: E402
-from devserver import Client, start_dev  # noqa: E402
+from devserver import Client, all_items, start_dev  # noqa: E402
 
 # Read endpoints probed while the fleet runs (GET /v1/nodes lists every node: its cost grows with
 # the fleet, so it is probed too, but less often).
@@ -145,7 +145,7 @@ def main():
             client = Client(port, key)
             call = client.expect
             time.sleep(args.settle)
-            node_ids = [n["id"] for n in call("GET", "/v1/nodes")["items"]]
+            node_ids = [n["id"] for n in all_items(lambda p: call("GET", p), "/v1/nodes")]
             prober = Prober(port, key, node_ids[-1])
             if args.scrape:
                 a0, r0, at0, metrics0_s, metrics_bytes = accepted_refused(client)
@@ -186,7 +186,7 @@ def main():
                 a1, r1, at1, metrics1_s, _ = accepted_refused(client)
                 rate = (a1 - a0) / (at1 - at0)
             t_metrics = time.monotonic()
-            nodes = call("GET", "/v1/nodes")["items"]
+            nodes = all_items(lambda p: call("GET", p), "/v1/nodes")
             nodes_s = time.monotonic() - t_metrics
             with_telemetry = sum(1 for n in nodes if any(g.get("telemetry") for g in n["gpus"]))
             down = sum(1 for n in nodes if n["status"] == "down")

@@ -1091,11 +1091,21 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   return node.generation;
 }
 
-std::vector<const Node*> Controller::nodes(const Principal& caller) const {
-  std::vector<const Node*> out;
-  if (!caller.is_operator()) return out;
-  for (const auto& [id, node] : nodes_) out.push_back(&node);
-  return out;
+NodePage Controller::list_nodes(const Principal& caller, std::string_view cursor,
+                                size_t limit) const {
+  NodePage page;
+  if (!caller.is_operator()) return page;
+  // By position in id order, not by the cursor's presence: a node removed between two pages
+  // does not break the walk.
+  for (auto it = cursor.empty() ? nodes_.begin() : nodes_.upper_bound(cursor); it != nodes_.end();
+       ++it) {
+    if (page.items.size() == limit) {
+      page.next_cursor = page.items.back()->id;
+      break;
+    }
+    page.items.push_back(&it->second);
+  }
+  return page;
 }
 
 Result<const Node*> Controller::node(const Principal& caller, std::string_view id) const {

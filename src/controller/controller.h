@@ -108,6 +108,11 @@ struct JobFilter {
   std::optional<model::JobState> state;
 };
 
+struct NodePage {
+  std::vector<const model::Node*> items;
+  std::optional<std::string> next_cursor;  // the last item's id, when more follow
+};
+
 struct JobPage {
   std::vector<const model::Job*> items;
   std::optional<std::string> next_cursor;
@@ -333,7 +338,9 @@ class Controller {
   Result<int64_t> desired_generation(std::string_view node_id) const;
   // Applies a node's report (also its heartbeat); returns the node's current generation.
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
-  std::vector<const model::Node*> nodes(const model::Principal& caller) const;
+  // Up to `limit` nodes after `cursor` (a node id; empty: from the first) in id order; none for a
+  // tenant.
+  NodePage list_nodes(const model::Principal& caller, std::string_view cursor, size_t limit) const;
   Result<const model::Node*> node(const model::Principal& caller, std::string_view id) const;
   // The instances holding a GPU (several when it is shared), in id order.
   std::vector<std::string> gpu_holders(std::string_view uuid) const;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "controller/controller_test_fixture.h"
 #include "model/codec.h"
 
@@ -96,6 +98,28 @@ TEST_F(ControllerTest, ForTheStoreChangedInstancesComeSerializedOnce) {
   EXPECT_EQ(changes.changed_instances, std::set<std::string>{a.id});
   EXPECT_EQ(changes.usage.size(), 1u);  // the rest as take_changes() gives it
   EXPECT_TRUE(ctl_.take_changes_for_store().empty());
+}
+
+TEST_F(ControllerTest, NodesAreListedInIdOrderAPageAtATime) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  add_node("node-c", "a100-80g", 4, "GPU-c");
+  std::vector<std::string> all;
+  for (const auto* node : ctl_.list_nodes(admin_, "", 100).items) all.push_back(node->id);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  const auto first = ctl_.list_nodes(admin_, "", 2);
+  ASSERT_EQ(first.items.size(), 2u);
+  EXPECT_EQ(first.items[1]->id, all[1]);
+  ASSERT_EQ(first.next_cursor, all[1]);
+  const auto last = ctl_.list_nodes(admin_, *first.next_cursor, 2);
+  ASSERT_EQ(last.items.size(), 1u);
+  EXPECT_EQ(last.items[0]->id, all[2]);
+  EXPECT_FALSE(last.next_cursor);
+  // A cursor is a position: a node gone since the page that named it does not break the walk.
+  const auto after_gone = ctl_.list_nodes(admin_, all[1] + "-gone", 2);
+  ASSERT_EQ(after_gone.items.size(), 1u);
+  EXPECT_EQ(after_gone.items[0]->id, all[2]);
+  EXPECT_TRUE(ctl_.list_nodes(alice_, "", 100).items.empty());  // operators only
 }
 
 TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {

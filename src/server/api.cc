@@ -752,15 +752,23 @@ struct Api::Impl {
           [this](const Principal& caller, Request& request, const PathParams&) {
             return create_api_key(caller, request);
           });
-    keyed(
-        "GET", "/v1/nodes",
-        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-          if (auto allowed = require_operator(caller); !allowed)
-            co_return problem_response(allowed.error());
-          Json items = Json::array();
-          for (const auto* node : ctl().nodes(caller)) items.push_back(node_view(ctl(), *node));
-          co_return json_response(200, whole_list(std::move(items)));
-        });
+    keyed("GET", "/v1/nodes",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            if (auto allowed = require_operator(caller); !allowed)
+              co_return problem_response(allowed.error());
+            // Paged: a node's view carries its GPUs' latest telemetry, and rendering every node of
+            // a large fleet at once held the controller's thread for seconds.
+            auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+            if (!limit) co_return problem_response(limit.error());
+            const auto page = ctl().list_nodes(caller, query_string(request, "cursor").value_or(""),
+                                               static_cast<size_t>(*limit));
+            Json items = Json::array();
+            for (const auto* node : page.items) items.push_back(node_view(ctl(), *node));
+            co_return json_response(
+                200, {{"items", std::move(items)},
+                      {"next_cursor", page.next_cursor ? Json(*page.next_cursor) : Json(nullptr)}});
+          });
     keyed("GET", "/v1/nodes/{id}",
           [this](const Principal& caller, Request&,
                  const PathParams& params) -> asio::awaitable<Response> {

@@ -38,6 +38,8 @@ def test_semantic_errors_and_routing(platform):
     problem(platform.call("GET", "/v1/instances/i-doesnotexist"), 404, "instance_not_found")
     problem(platform.call("GET", "/v1/instances", key="gpr_wrong"), 401, "unauthenticated")
     problem(platform.call("GET", "/v1/instances?limit=0"), 400, "invalid_query")
+    problem(platform.call("GET", "/v1/nodes?limit=0"), 400, "invalid_query")
+    problem(platform.call("GET", "/v1/nodes?limit=501"), 400, "invalid_query")
     problem(platform.call("GET", "/v1/instances?state=dancing"), 400, "invalid_query")
     big = b'{"gpu_type": "h100-80g", "name": "' + b"x" * (2 << 20) + b'"}'
     problem(platform.call("POST", "/v1/instances", raw=big), 413, "payload_too_large")

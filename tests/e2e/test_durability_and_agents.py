@@ -71,6 +71,12 @@ def test_second_agent_joins_with_a_join_token_and_its_gpus_are_used(platform, tm
 
     nodes = platform.call("GET", "/v1/nodes").json()["items"]
     assert len(nodes) == 2
+    # Paged in id order: one at a time, the second page is the last.
+    first = platform.call("GET", "/v1/nodes?limit=1").json()
+    assert [n["id"] for n in first["items"]] == [min(n["id"] for n in nodes)]
+    second = platform.call("GET", f"/v1/nodes?limit=1&cursor={first['next_cursor']}").json()
+    assert [n["id"] for n in second["items"]] == [max(n["id"] for n in nodes)]
+    assert second["next_cursor"] is None
     remote = next(n for n in nodes if n["name"] == "rack2-node1")
     created = platform.call("POST", "/v1/instances", body={
         "gpu_type": "a100-80g", "gpu_count": 2, "command": "echo on rack 2; sleep 600"})
