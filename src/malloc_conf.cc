@@ -1,0 +1,16 @@
+// The memory allocator's configuration. The binaries link jemalloc (except under the sanitizers,
+// which bring their own allocator), and jemalloc reads this at the first allocation.
+//
+// thp:always: jemalloc asks the kernel for transparent huge pages (madvise(MADV_HUGEPAGE)) for its
+// memory. Without them a server that takes in an array of 8,000 tasks touches tens of thousands of
+// fresh 4 KiB pages, each a page fault, and in a virtual machine a fault costs microseconds: with
+// glibc's allocator or jemalloc's defaults about a third of the controller's CPU for the array
+// went to faults (bench/RESULTS.md, "Page faults"). With huge pages it is one fault per 2 MiB.
+// narenas:1, metadata_thp:auto: one arena, and huge pages for its metadata only once it is big,
+// because the same binary is the node agent, whose resident set is meant to stay small (the agent
+// footprint benchmark); with more arenas each would hold huge pages of its own. The server's
+// threads allocate mostly from their thread caches, so one arena is not a point of contention.
+extern "C" {
+// The name and type are jemalloc's interface.
+const char* malloc_conf = "thp:always,metadata_thp:auto,narenas:1";
+}
