@@ -23,6 +23,7 @@
 #include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "model/price_book.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/metering_rows.h"
 #include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
@@ -150,6 +151,12 @@ class SqliteStore final : public Store {
  public:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
   ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  // Checkpoints from now on run on the checkpointer's thread, not in this connection's commits.
+  void checkpoint_with(std::unique_ptr<WalCheckpointer> checkpointer) {
+    checkpointer_ = std::move(checkpointer);
+    checkpointer_->attach(db_);
+  }
 
   Status migrate() {
     GPURENT_CHECK(exec("PRAGMA journal_mode=WAL"));
@@ -590,6 +597,7 @@ class SqliteStore final : public Store {
   }
 
   sqlite3* db_;
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace
@@ -604,6 +612,8 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
                                             db ? sqlite3_errmsg(db) : "out of memory")));
   }
   GPURENT_CHECK(store->migrate());
+  GPURENT_TRY(checkpointer, WalCheckpointer::open(path));
+  store->checkpoint_with(std::move(checkpointer));
   return std::unique_ptr<Store>(std::move(store));
 }
 
