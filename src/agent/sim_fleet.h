@@ -12,7 +12,9 @@
 // in a SimWorkloads (no processes: see sim_workloads.h), and reports at once after every change and
 // otherwise about every kSimReportInterval (each node's period differs a little, so that nodes
 // started together do not keep reporting together). Reports and log uploads share
-// kSimPoolConnections connections; registrations have kSimRegisterConnections of their own (which
+// kSimPoolConnections connections (real agents have one each: with 64, a report waits for a group
+// commit while at most 63 others do, which bounded how fast a thousand nodes could say their
+// new work runs); registrations have kSimRegisterConnections of their own (which
 // also bounds the registrations in flight), so that the reports of nodes already registered never
 // wait behind thousands of queued registrations (they would miss the server's heartbeat timeout
 // and be marked down). The server thus sees N + kSimPoolConnections + kSimRegisterConnections
@@ -50,7 +52,7 @@
 namespace gpurent::agent {
 
 inline constexpr int kMaxSimNodes = 10'000;
-inline constexpr size_t kSimPoolConnections = 64;
+inline constexpr size_t kSimPoolConnections = 256;
 inline constexpr size_t kSimRegisterConnections = 16;
 inline constexpr int kSimFileThreads = 4;
 inline constexpr std::chrono::seconds kSimReportInterval{3};  // the server's timeout is 10 s
