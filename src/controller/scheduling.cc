@@ -424,19 +424,20 @@ void Controller::observe_request(const model::InstanceSpec& spec, int count) {
 
 int Controller::free_master_port(std::string_view node_id) const {
   // Rendezvous ports of the gangs whose rank 0 runs on this node: each gang gets its own.
-  std::set<int> taken;
+  std::vector<int> taken;
   if (const auto it = instances_on_node_.find(std::string(node_id));
       it != instances_on_node_.end()) {
     for (const auto& id : it->second) {
-      const auto& env = instances_.at(id).platform_env;
-      if (const auto port = env.find("MASTER_PORT");
-          port != env.end() && env.at("NODE_RANK") == "0") {
-        taken.insert(std::stoi(port->second));
+      const Instance& other = instances_.at(id);
+      if (other.job_id.empty() || other.job_rank != 0) continue;  // only a gang's rank 0 listens
+      const auto& env = other.platform_env;
+      if (const auto port = env.find("MASTER_PORT"); port != env.end()) {
+        taken.push_back(std::stoi(port->second));
       }
     }
   }
   int port = model::kGangMasterPort;
-  while (taken.contains(port)) ++port;
+  while (std::find(taken.begin(), taken.end(), port) != taken.end()) ++port;
   return port;
 }
 
