@@ -1,5 +1,5 @@
 #include "server/host.h"
-#include "common/thread_name.h"
+#include "common/threads.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -1,5 +1,5 @@
 #include "server/server.h"
-#include "common/thread_name.h"
+#include "common/threads.h"
 
 #include <csignal>
 #include <filesystem>

@@ -28,7 +28,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "common/result.h"
-#include "common/thread_name.h"
+#include "common/threads.h"
 #include "controller/series_feed.h"
 #include "model/telemetry.h"
 #include "store/store.h"

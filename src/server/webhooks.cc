@@ -1,5 +1,5 @@
 #include "server/webhooks.h"
-#include "common/thread_name.h"
+#include "common/threads.h"
 
 #include <spdlog/spdlog.h>
 

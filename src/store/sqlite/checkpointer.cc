@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "common/thread_name.h"
+#include "common/threads.h"
 
 namespace gpurent::store {
 
@@ -67,6 +67,8 @@ int WalCheckpointer::on_commit(void* self, sqlite3*, const char*, int pages) {
 
 void WalCheckpointer::run() {
   name_this_thread("checkpointer");
+  // Behind the committer and the API: a checkpoint that waits only lets the log grow a little.
+  deprioritize_this_thread(5);
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return wanted_ || stopping_; });
