@@ -22,7 +22,7 @@ void Controller::meter_run(model::UsageRecord& usage, Timestamp until,
                            billing::Ledger::TenantNames names) {
   // Prepaid packages cover the interval's first seconds; the price applies to the rest.
   draw_packages(usage, until);
-  post_usage(usage, billing::meter_usage_due(rates(), usage, until), names);
+  post_usage(usage, billing::meter_usage_due(metering_rates(), usage, until), names);
 }
 
 void Controller::index_run(model::Instance& instance, model::UsageRecord& usage) {
@@ -47,7 +47,7 @@ void Controller::meter_runs(Timestamp t) {
   // from memory once per tick. They lie scattered through three maps and the usage record's
   // strings, and waiting for them was most of this loop's time: the objects of the runs a few
   // places ahead are asked for while this one is metered (addresses only: nothing is read).
-  const auto fetch_objects = [this](const MeteredRun& run) {
+  const auto fetch_objects = [](const MeteredRun& run) {
     __builtin_prefetch(&run.instance->state);
     __builtin_prefetch(&run.instance->run);
     __builtin_prefetch(&run.node->state);
@@ -56,9 +56,6 @@ void Controller::meter_runs(Timestamp t) {
     for (size_t line = 0; line < sizeof(model::UsageRecord); line += kCacheLine) {
       __builtin_prefetch(usage + line);
     }
-    // Where touch_usage() and touch_metering() will look for it.
-    touched_usage_ids_.prefetch(run.usage);
-    metered_usage_ids_.prefetch(run.usage);
   };
   // The record's strings, once the record itself (asked for kFetchAhead / 2 runs earlier) is in.
   const auto fetch_strings = [](const MeteredRun& run) {

@@ -65,11 +65,11 @@ Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) 
                            priciest ? priciest->second : model::requested_gpu_type(spec), now());
 }
 
-void Controller::post_usage(const model::UsageRecord& usage, Micros due) {
+void Controller::post_usage(model::UsageRecord& usage, Micros due) {
   post_usage(usage, due, ledger_.tenant_names(usage.tenant_id));
 }
 
-void Controller::post_usage(const model::UsageRecord& usage, Micros due,
+void Controller::post_usage(model::UsageRecord& usage, Micros due,
                             billing::Ledger::TenantNames names) {
   touch_metering(usage);
   if (due <= 0) return;
