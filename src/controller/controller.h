@@ -701,7 +701,8 @@ class Controller {
     billing::Ledger::TenantNames names;  // its tenant's, in ledger_
   };
   std::vector<MeteredRun> metered_runs_;
-  billing::RateMemo rate_memo_;  // metering_rates()
+  std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
+  billing::RateMemo rate_memo_;           // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
