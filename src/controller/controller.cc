@@ -1290,10 +1290,10 @@ void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
 
 void Controller::tick() {
   const Timestamp t = now();
-  for (auto& [id, node] : nodes_) {
-    const Timestamp silent_since = std::max(node.last_heartbeat, silence_counted_from_);
-    if (node.state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
-      mark_node_down(node);
+  for (Node* node : node_order()) {
+    const Timestamp silent_since = std::max(node->last_heartbeat, silence_counted_from_);
+    if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
+      mark_node_down(*node);
     }
   }
   if (update_spot_market()) interrupt_spot_over_max_price();

@@ -522,6 +522,8 @@ class Controller {
   void reindex_runs();
   // The billing tick's metering of every running instance up to `t` (or its node's last report).
   void meter_runs(Timestamp t);
+  // Every node, in nodes_'s order; rebuilt when a node was added (none is ever erased).
+  const std::vector<model::Node*>& node_order();
   // rates() with rate_memo_: metering's price lookups.
   billing::Rates metering_rates() { return {prices_, spot_, &rate_memo_}; }
   // --- Prices (prices.cc) ---
@@ -702,7 +704,10 @@ class Controller {
   };
   std::vector<MeteredRun> metered_runs_;
   std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
-  billing::RateMemo rate_memo_;           // metering_rates()
+  // nodes_ in its order, as a vector (node_order()): every tick walks all nodes twice (silence,
+  // the spot market's capacity), and walking the map waited on each tree node in turn.
+  std::vector<model::Node*> node_order_;
+  billing::RateMemo rate_memo_;  // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
