@@ -51,6 +51,7 @@ void Controller::meter_runs(Timestamp t) {
   changes_.usage_charges.reserve(changes_.usage_charges.size() + metered_runs_.size());
   changes_.packed_text.reserve(changes_.packed_text.size() +
                                metered_runs_.size() * kPackedTextPerRun);
+  metered_usage_.reserve(metered_usage_.size() + metered_runs_.size());
   // Two passes. The first only reads what decides whether and up to when each run is metered:
   // its instance (scattered through a map of 100,000) and node. Its loads do not depend on one
   // another, so the memory answers many of them at once; read between two runs' metering, as
