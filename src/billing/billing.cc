@@ -11,31 +11,41 @@ namespace {
 using model::PricingModel;
 using model::UsageKind;
 
-// Calls fn(from, seconds) for each piece of the whole seconds [from, from + seconds) in which no
-// price the record depends on changes: a change at t moves the price from the first whole second
-// of the record's grid that starts at or after t.
+// What the record's rate depends on at t. A stopped disk's rate and reserved work's depend on the
+// book alone (no GPU price), whatever their type: one memo entry serves them all.
+PricesInForce in_force(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
+  const bool gpu_priced = usage.kind == UsageKind::kRun && usage.pricing != PricingModel::kReserved;
+  const std::string_view type = gpu_priced ? std::string_view(usage.gpu_type) : std::string_view();
+  const PricingModel pricing = gpu_priced ? usage.pricing : PricingModel::kReserved;
+  if (rates.memo) return rates.memo->find(rates.book, rates.spot, type, pricing, t);
+  return prices_in_force(rates.book, rates.spot, type, pricing, t);
+}
+
+// The record's rate under `in_force`, in micros per rate_period(usage) quantity-seconds (the
+// contract's formula).
+Micros rate_of(const model::UsageRecord& usage, const PricesInForce& in_force) {
+  const model::PriceVersion& prices = *in_force.prices;
+  if (usage.kind == UsageKind::kStoppedDisk) return prices.storage_per_gb_month * usage.disk_gb;
+  return in_force.gpu_per_hour * usage.gpu_count * usage.gpu_milli +
+         (prices.cpu_per_core_hour * usage.cpu + prices.memory_per_gb_hour * usage.memory_gb +
+          prices.disk_per_gb_hour * usage.disk_gb) *
+             model::kMilliPerGpu;
+}
+
+// Calls fn(start, seconds, in_force) for each piece of the whole seconds [from, from + seconds)
+// in which no price the record depends on changes: a change at t moves the price from the first
+// whole second of the record's grid that starts at or after t. One price lookup per piece.
 template <class Fn>
 void for_each_piece(const Rates& rates, const model::UsageRecord& usage, Timestamp from,
                     int64_t seconds, Fn fn) {
   const Timestamp to = from + Millis(seconds * 1000);
-  // Second offsets in (0, seconds); none in the common case. Reused, as this runs for every
-  // running workload every billing tick; fn never calls back into for_each_piece.
-  static thread_local std::vector<int64_t> cuts;
-  cuts.clear();
-  const auto cut = [&](Timestamp t) {
-    const int64_t k = ((t - from).count() + 999) / 1000;
-    if (k > 0 && k < seconds) cuts.push_back(k);
-  };
-  rates.book.for_each_change(from, to, cut);
-  if (usage.kind == UsageKind::kRun && usage.pricing == PricingModel::kSpot) {
-    rates.spot.for_each_change(usage.gpu_type, from, to, cut);
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  cuts.push_back(seconds);
   int64_t start = 0;
-  for (const int64_t end : cuts) {
-    fn(from + Millis(start * 1000), end - start);
+  while (start < seconds) {
+    const Timestamp at = from + Millis(start * 1000);
+    const PricesInForce prices = in_force(rates, usage, at);
+    // until > at, so the piece has at least one second.
+    const int64_t end = prices.until < to ? ((prices.until - from).count() + 999) / 1000 : seconds;
+    fn(at, end - start, prices);
     start = end;
   }
 }
@@ -76,11 +86,6 @@ std::optional<model::Transfer> transfer_if_due(const model::UsageRecord& usage, 
   return usage_transfer(usage, due);
 }
 
-Micros gpu_part(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
-  if (usage.kind != UsageKind::kRun) return 0;
-  return gpu_price(rates, usage.gpu_type, usage.pricing, t).value_or(0);
-}
-
 }  // namespace
 
 model::Transfer usage_transfer(const model::UsageRecord& usage, Micros due) {
@@ -99,12 +104,49 @@ std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type, P
 }
 
 Micros rate_at(const Rates& rates, const model::UsageRecord& usage, Timestamp t) {
-  const model::PriceVersion& prices = rates.book.at(t);
-  if (usage.kind == UsageKind::kStoppedDisk) return prices.storage_per_gb_month * usage.disk_gb;
-  return gpu_part(rates, usage, t) * usage.gpu_count * usage.gpu_milli +
-         (prices.cpu_per_core_hour * usage.cpu + prices.memory_per_gb_hour * usage.memory_gb +
-          prices.disk_per_gb_hour * usage.disk_gb) *
-             model::kMilliPerGpu;
+  return rate_of(usage, in_force(rates, usage, t));
+}
+
+PricesInForce prices_in_force(const PriceBook& book, const SpotMarket& spot,
+                              std::string_view gpu_type, PricingModel pricing, Timestamp t) {
+  const model::PriceVersion& prices = book.at(t);
+  PricesInForce in_force{
+      .prices = &prices, .from = prices.effective_at, .until = book.next_change(t)};
+  // Reserved work runs on a reserved term it paid for (billing/reserved.h).
+  if (pricing == PricingModel::kReserved) return in_force;
+  const auto on_demand = prices.gpu_per_hour.find(gpu_type);
+  if (on_demand == prices.gpu_per_hour.end()) return in_force;  // unpriced: no GPU charge
+  if (pricing != PricingModel::kSpot) {
+    in_force.gpu_per_hour = on_demand->second;
+    return in_force;
+  }
+  const SpotMarket::Span span = spot.span_at(gpu_type, t);
+  in_force.from = std::max(in_force.from, span.from);
+  in_force.until = std::min(in_force.until, span.until);
+  in_force.gpu_per_hour =
+      spot_price(on_demand->second, prices.spot_floor_permille, span.utilisation_permille);
+  return in_force;
+}
+
+PricesInForce RateMemo::find(const PriceBook& book, const SpotMarket& spot,
+                             std::string_view gpu_type, PricingModel pricing, Timestamp t) {
+  if (book.revision() != book_revision_ || spot.revision() != spot_revision_ ||
+      entries_.size() >= kMostEntries) {
+    entries_.clear();
+    book_revision_ = book.revision();
+    spot_revision_ = spot.revision();
+  }
+  for (const Entry& entry : entries_) {
+    if (entry.pricing == pricing && entry.in_force.from <= t && t < entry.in_force.until &&
+        entry.gpu_type == gpu_type) {
+      return entry.in_force;
+    }
+  }
+  return entries_
+      .emplace_back(Entry{.gpu_type = std::string(gpu_type),
+                          .pricing = pricing,
+                          .in_force = prices_in_force(book, spot, gpu_type, pricing, t)})
+      .in_force;
 }
 
 int64_t rate_period(const model::UsageRecord& usage) {
@@ -130,18 +172,17 @@ std::vector<PricedSegment> price_interval(const Rates& rates, const model::Usage
   const int64_t seconds = (to - from).count() / 1000;
   if (seconds <= 0) return out;
   const int64_t period = rate_period(usage);
-  for_each_piece(rates, usage, from, seconds, [&](Timestamp start, int64_t n) {
-    const Micros rate = rate_at(rates, usage, start);
-    // Pieces at one rate are one segment, as metering makes them.
-    if (!out.empty() && out.back().rate == rate) {
-      out.back().seconds += n;
-    } else {
-      out.push_back({.from = start,
-                     .seconds = n,
-                     .rate = rate,
-                     .gpu_per_hour = gpu_part(rates, usage, start)});
-    }
-  });
+  for_each_piece(
+      rates, usage, from, seconds, [&](Timestamp start, int64_t n, const PricesInForce& prices) {
+        const Micros rate = rate_of(usage, prices);
+        // Pieces at one rate are one segment, as metering makes them.
+        if (!out.empty() && out.back().rate == rate) {
+          out.back().seconds += n;
+        } else {
+          out.push_back(
+              {.from = start, .seconds = n, .rate = rate, .gpu_per_hour = prices.gpu_per_hour});
+        }
+      });
   for (auto& segment : out)
     segment.amount = charge_pro_rata(segment.rate, 1, segment.seconds, period);
   return out;
@@ -157,12 +198,11 @@ Micros meter_usage_due(const Rates& rates, model::UsageRecord& usage, Timestamp 
   const int64_t seconds = (until - usage.metered_until).count() / 1000;
   if (seconds <= 0) return 0;
   Micros due = 0;
-  Timestamp last_piece = usage.metered_until;
-  for_each_piece(rates, usage, usage.metered_until, seconds, [&](Timestamp start, int64_t n) {
-    due += accrue(usage, n, rate_at(rates, usage, start));
-    last_piece = start;
-  });
-  usage.price_per_gpu_hour = gpu_part(rates, usage, last_piece);
+  for_each_piece(rates, usage, usage.metered_until, seconds,
+                 [&](Timestamp, int64_t n, const PricesInForce& prices) {
+                   due += accrue(usage, n, rate_of(usage, prices));
+                   usage.price_per_gpu_hour = prices.gpu_per_hour;
+                 });
   usage.metered_until += Millis(seconds * 1000);
   return due;
 }

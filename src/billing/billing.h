@@ -60,11 +60,51 @@ namespace gpurent::billing {
 // A run's rate is per hour and per thousandth of a unit (milli-GPUs; cores, GB x 1000).
 inline constexpr int64_t kRunRatePeriod = int64_t{3600} * 1000;
 
-// Where prices come from.
+// What a record's rate depends on over an interval of time: the price-book version in force and
+// the GPU price per GPU-hour (on-demand, spot, or 0: reserved work, a stopped disk, an unpriced
+// type). Neither changes in [from, until); a price-book version or a spot point starts a new one.
+struct PricesInForce {
+  const model::PriceVersion* prices = nullptr;
+  Micros gpu_per_hour = 0;
+  Timestamp from = Timestamp::min();
+  Timestamp until = Timestamp::max();
+};
+
+// Remembers the PricesInForce it found, per GPU type and pricing model, so that the billing tick
+// over 100,000 running workloads of a few types looks prices up a few times rather than twice per
+// workload (bench/RESULTS.md, "Billing: one metering tick"). Never stale: it forgets everything
+// once the book's or the market's revision() moved since, so a price set or a spot point observed
+// between two lookups is always seen. Not thread-safe: one per controller.
+class RateMemo {
+ public:
+  PricesInForce find(const PriceBook& book, const SpotMarket& spot, std::string_view gpu_type,
+                     model::PricingModel pricing, Timestamp t);
+
+ private:
+  struct Entry {
+    std::string gpu_type;
+    model::PricingModel pricing;
+    PricesInForce in_force;
+  };
+  // A tick meets a few (types x pricing models x price changes in its interval): more means the
+  // entries are old, as a price change every tick leaves them behind.
+  static constexpr size_t kMostEntries = 64;
+  std::vector<Entry> entries_;
+  uint64_t book_revision_ = 0;
+  uint64_t spot_revision_ = 0;
+};
+
+// Where prices come from; with a memo, lookups go through it (the billing tick's).
 struct Rates {
   const PriceBook& book;
   const SpotMarket& spot;
+  RateMemo* memo = nullptr;
 };
+
+// What the rate of a record of `gpu_type` under `pricing` depends on at t (the GPU price is 0 for
+// reserved work, and for an unpriced type).
+PricesInForce prices_in_force(const PriceBook& book, const SpotMarket& spot,
+                              std::string_view gpu_type, model::PricingModel pricing, Timestamp t);
 
 // The price per GPU-hour of a type under a pricing model at t; nullopt for an unpriced type.
 std::optional<Micros> gpu_price(const Rates& rates, std::string_view gpu_type,

@@ -219,6 +219,67 @@ TEST_F(Metering, AnEstimateBreaksTheHourDown) {
   EXPECT_FALSE(estimate(rates(), spec, "mystery-12g", kStart));
 }
 
+// The billing tick meters through a RateMemo (controller/metering.cc): it must charge what the
+// lookups without it charge, and never serve a price from before a change.
+TEST_F(Metering, AMemoNeverServesAPriceSetAfterItsLookup) {
+  RateMemo memo;
+  const Rates memoised{book_, spot_, &memo};
+  auto usage = run_of(18'000'000, 1);  // 5000 micros a second
+  auto plain = usage;
+  ASSERT_EQ(meter_usage_due(memoised, usage, kStart + Millis(60'000)), 60 * 5000);
+  // Set after the memo looked the price up, effective in the middle of the next interval.
+  change_at(Millis(90'500), {.gpu_per_hour = {{"h100-80g", 36'000'000}}});
+  EXPECT_EQ(meter_usage_due(memoised, usage, kStart + Millis(120'000)), 31 * 5000 + 29 * 10'000);
+  EXPECT_EQ(usage.price_per_gpu_hour, 36'000'000);
+  // Set between two ticks, effective at once.
+  change_at(Millis(120'000), {.gpu_per_hour = {{"h100-80g", 18'000'000}}});
+  EXPECT_EQ(meter_usage_due(memoised, usage, kStart + Millis(180'000)), 60 * 5000);
+  EXPECT_EQ(meter_usage_due(rates(), plain, kStart + Millis(180'000)), usage.charged);
+  EXPECT_EQ(plain.segment_seconds, usage.segment_seconds);
+}
+
+TEST_F(Metering, AMemoNeverServesASpotPriceObservedAfterItsLookup) {
+  RateMemo memo;
+  const Rates memoised{book_, spot_, &memo};
+  auto usage = run_of(18'000'000, 1, PricingModel::kSpot);
+  auto on_demand = run_of(18'000'000, 1);
+  spot_.observe("h100-80g", 0, kStart, book_);  // the floor: 2000 a second
+  ASSERT_EQ(meter_usage_due(memoised, usage, kStart + Millis(60'000)), 60 * 2000);
+  ASSERT_EQ(meter_usage_due(memoised, on_demand, kStart + Millis(60'000)), 60 * 5000);
+  // Full from 90.5 s (the cap, 5000 a second), observed after the lookups.
+  spot_.observe("h100-80g", 1000, kStart + Millis(90'500), book_);
+  EXPECT_EQ(meter_usage_due(memoised, usage, kStart + Millis(120'000)), 31 * 2000 + 29 * 5000);
+  EXPECT_EQ(usage.price_per_gpu_hour, 18'000'000);
+  EXPECT_EQ(meter_usage_due(memoised, on_demand, kStart + Millis(120'000)), 60 * 5000);
+}
+
+TEST_F(Metering, AMemoFindsWhatALookupFindsAtEveryInstant) {
+  change_at(Millis(10'000), {.gpu_per_hour = {{"h100-80g", 36'000'000}}});
+  change_at(Millis(20'000), {.gpu_per_hour = {{"h100-80g", std::nullopt}}});  // taken away
+  change_at(Millis(30'000), {.gpu_per_hour = {{"h100-80g", 9'000'000}}});
+  spot_.observe("h100-80g", 500, kStart + Millis(5'000), book_);
+  spot_.observe("h100-80g", 900, kStart + Millis(25'000), book_);
+  RateMemo memo;
+  // Backwards and forwards, so that entries are found by their interval, not their order.
+  for (const int64_t ms : {40'000, 0, 35'000, 4'999, 5'000, 9'999, 10'000, 24'999, 25'000, 19'999,
+                           20'000, 29'999, 30'000, -1'000, 100'000}) {
+    const Timestamp t = kStart + Millis(ms);
+    for (const auto pricing :
+         {PricingModel::kOnDemand, PricingModel::kSpot, PricingModel::kReserved}) {
+      for (const std::string_view type : {"h100-80g", "a100-80g", "mystery-12g"}) {
+        const PricesInForce looked_up = prices_in_force(book_, spot_, type, pricing, t);
+        const PricesInForce found = memo.find(book_, spot_, type, pricing, t);
+        SCOPED_TRACE(fmt::format("{} ms, pricing {}, {}", ms, static_cast<int>(pricing), type));
+        EXPECT_EQ(found.prices, looked_up.prices);
+        EXPECT_EQ(found.gpu_per_hour, looked_up.gpu_per_hour);
+        EXPECT_LE(found.from, t);
+        EXPECT_GT(found.until, t);
+        EXPECT_EQ(found.gpu_per_hour, gpu_price(rates(), type, pricing, t).value_or(0));
+      }
+    }
+  }
+}
+
 TEST(Ledger, BalancesAlwaysSumToZero) {
   Ledger ledger;
   ASSERT_TRUE(ledger.post({"topup:1",

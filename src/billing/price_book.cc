@@ -144,6 +144,11 @@ std::optional<Micros> PriceBook::on_demand_price(std::string_view gpu_type, Time
   return it->second;
 }
 
+Timestamp PriceBook::next_change(Timestamp t) const {
+  const size_t after = first_after(t);
+  return after == order_.size() ? Timestamp::max() : versions_[order_[after]].effective_at;
+}
+
 size_t PriceBook::first_after(Timestamp t) const {
   const auto it = std::upper_bound(
       order_.begin(), order_.end(), t,
@@ -152,6 +157,7 @@ size_t PriceBook::first_after(Timestamp t) const {
 }
 
 void PriceBook::reindex() {
+  ++revision_;
   order_.resize(versions_.size());
   for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
   std::stable_sort(order_.begin(), order_.end(), [this](size_t a, size_t b) {

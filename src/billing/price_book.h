@@ -19,6 +19,7 @@
 // Not thread-safe; owned by the controller.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -74,15 +75,12 @@ class PriceBook {
   std::vector<const model::PriceVersion*> upcoming(Timestamp now) const;
   // All versions, in the order they were set.
   const std::vector<model::PriceVersion>& history() const { return versions_; }
-  // Calls fn(t) for each time in (from, to) at which another version takes effect, in order.
-  template <class Fn>
-  void for_each_change(Timestamp from, Timestamp to, Fn fn) const {
-    for (size_t i = first_after(from); i < order_.size(); ++i) {
-      const Timestamp t = versions_[order_[i]].effective_at;
-      if (t >= to) break;
-      fn(t);
-    }
-  }
+  // When the version in force at t stops being in force: the effective_at of the first version
+  // that takes effect after t, or Timestamp::max() when none does.
+  Timestamp next_change(Timestamp t) const;
+  // Grows with every change to the versions (set, restore): what was looked up in the book under
+  // another revision may be stale (billing::RateMemo).
+  uint64_t revision() const { return revision_; }
 
   const std::string& currency() const { return versions_.front().currency; }
   // The on-demand price per GPU-hour of a type at t, or nullopt where it has none.
@@ -95,6 +93,7 @@ class PriceBook {
 
   std::vector<model::PriceVersion> versions_;  // in version order
   std::vector<size_t> order_;                  // indexes into versions_ by (effective_at, version)
+  uint64_t revision_ = 0;
 };
 
 }  // namespace gpurent::billing

@@ -36,9 +36,9 @@ TEST(PriceBook, AChangeIsMergedAndTakesEffectAtItsTime) {
   EXPECT_EQ(book.at(kNow + Millis(60'000)).storage_per_gb_month, 500'000);
   EXPECT_EQ(book.upcoming(kNow).size(), 1u);
   EXPECT_TRUE(book.upcoming(kNow + Millis(60'000)).empty());
-  std::vector<Timestamp> changes;
-  book.for_each_change(kNow, kNow + Millis(120'000), [&](Timestamp t) { changes.push_back(t); });
-  EXPECT_EQ(changes, std::vector<Timestamp>{kNow + Millis(60'000)});
+  EXPECT_EQ(book.next_change(kNow), kNow + Millis(60'000));
+  EXPECT_EQ(book.next_change(kNow + Millis(59'999)), kNow + Millis(60'000));
+  EXPECT_EQ(book.next_change(kNow + Millis(60'000)), Timestamp::max());
   // Restored from what was stored, the book is the same.
   PriceBook restored("CNY");
   ASSERT_TRUE(restored.restore(book.history()));

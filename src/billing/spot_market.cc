@@ -22,6 +22,7 @@ void SpotMarket::restore(std::vector<model::SpotPricePoint> points) {
     kept.push_back(std::move(point));
     if (kept.size() > kMaxSpotPointsPerType) kept.pop_front();
   }
+  ++revision_;
 }
 
 std::optional<model::SpotPricePoint> SpotMarket::observe(std::string_view gpu_type,
@@ -46,17 +47,24 @@ std::optional<model::SpotPricePoint> SpotMarket::observe(std::string_view gpu_ty
       .utilisation_permille = utilisation_permille};
   points.push_back(point);
   if (points.size() > kMaxSpotPointsPerType) points.pop_front();
+  ++revision_;
   return point;
 }
 
-int SpotMarket::utilisation_at(std::string_view gpu_type, Timestamp t) const {
+SpotMarket::Span SpotMarket::span_at(std::string_view gpu_type, Timestamp t) const {
+  Span span;
   const auto it = points_.find(gpu_type);
-  if (it == points_.end() || it->second.empty()) return 0;
+  if (it == points_.end()) return span;
   const auto& points = it->second;
-  auto p = std::upper_bound(
+  const auto p = std::upper_bound(
       points.begin(), points.end(), t,
       [](Timestamp value, const model::SpotPricePoint& q) { return value < q.at; });
-  return p == points.begin() ? 0 : std::prev(p)->utilisation_permille;
+  if (p != points.end()) span.until = p->at;
+  if (p != points.begin()) {
+    span.utilisation_permille = std::prev(p)->utilisation_permille;
+    span.from = std::prev(p)->at;
+  }
+  return span;
 }
 
 std::optional<Micros> SpotMarket::price_at(const PriceBook& book, std::string_view gpu_type,

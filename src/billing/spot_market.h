@@ -22,6 +22,7 @@
 // Not thread-safe; owned by the controller.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
@@ -50,20 +51,23 @@ class SpotMarket {
   std::optional<model::SpotPricePoint> observe(std::string_view gpu_type, int utilisation_permille,
                                                Timestamp t, const PriceBook& book);
 
-  int utilisation_at(std::string_view gpu_type, Timestamp t) const;
+  // A type's utilisation at some t, and the interval around t it holds over: [from, until),
+  // from Timestamp::min() before the first kept point, until Timestamp::max() after the last.
+  struct Span {
+    int utilisation_permille = 0;
+    Timestamp from = Timestamp::min();
+    Timestamp until = Timestamp::max();
+  };
+  Span span_at(std::string_view gpu_type, Timestamp t) const;
+  int utilisation_at(std::string_view gpu_type, Timestamp t) const {
+    return span_at(gpu_type, t).utilisation_permille;
+  }
   // The spot price per GPU-hour at t, or nullopt for a type without an on-demand price.
   std::optional<Micros> price_at(const PriceBook& book, std::string_view gpu_type,
                                  Timestamp t) const;
-  // Calls fn(t) for each time in (from, to) at which the type's utilisation changes, in order.
-  template <class Fn>
-  void for_each_change(std::string_view gpu_type, Timestamp from, Timestamp to, Fn fn) const {
-    const auto it = points_.find(gpu_type);
-    if (it == points_.end()) return;
-    const auto& points = it->second;
-    auto p = std::upper_bound(points.begin(), points.end(), from,
-                              [](Timestamp t, const model::SpotPricePoint& q) { return t < q.at; });
-    for (; p != points.end() && p->at < to; ++p) fn(p->at);
-  }
+  // Grows with every change to the points (observe, restore): what was looked up in the market
+  // under another revision may be stale (billing::RateMemo).
+  uint64_t revision() const { return revision_; }
   // The kept points of a type in [from, to), oldest first; with the point in force at `from`
   // first, so that the price over the whole window is known.
   std::vector<model::SpotPricePoint> history(std::string_view gpu_type, Timestamp from,
@@ -73,6 +77,7 @@ class SpotMarket {
 
  private:
   std::map<std::string, std::deque<model::SpotPricePoint>, std::less<>> points_;
+  uint64_t revision_ = 0;
 };
 
 }  // namespace gpurent::billing

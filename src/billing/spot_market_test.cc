@@ -32,10 +32,13 @@ TEST(SpotMarket, RecordsChangesOnlyAndAnswersForAnyTime) {
   const auto history = market.history("h100-80g", kT + Millis(1000), kT + Millis(5000));
   ASSERT_EQ(history.size(), 2u);  // the point in force at `from`, then the change
   EXPECT_EQ(history[0].at, kT);
-  std::vector<Timestamp> changes;
-  market.for_each_change("h100-80g", kT, kT + Millis(5000),
-                         [&](Timestamp t) { changes.push_back(t); });
-  EXPECT_EQ(changes, std::vector<Timestamp>{kT + Millis(2000)});
+  const auto first = market.span_at("h100-80g", kT + Millis(1000));
+  EXPECT_EQ(first.utilisation_permille, 500);
+  EXPECT_EQ(first.from, kT);
+  EXPECT_EQ(first.until, kT + Millis(2000));
+  EXPECT_EQ(market.span_at("h100-80g", kT + Millis(2000)).until, Timestamp::max());
+  EXPECT_EQ(market.span_at("h100-80g", kT - Millis(1)).from, Timestamp::min());
+  EXPECT_EQ(market.span_at("h100-80g", kT - Millis(1)).until, kT);
 }
 
 TEST(SpotMarket, KeepsABoundedHistory) {

@@ -213,12 +213,11 @@ ChangeSet Controller::take_changes() {
   for (const model::UsageRecord* usage : touched_usage_) changes_.usage.push_back(*usage);
   changes_.metered_usage.reserve(changes_.metered_usage.size() + metered_usage_.size());
   for (const model::UsageRecord* usage : metered_usage_) {
-    if (!touched_usage_ids_.contains(usage)) changes_.add_metered_usage(*usage);
+    if (usage->queued_batch != change_batch_) changes_.add_metered_usage(*usage);
   }
   touched_usage_.clear();
-  touched_usage_ids_.clear();
   metered_usage_.clear();
-  metered_usage_ids_.clear();
+  ++change_batch_;
   for (const auto& id : touched_volumes_) changes_.volumes.push_back(volumes_.at(id));
   touched_volumes_.clear();
   touched_volume_ids_.clear();
@@ -265,12 +264,16 @@ void Controller::touch_node(Node& node, bool desired_set_changed) {
   if (touched_node_ids_.insert(node.id).second) touched_nodes_.push_back(node.id);
 }
 
-void Controller::touch_usage(const model::UsageRecord& usage) {
-  if (touched_usage_ids_.insert(&usage)) touched_usage_.push_back(&usage);
+void Controller::touch_usage(model::UsageRecord& usage) {
+  if (usage.queued_batch == change_batch_) return;
+  usage.queued_batch = change_batch_;
+  touched_usage_.push_back(&usage);
 }
 
-void Controller::touch_metering(const model::UsageRecord& usage) {
-  if (metered_usage_ids_.insert(&usage)) metered_usage_.push_back(&usage);
+void Controller::touch_metering(model::UsageRecord& usage) {
+  if (usage.metered_batch == change_batch_) return;
+  usage.metered_batch = change_batch_;
+  metered_usage_.push_back(&usage);
 }
 
 Status Controller::post(model::Transfer transfer) {
@@ -1294,10 +1297,10 @@ void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
 
 void Controller::tick() {
   const Timestamp t = now();
-  for (auto& [id, node] : nodes_) {
-    const Timestamp silent_since = std::max(node.last_heartbeat, silence_counted_from_);
-    if (node.state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
-      mark_node_down(node);
+  for (Node* node : node_order()) {
+    const Timestamp silent_since = std::max(node->last_heartbeat, silence_counted_from_);
+    if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
+      mark_node_down(*node);
     }
   }
   if (update_spot_market()) interrupt_spot_over_max_price();

@@ -29,7 +29,6 @@
 #include "billing/billing.h"
 #include "billing/invoice.h"
 #include "common/clock.h"
-#include "common/pointer_set.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "common/string_hash.h"
@@ -432,10 +431,10 @@ class Controller {
   // in one batch).
   void touch(model::Instance& instance);
   void touch_node(model::Node& node, bool desired_set_changed);
-  void touch_usage(const model::UsageRecord& usage);
+  void touch_usage(model::UsageRecord& usage);
   // Only metering changed it (billing/billing.h): handed over packed (MeteredUsage), unless it
   // is also touched whole in the same batch.
-  void touch_metering(const model::UsageRecord& usage);
+  void touch_metering(model::UsageRecord& usage);
   Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
@@ -534,11 +533,15 @@ class Controller {
   void reindex_runs();
   // The billing tick's metering of every running instance up to `t` (or its node's last report).
   void meter_runs(Timestamp t);
+  // Every node, in nodes_'s order; rebuilt when a node was added (none is ever erased).
+  const std::vector<model::Node*>& node_order();
+  // rates() with rate_memo_: metering's price lookups.
+  billing::Rates metering_rates() { return {prices_, spot_, &rate_memo_}; }
   // --- Prices (prices.cc) ---
   // Posts a record's newly due charge, if any (billing::usage_transfer, packed in the ChangeSet),
   // and marks its metering changed; a failure is a bug, logged with the record.
-  void post_usage(const model::UsageRecord& usage, Micros due);
-  void post_usage(const model::UsageRecord& usage, Micros due, billing::Ledger::TenantNames names);
+  void post_usage(model::UsageRecord& usage, Micros due);
+  void post_usage(model::UsageRecord& usage, Micros due, billing::Ledger::TenantNames names);
   // A run ends: the minimum billed duration of the version in force at its start.
   void charge_minimum_duration(model::UsageRecord& usage);
   // A stopped instance with a disk pays storage for it until it is started again or removed.
@@ -690,10 +693,10 @@ class Controller {
   std::set<std::string> touched_node_ids_;
   std::unordered_map<std::string, int64_t> stored_generation_;  // node id -> as last taken
   // Usage records are never erased from usage_ (a std::map), so pointers to them stay valid.
+  // Each is in a list once a batch: its queued_batch / metered_batch is change_batch_ then.
   std::vector<const model::UsageRecord*> touched_usage_;
-  PointerSet touched_usage_ids_;
   std::vector<const model::UsageRecord*> metered_usage_;  // touch_metering()
-  PointerSet metered_usage_ids_;
+  uint64_t change_batch_ = 1;                             // take_changes() starts the next
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
@@ -711,6 +714,11 @@ class Controller {
     billing::Ledger::TenantNames names;  // its tenant's, in ledger_
   };
   std::vector<MeteredRun> metered_runs_;
+  std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
+  // nodes_ in its order, as a vector (node_order()): every tick walks all nodes twice (silence,
+  // the spot market's capacity), and walking the map waited on each tree node in turn.
+  std::vector<model::Node*> node_order_;
+  billing::RateMemo rate_memo_;  // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries

@@ -13,16 +13,16 @@ using model::NodeState;
 // Bytes of ChangeSet::packed_text a charged run takes with today's ids (instance and tenant
 // ids of 18 characters): a guess for reserving, not a limit.
 constexpr size_t kPackedTextPerRun = 40;
-// How many runs ahead meter_runs() asks for the objects of a run (fetch_objects()): about what
-// the loop does while memory answers (measured: bench/RESULTS.md, "Billing: one metering tick").
-constexpr size_t kFetchAhead = 8;
-constexpr size_t kCacheLine = 64;
+// meter_runs()'s verdicts on a run besides "meter up to": not open any more (dropped from the
+// index), or open but not metered now (not running, or its node is not ready).
+constexpr Timestamp kEnded = Timestamp::min();
+constexpr Timestamp kNotNow = Timestamp::max();
 
 void Controller::meter_run(model::UsageRecord& usage, Timestamp until,
                            billing::Ledger::TenantNames names) {
   // Prepaid packages cover the interval's first seconds; the price applies to the rest.
   draw_packages(usage, until);
-  post_usage(usage, billing::meter_usage_due(rates(), usage, until), names);
+  post_usage(usage, billing::meter_usage_due(metering_rates(), usage, until), names);
 }
 
 void Controller::index_run(model::Instance& instance, model::UsageRecord& usage) {
@@ -38,49 +38,48 @@ void Controller::reindex_runs() {
   }
 }
 
+const std::vector<model::Node*>& Controller::node_order() {
+  if (node_order_.size() != nodes_.size()) {
+    node_order_.clear();
+    for (auto& [id, node] : nodes_) node_order_.push_back(&node);
+  }
+  return node_order_;
+}
+
 void Controller::meter_runs(Timestamp t) {
   // About one charge per run: grown once here, not by doubling and moving as they are posted.
   changes_.usage_charges.reserve(changes_.usage_charges.size() + metered_runs_.size());
   changes_.packed_text.reserve(changes_.packed_text.size() +
                                metered_runs_.size() * kPackedTextPerRun);
-  // One pass meters the open runs and drops the ended ones, so that each run's objects are read
-  // from memory once per tick. They lie scattered through three maps and the usage record's
-  // strings, and waiting for them was most of this loop's time: the objects of the runs a few
-  // places ahead are asked for while this one is metered (addresses only: nothing is read).
-  const auto fetch_objects = [this](const MeteredRun& run) {
-    __builtin_prefetch(&run.instance->state);
-    __builtin_prefetch(&run.instance->run);
-    __builtin_prefetch(&run.node->state);
-    __builtin_prefetch(&run.node->last_heartbeat);
-    const auto* usage = reinterpret_cast<const char*>(run.usage);
-    for (size_t line = 0; line < sizeof(model::UsageRecord); line += kCacheLine) {
-      __builtin_prefetch(usage + line);
-    }
-    // Where touch_usage() and touch_metering() will look for it.
-    touched_usage_ids_.prefetch(run.usage);
-    metered_usage_ids_.prefetch(run.usage);
-  };
-  // The record's strings, once the record itself (asked for kFetchAhead / 2 runs earlier) is in.
-  const auto fetch_strings = [](const MeteredRun& run) {
-    __builtin_prefetch(run.usage->instance_id.data());
-    __builtin_prefetch(run.usage->tenant_id.data());
-  };
+  metered_usage_.reserve(metered_usage_.size() + metered_runs_.size());
+  // Two passes. The first only reads what decides whether and up to when each run is metered:
+  // its instance (scattered through a map of 100,000) and node. Its loads do not depend on one
+  // another, so the memory answers many of them at once; read between two runs' metering, as
+  // one pass did, each waited alone (most of this loop's time, even with software prefetches:
+  // bench/RESULTS.md, "Billing: one metering tick"). Metering changes none of what it reads.
   const size_t count = metered_runs_.size();
-  size_t kept = 0;
+  metered_until_.resize(count);
   for (size_t i = 0; i < count; ++i) {
-    if (i + kFetchAhead < count) fetch_objects(metered_runs_[i + kFetchAhead]);
-    if (i + kFetchAhead / 2 < count) fetch_strings(metered_runs_[i + kFetchAhead / 2]);
-    const MeteredRun run = metered_runs_[i];
-    // A run's node is the one it was placed on: placing again starts a new run (instance.run).
-    if (run.usage->ended_at || run.usage->run != run.instance->run) continue;
-    metered_runs_[kept++] = run;
+    const MeteredRun& run = metered_runs_[i];
     const InstanceState state = run.instance->state;
-    if (state != InstanceState::kRunning && state != InstanceState::kStopping) continue;
+    // A run's node is the one it was placed on: placing again starts a new run (instance.run).
+    const bool open = !run.usage->ended_at && run.usage->run == run.instance->run;
+    const bool metered = state == InstanceState::kRunning || state == InstanceState::kStopping;
     // Up to the node's last good report, never past it: a node that then goes silent is not
     // billed for the silence.
-    if (run.node->state == NodeState::kReady) {
-      meter_run(*run.usage, std::min(t, run.node->last_heartbeat), run.names);
-    }
+    const bool ready = run.node->state == NodeState::kReady;
+    metered_until_[i] = !open                ? kEnded
+                        : !metered || !ready ? kNotNow
+                                             : std::min(t, run.node->last_heartbeat);
+  }
+  // The second meters the open runs and drops the ended ones.
+  size_t kept = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Timestamp until = metered_until_[i];
+    if (until == kEnded) continue;
+    const MeteredRun run = metered_runs_[i];
+    metered_runs_[kept++] = run;
+    if (until != kNotNow) meter_run(*run.usage, until, run.names);
   }
   metered_runs_.resize(kept);
 }

@@ -82,5 +82,54 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   EXPECT_EQ(usage[0]->charged, ctl_.usage(alice_.tenant_id)[0]->charged);
 }
 
+// The tick looks prices up through a memo (billing::RateMemo): a price set and a spot point
+// observed between two ticks, each effective in the middle of the next interval, are charged from
+// their second on, exactly as a quote of the whole run without the memo prices it.
+TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
+  const auto on_demand = launch(alice_, 2);
+  auto spot_spec = spec(1);
+  spot_spec.pricing = model::PricingModel::kSpot;
+  const auto spot = launch(bob_, spot_spec);
+  report_running(ctl_, node_);
+  const Timestamp start = clock_.now();
+  clock_.advance(Millis(60'000));
+  report_running(ctl_, node_);
+  ctl_.tick();
+  commit(ctl_);
+
+  clock_.advance(Millis(30'500));
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.gpu_per_hour = {{"h100-80g", 36'000'000}}}));
+  launch(alice_, 4);  // the type fills: the spot price moves at the next tick, from now
+  report_running(ctl_, node_);
+  ctl_.tick();  // not a billing tick: 30.5 s after the last
+  const Timestamp moved = clock_.now();
+  ASSERT_EQ(ctl_.spot_market().span_at("h100-80g", moved).from, moved);
+  clock_.advance(Millis(29'500));
+  report_running(ctl_, node_);
+  ctl_.tick();
+  commit(ctl_);
+
+  const auto charged = [&](const Principal& who, const std::string& instance_id) {
+    Micros sum = 0;
+    for (const auto& t : ctl_.transfers(who.tenant_id)) {
+      if (t.kind == model::TransferKind::kUsage && t.reference == instance_id) sum += t.amount;
+    }
+    return sum;
+  };
+  const auto quoted = [&](const model::Instance& instance) {
+    model::UsageRecord shape = billing::usage_shape(instance.spec, "h100-80g");
+    shape.gpu_milli = instance.gpu_milli;
+    Micros sum = 0;
+    for (const auto& segment : billing::price_interval(ctl_.rates(), shape, start, clock_.now())) {
+      sum += segment.amount;
+    }
+    return sum;
+  };
+  EXPECT_EQ(charged(alice_, on_demand.id), quoted(on_demand));
+  EXPECT_EQ(charged(bob_, spot.id), quoted(spot));
+  // The new price from second 91 of the run (the first that starts after it took effect).
+  EXPECT_EQ(charged(alice_, on_demand.id), 2 * (91 * kH100PerSecond + 29 * 2 * kH100PerSecond));
+}
+
 }  // namespace
 }  // namespace gpurent::controller

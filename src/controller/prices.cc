@@ -65,11 +65,11 @@ Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) 
                            priciest ? priciest->second : model::requested_gpu_type(spec), now());
 }
 
-void Controller::post_usage(const model::UsageRecord& usage, Micros due) {
+void Controller::post_usage(model::UsageRecord& usage, Micros due) {
   post_usage(usage, due, ledger_.tenant_names(usage.tenant_id));
 }
 
-void Controller::post_usage(const model::UsageRecord& usage, Micros due,
+void Controller::post_usage(model::UsageRecord& usage, Micros due,
                             billing::Ledger::TenantNames names) {
   touch_metering(usage);
   if (due <= 0) return;
@@ -134,13 +134,13 @@ bool Controller::update_spot_market() {
   // GPUs of each type on ready nodes (quarantined ones are not capacity), and the thousandths of
   // them held by anyone.
   std::map<std::string, int64_t, std::less<>> total;
-  for (const auto& [id, node] : nodes_) {
-    if (node.state != model::NodeState::kReady) continue;
+  for (const model::Node* node : node_order()) {
+    if (node->state != model::NodeState::kReady) continue;
     // A node's GPUs are nearly always of one type: the map is searched once per node, not once
     // per GPU (this runs every tick over every GPU).
     int64_t* count = nullptr;
     std::string_view counted;
-    for (const auto& gpu : node.gpus) {
+    for (const auto& gpu : node->gpus) {
       if (quarantined(gpu.uuid)) continue;
       if (count == nullptr || gpu.type != counted) {
         count = &total[gpu.type];
