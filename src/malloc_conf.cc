@@ -10,7 +10,12 @@
 // because the same binary is the node agent, whose resident set is meant to stay small (the agent
 // footprint benchmark); with more arenas each would hold huge pages of its own. The server's
 // threads allocate mostly from their thread caches, so one arena is not a point of contention.
+// dirty_decay_ms:-1, muzzy_decay_ms:-1: freed memory is kept for reuse, never given back to the
+// kernel: given back, a huge page is faulted in and zeroed again at its next use, and a metering
+// tick that frees and rebuilds its ChangeSet every minute ran 60-80 ms instead of 31-39
+// (bench/RESULTS.md). The resident set stays at its high-water mark, which the load sets.
 extern "C" {
 // The name and type are jemalloc's interface.
-const char* malloc_conf = "thp:always,metadata_thp:auto,narenas:1";
+const char* malloc_conf =
+    "thp:always,metadata_thp:auto,narenas:1,dirty_decay_ms:-1,muzzy_decay_ms:-1";
 }
