@@ -17,8 +17,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <time.h>
-
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,68 +24,43 @@
 #include <vector>
 
 #include "controller/controller.h"
+#include "controller_bench.h"
 #include "model/codec.h"
 #include "store/store.h"
 
 namespace {
 
 using namespace gpurent;
+using bench::kGpusPerNode;
 using controller::Controller;
 
-constexpr int kGpusPerNode = 8;
-
-double thread_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
-}
-
-[[noreturn]] void die(std::string_view what) {
-  fmt::print(stderr, "array_bench: {}\n", what);
-  std::exit(1);
-}
+[[noreturn]] void die(std::string_view what) { bench::die("array_bench", what); }
 
 // Runs `work`, prints its CPU time under `name`, returns what it returned.
 template <class Work>
 auto timed(std::string_view name, Work work) {
-  const double before = thread_cpu_ms();
+  const double before = bench::thread_cpu_seconds();
   auto result = work();
-  fmt::print("  {:<8} {:8.1f} ms\n", name, thread_cpu_ms() - before);
+  fmt::print("  {:<8} {:8.1f} ms\n", name, (bench::thread_cpu_seconds() - before) * 1e3);
   return result;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int tasks = 8'000;
-  int batch = 50;
-  int rounds = 1;
-  std::string store_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string_view flag = argv[i];
-    if (flag == "--tasks") {
-      tasks = std::atoi(argv[i + 1]);
-    } else if (flag == "--batch") {
-      batch = std::atoi(argv[i + 1]);
-    } else if (flag == "--rounds") {
-      rounds = std::atoi(argv[i + 1]);
-    } else if (flag == "--store") {
-      store_path = argv[i + 1];
-    } else {
-      die(fmt::format("unknown flag {}", flag));
-    }
-  }
+  bench::Flags flags("array_bench", argc, argv);
+  const int tasks = flags.integer("--tasks", 8'000);
+  const int batch = flags.integer("--batch", 50);
+  const int rounds = flags.integer("--rounds", 1);
+  const std::string store_path = flags.text("--store", "");
+  flags.check();
   if (tasks < 1 || batch < 1 || rounds < 1) die("--tasks, --batch and --rounds must be positive");
   const int nodes = (tasks + kGpusPerNode - 1) / kGpusPerNode;
   spdlog::set_level(spdlog::level::warn);  // one line per registered node otherwise
 
   ManualClock clock(from_unix_ms(1'800'000'000'000));
   Controller ctl(clock, {.heartbeat_timeout = std::chrono::hours(24), .seed = 42});
-  const auto admin =
-      *ctl.authenticate(ctl.bootstrap_admin(hash_secret("admin"), "gpr_admin", 0)->secret_hash);
-  if (!ctl.create_join_token(admin, "bench", std::chrono::hours(1), hash_secret("join"))) {
-    die("join token");
-  }
+  const auto admin = bench::admin_with_join_token(ctl);
   auto tenant = ctl.create_tenant(admin, "bench");
   if (!tenant ||
       !ctl.create_api_key(admin,
@@ -96,31 +69,10 @@ int main(int argc, char** argv) {
     die("tenant");
   }
   const auto caller = *ctl.authenticate(hash_secret("t"));
-  std::vector<std::string> node_ids;
-  for (int n = 0; n < nodes; ++n) {
-    model::NodeRegistration registration{.name = fmt::format("fleet-sim-{:05}", n),
-                                         .cpu_count = 112,
-                                         .memory_mb = 2048 * 1024,
-                                         .simulated = true,
-                                         .agent_version = "bench"};
-    for (int g = 0; g < kGpusPerNode; ++g) {
-      registration.gpus.push_back(
-          {fmt::format("GPU-{:05}-{}", n, g), g, "h100-80g", "h100-80g", 81920});
-    }
-    auto registered = ctl.register_node(hash_secret("join"), registration, "c",
-                                        hash_secret(fmt::format("c{}", n)));
-    if (!registered) die(registered.error().message);
-    node_ids.push_back(registered->node_id);
-  }
-  std::unique_ptr<store::Store> store;
-  if (!store_path.empty()) {
-    auto opened = store::open_sqlite_store(store_path);
-    if (!opened) die(opened.error().message);
-    store = std::move(*opened);
-  }
+  const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
+  bench::OptionalStore store("array_bench", store_path);
   const auto commit = [&](const controller::ChangeSet& changes) {
-    if (!store) return 0;
-    if (auto committed = store->commit(changes); !committed) die(committed.error().message);
+    store.commit(changes);
     return 0;
   };
   commit(ctl.take_changes_for_store());

@@ -17,8 +17,6 @@
 // Usage: gpurent_billing_bench [--workloads N] [--ticks K] [--store PATH]
 #include <fmt/format.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -29,55 +27,34 @@
 
 #include "common/random.h"
 #include "controller/controller.h"
+#include "controller_bench.h"
 #include "store/store.h"
 
 namespace {
 
 using namespace gpurent;
+using bench::kGpusPerNode;
+using bench::thread_cpu_seconds;
 using controller::Controller;
 
-constexpr int kGpusPerNode = 8;
 constexpr int kTenants = 100;
 
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-[[noreturn]] void die(std::string_view what) {
-  fmt::print(stderr, "billing_bench: {}\n", what);
-  std::exit(1);
-}
+[[noreturn]] void die(std::string_view what) { bench::die("billing_bench", what); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int workloads = 100'000;
-  int ticks = 5;
-  std::string store_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string_view flag = argv[i];
-    if (flag == "--workloads") {
-      workloads = std::atoi(argv[i + 1]);
-    } else if (flag == "--ticks") {
-      ticks = std::atoi(argv[i + 1]);
-    } else if (flag == "--store") {
-      store_path = argv[i + 1];
-    } else {
-      die(fmt::format("unknown flag {}", flag));
-    }
-  }
+  bench::Flags flags("billing_bench", argc, argv);
+  const int workloads = flags.integer("--workloads", 100'000);
+  const int ticks = flags.integer("--ticks", 5);
+  const std::string store_path = flags.text("--store", "");
+  flags.check();
   const int nodes = (workloads + kGpusPerNode - 1) / kGpusPerNode;
 
   ManualClock clock(from_unix_ms(1'800'000'000'000));
   // Nodes report before each tick; a long timeout keeps setup time from marking any down.
   Controller ctl(clock, {.heartbeat_timeout = std::chrono::hours(24), .seed = 42});
-  const auto admin =
-      *ctl.authenticate(ctl.bootstrap_admin(hash_secret("admin"), "gpr_admin", 0)->secret_hash);
-  if (!ctl.create_join_token(admin, "bench", std::chrono::hours(1), hash_secret("join"))) {
-    die("join token");
-  }
+  const auto admin = bench::admin_with_join_token(ctl);
   if (!ctl.set_prices(
           admin,
           {.cpu_per_core_hour = 36'000, .memory_per_gb_hour = 7'200, .disk_per_gb_hour = 360})) {
@@ -95,22 +72,7 @@ int main(int argc, char** argv) {
     }
     tenants.push_back(*ctl.authenticate(hash_secret(name)));
   }
-  std::vector<std::string> node_ids;
-  for (int n = 0; n < nodes; ++n) {
-    model::NodeRegistration registration{.name = fmt::format("node-{:06}", n),
-                                         .cpu_count = 112,
-                                         .memory_mb = 2048 * 1024,
-                                         .simulated = true,
-                                         .agent_version = "bench"};
-    for (int g = 0; g < kGpusPerNode; ++g) {
-      registration.gpus.push_back(
-          {fmt::format("GPU-{:06}-{}", n, g), g, "h100-80g", "h100-80g", 81920});
-    }
-    auto registered = ctl.register_node(hash_secret("join"), registration, "c",
-                                        hash_secret(fmt::format("c{}", n)));
-    if (!registered) die(registered.error().message);
-    node_ids.push_back(registered->node_id);
-  }
+  const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
   for (int i = 0; i < workloads; ++i) {
     model::InstanceSpec spec;
     spec.gpu_types = {"h100-80g"};
@@ -136,17 +98,9 @@ int main(int argc, char** argv) {
       if (!ctl.apply_report(node, report)) die("report");
     }
   };
-  std::unique_ptr<store::Store> store;
-  if (!store_path.empty()) {
-    auto opened = store::open_sqlite_store(store_path);
-    if (!opened) die(opened.error().message);
-    store = std::move(*opened);
-  }
   // Setup's changes go to the store (when there is one) untimed.
-  const auto commit = [&](const controller::ChangeSet& changes) {
-    if (!store) return;
-    if (auto committed = store->commit(changes); !committed) die(committed.error().message);
-  };
+  bench::OptionalStore store("billing_bench", store_path);
+  const auto commit = [&](const controller::ChangeSet& changes) { store.commit(changes); };
   report_all();
   ctl.tick();  // the first: the market observes the fleet
   commit(ctl.take_changes_for_store());

@@ -125,6 +125,15 @@ class Writer {
     out_ += '}';
     first_ = false;
   }
+  // A member: its key, then its value.
+  void field(std::string_view name, int64_t value) {
+    key(name);
+    number(value);
+  }
+  void field(std::string_view name, std::string_view value) {
+    key(name);
+    string(value);
+  }
 
  private:
   std::string& out_;
@@ -763,50 +772,29 @@ std::string usage_record_json(const UsageRecord& v) {
   out.reserve(512);
   Writer w(out);
   w.begin();
-  w.key("billed_seconds");
-  w.number(v.billed_seconds);
-  w.key("charged");
-  w.number(v.charged);
-  w.key("cpu");
-  w.number(v.cpu);
-  w.key("disk_gb");
-  w.number(v.disk_gb);
+  w.field("billed_seconds", v.billed_seconds);
+  w.field("charged", v.charged);
+  w.field("cpu", v.cpu);
+  w.field("disk_gb", v.disk_gb);
   w.key("ended_at");
   w.optional_number(v.ended_at ? std::optional(ms(*v.ended_at)) : std::nullopt);
-  w.key("gpu_count");
-  w.number(v.gpu_count);
-  w.key("gpu_milli");
-  w.number(v.gpu_milli);
-  w.key("gpu_type");
-  w.string(v.gpu_type);
-  w.key("id");
-  w.string(v.id);
-  w.key("instance_id");
-  w.string(v.instance_id);
-  w.key("kind");
-  w.string(to_string(v.kind));
-  w.key("memory_gb");
-  w.number(v.memory_gb);
-  w.key("metered_until");
-  w.number(ms(v.metered_until));
-  w.key("package_seconds");
-  w.number(v.package_seconds);
-  w.key("price_per_gpu_hour");
-  w.number(v.price_per_gpu_hour);
-  w.key("pricing");
-  w.string(to_string(v.pricing));
-  w.key("run");
-  w.number(v.run);
-  w.key("segment_charged");
-  w.number(v.segment_charged);
-  w.key("segment_rate");
-  w.number(v.segment_rate);
-  w.key("segment_seconds");
-  w.number(v.segment_seconds);
-  w.key("started_at");
-  w.number(ms(v.started_at));
-  w.key("tenant_id");
-  w.string(v.tenant_id);
+  w.field("gpu_count", v.gpu_count);
+  w.field("gpu_milli", v.gpu_milli);
+  w.field("gpu_type", v.gpu_type);
+  w.field("id", v.id);
+  w.field("instance_id", v.instance_id);
+  w.field("kind", to_string(v.kind));
+  w.field("memory_gb", v.memory_gb);
+  w.field("metered_until", ms(v.metered_until));
+  w.field("package_seconds", v.package_seconds);
+  w.field("price_per_gpu_hour", v.price_per_gpu_hour);
+  w.field("pricing", to_string(v.pricing));
+  w.field("run", v.run);
+  w.field("segment_charged", v.segment_charged);
+  w.field("segment_rate", v.segment_rate);
+  w.field("segment_seconds", v.segment_seconds);
+  w.field("started_at", ms(v.started_at));
+  w.field("tenant_id", v.tenant_id);
   w.end();
   return out;
 }
