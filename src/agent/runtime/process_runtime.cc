@@ -95,6 +95,16 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
   std::string shim_arg = "__shim";
   std::string exe = executable;
   char* argv[] = {exe.data(), shim_arg.data(), dir_arg.data(), fd_arg.data(), nullptr};
+  // The shim is this binary, whose allocator asks for huge pages (src/malloc_conf.cc): a shim,
+  // one per workload, needs a few small pages, and with huge pages it held 15 MB instead of 8.
+  // The workload does not inherit this: its environment is built from its spec (shim.cc).
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, "MALLOC_CONF=", 12) != 0) envp.push_back(*entry);
+  }
+  std::string malloc_conf = "MALLOC_CONF=thp:never,metadata_thp:disabled";
+  envp.push_back(malloc_conf.data());
+  envp.push_back(nullptr);
 
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -114,7 +124,7 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
     for (int fd = 0; fd <= 2; ++fd) ::dup2(null_fd, fd);
     // Descriptors that libraries opened without O_CLOEXEC (log files, sockets) stay here.
     ::close_range(kShimReadyFd + 1, ~0U, 0);
-    ::execv(argv[0], argv);
+    ::execve(argv[0], argv, envp.data());
     const int err = errno;
     char message[1 + sizeof err];
     message[0] = kShimExecFailed;

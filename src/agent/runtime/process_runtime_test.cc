@@ -90,6 +90,18 @@ TEST_F(ProcessRuntimeTest, SetsGpuAndInstanceEnvironment) {
             fmt::format("GPU-aaaa,GPU-bbbb|GPU-aaaa,GPU-bbbb|i-env|4|{}|{}|3\n", home, home));
 }
 
+TEST_F(ProcessRuntimeTest, TheShimsAllocatorSettingDoesNotReachTheWorkload) {
+  auto runtime = open_runtime();
+  // The workload's parent is its shim.
+  ASSERT_TRUE(runtime->start(shell("i-malloc",
+                                   "echo \"${MALLOC_CONF-unset}\"; tr '\\0' '\\n' < "
+                                   "/proc/$PPID/environ | grep '^MALLOC_CONF='")));
+  const Workload* w = wait_exit(*runtime, {"i-malloc", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 0);
+  EXPECT_EQ(read_text(w->log_path), "unset\nMALLOC_CONF=thp:never,metadata_thp:disabled\n");
+}
+
 TEST_F(ProcessRuntimeTest, HomeAndPathFromTheSpecWin) {
   auto runtime = open_runtime();
   auto spec = shell("i-home", "echo \"$HOME|$PATH\"");
