@@ -25,8 +25,9 @@ The admin tenant is topped up first (8,000 H100s cost about 40 CNY per second; t
 1,000 CNY would run out within a run). Each phase (registration, array, separate, each cancel) is
 cut off after --phase-limit seconds and reported as not finished; when (a) does not end in time,
 its server and fleet are stopped (SIGTERM, SIGKILL after 20 s: a clean stop would first finish
-the commit in progress) and (b) runs on a fresh pair. The server's resident set and CPU time are
-sampled every 0.5 s during (a).
+the commit in progress) and (b) runs on a fresh pair. The server's resident set is sampled every
+0.5 s during (a); the CPU time of each thread of the server and the fleet is read when (a) starts
+and when its last task is seen running (the server names its threads: api, committer, ...).
 
 The fleet sends GPU telemetry with every report (its default, every 1 s: the realistic setup);
 --telemetry-interval 0 turns it off, for comparison.
