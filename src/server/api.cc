@@ -1768,7 +1768,7 @@ struct Api::Impl {
         if (!state) co_return problem_response(state.error());
         // Only committed state may be acted on: were this set lost in a crash, the agent would
         // run work the restarted server never placed.
-        co_await host.durable();
+        if (!host.all_durable()) co_await host.durable();
         co_return Response{200, "application/json", model::desired_state_json(*state), {}, {}};
       }
       co_await host.wait("node:" + node, left);

@@ -87,8 +87,9 @@ std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSe
   auto signal = std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
   {
     std::lock_guard lock(queue_mutex_);
-    queue_.push_back(
-        {std::move(changes), [this, signal] { asio::post(io_, [signal] { signal->cancel(); }); }});
+    queue_.push_back({std::move(changes),
+                      [this, signal] { asio::post(io_, [signal] { signal->cancel(); }); },
+                      ++queued_});
   }
   queue_cv_.notify_one();
   return signal;
@@ -120,6 +121,8 @@ void ControllerHost::committer_loop() {
                        committed.error().message);
       std::abort();
     }
+    // Batches leave the queue in order: the last of this one is the newest durable sequence.
+    durable_.store(batch.back().sequence, std::memory_order_release);
     if (after_commit_) after_commit_(merged);
     for (auto& pending : batch) pending.done();
   }

@@ -14,6 +14,7 @@
 
 #include <utility>
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -66,6 +67,9 @@ class ControllerHost {
   // Resumes once everything queued so far is durable: a read that must not reveal uncommitted
   // state (the desired set an agent will act on) waits on this before answering.
   asio::awaitable<void> durable() { return commit(controller::ChangeSet{}); }
+  // Whether everything queued so far is durable already, so that such a read need not wait: a
+  // thousand long polls woken by one commit would otherwise each wait for another.
+  bool all_durable() const { return durable_.load(std::memory_order_acquire) == queued_; }
 
   // Called on the committer thread with each batch once it is durable (the alert webhooks): it
   // must be quick and must not touch the controller. Set before start().
@@ -94,6 +98,7 @@ class ControllerHost {
   struct PendingCommit {
     controller::ChangeSet changes;
     std::function<void()> done;  // posted back to the io_context
+    uint64_t sequence = 0;       // enqueue order, from 1
   };
 
   asio::io_context& io_;
@@ -106,7 +111,9 @@ class ControllerHost {
 
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
-  std::deque<PendingCommit> queue_;  // bounded by the commands in flight (one per connection)
+  std::deque<PendingCommit> queue_;   // bounded by the commands in flight (one per connection)
+  uint64_t queued_ = 0;               // the last sequence enqueued (the io thread's)
+  std::atomic<uint64_t> durable_{0};  // the last sequence committed (the committer sets it)
   bool stopping_ = false;
   std::thread committer_;
   std::function<void(const controller::ChangeSet&)> after_commit_;

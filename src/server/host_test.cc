@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace gpurent::server {
@@ -14,6 +19,35 @@ class NullStore final : public store::Store {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet&) override { return {}; }
+};
+
+// A store whose commits wait until release().
+class GatedStore final : public store::Store {
+ public:
+  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
+  Status commit(const controller::ChangeSet&) override {
+    std::unique_lock lock(mutex_);
+    released_cv_.wait(lock, [this] { return released_; });
+    ++commits_;
+    return {};
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    released_cv_.notify_all();
+  }
+  int commits() {
+    std::lock_guard lock(mutex_);
+    return commits_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
+  int commits_ = 0;
 };
 
 class ControllerHostTest : public testing::Test {
@@ -44,6 +78,46 @@ TEST_F(ControllerHostTest, TicksOnTimeForgiveNothing) {
   io_.run_for(milliseconds(200));
   host.stop();
   EXPECT_EQ(controller_.silence_counted_from(), Timestamp{});
+}
+
+TEST_F(ControllerHostTest, DurableWaitsForWhatIsQueuedAndOnlyThen) {
+  GatedStore store;
+  ControllerHost host(io_, controller_, store);
+  std::atomic<int> batches = 0;
+  host.set_after_commit([&](const controller::ChangeSet&) { ++batches; });
+  host.start(milliseconds(60'000));
+  bool created = false, durable = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        created = co_await host.mutate([](controller::Controller& c) {
+          return c.bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
+        });
+      },
+      asio::detached);
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        co_await host.durable();
+        durable = true;
+      },
+      asio::detached);
+  io_.run_for(milliseconds(100));
+  EXPECT_FALSE(created);  // its commit waits in the store
+  EXPECT_FALSE(durable);  // so does everything queued before the barrier
+  EXPECT_FALSE(host.all_durable());
+  store.release();
+  io_.run_for(milliseconds(200));
+  EXPECT_TRUE(created);
+  EXPECT_TRUE(durable);
+  const int after_first = batches;
+  EXPECT_GE(after_first, 1);
+
+  // Nothing queued now: a read need not wait for a round trip through the committer.
+  EXPECT_TRUE(host.all_durable());
+  host.stop();
+  EXPECT_EQ(batches, after_first);
+  EXPECT_EQ(store.commits(), 1);
 }
 
 }  // namespace
