@@ -1,5 +1,4 @@
 #include "server/host.h"
-#include "common/threads.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -8,6 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include "common/threads.h"
 
 namespace gpurent::server {
 

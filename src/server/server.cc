@@ -1,5 +1,4 @@
 #include "server/server.h"
-#include "common/threads.h"
 
 #include <csignal>
 #include <filesystem>
@@ -10,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "common/random.h"
+#include "common/threads.h"
 #include "server/api.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"

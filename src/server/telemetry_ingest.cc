@@ -1,5 +1,4 @@
 #include "server/telemetry_ingest.h"
-#include "common/threads.h"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -8,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/threads.h"
 #include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
 

@@ -1,11 +1,11 @@
 #include "server/webhooks.h"
-#include "common/threads.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "client/http_client.h"
+#include "common/threads.h"
 #include "server/monitoring_api.h"
 #include "server/views.h"
 
