@@ -17,8 +17,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
-#include <memory>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
