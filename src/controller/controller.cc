@@ -95,6 +95,14 @@ Status Controller::restore(Snapshot snapshot) {
     const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
     sync_cluster_node(restored);
   }
+  // Before the instances: a run's start is read from its usage record (restore_run_start).
+  for (auto& usage : snapshot.usage) {
+    if (usage.kind == model::UsageKind::kStoppedDisk && !usage.ended_at) {
+      stopped_disks_.emplace(usage.instance_id, usage.id);
+    }
+    usage_by_tenant_[usage.tenant_id].push_back(usage.id);
+    usage_.emplace(usage.id, std::move(usage));
+  }
   std::sort(snapshot.instances.begin(), snapshot.instances.end(),
             [](const Instance& a, const Instance& b) {
               return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
@@ -103,6 +111,7 @@ Status Controller::restore(Snapshot snapshot) {
     instance_position_[instance.id] = instance_order_.size();
     instance_order_.push_back(instance.id);
     auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
+    restore_run_start(restored);
     if (restored.state == InstanceState::kPending || model::holds_gpus(restored.state)) {
       observe_request(restored.spec, 1);
     }
@@ -143,13 +152,6 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& t : snapshot.templates) templates_.emplace(t.name, std::move(t));
   GPURENT_CHECK(prices_.restore(std::move(snapshot.price_versions)));
   spot_.restore(std::move(snapshot.spot_prices));
-  for (auto& usage : snapshot.usage) {
-    if (usage.kind == model::UsageKind::kStoppedDisk && !usage.ended_at) {
-      stopped_disks_.emplace(usage.instance_id, usage.id);
-    }
-    usage_by_tenant_[usage.tenant_id].push_back(usage.id);
-    usage_.emplace(usage.id, std::move(usage));
-  }
   reindex_runs();
   std::sort(snapshot.volumes.begin(), snapshot.volumes.end(),
             [](const model::Volume& a, const model::Volume& b) {
@@ -249,10 +251,15 @@ ChangeSet Controller::take_changes_for_store() {
 }
 
 void Controller::touch(Instance& instance) {
+  note_change(instance);
+  if (instance.queued_batch == change_batch_) return;
+  instance.queued_batch = change_batch_;
+  touched_instances_.push_back(instance.id);
+}
+
+void Controller::note_change(Instance& instance) {
   ++instance.revision;
-  if (changes_.changed_instances.insert(instance.id).second) {
-    touched_instances_.push_back(instance.id);
-  }
+  changes_.changed_instances.insert(instance.id);
 }
 
 void Controller::touch_node(Node& node, bool desired_set_changed) {
@@ -766,6 +773,14 @@ model::UsageRecord* Controller::current_usage(const Instance& instance) {
   return it == usage_.end() ? nullptr : &it->second;
 }
 
+void Controller::restore_run_start(Instance& instance) {
+  if (instance.started_at) return;
+  const model::UsageRecord* usage = current_usage(instance);
+  if (!usage) return;
+  instance.started_at = usage->started_at;
+  if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
+}
+
 void Controller::begin_run(Instance& instance) {
   // The first report of the process opens its metering, also when a stop was asked for before
   // the process came up: it runs (and is billed) until the agent confirms it is gone.
@@ -776,7 +791,10 @@ void Controller::begin_run(Instance& instance) {
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
   }
-  touch(instance);
+  // Not written: the run's usage record, written below, says when it started, and restore
+  // derives the start from it (restore_run_start); an array's start would otherwise write every
+  // member a second time.
+  note_change(instance);
   if (!instance.job_id.empty()) member_running(instance);
   model::UsageRecord usage = billing::usage_shape(instance.spec, instance.gpu_type);
   usage.id = usage_id(instance);

@@ -430,6 +430,9 @@ class Controller {
   // commands of the batch changed it (an array job's members, and their nodes, change many times
   // in one batch).
   void touch(model::Instance& instance);
+  // A change that needs no row of its own (its waiters are woken, its views refreshed): the
+  // running phase of a run, which its usage record records (restore_run_start).
+  void note_change(model::Instance& instance);
   void touch_node(model::Node& node, bool desired_set_changed);
   void touch_usage(model::UsageRecord& usage);
   // Only metering changed it (billing/billing.h): handed over packed (MeteredUsage), unless it
@@ -516,7 +519,10 @@ class Controller {
   void sync_cluster_node(const model::Node& node);
   void update_schedulable(const model::Node& node);
   Result<sched::Assignment> assignment_of(const model::Instance& instance) const;
+  // The first report of the run's process: it runs, and its metering opens (a usage record).
   void begin_run(model::Instance& instance);
+  // At restore: a run whose usage record exists has started (begin_run writes only the record).
+  void restore_run_start(model::Instance& instance);
   void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason);
   // Takes a pending instance out of the queue: it becomes stopped without ever running.
   void withdraw(model::Instance& instance, std::string reason);

@@ -82,6 +82,34 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   EXPECT_EQ(usage[0]->charged, ctl_.usage(alice_.tenant_id)[0]->charged);
 }
 
+// A run's start writes its usage record and not its instance: a restart reads the start back from
+// the record, for a run that runs and for one asked to stop before its process came up.
+TEST_F(MeteringTest, ARestartReadsARunsStartFromItsUsageRecord) {
+  const auto running = launch(alice_, 1);
+  const auto stopping = launch(alice_, 1);
+  commit(ctl_);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, stopping.id));
+  commit(ctl_);
+  clock_.advance(Millis(5'000));
+  const Timestamp started = from_unix_ms(to_unix_ms(clock_.now()));
+  report_running(ctl_, node_);
+  const ChangeSet start = commit(ctl_);
+  EXPECT_TRUE(start.instance_rows.empty());
+  EXPECT_EQ(start.usage.size(), 2u);
+  EXPECT_EQ(start.changed_instances, (std::set<std::string>{running.id, stopping.id}));
+  ASSERT_EQ(get(running.id).state, model::InstanceState::kRunning);
+
+  clock_.advance(Millis(1'000));
+  const auto back_ptr = restarted(11);
+  const Controller& back = *back_ptr;
+  const model::Instance& runs = **back.instance(admin_, running.id);
+  EXPECT_EQ(runs.state, model::InstanceState::kRunning);
+  EXPECT_EQ(runs.started_at, started);
+  const model::Instance& stops = **back.instance(admin_, stopping.id);
+  EXPECT_EQ(stops.state, model::InstanceState::kStopping);
+  EXPECT_EQ(stops.started_at, started);
+}
+
 // The tick looks prices up through a memo (billing::RateMemo): a price set and a spot point
 // observed between two ticks, each effective in the middle of the next interval, are charged from
 // their second on, exactly as a quote of the whole run without the memo prices it.

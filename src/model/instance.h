@@ -135,6 +135,9 @@ struct Instance {
   std::map<std::string, std::string> platform_env;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
+  // In memory only: the controller's change batch that last queued the instance's row, so that
+  // a batch writes it once however often it changed.
+  uint64_t queued_batch = 0;
 };
 
 }  // namespace gpurent::model

@@ -75,6 +75,11 @@ void ControllerHost::schedule_tick() {
   });
 }
 
+asio::awaitable<void> ControllerHost::settle(controller::ChangeSet changes) {
+  if (changes.empty() && all_durable()) return asio::post(io_, asio::use_awaitable);
+  return commit(std::move(changes));
+}
+
 asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
   auto woken_nodes = changes.woken_nodes;
   auto changed_instances = changes.changed_instances;

@@ -60,13 +60,13 @@ class ControllerHost {
   template <class Fn>
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
     auto result = fn(controller_);
-    co_await commit(controller_.take_changes_for_store());
+    co_await settle(controller_.take_changes_for_store());
     co_return result;
   }
 
   // Resumes once everything queued so far is durable: a read that must not reveal uncommitted
   // state (the desired set an agent will act on) waits on this before answering.
-  asio::awaitable<void> durable() { return commit(controller::ChangeSet{}); }
+  asio::awaitable<void> durable() { return settle(controller::ChangeSet{}); }
   // Whether everything queued so far is durable already, so that such a read need not wait: a
   // thousand long polls woken by one commit would otherwise each wait for another.
   bool all_durable() const { return durable_.load(std::memory_order_acquire) == queued_; }
@@ -88,6 +88,11 @@ class ControllerHost {
   // Queues the changes for the committer at once (so commits keep the order in which the
   // controller made them) and resumes when they are durable; then wakes their waiters.
   asio::awaitable<void> commit(controller::ChangeSet changes);
+  // commit(), or, when there is nothing to write and everything queued is durable already, a
+  // mere post to this thread: most agent reports change nothing durable, and each would otherwise
+  // wake the committer and wait for its answer. A plain function, not a coroutine that returns
+  // early: such a coroutine (GCC 12, Boost 1.74) corrupted the heap (docs/architecture.md).
+  asio::awaitable<void> settle(controller::ChangeSet changes);
   std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
   asio::awaitable<void> await_durable(std::shared_ptr<asio::steady_timer> signal,
                                       std::set<std::string> woken_nodes,

@@ -120,5 +120,42 @@ TEST_F(ControllerHostTest, DurableWaitsForWhatIsQueuedAndOnlyThen) {
   EXPECT_EQ(store.commits(), 1);
 }
 
+TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight) {
+  GatedStore store;
+  ControllerHost host(io_, controller_, store);
+  std::atomic<int> batches = 0;
+  host.set_after_commit([&](const controller::ChangeSet&) { ++batches; });
+  host.start(milliseconds(60'000));
+  const auto read_only = [](controller::Controller& c) { return c.silence_counted_from(); };
+  int answered = 0;
+  const auto spawn = [&](auto fn) {
+    asio::co_spawn(
+        io_,
+        [&, fn]() -> asio::awaitable<void> {
+          co_await host.mutate(fn);
+          ++answered;
+        },
+        asio::detached);
+  };
+  spawn([](controller::Controller& c) {
+    return c.bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
+  });
+  spawn(read_only);  // may report what the first created: waits for its commit
+  io_.run_for(milliseconds(100));
+  EXPECT_EQ(answered, 0);
+  store.release();
+  io_.run_for(milliseconds(200));
+  EXPECT_EQ(answered, 2);
+  const int after_first = batches;
+
+  // Nothing in flight: it answers without a batch of its own.
+  spawn(read_only);
+  io_.run_for(milliseconds(100));
+  EXPECT_EQ(answered, 3);
+  host.stop();
+  EXPECT_EQ(batches, after_first);
+  EXPECT_EQ(store.commits(), 1);
+}
+
 }  // namespace
 }  // namespace gpurent::server
