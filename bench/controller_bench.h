@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -35,6 +37,19 @@ inline double thread_cpu_seconds() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// The process's resident set in MiB (/proc/self/statm): what a stage grew it by is memory the
+// kernel had to fault in, which in a VM costs far more than the allocations themselves.
+inline double resident_mib() {
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (!statm) return 0;
+  long pages = 0, resident = 0;
+  const int read = std::fscanf(statm, "%ld %ld", &pages, &resident);
+  std::fclose(statm);
+  return read == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+                         (1024.0 * 1024.0)
+                   : 0;
 }
 
 // "--name value" pairs from the command line. Each benchmark asks for its flags with a default;

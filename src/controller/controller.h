@@ -489,8 +489,8 @@ class Controller {
   bool preempt_for(const model::Instance& instance, const sched::Request& request);
   // Places a single instance, or a job task's gang of members (one per assignment part).
   void place_members(model::Instance& first, sched::Assignment assignment);
-  void place(model::Instance& instance, sched::NodeAssignment part,
-             std::map<std::string, std::string> platform_env);
+  // A job member's gang rendezvous (master_address, master_port) is set before.
+  void place(model::Instance& instance, sched::NodeAssignment part);
   // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
   void hold(const model::Instance& instance, int sign);
   // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
@@ -515,6 +515,7 @@ class Controller {
   Status check_reservation_use(const model::Principal& caller, model::InstanceSpec& spec) const;
   void advance_reservations();
   model::Job* job_of(const model::Instance& instance);
+  const model::Job* job_of(const model::Instance& instance) const;
   // Mirrors a node's capacity and readiness into the scheduler's cluster view.
   void sync_cluster_node(const model::Node& node);
   void update_schedulable(const model::Node& node);

@@ -37,6 +37,10 @@ void Controller::touch_job(Job& job) {
 void Controller::touch_task(const Job& job, int index) { touched_tasks_.emplace(job.id, index); }
 
 Job* Controller::job_of(const Instance& instance) {
+  return const_cast<Job*>(std::as_const(*this).job_of(instance));
+}
+
+const Job* Controller::job_of(const Instance& instance) const {
   const auto it = jobs_.find(instance.job_id);
   return it == jobs_.end() ? nullptr : &it->second;
 }

@@ -27,6 +27,15 @@ class JobsTest : public StoredControllerTest {
   const model::Instance& member(const std::string& job_id, int task, int rank = 0) {
     return get(job(job_id).tasks.at(task).members.at(rank));
   }
+  // The environment the member's node is told to run it with.
+  std::map<std::string, std::string> served_env(const model::Instance& m) {
+    const auto desired = ctl_.desired_state(m.node_id);
+    for (const auto& workload : desired->workloads) {
+      if (workload.instance_id == m.id) return workload.env;
+    }
+    ADD_FAILURE() << m.id << " is not served to " << m.node_id;
+    return {};
+  }
   // Every running member of the node reports; `exits` ends some of them.
   void finish(const std::string& instance_id, int exit_code) { run(instance_id, exit_code); }
 };
@@ -224,13 +233,16 @@ TEST_F(JobsTest, GangMembersArePlacedTogetherWithTorchrunEnvironment) {
   ASSERT_EQ(rank0.state, model::InstanceState::kStarting);
   ASSERT_EQ(rank1.state, model::InstanceState::kStarting);
   EXPECT_NE(rank0.node_id, rank1.node_id);
-  EXPECT_EQ(rank1.platform_env.at("NODE_RANK"), "1");
-  EXPECT_EQ(rank1.platform_env.at("RANK"), "8");
-  EXPECT_EQ(rank1.platform_env.at("WORLD_SIZE"), "16");
-  EXPECT_EQ(rank1.platform_env.at("LOCAL_WORLD_SIZE"), "8");
+  const auto env0 = served_env(rank0), env1 = served_env(rank1);
+  EXPECT_EQ(env1.at("NODE_RANK"), "1");
+  EXPECT_EQ(env1.at("RANK"), "8");
+  EXPECT_EQ(env1.at("WORLD_SIZE"), "16");
+  EXPECT_EQ(env1.at("LOCAL_WORLD_SIZE"), "8");
   // Rank 0's node, by name (the nodes do not advertise an address).
-  EXPECT_EQ(rank1.platform_env.at("MASTER_ADDR"), (*ctl_.node(admin_, rank0.node_id))->name);
-  EXPECT_EQ(rank0.platform_env.at("MASTER_PORT"), rank1.platform_env.at("MASTER_PORT"));
+  EXPECT_EQ(env1.at("MASTER_ADDR"), (*ctl_.node(admin_, rank0.node_id))->name);
+  EXPECT_EQ(env0.at("MASTER_ADDR"), env1.at("MASTER_ADDR"));
+  EXPECT_EQ(env0.at("MASTER_PORT"), env1.at("MASTER_PORT"));
+  EXPECT_EQ(env0.at("MASTER_PORT"), std::to_string(model::kGangMasterPort));
   // A gang that does not fit waits whole: nothing of it is placed.
   const auto second = submit(bob_, job_spec(8, 1, 2));
   EXPECT_EQ(member(second.id, 0, 0).state, model::InstanceState::kPending);
@@ -252,9 +264,10 @@ TEST_F(JobsTest, GangsLedFromOneNodeGetDifferentRendezvousPorts) {
   const auto& a = member(first.id, 0);
   const auto& b = member(second.id, 0);
   ASSERT_EQ(a.node_id, b.node_id);  // both led from the same node...
-  EXPECT_NE(a.platform_env.at("MASTER_PORT"), b.platform_env.at("MASTER_PORT"));  // ...apart
-  EXPECT_EQ(a.platform_env.at("PET_MASTER_PORT"), a.platform_env.at("MASTER_PORT"));
-  EXPECT_EQ(member(first.id, 0, 1).platform_env.at("PET_NODE_RANK"), "1");
+  const auto env_a = served_env(a);
+  EXPECT_NE(env_a.at("MASTER_PORT"), served_env(b).at("MASTER_PORT"));  // ...apart
+  EXPECT_EQ(env_a.at("PET_MASTER_PORT"), env_a.at("MASTER_PORT"));
+  EXPECT_EQ(served_env(member(first.id, 0, 1)).at("PET_NODE_RANK"), "1");
 }
 
 TEST_F(JobsTest, CancelWithdrawsQueuedTasksAndStopsRunningOnes) {

@@ -351,7 +351,7 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
 void Controller::place_members(Instance& first, sched::Assignment assignment) {
   if (first.job_id.empty()) {
     dequeue(first);
-    place(first, std::move(assignment.nodes.front()), {});
+    place(first, std::move(assignment.nodes.front()));
     return;
   }
   Job& job = jobs_.at(first.job_id);
@@ -361,12 +361,13 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   task.exit_code.reset();
   touch_task(job, task.index);
   const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
-  const std::string address = master.address.empty() ? master.name : master.address;
-  const std::string port = std::to_string(free_master_port(master.id));
+  const std::string& address = master.address.empty() ? master.name : master.address;
+  const int port = free_master_port(master.id);
   for (size_t rank = 0; rank < assignment.nodes.size(); ++rank) {
     Instance& member = instances_.at(task.members.at(rank));
-    place(member, std::move(assignment.nodes[rank]),
-          model::job_member_env(job, task.index, static_cast<int>(rank), address, port));
+    member.master_address = address;
+    member.master_port = port;
+    place(member, std::move(assignment.nodes[rank]));
   }
   // What derive_job_state gives with this task unfinished and attempted, without its pass over
   // every task (per placement, that pass made placing an array quadratic).
@@ -374,8 +375,7 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   touch_job(job);
 }
 
-void Controller::place(Instance& instance, sched::NodeAssignment part,
-                       std::map<std::string, std::string> platform_env) {
+void Controller::place(Instance& instance, sched::NodeAssignment part) {
   Node& node = nodes_.at(cluster_.spec(part.node).id);
   const auto gpus = gpus_by_index(node);
   instance.node_id = node.id;
@@ -386,7 +386,6 @@ void Controller::place(Instance& instance, sched::NodeAssignment part,
   }
   instance.gpu_type = cluster_.spec(part.node).gpu_type;
   instance.gpu_milli = part.gpu_milli;
-  instance.platform_env = std::move(platform_env);
   assignments_[instance.id] = sched::Assignment{{std::move(part)}};
   hold(instance, 1);
   instances_on_node_[node.id].insert(instance.id);
@@ -430,10 +429,7 @@ int Controller::free_master_port(std::string_view node_id) const {
     for (const auto& id : it->second) {
       const Instance& other = instances_.at(id);
       if (other.job_id.empty() || other.job_rank != 0) continue;  // only a gang's rank 0 listens
-      const auto& env = other.platform_env;
-      if (const auto port = env.find("MASTER_PORT"); port != env.end()) {
-        taken.push_back(std::stoi(port->second));
-      }
+      if (other.master_port != 0) taken.push_back(other.master_port);
     }
   }
   int port = model::kGangMasterPort;

@@ -359,13 +359,14 @@ void to_json(Json& j, const Instance& v) {
        {"job_id", v.job_id},
        {"job_task", v.job_task},
        {"job_rank", v.job_rank},
-       {"platform_env", v.platform_env},
+       {"master_addr", v.master_address},
+       {"master_port", v.master_port},
        {"revision", v.revision}};
 }
 namespace {
 
-// instance_json, or (as_row) instance_row_json: a job member's row leaves out its spec and its
-// platform variables, keeping their only free values, the gang master's address and port.
+// instance_json, or (as_row) instance_row_json: a job member's row leaves out its spec, which its
+// job determines (job_member_spec).
 std::string write_instance(const Instance& v, bool as_row) {
   const bool member_row = as_row && !v.job_id.empty() && v.job_task >= 0;
   std::string out;
@@ -392,22 +393,14 @@ std::string write_instance(const Instance& v, bool as_row) {
   w.number(v.job_rank);
   w.key("job_task");
   w.number(v.job_task);
-  if (member_row) {
-    if (const auto address = v.platform_env.find("MASTER_ADDR"); address != v.platform_env.end()) {
-      w.key("master_addr");
-      w.string(address->second);
-      w.key("master_port");
-      w.string(v.platform_env.at("MASTER_PORT"));
-    }
-  }
+  w.key("master_addr");
+  w.string(v.master_address);
+  w.key("master_port");
+  w.number(v.master_port);
   w.key("node_id");
   w.string(v.node_id);
   w.key("placed_generation");
   w.number(v.placed_generation);
-  if (!member_row) {
-    w.key("platform_env");
-    w.string_map(v.platform_env);
-  }
   w.key("preempt_requested");
   w.boolean(v.preempt_requested);
   w.key("queue_sequence");
@@ -452,11 +445,6 @@ Instance instance_from_row(Json row, const std::function<const Job*(std::string_
     const Job* job = job_of(job_id);
     if (!job) throw std::runtime_error(fmt::format("its job {} is missing", job_id));
     row["spec"] = job_member_spec(*job, index, rank);
-    if (row.contains("master_addr")) {
-      row["platform_env"] =
-          job_member_env(*job, index, rank, row.at("master_addr").get<std::string>(),
-                         row.at("master_port").get<std::string>());
-    }
   }
   return row.get<Instance>();
 }
@@ -532,7 +520,11 @@ void from_json(const Json& j, Instance& v) {
   v.job_id = j.value("job_id", std::string());
   v.job_task = j.value("job_task", -1);
   v.job_rank = j.value("job_rank", 0);
-  v.platform_env = j.value("platform_env", std::map<std::string, std::string>());
+  v.master_address = j.value("master_addr", std::string());
+  // A number; rows written before it was one hold a string, and leave it out when not placed.
+  if (const auto port = j.find("master_port"); port != j.end()) {
+    v.master_port = port->is_string() ? std::stoi(port->get<std::string>()) : port->get<int>();
+  }
   v.revision = j.value("revision", int64_t{0});
 }
 

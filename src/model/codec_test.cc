@@ -42,7 +42,8 @@ Instance full_instance() {
   v.job_id = "j-1";
   v.job_task = 3;
   v.job_rank = 1;
-  v.platform_env = {{"RANK", "8"}, {"MASTER_ADDR", "node-a"}, {"GPURENT_ARRAY_INDEX", "3"}};
+  v.master_address = "node-a";
+  v.master_port = 29501;
   v.revision = 9;
   return v;
 }
@@ -55,6 +56,18 @@ TEST(CodecTest, TheDirectInstanceWriterWritesWhatNlohmannDumps) {
   // And it reads back as the same instance.
   const Instance back = Json::parse(instance_json(full)).get<Instance>();
   EXPECT_EQ(Json(back).dump(), Json(full).dump());
+}
+
+// Rows written before the gang port was a number hold it as a string, and those of members that
+// were never placed leave it out.
+TEST(CodecTest, AnInstanceRowReadsTheGangPortInEitherForm) {
+  Json row = Json(full_instance());
+  row["master_port"] = "29502";
+  EXPECT_EQ(row.get<Instance>().master_port, 29502);
+  row.erase("master_port");
+  row.erase("master_addr");
+  EXPECT_EQ(row.get<Instance>().master_port, 0);
+  EXPECT_EQ(row.get<Instance>().master_address, "");
 }
 
 TEST(CodecTest, TheDirectUsageRecordWriterWritesWhatNlohmannDumps) {

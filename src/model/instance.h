@@ -131,8 +131,10 @@ struct Instance {
   std::string job_id;
   int job_task = -1;
   int job_rank = 0;
-  // Set by the platform at placement (array index, gang ranks and master address).
-  std::map<std::string, std::string> platform_env;
+  // A placed job member's gang rendezvous: its rank 0's node address and port, set at placement
+  // (""/0 otherwise). The platform's variables follow from them and the job (job_member_env).
+  std::string master_address;
+  int master_port = 0;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
   // In memory only: the controller's change batch that last queued the instance's row, so that

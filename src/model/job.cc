@@ -11,11 +11,11 @@ InstanceSpec job_member_spec(const Job& job, int index, int rank) {
   return spec;
 }
 
-std::map<std::string, std::string> job_member_env(const Job& job, int index, int rank,
-                                                  std::string_view master_address,
-                                                  std::string_view master_port) {
+std::map<std::string, std::string> job_member_env(const Job& job, const Instance& member) {
   const int per_node = job.spec.task.gpu_count;
-  const std::string address(master_address), port(master_port);
+  const int index = member.job_task, rank = member.job_rank;
+  const std::string& address = member.master_address;
+  const std::string port = std::to_string(member.master_port);
   // torchrun's view: one launcher per node, LOCAL_WORLD_SIZE processes each; RANK is the global
   // rank of the node's first process. The PET_* variables configure a bare `torchrun`.
   return {

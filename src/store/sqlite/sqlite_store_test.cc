@@ -301,7 +301,8 @@ std::vector<model::Instance> gang_members(const model::Job& job) {
         member.run = 1;
         member.started_at = from_unix_ms(2000);
         member.placed_generation = 7;
-        member.platform_env = model::job_member_env(job, index, rank, "10.0.0.1", "29501");
+        member.master_address = "10.0.0.1";
+        member.master_port = 29501;
       }
       members.push_back(std::move(member));
     }
@@ -321,7 +322,6 @@ TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackW
   alone.job_id.clear();
   alone.job_task = -1;
   alone.spec.name = "notebook";
-  alone.platform_env = {{"SOMETHING", "else"}};
 
   controller::ChangeSet changes;
   changes.jobs.push_back(job);
@@ -332,9 +332,10 @@ TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackW
         {member.id, member.tenant_id, model::instance_row_json(member)});
   }
   changes.instances.push_back(alone);
-  EXPECT_LT(changes.instance_rows[0].body.size() * 2, model::instance_json(members[0]).size());
-  EXPECT_EQ(Json::parse(changes.instance_rows[0].body)["master_port"], "29501");
-  EXPECT_FALSE(Json::parse(changes.instance_rows[2].body).contains("master_addr"));
+  EXPECT_FALSE(Json::parse(changes.instance_rows[0].body).contains("spec"));
+  EXPECT_LT(changes.instance_rows[0].body.size() + 200, model::instance_json(members[0]).size());
+  EXPECT_EQ(Json::parse(changes.instance_rows[0].body)["master_port"], 29501);
+  EXPECT_EQ(Json::parse(changes.instance_rows[2].body)["master_addr"], "");  // not placed
   {
     auto store = open_sqlite_store(path_);
     ASSERT_TRUE(store) << store.error().message;
@@ -349,7 +350,7 @@ TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackW
   for (const auto& instance : snapshot->instances) loaded.emplace(instance.id, instance);
   for (const auto& member : members) EXPECT_EQ(Json(loaded[member.id]), Json(member)) << member.id;
   EXPECT_EQ(Json(loaded["i-alone"]), Json(alone));
-  EXPECT_EQ(loaded["i-0-1"].platform_env.at("RANK"), "2");
+  EXPECT_EQ(model::job_member_env(job, loaded["i-0-1"]).at("RANK"), "2");
   EXPECT_EQ(loaded["i-0-1"].spec.name, "train-0-1");
 }
 
