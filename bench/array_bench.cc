@@ -35,15 +35,17 @@ using controller::Controller;
 
 [[noreturn]] void die(std::string_view what) { bench::die("array_bench", what); }
 
-// Runs `work`, prints its CPU time and what it grew the resident set by under `name`, returns
-// what it returned.
+// Runs `work`, prints its CPU time, what it grew the resident set by and the page faults it took
+// under `name`, returns what it returned.
 template <class Work>
 auto timed(std::string_view name, Work work) {
   const double before = bench::thread_cpu_seconds();
   const double resident_before = bench::resident_mib();
+  const long faults_before = bench::minor_faults();
   auto result = work();
-  fmt::print("  {:<8} {:8.1f} ms  {:+7.1f} MiB resident\n", name,
-             (bench::thread_cpu_seconds() - before) * 1e3, bench::resident_mib() - resident_before);
+  fmt::print("  {:<8} {:8.1f} ms  {:+7.1f} MiB resident  {:6} faults\n", name,
+             (bench::thread_cpu_seconds() - before) * 1e3, bench::resident_mib() - resident_before,
+             bench::minor_faults() - faults_before);
   return result;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +51,13 @@ inline double resident_mib() {
   return read == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
                          (1024.0 * 1024.0)
                    : 0;
+}
+
+// Page faults the process has taken so far (getrusage: minor faults).
+inline long minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
 }
 
 // "--name value" pairs from the command line. Each benchmark asks for its flags with a default;
