@@ -28,16 +28,10 @@ Error invalid_state(const Instance& instance, std::string_view action) {
                                      model::to_string(instance.state)));
 }
 
-// The tenant's environment, with the platform's variables on top: a job member's (job: its job,
-// else null), and the GPU share's. gpu_memory_mb: of the node's GPUs (0: unknown).
-std::map<std::string, std::string> workload_env(const Instance& instance, const model::Job* job,
-                                                int64_t gpu_memory_mb) {
+// The tenant's environment, with the GPU share's variables on top (a job member's come from its
+// placement, on the node). gpu_memory_mb: of the node's GPUs (0: unknown).
+std::map<std::string, std::string> workload_env(const Instance& instance, int64_t gpu_memory_mb) {
   auto env = instance.spec.env;
-  if (job) {
-    for (auto& [key, value] : model::job_member_env(*job, instance)) {
-      env.insert_or_assign(key, std::move(value));
-    }
-  }
   // A share of a GPU (the shared tier) runs as a CUDA MPS client: at most its share of the GPU's
   // SMs, and of its memory the GPU memory it asked for (else its share of the GPU's), on device
   // 0 of the one GPU it sees.
@@ -1032,12 +1026,15 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
            .should_run = instance.state != InstanceState::kStopping,
            .image = as_process ? std::string() : instance.spec.image,
            .command = as_process ? instance.spec.process_command : instance.spec.command,
-           .env = workload_env(instance, job_of(instance), gpu_memory_mb),
+           .env = workload_env(instance, gpu_memory_mb),
            .gpus = instance.gpus,
            .cpu = instance.spec.cpu,
            .memory_gb = instance.spec.memory_gb,
            .volumes = instance.spec.volumes,
            .services = instance.spec.services});
+      if (const model::Job* job = job_of(instance)) {
+        desired.workloads.back().job = model::job_member_placement(*job, instance);
+      }
     }
   }
   return desired;

@@ -27,11 +27,13 @@ class JobsTest : public StoredControllerTest {
   const model::Instance& member(const std::string& job_id, int task, int rank = 0) {
     return get(job(job_id).tasks.at(task).members.at(rank));
   }
-  // The environment the member's node is told to run it with.
+  // The job's variables the member's node gives it, from its placement in the desired state.
   std::map<std::string, std::string> served_env(const model::Instance& m) {
     const auto desired = ctl_.desired_state(m.node_id);
     for (const auto& workload : desired->workloads) {
-      if (workload.instance_id == m.id) return workload.env;
+      if (workload.instance_id != m.id) continue;
+      EXPECT_TRUE(workload.job) << m.id;
+      return workload.job ? model::job_member_env(*workload.job) : workload.env;
     }
     ADD_FAILURE() << m.id << " is not served to " << m.node_id;
     return {};
@@ -46,12 +48,10 @@ TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
   for (int task = 0; task < 4; ++task) {
     const auto& m = member(submitted.id, task);
     EXPECT_EQ(m.state, model::InstanceState::kStarting);
-    const auto desired = ctl_.desired_state(node_);
-    const auto workload = std::find_if(desired->workloads.begin(), desired->workloads.end(),
-                                       [&](const auto& w) { return w.instance_id == m.id; });
-    ASSERT_NE(workload, desired->workloads.end());
-    EXPECT_EQ(workload->env.at("GPURENT_ARRAY_INDEX"), std::to_string(task));
-    EXPECT_EQ(workload->env.at("GPURENT_JOB_ID"), submitted.id);
+    const auto env = served_env(m);
+    EXPECT_EQ(env.at("GPURENT_ARRAY_INDEX"), std::to_string(task));
+    EXPECT_EQ(env.at("GPURENT_ARRAY_SIZE"), "4");
+    EXPECT_EQ(env.at("GPURENT_JOB_ID"), submitted.id);
   }
   // Job members are the job's: not listed with instances, not commanded one by one.
   EXPECT_TRUE(ctl_.list_instances(alice_, {}, "", 100)->items.empty());

@@ -63,6 +63,49 @@ void from_json(const Json& j, RegistrationResult& v) {
   v.credential = j.at("credential").get<std::string>();
 }
 
+std::map<std::string, std::string> job_member_env(const JobMemberPlacement& placement) {
+  const int per_node = placement.gpus_per_node;
+  const std::string port = std::to_string(placement.master_port);
+  return {
+      {"GPURENT_JOB_ID", placement.job_id},
+      {"GPURENT_ARRAY_INDEX", std::to_string(placement.index)},
+      {"GPURENT_ARRAY_SIZE", std::to_string(placement.array_size)},
+      {"MASTER_ADDR", placement.master_address},
+      {"MASTER_PORT", port},
+      {"WORLD_SIZE", std::to_string(placement.nodes * per_node)},
+      {"LOCAL_WORLD_SIZE", std::to_string(per_node)},
+      {"NNODES", std::to_string(placement.nodes)},
+      {"NODE_RANK", std::to_string(placement.rank)},
+      {"RANK", std::to_string(placement.rank * per_node)},
+      {"PET_MASTER_ADDR", placement.master_address},
+      {"PET_MASTER_PORT", port},
+      {"PET_NNODES", std::to_string(placement.nodes)},
+      {"PET_NPROC_PER_NODE", std::to_string(per_node)},
+      {"PET_NODE_RANK", std::to_string(placement.rank)},
+  };
+}
+
+void to_json(Json& j, const JobMemberPlacement& v) {
+  j = {{"id", v.job_id},
+       {"index", v.index},
+       {"array_size", v.array_size},
+       {"nodes", v.nodes},
+       {"rank", v.rank},
+       {"gpus_per_node", v.gpus_per_node},
+       {"master_addr", v.master_address},
+       {"master_port", v.master_port}};
+}
+void from_json(const Json& j, JobMemberPlacement& v) {
+  v.job_id = j.at("id").get<std::string>();
+  v.index = j.at("index").get<int>();
+  v.array_size = j.at("array_size").get<int>();
+  v.nodes = j.at("nodes").get<int>();
+  v.rank = j.at("rank").get<int>();
+  v.gpus_per_node = j.at("gpus_per_node").get<int>();
+  v.master_address = j.at("master_addr").get<std::string>();
+  v.master_port = j.at("master_port").get<int>();
+}
+
 void to_json(Json& j, const WorkloadSpec& v) {
   j = {{"instance_id", v.instance_id},
        {"run", v.run},
@@ -75,6 +118,7 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"memory_gb", v.memory_gb},
        {"volumes", v.volumes},
        {"services", v.services}};
+  if (v.job) j["job"] = *v.job;
 }
 void from_json(const Json& j, WorkloadSpec& v) {
   v.instance_id = j.at("instance_id").get<std::string>();
@@ -88,6 +132,7 @@ void from_json(const Json& j, WorkloadSpec& v) {
   v.image = j.value("image", std::string());
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
   v.services = j.value("services", std::vector<std::string>());
+  if (const auto job = j.find("job"); job != j.end()) v.job = job->get<JobMemberPlacement>();
 }
 
 void to_json(Json& j, const DesiredState& v) {

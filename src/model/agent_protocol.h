@@ -48,6 +48,26 @@ struct RegistrationResult {
   std::string credential;  // the node's secret; the agent keeps it in its data directory
 };
 
+// A job member's place in its job (model/job.h), as its node is told: the agent gives the process
+// the platform's variables from it (job_member_env). Sent instead of the variables themselves:
+// fifteen strings per member made most of an array's desired states.
+struct JobMemberPlacement {
+  std::string job_id;
+  int index = 0;       // the task's index in the array
+  int array_size = 1;  // tasks in the array
+  int nodes = 1;       // members of each task: its gang
+  int rank = 0;        // this member's node rank in the gang
+  int gpus_per_node = 1;
+  std::string master_address;  // where the gang's rank 0 runs
+  int master_port = 0;
+};
+
+// The variables the platform gives a job member's process: GPURENT_JOB_ID, GPURENT_ARRAY_INDEX and
+// _SIZE, and torchrun's (one launcher per node, LOCAL_WORLD_SIZE processes each: MASTER_ADDR,
+// MASTER_PORT, WORLD_SIZE, LOCAL_WORLD_SIZE, NNODES, NODE_RANK, RANK, the global rank of the node's
+// first process; and the PET_* variables that configure a bare `torchrun`).
+std::map<std::string, std::string> job_member_env(const JobMemberPlacement& placement);
+
 struct WorkloadSpec {
   std::string instance_id;
   int64_t run = 0;
@@ -64,6 +84,8 @@ struct WorkloadSpec {
   std::vector<VolumeMount> volumes;
   // HTTP services it serves (InstanceSpec::services): the agent gives each a loopback port.
   std::vector<std::string> services;
+  // Set for a job member; its variables go on top of env (agent/runtime/runtime.h).
+  std::optional<JobMemberPlacement> job;
 };
 
 struct DesiredState {
@@ -111,6 +133,8 @@ void to_json(Json& j, const NodeRegistration& v);
 void from_json(const Json& j, NodeRegistration& v);
 void to_json(Json& j, const RegistrationResult& v);
 void from_json(const Json& j, RegistrationResult& v);
+void to_json(Json& j, const JobMemberPlacement& v);
+void from_json(const Json& j, JobMemberPlacement& v);
 void to_json(Json& j, const WorkloadSpec& v);
 void from_json(const Json& j, WorkloadSpec& v);
 void to_json(Json& j, const DesiredState& v);

@@ -478,6 +478,27 @@ std::string desired_state_json(const DesiredState& v) {
     w.string(workload.image);
     w.key("instance_id");
     w.string(workload.instance_id);
+    if (const auto& job = workload.job) {
+      w.key("job");
+      w.begin();
+      w.key("array_size");
+      w.number(job->array_size);
+      w.key("gpus_per_node");
+      w.number(job->gpus_per_node);
+      w.key("id");
+      w.string(job->job_id);
+      w.key("index");
+      w.number(job->index);
+      w.key("master_addr");
+      w.string(job->master_address);
+      w.key("master_port");
+      w.number(job->master_port);
+      w.key("nodes");
+      w.number(job->nodes);
+      w.key("rank");
+      w.number(job->rank);
+      w.end();
+    }
     w.key("memory_gb");
     w.number(workload.memory_gb);
     w.key("run");

@@ -57,10 +57,9 @@ void from_json(const Json& j, Event& v);
 // instance on every commit, and building nlohmann's tree first cost several times as much.
 // (Strings are assumed valid UTF-8, as everything parsed from JSON is.)
 std::string instance_json(const Instance& v);
-// An instance's row in the store: instance_json's form, except that a job's member leaves out what
-// its job determines (job_member_spec, job_member_env) and keeps only its gang master's address
-// and port ("master_addr", "master_port", once placed): an array member's row is less than half
-// the size, and the rows of an array are most of what its commits write (bench/RESULTS.md).
+// An instance's row in the store: instance_json's form, except that a job's member leaves out its
+// spec, which its job determines (job_member_spec): an array member's row is less than half the
+// size, and the rows of an array are most of what its commits write (bench/RESULTS.md).
 std::string instance_row_json(const Instance& v);
 // Reads a row of either form (rows written before instance_row_json are whole instances); job_of
 // finds a member's job (nullptr: none, which throws, as a corrupt record does).

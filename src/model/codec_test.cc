@@ -115,11 +115,31 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                .volumes = {{"v-1", "/data"}, {"v-2", "/scratch\tx"}},
                                .services = {"jupyter", "tensorboard"}});
   desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
+  desired.workloads.back().job = JobMemberPlacement{.job_id = "j-1",
+                                                    .index = 7,
+                                                    .array_size = 8,
+                                                    .nodes = 2,
+                                                    .rank = 1,
+                                                    .gpus_per_node = 4,
+                                                    .master_address = "10.0.0.\"1",
+                                                    .master_port = 29501};
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
-  // The agent reads back what the server wrote, volumes included.
+  // The agent reads back what the server wrote, volumes and placements included.
   const auto back = Json::parse(desired_state_json(desired)).get<DesiredState>();
   EXPECT_EQ(back.volumes, desired.volumes);
   EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
+  EXPECT_FALSE(back.workloads[0].job);
+  ASSERT_TRUE(back.workloads[1].job);
+  EXPECT_EQ(Json(*back.workloads[1].job), Json(*desired.workloads[1].job));
+  // torchrun's view of rank 1 of a gang of two nodes of four GPUs.
+  const auto env = job_member_env(*back.workloads[1].job);
+  EXPECT_EQ(env.at("RANK"), "4");
+  EXPECT_EQ(env.at("WORLD_SIZE"), "8");
+  EXPECT_EQ(env.at("NODE_RANK"), "1");
+  EXPECT_EQ(env.at("PET_NPROC_PER_NODE"), "4");
+  EXPECT_EQ(env.at("MASTER_PORT"), "29501");
+  EXPECT_EQ(env.at("GPURENT_ARRAY_INDEX"), "7");
+  EXPECT_EQ(env.size(), 15u);
   // An older server's answer has no volumes: none.
   Json old = desired;
   old.erase("volumes");

@@ -132,7 +132,7 @@ struct Instance {
   int job_task = -1;
   int job_rank = 0;
   // A placed job member's gang rendezvous: its rank 0's node address and port, set at placement
-  // (""/0 otherwise). The platform's variables follow from them and the job (job_member_env).
+  // (""/0 otherwise). The platform's variables follow from them and the job (job_member_placement).
   std::string master_address;
   int master_port = 0;
   // Increases with every change of the instance; caches of its view are keyed by it.

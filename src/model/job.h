@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/money.h"
+#include "model/agent_protocol.h"
 #include "model/instance.h"
 
 namespace gpurent::model {
@@ -78,10 +79,9 @@ JobState derive_job_state(const std::vector<JobTask>& tasks);
 // What member `rank` of task `index` runs: the job's task spec, named "<task name>-<index>-<rank>".
 // A member's spec is this, always, so the store need not keep it with every member.
 InstanceSpec job_member_spec(const Job& job, int index, int rank);
-// The variables the platform gives a placed member of the job (GPURENT_ARRAY_*, and torchrun's:
-// MASTER_ADDR, RANK, WORLD_SIZE...), from its task, rank and gang rendezvous. Made when the member
-// is served to its node, not kept with it: an array's members would each hold fifteen strings.
-std::map<std::string, std::string> job_member_env(const Job& job, const Instance& member);
+// A placed member's place in the job, from its task, rank and gang rendezvous, as its node is told
+// (the node makes the platform's variables from it: model::job_member_env in agent_protocol.h).
+JobMemberPlacement job_member_placement(const Job& job, const Instance& member);
 
 enum class ReservationState { kBooked, kActive, kEnded, kCancelled };
 std::string_view to_string(ReservationState state);

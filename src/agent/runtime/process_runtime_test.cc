@@ -90,6 +90,27 @@ TEST_F(ProcessRuntimeTest, SetsGpuAndInstanceEnvironment) {
             fmt::format("GPU-aaaa,GPU-bbbb|GPU-aaaa,GPU-bbbb|i-env|4|{}|{}|3\n", home, home));
 }
 
+// A job member's variables come from its placement, over the tenant's own.
+TEST_F(ProcessRuntimeTest, GivesAJobMemberTheVariablesOfItsPlacement) {
+  auto runtime = open_runtime();
+  auto spec =
+      shell("i-rank", "echo \"$GPURENT_ARRAY_INDEX|$MASTER_ADDR:$MASTER_PORT|$RANK|$EPOCHS\"");
+  spec.env = {{"EPOCHS", "3"}, {"RANK", "tenant cannot pick its rank"}};
+  spec.job = model::JobMemberPlacement{.job_id = "j-1",
+                                       .index = 5,
+                                       .array_size = 6,
+                                       .nodes = 2,
+                                       .rank = 1,
+                                       .gpus_per_node = 8,
+                                       .master_address = "10.0.0.7",
+                                       .master_port = 29500};
+  ASSERT_TRUE(runtime->start(spec));
+  const Workload* w = wait_exit(*runtime, {"i-rank", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 0);
+  EXPECT_EQ(read_text(w->log_path), "5|10.0.0.7:29500|8|3\n");
+}
+
 TEST_F(ProcessRuntimeTest, TheShimsAllocatorSettingDoesNotReachTheWorkload) {
   auto runtime = open_runtime();
   // The workload's parent is its shim.

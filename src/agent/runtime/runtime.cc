@@ -76,6 +76,11 @@ Status validate_workload(const model::WorkloadSpec& spec) {
 
 std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec) {
   auto env = spec.env;
+  if (spec.job) {
+    for (auto& [name, value] : model::job_member_env(*spec.job)) {
+      env.insert_or_assign(name, std::move(value));
+    }
+  }
   const std::string gpus = fmt::format("{}", fmt::join(spec.gpus, ","));
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus;

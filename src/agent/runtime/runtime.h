@@ -10,9 +10,10 @@
 //   once the grace period has passed (next_deadline() says when poll() must run);
 // - an exited run keeps its log and exit status until forget();
 // - a runtime re-adopts the runs it finds when it is opened (the agent restarted).
-// Environment of a workload: the spec's env, then CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
-// (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN, which always win
-// (platform_env()). A run's service variables (GPURENT_PORT_*, GPURENT_BASE_URL_*,
+// Environment of a workload: the spec's env, then a job member's variables (model::job_member_env
+// of its placement: GPURENT_ARRAY_*, torchrun's), then CUDA_VISIBLE_DEVICES and
+// NVIDIA_VISIBLE_DEVICES (the spec's GPU UUIDs joined by ','), GPURENT_INSTANCE_ID and GPURENT_RUN,
+// which always win (platform_env()). A run's service variables (GPURENT_PORT_*, GPURENT_BASE_URL_*,
 // GPURENT_SERVICE_TOKEN; node_runs.h) are in the spec's env already: the reconciler adds them
 // before start(), so every runtime passes them on.
 //

@@ -350,7 +350,8 @@ TEST_F(SqliteStoreTest, AJobMembersRowLeavesOutWhatItsJobDeterminesAndComesBackW
   for (const auto& instance : snapshot->instances) loaded.emplace(instance.id, instance);
   for (const auto& member : members) EXPECT_EQ(Json(loaded[member.id]), Json(member)) << member.id;
   EXPECT_EQ(Json(loaded["i-alone"]), Json(alone));
-  EXPECT_EQ(model::job_member_env(job, loaded["i-0-1"]).at("RANK"), "2");
+  EXPECT_EQ(model::job_member_placement(job, loaded["i-0-1"]).rank, 1);
+  EXPECT_EQ(model::job_member_placement(job, loaded["i-0-1"]).master_port, 29501);
   EXPECT_EQ(loaded["i-0-1"].spec.name, "train-0-1");
 }
 
