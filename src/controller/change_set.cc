@@ -50,7 +50,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(downtime, other.downtime);
   append(gpu_quarantines, other.gpu_quarantines);
   woken_nodes.merge(other.woken_nodes);
-  changed_instances.merge(other.changed_instances);
+  append(changed_instances, other.changed_instances);
   monitoring_changes.merge(std::move(other.monitoring_changes));
 }
 

@@ -122,9 +122,11 @@ struct ChangeSet : Snapshot {
   std::vector<TemplateChange> template_changes;
 
   // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
-  // state changed (log followers to wake), after the change is durable.
+  // state changed (log followers to wake), after the change is durable. An instance is listed
+  // once per batch the controller takes (a mark on the instance, not a set: an array's batch
+  // lists 8,000); merged batches may list it again, and waking twice is harmless.
   std::set<std::string> woken_nodes;
-  std::set<std::string> changed_instances;
+  std::vector<std::string> changed_instances;
   // Persisted; its alert_history is also what the webhook notifier sends once durable.
   MonitoringChanges monitoring_changes;
 

@@ -258,7 +258,9 @@ void Controller::touch(Instance& instance) {
 
 void Controller::note_change(Instance& instance) {
   ++instance.revision;
-  changes_.changed_instances.insert(instance.id);
+  if (instance.changed_batch == change_batch_) return;
+  instance.changed_batch = change_batch_;
+  changes_.changed_instances.push_back(instance.id);
 }
 
 void Controller::touch_node(Node& node, bool desired_set_changed) {

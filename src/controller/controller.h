@@ -693,8 +693,8 @@ class Controller {
   std::map<std::string, model::Job, std::less<>> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
-  // Changed since take_changes() and copied once there (instances: changes_.changed_instances
-  // holds the same ids, in order; nodes and usage keep the order they were first touched in).
+  // Changed since take_changes() and copied once there, in the order first touched (an instance
+  // is listed once a batch through its queued_batch mark).
   std::vector<std::string> touched_instances_;
   std::vector<std::string> touched_nodes_;
   std::set<std::string> touched_node_ids_;

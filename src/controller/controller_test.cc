@@ -66,7 +66,7 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
   EXPECT_EQ(*ctl_.desired_generation(node_), ctl_.desired_state(node_)->generation);
   EXPECT_EQ(ctl_.desired_generation("n-unknown").error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(changes.usage.size(), 2u);
-  EXPECT_EQ(changes.changed_instances, (std::set<std::string>{a.id, b.id}));
+  EXPECT_EQ(changes.changed_instances, (std::vector<std::string>{a.id, b.id}));  // once each
 
   clock_.advance(Millis(61'000));
   run(a.id);
@@ -95,7 +95,7 @@ TEST_F(ControllerTest, ForTheStoreChangedInstancesComeSerializedOnce) {
   EXPECT_EQ(changes.instance_rows[0].id, a.id);
   EXPECT_EQ(changes.instance_rows[0].tenant_id, alice_.tenant_id);
   EXPECT_EQ(changes.instance_rows[0].body, model::instance_json(get(a.id)));
-  EXPECT_EQ(changes.changed_instances, std::set<std::string>{a.id});
+  EXPECT_EQ(changes.changed_instances, std::vector<std::string>{a.id});
   EXPECT_EQ(changes.usage.size(), 1u);  // the rest as take_changes() gives it
   EXPECT_TRUE(ctl_.take_changes_for_store().empty());
 }

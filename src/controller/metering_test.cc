@@ -96,7 +96,9 @@ TEST_F(MeteringTest, ARestartReadsARunsStartFromItsUsageRecord) {
   const ChangeSet start = commit(ctl_);
   EXPECT_TRUE(start.instance_rows.empty());
   EXPECT_EQ(start.usage.size(), 2u);
-  EXPECT_EQ(start.changed_instances, (std::set<std::string>{running.id, stopping.id}));
+  EXPECT_EQ(std::set<std::string>(start.changed_instances.begin(), start.changed_instances.end()),
+            (std::set<std::string>{running.id, stopping.id}));
+  EXPECT_EQ(start.changed_instances.size(), 2u);
   ASSERT_EQ(get(running.id).state, model::InstanceState::kRunning);
 
   clock_.advance(Millis(1'000));

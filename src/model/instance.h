@@ -137,9 +137,10 @@ struct Instance {
   int master_port = 0;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
-  // In memory only: the controller's change batch that last queued the instance's row, so that
-  // a batch writes it once however often it changed.
+  // In memory only: the controller's change batches that last queued the instance's row and last
+  // listed it as changed, so that a batch writes and lists it once however often it changed.
   uint64_t queued_batch = 0;
+  uint64_t changed_batch = 0;
 };
 
 }  // namespace gpurent::model

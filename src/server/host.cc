@@ -63,8 +63,8 @@ void ControllerHost::schedule_tick() {
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
       // coroutine only after a post, and a tick's older copies must never overwrite newer ones.
-      auto woken_nodes = changes.woken_nodes;
-      auto changed_instances = changes.changed_instances;
+      auto woken_nodes = std::move(changes.woken_nodes);
+      auto changed_instances = std::move(changes.changed_instances);
       auto signal = enqueue(std::move(changes));
       asio::co_spawn(
           io_,
@@ -81,8 +81,9 @@ asio::awaitable<void> ControllerHost::settle(controller::ChangeSet changes) {
 }
 
 asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
-  auto woken_nodes = changes.woken_nodes;
-  auto changed_instances = changes.changed_instances;
+  // Moved out, not copied (an array's commit names 8,000 instances): the store writes none of it.
+  auto woken_nodes = std::move(changes.woken_nodes);
+  auto changed_instances = std::move(changes.changed_instances);
   auto signal = enqueue(std::move(changes));
   co_await await_durable(std::move(signal), std::move(woken_nodes), std::move(changed_instances));
 }
@@ -103,7 +104,7 @@ std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSe
 
 asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady_timer> signal,
                                                     std::set<std::string> woken_nodes,
-                                                    std::set<std::string> changed_instances) {
+                                                    std::vector<std::string> changed_instances) {
   boost::system::error_code ec;
   co_await signal->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   for (const auto& node : woken_nodes) notify("node:" + node);

@@ -96,7 +96,7 @@ class ControllerHost {
   std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
   asio::awaitable<void> await_durable(std::shared_ptr<asio::steady_timer> signal,
                                       std::set<std::string> woken_nodes,
-                                      std::set<std::string> changed_instances);
+                                      std::vector<std::string> changed_instances);
   void committer_loop();
   void schedule_tick();
 
