@@ -786,11 +786,13 @@ void Controller::begin_run(Instance& instance) {
   // The first report of the process opens its metering, also when a stop was asked for before
   // the process came up: it runs (and is billed) until the agent confirms it is gone.
   if (instance.started_at) return;
+  // One instant for the instance and its usage record: a restore reads the one from the other.
+  const Timestamp started = now();
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
-  instance.started_at = now();
-  record_downtime_end(instance, now());
+  instance.started_at = started;
+  record_downtime_end(instance, started);
   if (instance.spec.max_runtime_s) {
-    deadlines_.emplace(now() + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
+    deadlines_.emplace(started + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
   }
   // Not written: the run's usage record, written below, says when it started, and restore
   // derives the start from it (restore_run_start); an array's start would otherwise write every
@@ -804,9 +806,9 @@ void Controller::begin_run(Instance& instance) {
   usage.run = instance.run;
   usage.gpu_milli = instance.gpu_milli;
   usage.price_per_gpu_hour =
-      billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, now()).value_or(0);
-  usage.started_at = now();
-  usage.metered_until = now();
+      billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, started).value_or(0);
+  usage.started_at = started;
+  usage.metered_until = started;
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
   model::UsageRecord& record = usage_.emplace(usage.id, std::move(usage)).first->second;
   touch_usage(record);

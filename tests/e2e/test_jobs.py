@@ -271,8 +271,8 @@ def test_job_tasks_survive_a_hard_kill_of_the_server(platform):
 
 
 def test_a_running_arrays_members_survive_a_hard_kill_of_the_server(platform):
-    """A member's stored row leaves out what its job determines (its spec, its platform variables
-    but the master's address and port): after a SIGKILL the restarted server has every member as
+    """A member's stored row leaves out what its job determines (its spec), and its run's start is
+    read back from the run's usage record: after a SIGKILL the restarted server has every member as
     it was, still on its first run, and the array goes on (cancel ends every task)."""
     import signal
     job = submit(platform, {"name": "survivor", "gpu_type": "h100-80g", "gpu_count": 1,
