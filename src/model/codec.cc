@@ -393,10 +393,8 @@ std::string write_instance(const Instance& v, bool as_row) {
   w.number(v.job_rank);
   w.key("job_task");
   w.number(v.job_task);
-  w.key("master_addr");
-  w.string(v.master_address);
-  w.key("master_port");
-  w.number(v.master_port);
+  w.field("master_addr", v.master_address);
+  w.field("master_port", v.master_port);
   w.key("node_id");
   w.string(v.node_id);
   w.key("placed_generation");
@@ -481,22 +479,14 @@ std::string desired_state_json(const DesiredState& v) {
     if (const auto& job = workload.job) {
       w.key("job");
       w.begin();
-      w.key("array_size");
-      w.number(job->array_size);
-      w.key("gpus_per_node");
-      w.number(job->gpus_per_node);
-      w.key("id");
-      w.string(job->job_id);
-      w.key("index");
-      w.number(job->index);
-      w.key("master_addr");
-      w.string(job->master_address);
-      w.key("master_port");
-      w.number(job->master_port);
-      w.key("nodes");
-      w.number(job->nodes);
-      w.key("rank");
-      w.number(job->rank);
+      w.field("array_size", job->array_size);
+      w.field("gpus_per_node", job->gpus_per_node);
+      w.field("id", job->job_id);
+      w.field("index", job->index);
+      w.field("master_addr", job->master_address);
+      w.field("master_port", job->master_port);
+      w.field("nodes", job->nodes);
+      w.field("rank", job->rank);
       w.end();
     }
     w.key("memory_gb");
