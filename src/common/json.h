@@ -23,6 +23,9 @@ inline constexpr int kMaxJsonDepth = 32;
 
 // Parses text that must be one JSON object.
 Result<Json> parse_json_object(std::string_view text);
+// Code "malformed_json" when objects and arrays nest deeper than kMaxJsonDepth in the text (a scan
+// before parsing: only meaningful for text a parser then reads as JSON).
+Status check_json_depth(std::string_view text);
 
 Result<std::optional<std::string>> optional_string(const Json& object, std::string_view key,
                                                    size_t max_length);

@@ -1,7 +1,5 @@
 #include "model/agent_protocol.h"
 
-#include <stdexcept>
-
 #include "model/codec.h"
 
 namespace gpurent::model {
@@ -155,16 +153,6 @@ void to_json(Json& j, const WorkloadStatus& v) {
        {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
        {"message", v.message}};
 }
-void from_json(const Json& j, WorkloadStatus& v) {
-  v.instance_id = j.at("instance_id").get<std::string>();
-  v.run = j.at("run").get<int64_t>();
-  const auto phase = j.at("phase").get<std::string>();
-  if (!parse_workload_phase(phase, &v.phase)) throw std::invalid_argument("unknown phase " + phase);
-  const auto it = j.find("exit_code");
-  v.exit_code =
-      (it == j.end() || it->is_null()) ? std::nullopt : std::optional<int>(it->get<int>());
-  v.message = j.value("message", std::string());
-}
 
 void to_json(Json& j, const NodeReport& v) {
   j = {{"applied_generation", v.applied_generation},
@@ -174,21 +162,6 @@ void to_json(Json& j, const NodeReport& v) {
   if (v.container_runtime) j["container_runtime"] = *v.container_runtime;
   if (!v.telemetry.empty() || v.telemetry.dropped != 0) j["telemetry"] = v.telemetry;
   if (v.sent_at_ms) j["sent_at_ms"] = *v.sent_at_ms;
-}
-void from_json(const Json& j, NodeReport& v) {
-  v.applied_generation = j.at("applied_generation").get<int64_t>();
-  v.workloads = j.at("workloads").get<std::vector<WorkloadStatus>>();
-  v.node_api_address = j.value("node_api_address", std::string());
-  v.node_api_secret = j.value("node_api_secret", std::string());
-  if (const auto it = j.find("container_runtime"); it != j.end() && !it->is_null()) {
-    v.container_runtime = it->get<bool>();
-  }
-  if (const auto it = j.find("telemetry"); it != j.end() && !it->is_null()) {
-    v.telemetry = it->get<TelemetryBatch>();
-  }
-  if (const auto it = j.find("sent_at_ms"); it != j.end() && !it->is_null()) {
-    v.sent_at_ms = it->get<int64_t>();
-  }
 }
 
 }  // namespace gpurent::model

@@ -140,9 +140,8 @@ void from_json(const Json& j, WorkloadSpec& v);
 void to_json(Json& j, const DesiredState& v);
 void from_json(const Json& j, DesiredState& v);
 void to_json(Json& j, const WorkloadStatus& v);
-void from_json(const Json& j, WorkloadStatus& v);
+// Read back by read_node_report (node_report_json.h), without a JSON tree.
 void to_json(Json& j, const NodeReport& v);
-void from_json(const Json& j, NodeReport& v);
 
 // Decodes a message, turning nlohmann's exceptions into an Error (code "invalid_message").
 template <class T>

@@ -268,22 +268,21 @@ void to_json(Json& j, const TelemetryBatch& v) {
   j = std::move(text);
 }
 
-void from_json(const Json& j, TelemetryBatch& v) {
-  if (!j.is_string()) {
-    throw std::invalid_argument(
-        "telemetry must be a base64 frame (model/telemetry.h); the JSON column form of older "
-        "agents is not read: upgrade the agent");
-  }
-  const auto& text = j.get_ref<const std::string&>();
-  std::string frame(text.size() / 4 * 3 + 3, '\0');
+Result<TelemetryBatch> decode_telemetry_text(std::string_view base64) {
+  std::string frame(base64.size() / 4 * 3 + 3, '\0');
   size_t length = 0;
-  if (sodium_base642bin(reinterpret_cast<unsigned char*>(frame.data()), frame.size(), text.data(),
-                        text.size(), nullptr, &length, nullptr,
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(frame.data()), frame.size(), base64.data(),
+                        base64.size(), nullptr, &length, nullptr,
                         sodium_base64_VARIANT_ORIGINAL) != 0) {
-    throw std::invalid_argument("telemetry: not valid base64");
+    return fail(Error::invalid("invalid_message", "telemetry: not valid base64"));
   }
   frame.resize(length);
-  auto batch = decode_telemetry_frame(frame);
+  return decode_telemetry_frame(frame);
+}
+
+void from_json(const Json& j, TelemetryBatch& v) {
+  if (!j.is_string()) throw std::invalid_argument(std::string(kTelemetryIsAFrame));
+  auto batch = decode_telemetry_text(j.get_ref<const std::string&>());
   if (!batch) throw std::invalid_argument(batch.error().message);
   v = std::move(*batch);
 }

@@ -132,6 +132,14 @@ Status check_telemetry_bounds(const TelemetryBatch& batch);
 std::string encode_telemetry_frame(const TelemetryBatch& batch);
 Result<TelemetryBatch> decode_telemetry_frame(std::string_view frame);
 
+// The frame from its base64 text (NodeReport's "telemetry" member): code "invalid_message" for bad
+// base64 or a bad frame.
+Result<TelemetryBatch> decode_telemetry_text(std::string_view base64);
+// Why a "telemetry" member that is not a string is refused.
+inline constexpr std::string_view kTelemetryIsAFrame =
+    "telemetry must be a base64 frame (model/telemetry.h); the JSON column form of older agents "
+    "is not read: upgrade the agent";
+
 // The base64 string of the frame.
 void to_json(Json& j, const TelemetryBatch& v);
 void from_json(const Json& j, TelemetryBatch& v);

@@ -19,6 +19,7 @@
 #include "model/agent_protocol.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
+#include "model/node_report_json.h"
 #include "model/service_path.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
@@ -1776,15 +1777,9 @@ struct Api::Impl {
   }
 
   asio::awaitable<Response> report(const std::string& node, Request& request) {
-    auto body = parse_json_object(request.body);
-    if (!body) co_return problem_response(body.error());
     // The telemetry frame is decoded (and its samples ingested) on the telemetry thread.
     std::optional<std::string> frame;
-    if (const auto it = body->find("telemetry"); it != body->end() && it->is_string()) {
-      frame = std::move(it->get_ref<std::string&>());
-      body->erase(it);
-    }
-    auto report = model::decode_message<model::NodeReport>(*body);
+    auto report = model::read_node_report(request.body, &frame);
     if (!report) co_return problem_response(report.error());
     if (frame) {
       auto telemetry = co_await telemetry_ingest.take(node, std::move(*frame));

@@ -16,7 +16,7 @@ namespace gpurent::server {
 namespace asio = boost::asio;
 
 Result<model::TelemetryBatch> TelemetryIngest::work(const std::string& node_id, std::string frame) {
-  GPURENT_TRY(batch, model::decode_message<model::TelemetryBatch>(Json(std::move(frame))));
+  GPURENT_TRY(batch, model::decode_telemetry_text(frame));
   GPURENT_CHECK(model::check_telemetry_bounds(batch));
   if (!feed_) return batch;
   feed_->ingest(node_id, batch);
