@@ -112,6 +112,19 @@ def test_oversized_or_malformed_telemetry_is_refused(platform):
                                  body={"applied_generation": 1 << 40, "workloads": [],
                                        "telemetry": telemetry})
         problem(response, 400, code)
+    # Reports that are not JSON, not one object, or not a report (read without a JSON tree:
+    # model/node_report_json.h) get the same problems as every other body.
+    for raw, code in ((b'{"applied_generation": 1, "workloads": [', "malformed_json"),
+                      (b"[]", "malformed_json"),
+                      (b'{"applied_generation": 1, "workloads": []} {}', "malformed_json"),
+                      (b'{"workloads": [], "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+                       "malformed_json"),
+                      (b'{"workloads": []}', "invalid_message"),
+                      (b'{"applied_generation": "1", "workloads": []}', "invalid_message"),
+                      (b'{"applied_generation": 1, "workloads": [{"instance_id": "i-x", "run": 1,'
+                       b' "phase": "dancing"}]}', "invalid_message")):
+        problem(platform.call("POST", "/v1/agent/report", key=credential, raw=raw), 400, code)
+    assert platform.call("GET", "/healthz").status == 200
 
 
 def test_a_simulated_fleet_reports_telemetry_and_takes_faults_per_node(platform, tmp_path):
