@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/clock.h"
+#include "common/indexed_map.h"
 #include "common/json.h"
 #include "common/money.h"
 #include "common/random.h"
@@ -10,6 +11,37 @@
 
 namespace gpurent {
 namespace {
+
+TEST(IndexedMap, FindsByKeyWalksInKeyOrderAndSurvivesCopiesAndMoves) {
+  IndexedMap<int> map;
+  for (const char* key : {"i-c", "i-a", "i-b"}) {
+    EXPECT_TRUE(map.emplace(key, static_cast<int>(map.size())).second);
+  }
+  EXPECT_FALSE(map.emplace("i-a", 99).second);  // an existing key keeps its value
+  EXPECT_EQ(map.at("i-a"), 1);
+  EXPECT_EQ(map.size(), 3u);
+  EXPECT_THROW(map.at("i-z"), std::out_of_range);
+  EXPECT_EQ(map.find("i-z"), map.end());
+  ASSERT_NE(map.find("i-b"), map.end());
+  map.find("i-b")->second = 7;
+  EXPECT_EQ(map.at("i-b"), 7);
+  std::string walked;
+  for (const auto& [key, value] : map) walked += key + "=" + std::to_string(value) + " ";
+  EXPECT_EQ(walked, "i-a=1 i-b=7 i-c=0 ");
+  EXPECT_EQ(map.upper_bound("i-a")->first, "i-b");
+
+  // A copy has an index of its own: changing it leaves the original alone.
+  IndexedMap<int> copy = map;
+  copy.at("i-c") = 5;
+  EXPECT_EQ(map.at("i-c"), 0);
+  EXPECT_EQ(copy.at("i-c"), 5);
+  copy = map;
+  EXPECT_EQ(copy.at("i-c"), 0);
+  const IndexedMap<int> moved = std::move(copy);
+  EXPECT_EQ(moved.at("i-b"), 7);
+  EXPECT_TRUE(moved.contains("i-c"));
+  EXPECT_EQ(moved.find("i-c")->second, 0);
+}
 
 TEST(Money, ChargesAreExactAndRoundTowardZeroOnce) {
   EXPECT_EQ(charge_for_seconds(18'000'000, 1000, 1), 5'000);

@@ -29,6 +29,7 @@
 #include "billing/billing.h"
 #include "billing/invoice.h"
 #include "common/clock.h"
+#include "common/indexed_map.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "common/string_hash.h"
@@ -639,10 +640,10 @@ class Controller {
   std::unordered_map<std::string, std::string> key_by_hash_;
   std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
   std::unordered_map<std::string, std::string> join_token_by_hash_;
-  std::map<std::string, model::Node, std::less<>> nodes_;
+  IndexedMap<model::Node> nodes_;
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> node_by_gpu_;  // GPU UUID -> node id
-  std::map<std::string, model::Instance, std::less<>> instances_;
+  IndexedMap<model::Instance> instances_;
   std::vector<std::string> instance_order_;  // creation order, for listings
   std::unordered_map<std::string, size_t> instance_position_;
   // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
@@ -690,7 +691,7 @@ class Controller {
   int64_t requests_seen_ = 0;
   int64_t profile_refreshed_at_ = 0;
   std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
-  std::map<std::string, model::Job, std::less<>> jobs_;
+  IndexedMap<model::Job> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
   // Changed since take_changes() and copied once there, in the order first touched (an instance
@@ -712,7 +713,7 @@ class Controller {
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   std::map<std::string, model::UsageRecord, std::less<>> usage_;
   // The open runs the billing tick meters, in the order they began, with the instance and node
-  // each runs on (instances_, nodes_ and usage_ are std::maps that never erase, so the pointers
+  // each runs on (instances_, nodes_ and usage_ are maps that never erase, so the pointers
   // stay valid): the tick does no lookups by name. Ended runs are dropped by the tick.
   struct MeteredRun {
     model::Instance* instance;
