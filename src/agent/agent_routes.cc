@@ -6,6 +6,7 @@
 
 #include "client/api_client.h"
 #include "common/json.h"
+#include "model/desired_state_json.h"
 
 namespace gpurent::agent::routes {
 namespace {
@@ -68,7 +69,7 @@ Result<model::DesiredState> desired_answer(const client::HttpResponse& response)
   if (response.status != 200) {
     return fail(client::error_from_response(response, "GET /v1/agent/desired"));
   }
-  return decode<model::DesiredState>(response);
+  return model::read_desired_state(response.body);
 }
 
 Result<int64_t> logs_answer(const client::HttpResponse& response) {

@@ -93,16 +93,6 @@ void to_json(Json& j, const JobMemberPlacement& v) {
        {"master_addr", v.master_address},
        {"master_port", v.master_port}};
 }
-void from_json(const Json& j, JobMemberPlacement& v) {
-  v.job_id = j.at("id").get<std::string>();
-  v.index = j.at("index").get<int>();
-  v.array_size = j.at("array_size").get<int>();
-  v.nodes = j.at("nodes").get<int>();
-  v.rank = j.at("rank").get<int>();
-  v.gpus_per_node = j.at("gpus_per_node").get<int>();
-  v.master_address = j.at("master_addr").get<std::string>();
-  v.master_port = j.at("master_port").get<int>();
-}
 
 void to_json(Json& j, const WorkloadSpec& v) {
   j = {{"instance_id", v.instance_id},
@@ -118,32 +108,12 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"services", v.services}};
   if (v.job) j["job"] = *v.job;
 }
-void from_json(const Json& j, WorkloadSpec& v) {
-  v.instance_id = j.at("instance_id").get<std::string>();
-  v.run = j.at("run").get<int64_t>();
-  v.should_run = j.at("should_run").get<bool>();
-  v.command = j.at("command").get<std::vector<std::string>>();
-  v.env = j.at("env").get<std::map<std::string, std::string>>();
-  v.gpus = j.at("gpus").get<std::vector<std::string>>();
-  v.cpu = j.value("cpu", 0);
-  v.memory_gb = j.value("memory_gb", 0);
-  v.image = j.value("image", std::string());
-  v.volumes = j.value("volumes", std::vector<VolumeMount>());
-  v.services = j.value("services", std::vector<std::string>());
-  if (const auto job = j.find("job"); job != j.end()) v.job = job->get<JobMemberPlacement>();
-}
 
 void to_json(Json& j, const DesiredState& v) {
   j = {{"node_id", v.node_id},
        {"generation", v.generation},
        {"workloads", v.workloads},
        {"volumes", v.volumes}};
-}
-void from_json(const Json& j, DesiredState& v) {
-  v.node_id = j.at("node_id").get<std::string>();
-  v.generation = j.at("generation").get<int64_t>();
-  v.workloads = j.at("workloads").get<std::vector<WorkloadSpec>>();
-  v.volumes = j.value("volumes", std::vector<std::string>());
 }
 
 void to_json(Json& j, const WorkloadStatus& v) {

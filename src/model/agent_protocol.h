@@ -133,12 +133,11 @@ void to_json(Json& j, const NodeRegistration& v);
 void from_json(const Json& j, NodeRegistration& v);
 void to_json(Json& j, const RegistrationResult& v);
 void from_json(const Json& j, RegistrationResult& v);
+// Written by desired_state_json (codec.h) and read back by read_desired_state
+// (desired_state_json.h), without a JSON tree.
 void to_json(Json& j, const JobMemberPlacement& v);
-void from_json(const Json& j, JobMemberPlacement& v);
 void to_json(Json& j, const WorkloadSpec& v);
-void from_json(const Json& j, WorkloadSpec& v);
 void to_json(Json& j, const DesiredState& v);
-void from_json(const Json& j, DesiredState& v);
 void to_json(Json& j, const WorkloadStatus& v);
 // Read back by read_node_report (node_report_json.h), without a JSON tree.
 void to_json(Json& j, const NodeReport& v);

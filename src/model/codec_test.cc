@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/desired_state_json.h"
+
 namespace gpurent::model {
 namespace {
 
@@ -125,7 +127,9 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
                                                     .master_port = 29501};
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());
   // The agent reads back what the server wrote, volumes and placements included.
-  const auto back = Json::parse(desired_state_json(desired)).get<DesiredState>();
+  auto read = read_desired_state(desired_state_json(desired));
+  ASSERT_TRUE(read) << read.error().message;
+  const DesiredState& back = *read;
   EXPECT_EQ(back.volumes, desired.volumes);
   EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
   EXPECT_FALSE(back.workloads[0].job);
@@ -144,9 +148,10 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
   Json old = desired;
   old.erase("volumes");
   old["workloads"][0].erase("volumes");
-  const auto without = old.get<DesiredState>();
-  EXPECT_TRUE(without.volumes.empty());
-  EXPECT_TRUE(without.workloads[0].volumes.empty());
+  const auto without = read_desired_state(old.dump());
+  ASSERT_TRUE(without) << without.error().message;
+  EXPECT_TRUE(without->volumes.empty());
+  EXPECT_TRUE(without->workloads[0].volumes.empty());
 }
 
 TEST(CodecTest, AVolumeRoundTripsThroughJson) {
