@@ -7,6 +7,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include "common/threads.h"
 #include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
@@ -64,10 +68,15 @@ void RollupPersister::drain(bool pause) {
   for (;;) {
     const auto rows = feed_.take_rollups(kRollupRowsPerWrite);
     if (rows.empty()) return;
+    const auto began = std::chrono::steady_clock::now();
     if (auto written = writer_->write(rows); !written) {
       spdlog::error("{} gpu rollup rows not written: {}", rows.size(), written.error().message);
     }
-    if (pause) std::this_thread::sleep_for(kRollupWritePause);
+    if (pause) {
+      const auto took = std::chrono::steady_clock::now() - began;
+      std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
+          kRollupWritePause, took * kRollupPausePerWrite));
+    }
   }
 }
 

@@ -34,7 +34,9 @@ Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
 // are derived, lossy data (the open minute is lost at a restart anyway), so their commits need not
 // be durable before anything: they survive a crash of the process, not necessarily of the
 // machine. The same table is pruned through the store's ChangeSet; SQLite serialises the two
-// writers. Thread-safety: one thread at a time. Open it after the store (which creates the table).
+// writers (the store retries its lock every 100 µs, and server::RollupPersister paces these
+// writes so that they hold the lock at most a tenth of the time). Thread-safety: one thread at a
+// time. Open it after the store (which creates the table).
 class RollupWriter {
  public:
   virtual ~RollupWriter() = default;

@@ -12,8 +12,10 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <chrono>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -147,6 +149,15 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+constexpr auto kBusyRetry = std::chrono::microseconds(100);
+constexpr auto kBusyTimeout = std::chrono::seconds(5);
+
+int retry_promptly(void*, int tries) {
+  if (tries * kBusyRetry >= kBusyTimeout) return 0;  // SQLITE_BUSY for the caller
+  std::this_thread::sleep_for(kBusyRetry);
+  return 1;
+}
+
 class SqliteStore final : public Store {
  public:
   explicit SqliteStore(sqlite3* db) : db_(db) {}
@@ -166,7 +177,12 @@ class SqliteStore final : public Store {
     // cache every group commit re-read its pages from the file (bench/RESULTS.md, "Ledger").
     GPURENT_CHECK(exec("PRAGMA cache_size=-65536"));
     GPURENT_CHECK(exec("PRAGMA foreign_keys=ON"));
-    sqlite3_busy_timeout(db_, 5000);
+    // The write lock is shared with the rollup writer (store.h), whose transactions last a few
+    // milliseconds. SQLite's own busy handler sleeps 1, 2, 5, 10... ms between tries, so a
+    // commit that met the lock once waited several times longer than the lock was held, and every
+    // acknowledgement queued behind that commit with it; this one tries again every
+    // kBusyRetry, up to the same 5 s.
+    sqlite3_busy_handler(db_, &retry_promptly, nullptr);
     int version = 0;
     {
       Statement stmt(db_, "PRAGMA user_version");

@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -60,6 +62,29 @@ TEST_F(SqliteStoreTest, CommitsAreDurableAcrossReopenAndUpsertByIdKeepsTheLatest
   EXPECT_EQ(snapshot->transfers[0].id, "topup:1");
   EXPECT_EQ(snapshot->transfers[0].amount, 700);
   EXPECT_EQ(snapshot->transfers[1].reference, "note");
+}
+
+TEST_F(SqliteStoreTest, ACommitWaitsForAnotherWritersTransactionAndThenLands) {
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store) << store.error().message;
+  // Another connection (as the rollup writer's) holds the write lock for a while.
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::thread holder([other] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  });
+  controller::ChangeSet changes;
+  changes.tenants.push_back({"t-1", "alice", from_unix_ms(5)});
+  const Status committed = (*store)->commit(changes);
+  holder.join();
+  sqlite3_close(other);
+  ASSERT_TRUE(committed) << committed.error().message;
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot);
+  ASSERT_EQ(snapshot->tenants.size(), 1u);
+  EXPECT_EQ(snapshot->tenants[0].name, "alice");
 }
 
 TEST_F(SqliteStoreTest, TemplateChangesApplyInOrderAcrossMergedBatches) {
