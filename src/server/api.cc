@@ -1764,13 +1764,16 @@ struct Api::Impl {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (*generation > *after || left.count() <= 0) {
-        // Built now, before the barrier: everything in it was queued for commit before it.
+        // Built now, before the barrier: everything in it was queued for commit before it. The
+        // node is woken as soon as its change is queued (host.h), so the answer is built while
+        // the committer writes that change.
         auto state = ctl().desired_state(node);
         if (!state) co_return problem_response(state.error());
+        std::string answer = model::desired_state_json(*state);
         // Only committed state may be acted on: were this set lost in a crash, the agent would
         // run work the restarted server never placed.
         if (!host.all_durable()) co_await host.durable();
-        co_return Response{200, "application/json", model::desired_state_json(*state), {}, {}};
+        co_return Response{200, "application/json", std::move(answer), {}, {}};
       }
       co_await host.wait("node:" + node, left);
     }

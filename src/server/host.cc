@@ -63,13 +63,10 @@ void ControllerHost::schedule_tick() {
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
       // coroutine only after a post, and a tick's older copies must never overwrite newer ones.
-      auto woken_nodes = std::move(changes.woken_nodes);
       auto changed_instances = std::move(changes.changed_instances);
-      auto signal = enqueue(std::move(changes));
-      asio::co_spawn(
-          io_,
-          await_durable(std::move(signal), std::move(woken_nodes), std::move(changed_instances)),
-          asio::detached);
+      auto signal = queue_and_wake(changes);
+      asio::co_spawn(io_, await_durable(std::move(signal), std::move(changed_instances)),
+                     asio::detached);
     }
     schedule_tick();
   });
@@ -82,10 +79,16 @@ asio::awaitable<void> ControllerHost::settle(controller::ChangeSet changes) {
 
 asio::awaitable<void> ControllerHost::commit(controller::ChangeSet changes) {
   // Moved out, not copied (an array's commit names 8,000 instances): the store writes none of it.
-  auto woken_nodes = std::move(changes.woken_nodes);
   auto changed_instances = std::move(changes.changed_instances);
+  auto signal = queue_and_wake(changes);
+  co_await await_durable(std::move(signal), std::move(changed_instances));
+}
+
+std::shared_ptr<asio::steady_timer> ControllerHost::queue_and_wake(controller::ChangeSet& changes) {
+  const auto woken_nodes = std::move(changes.woken_nodes);
   auto signal = enqueue(std::move(changes));
-  co_await await_durable(std::move(signal), std::move(woken_nodes), std::move(changed_instances));
+  for (const auto& node : woken_nodes) notify("node:" + node);
+  return signal;
 }
 
 std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSet changes) {
@@ -103,11 +106,9 @@ std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSe
 }
 
 asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady_timer> signal,
-                                                    std::set<std::string> woken_nodes,
                                                     std::vector<std::string> changed_instances) {
   boost::system::error_code ec;
   co_await signal->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  for (const auto& node : woken_nodes) notify("node:" + node);
   for (const auto& instance : changed_instances) notify("instance:" + instance);
 }
 

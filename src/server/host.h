@@ -9,7 +9,10 @@
 //   concurrent commands share one fsync. If the store fails, memory and disk have diverged and the
 //   process stops (fail-stop, as etcd does on a WAL error): a restart rebuilds from the store.
 // - Wake-ups: wait() parks a coroutine on a topic ("node:<id>", "instance:<id>") until notify() or
-//   a timeout; committed changes notify the nodes and instances they touched.
+//   a timeout. Committed changes notify the instances they touched. The nodes whose desired state
+//   changed are woken as soon as the change is queued: the desired-state answer builds itself
+//   while the committer writes, and holds itself behind durable() (an agent must never act on
+//   state a crash could lose), so an array's thousand answers are ready when its commit is.
 #pragma once
 
 #include <utility>
@@ -23,7 +26,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -86,7 +88,8 @@ class ControllerHost {
 
  private:
   // Queues the changes for the committer at once (so commits keep the order in which the
-  // controller made them) and resumes when they are durable; then wakes their waiters.
+  // controller made them), wakes the nodes they concern, and resumes when they are durable; then
+  // wakes the instances' waiters.
   asio::awaitable<void> commit(controller::ChangeSet changes);
   // commit(), or, when there is nothing to write and everything queued is durable already, a
   // mere post to this thread: most agent reports change nothing durable, and each would otherwise
@@ -94,8 +97,9 @@ class ControllerHost {
   // early: such a coroutine (GCC 12, Boost 1.74) corrupted the heap (docs/architecture.md).
   asio::awaitable<void> settle(controller::ChangeSet changes);
   std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
+  // Queues the changes (their woken nodes notified at once); the signal of their durability.
+  std::shared_ptr<asio::steady_timer> queue_and_wake(controller::ChangeSet& changes);
   asio::awaitable<void> await_durable(std::shared_ptr<asio::steady_timer> signal,
-                                      std::set<std::string> woken_nodes,
                                       std::vector<std::string> changed_instances);
   void committer_loop();
   void schedule_tick();
