@@ -11,6 +11,7 @@
 #include "common/random.h"
 #include "common/threads.h"
 #include "server/api.h"
+#include "server/heap_headroom.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"
 #include "server/webhooks.h"
@@ -62,6 +63,7 @@ sigset_t block_stop_signals() {
 int serve(const ServerOptions& options, const std::optional<std::string>& dev_sim_gpus,
           const std::function<void(const ReadyInfo&)>& on_ready) {
   const sigset_t stop_signals = block_stop_signals();
+  const HeapHeadroom headroom(kHeapHeadroomBytes);
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) {
