@@ -130,6 +130,7 @@ TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
   auto read = read_desired_state(desired_state_json(desired));
   ASSERT_TRUE(read) << read.error().message;
   const DesiredState& back = *read;
+  EXPECT_EQ(Json(back), Json(desired));  // every member, as written
   EXPECT_EQ(back.volumes, desired.volumes);
   EXPECT_EQ(back.workloads[0].volumes, desired.workloads[0].volumes);
   EXPECT_FALSE(back.workloads[0].job);
