@@ -10,6 +10,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <climits>
 #include <map>
 #include <optional>
@@ -49,6 +50,33 @@ Status for_each_member(od::object object, OnMember on_member) {
     GPURENT_CHECK(on_member(key, value));
   }
   return {};
+}
+
+// Calls on_member(key, value) for each member of `object` (the member `member`; "" for the
+// message itself), then fails naming the first key of `required` it did not have.
+template <size_t N, class OnMember>
+Status read_members(od::object object, std::string_view member,
+                    const std::array<std::string_view, N>& required, OnMember on_member) {
+  std::array<bool, N> seen{};
+  GPURENT_CHECK(for_each_member(object, [&](std::string_view key, od::value value) -> Status {
+    for (size_t i = 0; i < N; ++i) seen[i] |= key == required[i];
+    return on_member(key, value);
+  }));
+  for (size_t i = 0; i < N; ++i) {
+    if (seen[i]) continue;
+    return fail(missing(member.empty() ? std::string(required[i])
+                                       : std::string(member) + "." + std::string(required[i])));
+  }
+  return {};
+}
+
+// read_members() of the value `value`, which must be an object.
+template <size_t N, class OnMember>
+Status read_members(od::value value, std::string_view member,
+                    const std::array<std::string_view, N>& required, OnMember on_member) {
+  od::object object;
+  if (const auto code = value.get_object().get(object)) return fail(member_error(member, code));
+  return read_members(object, member, required, std::move(on_member));
 }
 
 // Calls on_item(value) for each element of the array `value` (the member `member`).
