@@ -11,6 +11,9 @@ namespace {
 
 constexpr double kIdleShareOfTdp = 0.1;
 constexpr double kFbTauS = 2.0;
+// A process holds its CUDA context from its first kernel on, before its own allocations ramp up
+// over kFbTauS; utilisation without any memory used is what no real GPU reports.
+constexpr double kCudaContextMib = 500;
 constexpr int64_t kSmClockLoadedMhz = 1'980;
 constexpr int64_t kSmClockIdleMhz = 345;
 constexpr int64_t kMemClockMhz = 2'619;
@@ -145,6 +148,7 @@ void SimTelemetrySource::sample(int64_t time_ms, const BusyGpus& busy, model::Te
       fb_target = share * static_cast<double>(state.gpu.memory_mb);
     }
     state.fb_used_mib = approach(state.fb_used_mib, fb_target, dt_s, kFbTauS);
+    if (loaded) state.fb_used_mib = std::max(state.fb_used_mib, kCudaContextMib);
     if (state.silent) continue;
 
     const bool hot = state.temperature_c >= kSlowdownTemperatureC;

@@ -69,6 +69,18 @@ TEST(SimTelemetry, LoadWarmsAGpuAndIdleCoolsItDown) {
   EXPECT_EQ(cooled.at("GPU-0").ecc_dbe_total, 0);
 }
 
+TEST(SimTelemetry, ABusyGpuHoldsMemoryFromItsFirstSample) {
+  SimTelemetrySource source(gpus("1xh100-80g"), 7);
+  int64_t time = 1'000'000;
+  run(source, time, 5, {});
+  // Two samples in the same millisecond: no time for the allocations to ramp up, yet the
+  // process's context is there as soon as the GPU is busy.
+  time -= 1'000;
+  const auto first = run(source, time, 1, {{"GPU-0", "i-1"}});
+  EXPECT_GE(*first.at("GPU-0").gpu_util_pct, 90);
+  EXPECT_GE(*first.at("GPU-0").fb_used_mib, 500);
+}
+
 TEST(SimTelemetry, UnsupportedFieldsAreAbsent) {
   SimTelemetrySource source(gpus("1xrtx4090-24g"), 1);
   model::TelemetryBatch batch;
