@@ -14,8 +14,14 @@
 // kernel: given back, a huge page is faulted in and zeroed again at its next use, and a metering
 // tick that frees and rebuilds its ChangeSet every minute ran 60-80 ms instead of 31-39
 // (bench/RESULTS.md). The resident set stays at its high-water mark, which the load sets.
+// lg_extent_max_active_fit:20: freed memory coalesces into large free extents, and by default
+// jemalloc splits a free extent only for a request at least 1/64 of its size; a slab of small
+// objects (a few pages) then maps fresh memory beside hundreds of free MiB, and the server's
+// HeapHeadroom reserve (server/heap_headroom.h) went unused: the 8,000-task array still took its
+// page faults and grew the resident set by 100 MiB more (bench/RESULTS.md, "Free memory reused").
 extern "C" {
 // The name and type are jemalloc's interface.
 const char* malloc_conf =
-    "thp:always,metadata_thp:auto,narenas:1,dirty_decay_ms:-1,muzzy_decay_ms:-1";
+    "thp:always,metadata_thp:auto,narenas:1,dirty_decay_ms:-1,muzzy_decay_ms:-1,"
+    "lg_extent_max_active_fit:20";
 }
