@@ -17,7 +17,7 @@
 // lg_extent_max_active_fit:20: freed memory coalesces into large free extents, and by default
 // jemalloc splits a free extent only for a request at least 1/64 of its size; a slab of small
 // objects (a few pages) then maps fresh memory beside hundreds of free MiB, and the server's
-// HeapHeadroom reserve (server/heap_headroom.h) went unused: the 8,000-task array still took its
+// HeapHeadroom reserve (common/heap_headroom.h) went unused: the 8,000-task array still took its
 // page faults and grew the resident set by 100 MiB more (bench/RESULTS.md, "Free memory reused").
 extern "C" {
 // The name and type are jemalloc's interface.

@@ -48,6 +48,7 @@
 #include "agent/telemetry/telemetry.h"
 #include "client/http_client.h"
 #include "common/clock.h"
+#include "common/heap_headroom.h"
 #include "common/random.h"
 
 namespace gpurent::agent {
@@ -700,6 +701,7 @@ std::string sim_node_name(std::string_view prefix, int index) {
 }
 
 int run_sim_fleet(const AgentOptions& options) {
+  const HeapHeadroom headroom(kHeapHeadroomBytes);
   Fleet fleet(options);
   if (auto prepared = fleet.prepare(); !prepared) {
     spdlog::error("agent_start_failed code={} error=\"{}\"", prepared.error().code,

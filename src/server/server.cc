@@ -11,7 +11,7 @@
 #include "common/random.h"
 #include "common/threads.h"
 #include "server/api.h"
-#include "server/heap_headroom.h"
+#include "common/heap_headroom.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"
 #include "server/webhooks.h"

@@ -1,4 +1,4 @@
-#include "server/heap_headroom.h"
+#include "common/heap_headroom.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gpurent::server {
+namespace gpurent {
 namespace {
 
 TEST(HeapHeadroom, KeepsTouchedMemoryReadyForReuse) {
@@ -44,4 +44,4 @@ TEST(HeapHeadroom, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
 }
 
 }  // namespace
-}  // namespace gpurent::server
+}  // namespace gpurent

@@ -11,9 +11,12 @@
 // out what it holds first, and maps the rest), touches it, and frees it. The JVM's AlwaysPreTouch
 // does this once at start; this keeps doing it as the heap grows, so that the reserve is there at
 // 5,000 nodes as at 10. The cost is resident memory: up to `bytes` above the high-water mark.
+// The server keeps one (server.cc), and so does a simulated fleet (agent/sim_fleet.h), whose
+// thousand nodes take their desired states and write their reports in the same burst; a single
+// node's agent does not, its footprint is meant to stay small.
 //
 // Without jemalloc in the process (a sanitizer build, -DGPURENT_JEMALLOC=OFF) it does nothing: it
-// finds jemalloc's mallctl at run time, so the server library does not depend on it.
+// finds jemalloc's mallctl at run time, so no library depends on it.
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +25,7 @@
 #include <optional>
 #include <thread>
 
-namespace gpurent::server {
+namespace gpurent {
 
 inline constexpr size_t kHeapHeadroomBytes = size_t{256} << 20;
 
@@ -49,4 +52,4 @@ class HeapHeadroom {
   std::thread thread_;
 };
 
-}  // namespace gpurent::server
+}  // namespace gpurent

@@ -1,4 +1,4 @@
-#include "server/heap_headroom.h"
+#include "common/heap_headroom.h"
 
 #include <dlfcn.h>
 
@@ -10,7 +10,7 @@
 
 #include "common/threads.h"
 
-namespace gpurent::server {
+namespace gpurent {
 
 namespace {
 
@@ -93,4 +93,4 @@ void HeapHeadroom::loop() {
   }
 }
 
-}  // namespace gpurent::server
+}  // namespace gpurent
