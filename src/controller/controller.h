@@ -700,7 +700,7 @@ class Controller {
   std::vector<std::string> touched_nodes_;
   std::set<std::string> touched_node_ids_;
   std::unordered_map<std::string, int64_t> stored_generation_;  // node id -> as last taken
-  // Usage records are never erased from usage_ (a std::map), so pointers to them stay valid.
+  // Usage records are never erased from usage_ (node-based), so pointers to them stay valid.
   // Each is in a list once a batch: its queued_batch / metered_batch is change_batch_ then.
   std::vector<const model::UsageRecord*> touched_usage_;
   std::vector<const model::UsageRecord*> metered_usage_;  // touch_metering()
@@ -711,7 +711,9 @@ class Controller {
   std::map<std::string, model::Quota, std::less<>> quotas_;        // by tenant
   std::map<std::string, model::Template, std::less<>> templates_;  // by name
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
-  std::map<std::string, model::UsageRecord, std::less<>> usage_;
+  // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once
+  // for an array), which in an ordered map is a descent of string comparisons.
+  std::unordered_map<std::string, model::UsageRecord, StringHash, std::equal_to<>> usage_;
   // The open runs the billing tick meters, in the order they began, with the instance and node
   // each runs on (instances_, nodes_ and usage_ are maps that never erase, so the pointers
   // stay valid): the tick does no lookups by name. Ended runs are dropped by the tick.

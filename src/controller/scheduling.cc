@@ -189,9 +189,14 @@ void Controller::try_place(Instance& instance, PassState& pass) {
     set_reason(instance, "waiting: its volumes live on different nodes: " + conflict);
     return;
   }
-  auto shape = request_shape(instance.spec);
-  if (!pinned.empty()) shape += "|node=" + pinned;
-  if (pass.no_room.contains(shape)) return;
+  // The shape is formatted only once the pass has met a request without room (most passes
+  // place everything they try).
+  const auto shape = [&] {
+    auto text = request_shape(instance.spec);
+    if (!pinned.empty()) text += "|node=" + pinned;
+    return text;
+  };
+  if (!pass.no_room.empty() && pass.no_room.contains(shape())) return;
   const bool spot = instance.spec.pricing == model::PricingModel::kSpot;
   const auto competes = [&](const Blocker& blocker) {
     const auto& a = blocker.gpu_types;
@@ -215,7 +220,7 @@ void Controller::try_place(Instance& instance, PassState& pass) {
       set_reason(instance,
                  fmt::format("waiting for capacity on node {}, where its volumes live", pinned));
     }
-    pass.no_room.insert(std::move(shape));
+    pass.no_room.insert(shape());
     // Work pinned to one node blocks only that node, which the estimate does not know.
     if (!spot && members == 1 && pinned.empty() && pass.blockers.size() < kMaxBackfillBlockers) {
       if (const auto start = earliest_start(instance)) {
@@ -253,7 +258,7 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   if (auto allocated = cluster_.allocate(*assignment); !allocated) {
     spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
                   allocated.error().message);
-    pass.no_room.insert(std::move(shape));
+    pass.no_room.insert(shape());
     return;
   }
   place_members(instance, std::move(*assignment));

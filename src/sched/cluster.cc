@@ -1,9 +1,12 @@
 #include "sched/cluster.h"
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -44,6 +47,9 @@ bool type_acceptable(const Request& request, std::string_view gpu_type, int64_t 
   return std::find(request.gpu_types.begin(), request.gpu_types.end(), gpu_type) !=
          request.gpu_types.end();
 }
+
+// GPUs per node held without a heap allocation where a key is built (HGX boards have 8).
+constexpr size_t kInlineGpus = 16;
 
 void append_int(std::string& out, int64_t value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
@@ -206,21 +212,30 @@ struct Cluster::Impl {
 
   std::string group_key(NodeHandle handle) const {
     const auto& node = nodes[handle];
-    std::string key = node.spec.gpu_type;
+    std::string key;
+    key.reserve(node.spec.gpu_type.size() + (2 * node.used_milli.size() + 8) * sizeof(int64_t));
+    key = node.spec.gpu_type;
     key.push_back('\0');
     append_int(key, node.spec.gpu_memory_mib);
     // Free milli per NVLink domain, each sorted, domains sorted: alike nodes get one key
-    // whatever their device numbering.
-    std::vector<std::vector<int>> domains;
+    // whatever their device numbering. Built without allocating: this runs for every placement.
+    boost::container::small_vector<std::pair<int, int>, kInlineGpus> cells;  // (domain, milli)
     for (size_t i = 0; i < node.used_milli.size(); ++i) {
-      const auto d = static_cast<size_t>(node.domain[i]);
-      if (domains.size() <= d) domains.resize(d + 1);
-      domains[d].push_back(free_milli(node, i));
+      cells.emplace_back(node.domain[i], free_milli(node, i));
     }
-    for (auto& domain : domains) std::sort(domain.begin(), domain.end());
-    std::sort(domains.begin(), domains.end());
+    std::sort(cells.begin(), cells.end());
+    using Domain = std::span<const std::pair<int, int>>;
+    boost::container::small_vector<Domain, kInlineGpus> domains;
+    for (size_t start = 0, end = 0; start < cells.size(); start = end) {
+      while (end < cells.size() && cells[end].first == cells[start].first) ++end;
+      domains.emplace_back(cells.data() + start, end - start);
+    }
+    const auto milli = [](const std::pair<int, int>& cell) { return cell.second; };
+    std::sort(domains.begin(), domains.end(), [&](const Domain& a, const Domain& b) {
+      return std::ranges::lexicographical_compare(a, b, {}, milli, milli);
+    });
     for (const auto& domain : domains) {
-      for (int milli : domain) append_int(key, milli);
+      for (const auto& cell : domain) append_int(key, cell.second);
       append_int(key, -1);
     }
     append_int(key, bucket(cpu_cuts, node.spec.cpu_milli - node.cpu_used));
