@@ -6,6 +6,7 @@
 
 #include "client/api_client.h"
 #include "common/json.h"
+#include "model/codec.h"
 #include "model/desired_state_json.h"
 
 namespace gpurent::agent::routes {
@@ -53,9 +54,7 @@ Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::s
 }
 
 Call report_call(const model::NodeReport& report, Timestamp now) {
-  Json body = report;
-  body["sent_at_ms"] = to_unix_ms(now);
-  return {"POST", "/v1/agent/report", encode(body)};
+  return {"POST", "/v1/agent/report", model::node_report_json(report, to_unix_ms(now))};
 }
 
 Result<model::RegistrationResult> register_answer(const client::HttpResponse& response) {

@@ -116,22 +116,4 @@ void to_json(Json& j, const DesiredState& v) {
        {"volumes", v.volumes}};
 }
 
-void to_json(Json& j, const WorkloadStatus& v) {
-  j = {{"instance_id", v.instance_id},
-       {"run", v.run},
-       {"phase", to_string(v.phase)},
-       {"exit_code", v.exit_code ? Json(*v.exit_code) : Json(nullptr)},
-       {"message", v.message}};
-}
-
-void to_json(Json& j, const NodeReport& v) {
-  j = {{"applied_generation", v.applied_generation},
-       {"workloads", v.workloads},
-       {"node_api_address", v.node_api_address},
-       {"node_api_secret", v.node_api_secret}};
-  if (v.container_runtime) j["container_runtime"] = *v.container_runtime;
-  if (!v.telemetry.empty() || v.telemetry.dropped != 0) j["telemetry"] = v.telemetry;
-  if (v.sent_at_ms) j["sent_at_ms"] = *v.sent_at_ms;
-}
-
 }  // namespace gpurent::model

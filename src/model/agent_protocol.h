@@ -138,9 +138,8 @@ void from_json(const Json& j, RegistrationResult& v);
 void to_json(Json& j, const JobMemberPlacement& v);
 void to_json(Json& j, const WorkloadSpec& v);
 void to_json(Json& j, const DesiredState& v);
-void to_json(Json& j, const WorkloadStatus& v);
-// Read back by read_node_report (node_report_json.h), without a JSON tree.
-void to_json(Json& j, const NodeReport& v);
+// A NodeReport is written by node_report_json (codec.h) and read by read_node_report
+// (node_report_json.h), neither through a JSON tree.
 
 // Decodes a message, turning nlohmann's exceptions into an Error (code "invalid_message").
 template <class T>

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "model/telemetry.h"
+
 namespace gpurent::model {
 namespace {
 
@@ -42,6 +44,35 @@ const char* escape(char c) {
   }
 }
 
+// The length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF) that starts text[i], or 0 when none does.
+size_t utf8_sequence_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80;  // the second byte's range: narrower after some leads
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = i + 2; k < i + length; ++k) {
+    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
+  }
+  return length;
+}
+
 // A direct JSON writer that produces what nlohmann's dump() does: keys in std::map order (the
 // callers list them sorted), no spaces, control characters as \u00xx.
 class Writer {
@@ -65,6 +96,29 @@ class Writer {
     }
     out_.append(text, run);
     out_ += '"';
+  }
+  // A string from outside the platform (a node's message): each byte that starts no valid UTF-8
+  // sequence is written as U+FFFD, as nlohmann's dump() with error_handler_t::replace does.
+  void text(std::string_view text) {
+    size_t i = 0;
+    while (i < text.size()) {
+      const size_t length = utf8_sequence_length(text, i);
+      if (length == 0) break;
+      i += length;
+    }
+    if (i == text.size()) return string(text);  // valid: the common case
+    std::string replaced(text.substr(0, i));
+    while (i < text.size()) {
+      const size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        replaced += "\xEF\xBF\xBD";  // U+FFFD
+        ++i;
+      } else {
+        replaced.append(text, i, length);
+        i += length;
+      }
+    }
+    string(replaced);
   }
   void number(int64_t value) {
     char digits[24];
@@ -499,6 +553,46 @@ std::string desired_state_json(const DesiredState& v) {
     w.boolean(workload.should_run);
     w.key("volumes");
     w.mounts(workload.volumes);
+    w.end();
+  }
+  out += ']';
+  w.end();
+  return out;
+}
+
+std::string node_report_json(const NodeReport& v, std::optional<int64_t> sent_at_ms) {
+  const std::string telemetry =
+      v.telemetry.empty() && v.telemetry.dropped == 0 ? "" : telemetry_text(v.telemetry);
+  std::string out;
+  out.reserve(256 + 128 * v.workloads.size() + telemetry.size());
+  Writer w(out);
+  w.begin();
+  w.field("applied_generation", v.applied_generation);
+  if (v.container_runtime) {
+    w.key("container_runtime");
+    w.boolean(*v.container_runtime);
+  }
+  w.key("node_api_address");
+  w.text(v.node_api_address);
+  w.key("node_api_secret");
+  w.text(v.node_api_secret);
+  if (!sent_at_ms) sent_at_ms = v.sent_at_ms;
+  if (sent_at_ms) w.field("sent_at_ms", *sent_at_ms);
+  if (!telemetry.empty()) w.field("telemetry", std::string_view(telemetry));
+  w.key("workloads");
+  out += '[';
+  for (size_t i = 0; i < v.workloads.size(); ++i) {
+    const WorkloadStatus& workload = v.workloads[i];
+    if (i > 0) out += ',';
+    w.begin();
+    w.key("exit_code");
+    w.optional_number(workload.exit_code);
+    w.key("instance_id");
+    w.text(workload.instance_id);
+    w.key("message");
+    w.text(workload.message);
+    w.field("phase", to_string(workload.phase));
+    w.field("run", workload.run);
     w.end();
   }
   out += ']';

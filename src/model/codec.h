@@ -68,5 +68,13 @@ Instance instance_from_row(Json row, const std::function<const Job*(std::string_
 std::string usage_record_json(const UsageRecord& v);
 // Exactly Json(v).dump() of a desired state (the long-poll answer of every woken node).
 std::string desired_state_json(const DesiredState& v);
+// A node's report (the body of POST /v1/agent/report), written directly: a simulated fleet writes
+// a thousand in the burst that starts an array, where nlohmann's tree was the largest part of its
+// CPU. Read back by read_node_report (node_report_json.h). The members are those of
+// agent_protocol.h, in sorted order, the telemetry as telemetry_text and left out when there is
+// none. sent_at_ms, when given, stands for v.sent_at_ms (the agent stamps a report as it sends
+// it). The strings come from the node, so a byte that starts no valid UTF-8 sequence is written
+// as U+FFFD.
+std::string node_report_json(const NodeReport& v, std::optional<int64_t> sent_at_ms = std::nullopt);
 
 }  // namespace gpurent::model

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "model/codec.h"
 #include "model/telemetry.h"
 
 namespace gpurent::model {
@@ -27,7 +28,7 @@ NodeReport full_report() {
 }
 
 void expect_same(const NodeReport& a, const NodeReport& b) {
-  EXPECT_EQ(Json(a), Json(b));
+  EXPECT_EQ(node_report_json(a), node_report_json(b));
   EXPECT_EQ(a.telemetry, b.telemetry);
 }
 
@@ -38,7 +39,7 @@ std::string error_code(std::string_view text) {
 
 TEST(NodeReportJson, ReadsBackWhatTheAgentWrites) {
   const NodeReport sent = full_report();
-  const auto read = read_node_report(Json(sent).dump());
+  const auto read = read_node_report(node_report_json(sent));
   ASSERT_TRUE(read) << read.error().message;
   expect_same(*read, sent);
   EXPECT_EQ(read->workloads[0].exit_code, 137);
@@ -48,9 +49,49 @@ TEST(NodeReportJson, ReadsBackWhatTheAgentWrites) {
   EXPECT_EQ(read->sent_at_ms, 1'764'550'000'123);
 }
 
+TEST(NodeReportJson, IsWrittenInSortedMembersAndStampedWhenSent) {
+  NodeReport report;
+  report.applied_generation = 7;
+  report.workloads.push_back({"i-a", 2, WorkloadPhase::kRunning, std::nullopt, "tab\there"});
+  EXPECT_EQ(node_report_json(report),
+            R"({"applied_generation":7,"node_api_address":"","node_api_secret":"","workloads":[)"
+            R"({"exit_code":null,"instance_id":"i-a","message":"tab\there","phase":"running",)"
+            R"("run":2}]})");
+  report.sent_at_ms = 5;
+  EXPECT_NE(node_report_json(report).find(R"("sent_at_ms":5,)"), std::string::npos);
+  // The stamp given stands for the report's own.
+  EXPECT_NE(node_report_json(report, 9).find(R"("sent_at_ms":9,)"), std::string::npos);
+}
+
+// A node's message may hold any bytes (a process's output): each byte that starts no valid UTF-8
+// sequence becomes U+FFFD, and the text stays valid JSON; valid multi-byte characters are kept.
+TEST(NodeReportJson, InvalidUtf8BecomesTheReplacementCharacter) {
+  const std::string replacement = "\xEF\xBF\xBD";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ok \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", "ok \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"},
+      {"bad \xff byte", "bad " + replacement + " byte"},
+      {"cut \xE2\x82", "cut " + replacement + replacement},
+      {"overlong \xC0\xAF", "overlong " + replacement + replacement},
+      {"surrogate \xED\xA0\x80", "surrogate " + replacement + replacement + replacement},
+      {"too high \xF4\x90\x80\x80",
+       "too high " + replacement + replacement + replacement + replacement},
+      {"lone \x80", "lone " + replacement},
+  };
+  for (const auto& [message, expected] : cases) {
+    NodeReport report;
+    report.workloads.push_back({"i-a", 1, WorkloadPhase::kExited, 1, message});
+    const std::string text = node_report_json(report);
+    const Json parsed = Json::parse(text);  // throws on invalid UTF-8
+    EXPECT_EQ(parsed["workloads"][0]["message"], expected) << message;
+    const auto read = read_node_report(text);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(read->workloads[0].message, expected);
+  }
+}
+
 TEST(NodeReportJson, LeavesTheTelemetryTextUndecodedWhenAskedTo) {
   const NodeReport sent = full_report();
-  const Json json = sent;
+  const Json json = Json::parse(node_report_json(sent));
   std::optional<std::string> text;
   const auto read = read_node_report(json.dump(), &text);
   ASSERT_TRUE(read) << read.error().message;
@@ -61,7 +102,7 @@ TEST(NodeReportJson, LeavesTheTelemetryTextUndecodedWhenAskedTo) {
   // No telemetry member: nothing.
   NodeReport quiet = sent;
   quiet.telemetry = {};
-  ASSERT_TRUE(read_node_report(Json(quiet).dump(), &text));
+  ASSERT_TRUE(read_node_report(node_report_json(quiet), &text));
   EXPECT_FALSE(text);
 }
 
@@ -168,19 +209,19 @@ TEST(NodeReportJson, RefusesTelemetryThatIsNotAFrame) {
 
 TEST(NodeReportJson, ReadsReportsLargerThanThePreviousOnesOnTheSameThread) {
   NodeReport small;
-  ASSERT_TRUE(read_node_report(Json(small).dump()));
+  ASSERT_TRUE(read_node_report(node_report_json(small)));
   NodeReport large;
   for (int i = 0; i < 2'000; ++i) {
     large.workloads.push_back(
         {"i-" + std::to_string(i), i, WorkloadPhase::kRunning, std::nullopt, std::string(40, 'm')});
   }
-  const std::string text = Json(large).dump();
+  const std::string text = node_report_json(large);
   ASSERT_GT(text.size(), 100'000u);
   const auto read = read_node_report(text);
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_EQ(read->workloads.size(), 2'000u);
   EXPECT_EQ(read->workloads.back().run, 1'999);
-  ASSERT_TRUE(read_node_report(Json(small).dump()));
+  ASSERT_TRUE(read_node_report(node_report_json(small)));
 }
 
 }  // namespace

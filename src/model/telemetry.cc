@@ -259,14 +259,16 @@ Result<TelemetryBatch> decode_telemetry_frame(std::string_view frame) {
   return batch;
 }
 
-void to_json(Json& j, const TelemetryBatch& v) {
-  const std::string frame = encode_telemetry_frame(v);
+std::string telemetry_text(const TelemetryBatch& batch) {
+  const std::string frame = encode_telemetry_frame(batch);
   std::string text(sodium_base64_ENCODED_LEN(frame.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
   sodium_bin2base64(text.data(), text.size(), reinterpret_cast<const unsigned char*>(frame.data()),
                     frame.size(), sodium_base64_VARIANT_ORIGINAL);
   text.pop_back();  // the terminating NUL
-  j = std::move(text);
+  return text;
 }
+
+void to_json(Json& j, const TelemetryBatch& v) { j = telemetry_text(v); }
 
 Result<TelemetryBatch> decode_telemetry_text(std::string_view base64) {
   std::string frame(base64.size() / 4 * 3 + 3, '\0');

@@ -132,8 +132,9 @@ Status check_telemetry_bounds(const TelemetryBatch& batch);
 std::string encode_telemetry_frame(const TelemetryBatch& batch);
 Result<TelemetryBatch> decode_telemetry_frame(std::string_view frame);
 
-// The frame from its base64 text (NodeReport's "telemetry" member): code "invalid_message" for bad
-// base64 or a bad frame.
+// The frame as base64 text (NodeReport's "telemetry" member), and back: code "invalid_message"
+// for bad base64 or a bad frame.
+std::string telemetry_text(const TelemetryBatch& batch);
 Result<TelemetryBatch> decode_telemetry_text(std::string_view base64);
 // Why a "telemetry" member that is not a string is refused.
 inline constexpr std::string_view kTelemetryIsAFrame =

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "model/agent_protocol.h"
+#include "model/codec.h"
 #include "model/node_report_json.h"
 
 namespace gpurent::model {
@@ -101,9 +102,9 @@ TEST(TelemetryCodec, FrameRoundTripsEdgeValues) {
 
 TEST(TelemetryCodec, NodeReportCarriesTelemetryOnlyWhenThereIsSome) {
   NodeReport report;
-  EXPECT_FALSE(Json(report).contains("telemetry"));
+  EXPECT_FALSE(Json::parse(node_report_json(report)).contains("telemetry"));
   report.telemetry.samples.push_back(full_sample("GPU-a", 5, 1));
-  const auto back = read_node_report(Json(report).dump());
+  const auto back = read_node_report(node_report_json(report));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->telemetry, report.telemetry);
 }
