@@ -10,15 +10,18 @@
 namespace gpurent {
 namespace {
 
-TEST(HeapHeadroom, KeepsTouchedMemoryReadyForReuse) {
-  if (!allocator_reusable_bytes()) GTEST_SKIP() << "jemalloc is not in this process";
-  constexpr size_t kReserve = size_t{64} << 20;
-  HeapHeadroom headroom(kReserve);
-  headroom.top_up();
-  const auto reusable = allocator_reusable_bytes();
-  ASSERT_TRUE(reusable);
-  EXPECT_GE(*reusable, kReserve / 2);
-}
+constexpr size_t kReserve = size_t{64} << 20;
+
+// A reserve topped up before each test; skipped where jemalloc is not in the process.
+class HeapHeadroomTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!allocator_reusable_bytes()) GTEST_SKIP() << "jemalloc is not in this process";
+    headroom_.top_up();
+  }
+
+  HeapHeadroom headroom_{kReserve};
+};
 
 long this_threads_page_faults() {
   rusage usage{};
@@ -26,13 +29,15 @@ long this_threads_page_faults() {
   return usage.ru_minflt;
 }
 
+TEST_F(HeapHeadroomTest, KeepsTouchedMemoryReadyForReuse) {
+  const auto reusable = allocator_reusable_bytes();
+  ASSERT_TRUE(reusable);
+  EXPECT_GE(*reusable, kReserve / 2);
+}
+
 // What the reserve is for: the many small objects of a burst (an array's members) land in it, not
 // in freshly mapped memory, which is what src/malloc_conf.cc's lg_extent_max_active_fit is for.
-TEST(HeapHeadroom, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
-  if (!allocator_reusable_bytes()) GTEST_SKIP() << "jemalloc is not in this process";
-  constexpr size_t kReserve = size_t{64} << 20;
-  HeapHeadroom headroom(kReserve);
-  headroom.top_up();
+TEST_F(HeapHeadroomTest, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
   const long before = this_threads_page_faults();
   std::vector<std::unique_ptr<std::string>> burst;
   constexpr int kObjects = 100'000;  // about 20 MiB, within the reserve

@@ -159,6 +159,18 @@ class Writer {
     }
     out_ += ']';
   }
+  // An array of objects: each item written by write(item) between begin() and end().
+  template <class T, class Write>
+  void objects(const std::vector<T>& items, Write write) {
+    out_ += '[';
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) out_ += ',';
+      begin();
+      write(items[i]);
+      end();
+    }
+    out_ += ']';
+  }
   template <class T>
   void optional_number(const std::optional<T>& value) {
     value ? number(static_cast<int64_t>(*value)) : null();
@@ -513,11 +525,7 @@ std::string desired_state_json(const DesiredState& v) {
   w.key("volumes");
   w.strings(v.volumes);
   w.key("workloads");
-  out += '[';
-  for (size_t i = 0; i < v.workloads.size(); ++i) {
-    const WorkloadSpec& workload = v.workloads[i];
-    if (i > 0) out += ',';
-    w.begin();
+  w.objects(v.workloads, [&](const WorkloadSpec& workload) {
     w.key("command");
     w.strings(workload.command);
     w.key("cpu");
@@ -553,9 +561,7 @@ std::string desired_state_json(const DesiredState& v) {
     w.boolean(workload.should_run);
     w.key("volumes");
     w.mounts(workload.volumes);
-    w.end();
-  }
-  out += ']';
+  });
   w.end();
   return out;
 }
@@ -580,11 +586,7 @@ std::string node_report_json(const NodeReport& v, std::optional<int64_t> sent_at
   if (sent_at_ms) w.field("sent_at_ms", *sent_at_ms);
   if (!telemetry.empty()) w.field("telemetry", std::string_view(telemetry));
   w.key("workloads");
-  out += '[';
-  for (size_t i = 0; i < v.workloads.size(); ++i) {
-    const WorkloadStatus& workload = v.workloads[i];
-    if (i > 0) out += ',';
-    w.begin();
+  w.objects(v.workloads, [&](const WorkloadStatus& workload) {
     w.key("exit_code");
     w.optional_number(workload.exit_code);
     w.key("instance_id");
@@ -593,9 +595,7 @@ std::string node_report_json(const NodeReport& v, std::optional<int64_t> sent_at
     w.text(workload.message);
     w.field("phase", to_string(workload.phase));
     w.field("run", workload.run);
-    w.end();
-  }
-  out += ']';
+  });
   w.end();
   return out;
 }
