@@ -100,24 +100,19 @@ class Writer {
   // A string from outside the platform (a node's message): each byte that starts no valid UTF-8
   // sequence is written as U+FFFD, as nlohmann's dump() with error_handler_t::replace does.
   void text(std::string_view text) {
-    size_t i = 0;
-    while (i < text.size()) {
-      const size_t length = utf8_sequence_length(text, i);
-      if (length == 0) break;
-      i += length;
-    }
-    if (i == text.size()) return string(text);  // valid: the common case
-    std::string replaced(text.substr(0, i));
-    while (i < text.size()) {
-      const size_t length = utf8_sequence_length(text, i);
-      if (length == 0) {
-        replaced += "\xEF\xBF\xBD";  // U+FFFD
-        ++i;
-      } else {
-        replaced.append(text, i, length);
+    std::string replaced;  // stays empty while every sequence so far is valid: the common case
+    size_t copied = 0;     // text before this is in `replaced`
+    for (size_t i = 0; i < text.size();) {
+      if (const size_t length = utf8_sequence_length(text, i); length > 0) {
         i += length;
+        continue;
       }
+      replaced.append(text, copied, i - copied);
+      replaced += "\xEF\xBF\xBD";  // U+FFFD
+      copied = ++i;
     }
+    if (copied == 0) return string(text);
+    replaced.append(text, copied);
     string(replaced);
   }
   void number(int64_t value) {
@@ -148,16 +143,10 @@ class Writer {
     out_ += '}';
   }
   void mounts(const std::vector<VolumeMount>& values) {
-    out_ += '[';
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (i > 0) out_ += ',';
-      out_ += "{\"mount_path\":";
-      string(values[i].mount_path);
-      out_ += ",\"volume_id\":";
-      string(values[i].volume_id);
-      out_ += '}';
-    }
-    out_ += ']';
+    objects(values, [this](const VolumeMount& mount) {
+      field("mount_path", mount.mount_path);
+      field("volume_id", mount.volume_id);
+    });
   }
   // An array of objects: each item written by write(item) between begin() and end().
   template <class T, class Write>
