@@ -53,6 +53,14 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
     std::lock_guard lock(mutex_);
     return polls_waiting_;
   }
+  // Each desired-state poll's arrival and answer, in order.
+  struct Poll {
+    std::chrono::steady_clock::time_point asked, answered;
+  };
+  std::vector<Poll> polls() const {
+    std::lock_guard lock(mutex_);
+    return polls_;
+  }
   void set_refuse_logs(bool refuse) {
     std::lock_guard lock(mutex_);
     refuse_logs_ = refuse;
@@ -126,11 +134,13 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
                                              std::chrono::seconds wait) override {
       std::unique_lock lock(server_.mutex_);
       if (auto refused = server_.check(credential)) return fail(*refused);
+      const auto asked = std::chrono::steady_clock::now();
       ++server_.polls_waiting_;
       server_.changed_.wait_for(lock,
                                 std::min<std::chrono::milliseconds>(wait, server_.max_poll_wait_),
                                 [&] { return server_.desired_.generation != after; });
       --server_.polls_waiting_;
+      server_.polls_.push_back({asked, std::chrono::steady_clock::now()});
       return server_.desired_;
     }
 
@@ -185,6 +195,7 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
   bool refuse_logs_ = false;
   std::chrono::milliseconds max_poll_wait_{20};
   int polls_waiting_ = 0;
+  std::vector<Poll> polls_;
   int registrations_ = 0;
   std::optional<model::NodeRegistration> registration_;
   std::vector<model::NodeReport> reports_;

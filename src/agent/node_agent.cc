@@ -299,7 +299,7 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
       }
       shared->changed.notify_all();
     }
-    if (!sleep_until(began + kMinPollInterval)) return;
+    if (!sleep_until(std::chrono::steady_clock::now() + kMinPollInterval)) return;
   }
 }
 

@@ -49,7 +49,10 @@ namespace gpurent::agent {
 
 inline constexpr std::string_view kAgentVersion = "0.1.0";
 inline constexpr std::chrono::seconds kDesiredWait{20};
-// Between two long-polls, even when a misbehaving server answers at once.
+// After each answer, before the next long-poll. A server that answers at once cannot make the
+// agent spin, and a node just handed new work does not poll again in the middle of the burst that
+// brought it (an array's thousand answers would otherwise bring a thousand polls back at once). A
+// change made meanwhile is answered at once by that next poll, whose generation is older.
 inline constexpr std::chrono::milliseconds kMinPollInterval{100};
 inline constexpr std::chrono::milliseconds kPollerJoinWait{200};
 

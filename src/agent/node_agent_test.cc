@@ -235,6 +235,20 @@ TEST_F(NodeAgentTest, StopReturnsPromptlyWhileTheDesiredStatePollIsPending) {
   EXPECT_TRUE(eventually([&] { return server_->polls_waiting() == 0; }));
 }
 
+TEST_F(NodeAgentTest, AfterEachAnswerTheNextPollWaitsTheMinimumInterval) {
+  // Answered after 150 ms without a change: longer than the interval, so an agent that measured
+  // it from the poll's start would ask again at once.
+  server_->set_max_poll_wait(std::chrono::milliseconds(150));
+  auto agent = make_agent(options());
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return server_->polls().size() >= 4; }));
+  agent->stop();
+  const auto polls = server_->polls();
+  for (size_t i = 1; i < polls.size(); ++i) {
+    EXPECT_GE(polls[i].asked - polls[i - 1].answered, kMinPollInterval) << "poll " << i;
+  }
+}
+
 // Samples every GPU's telemetry in order, across all the reports the server took.
 std::map<std::string, std::vector<int64_t>> sample_times(const std::vector<model::NodeReport>& r) {
   std::map<std::string, std::vector<int64_t>> times;

@@ -208,8 +208,8 @@ class ConnectionPool {
   asio::awaitable<Connection*> acquire() {
     if (closed_) co_return nullptr;
     if (!idle_.empty()) {
-      Connection* connection = idle_.back();
-      idle_.pop_back();
+      Connection* connection = idle_.front();
+      idle_.pop_front();
       co_return connection;
     }
     Waiter waiter{asio::steady_timer(io_, SteadyTime::max())};
@@ -246,7 +246,9 @@ class ConnectionPool {
 
   asio::io_context& io_;
   std::vector<std::unique_ptr<Connection>> all_;
-  std::vector<Connection*> idle_;
+  // Lent in turn, the longest idle first: every connection is opened while the fleet is calm
+  // (its nodes' periodic reports), not all at once when a burst of new work needs them.
+  std::deque<Connection*> idle_;
   std::deque<Waiter*> waiters_;  // each lives in its acquire() frame until woken
   bool closed_ = false;
 };
@@ -561,7 +563,8 @@ class Fleet {
         node.desired_pending = true;
         node.wake.cancel();
       }
-      const bool awake = co_await sleep_until(node.poll_timer, began + kMinPollInterval);
+      const bool awake =
+          co_await sleep_until(node.poll_timer, SteadyClock::now() + kMinPollInterval);
       if (!awake) break;
     }
   }
