@@ -853,6 +853,12 @@ void from_json(const Json& j, UsageRecord& v) {
   v.package_seconds = j.value("package_seconds", int64_t{0});
 }
 
+std::string strings_json(const std::vector<std::string>& values) {
+  std::string out;
+  Writer(out).strings(values);
+  return out;
+}
+
 std::string usage_record_json(const UsageRecord& v) {
   std::string out;
   out.reserve(512);

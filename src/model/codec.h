@@ -64,6 +64,9 @@ std::string instance_row_json(const Instance& v);
 // Reads a row of either form (rows written before instance_row_json are whole instances); job_of
 // finds a member's job (nullptr: none, which throws, as a corrupt record does).
 Instance instance_from_row(Json row, const std::function<const Job*(std::string_view)>& job_of);
+// Exactly Json(values).dump(): a job task's members, which the store writes for every task of an
+// array when it is created.
+std::string strings_json(const std::vector<std::string>& values);
 // Exactly Json(v).dump() of a usage record: the store writes one for every run that starts.
 std::string usage_record_json(const UsageRecord& v);
 // Exactly Json(v).dump() of a desired state (the long-poll answer of every woken node).

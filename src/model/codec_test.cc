@@ -101,6 +101,14 @@ TEST(CodecTest, TheDirectUsageRecordWriterWritesWhatNlohmannDumps) {
             Json(usage).dump());
 }
 
+TEST(CodecTest, TheDirectStringsWriterWritesWhatNlohmannDumps) {
+  for (const std::vector<std::string>& values :
+       {std::vector<std::string>{}, std::vector<std::string>{"i-0123456789abcdef"},
+        std::vector<std::string>{"a\"b", "tab\there", std::string("nul\0x", 5), "\x1f"}}) {
+    EXPECT_EQ(strings_json(values), Json(values).dump());
+  }
+}
+
 TEST(CodecTest, TheDirectDesiredStateWriterWritesWhatNlohmannDumps) {
   DesiredState desired{"n-1", 1'048'577, {}, {}};
   EXPECT_EQ(desired_state_json(desired), Json(desired).dump());

@@ -410,7 +410,7 @@ class SqliteStore final : public Store {
       } else {
         sqlite3_bind_null(s, 5);
       }
-      bind(s, 6, Json(task.members).dump());
+      bind(s, 6, model::strings_json(task.members));
       if (sqlite3_step(s) != SQLITE_DONE) {
         return fail(db_error(fmt::format("write task {} of job {}", task.index, change.job_id)));
       }
