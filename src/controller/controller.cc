@@ -239,14 +239,43 @@ ChangeSet Controller::take_changes() {
   return std::exchange(changes_, ChangeSet{});
 }
 
+namespace {
+
+ObjectRow row_of(const Instance& instance) {
+  return {instance.id, instance.tenant_id, model::instance_row_json(instance)};
+}
+
+}  // namespace
+
 ChangeSet Controller::take_changes_for_store() {
   for (const auto& id : touched_instances_) {
     const Instance& instance = instances_.at(id);
-    changes_.instance_rows.push_back(
-        {instance.id, instance.tenant_id, model::instance_row_json(instance)});
+    if (instance.streamed_revision == instance.revision) continue;  // handed over as it is
+    changes_.instance_rows.push_back(row_of(instance));
   }
   touched_instances_.clear();
+  placed_unstreamed_.clear();
   return take_changes();
+}
+
+void Controller::stream_placed_rows(std::function<void(ChangeSet)> sink, size_t every) {
+  row_sink_ = std::move(sink);
+  rows_per_piece_ = every;
+  placed_unstreamed_.clear();
+}
+
+void Controller::stream_placed_rows_if_due() {
+  if (!row_sink_ || placed_unstreamed_.size() < rows_per_piece_) return;
+  ChangeSet piece;
+  piece.instance_rows.reserve(placed_unstreamed_.size());
+  for (const auto& id : placed_unstreamed_) {
+    Instance& instance = instances_.at(id);
+    if (instance.streamed_revision == instance.revision) continue;  // placed twice in one piece
+    piece.instance_rows.push_back(row_of(instance));
+    instance.streamed_revision = instance.revision;
+  }
+  placed_unstreamed_.clear();
+  row_sink_(std::move(piece));
 }
 
 void Controller::touch(Instance& instance) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -186,6 +187,14 @@ class Controller {
   // The same, with the changed instances serialized (ChangeSet::instance_rows) rather than
   // copied: what a store needs, at a fraction of the cost of a copy. A caller uses one of the two.
   ChangeSet take_changes_for_store();
+  // Lets a long command's rows go to the store while the command runs: a scheduling pass hands
+  // `sink` the rows of the instances it has placed, `every` placements at a time (an array of
+  // 8,000 members makes eight pieces of 1,000), so that the store writes them while the pass goes
+  // on. A piece holds instance rows only and belongs to the command that made it: the caller
+  // writes it into the transaction that commits that command's take_changes_for_store(), never
+  // alone. That ChangeSet leaves out the rows handed over whose instance did not change again. An
+  // empty sink (the default) hands nothing over; with take_changes(), use none.
+  void stream_placed_rows(std::function<void(ChangeSet)> sink, size_t every);
 
   const ControllerOptions& options() const { return options_; }
   // The controller's clock, for reads that depend on time (prices in force, spot windows).
@@ -431,6 +440,8 @@ class Controller {
   // commands of the batch changed it (an array job's members, and their nodes, change many times
   // in one batch).
   void touch(model::Instance& instance);
+  // Hands the rows of placed_unstreamed_ to row_sink_ once there are rows_per_piece_ of them.
+  void stream_placed_rows_if_due();
   // A change that needs no row of its own (its waiters are woken, its views refreshed): the
   // running phase of a run, which its usage record records (restore_run_start).
   void note_change(model::Instance& instance);
@@ -697,6 +708,10 @@ class Controller {
   // Changed since take_changes() and copied once there, in the order first touched (an instance
   // is listed once a batch through its queued_batch mark).
   std::vector<std::string> touched_instances_;
+  // stream_placed_rows(): the instances placed since the last piece (this command's only).
+  std::function<void(ChangeSet)> row_sink_;
+  size_t rows_per_piece_ = 0;
+  std::vector<std::string> placed_unstreamed_;
   std::vector<std::string> touched_nodes_;
   std::set<std::string> touched_node_ids_;
   std::unordered_map<std::string, int64_t> stored_generation_;  // node id -> as last taken

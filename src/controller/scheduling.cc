@@ -74,6 +74,8 @@ void Controller::schedule() {
       turns.pop();
       auto& ids = by_tenant[tenant];
       try_place(instances_.at(ids.front()), pass);
+      // Between two requests, where no placement is half done.
+      stream_placed_rows_if_due();
       ids.pop_front();
       if (!ids.empty()) turns.emplace(share(tenant), tenant);
     }
@@ -403,6 +405,7 @@ void Controller::place(Instance& instance, sched::NodeAssignment part) {
   touch_node(node, /*desired_set_changed=*/true);
   instance.placed_generation = node.generation;
   touch(instance);
+  if (row_sink_) placed_unstreamed_.push_back(instance.id);
   spdlog::debug("placed instance={} run={} node={} gpus={}", instance.id, instance.run, node.id,
                 fmt::join(instance.gpus, ","));
 }

@@ -141,6 +141,10 @@ struct Instance {
   // listed it as changed, so that a batch writes and lists it once however often it changed.
   uint64_t queued_batch = 0;
   uint64_t changed_batch = 0;
+  // In memory only: the revision whose row was handed over in the middle of a command
+  // (Controller::stream_placed_rows); the command's ChangeSet leaves the row out unless the
+  // instance changed again since.
+  int64_t streamed_revision = 0;
 };
 
 }  // namespace gpurent::model

@@ -18,6 +18,7 @@ class NullStore final : public store::Store {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet&) override { return {}; }
+  Status stage(const controller::ChangeSet&) override { return {}; }
 };
 
 class ApiLogsTest : public testing::Test {

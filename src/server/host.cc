@@ -19,10 +19,12 @@ ControllerHost::ControllerHost(asio::io_context& io, controller::Controller& con
 ControllerHost::~ControllerHost() { stop(); }
 
 void ControllerHost::start(std::chrono::milliseconds tick_interval,
-                           std::chrono::milliseconds stall_threshold) {
+                           std::chrono::milliseconds stall_threshold, size_t rows_per_piece) {
   tick_interval_ = tick_interval;
   stall_threshold_ = stall_threshold;
   ticking_ = true;
+  controller_.stream_placed_rows(
+      [this](controller::ChangeSet piece) { enqueue_piece(std::move(piece)); }, rows_per_piece);
   committer_ = std::thread([this] {
     name_this_thread("committer");
     committer_loop();
@@ -33,6 +35,7 @@ void ControllerHost::start(std::chrono::milliseconds tick_interval,
 void ControllerHost::stop() {
   ticking_ = false;
   tick_timer_.cancel();
+  controller_.stream_placed_rows({}, 0);
   {
     std::lock_guard lock(queue_mutex_);
     stopping_ = true;
@@ -105,6 +108,14 @@ std::shared_ptr<asio::steady_timer> ControllerHost::enqueue(controller::ChangeSe
   return signal;
 }
 
+void ControllerHost::enqueue_piece(controller::ChangeSet piece) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    queue_.push_back({std::move(piece), {}, ++queued_, /*piece=*/true});
+  }
+  queue_cv_.notify_one();
+}
+
 asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady_timer> signal,
                                                     std::vector<std::string> changed_instances) {
   boost::system::error_code ec;
@@ -112,27 +123,56 @@ asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady
   for (const auto& instance : changed_instances) notify("instance:" + instance);
 }
 
+namespace {
+
+void stop_on_failure(const Status& written) {
+  if (written) return;
+  spdlog::critical("store commit failed, stopping to protect the data: {}",
+                   written.error().message);
+  std::abort();
+}
+
+}  // namespace
+
 void ControllerHost::committer_loop() {
+  bool staged = false;  // the store's transaction holds pieces, and stays open for the rest
+  std::deque<PendingCommit> batch;
+  const auto merge_changes = [&batch](size_t from, size_t to) {
+    controller::ChangeSet merged = std::move(batch[from].changes);
+    for (size_t i = from + 1; i < to; ++i) merged.merge(std::move(batch[i].changes));
+    return merged;
+  };
   for (;;) {
-    std::deque<PendingCommit> batch;
+    batch.clear();
     {
       std::unique_lock lock(queue_mutex_);
       queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything is written
+      // Stopping, and everything is written: a command queues its own entry as soon as it ends,
+      // so no pieces wait for one.
+      if (queue_.empty()) return;
       batch.swap(queue_);
     }
-    controller::ChangeSet merged = std::move(batch.front().changes);
-    for (size_t i = 1; i < batch.size(); ++i) merged.merge(std::move(batch[i].changes));
-    // A batch of barriers only (nothing changed) is durable once the batches before it are.
-    if (auto committed = merged.empty() ? Status{} : store_.commit(merged); !committed) {
-      spdlog::critical("store commit failed, stopping to protect the data: {}",
-                       committed.error().message);
-      std::abort();
+    // A command's pieces come before its own entry. Everything up to the last entry that is not a
+    // piece commits now; the pieces after it are of a command still running.
+    size_t whole = batch.size();
+    while (whole > 0 && batch[whole - 1].piece) --whole;
+    if (whole > 0) {
+      controller::ChangeSet merged = merge_changes(0, whole);
+      // A batch of barriers only (nothing changed) is durable once the batches before it are.
+      if (staged || !merged.empty()) stop_on_failure(store_.commit(merged));
+      staged = false;
+      // Batches leave the queue in order: this entry's is the newest durable sequence.
+      durable_.store(batch[whole - 1].sequence, std::memory_order_release);
+      // Pieces hold instance rows only: what the hook reads (events, alerts) is all here.
+      if (after_commit_) after_commit_(merged);
+      for (size_t i = 0; i < whole; ++i) {
+        if (batch[i].done) batch[i].done();
+      }
     }
-    // Batches leave the queue in order: the last of this one is the newest durable sequence.
-    durable_.store(batch.back().sequence, std::memory_order_release);
-    if (after_commit_) after_commit_(merged);
-    for (auto& pending : batch) pending.done();
+    if (whole < batch.size()) {
+      stop_on_failure(store_.stage(merge_changes(whole, batch.size())));
+      staged = true;
+    }
   }
 }
 

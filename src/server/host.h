@@ -13,6 +13,10 @@
 //   changed are woken as soon as the change is queued: the desired-state answer builds itself
 //   while the committer writes, and holds itself behind durable() (an agent must never act on
 //   state a crash could lose), so an array's thousand answers are ready when its commit is.
+// - Long commands stream: a scheduling pass hands the rows of what it has placed to the committer
+//   kRowsPerPiece at a time (Controller::stream_placed_rows), and the committer writes them into
+//   a transaction it leaves open until the command's own ChangeSet commits it. The store so
+//   writes an array's member rows while the API thread still places the rest, instead of after.
 #pragma once
 
 #include <utility>
@@ -40,6 +44,8 @@ namespace gpurent::server {
 namespace asio = boost::asio;
 
 inline constexpr std::chrono::milliseconds kTickStallThreshold{2'000};
+// Placed instances' rows per piece a long command hands the committer while it runs.
+inline constexpr size_t kRowsPerPiece = 1'000;
 
 class ControllerHost {
  public:
@@ -50,7 +56,8 @@ class ControllerHost {
   // late means this thread was stalled (a long command): agents' reports may have waited unread
   // meanwhile, so the controller forgives the silence up to then (no node is marked down for it).
   void start(std::chrono::milliseconds tick_interval,
-             std::chrono::milliseconds stall_threshold = kTickStallThreshold);
+             std::chrono::milliseconds stall_threshold = kTickStallThreshold,
+             size_t rows_per_piece = kRowsPerPiece);
   // Stops ticking and drains the committer; pending commits complete first.
   void stop();
 
@@ -97,6 +104,8 @@ class ControllerHost {
   // early: such a coroutine (GCC 12, Boost 1.74) corrupted the heap (docs/architecture.md).
   asio::awaitable<void> settle(controller::ChangeSet changes);
   std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
+  // Queues a piece of the command in progress (stream_placed_rows): written, not committed.
+  void enqueue_piece(controller::ChangeSet piece);
   // Queues the changes (their woken nodes notified at once); the signal of their durability.
   std::shared_ptr<asio::steady_timer> queue_and_wake(controller::ChangeSet& changes);
   asio::awaitable<void> await_durable(std::shared_ptr<asio::steady_timer> signal,
@@ -106,8 +115,9 @@ class ControllerHost {
 
   struct PendingCommit {
     controller::ChangeSet changes;
-    std::function<void()> done;  // posted back to the io_context
+    std::function<void()> done;  // posted back to the io_context; none for a piece
     uint64_t sequence = 0;       // enqueue order, from 1
+    bool piece = false;          // of a command still running: its transaction stays open
   };
 
   asio::io_context& io_;

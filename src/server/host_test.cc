@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "controller/controller_test_fixture.h"
+
 namespace gpurent::server {
 namespace {
 
@@ -19,6 +21,7 @@ class NullStore final : public store::Store {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet&) override { return {}; }
+  Status stage(const controller::ChangeSet&) override { return {}; }
 };
 
 // A store whose commits wait until release().
@@ -31,6 +34,7 @@ class GatedStore final : public store::Store {
     ++commits_;
     return {};
   }
+  Status stage(const controller::ChangeSet&) override { return {}; }
   void release() {
     {
       std::lock_guard lock(mutex_);
@@ -155,6 +159,74 @@ TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight)
   host.stop();
   EXPECT_EQ(batches, after_first);
   EXPECT_EQ(store.commits(), 1);
+}
+
+// A store that counts what it is handed; wait_for_staged() lets a test see the committer at work.
+class CountingStore final : public store::Store {
+ public:
+  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
+  Status commit(const controller::ChangeSet& changes) override {
+    std::lock_guard lock(mutex_);
+    committed_rows_ += changes.instance_rows.size();
+    ++commits_;
+    return {};
+  }
+  Status stage(const controller::ChangeSet& changes) override {
+    {
+      std::lock_guard lock(mutex_);
+      staged_rows_ += changes.instance_rows.size();
+    }
+    staged_cv_.notify_all();
+    return {};
+  }
+  bool wait_for_staged(size_t rows) {
+    std::unique_lock lock(mutex_);
+    return staged_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return staged_rows_ >= rows; });
+  }
+  std::tuple<size_t, size_t, int> counts() {
+    std::lock_guard lock(mutex_);
+    return {staged_rows_, committed_rows_, commits_};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable staged_cv_;
+  size_t staged_rows_ = 0, committed_rows_ = 0;
+  int commits_ = 0;
+};
+
+class StreamingHostTest : public controller::ControllerTest {
+ protected:
+  asio::io_context io_;
+};
+
+TEST_F(StreamingHostTest, ALongCommandsRowsAreWrittenWhileItRunsAndCommittedWithIt) {
+  CountingStore store;
+  ControllerHost host(io_, ctl_, store);
+  host.start(milliseconds(60'000), kTickStallThreshold, /*rows_per_piece=*/2);
+  bool staged_during_command = false;
+  std::optional<std::tuple<size_t, size_t, int>> at_resume;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        co_await host.mutate([&](controller::Controller& c) {
+          model::JobSpec job;
+          job.task = spec(1);
+          job.array = 4;  // placed at once on the fixture's 8 GPUs: two pieces of two rows
+          EXPECT_TRUE(c.create_job(alice_, std::move(job), std::nullopt, ""));
+          // Still inside the command: the committer writes its pieces meanwhile.
+          staged_during_command = store.wait_for_staged(4);
+          return 0;
+        });
+        at_resume = store.counts();
+      },
+      asio::detached);
+  io_.run_for(milliseconds(500));
+  host.stop();
+  EXPECT_TRUE(staged_during_command);
+  ASSERT_TRUE(at_resume);
+  // The command resumed after one commit, which wrote none of the four rows again.
+  EXPECT_EQ(*at_resume, std::make_tuple(size_t{4}, size_t{0}, 1));
 }
 
 }  // namespace

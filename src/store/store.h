@@ -2,9 +2,12 @@
 //
 // Contract: commit() writes a whole ChangeSet in one transaction and returns only once it is
 // durable (it survives a crash of the process and of the machine); on failure nothing of it is
-// written. Objects are upserted whole by id; ledger transfers are append-only and a transfer id
-// that already exists fails the whole commit (that would be a double charge). load() returns
-// everything, transfers in the order they were committed. Schema migrations run at open.
+// written. stage() writes a ChangeSet into that transaction ahead of the commit() that ends it
+// (the pieces of a long command, written while the command runs): staged changes are durable
+// with that commit and not before, and a failure of either writes nothing of them. Objects are
+// upserted whole by id; ledger transfers are append-only and a transfer id that already exists
+// fails the whole commit (that would be a double charge). load() returns everything, transfers in
+// the order they were committed. Schema migrations run at open.
 //
 // Thread-safety: one thread at a time (the server's committer thread owns the store).
 #pragma once
@@ -23,6 +26,7 @@ class Store {
   virtual ~Store() = default;
   virtual Result<controller::Snapshot> load() = 0;
   virtual Status commit(const controller::ChangeSet& changes) = 0;
+  virtual Status stage(const controller::ChangeSet& changes) = 0;
 };
 
 // The embedded default: one SQLite database file in WAL mode with full synchronous commits.

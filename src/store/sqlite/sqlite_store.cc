@@ -256,13 +256,16 @@ class SqliteStore final : public Store {
   }
 
   Status commit(const controller::ChangeSet& changes) override {
-    GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
-    auto written = write(changes);
-    if (!written) {
-      (void)exec("ROLLBACK");
-      return written;
-    }
+    GPURENT_CHECK(stage(changes));
     return exec("COMMIT");
+  }
+
+  Status stage(const controller::ChangeSet& changes) override {
+    // Outside a transaction the connection is in autocommit mode; inside, staged rows wait.
+    if (sqlite3_get_autocommit(db_)) GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
+    auto written = write(changes);
+    if (!written) (void)exec("ROLLBACK");
+    return written;
   }
 
  private:

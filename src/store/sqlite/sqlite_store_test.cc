@@ -87,6 +87,67 @@ TEST_F(SqliteStoreTest, ACommitWaitsForAnotherWritersTransactionAndThenLands) {
   EXPECT_EQ(snapshot->tenants[0].name, "alice");
 }
 
+// How many tenants another connection sees committed.
+int committed_tenants(const std::string& path) {
+  sqlite3* reader = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* count = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(reader, "SELECT count(*) FROM tenants", -1, &count, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(count), SQLITE_ROW);
+  const int tenants = sqlite3_column_int(count, 0);
+  sqlite3_finalize(count);
+  sqlite3_close(reader);
+  return tenants;
+}
+
+controller::ChangeSet tenant_change(std::string id) {
+  controller::ChangeSet changes;
+  changes.tenants.push_back({std::move(id), "someone", from_unix_ms(5)});
+  return changes;
+}
+
+TEST_F(SqliteStoreTest, StagedChangesAreDurableWithTheNextCommitAndNotBefore) {
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE((*store)->stage(tenant_change("t-1")));
+    ASSERT_TRUE((*store)->stage(tenant_change("t-2")));
+    EXPECT_EQ(committed_tenants(path_), 0);
+    ASSERT_TRUE((*store)->commit(tenant_change("t-3")));
+    EXPECT_EQ(committed_tenants(path_), 3);
+    // The next commit is a transaction of its own again.
+    ASSERT_TRUE((*store)->commit(tenant_change("t-4")));
+  }
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  EXPECT_EQ(snapshot->tenants.size(), 4u);
+}
+
+TEST_F(SqliteStoreTest, StagedChangesAreLostWithoutTheirCommitOrWithAFailedOne) {
+  {
+    auto store = open_sqlite_store(path_);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE((*store)->stage(tenant_change("t-1")));
+  }  // closed (a crash) with the transaction open
+  auto store = open_sqlite_store(path_);
+  ASSERT_TRUE(store);
+  EXPECT_TRUE((*store)->load()->tenants.empty());
+
+  controller::ChangeSet paid;
+  paid.transfers.push_back(transfer("topup:1", 100));
+  ASSERT_TRUE((*store)->commit(paid));
+  ASSERT_TRUE((*store)->stage(tenant_change("t-2")));
+  EXPECT_FALSE((*store)->commit(paid));  // the repeated transfer fails it, and the staged rows
+  EXPECT_TRUE((*store)->load()->tenants.empty());
+  ASSERT_TRUE((*store)->commit(tenant_change("t-3")));
+  const auto snapshot = (*store)->load();
+  ASSERT_EQ(snapshot->tenants.size(), 1u);
+  EXPECT_EQ(snapshot->tenants[0].id, "t-3");
+}
+
 TEST_F(SqliteStoreTest, TemplateChangesApplyInOrderAcrossMergedBatches) {
   const model::Template first{.name = "a", .process_command = {"true"}};
   const model::Template second{.name = "a", .process_command = {"false"}};
