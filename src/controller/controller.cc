@@ -233,7 +233,9 @@ ChangeSet Controller::take_changes() {
   }
   touched_jobs_.clear();
   for (const auto& [job_id, index] : touched_tasks_) {
-    changes_.job_tasks.push_back({job_id, jobs_.at(job_id).tasks.at(static_cast<size_t>(index))});
+    model::JobTask& task = jobs_.at(job_id).tasks.at(static_cast<size_t>(index));
+    if (std::exchange(task.streamed, false)) continue;  // handed over as it is
+    changes_.job_tasks.push_back({job_id, task});
   }
   touched_tasks_.clear();
   return std::exchange(changes_, ChangeSet{});
@@ -273,6 +275,13 @@ void Controller::stream_placed_rows_if_due() {
     if (instance.streamed_revision == instance.revision) continue;  // placed twice in one piece
     piece.instance_rows.push_back(row_of(instance));
     instance.streamed_revision = instance.revision;
+    if (instance.job_id.empty() || instance.job_rank != 0) continue;
+    // A job member's task changed with its placement (its attempts): its row goes along.
+    model::JobTask& task =
+        jobs_.at(instance.job_id).tasks.at(static_cast<size_t>(instance.job_task));
+    if (task.streamed) continue;  // a gang's task goes with its rank 0
+    piece.job_tasks.push_back({instance.job_id, task});
+    task.streamed = true;
   }
   placed_unstreamed_.clear();
   row_sink_(std::move(piece));

@@ -188,12 +188,13 @@ class Controller {
   // copied: what a store needs, at a fraction of the cost of a copy. A caller uses one of the two.
   ChangeSet take_changes_for_store();
   // Lets a long command's rows go to the store while the command runs: a scheduling pass hands
-  // `sink` the rows of the instances it has placed, `every` placements at a time (an array of
-  // 8,000 members makes eight pieces of 1,000), so that the store writes them while the pass goes
-  // on. A piece holds instance rows only and belongs to the command that made it: the caller
-  // writes it into the transaction that commits that command's take_changes_for_store(), never
-  // alone. That ChangeSet leaves out the rows handed over whose instance did not change again. An
-  // empty sink (the default) hands nothing over; with take_changes(), use none.
+  // `sink` the rows of the instances it has placed, and of their job tasks, `every` placements at
+  // a time (an array of 8,000 members makes eight pieces of 1,000), so that the store writes them
+  // while the pass goes on. A piece holds those rows only and belongs to the command that made
+  // it: the caller writes it into the transaction that commits that command's
+  // take_changes_for_store(), never alone. That ChangeSet leaves out the rows handed over whose
+  // instance or task did not change again. An empty sink (the default) hands nothing over; with
+  // take_changes(), use none.
   void stream_placed_rows(std::function<void(ChangeSet)> sink, size_t every);
 
   const ControllerOptions& options() const { return options_; }
@@ -514,7 +515,7 @@ class Controller {
   // The job's own fields changed (state, times, reason): its row, without the tasks.
   void touch_job(model::Job& job);
   // One task changed: only its row is written (placed, ended, settled, cancelled).
-  void touch_task(const model::Job& job, int index);
+  void touch_task(model::Job& job, int index);
   // A member's process runs: its task (and job) is running. The task's row is not written for
   // this; restore_started_tasks derives it from the members' rows.
   void member_running(const model::Instance& member);

@@ -34,7 +34,10 @@ void Controller::touch_job(Job& job) {
   touched_jobs_.insert(job.id);
 }
 
-void Controller::touch_task(const Job& job, int index) { touched_tasks_.emplace(job.id, index); }
+void Controller::touch_task(Job& job, int index) {
+  job.tasks.at(static_cast<size_t>(index)).streamed = false;
+  touched_tasks_.emplace(job.id, index);
+}
 
 Job* Controller::job_of(const Instance& instance) {
   return const_cast<Job*>(std::as_const(*this).job_of(instance));

@@ -86,67 +86,6 @@ TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
   EXPECT_TRUE(ctl_.take_changes().jobs.empty());
 }
 
-TEST_F(JobsTest, PlacedRowsHandedOverMidCommandAndTheCommandsChangeSetWriteEveryMemberOnce) {
-  add_node("node-b", "h100-80g", 8, "GPU-b");
-  commit(ctl_);
-  std::vector<ChangeSet> pieces;
-  ctl_.stream_placed_rows([&](ChangeSet piece) { pieces.push_back(std::move(piece)); }, 5);
-  const auto submitted = submit(alice_, job_spec(1, 20));  // 16 fit on the two nodes, 4 wait
-  ASSERT_EQ(pieces.size(), 3u);                            // after 5, 10 and 15 placements
-  std::map<std::string, std::string> written;
-  std::set<std::string> streamed;
-  for (const auto& piece : pieces) {
-    EXPECT_EQ(piece.instance_rows.size(), 5u);
-    EXPECT_TRUE(piece.jobs.empty() && piece.job_tasks.empty() && piece.woken_nodes.empty());
-    for (const auto& row : piece.instance_rows) {
-      written[row.id] = row.body;
-      streamed.insert(row.id);
-    }
-    EXPECT_TRUE(store_->stage(piece));
-  }
-  // The command's own ChangeSet: the 16th placed member and the 4 waiting, not the 15 again.
-  const ChangeSet rest = commit(ctl_);
-  EXPECT_EQ(rest.instance_rows.size(), 5u);
-  for (const auto& row : rest.instance_rows) {
-    EXPECT_FALSE(streamed.contains(row.id)) << row.id;
-    written[row.id] = row.body;
-  }
-  ASSERT_EQ(written.size(), 20u);
-  for (int task = 0; task < 20; ++task) {
-    const auto& m = member(submitted.id, task);
-    EXPECT_EQ(written.at(m.id), model::instance_row_json(m)) << task;
-  }
-  // And the store, pieces and all, gives back what the controller holds.
-  const auto restored = restarted(8);
-  for (int task = 0; task < 20; ++task) {
-    const auto& m = member(submitted.id, task);
-    EXPECT_EQ(Json(**restored->instance(admin_, m.id)), Json(m)) << task;
-  }
-}
-
-TEST_F(JobsTest, ARowHandedOverAndChangedAgainInTheSameBatchIsWrittenAgain) {
-  commit(ctl_);
-  std::vector<ChangeSet> pieces;
-  ctl_.stream_placed_rows([&](ChangeSet piece) { pieces.push_back(std::move(piece)); }, 2);
-  const auto submitted = submit(alice_, job_spec(1, 4));
-  ASSERT_EQ(pieces.size(), 2u);
-  ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));  // before the batch is taken
-  const ChangeSet rest = ctl_.take_changes_for_store();
-  std::map<std::string, std::string> rows;
-  for (const auto& row : rest.instance_rows) rows[row.id] = row.body;
-  for (int task = 0; task < 4; ++task) {
-    const auto& m = member(submitted.id, task);
-    ASSERT_TRUE(rows.contains(m.id)) << task;
-    EXPECT_EQ(rows.at(m.id), model::instance_row_json(m)) << task;
-  }
-  // Without a sink nothing is handed over.
-  ctl_.stream_placed_rows({}, 0);
-  pieces.clear();
-  submit(alice_, job_spec(1, 4));
-  EXPECT_TRUE(pieces.empty());
-  EXPECT_EQ(ctl_.take_changes_for_store().instance_rows.size(), 4u);
-}
-
 void expect_same_job(const model::Job& stored, const model::Job& live) {
   EXPECT_EQ(live.state, model::derive_job_state(live.tasks));
   EXPECT_EQ(stored.state, live.state);
@@ -162,6 +101,81 @@ void expect_same_job(const model::Job& stored, const model::Job& live) {
     EXPECT_EQ(stored.tasks[i].exit_code, live.tasks[i].exit_code) << i;
     EXPECT_EQ(stored.tasks[i].members, live.tasks[i].members) << i;
   }
+}
+
+TEST_F(JobsTest, PlacedRowsHandedOverMidCommandAndTheCommandsChangeSetWriteEveryMemberOnce) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  commit(ctl_);
+  std::vector<ChangeSet> pieces;
+  ctl_.stream_placed_rows([&](ChangeSet piece) { pieces.push_back(std::move(piece)); }, 5);
+  const auto submitted = submit(alice_, job_spec(1, 20));  // 16 fit on the two nodes, 4 wait
+  ASSERT_EQ(pieces.size(), 3u);                            // after 5, 10 and 15 placements
+  std::map<std::string, std::string> written;
+  std::set<std::string> streamed;
+  std::set<int> streamed_tasks;
+  for (const auto& piece : pieces) {
+    EXPECT_EQ(piece.instance_rows.size(), 5u);
+    EXPECT_TRUE(piece.jobs.empty() && piece.woken_nodes.empty());
+    for (const auto& row : piece.instance_rows) {
+      written[row.id] = row.body;
+      streamed.insert(row.id);
+    }
+    // With each placed member, its task (one member each here).
+    EXPECT_EQ(piece.job_tasks.size(), 5u);
+    for (const auto& change : piece.job_tasks) {
+      EXPECT_EQ(change.task.attempts, 1);
+      streamed_tasks.insert(change.task.index);
+    }
+    EXPECT_TRUE(store_->stage(piece));
+  }
+  // The command's own ChangeSet: the 16th placed member and the 4 waiting, not the 15 again.
+  const ChangeSet rest = commit(ctl_);
+  EXPECT_EQ(rest.instance_rows.size(), 5u);
+  for (const auto& row : rest.instance_rows) {
+    EXPECT_FALSE(streamed.contains(row.id)) << row.id;
+    written[row.id] = row.body;
+  }
+  EXPECT_EQ(rest.job_tasks.size(), 5u);
+  for (const auto& change : rest.job_tasks) {
+    EXPECT_FALSE(streamed_tasks.contains(change.task.index)) << change.task.index;
+  }
+  ASSERT_EQ(written.size(), 20u);
+  for (int task = 0; task < 20; ++task) {
+    const auto& m = member(submitted.id, task);
+    EXPECT_EQ(written.at(m.id), model::instance_row_json(m)) << task;
+  }
+  // And the store, pieces and all, gives back what the controller holds.
+  const auto restored = restarted(8);
+  expect_same_job(**restored->job(admin_, submitted.id), job(submitted.id));
+  for (int task = 0; task < 20; ++task) {
+    const auto& m = member(submitted.id, task);
+    EXPECT_EQ(Json(**restored->instance(admin_, m.id)), Json(m)) << task;
+  }
+}
+
+TEST_F(JobsTest, ARowHandedOverAndChangedAgainInTheSameBatchIsWrittenAgain) {
+  commit(ctl_);
+  std::vector<ChangeSet> pieces;
+  ctl_.stream_placed_rows([&](ChangeSet piece) { pieces.push_back(std::move(piece)); }, 2);
+  const auto submitted = submit(alice_, job_spec(1, 4));
+  ASSERT_EQ(pieces.size(), 2u);
+  ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));  // before the batch is taken
+  const ChangeSet rest = ctl_.take_changes_for_store();
+  ASSERT_EQ(rest.job_tasks.size(), 4u);
+  for (const auto& change : rest.job_tasks) EXPECT_EQ(change.task.state, JobState::kCancelled);
+  std::map<std::string, std::string> rows;
+  for (const auto& row : rest.instance_rows) rows[row.id] = row.body;
+  for (int task = 0; task < 4; ++task) {
+    const auto& m = member(submitted.id, task);
+    ASSERT_TRUE(rows.contains(m.id)) << task;
+    EXPECT_EQ(rows.at(m.id), model::instance_row_json(m)) << task;
+  }
+  // Without a sink nothing is handed over.
+  ctl_.stream_placed_rows({}, 0);
+  pieces.clear();
+  submit(alice_, job_spec(1, 4));
+  EXPECT_TRUE(pieces.empty());
+  EXPECT_EQ(ctl_.take_changes_for_store().instance_rows.size(), 4u);
 }
 
 TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndAStoreRestartRebuildsTheJob) {

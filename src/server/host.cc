@@ -163,7 +163,7 @@ void ControllerHost::committer_loop() {
       staged = false;
       // Batches leave the queue in order: this entry's is the newest durable sequence.
       durable_.store(batch[whole - 1].sequence, std::memory_order_release);
-      // Pieces hold instance rows only: what the hook reads (events, alerts) is all here.
+      // Pieces hold instance and task rows only: what the hook reads (events, alerts) is here.
       if (after_commit_) after_commit_(merged);
       for (size_t i = 0; i < whole; ++i) {
         if (batch[i].done) batch[i].done();
