@@ -50,6 +50,7 @@
 #include "common/clock.h"
 #include "common/heap_headroom.h"
 #include "common/random.h"
+#include "net/read_buffer.h"
 
 namespace gpurent::agent {
 namespace {
@@ -110,7 +111,9 @@ Result<client::HttpResponse> failed_call(Error error) { return fail(std::move(er
 // One keep-alive HTTP/1.1 connection to the server, used by one coroutine at a time.
 class Connection {
  public:
-  Connection(asio::io_context& io, const Server& server) : stream_(io), server_(server) {}
+  Connection(asio::io_context& io, const Server& server) : stream_(io), server_(server) {
+    buffer_.reserve(net::kReadBufferBytes);
+  }
 
   // Sends the call and reads the whole answer within `timeout` per attempt. Errors as
   // client::HttpClient's: kUnavailable "connection_failed" or "timeout", and every HTTP status

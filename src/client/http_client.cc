@@ -27,6 +27,8 @@
 #include <optional>
 #include <utility>  // before Asio: Boost 1.74's headers rely on it being included
 
+#include "net/read_buffer.h"
+
 namespace gpurent::client {
 namespace {
 
@@ -184,7 +186,9 @@ Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& o
 
 struct HttpClient::Impl {
   Impl(ParsedUrl parsed, std::unique_ptr<asio::ssl::context> tls_context)
-      : url(std::move(parsed)), tls_context(std::move(tls_context)) {}
+      : url(std::move(parsed)), tls_context(std::move(tls_context)) {
+    buffer.reserve(net::kReadBufferBytes);
+  }
 
   ParsedUrl url;
   std::unique_ptr<asio::ssl::context> tls_context;  // https:// only

@@ -18,6 +18,7 @@
 #include <limits>
 
 #include "common/json.h"
+#include "net/read_buffer.h"
 
 namespace gpurent::net {
 
@@ -196,6 +197,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     ++connections;
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer;
+    buffer.reserve(kReadBufferBytes);
     beast::error_code ec;
     for (;;) {
       // The header first: a claimed request is forwarded with its body unread (it streams); any
@@ -336,6 +338,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
 
     beast::flat_buffer upstream_buffer;
+    upstream_buffer.reserve(kReadBufferBytes);
     http::response_parser<http::buffer_body> response_parser;
     response_parser.body_limit(kUnlimited);
     if (request.method() == http::verb::head) response_parser.skip(true);
