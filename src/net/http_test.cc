@@ -1,10 +1,17 @@
-// The forwarding half of the HTTP server (a reverse proxy): two real servers on loopback, the
-// front one forwarding to the other, driven through the real HTTP client.
+// The HTTP server on loopback: the bytes of its answers, and its forwarding half (a reverse
+// proxy: two real servers, the front one forwarding to the other, driven through the real HTTP
+// client).
 #include "net/http.h"
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http.hpp>
+#include <sstream>
 #include <thread>
 
 #include "client/http_client.h"
@@ -12,6 +19,94 @@
 
 namespace gpurent::net {
 namespace {
+
+namespace beast_http = boost::beast::http;
+
+// What Beast's serializer writes for the response as the server once built it.
+std::string beast_bytes(const Response& response, unsigned version, bool keep_alive) {
+  beast_http::response<beast_http::string_body> message{
+      static_cast<beast_http::status>(response.status), version};
+  message.set(beast_http::field::server, "gpurent");
+  if (!response.content_type.empty()) {
+    message.set(beast_http::field::content_type, response.content_type);
+  }
+  for (const auto& [name, value] : response.headers) message.set(name, value);
+  message.keep_alive(keep_alive);
+  message.body() = response.body;
+  message.prepare_payload();
+  std::ostringstream out;
+  out << message;
+  return out.str();
+}
+
+// Answers GET /<i> with kAnswers[i].
+const std::vector<Response> kAnswers = {
+    {200, "application/json", R"({"id":"x"})", {{"Location", "/v1/x"}, {"X-Extra", "1"}}, {}},
+    {204, "", "", {}, {}},
+    // A handler's header replaces an earlier one of the same name, whatever its case.
+    {201,
+     "application/json",
+     "a,b\n",
+     {{"content-type", "text/csv"}, {"X-A", "1"}, {"x-a", "2"}},
+     {}},
+    {404, "application/problem+json", R"({"code":"not_found"})", {}, {}},
+};
+
+class Answers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<HttpServer>(io_, [](Request request) -> asio::awaitable<Response> {
+      co_return kAnswers.at(std::stoul(request.path.substr(1)));
+    });
+    auto port = server_->listen("127.0.0.1", 0);
+    ASSERT_TRUE(port);
+    socket_.connect({asio::ip::make_address("127.0.0.1"), *port});
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    asio::post(io_, [this] { server_->close(); });
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Sends the request and reads exactly `expected.size()` bytes of the answer.
+  std::string exchange(const std::string& request, size_t expected) {
+    asio::write(socket_, asio::buffer(request));
+    std::string answer(expected, '\0');
+    asio::read(socket_, asio::buffer(answer));
+    return answer;
+  }
+
+  asio::io_context io_{1};
+  std::unique_ptr<HttpServer> server_;
+  asio::io_context client_io_;
+  asio::ip::tcp::socket socket_{client_io_};
+  std::thread thread_;
+};
+
+TEST_F(Answers, AreTheBytesBeastWouldWriteOnOneKeptAliveConnection) {
+  for (size_t i = 0; i < kAnswers.size(); ++i) {
+    const std::string expected = beast_bytes(kAnswers[i], 11, true);
+    EXPECT_EQ(exchange(fmt::format("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", i), expected.size()),
+              expected)
+        << "answer " << i;
+  }
+  // HTTP/1.0 asking to keep the connection, then HTTP/1.1 asking to close it.
+  std::string expected = beast_bytes(kAnswers[0], 10, true);
+  EXPECT_EQ(exchange("GET /0 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", expected.size()),
+            expected);
+  EXPECT_NE(expected.find("Connection: keep-alive\r\n"), std::string::npos);
+  expected = beast_bytes(kAnswers[2], 11, false);
+  EXPECT_EQ(exchange("GET /2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", expected.size()),
+            expected);
+  EXPECT_NE(expected.find("Connection: close\r\n"), std::string::npos);
+  // Then the server closes: the next read ends.
+  std::array<char, 1> more{};
+  boost::system::error_code ec;
+  asio::read(socket_, asio::buffer(more), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+}
 
 class Forwarding : public ::testing::Test {
  protected:
