@@ -78,11 +78,11 @@ void parse_target(std::string_view target, std::string* path,
   }
 }
 
-Request to_request(const http::request<http::string_body>& message) {
+Request to_request(http::request<http::string_body>&& message) {
   Request request;
   request.method = std::string(message.method_string());
   parse_target(message.target(), &request.path, &request.query);
-  request.body = message.body();
+  request.body = std::move(message.body());
   request.authorization = std::string(message[http::field::authorization]);
   request.idempotency_key = std::string(message["Idempotency-Key"]);
   request.content_type = std::string(message[http::field::content_type]);
@@ -272,10 +272,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
                                     : Error::invalid("malformed_request", ec.message()));
         break;
       }
-      const auto& message = parser.get();
-      const bool keep_alive = message.keep_alive();
-      const unsigned version = message.version();
-      Response response = co_await call_handler(to_request(message));
+      const bool keep_alive = parser.get().keep_alive();
+      const unsigned version = parser.get().version();
+      Response response = co_await call_handler(to_request(parser.release()));
       stream.expires_after(std::chrono::seconds(30));
       if (!response.chunks) {
         co_await write_simple(stream, response, version, keep_alive, ec);
@@ -294,10 +293,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   static std::string path_of(std::string_view target) {
-    std::string path;
-    std::map<std::string, std::string> query;
-    parse_target(target, &path, &query);
-    return path;
+    return decode(target.substr(0, target.find('?')), false);
   }
 
   // Answers a request that cannot be read further, then closes.
