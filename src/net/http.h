@@ -1,5 +1,8 @@
 // The HTTP/1.1 server both the control plane (src/server) and the node agent's node API
-// (src/agent/node_api.h) serve: Boost.Beast on C++20 coroutines, with keep-alive.
+// (src/agent/node_api.h) serve: Boost.Beast on C++20 coroutines, with keep-alive. Beast parses
+// the requests; an answer sent whole has its head formatted here, byte for byte as Beast's
+// serializer writes it, and goes out with its body in one write (the serializer cost more than
+// the rest of a small request's handling: bench/RESULTS.md).
 //
 // It turns bytes into Requests and Responses, and forwards the requests a Forwarder claims to
 // another HTTP server (a reverse proxy: bodies stream both ways, WebSocket upgrades become a byte
