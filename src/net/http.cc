@@ -116,12 +116,7 @@ void set_headers(Message& message, const Response& response) {
   for (const auto& [name, value] : response.headers) message.set(name, value);
 }
 
-// The status line and header of a response sent whole, byte for byte as Beast's serializer
-// writes the message it would build (status and reason, "Server", the content type, each of the
-// handler's headers replacing an earlier one of that name and going last, the keep-alive
-// "Connection" of the version, "Content-Length"), but formatted into one string: for a small
-// answer Beast's serializer cost more than all the rest of its handling. No body may follow a
-// 1xx, 204 or 304 status: none is counted (or sent).
+// The bytes of the body that go out: none after a 1xx, 204 or 304 status, which may have none.
 size_t sent_body_bytes(const Response& response) {
   const auto status = static_cast<http::status>(response.status);
   const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
@@ -129,6 +124,11 @@ size_t sent_body_bytes(const Response& response) {
   return bodiless ? 0 : response.body.size();
 }
 
+// The status line and header of a response sent whole, byte for byte as Beast's serializer
+// writes the message it would build (status and reason, "Server", the content type, each of the
+// handler's headers replacing an earlier one of that name and going last, the keep-alive
+// "Connection" of the version, "Content-Length"), but formatted into one string: for a small
+// answer Beast's serializer cost more than all the rest of its handling.
 std::string simple_response_head(const Response& response, unsigned version, bool keep_alive) {
   std::vector<std::pair<std::string_view, std::string_view>> fields;
   fields.reserve(3 + response.headers.size());
