@@ -58,11 +58,16 @@ std::string decode(std::string_view text, bool plus_is_space) {
   return out;
 }
 
+// A request target's decoded path, without the query.
+std::string path_of(std::string_view target) {
+  return decode(target.substr(0, target.find('?')), false);
+}
+
 // Splits a request target into its decoded path and query parameters.
 void parse_target(std::string_view target, std::string* path,
                   std::map<std::string, std::string>* query) {
   const size_t question = target.find('?');
-  *path = decode(target.substr(0, question), false);
+  *path = path_of(target);
   if (question == std::string_view::npos) return;
   std::string_view rest = target.substr(question + 1);
   while (!rest.empty()) {
@@ -131,7 +136,7 @@ size_t sent_body_bytes(const Response& response) {
 // answer Beast's serializer cost more than all the rest of its handling.
 std::string simple_response_head(const Response& response, unsigned version, bool keep_alive) {
   std::vector<std::pair<std::string_view, std::string_view>> fields;
-  fields.reserve(3 + response.headers.size());
+  fields.reserve(4 + response.headers.size());  // server, type, connection, length
   const auto set = [&fields](std::string_view name, std::string_view value) {
     std::erase_if(fields, [name](const auto& field) { return iequals(field.first, name); });
     fields.emplace_back(name, value);
@@ -290,10 +295,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Error too_large() const {
     return Error{ErrorKind::kPayloadTooLarge, "payload_too_large",
                  fmt::format("request bodies are limited to {} bytes", limits.max_body_bytes)};
-  }
-
-  static std::string path_of(std::string_view target) {
-    return decode(target.substr(0, target.find('?')), false);
   }
 
   // Answers a request that cannot be read further, then closes.
