@@ -600,8 +600,9 @@ class Controller {
   // Compacts the series and evaluates the alert rules when their intervals have passed.
   void monitor_tick();
   void rebuild_alert_rules();
-  // What the alert rules watch, now; the strings are the controller's (valid until it changes).
-  std::vector<monitor::ObservationRef> observations() const;
+  // What the alert rules watch, now, into `out` (emptied first); the strings are the
+  // controller's (valid until it changes).
+  void observe(std::vector<monitor::ObservationRef>& out) const;
   void apply_transition(const monitor::Transition& transition);
   // Sets the ack of the alert's latest history record (if it has none) and queues its rewrite.
   void record_acknowledgement(std::string_view rule, std::string_view subject, const AlertAck& ack);

@@ -127,8 +127,8 @@ void Controller::monitor_tick() {
   if (t - monitoring_.last_evaluation < kAlertEvaluationInterval) return;
   monitoring_.last_evaluation = t;
   if (monitoring_.rules_changed) rebuild_alert_rules();
-  const auto observed = observations();
-  for (const auto& transition : monitoring_.evaluator.evaluate(unix_ms(t), observed)) {
+  observe(monitoring_.observed);
+  for (const auto& transition : monitoring_.evaluator.evaluate(unix_ms(t), monitoring_.observed)) {
     apply_transition(transition);
   }
   reapply_restored_acks();
@@ -173,7 +173,8 @@ void Controller::rebuild_alert_rules() {
   monitoring_.rules_changed = false;
 }
 
-std::vector<monitor::ObservationRef> Controller::observations() const {
+void Controller::observe(std::vector<monitor::ObservationRef>& out) const {
+  out.clear();
   const Timestamp t = now();
   const int64_t now_ms = unix_ms(t);
   const auto fresh = [&](const std::optional<monitor::Sample>& sample) -> std::optional<double> {
@@ -189,18 +190,17 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
     }
   }
   std::sort(watched.begin(), watched.end());
-  // Asked of each GPU in one lookup: the watched metrics, then the utilisation if not among them
-  // (the instances' idle rules average it).
-  std::vector<monitor::Metric> queried = watched;
-  auto util_at = std::find(queried.begin(), queried.end(), monitor::Metric::kGpuUtil);
-  if (util_at == queried.end()) util_at = queried.insert(queried.end(), monitor::Metric::kGpuUtil);
-  const size_t util_index = static_cast<size_t>(util_at - queried.begin());
-  std::vector<std::optional<monitor::Sample>> latest(queried.size());
   const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
-  std::vector<ObservationRef> out;
-  // By instance id (the order observations have always come in): the sum and count of its GPUs'
-  // fresh utilisation.
-  std::map<std::string_view, std::pair<double, int>> utilisation;
+  // The holders of the node's GPUs (by the GPU's position in node.gpus), in instance id order;
+  // and each holder's sum and count of its GPUs' fresh utilisation, for all nodes.
+  std::vector<std::pair<size_t, const model::Instance*>> holders;
+  struct Utilisation {
+    const model::Instance* instance;
+    std::string_view gpu_type;
+    double sum = 0;
+    int count = 0;
+  };
+  std::vector<Utilisation> utilisation;
   // One lock for the whole pass: the telemetry thread waits for it, not the other way round.
   monitoring_.series.read([&](const monitor::SeriesStore& series) {
     for (const auto& [id, node] : nodes_) {
@@ -215,59 +215,92 @@ std::vector<monitor::ObservationRef> Controller::observations() const {
                        .node = id,
                        .value = static_cast<double>(std::abs(*skew))});
       }
-      for (const auto& gpu : node.gpus) {
-        if (!series.latest(gpu.uuid, queried, latest)) continue;  // it never reported
-        const auto held = gpu_holders_.find(gpu.uuid);
-        const bool holders = held != gpu_holders_.end() && !held->second.empty();
+      // Lookups per node, not per GPU: a node's instances, then its GPUs' latest samples.
+      holders.clear();
+      const size_t first_holder = utilisation.size();
+      if (const auto on_node = instances_on_node_.find(id); on_node != instances_on_node_.end()) {
+        for (const auto& instance_id : on_node->second) {
+          const model::Instance& instance = instances_.find(instance_id)->second;
+          const size_t its_first = holders.size();
+          for (const auto& uuid : instance.gpus) {
+            for (size_t g = 0; g < node.gpus.size(); ++g) {
+              if (node.gpus[g].uuid != uuid) continue;
+              holders.emplace_back(g, &instance);
+              break;
+            }
+          }
+          // The instance's GPU type: its first GPU's.
+          const std::string_view gpu_type =
+              holders.size() > its_first
+                  ? std::string_view(node.gpus[holders[its_first].first].type)
+                  : std::string_view();
+          utilisation.push_back({&instance, gpu_type});
+        }
+      }
+      const auto reported = series.latest_of_node(id);
+      for (size_t g = 0; g < node.gpus.size(); ++g) {
+        const model::Gpu& gpu = node.gpus[g];
+        // Usually at the same position; a GPU known only from rollups restored at start has no
+        // node in the series store yet, and is found by its uuid.
+        const monitor::SeriesStore::GpuLatest* latest =
+            g < reported.size() && reported[g]->uuid == gpu.uuid ? reported[g] : nullptr;
+        for (size_t r = 0; !latest && r < reported.size(); ++r) {
+          if (reported[r]->uuid == gpu.uuid) latest = reported[r];
+        }
+        if (!latest) latest = series.latest(gpu.uuid);
+        if (!latest) continue;  // it never reported
+        const model::Instance* first_holder_of_gpu = nullptr;
         // Each holder's utilisation is the mean of its GPUs' fresh values (a shared GPU counts for
         // every instance on it; a down node's last values too, while fresh); instances without
         // telemetry are neither idle nor busy.
-        if (const auto util = fresh(latest[util_index]); holders && util) {
-          for (const auto& holder : held->second) {
-            auto& [sum, count] = utilisation[holder];
-            sum += *util;
-            ++count;
+        const auto util = fresh(latest->of(monitor::Metric::kGpuUtil));
+        for (const auto& [held_gpu, instance] : holders) {
+          if (held_gpu != g) continue;
+          if (!first_holder_of_gpu) first_holder_of_gpu = instance;
+          if (!util) continue;
+          for (size_t u = first_holder; u < utilisation.size(); ++u) {
+            if (utilisation[u].instance != instance) continue;
+            utilisation[u].sum += *util;
+            ++utilisation[u].count;
           }
         }
         // A GPU is not observed while its node is down.
         if (down) continue;
         std::string_view instance;
         std::string_view tenant;
-        if (holders) {
-          instance = *held->second.begin();
-          tenant = instances_.find(instance)->second.tenant_id;
+        if (first_holder_of_gpu) {
+          instance = first_holder_of_gpu->id;
+          tenant = first_holder_of_gpu->tenant_id;
         }
-        for (size_t i = 0; i < watched.size(); ++i) {
-          out.push_back({.signal = {SignalKind::kGpuMetric, watched[i]},
+        for (const monitor::Metric metric : watched) {
+          out.push_back({.signal = {SignalKind::kGpuMetric, metric},
                          .subject = gpu.uuid,
                          .node = id,
                          .gpu_type = gpu.type,
                          .instance = instance,
                          .tenant = tenant,
-                         .value = fresh(latest[i])});
+                         .value = fresh(latest->of(metric))});
         }
       }
-    }
-    // Only instances whose GPUs reported are visited, not every instance ever created.
-    for (const auto& [id, sum_count] : utilisation) {
-      const auto& instance = instances_.find(id)->second;
-      if (instance.state != InstanceState::kRunning || instance.gpus.empty()) continue;
-      std::string_view gpu_type;
-      if (const auto node = nodes_.find(instance.node_id); node != nodes_.end()) {
-        for (const auto& gpu : node->second.gpus) {
-          if (gpu.uuid == instance.gpus.front()) gpu_type = gpu.type;
-        }
-      }
-      out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
-                     .subject = instance.id,
-                     .node = instance.node_id,
-                     .gpu_type = gpu_type,
-                     .instance = instance.id,
-                     .tenant = instance.tenant_id,
-                     .value = sum_count.first / sum_count.second});
     }
   });
-  return out;
+  // Then the running instances whose GPUs reported, by instance id (the order observations have
+  // always come in).
+  std::erase_if(utilisation, [](const Utilisation& u) {
+    return u.count == 0 || u.instance->state != InstanceState::kRunning || u.instance->gpus.empty();
+  });
+  std::sort(utilisation.begin(), utilisation.end(), [](const Utilisation& a, const Utilisation& b) {
+    return a.instance->id < b.instance->id;
+  });
+  for (const Utilisation& u : utilisation) {
+    out.push_back({.signal = {SignalKind::kInstanceGpuUtil},
+                   .subject = u.instance->id,
+                   .node = u.instance->node_id,
+                   .gpu_type = u.gpu_type,
+                   .instance = u.instance->id,
+                   .tenant = u.instance->tenant_id,
+                   .value = u.sum / u.count});
+  }
 }
 
 void Controller::apply_transition(const monitor::Transition& transition) {

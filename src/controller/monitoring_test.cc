@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "controller/controller_test_fixture.h"
 #include "store/store.h"
@@ -179,6 +182,69 @@ TEST_F(MonitoringTest, AnIdleInstanceIsReportedToItsTenantAndStoppedByItsPolicy)
   EXPECT_TRUE(ctl_.alerts(bob_, 100).history.empty());
 }
 
+TEST_F(MonitoringTest, GpusNameTheirFirstHolderAndInstancesAverageTheirGpus) {
+  // Rules that hold for every observation, so that each one is an alert to look at.
+  monitor::Rule warm = hot_rule();
+  warm.name = "warm";
+  warm.threshold = 0;
+  warm.for_ms = 0;
+  ASSERT_TRUE(ctl_.put_alert_rule(admin_, warm));
+  ASSERT_TRUE(ctl_.put_alert_rule(admin_, {.name = "busy",
+                                           .signal = {monitor::SignalKind::kInstanceGpuUtil},
+                                           .comparison = monitor::Comparison::kGt,
+                                           .threshold = 0,
+                                           .severity = monitor::Severity::kInfo}));
+  const auto pair = launch(alice_, 2);
+  auto half = spec(1);
+  half.gpu_milli = 500;
+  const auto first_half = launch(bob_, half);
+  const auto second_half = launch(bob_, half);
+  ASSERT_EQ(get(first_half.id).gpus, get(second_half.id).gpus);  // packed on one GPU
+  run(pair.id);
+  run(first_half.id);
+  run(second_half.id);
+  // GPU-a<i> runs at 10 (i + 1) %.
+  const auto util = [](const std::string& uuid) { return 10.0 * (std::stoi(uuid.substr(5)) + 1); };
+  for (int i = 0; i < 8; ++i) {
+    const std::string uuid = "GPU-a" + std::to_string(i);
+    const int64_t t = to_unix_ms(clock_.now());
+    const GpuSamples gpu{uuid, {{Metric::kGpuTemp, t, 50}, {Metric::kGpuUtil, t, util(uuid)}}};
+    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+  }
+  clock_.advance(kAlertEvaluationInterval);
+  run(pair.id);  // a report of all three running
+  ctl_.tick();
+
+  std::map<std::string, monitor::Observation> warm_gpus, busy_instances;
+  for (const auto& alert : ctl_.alerts(admin_, 0).active) {
+    if (alert.rule == "warm") warm_gpus[alert.subject.subject] = alert.subject;
+    if (alert.rule == "busy") busy_instances[alert.subject.subject] = alert.subject;
+  }
+  EXPECT_EQ(warm_gpus.size(), 8u);  // every GPU, held or not
+  const std::string shared = get(first_half.id).gpus.at(0);
+  const std::string first_bob = std::min(first_half.id, second_half.id);
+  for (const auto& [uuid, observed] : warm_gpus) {
+    const auto& pair_gpus = get(pair.id).gpus;
+    const bool alices = std::find(pair_gpus.begin(), pair_gpus.end(), uuid) != pair_gpus.end();
+    EXPECT_EQ(observed.instance, alices ? pair.id : uuid == shared ? first_bob : "") << uuid;
+    EXPECT_EQ(observed.tenant, alices           ? alice_.tenant_id
+                               : uuid == shared ? bob_.tenant_id
+                                                : "")
+        << uuid;
+    EXPECT_EQ(observed.node, node_);
+    EXPECT_EQ(observed.gpu_type, "h100-80g");
+  }
+  ASSERT_EQ(busy_instances.size(), 3u);
+  const auto& pair_gpus = get(pair.id).gpus;
+  EXPECT_DOUBLE_EQ(*busy_instances.at(pair.id).value,
+                   (util(pair_gpus.at(0)) + util(pair_gpus.at(1))) / 2);
+  EXPECT_EQ(busy_instances.at(pair.id).tenant, alice_.tenant_id);
+  EXPECT_EQ(busy_instances.at(pair.id).gpu_type, "h100-80g");
+  // A shared GPU counts for each instance on it.
+  EXPECT_DOUBLE_EQ(*busy_instances.at(first_half.id).value, util(shared));
+  EXPECT_DOUBLE_EQ(*busy_instances.at(second_half.id).value, util(shared));
+}
+
 TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("gpurent-monitoring-test-" + std::to_string(::getpid()));
@@ -221,6 +287,18 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   EXPECT_TRUE(std::any_of(rules->begin(), rules->end(),
                           [](const monitor::Rule& r) { return r.name == "hot"; }));
   EXPECT_EQ(restored.alerts(admin_, 100).history.size(), history_before);
+  // GPU-a0 is known from its rollups alone, with no sample since the restart: it is observed, and
+  // missing. The GPUs that never reported are not.
+  for (int i = 0; i < 6; ++i) {
+    clock_.advance(Millis(1'000));
+    ASSERT_TRUE(restored.apply_report(node_, {restored.desired_state(node_)->generation, {}}));
+    restored.tick();
+  }
+  std::vector<std::string> missing;
+  for (const auto& alert : restored.alerts(admin_, 0).active) {
+    if (alert.rule == "gpu_missing") missing.push_back(alert.subject.subject);
+  }
+  EXPECT_EQ(missing, std::vector<std::string>{"GPU-a0"});
   std::filesystem::remove_all(dir);
 }
 

@@ -52,12 +52,16 @@ TEST(SeriesFeed, IngestsTheNodesGpusOnlyAndCountsTheRest) {
     EXPECT_EQ(series.latest("GPU-0", Metric::kGpuUtil)->value, 2);
     EXPECT_EQ(series.latest("GPU-0", Metric::kXidErrors)->value, 79);
     EXPECT_FALSE(series.latest("GPU-1", Metric::kGpuUtil));
-    const Metric metrics[] = {Metric::kGpuTemp, Metric::kPowerUsage};
-    std::optional<monitor::Sample> latest[2];
-    EXPECT_TRUE(series.latest("GPU-0", metrics, latest));
-    EXPECT_EQ(latest[0]->value, 40);
-    EXPECT_FALSE(latest[1]);
-    EXPECT_FALSE(series.latest("GPU-1", metrics, latest));
+    const SeriesStore::GpuLatest* latest = series.latest("GPU-0");
+    ASSERT_NE(latest, nullptr);
+    EXPECT_EQ(latest->of(Metric::kGpuTemp)->value, 40);
+    EXPECT_FALSE(latest->of(Metric::kPowerUsage));
+    EXPECT_EQ(series.latest("GPU-1"), nullptr);
+    // The node's GPUs in one lookup: only GPU-0 fed n-1's series.
+    const auto of_node = series.latest_of_node("n-1");
+    ASSERT_EQ(of_node.size(), 1u);
+    EXPECT_EQ(of_node[0], latest);
+    EXPECT_TRUE(series.latest_of_node("n-2").empty());
   });
   // Again: out of order now.
   feed.ingest("n-1", report(1, 0, 3));

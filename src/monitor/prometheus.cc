@@ -184,10 +184,12 @@ std::string Exposition::render() const {
 GpuReading latest_reading(const SeriesStore& store, GpuInfo gpu, int64_t now_ms,
                           int64_t max_age_ms) {
   GpuReading reading;
-  for (const MetricInfo& info : metric_table()) {
-    const std::optional<Sample> sample = store.latest(gpu.uuid, info.metric);
-    if (sample && sample->t_ms >= now_ms - max_age_ms) {
-      reading.values.emplace_back(info.metric, sample->value);
+  if (const SeriesStore::GpuLatest* latest = store.latest(gpu.uuid)) {
+    for (const MetricInfo& info : metric_table()) {
+      const std::optional<Sample> sample = latest->of(info.metric);
+      if (sample && sample->t_ms >= now_ms - max_age_ms) {
+        reading.values.emplace_back(info.metric, sample->value);
+      }
     }
   }
   reading.gpu = std::move(gpu);

@@ -187,8 +187,6 @@ struct SeriesStore::Series {
   Bucket open_minute;
   Bucket open_hour;       // the closed minutes of the current hour
   int64_t watermark = 0;  // samples before this fall into closed buckets
-  int64_t last_t = -1;
-  double last_value = 0;
 
   bool empty() const {
     return raw.empty() && minute.empty() && hour.empty() && !open_minute.active() &&
@@ -196,11 +194,27 @@ struct SeriesStore::Series {
   }
 };
 
+// The latest samples sit apart from their series: alert evaluation reads a GPU's few watched
+// metrics every few seconds, and a series' state spans cache lines of its own.
 struct SeriesStore::Gpu {
-  std::string uuid;
+  GpuLatest latest;  // its uuid is the GPU's
   std::string node;
   std::array<std::unique_ptr<Series>, kMetricCount> series;
+
+  const std::string& uuid() const { return latest.uuid; }
+  // Drops the metric's series and its latest sample.
+  void drop(size_t metric) {
+    series[metric].reset();
+    latest.samples[metric] = Sample{-1, 0};
+  }
 };
+
+SeriesStore::GpuLatest::GpuLatest() { samples.fill(Sample{-1, 0}); }
+
+std::optional<Sample> SeriesStore::GpuLatest::of(Metric metric) const {
+  const Sample& sample = samples[static_cast<size_t>(metric)];
+  return sample.t_ms < 0 ? std::nullopt : std::optional<Sample>(sample);
+}
 
 SeriesStore::SeriesStore(StoreOptions options) : options_(options) {}
 SeriesStore::~SeriesStore() = default;
@@ -209,11 +223,31 @@ SeriesStore::Gpu& SeriesStore::gpu(std::string_view gpu_uuid, std::string_view n
   auto it = gpus_.find(gpu_uuid);
   if (it == gpus_.end()) {
     auto gpu = std::make_unique<Gpu>();
-    gpu->uuid = gpu_uuid;
+    gpu->latest.uuid = gpu_uuid;
     it = gpus_.emplace(std::string(gpu_uuid), std::move(gpu)).first;
   }
-  if (!node_id.empty() && it->second->node != node_id) it->second->node = node_id;
-  return *it->second;
+  Gpu& g = *it->second;
+  if (!node_id.empty() && g.node != node_id) {
+    unindex_by_node(g);
+    g.node = node_id;
+    index_by_node(g);
+  }
+  return g;
+}
+
+void SeriesStore::index_by_node(const Gpu& gpu) {
+  if (gpu.node.empty()) return;
+  auto it = by_node_.find(gpu.node);
+  if (it == by_node_.end()) it = by_node_.emplace(gpu.node, std::vector<const GpuLatest*>()).first;
+  it->second.push_back(&gpu.latest);
+}
+
+void SeriesStore::unindex_by_node(const Gpu& gpu) {
+  if (gpu.node.empty()) return;
+  const auto it = by_node_.find(gpu.node);
+  if (it == by_node_.end()) return;
+  std::erase(it->second, &gpu.latest);
+  if (it->second.empty()) by_node_.erase(it);
 }
 
 IngestResult SeriesStore::ingest(std::string_view gpu_uuid, std::string_view node_id,
@@ -223,7 +257,7 @@ IngestResult SeriesStore::ingest(std::string_view gpu_uuid, std::string_view nod
   for (const MetricSample& sample : samples) {
     auto& series = g.series[static_cast<size_t>(sample.metric)];
     if (!series) series = std::make_unique<Series>();
-    switch (add(g.uuid, *series, sample)) {
+    switch (add(g, *series, sample)) {
       case Outcome::kAccepted:
         ++result.accepted;
         break;
@@ -243,14 +277,15 @@ Status SeriesStore::append(std::string_view gpu_uuid, std::string_view node_id,
   Gpu& g = gpu(gpu_uuid, node_id);
   auto& series = g.series[static_cast<size_t>(sample.metric)];
   if (!series) series = std::make_unique<Series>();
-  switch (add(g.uuid, *series, sample)) {
+  switch (add(g, *series, sample)) {
     case Outcome::kAccepted:
       return {};
     case Outcome::kOutOfOrder:
       return fail(Error::invalid(
           "sample_out_of_order",
           fmt::format("{} sample of GPU {} at {} ms is not after the series' last one ({} ms)",
-                      metric_info(sample.metric).name, gpu_uuid, sample.t_ms, series->last_t)));
+                      metric_info(sample.metric).name, gpu_uuid, sample.t_ms,
+                      g.latest.samples[static_cast<size_t>(sample.metric)].t_ms)));
     case Outcome::kTooLate:
       return fail(Error::invalid(
           "sample_too_late",
@@ -260,10 +295,11 @@ Status SeriesStore::append(std::string_view gpu_uuid, std::string_view node_id,
   return {};
 }
 
-SeriesStore::Outcome SeriesStore::add(const std::string& gpu_uuid, Series& series,
-                                      const MetricSample& sample) {
+SeriesStore::Outcome SeriesStore::add(Gpu& gpu, Series& series, const MetricSample& sample) {
+  const std::string& gpu_uuid = gpu.uuid();
+  Sample& latest = gpu.latest.samples[static_cast<size_t>(sample.metric)];
   const int64_t t = sample.t_ms;
-  if (t < 0 || t <= series.last_t) return Outcome::kOutOfOrder;
+  if (t < 0 || t <= latest.t_ms) return Outcome::kOutOfOrder;
   if (t < series.watermark) return Outcome::kTooLate;
   const int64_t window = align_down(t, options_.chunk_span_ms);
   if (series.raw.empty() || series.raw_window_start != window) {
@@ -272,8 +308,7 @@ SeriesStore::Outcome SeriesStore::add(const std::string& gpu_uuid, Series& serie
     series.raw_window_start = window;
   }
   if (!series.raw.back().append(t, sample.value)) return Outcome::kOutOfOrder;
-  series.last_t = t;
-  series.last_value = sample.value;
+  latest = {t, sample.value};
   if (!std::isfinite(sample.value)) return Outcome::kAccepted;
 
   const int64_t minute = align_down(t, kMinuteMs);
@@ -332,11 +367,11 @@ void SeriesStore::compact(int64_t now_ms) {
       const auto metric = static_cast<Metric>(m);
       if (series->open_minute.active() &&
           series->open_minute.start + kMinuteMs + options_.seal_after_ms <= now_ms) {
-        close_minute(g.uuid, metric, *series);
+        close_minute(g.uuid(), metric, *series);
       }
       if (series->open_hour.active() &&
           series->open_hour.start + kHourMs + options_.seal_after_ms <= now_ms) {
-        close_hour(g.uuid, metric, *series);
+        close_hour(g.uuid(), metric, *series);
       }
       auto& raw = series->raw;
       const int64_t raw_cutoff = now_ms - options_.raw_retention_ms;
@@ -346,12 +381,17 @@ void SeriesStore::compact(int64_t now_ms) {
       series->minute.drop_ended_before(now_ms - options_.minute_retention_ms, kMinuteMs);
       series->hour.drop_ended_before(now_ms - options_.hour_retention_ms, kHourMs);
       if (series->empty()) {
-        series.reset();
+        g.drop(m);
       } else {
         any = true;
       }
     }
-    it = any ? std::next(it) : gpus_.erase(it);
+    if (any) {
+      ++it;
+    } else {
+      unindex_by_node(g);
+      it = gpus_.erase(it);
+    }
   }
 }
 
@@ -412,7 +452,7 @@ LoadResult SeriesStore::load_rollups(std::span<const RollupRow> rows, int64_t no
     series->watermark = std::max(series->watermark, row.bucket_start_ms + width);
     const std::optional<int64_t> last_hour = series->hour.last_start();
     if (!hour && (!last_hour || row.bucket_start_ms >= *last_hour + kHourMs)) {
-      merge_into_hour(g.uuid, row.metric, *series, row);
+      merge_into_hour(g.uuid(), row.metric, *series, row);
     }
   }
   return result;
@@ -521,25 +561,21 @@ Result<QueryResult> SeriesStore::query(const Query& query, int64_t now_ms) const
   return result;
 }
 
-std::optional<Sample> SeriesStore::latest(std::string_view gpu_uuid, Metric metric) const {
-  auto it = gpus_.find(gpu_uuid);
-  if (it == gpus_.end()) return std::nullopt;
-  const Series* series = it->second->series[static_cast<size_t>(metric)].get();
-  if (!series || series->last_t < 0) return std::nullopt;
-  return Sample{series->last_t, series->last_value};
+std::span<const SeriesStore::GpuLatest* const> SeriesStore::latest_of_node(
+    std::string_view node_id) const {
+  const auto it = by_node_.find(node_id);
+  if (it == by_node_.end()) return {};
+  return it->second;
 }
 
-bool SeriesStore::latest(std::string_view gpu_uuid, std::span<const Metric> metrics,
-                         std::span<std::optional<Sample>> out) const {
+std::optional<Sample> SeriesStore::latest(std::string_view gpu_uuid, Metric metric) const {
+  const GpuLatest* found = latest(gpu_uuid);
+  return found ? found->of(metric) : std::nullopt;
+}
+
+const SeriesStore::GpuLatest* SeriesStore::latest(std::string_view gpu_uuid) const {
   auto it = gpus_.find(gpu_uuid);
-  if (it == gpus_.end()) return false;
-  for (size_t i = 0; i < metrics.size() && i < out.size(); ++i) {
-    const Series* series = it->second->series[static_cast<size_t>(metrics[i])].get();
-    out[i] = series && series->last_t >= 0
-                 ? std::optional<Sample>(Sample{series->last_t, series->last_value})
-                 : std::nullopt;
-  }
-  return true;
+  return it == gpus_.end() ? nullptr : &it->second->latest;
 }
 
 std::string_view SeriesStore::node_of(std::string_view gpu_uuid) const {
@@ -550,10 +586,13 @@ std::string_view SeriesStore::node_of(std::string_view gpu_uuid) const {
 MemoryStats SeriesStore::memory() const {
   MemoryStats stats;
   stats.gpus = gpus_.size();
-  size_t bookkeeping = gpus_.bucket_count() * sizeof(void*);
+  size_t bookkeeping = (gpus_.bucket_count() + by_node_.bucket_count()) * sizeof(void*);
+  for (const auto& [node, gpus] : by_node_) {
+    bookkeeping += node.capacity() + gpus.capacity() * sizeof(void*) + 2 * sizeof(void*);
+  }
   for (const auto& [uuid, g] : gpus_) {
-    bookkeeping +=
-        sizeof(Gpu) + uuid.capacity() + g->uuid.capacity() + g->node.capacity() + 2 * sizeof(void*);
+    bookkeeping += sizeof(Gpu) + uuid.capacity() + g->uuid().capacity() + g->node.capacity() +
+                   2 * sizeof(void*);
     for (const auto& series : g->series) {
       if (!series) continue;
       ++stats.series;

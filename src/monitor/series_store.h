@@ -166,11 +166,22 @@ class SeriesStore {
   // "too_many_points" (more than kMaxQueryPoints buckets).
   Result<QueryResult> query(const Query& query, int64_t now_ms) const;
 
+  // One GPU's latest sample of each metric.
+  struct GpuLatest {
+    std::string uuid;
+    std::array<Sample, kMetricCount> samples;  // by Metric; t_ms < 0 where the series has none
+
+    GpuLatest();
+    std::optional<Sample> of(Metric metric) const;
+  };
+  // The GPUs whose latest samples came from `node_id`, in the order they first came; empty when
+  // none did. Valid until the store changes. One lookup for all of a node's GPUs (alert
+  // evaluation asks it of every node every few seconds), where latest(uuid) takes one per GPU.
+  std::span<const GpuLatest* const> latest_of_node(std::string_view node_id) const;
+
+  // The GPU's latest samples; nullptr when the GPU is unknown. Valid until the store changes.
+  const GpuLatest* latest(std::string_view gpu_uuid) const;
   std::optional<Sample> latest(std::string_view gpu_uuid, Metric metric) const;
-  // The latest sample of each of `metrics` (nullopt where there is none) into `out` (as long as
-  // metrics), with one lookup of the GPU; false, and `out` untouched, when the GPU is unknown.
-  bool latest(std::string_view gpu_uuid, std::span<const Metric> metrics,
-              std::span<std::optional<Sample>> out) const;
   // Empty when the GPU is unknown.
   std::string_view node_of(std::string_view gpu_uuid) const;
 
@@ -186,7 +197,9 @@ class SeriesStore {
   enum class Outcome { kAccepted, kOutOfOrder, kTooLate };
 
   Gpu& gpu(std::string_view gpu_uuid, std::string_view node_id);
-  Outcome add(const std::string& gpu_uuid, Series& series, const MetricSample& sample);
+  void index_by_node(const Gpu& gpu);
+  void unindex_by_node(const Gpu& gpu);
+  Outcome add(Gpu& gpu, Series& series, const MetricSample& sample);
   void close_minute(const std::string& gpu_uuid, Metric metric, Series& series);
   void close_hour(const std::string& gpu_uuid, Metric metric, Series& series);
   void merge_into_hour(const std::string& gpu_uuid, Metric metric, Series& series,
@@ -196,6 +209,9 @@ class SeriesStore {
 
   StoreOptions options_;
   std::unordered_map<std::string, std::unique_ptr<Gpu>, StringHash, std::equal_to<>> gpus_;
+  // Node id -> the GPUs whose latest node it is (a GPU without a node is in none).
+  std::unordered_map<std::string, std::vector<const GpuLatest*>, StringHash, std::equal_to<>>
+      by_node_;
   std::vector<RollupRow> completed_;
 };
 

@@ -172,9 +172,45 @@ TEST(SeriesStore, RetentionDropsRawThenRollupsThenTheSeries) {
   ASSERT_EQ(hourly->points.size(), 2u);
   EXPECT_EQ(hourly->resolution, Resolution::kHour);
   EXPECT_DOUBLE_EQ(hourly->points[0].value, 49.5);
+  EXPECT_EQ(store.latest_of_node("node-1").size(), 1u);
   store.compact(end + 366 * kDayMs);
   EXPECT_EQ(store.memory().gpus, 0u);
   EXPECT_EQ(store.memory().series, 0u);
+  EXPECT_EQ(store.latest("GPU-a"), nullptr);
+  EXPECT_TRUE(store.latest_of_node("node-1").empty());
+}
+
+TEST(SeriesStore, LatestSamplesByNodeFollowEachGpusLatestNode) {
+  SeriesStore store;
+  ASSERT_TRUE(store.append("GPU-a", "n-1", {Metric::kGpuTemp, kT0, 40}));
+  ASSERT_TRUE(store.append("GPU-b", "n-1", {Metric::kGpuUtil, kT0, 7}));
+  ASSERT_TRUE(store.append("GPU-c", "n-2", {Metric::kGpuUtil, kT0, 9}));
+  auto n1 = store.latest_of_node("n-1");
+  ASSERT_EQ(n1.size(), 2u);  // in the order they first came
+  EXPECT_EQ(n1[0]->uuid, "GPU-a");
+  EXPECT_EQ(n1[0]->of(Metric::kGpuTemp)->value, 40);
+  EXPECT_FALSE(n1[0]->of(Metric::kGpuUtil));
+  EXPECT_EQ(n1[1]->uuid, "GPU-b");
+  EXPECT_EQ(n1[1]->of(Metric::kGpuUtil)->t_ms, kT0);
+  // A GPU that n-2 reports now is n-2's; a later sample updates the same entry.
+  ASSERT_TRUE(store.append("GPU-a", "n-2", {Metric::kGpuTemp, kT0 + 1000, 41}));
+  n1 = store.latest_of_node("n-1");
+  ASSERT_EQ(n1.size(), 1u);
+  EXPECT_EQ(n1[0]->uuid, "GPU-b");
+  const auto n2 = store.latest_of_node("n-2");
+  ASSERT_EQ(n2.size(), 2u);
+  EXPECT_EQ(n2[1], store.latest("GPU-a"));
+  EXPECT_EQ(n2[1]->of(Metric::kGpuTemp)->value, 41);
+  EXPECT_TRUE(store.latest_of_node("n-3").empty());
+  // A series that retention drops (its hour rollups after a year) takes its latest sample with
+  // it; the GPU stays while another series has data.
+  const int64_t later = kT0 + 366 * kDayMs;
+  ASSERT_TRUE(store.append("GPU-c", "n-2", {Metric::kGpuTemp, later, 50}));
+  store.compact(later + 1000);
+  EXPECT_FALSE(store.latest("GPU-c", Metric::kGpuUtil));
+  EXPECT_EQ(store.latest("GPU-c", Metric::kGpuTemp)->value, 50);
+  EXPECT_EQ(store.latest_of_node("n-2").size(), 1u);  // GPU-a is gone whole
+  EXPECT_TRUE(store.latest_of_node("n-1").empty());
 }
 
 TEST(SeriesStore, ResolutionsAgreeOnAlignedSteps) {
