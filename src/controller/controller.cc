@@ -1011,6 +1011,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
+    gpu_telemetry_.erase(id);
     touch_node(known, /*desired_set_changed=*/false);
     sync_cluster_node(known);
     spdlog::info("re-registered node={}", id);

@@ -45,24 +45,31 @@ model::TelemetryBatch digest_for_apply_report(model::TelemetryBatch batch) {
 }
 
 void Controller::record_telemetry(const model::Node& node, const model::TelemetryBatch& batch) {
-  const auto on_node = [&](const std::string& uuid) {
-    return std::any_of(node.gpus.begin(), node.gpus.end(),
-                       [&](const model::Gpu& gpu) { return gpu.uuid == uuid; });
+  std::vector<GpuTelemetry>* kept_of_node = nullptr;  // looked up with the first GPU of the node
+  const auto kept_for = [&](const std::string& uuid) -> GpuTelemetry* {
+    const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(),
+                                  [&](const model::Gpu& g) { return g.uuid == uuid; });
+    if (gpu == node.gpus.end()) return nullptr;  // not this node's GPU
+    if (!kept_of_node) {
+      kept_of_node = &gpu_telemetry_[node.id];
+      kept_of_node->resize(node.gpus.size());
+    }
+    return &(*kept_of_node)[static_cast<size_t>(gpu - node.gpus.begin())];
   };
   for_each_gpu_run(batch.samples, [&](size_t begin, size_t end) {
     const model::GpuSample* newest = &batch.samples[begin];
     for (size_t i = begin + 1; i < end; ++i) {
       if (batch.samples[i].time_ms >= newest->time_ms) newest = &batch.samples[i];
     }
-    if (!on_node(newest->uuid)) return;
-    GpuTelemetry& kept = gpu_telemetry_[newest->uuid];
-    if (!kept.latest || kept.latest->time_ms <= newest->time_ms) kept.latest = *newest;
+    GpuTelemetry* kept = kept_for(newest->uuid);
+    if (!kept) return;
+    if (!kept->latest || kept->latest->time_ms <= newest->time_ms) kept->latest = *newest;
   });
   for (const auto& xid : batch.xids) {
-    if (!on_node(xid.uuid)) continue;
-    GpuTelemetry& kept = gpu_telemetry_[xid.uuid];
-    ++kept.xid_count;
-    if (!kept.last_xid || kept.last_xid->time_ms <= xid.time_ms) kept.last_xid = xid;
+    GpuTelemetry* kept = kept_for(xid.uuid);
+    if (!kept) continue;
+    ++kept->xid_count;
+    if (!kept->last_xid || kept->last_xid->time_ms <= xid.time_ms) kept->last_xid = xid;
     spdlog::warn("gpu_xid node={} gpu={} xid={}", node.id, xid.uuid, xid.code);
   }
   feed_series(node, batch);
@@ -75,8 +82,17 @@ void Controller::feed_series(const model::Node& node, const model::TelemetryBatc
 }
 
 const GpuTelemetry* Controller::gpu_telemetry(std::string_view uuid) const {
-  const auto it = gpu_telemetry_.find(uuid);
-  return it == gpu_telemetry_.end() ? nullptr : &it->second;
+  const auto owner = node_by_gpu_.find(std::string(uuid));
+  if (owner == node_by_gpu_.end()) return nullptr;
+  const auto kept = gpu_telemetry_.find(owner->second);
+  if (kept == gpu_telemetry_.end()) return nullptr;
+  const model::Node& node = nodes_.at(owner->second);
+  for (size_t i = 0; i < node.gpus.size() && i < kept->second.size(); ++i) {
+    if (node.gpus[i].uuid != uuid) continue;
+    const GpuTelemetry& telemetry = kept->second[i];
+    return telemetry.latest || telemetry.last_xid ? &telemetry : nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace gpurent::controller

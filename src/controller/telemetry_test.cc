@@ -33,6 +33,16 @@ TEST_F(TelemetryTest, KeepsTheLatestSamplePerGpuOfTheReportingNode) {
   EXPECT_FALSE(a1->latest.has_value());
   EXPECT_EQ(a1->last_xid->code, 79);
   EXPECT_EQ(a1->xid_count, 1);
+  EXPECT_EQ(ctl_.gpu_telemetry("GPU-a2"), nullptr);  // the node's, but it never reported
+
+  // Another node's GPUs are kept apart.
+  const std::string node_b = add_node("node-b", "h100-80g", 2, "GPU-b");
+  ASSERT_TRUE(ctl_.apply_report(
+      node_b, with_telemetry({{.uuid = "GPU-b1", .time_ms = 2'500, .gpu_util_pct = 42},
+                              {.uuid = "GPU-a0", .time_ms = 9'000, .gpu_util_pct = 3}})));
+  EXPECT_EQ(ctl_.gpu_telemetry("GPU-b1")->latest->gpu_util_pct, 42);
+  EXPECT_EQ(ctl_.gpu_telemetry("GPU-b0"), nullptr);
+  EXPECT_EQ(ctl_.gpu_telemetry("GPU-a0")->latest->time_ms, 2'000);  // not node-b's to report
 
   // A replayed backlog does not hide the newer sample.
   ASSERT_TRUE(ctl_.apply_report(

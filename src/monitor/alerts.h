@@ -178,8 +178,9 @@ class Evaluator {
 
   // One observation per (signal, subject); `now_ms` must not go backwards (an earlier time is
   // treated as equal to the last one).
-  // Cost: one pass over the observations per rule (a comparison of the signal each), a lookup
-  // of the alert only for observations that satisfy the rule or whose alert exists.
+  // Cost: one pass over the observations to group them by signal, then one pass per rule over
+  // its signal's group; a lookup of the alert only for observations that satisfy the rule or
+  // while any alert exists.
   std::vector<Transition> evaluate(int64_t now_ms, std::span<const ObservationRef> observations);
   std::vector<Transition> evaluate(int64_t now_ms, std::span<const Observation> observations);
 
