@@ -42,8 +42,8 @@ Call register_call(const model::NodeRegistration& registration) {
   return {"POST", "/v1/agent/register", encode(Json(registration))};
 }
 
-Call desired_call(int64_t after, std::chrono::seconds wait) {
-  return {"GET", fmt::format("/v1/agent/desired?after={}&wait_s={}", after, wait.count()), ""};
+Call watch_call(int64_t after) {
+  return {"GET", fmt::format("/v1/agent/desired?after={}&watch=true", after), ""};
 }
 
 Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes) {
@@ -62,13 +62,6 @@ Result<model::RegistrationResult> register_answer(const client::HttpResponse& re
     return fail(client::error_from_response(response, "POST /v1/agent/register"));
   }
   return decode<model::RegistrationResult>(response);
-}
-
-Result<model::DesiredState> desired_answer(const client::HttpResponse& response) {
-  if (response.status != 200) {
-    return fail(client::error_from_response(response, "GET /v1/agent/desired"));
-  }
-  return model::read_desired_state(response.body);
 }
 
 Result<int64_t> logs_answer(const client::HttpResponse& response) {
@@ -91,6 +84,39 @@ Status report_answer(const client::HttpResponse& response) {
     return fail(client::error_from_response(response, "POST /v1/agent/report"));
   }
   return {};
+}
+
+Result<std::vector<std::optional<model::DesiredState>>> DesiredStream::feed(
+    std::string_view piece) {
+  std::vector<std::optional<model::DesiredState>> states;
+  for (size_t newline = piece.find('\n'); newline != std::string_view::npos;
+       newline = piece.find('\n')) {
+    std::string_view line = piece.substr(0, newline);
+    if (!partial_.empty()) {
+      partial_.append(line);
+      line = partial_;
+    }
+    if (line.empty()) {
+      states.emplace_back(std::nullopt);  // a keep-alive
+    } else {
+      GPURENT_TRY(state, model::read_desired_state(line));
+      states.emplace_back(std::move(state));
+    }
+    partial_.clear();
+    piece.remove_prefix(newline + 1);
+  }
+  if (partial_.size() + piece.size() > client::kMaxResponseBodyBytes) {
+    return fail(Error::invalid("invalid_message", "a desired state in the stream is too long"));
+  }
+  partial_.append(piece);
+  return states;
+}
+
+Result<std::optional<model::DesiredState>> DesiredStream::finish() {
+  if (partial_.empty()) return std::optional<model::DesiredState>();
+  GPURENT_TRY(state, model::read_desired_state(partial_));
+  partial_.clear();
+  return std::optional<model::DesiredState>(std::move(state));
 }
 
 }  // namespace gpurent::agent::routes

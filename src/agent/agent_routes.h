@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/http_client.h"
 #include "common/clock.h"
@@ -25,7 +27,8 @@ struct Call {
 };
 
 Call register_call(const model::NodeRegistration& registration);
-Call desired_call(int64_t after, std::chrono::seconds wait);
+// The desired-state watch (model/agent_protocol.h): read its body with a DesiredStream.
+Call watch_call(int64_t after);
 Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes);
 // Stamps the report's sent_at_ms with `now` (the agent's wall clock, read just before sending).
 Call report_call(const model::NodeReport& report, Timestamp now);
@@ -33,10 +36,25 @@ Call report_call(const model::NodeReport& report, Timestamp now);
 // Each answer: the route's value for its success status; client::error_from_response's Error for
 // any other status; code "invalid_message" for a success answer that does not decode.
 Result<model::RegistrationResult> register_answer(const client::HttpResponse& response);
-Result<model::DesiredState> desired_answer(const client::HttpResponse& response);
 // The server's size of the run's log. A 409 carries it too (the upload began past the server's
 // end), so it is a value here: the caller resends from there.
 Result<int64_t> logs_answer(const client::HttpResponse& response);
 Status report_answer(const client::HttpResponse& response);
+
+// The body of a desired-state watch, split into its lines as it arrives in pieces of any size:
+// feed() returns the desired states of the lines each piece completes, in order, with nullopt
+// for each keep-alive line (so that a reader hears from the stream at least every
+// kWatchKeepalive). Errors: "invalid_message" for a line that does not decode, or one longer
+// than client::kMaxResponseBodyBytes; the stream is then unusable. finish() takes what is left
+// at the stream's end: a last line without its newline (a server that answered the request as a
+// long poll sends one document), else nothing.
+class DesiredStream {
+ public:
+  Result<std::vector<std::optional<model::DesiredState>>> feed(std::string_view piece);
+  Result<std::optional<model::DesiredState>> finish();
+
+ private:
+  std::string partial_;  // the line begun and not yet ended
+};
 
 }  // namespace gpurent::agent::routes

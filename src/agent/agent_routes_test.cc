@@ -20,8 +20,7 @@ TEST(AgentRoutesTest, CallsNameTheRouteAndCarryTheCodec) {
   EXPECT_EQ(decoded->fabric_group, "ib-7");
   EXPECT_EQ(decoded->labels.at("zone"), "b");
 
-  EXPECT_EQ(desired_call(7, std::chrono::seconds(20)).target,
-            "/v1/agent/desired?after=7&wait_s=20");
+  EXPECT_EQ(watch_call(7).target, "/v1/agent/desired?after=7&watch=true");
   const Call logs = logs_call("i-a b", 2, 10, "bytes");
   EXPECT_EQ(logs.target, "/v1/agent/logs?instance=i-a%20b&run=2&offset=10");
   EXPECT_EQ(logs.content_type, "application/octet-stream");
@@ -42,12 +41,6 @@ TEST(AgentRoutesTest, AReportSaysWhenItWasSent) {
 }
 
 TEST(AgentRoutesTest, AnswersBecomeValuesOrTheServersError) {
-  const auto state = desired_answer(
-      {200, "application/json", R"({"node_id":"n-1","generation":3,"workloads":[]})"});
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->generation, 3);
-  EXPECT_EQ(desired_answer({200, "application/json", "{}"}).error().code, "invalid_message");
-
   const auto refused = register_answer(
       {401, "application/problem+json", R"({"code":"invalid_join_token","detail":"unknown"})"});
   ASSERT_FALSE(refused);
@@ -60,6 +53,37 @@ TEST(AgentRoutesTest, AnswersBecomeValuesOrTheServersError) {
             ErrorKind::kNotFound);
   EXPECT_TRUE(report_answer({200, "application/json", R"({"generation":3})"}));
   EXPECT_EQ(report_answer({503, "text/plain", "away"}).error().kind, ErrorKind::kUnavailable);
+}
+
+TEST(AgentRoutesTest, AWatchStreamIsReadLineByLineWhateverItsPieces) {
+  const std::string first = R"({"node_id":"n-1","generation":3,"workloads":[]})";
+  const std::string second = R"({"node_id":"n-1","generation":4,"workloads":[]})";
+  const std::string body = first + "\n\n" + second + "\n";
+  // Every way to cut the body in two gives the same lines.
+  for (size_t cut = 0; cut <= body.size(); ++cut) {
+    DesiredStream stream;
+    auto head = stream.feed(std::string_view(body).substr(0, cut));
+    auto tail = stream.feed(std::string_view(body).substr(cut));
+    ASSERT_TRUE(head && tail) << cut;
+    std::vector<std::optional<model::DesiredState>> lines = std::move(*head);
+    for (auto& line : *tail) lines.push_back(std::move(line));
+    ASSERT_EQ(lines.size(), 3u) << cut;
+    EXPECT_EQ(lines[0]->generation, 3);
+    EXPECT_FALSE(lines[1]) << "the keep-alive";
+    EXPECT_EQ(lines[2]->generation, 4);
+    EXPECT_FALSE(*stream.finish());
+  }
+  // A server that answers as a long poll sends one document without a newline.
+  DesiredStream long_poll;
+  EXPECT_TRUE(long_poll.feed(first)->empty());
+  EXPECT_EQ((*long_poll.finish())->generation, 3);
+
+  DesiredStream bad;
+  EXPECT_EQ(bad.feed("{}\n").error().code, "invalid_message");
+  DesiredStream endless;
+  const std::string huge(client::kMaxResponseBodyBytes / 2 + 1, ' ');
+  EXPECT_TRUE(endless.feed(huge));
+  EXPECT_EQ(endless.feed(huge).error().code, "invalid_message");
 }
 
 }  // namespace

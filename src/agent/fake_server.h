@@ -1,12 +1,14 @@
 // For tests: an in-memory stand-in for the server's /v1/agent routes, with the same rules as the
-// real one where the agent depends on them (join token and credential checks, long-poll on the
-// generation, log uploads trimmed to what is new and answered with the server's size).
+// real one where the agent depends on them (join token and credential checks, a watch of the
+// desired state that sends each new generation, log uploads trimmed to what is new and answered
+// with the server's size).
 // Thread-safe: the agent's threads each hold a link to one FakeServer, which the links keep alive
 // (a detached poller may outlive the test's agent). Create it with std::make_shared.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,27 +41,28 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
     std::lock_guard lock(mutex_);
     return desired_.generation;
   }
+  // An unreachable server also breaks the watches open.
   void set_reachable(bool reachable) {
-    std::lock_guard lock(mutex_);
-    reachable_ = reachable;
+    {
+      std::lock_guard lock(mutex_);
+      reachable_ = reachable;
+    }
+    changed_.notify_all();
   }
-  // How long a desired-state poll may wait for a change (short by default, so that agents in tests
-  // stop at once).
-  void set_max_poll_wait(std::chrono::milliseconds wait) {
+  // How long a desired-state watch stays silent before its keep-alive (short by default, so that
+  // agents in tests stop at once).
+  void set_keepalive(std::chrono::milliseconds keepalive) {
     std::lock_guard lock(mutex_);
-    max_poll_wait_ = wait;
+    keepalive_ = keepalive;
   }
-  int polls_waiting() const {
+  // Watches open now, and opened since the start.
+  int watching() const {
     std::lock_guard lock(mutex_);
-    return polls_waiting_;
+    return watching_;
   }
-  // Each desired-state poll's arrival and answer, in order.
-  struct Poll {
-    std::chrono::steady_clock::time_point asked, answered;
-  };
-  std::vector<Poll> polls() const {
+  int watches() const {
     std::lock_guard lock(mutex_);
-    return polls_;
+    return watches_;
   }
   void set_refuse_logs(bool refuse) {
     std::lock_guard lock(mutex_);
@@ -130,18 +133,35 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
       return model::RegistrationResult{std::string(kNodeId), std::string(kCredential)};
     }
 
-    Result<model::DesiredState> wait_desired(std::string_view credential, int64_t after,
-                                             std::chrono::seconds wait) override {
+    Status watch_desired(
+        std::string_view credential, int64_t after,
+        const std::function<bool(std::optional<model::DesiredState>)>& on_desired) override {
       std::unique_lock lock(server_.mutex_);
       if (auto refused = server_.check(credential)) return fail(*refused);
-      const auto asked = std::chrono::steady_clock::now();
-      ++server_.polls_waiting_;
-      server_.changed_.wait_for(lock,
-                                std::min<std::chrono::milliseconds>(wait, server_.max_poll_wait_),
-                                [&] { return server_.desired_.generation != after; });
-      --server_.polls_waiting_;
-      server_.polls_.push_back({asked, std::chrono::steady_clock::now()});
-      return server_.desired_;
+      ++server_.watches_;
+      ++server_.watching_;
+      int64_t sent = after;
+      for (;;) {
+        server_.changed_.wait_for(lock, server_.keepalive_, [&] {
+          return server_.desired_.generation > sent || !server_.reachable_;
+        });
+        if (auto down = server_.down()) {
+          --server_.watching_;
+          return fail(*down);
+        }
+        std::optional<model::DesiredState> next;
+        if (server_.desired_.generation > sent) {
+          next = server_.desired_;
+          sent = next->generation;
+        }
+        lock.unlock();
+        const bool more = on_desired(std::move(next));
+        lock.lock();
+        if (!more) {
+          --server_.watching_;
+          return {};
+        }
+      }
     }
 
     Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id,
@@ -193,9 +213,9 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
   model::DesiredState desired_{std::string(kNodeId), 1, {}};
   bool reachable_ = true;
   bool refuse_logs_ = false;
-  std::chrono::milliseconds max_poll_wait_{20};
-  int polls_waiting_ = 0;
-  std::vector<Poll> polls_;
+  std::chrono::milliseconds keepalive_{20};
+  int watching_ = 0;
+  int watches_ = 0;
   int registrations_ = 0;
   std::optional<model::NodeRegistration> registration_;
   std::vector<model::NodeReport> reports_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/agent_routes.h"
+#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/clock.h"
 
@@ -19,10 +20,37 @@ class HttpServerLink final : public ServerLink {
     return routes::register_answer(response);
   }
 
-  Result<model::DesiredState> wait_desired(std::string_view credential, int64_t after,
-                                           std::chrono::seconds wait) override {
-    GPURENT_TRY(response, send(routes::desired_call(after, wait), credential, wait + kHttpSlack));
-    return routes::desired_answer(response);
+  Status watch_desired(
+      std::string_view credential, int64_t after,
+      const std::function<bool(std::optional<model::DesiredState>)>& on_desired) override {
+    routes::DesiredStream stream;
+    std::optional<Error> broken;  // a line that did not decode
+    bool stopped = false;
+    GPURENT_TRY(response, http_.stream(
+                              request(routes::watch_call(after), credential),
+                              [&](std::string_view piece) {
+                                auto states = stream.feed(piece);
+                                if (!states) {
+                                  broken = std::move(states).error();
+                                  return false;
+                                }
+                                for (auto& state : *states) {
+                                  if (!on_desired(std::move(state))) {
+                                    stopped = true;
+                                    return false;
+                                  }
+                                }
+                                return true;
+                              },
+                              model::kWatchKeepalive + kHttpSlack));
+    if (broken) return fail(std::move(*broken));
+    if (response.status != 200) {
+      return fail(client::error_from_response(response, "GET /v1/agent/desired"));
+    }
+    if (stopped) return {};
+    GPURENT_TRY(last, stream.finish());
+    if (last) on_desired(std::move(last));
+    return {};
   }
 
   Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id, int64_t run,
@@ -39,15 +67,18 @@ class HttpServerLink final : public ServerLink {
   }
 
  private:
-  Result<client::HttpResponse> send(routes::Call call, std::string_view bearer,
-                                    std::chrono::milliseconds timeout) {
+  static client::HttpRequest request(routes::Call call, std::string_view bearer) {
     client::HttpRequest request;
     request.method = std::move(call.method);
     request.target = std::move(call.target);
     request.body = std::move(call.body);
     request.content_type = std::move(call.content_type);
     request.headers.emplace_back("Authorization", fmt::format("Bearer {}", bearer));
-    return http_.send(request, timeout);
+    return request;
+  }
+  Result<client::HttpResponse> send(routes::Call call, std::string_view bearer,
+                                    std::chrono::milliseconds timeout) {
+    return http_.send(request(std::move(call), bearer), timeout);
   }
 
   client::HttpClient http_;

@@ -227,7 +227,7 @@ void NodeAgent::stop() {
     if (done) {
       poller_.join();
     } else {
-      spdlog::info("agent_poller_detached reason=\"inside a long-poll; it exits when that ends\"");
+      spdlog::info("agent_poller_detached reason=\"inside a watch; it exits at its next line\"");
       poller_.detach();
     }
   }
@@ -283,23 +283,30 @@ void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<Server
       }
       continue;
     }
-    auto desired = link->wait_desired(identity->credential, generation, kDesiredWait);
+    // One watch carries every change; the stop is checked at each line (a keep-alive at least
+    // every kWatchKeepalive).
+    const Status watched = link->watch_desired(identity->credential, generation,
+                                               [&](std::optional<model::DesiredState> desired) {
+                                                 if (stopping()) return false;
+                                                 health.succeeded();
+                                                 if (desired && desired->generation != generation) {
+                                                   generation = desired->generation;
+                                                   {
+                                                     std::lock_guard lock(shared->mutex);
+                                                     shared->desired = std::move(*desired);
+                                                     shared->desired_pending = true;
+                                                   }
+                                                   shared->changed.notify_all();
+                                                 }
+                                                 return true;
+                                               });
     if (stopping()) return;
-    if (!desired) {
-      if (!sleep_until(began + health.failed(desired.error()))) return;
+    if (!watched) {
+      if (!sleep_until(began + health.failed(watched.error()))) return;
       continue;
     }
-    health.succeeded();
-    if (desired->generation != generation) {
-      generation = desired->generation;
-      {
-        std::lock_guard lock(shared->mutex);
-        shared->desired = std::move(*desired);
-        shared->desired_pending = true;
-      }
-      shared->changed.notify_all();
-    }
-    if (!sleep_until(std::chrono::steady_clock::now() + kMinPollInterval)) return;
+    // The server ended the watch (or answered it as a long poll): a new one, not at once.
+    if (!sleep_until(began + kMinWatchInterval)) return;
   }
 }
 

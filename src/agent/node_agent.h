@@ -4,9 +4,9 @@
 // start() discovers the GPUs, opens the process runtime (re-adopting running workloads), starts the
 // node API (node_api.h) on the advertised address, loads the node's identity or registers with the
 // join token, and starts two threads:
-//   - the poller long-polls the desired state (GET /v1/agent/desired, kDesiredWait) and hands each
-//     new one to the reconciler; before that it registers, when start() could not reach the
-//     server;
+//   - the poller watches the desired state (GET /v1/agent/desired?watch=true: one stream carries
+//     every change) and hands each new one to the reconciler; before that it registers, when
+//     start() could not reach the server;
 //   - the reconciler runs a Reconciler pass every report_interval, at once when a new desired
 //     state arrives, and when a stop's grace period ends; it also samples the GPUs every
 //     telemetry_interval (telemetry/telemetry.h: NVML, or the simulator for simulated GPUs, whose
@@ -15,11 +15,12 @@
 // Each thread has its own ServerLink. A failing server is retried after retry_delay()
 // (server_link.h) and logged once per change of state, never fatal.
 //
-// stop() joins the reconciler, and the poller unless it is inside a long-poll after
-// kPollerJoinWait: a link cannot be interrupted, and waiting out the poll would hold `gpurent dev`
-// (which stops its agent before its server) and `gpurent agent` up to kDesiredWait on every
-// shutdown. The poller is then detached; it owns everything it touches (its link and the Shared
-// state), and when the poll returns it sees the stop and exits without logging or writing anything.
+// stop() joins the reconciler, and the poller unless it is inside a watch after kPollerJoinWait: a
+// link cannot be interrupted, and waiting for the watch's next line would hold `gpurent dev`
+// (which stops its agent before its server) and `gpurent agent` up to model::kWatchKeepalive on
+// every shutdown. The poller is then detached; it owns everything it touches (its link and the
+// Shared state), and at the watch's next line it sees the stop and exits without logging or
+// writing anything.
 // Workloads keep running for the next agent to adopt.
 //
 // Thread-safety: start() and stop() from one thread; node_id() from any.
@@ -48,12 +49,10 @@
 namespace gpurent::agent {
 
 inline constexpr std::string_view kAgentVersion = "0.1.0";
-inline constexpr std::chrono::seconds kDesiredWait{20};
-// After each answer, before the next long-poll. A server that answers at once cannot make the
-// agent spin, and a node just handed new work does not poll again in the middle of the burst that
-// brought it (an array's thousand answers would otherwise bring a thousand polls back at once). A
-// change made meanwhile is answered at once by that next poll, whose generation is older.
-inline constexpr std::chrono::milliseconds kMinPollInterval{100};
+// The shortest time from one watch's start to the next's: a server that ends each watch at once
+// (or answers it as a long poll) cannot make the agent spin. A change made meanwhile comes at
+// once in the next watch, whose generation is older.
+inline constexpr std::chrono::milliseconds kMinWatchInterval{100};
 inline constexpr std::chrono::milliseconds kPollerJoinWait{200};
 
 class NodeAgent {

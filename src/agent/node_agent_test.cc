@@ -220,33 +220,42 @@ TEST_F(NodeAgentTest, StopsAWorkloadTheServerNoLongerWants) {
   }));
 }
 
-TEST_F(NodeAgentTest, StopReturnsPromptlyWhileTheDesiredStatePollIsPending) {
-  server_->set_max_poll_wait(std::chrono::seconds(20));  // as long as the real server's
+TEST_F(NodeAgentTest, StopReturnsPromptlyWhileTheDesiredStateWatchIsOpen) {
+  server_->set_keepalive(model::kWatchKeepalive);  // as long as the real server's
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
-  // The first poll answers at once (the agent knows no generation); the next one waits.
-  ASSERT_TRUE(eventually([&] { return server_->polls_waiting() == 1; }));
+  // The first state comes at once (the agent knows no generation); the watch then stays open.
+  ASSERT_TRUE(eventually([&] { return server_->watching() == 1; }));
   const auto before = std::chrono::steady_clock::now();
   agent->stop();
   EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
   agent.reset();
-  // The detached poller ends with its poll; it needs nothing of the agent it came from.
+  // The detached poller ends at the watch's next line; it needs nothing of the agent it came from.
   server_->set_desired({});
-  EXPECT_TRUE(eventually([&] { return server_->polls_waiting() == 0; }));
+  EXPECT_TRUE(eventually([&] { return server_->watching() == 0; }));
 }
 
-TEST_F(NodeAgentTest, AfterEachAnswerTheNextPollWaitsTheMinimumInterval) {
-  // Answered after 150 ms without a change: longer than the interval, so an agent that measured
-  // it from the poll's start would ask again at once.
-  server_->set_max_poll_wait(std::chrono::milliseconds(150));
+TEST_F(NodeAgentTest, OneWatchCarriesEveryChangeAndABrokenOneIsOpenedAgain) {
+  model::WorkloadSpec spec;
+  spec.run = 1;
+  spec.command = {"sleep", "30"};
   auto agent = make_agent(options());
   ASSERT_TRUE(agent->start());
-  ASSERT_TRUE(eventually([&] { return server_->polls().size() >= 4; }));
-  agent->stop();
-  const auto polls = server_->polls();
-  for (size_t i = 1; i < polls.size(); ++i) {
-    EXPECT_GE(polls[i].asked - polls[i - 1].answered, kMinPollInterval) << "poll " << i;
+  for (const std::string id : {"i-one", "i-two", "i-three"}) {
+    spec.instance_id = id;
+    server_->set_desired({spec});
+    ASSERT_TRUE(eventually([&] { return reported(id, WorkloadPhase::kRunning); })) << id;
   }
+  EXPECT_EQ(server_->watches(), 1);
+  // The server goes away and comes back: the agent watches again, from the generation it has.
+  server_->set_reachable(false);
+  ASSERT_TRUE(eventually([&] { return server_->watching() == 0; }));
+  server_->set_reachable(true);
+  ASSERT_TRUE(eventually([&] { return server_->watching() == 1; }));
+  EXPECT_EQ(server_->watches(), 2);
+  server_->set_desired({});
+  ASSERT_TRUE(eventually([&] { return reported("i-three", WorkloadPhase::kExited); }));
+  agent->stop();
 }
 
 // Samples every GPU's telemetry in order, across all the reports the server took.

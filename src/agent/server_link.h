@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,9 +29,13 @@ class ServerLink {
 
   virtual Result<model::RegistrationResult> register_node(
       std::string_view join_token, const model::NodeRegistration& registration) = 0;
-  // The node's desired state as soon as its generation differs from `after`, or after `wait`.
-  virtual Result<model::DesiredState> wait_desired(std::string_view credential, int64_t after,
-                                                   std::chrono::seconds wait) = 0;
+  // Watches the node's desired state (GET /v1/agent/desired?watch=true): calls on_desired with
+  // each state whose generation is above `after` (then above the one before) as it comes, and
+  // with nullopt at least every model::kWatchKeepalive while nothing changes, until on_desired
+  // returns false or the server ends the stream (both Ok), or the stream fails (its Error).
+  virtual Status watch_desired(
+      std::string_view credential, int64_t after,
+      const std::function<bool(std::optional<model::DesiredState>)>& on_desired) = 0;
   // Sends bytes that start at `offset` of the run's log; returns the server's size of that log,
   // which is where the next upload starts (the server trims repeats and refuses gaps).
   virtual Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id,

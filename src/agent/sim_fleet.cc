@@ -1,5 +1,5 @@
 // Boost.Asio and Beast on C++20 coroutines, in this one translation unit (they are the slowest
-// headers of the build). Every node is two coroutines on one io_context: the poller and the
+// headers of the build). Every node is two coroutines on one io_context: the watcher and the
 // reporter. Blocking file work runs on a small thread pool and is awaited as an asynchronous
 // operation. GCC 12 miscompiles some co_await forms (a capturing lambda as a temporary in the
 // awaited expression, co_await in a loop condition), so every co_await here stands alone.
@@ -31,6 +31,7 @@
 #include <array>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -49,6 +50,7 @@
 #include "agent/telemetry/sim_faults.h"
 #include "agent/telemetry/sim_source.h"
 #include "agent/telemetry/telemetry.h"
+#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/clock.h"
 #include "common/heap_headroom.h"
@@ -124,6 +126,32 @@ class Connection {
   asio::awaitable<Result<client::HttpResponse>> send(const routes::Call& call,
                                                      std::string_view bearer,
                                                      std::chrono::milliseconds timeout) {
+    co_return co_await exchange(call, bearer, timeout, nullptr);
+  }
+
+  // Sends the call and hands the answer's chunked body to on_piece as it arrives, until on_piece
+  // returns false (the connection is then closed) or the answer ends; `idle` bounds the wait for
+  // each piece. Errors as send()'s; an answer that is not chunked (an error document) comes back
+  // whole, as send() gives it, and on_piece never sees it.
+  asio::awaitable<Result<client::HttpResponse>> stream(
+      const routes::Call& call, std::string_view bearer, std::chrono::milliseconds idle,
+      const std::function<bool(std::string_view)>& on_piece) {
+    co_return co_await exchange(call, bearer, idle, &on_piece);
+  }
+
+  // Also ends the operation in progress, which then fails.
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    buffer_.clear();
+    open_ = false;
+  }
+
+ private:
+  asio::awaitable<Result<client::HttpResponse>> exchange(
+      const routes::Call& call, std::string_view bearer, std::chrono::milliseconds timeout,
+      const std::function<bool(std::string_view)>* on_piece) {
     // Formatted directly: Beast's serializer cost more than building the call (as the server's
     // answers, net/http.cc).
     std::string head = fmt::format(
@@ -157,8 +185,27 @@ class Connection {
       co_await asio::async_write(stream_, request, asio::redirect_error(kAwaitable, ec));
       http::response_parser<http::string_body> parser;
       parser.body_limit(client::kMaxResponseBodyBytes);
-      if (!ec) {
+      // A streamed body's pieces go to on_piece as they are parsed, never into the body.
+      bool stopped = false;
+      auto to_piece = [&](uint64_t, std::string_view piece, beast::error_code& stop) {
+        if (!(*on_piece)(piece)) {
+          stopped = true;
+          stop = asio::error::operation_aborted;
+        }
+        return piece.size();
+      };
+      if (on_piece) parser.on_chunk_body(to_piece);
+      if (!ec && !on_piece) {
         co_await http::async_read(stream_, buffer_, parser, asio::redirect_error(kAwaitable, ec));
+      }
+      while (!ec && on_piece && !parser.is_done()) {
+        stream_.expires_after(timeout);  // per piece: a stream has no end to wait for
+        co_await http::async_read_some(stream_, buffer_, parser,
+                                       asio::redirect_error(kAwaitable, ec));
+      }
+      if (stopped) {
+        close();
+        co_return client::HttpResponse{static_cast<int>(parser.get().result_int()), "", ""};
       }
       if (ec) {
         const bool answered = parser.got_some();
@@ -176,16 +223,6 @@ class Connection {
     }
   }
 
-  // Also ends the operation in progress, which then fails.
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-    buffer_.clear();
-    open_ = false;
-  }
-
- private:
   Error transport_error(const routes::Call& call, beast::error_code ec,
                         std::chrono::milliseconds timeout) const {
     if (*server_.stopping) return stopped_error();
@@ -299,14 +336,14 @@ class FailureLog {
 
 struct SimNode {
   SimNode(asio::io_context& io, const Server& server, int index, std::filesystem::path dir)
-      : index(index), dir(std::move(dir)), poll(io, server), poll_timer(io), wake(io) {}
+      : index(index), dir(std::move(dir)), watch(io, server), watch_timer(io), wake(io) {}
 
   const int index;
   const std::filesystem::path dir;
   std::optional<Identity> identity;
-  Connection poll;                // the node's own connection, for its long-poll
-  asio::steady_timer poll_timer;  // the poller's pauses
-  asio::steady_timer wake;        // the reporter's sleep; a new desired state cancels it
+  Connection watch;                // the node's own connection, for its desired-state watch
+  asio::steady_timer watch_timer;  // the watcher's pauses
+  asio::steady_timer wake;         // the reporter's sleep; a new desired state cancels it
   std::optional<model::DesiredState> desired;  // the newest from the server
   bool desired_pending = false;                // not yet converged to
   SimWorkloads workloads;
@@ -422,8 +459,8 @@ class Fleet {
     pool_->close();
     register_pool_->close();
     for (auto& node : nodes_) {
-      node->poll.close();
-      node->poll_timer.cancel();
+      node->watch.close();
+      node->watch_timer.cancel();
       node->wake.cancel();
     }
   }
@@ -514,7 +551,7 @@ class Fleet {
                    registered_, ready_ - registered_,
                    std::chrono::duration<double>(SteadyClock::now() - started_).count());
     }
-    spawn(poll_loop(node));
+    spawn(watch_loop(node));
     co_await report_loop(node);
   }
 
@@ -546,39 +583,70 @@ class Fleet {
       }
       failures_.note("register", error);
       const bool awake =
-          co_await sleep_until(node.poll_timer, began + retry_delay(error, failures));
+          co_await sleep_until(node.watch_timer, began + retry_delay(error, failures));
       if (!awake) break;
     }
     co_return fail(stopped_error());
   }
 
-  asio::awaitable<void> poll_loop(SimNode& node) {
-    int64_t generation = 0;  // 0: answer at once with whatever the server has
+  // Watches the node's desired state on its own connection, as the single agent does
+  // (node_agent.h): one stream for every change, a new one after it ends or breaks.
+  asio::awaitable<void> watch_loop(SimNode& node) {
+    int64_t generation = 0;  // 0: the first state at once, whatever the server has
     int failures = 0;
     while (!stopping_) {
       const auto began = SteadyClock::now();
-      auto response = co_await node.poll.send(routes::desired_call(generation, kDesiredWait),
-                                              node.identity->credential, kDesiredWait + kHttpSlack);
-      auto desired = answer<model::DesiredState>(std::move(response), routes::desired_answer);
+      routes::DesiredStream stream;
+      std::optional<Error> broken;  // a line that did not decode
+      // Named, not a temporary in the awaited call (GCC 12, above).
+      const std::function<bool(std::string_view)> on_piece = [&](std::string_view piece) {
+        auto states = stream.feed(piece);
+        if (!states) {
+          broken = std::move(states).error();
+          return false;
+        }
+        for (auto& state : *states) {
+          if (state) take_desired(node, generation, std::move(*state));
+        }
+        return !stopping_;
+      };
+      auto response =
+          co_await node.watch.stream(routes::watch_call(generation), node.identity->credential,
+                                     model::kWatchKeepalive + kHttpSlack, on_piece);
       if (stopping_) break;
-      if (!desired) {
-        failures_.note("desired", desired.error());
-        const bool awake =
-            co_await sleep_until(node.poll_timer, began + retry_delay(desired.error(), ++failures));
+      Status watched = response ? Status() : Status(fail(std::move(response).error()));
+      if (watched && broken) watched = fail(std::move(*broken));
+      if (watched && response->status != 200) {
+        watched = fail(client::error_from_response(*response, "GET /v1/agent/desired"));
+      }
+      if (watched) {
+        auto last = stream.finish();  // a server that answered as a long poll
+        if (!last) {
+          watched = fail(std::move(last).error());
+        } else if (*last) {
+          take_desired(node, generation, std::move(**last));
+        }
+      }
+      if (!watched) {
+        failures_.note("desired", watched.error());
+        const bool awake = co_await sleep_until(node.watch_timer,
+                                                began + retry_delay(watched.error(), ++failures));
         if (!awake) break;
         continue;
       }
       failures = 0;
-      if (desired->generation != generation) {
-        generation = desired->generation;
-        node.desired = std::move(*desired);
-        node.desired_pending = true;
-        node.wake.cancel();
-      }
-      const bool awake =
-          co_await sleep_until(node.poll_timer, SteadyClock::now() + kMinPollInterval);
+      const bool awake = co_await sleep_until(node.watch_timer, began + kMinWatchInterval);
       if (!awake) break;
     }
+  }
+
+  // A desired state from the watch: the reporter converges to it.
+  static void take_desired(SimNode& node, int64_t& generation, model::DesiredState desired) {
+    if (desired.generation == generation) return;
+    generation = desired.generation;
+    node.desired = std::move(desired);
+    node.desired_pending = true;
+    node.wake.cancel();
   }
 
   // Converges the node's workloads and reports: at once after a change, else once per

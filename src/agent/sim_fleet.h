@@ -8,7 +8,7 @@
 // (identity.json, sim_gpus.json, as for a single node), so a restarted fleet reuses them and
 // registers nothing twice; only nodes without an identity need the join token.
 //
-// Each node long-polls its desired state on a keep-alive connection of its own, runs its workloads
+// Each node watches its desired state on a keep-alive connection of its own, runs its workloads
 // in a SimWorkloads (no processes: see sim_workloads.h), and reports at once after every change and
 // otherwise about every kSimReportInterval (each node's period differs a little, so that nodes
 // started together do not keep reporting together). Reports and log uploads share

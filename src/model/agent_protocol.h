@@ -5,8 +5,14 @@
 // message may be lost or repeated without harm, because each one states the whole truth.
 //
 //   POST /v1/agent/register   Bearer <join token>   NodeRegistration -> RegistrationResult
+//   GET  /v1/agent/desired?after=G&watch=true      Bearer <node credential> -> a stream
+//        (application/x-ndjson, chunked: one DesiredState per line, the first as soon as the
+//        node's generation is > G, then one for each later generation; an empty line after each
+//        kWatchKeepalive without one, so that both sides notice a peer that is gone. What the
+//        agents use: one request carries every change, where a long poll took one per change)
 //   GET  /v1/agent/desired?after=G&wait_s=S        Bearer <node credential> -> DesiredState
-//        (answers as soon as the node's generation is > G, or after S seconds with the same one)
+//        (the long poll: answers as soon as the node's generation is > G, or after S seconds
+//        with the same one)
 //   POST /v1/agent/report     Bearer <node credential>   NodeReport -> {"generation": G}
 //   POST /v1/agent/logs?instance=I&run=R&offset=O  Bearer <node credential>   raw bytes
 //        -> {"size": N} (the server's size of that run's log; the agent resends from there)
@@ -15,6 +21,7 @@
 // states in every NodeReport; the server reaches the node's workloads through it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -28,6 +35,9 @@
 #include "model/volume.h"
 
 namespace gpurent::model {
+
+// The longest a desired-state watch stays silent: it then sends an empty line.
+inline constexpr std::chrono::seconds kWatchKeepalive{15};
 
 struct NodeRegistration {
   std::string name;

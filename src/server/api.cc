@@ -1755,6 +1755,9 @@ struct Api::Impl {
   asio::awaitable<Response> desired(const std::string& node, Request& request) {
     auto after = query_int(request, "after", 0, 0, INT64_MAX);
     if (!after) co_return problem_response(after.error());
+    auto watch = query_flag(request, "watch", false);
+    if (!watch) co_return problem_response(watch.error());
+    if (*watch) co_return watch_desired(node, *after);
     auto wait_s = query_int(request, "wait_s", 0, 0, kMaxLongPoll.count());
     if (!wait_s) co_return problem_response(wait_s.error());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait_s);
@@ -1777,6 +1780,37 @@ struct Api::Impl {
       }
       co_await host.wait("node:" + node, left);
     }
+  }
+
+  // The node's desired states as a stream (model/agent_protocol.h): one line per generation
+  // above the last one sent, each built and made durable as a long poll's answer is.
+  Response watch_desired(const std::string& node, int64_t after) {
+    if (auto generation = ctl().desired_generation(node); !generation) {
+      return problem_response(generation.error());
+    }
+    Response response{200, "application/x-ndjson", "", {}, {}};
+    auto sent = std::make_shared<int64_t>(after);
+    response.chunks = [this, node, sent]() -> asio::awaitable<std::optional<std::string>> {
+      const auto keepalive_at = std::chrono::steady_clock::now() + model::kWatchKeepalive;
+      for (;;) {
+        auto generation = ctl().desired_generation(node);
+        if (!generation) co_return std::nullopt;  // the node is gone: the stream ends
+        if (*generation > *sent) {
+          auto state = ctl().desired_state(node);
+          if (!state) co_return std::nullopt;
+          std::string line = model::desired_state_json(*state);
+          line += '\n';
+          *sent = state->generation;
+          if (!host.all_durable()) co_await host.durable();
+          co_return line;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            keepalive_at - std::chrono::steady_clock::now());
+        if (left.count() <= 0) co_return std::string("\n");
+        co_await host.wait("node:" + node, left);
+      }
+    };
+    return response;
   }
 
   asio::awaitable<Response> report(const std::string& node, Request& request) {

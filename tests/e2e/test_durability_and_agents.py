@@ -1,9 +1,10 @@
 """Restarts lose nothing acknowledged; a second agent process joins with a join token."""
 
+import http.client
 import json
 import time
 
-from conftest import wait_for
+from conftest import problem, wait_for
 
 H100_PER_SECOND = 5_000
 
@@ -88,3 +89,34 @@ def test_second_agent_joins_with_a_join_token_and_its_gpus_are_used(platform, tm
     listed = json.loads(platform.cli("nodes", "-o", "json").stdout)
     assert {n["id"] for n in listed} == {n["id"] for n in nodes}
     assert agent.proc.poll() is None
+
+
+def test_one_watch_streams_each_new_desired_state_of_its_node(platform):
+    """GET /v1/agent/desired?watch=true: one request, one NDJSON line per new generation."""
+    token = platform.call("POST", "/v1/join-tokens", body={"description": "watcher"}).json()["token"]
+    registration = {"name": "watcher-1", "cpu_count": 16, "memory_mb": 65536, "simulated": True,
+                    "gpus": [{"uuid": "GPU-watch-0", "index": 0, "type": "a100-80g",
+                              "name": "a100-80g", "memory_mb": 81920}]}
+    registered = platform.call("POST", "/v1/agent/register", key=token, body=registration)
+    assert registered.status == 201, registered.body
+    node_id, credential = registered.json()["node_id"], registered.json()["credential"]
+    problem(platform.call("GET", "/v1/agent/desired?after=0&watch=maybe", key=credential),
+            400, "invalid_query")
+
+    connection = http.client.HTTPConnection("127.0.0.1", platform.port, timeout=10)
+    connection.request("GET", "/v1/agent/desired?after=0&watch=true",
+                       headers={"Authorization": f"Bearer {credential}"})
+    stream = connection.getresponse()
+    assert stream.status == 200
+    assert stream.getheader("Content-Type") == "application/x-ndjson"
+    first = json.loads(stream.readline())  # at once: the node knows no generation yet
+    assert first["node_id"] == node_id and first["workloads"] == []
+
+    # The only A100 in the fleet: the instance lands there, and the same stream says so.
+    created = platform.call("POST", "/v1/instances", body={
+        "gpu_type": "a100-80g", "gpu_count": 1, "command": "sleep 600"})
+    assert created.status == 201, created.body
+    second = json.loads(stream.readline())
+    assert second["generation"] > first["generation"]
+    assert [w["instance_id"] for w in second["workloads"]] == [created.json()["id"]]
+    connection.close()
