@@ -78,19 +78,11 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::warn);  // one line per registered node otherwise
 
-  ManualClock clock(from_unix_ms(1'800'000'000'000));
-  // No node goes down while the manual clock moves on without heartbeats.
-  Controller ctl(clock, {.heartbeat_timeout = std::chrono::hours(24), .seed = 42});
-  const auto admin = bench::admin_with_join_token(ctl);
-  auto tenant = ctl.create_tenant(admin, "bench");
-  if (!tenant ||
-      !ctl.create_api_key(admin,
-                          {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
-      !ctl.topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "", std::nullopt)) {
-    die("tenant");
-  }
-  const auto caller = *ctl.authenticate(hash_secret("t"));
-  const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
+  bench::BenchFleet fleet(nodes);
+  Controller& ctl = fleet.ctl;
+  const model::Principal& caller = fleet.caller;
+  const std::vector<std::string>& node_ids = fleet.node_ids;
+  ManualClock& clock = fleet.clock;
   if (tasks > 0) {
     model::JobSpec spec;
     spec.task.gpu_types = {"h100-80g"};
@@ -100,15 +92,7 @@ int main(int argc, char** argv) {
     if (auto created = ctl.create_job(caller, spec, std::nullopt, ""); !created) {
       die(created.error().message);
     }
-    for (const auto& node : node_ids) {
-      const auto desired = ctl.desired_state(node);
-      model::NodeReport report{desired->generation, {}};
-      for (const auto& w : desired->workloads) {
-        report.workloads.push_back(
-            {w.instance_id, w.run, model::WorkloadPhase::kRunning, std::nullopt, ""});
-      }
-      if (!ctl.apply_report(node, report)) die("report");
-    }
+    bench::report_all_running(ctl, node_ids);
   }
   ctl.take_changes();
 

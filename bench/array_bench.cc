@@ -62,18 +62,10 @@ int main(int argc, char** argv) {
   const int nodes = (tasks + kGpusPerNode - 1) / kGpusPerNode;
   spdlog::set_level(spdlog::level::warn);  // one line per registered node otherwise
 
-  ManualClock clock(from_unix_ms(1'800'000'000'000));
-  Controller ctl(clock, {.heartbeat_timeout = std::chrono::hours(24), .seed = 42});
-  const auto admin = bench::admin_with_join_token(ctl);
-  auto tenant = ctl.create_tenant(admin, "bench");
-  if (!tenant ||
-      !ctl.create_api_key(admin,
-                          {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
-      !ctl.topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "", std::nullopt)) {
-    die("tenant");
-  }
-  const auto caller = *ctl.authenticate(hash_secret("t"));
-  const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
+  bench::BenchFleet fleet(nodes);
+  Controller& ctl = fleet.ctl;
+  const model::Principal& caller = fleet.caller;
+  const std::vector<std::string>& node_ids = fleet.node_ids;
   bench::OptionalStore store("array_bench", store_path);
   const auto commit = [&](const controller::ChangeSet& changes) {
     store.commit(changes);

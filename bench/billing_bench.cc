@@ -84,22 +84,10 @@ int main(int argc, char** argv) {
       die("launch");
     }
   }
-  // Every node reports all its workloads running.
-  const auto report_all = [&] {
-    for (const auto& node : node_ids) {
-      const auto desired = ctl.desired_state(node);
-      model::NodeReport report{desired->generation, {}};
-      for (const auto& w : desired->workloads) {
-        report.workloads.push_back(
-            {w.instance_id, w.run, model::WorkloadPhase::kRunning, std::nullopt, ""});
-      }
-      if (!ctl.apply_report(node, report)) die("report");
-    }
-  };
   // Setup's changes go to the store (when there is one) untimed.
   bench::OptionalStore store("billing_bench", store_path);
   const auto commit = [&](const controller::ChangeSet& changes) { store.commit(changes); };
-  report_all();
+  bench::report_all_running(ctl, node_ids);
   ctl.tick();  // the first: the market observes the fleet
   commit(ctl.take_changes_for_store());
 
@@ -112,7 +100,7 @@ int main(int argc, char** argv) {
       die("price change");
     }
     clock.advance(Millis(60'000));
-    report_all();
+    bench::report_all_running(ctl, node_ids);
     commit(ctl.take_changes_for_store());
     const double cpu_before = thread_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();

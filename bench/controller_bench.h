@@ -104,6 +104,32 @@ inline model::Principal admin_with_join_token(controller::Controller& ctl) {
   return admin;
 }
 
+// A tenant "bench" with a billion units of credit; its tenant principal (API key secret "t").
+inline model::Principal funded_tenant(controller::Controller& ctl, const model::Principal& admin) {
+  auto tenant = ctl.create_tenant(admin, "bench");
+  if (!tenant ||
+      !ctl.create_api_key(admin,
+                          {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
+      !ctl.topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "", std::nullopt)) {
+    die("bench", "tenant");
+  }
+  return *ctl.authenticate(hash_secret("t"));
+}
+
+// Every node reports all its desired workloads running.
+inline void report_all_running(controller::Controller& ctl,
+                               const std::vector<std::string>& node_ids) {
+  for (const auto& node : node_ids) {
+    const auto desired = ctl.desired_state(node);
+    model::NodeReport report{desired->generation, {}};
+    for (const auto& w : desired->workloads) {
+      report.workloads.push_back(
+          {w.instance_id, w.run, model::WorkloadPhase::kRunning, std::nullopt, ""});
+    }
+    if (!ctl.apply_report(node, report)) die("bench", "report");
+  }
+}
+
 // `count` simulated nodes of kGpusPerNode h100-80g each (112 cores, 2 TiB), named node-000000...;
 // their ids, in that order.
 inline std::vector<std::string> register_nodes(controller::Controller& ctl, int count) {
@@ -125,6 +151,23 @@ inline std::vector<std::string> register_nodes(controller::Controller& ctl, int 
   }
   return ids;
 }
+
+// A controller on a manual clock, with its admin, a funded tenant (the caller) and `nodes`
+// registered nodes; no node goes down while the clock moves on without heartbeats.
+struct BenchFleet {
+  explicit BenchFleet(int nodes)
+      : clock(from_unix_ms(1'800'000'000'000)),
+        ctl(clock, {.heartbeat_timeout = std::chrono::hours(24), .seed = 42}),
+        admin(admin_with_join_token(ctl)),
+        caller(funded_tenant(ctl, admin)),
+        node_ids(register_nodes(ctl, nodes)) {}
+
+  ManualClock clock;
+  controller::Controller ctl;
+  model::Principal admin;
+  model::Principal caller;
+  std::vector<std::string> node_ids;
+};
 
 // Where a benchmark's ChangeSets go with --store PATH: a new SQLite store there; without it,
 // nowhere (commit() does nothing).
