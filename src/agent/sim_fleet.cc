@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -184,7 +185,10 @@ class Connection {
       stream_.expires_after(timeout);
       co_await asio::async_write(stream_, request, asio::redirect_error(kAwaitable, ec));
       http::response_parser<http::string_body> parser;
-      parser.body_limit(client::kMaxResponseBodyBytes);
+      // A stream has no end, and Beast counts its chunks against the limit: none for a stream
+      // (its reader bounds each line), as HttpClient::stream does.
+      parser.body_limit(on_piece ? std::numeric_limits<std::uint64_t>::max()
+                                 : client::kMaxResponseBodyBytes);
       // A streamed body's pieces go to on_piece as they are parsed, never into the body.
       bool stopped = false;
       auto to_piece = [&](uint64_t, std::string_view piece, beast::error_code& stop) {
