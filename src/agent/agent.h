@@ -1,7 +1,7 @@
 // The node agent: discovers the host's GPUs, joins the server, and converges the node to the
 // server's desired set of workloads (level-triggered), reporting what actually runs.
 //
-// Threads: start() launches the agent's own threads (desired-state long-poll, reconcile/report
+// Threads: start() launches the agent's own threads (desired-state watch, reconcile/report
 // loop, log upload); stop() joins them. Workload processes are not children of those threads in
 // any lasting sense: each runs under a shim in its own session, so they survive an agent restart
 // and are re-adopted by the next agent that starts with the same data directory.

@@ -1,7 +1,8 @@
 // ServerLink over HTTP (client::HttpClient): the link `gpurent agent` uses.
 //
 // Each link owns one HttpClient (one keep-alive connection), so it belongs to one thread.
-// Deadlines: a long-poll may take its wait plus kHttpSlack; every other call kHttpSlack.
+// Deadlines: a watch may go model::kWatchKeepalive plus kHttpSlack without a byte; every other
+// call kHttpSlack.
 #pragma once
 
 #include <chrono>

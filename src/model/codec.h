@@ -69,7 +69,7 @@ Instance instance_from_row(Json row, const std::function<const Job*(std::string_
 std::string strings_json(const std::vector<std::string>& values);
 // Exactly Json(v).dump() of a usage record: the store writes one for every run that starts.
 std::string usage_record_json(const UsageRecord& v);
-// Exactly Json(v).dump() of a desired state (the long-poll answer of every woken node).
+// Exactly Json(v).dump() of a desired state (the line or long-poll answer of every woken node).
 std::string desired_state_json(const DesiredState& v);
 // A node's report (the body of POST /v1/agent/report), written directly: a simulated fleet writes
 // a thousand in the burst that starts an array, where nlohmann's tree was the largest part of its

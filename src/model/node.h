@@ -44,7 +44,7 @@ struct Node {
   NodeState state = NodeState::kReady;
   Timestamp registered_at{};
   Timestamp last_heartbeat{};
-  // Bumped whenever the node's desired workload set changes; the agent long-polls on it.
+  // Bumped whenever the node's desired workload set changes; the agent watches it.
   int64_t generation = 1;
   std::string credential_hash;  // hash of the node's own secret, issued at registration
   // By GPU UUID: the double-bit ECC count last seen in a report. Persisted (it changes only on an

@@ -77,7 +77,7 @@ class ControllerHost {
   // state (the desired set an agent will act on) waits on this before answering.
   asio::awaitable<void> durable() { return settle(controller::ChangeSet{}); }
   // Whether everything queued so far is durable already, so that such a read need not wait: a
-  // thousand long polls woken by one commit would otherwise each wait for another.
+  // thousand watches woken by one commit would otherwise each wait for another.
   bool all_durable() const { return durable_.load(std::memory_order_acquire) == queued_; }
 
   // Called on the committer thread with each batch once it is durable (the alert webhooks): it
