@@ -119,4 +119,30 @@ Result<std::optional<model::DesiredState>> DesiredStream::finish() {
   return std::optional<model::DesiredState>(std::move(state));
 }
 
+bool DesiredWatch::piece(std::string_view piece) {
+  auto states = stream_.feed(piece);
+  if (!states) {
+    broken_ = std::move(states).error();
+    return false;
+  }
+  for (auto& state : *states) {
+    if (!on_desired_(std::move(state))) {
+      stopped_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+Status DesiredWatch::end(const client::HttpResponse& response) {
+  if (broken_) return fail(*broken_);
+  if (response.status != 200) {
+    return fail(client::error_from_response(response, "GET /v1/agent/desired"));
+  }
+  if (stopped_) return {};
+  GPURENT_TRY(last, stream_.finish());
+  if (last) on_desired_(std::move(last));
+  return {};
+}
+
 }  // namespace gpurent::agent::routes

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,28 @@ class DesiredStream {
 
  private:
   std::string partial_;  // the line begun and not yet ended
+};
+
+// A client's reading of one desired-state watch, shared by the blocking and the asynchronous
+// link: piece() takes each piece of the body as it arrives and calls on_desired for each of its
+// lines (a state, or nullopt for a keep-alive); it returns false once reading should stop
+// (on_desired said so, or a line did not decode). end() then says how the watch went: Ok when
+// on_desired stopped it or the server ended it (a last document without its newline, from a
+// server that answered as a long poll, is handed over first); else the broken line's Error, or
+// the server's for an answer other than 200.
+class DesiredWatch {
+ public:
+  using OnDesired = std::function<bool(std::optional<model::DesiredState>)>;
+  explicit DesiredWatch(OnDesired on_desired) : on_desired_(std::move(on_desired)) {}
+
+  bool piece(std::string_view piece);
+  Status end(const client::HttpResponse& response);
+
+ private:
+  DesiredStream stream_;
+  OnDesired on_desired_;
+  std::optional<Error> broken_;
+  bool stopped_ = false;
 };
 
 }  // namespace gpurent::agent::routes

@@ -86,5 +86,32 @@ TEST(AgentRoutesTest, AWatchStreamIsReadLineByLineWhateverItsPieces) {
   EXPECT_EQ(endless.feed(huge).error().code, "invalid_message");
 }
 
+TEST(AgentRoutesTest, AWatchEndsOkWhenStoppedOrEndedAndFailsOnABadLineOrStatus) {
+  const std::string state = R"({"node_id":"n-1","generation":3,"workloads":[]})";
+  std::vector<int64_t> seen;
+  const auto record = [&](std::optional<model::DesiredState> desired) {
+    seen.push_back(desired ? desired->generation : 0);
+    return seen.size() < 2;  // stop at the second line
+  };
+  DesiredWatch stopped(record);
+  EXPECT_FALSE(stopped.piece(state + "\n\n" + state + "\n"));
+  EXPECT_TRUE(stopped.end({200, "application/x-ndjson", ""}));
+  EXPECT_EQ(seen, (std::vector<int64_t>{3, 0}));
+
+  seen.clear();
+  DesiredWatch long_poll(record);  // one document, no newline, then the end
+  EXPECT_TRUE(long_poll.piece(state));
+  EXPECT_TRUE(long_poll.end({200, "application/json", ""}));
+  EXPECT_EQ(seen, std::vector<int64_t>{3});
+
+  DesiredWatch broken(record);
+  EXPECT_FALSE(broken.piece("{}\n"));
+  EXPECT_EQ(broken.end({200, "application/x-ndjson", ""}).error().code, "invalid_message");
+  DesiredWatch refused(record);
+  EXPECT_EQ(
+      refused.end({401, "application/problem+json", R"({"code":"unauthenticated"})"}).error().kind,
+      ErrorKind::kUnauthenticated);
+}
+
 }  // namespace
 }  // namespace gpurent::agent::routes

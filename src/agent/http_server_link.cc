@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "agent/agent_routes.h"
-#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/clock.h"
 
@@ -23,34 +22,12 @@ class HttpServerLink final : public ServerLink {
   Status watch_desired(
       std::string_view credential, int64_t after,
       const std::function<bool(std::optional<model::DesiredState>)>& on_desired) override {
-    routes::DesiredStream stream;
-    std::optional<Error> broken;  // a line that did not decode
-    bool stopped = false;
+    routes::DesiredWatch watch(on_desired);
     GPURENT_TRY(response, http_.stream(
                               request(routes::watch_call(after), credential),
-                              [&](std::string_view piece) {
-                                auto states = stream.feed(piece);
-                                if (!states) {
-                                  broken = std::move(states).error();
-                                  return false;
-                                }
-                                for (auto& state : *states) {
-                                  if (!on_desired(std::move(state))) {
-                                    stopped = true;
-                                    return false;
-                                  }
-                                }
-                                return true;
-                              },
+                              [&](std::string_view piece) { return watch.piece(piece); },
                               model::kWatchKeepalive + kHttpSlack));
-    if (broken) return fail(std::move(*broken));
-    if (response.status != 200) {
-      return fail(client::error_from_response(response, "GET /v1/agent/desired"));
-    }
-    if (stopped) return {};
-    GPURENT_TRY(last, stream.finish());
-    if (last) on_desired(std::move(last));
-    return {};
+    return watch.end(response);
   }
 
   Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id, int64_t run,

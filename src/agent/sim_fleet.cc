@@ -51,7 +51,6 @@
 #include "agent/telemetry/sim_faults.h"
 #include "agent/telemetry/sim_source.h"
 #include "agent/telemetry/telemetry.h"
-#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/clock.h"
 #include "common/heap_headroom.h"
@@ -600,37 +599,20 @@ class Fleet {
     int failures = 0;
     while (!stopping_) {
       const auto began = SteadyClock::now();
-      routes::DesiredStream stream;
-      std::optional<Error> broken;  // a line that did not decode
+      routes::DesiredWatch watch([&](std::optional<model::DesiredState> state) {
+        if (state) take_desired(node, generation, std::move(*state));
+        return !stopping_;
+      });
       // Named, not a temporary in the awaited call (GCC 12, above).
       const std::function<bool(std::string_view)> on_piece = [&](std::string_view piece) {
-        auto states = stream.feed(piece);
-        if (!states) {
-          broken = std::move(states).error();
-          return false;
-        }
-        for (auto& state : *states) {
-          if (state) take_desired(node, generation, std::move(*state));
-        }
-        return !stopping_;
+        return watch.piece(piece);
       };
       auto response =
           co_await node.watch.stream(routes::watch_call(generation), node.identity->credential,
                                      model::kWatchKeepalive + kHttpSlack, on_piece);
       if (stopping_) break;
-      Status watched = response ? Status() : Status(fail(std::move(response).error()));
-      if (watched && broken) watched = fail(std::move(*broken));
-      if (watched && response->status != 200) {
-        watched = fail(client::error_from_response(*response, "GET /v1/agent/desired"));
-      }
-      if (watched) {
-        auto last = stream.finish();  // a server that answered as a long poll
-        if (!last) {
-          watched = fail(std::move(last).error());
-        } else if (*last) {
-          take_desired(node, generation, std::move(**last));
-        }
-      }
+      const Status watched =
+          response ? watch.end(*response) : Status(fail(std::move(response).error()));
       if (!watched) {
         failures_.note("desired", watched.error());
         const bool awake = co_await sleep_until(node.watch_timer,
