@@ -859,16 +859,18 @@ void Controller::meter(Instance& instance, Timestamp until) {
   if (usage && !usage->ended_at) meter_run(*usage, until, ledger_.tenant_names(usage->tenant_id));
 }
 
-void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason) {
+void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason,
+                         RunEnd how) {
   Node& node = nodes_.at(instance.node_id);
   if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
     // Billing ends at the last moment the node is known to have been up.
     meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
     if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
-      // A run the platform cut short (its node or GPU failed, it was preempted or moved off a
-      // drained node) pays no minimum.
-      const bool platform_ended = node.state != NodeState::kReady || instance.preempt_requested ||
-                                  instance.requeue_requested || on_quarantined_gpu(instance);
+      // A run the platform cut short (its node or GPU failed, its agent lost it, it was
+      // preempted or moved off a drained node) pays no minimum.
+      const bool platform_ended = node.state != NodeState::kReady || how == RunEnd::kLostByAgent ||
+                                  instance.preempt_requested || instance.requeue_requested ||
+                                  on_quarantined_gpu(instance);
       if (!platform_ended) charge_minimum_duration(*usage);
       usage->ended_at = usage->metered_until;
       touch_usage(*usage);
@@ -1130,8 +1132,12 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     const auto it = reported.find({instance.id, instance.run});
     if (it == reported.end()) {
       if (report.applied_generation >= instance.placed_generation) {
-        end_run(instance, std::nullopt,
-                instance.state == InstanceState::kStopping ? "" : "the agent lost the workload");
+        // Gone as asked, or lost.
+        if (instance.state == InstanceState::kStopping) {
+          end_run(instance, std::nullopt, "");
+        } else {
+          end_run(instance, std::nullopt, "the agent lost the workload", RunEnd::kLostByAgent);
+        }
       }
       continue;
     }

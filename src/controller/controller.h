@@ -537,7 +537,14 @@ class Controller {
   void begin_run(model::Instance& instance);
   // At restore: a run whose usage record exists has started (begin_run writes only the record).
   void restore_run_start(model::Instance& instance);
-  void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason);
+  // How a run ended, where the instance and its node do not already say: a workload its agent
+  // no longer lists, though it was never asked to stop, was lost (the agent or its host
+  // restarted). The platform cut it short, as when its node fails: it pays no minimum duration.
+  enum class RunEnd { kReported, kLostByAgent };
+  // Meters the run up to its end, charges its minimum duration unless the platform cut it short,
+  // and settles the instance's state (stopped, failed, preempted, pending again, terminated).
+  void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason,
+               RunEnd how = RunEnd::kReported);
   // Takes a pending instance out of the queue: it becomes stopped without ever running.
   void withdraw(model::Instance& instance, std::string reason);
   // Asks the agent to stop a placed instance: it becomes stopping until the process is gone.

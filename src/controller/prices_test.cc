@@ -67,6 +67,29 @@ TEST_F(PricesTest, AShortRunIsChargedTheMinimumButNotWhenItsNodeFails) {
   EXPECT_EQ(bob_before - balance(bob_), 5 * kH100PerSecond);
 }
 
+TEST_F(PricesTest, ARunItsAgentLostPaysWhatRanAndNoMinimum) {
+  // The agent (or its host) restarted a second into the run and no longer lists the workload:
+  // the platform cut the run short, so the tenant pays the second it ran, not 60.
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  const Micros before = balance(alice_);
+  clock_.advance(Millis(1'000));
+  report(node_, {});
+  ASSERT_EQ(get(instance.id).state, InstanceState::kFailed);
+  EXPECT_EQ(before - balance(alice_), 1 * kH100PerSecond);
+  EXPECT_EQ(charged(instance), 1 * kH100PerSecond);
+
+  // Gone because it was asked to stop is the tenant's end: the minimum applies.
+  const auto stopped = launch(bob_, 1);
+  run(stopped.id);
+  const Micros bob_before = balance(bob_);
+  clock_.advance(Millis(1'000));
+  ASSERT_TRUE(ctl_.stop_instance(bob_, stopped.id));
+  report(node_, {});
+  ASSERT_EQ(get(stopped.id).state, InstanceState::kStopped);
+  EXPECT_EQ(bob_before - balance(bob_), 60 * kH100PerSecond);
+}
+
 TEST_F(PricesTest, AStoppedInstancesDiskPaysStorageUntilItStartsAgain) {
   auto s = spec(1);
   s.disk_gb = 720;  // 0.5 a GB-month: 360 a month, 0.5 an hour
