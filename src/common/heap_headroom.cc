@@ -49,6 +49,10 @@ std::optional<size_t> allocator_reusable_bytes() {
   return dirty_pages * page;
 }
 
+bool heap_at_rest(size_t reserve, size_t reusable_now, std::optional<size_t> reusable_before) {
+  return !reusable_before || reusable_now + reserve / 16 >= *reusable_before;
+}
+
 HeapHeadroom::HeapHeadroom(size_t bytes) : bytes_(bytes) {
   if (bytes_ == 0 || !find_mallctl()) return;
   thread_ = std::thread([this] {
@@ -84,10 +88,13 @@ void HeapHeadroom::top_up() {
 }  // the chunks are freed here, into the allocator's reusable memory
 
 void HeapHeadroom::loop() {
+  std::optional<size_t> before;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    top_up();
+    const auto now = allocator_reusable_bytes();
+    if (now && heap_at_rest(bytes_, *now, before)) top_up();
+    before = allocator_reusable_bytes();
     lock.lock();
     wake_.wait_for(lock, kCheckInterval, [this] { return stopping_; });
   }

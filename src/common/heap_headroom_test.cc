@@ -48,5 +48,16 @@ TEST_F(HeapHeadroomTest, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
   EXPECT_LT(this_threads_page_faults() - before, 50);
 }
 
+TEST(HeapAtRestTest, ABurstTakingFromTheReserveIsNotRestButADriftIs) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_TRUE(heap_at_rest(256 * kMiB, 10 * kMiB, std::nullopt));  // the first check
+  EXPECT_TRUE(heap_at_rest(256 * kMiB, 200 * kMiB, 200 * kMiB));   // unchanged
+  EXPECT_TRUE(heap_at_rest(256 * kMiB, 240 * kMiB, 200 * kMiB));   // freed memory came back
+  EXPECT_TRUE(heap_at_rest(256 * kMiB, 185 * kMiB, 200 * kMiB));   // 15 MiB: a drift
+  EXPECT_FALSE(heap_at_rest(256 * kMiB, 180 * kMiB, 200 * kMiB));  // 20 MiB: a burst
+  EXPECT_FALSE(heap_at_rest(256 * kMiB, 0, 200 * kMiB));           // all of it
+  EXPECT_TRUE(heap_at_rest(256 * kMiB, 0, 0));                     // spent, and over
+}
+
 }  // namespace
 }  // namespace gpurent
