@@ -19,7 +19,6 @@
 #include "model/agent_protocol.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
-#include "model/node_report_json.h"
 #include "model/service_path.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
@@ -1814,15 +1813,9 @@ struct Api::Impl {
   }
 
   asio::awaitable<Response> report(const std::string& node, Request& request) {
-    // The telemetry frame is decoded (and its samples ingested) on the telemetry thread.
-    std::optional<std::string> frame;
-    auto report = model::read_node_report(request.body, &frame);
+    // Read, and its telemetry decoded and ingested, on the telemetry thread.
+    auto report = co_await telemetry_ingest.take(node, std::move(request.body));
     if (!report) co_return problem_response(report.error());
-    if (frame) {
-      auto telemetry = co_await telemetry_ingest.take(node, std::move(*frame));
-      if (!telemetry) co_return problem_response(telemetry.error());
-      report->telemetry = std::move(*telemetry);
-    }
     proxy.node_reported(node, report->node_api_address, report->node_api_secret);
     if (report->workloads.size() > kMaxReportedWorkloads) {
       co_return problem_response(

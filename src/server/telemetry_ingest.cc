@@ -14,34 +14,42 @@
 #include "common/threads.h"
 #include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
+#include "model/node_report_json.h"
 
 namespace gpurent::server {
 
 namespace asio = boost::asio;
 
-Result<model::TelemetryBatch> TelemetryIngest::work(const std::string& node_id, std::string frame) {
-  GPURENT_TRY(batch, model::decode_telemetry_text(frame));
+Result<model::NodeReport> TelemetryIngest::work(const std::string& node_id,
+                                                const std::string& body) {
+  std::optional<std::string> frame;
+  GPURENT_TRY(report, model::read_node_report(body, &frame));
+  if (!frame) return report;
+  GPURENT_TRY(batch, model::decode_telemetry_text(*frame));
   GPURENT_CHECK(model::check_telemetry_bounds(batch));
-  if (!feed_) return batch;
-  feed_->ingest(node_id, batch);
-  return controller::digest_for_apply_report(std::move(batch));
+  if (feed_) {
+    feed_->ingest(node_id, batch);
+    batch = controller::digest_for_apply_report(std::move(batch));
+  }
+  report.telemetry = std::move(batch);
+  return report;
 }
 
-asio::awaitable<Result<model::TelemetryBatch>> TelemetryIngest::take(std::string node_id,
-                                                                     std::string frame) {
-  using Answer = Result<model::TelemetryBatch>;
+asio::awaitable<Result<model::NodeReport>> TelemetryIngest::take(std::string node_id,
+                                                                 std::string body) {
+  using Answer = Result<model::NodeReport>;
   co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(
-      [this](auto handler, std::string node_id, std::string frame) {
+      [this](auto handler, std::string node_id, std::string body) {
         asio::post(thread_, [this, handler = std::move(handler), node_id = std::move(node_id),
-                             frame = std::move(frame)]() mutable {
+                             body = std::move(body)]() mutable {
           const auto resume_on = asio::get_associated_executor(handler);
-          asio::post(resume_on, [handler = std::move(handler),
-                                 answer = work(node_id, std::move(frame))]() mutable {
-            std::move(handler)(std::move(answer));
-          });
+          asio::post(resume_on,
+                     [handler = std::move(handler), answer = work(node_id, body)]() mutable {
+                       std::move(handler)(std::move(answer));
+                     });
         });
       },
-      asio::use_awaitable, std::move(node_id), std::move(frame));
+      asio::use_awaitable, std::move(node_id), std::move(body));
 }
 
 RollupPersister::RollupPersister(controller::SeriesFeed& feed,
