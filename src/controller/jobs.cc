@@ -184,10 +184,13 @@ void Controller::member_running(const Instance& member) {
   // Not written: the member's row says it started, and restore_started_tasks reads the task's
   // state from there (an array's start would otherwise write every task row a second time).
   task.state = JobState::kRunning;
+  // The job's own row changes with its first running member only (what derive_job_state gives
+  // with a task running, without its pass over every task: per task, that pass made starting an
+  // array quadratic). Touched for every member, each agent's report of an array's start carried
+  // a copy of the job, and the committer wrote the row once per report in every group commit.
+  if (job->started_at && job->reason.empty() && job->state == JobState::kRunning) return;
   if (!job->started_at) job->started_at = now();
   job->reason = "";
-  // What derive_job_state gives with a task running, without its pass over every task (per
-  // task, that pass made starting an array quadratic).
   job->state = JobState::kRunning;
   touch_job(*job);
 }

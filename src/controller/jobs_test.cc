@@ -86,6 +86,31 @@ TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
   EXPECT_TRUE(ctl_.take_changes().jobs.empty());
 }
 
+TEST_F(JobsTest, OnlyTheFirstMembersStartRewritesTheJobsRow) {
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  const auto submitted = submit(alice_, job_spec(1, 16));  // 8 tasks on each node
+  const auto& tasks = job(submitted.id).tasks;
+  const std::string on_first = tasks.front().members.front();
+  const auto on_other = std::ranges::find_if(tasks, [&](const model::JobTask& task) {
+    return get(task.members.front()).node_id != get(on_first).node_id;
+  });
+  ASSERT_NE(on_other, tasks.end());
+  ctl_.take_changes();
+
+  run(on_first);  // one node's report: its 8 tasks run, and so does the job
+  auto first = ctl_.take_changes();
+  ASSERT_EQ(first.jobs.size(), 1u);
+  EXPECT_EQ(first.jobs[0].state, JobState::kRunning);
+  EXPECT_TRUE(first.jobs[0].started_at);
+
+  run(on_other->members.front());  // the other node's: the job's row is as it was
+  const auto second = ctl_.take_changes();
+  EXPECT_TRUE(second.jobs.empty());
+  EXPECT_EQ(second.usage.size(), 8u);
+  EXPECT_EQ(job(submitted.id).started_at, first.jobs[0].started_at);
+  for (const auto& task : job(submitted.id).tasks) EXPECT_EQ(task.state, JobState::kRunning);
+}
+
 void expect_same_job(const model::Job& stored, const model::Job& live) {
   EXPECT_EQ(live.state, model::derive_job_state(live.tasks));
   EXPECT_EQ(stored.state, live.state);
