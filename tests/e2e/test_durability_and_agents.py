@@ -62,6 +62,26 @@ def test_acknowledged_objects_survive_a_hard_kill(platform):
     assert platform.call("GET", "/v1/billing/balance", key=key).json()["balance_micros"] == 100_000_000
 
 
+def test_a_start_cut_by_a_hard_kill_runs_after_the_restart_and_costs_nothing_extra(platform):
+    """SIGKILL while the in-process agent starts the workload (at some moment of it): after the
+    restart the same run runs, and nothing was charged for it (no minimum for a run the platform
+    cut short, and a start that never happened is not an exit)."""
+    import signal
+    for delay in (0.0, 0.05, 0.3):
+        _, key = platform.new_tenant(f"cut{int(delay * 1000)}")
+        created = platform.call("POST", "/v1/instances", key=key,
+                                body={"gpu_type": "h100-80g", "command": "sleep 600"})
+        assert created.status == 201
+        time.sleep(delay)
+        platform.server.stop(sig=signal.SIGKILL)
+        platform.start()
+        running = platform.wait_state(created.json()["id"], "running", key=key, timeout=30)
+        assert running["run"] == 1, running
+        # A metering tick may have charged the seconds it has run, never a minimum's 60.
+        balance = platform.call("GET", "/v1/billing/balance", key=key).json()["balance_micros"]
+        assert 100_000_000 - balance < 60 * H100_PER_SECOND, (delay, running, balance)
+
+
 def test_second_agent_joins_with_a_join_token_and_its_gpus_are_used(platform, tmp_path):
     token = platform.call("POST", "/v1/join-tokens", body={"description": "rack 2"})
     assert token.status == 201

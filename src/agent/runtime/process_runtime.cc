@@ -233,16 +233,41 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
   entry.info.log_path = dir / kLogFile;
   entry.info.phase = model::WorkloadPhase::kRunning;
   entry.dir = dir;
-  // Without a state file the shim never got as far as starting the workload; refresh() then
-  // finds no live shim and records the run as exited.
+  const auto now = std::chrono::steady_clock::now();
   if (auto state = read_shim_state(dir)) {
     entry.shim_pid = state->pid;
     entry.shim_start_time = state->start_time;
+  } else if (!read_exit_record(dir)) {
+    // A start cut short (see the header): the shim may still record itself until the launch is
+    // kShimReadyTimeout old. A shim that failed before recording itself left an exit record,
+    // which refresh() reads.
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(dir / kLaunchFile, ec);
+    const auto age = ec ? kShimReadyTimeout
+                        : std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::filesystem::file_time_type::clock::now() - written);
+    entry.info.phase = model::WorkloadPhase::kStarting;
+    entry.shim_expected_until = now + std::max(kShimReadyTimeout - age, decltype(age){0});
   }
   auto& adopted = entries_.emplace(*key, std::move(entry)).first->second;
-  refresh(adopted, std::chrono::steady_clock::now());
+  refresh(adopted, now);
   spdlog::info("workload_adopted instance={} run={} pid={} phase={}", key->instance_id, key->run,
                adopted.shim_pid, model::to_string(adopted.info.phase));
+  drop_unstarted();
+}
+
+void ProcessRuntime::drop_unstarted() {
+  std::erase_if(entries_, [](const auto& item) {
+    const Entry& entry = item.second;
+    if (!entry.never_started) return false;
+    spdlog::warn(
+        "workload_never_started instance={} run={} reason=\"the agent stopped while starting it; "
+        "started again if still desired\"",
+        entry.info.key.instance_id, entry.info.key.run);
+    std::error_code ec;
+    std::filesystem::remove_all(entry.dir, ec);
+    return true;
+  });
 }
 
 Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
@@ -336,6 +361,7 @@ Status ProcessRuntime::forget(const WorkloadKey& key) {
 void ProcessRuntime::poll() {
   const auto now = std::chrono::steady_clock::now();
   for (auto& [key, entry] : entries_) refresh(entry, now);
+  drop_unstarted();
 }
 
 std::vector<Workload> ProcessRuntime::workloads() const { return workloads_of(entries_); }
@@ -370,6 +396,20 @@ bool ProcessRuntime::shim_alive(Entry& entry) {
 }
 
 void ProcessRuntime::refresh(Entry& entry, SteadyTime now) {
+  if (entry.shim_expected_until) {
+    if (auto state = read_shim_state(entry.dir)) {
+      entry.shim_pid = state->pid;
+      entry.shim_start_time = state->start_time;
+      entry.shim_expected_until.reset();
+      // A stop asked for while the shim was unknown reaches it now.
+      if (entry.info.stop_requested && !entry.killed) signal_group(entry, SIGTERM);
+    } else if (read_exit_record(entry.dir)) {
+      entry.shim_expected_until.reset();  // it failed before recording itself: read below
+    } else {
+      entry.never_started = now >= *entry.shim_expected_until;
+      return;
+    }
+  }
   // Liveness first, then the exit record: a shim writes its record before it dies, so "dead and
   // still no record" is conclusive, while the other order could miss a record written in between.
   const bool alive = shim_alive(entry);

@@ -10,6 +10,15 @@
 // that vanished without a record (SIGKILL to the group, which also takes the workload) is reported
 // exited with 137.
 //
+// A start cut short. An agent that stopped inside start() (killed between creating the run's
+// directory and the shim recording its state) leaves a directory without a state file or an exit
+// record. The shim may still be starting (it records itself within moments of the fork), or
+// never have been forked. Such a run is adopted as kStarting until its launch file is
+// kShimReadyTimeout old; if the shim records itself by then it is adopted as any other, else the
+// run never started: its directory is deleted and it is no longer listed, so the reconciler
+// starts it again if it is still desired. It is not reported exited: nothing ran, and an exit
+// would fail the instance and bill it as a run that ended by itself.
+//
 // Stopping. stop() sends SIGTERM to the run's process group and notes a deadline; poll() sends
 // SIGKILL to the group once the deadline passes. Nothing here blocks for the grace period: the
 // caller runs poll() at least by next_deadline(). PID reuse is guarded by comparing the start time
@@ -95,10 +104,15 @@ class ProcessRuntime final : public Runtime {
     uint64_t shim_start_time = 0;
     std::optional<SteadyTime> kill_at;  // SIGKILL deadline of a requested stop
     bool killed = false;                // SIGKILL was sent
+    // Adopted without a state file: until then the shim may still record itself (see above).
+    std::optional<SteadyTime> shim_expected_until;
+    bool never_started = false;  // no shim recorded itself in time: dropped by drop_unstarted()
   };
   explicit ProcessRuntime(RuntimeOptions options);
   void adopt(const std::filesystem::path& dir);
   void refresh(Entry& entry, SteadyTime now);
+  // Deletes the runs found never started (their directories too), so that they are started anew.
+  void drop_unstarted();
   // Whether the recorded shim still runs; once it does not (reaping it when it is our child),
   // shim_pid becomes 0 so that no signal can reach a process that reused the pid.
   bool shim_alive(Entry& entry);

@@ -228,6 +228,57 @@ TEST_F(ProcessRuntimeTest, NewRuntimeCanStopAnAdoptedWorkload) {
   EXPECT_EQ(w->exit_code, 128 + SIGTERM);
 }
 
+// An agent killed inside start(), before the fork: the run's directory has its launch file (or
+// not even that) and no shim ever recorded itself. Nothing ran: the run is not reported (an exit
+// would fail the instance and bill it), its debris goes, and the same run can start anew.
+TEST_F(ProcessRuntimeTest, ARunWhoseShimNeverStartedIsDroppedNotReportedExited) {
+  const auto workloads = dir_.path() / "workloads";
+  std::filesystem::create_directories(workloads / "i-cut.1");
+  std::ofstream(workloads / "i-cut.1" / "launch.json") << R"({"command": ["true"]})";
+  std::filesystem::last_write_time(
+      workloads / "i-cut.1" / "launch.json",
+      std::filesystem::file_time_type::clock::now() - std::chrono::seconds(60));
+  std::filesystem::create_directories(workloads / "i-bare.1");  // cut before the launch file
+
+  auto runtime = open_runtime();
+  EXPECT_TRUE(runtime->workloads().empty());
+  EXPECT_FALSE(std::filesystem::exists(workloads / "i-cut.1"));
+  EXPECT_FALSE(std::filesystem::exists(workloads / "i-bare.1"));
+  ASSERT_TRUE(runtime->start(shell("i-cut", "exit 3")));
+  const Workload* w = wait_exit(*runtime, {"i-cut", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 3);
+}
+
+// An agent killed while its shim was starting: the shim records itself after the new agent
+// looked. Until the launch is kShimReadyTimeout old the run is starting, then adopted as usual.
+TEST_F(ProcessRuntimeTest, AShimThatRecordsItselfAfterTheAdoptionIsAdopted) {
+  const auto dir = dir_.path() / "workloads" / "i-late.1";
+  {
+    auto first = open_runtime();
+    model::WorkloadSpec spec = shell("i-late", "");
+    spec.command = {"sleep", "30"};
+    ASSERT_TRUE(first->start(spec));
+  }
+  // As if the shim had not recorded itself yet when the agent restarted.
+  const std::string state = read_text(dir / "state.json");
+  ASSERT_FALSE(state.empty());
+  std::filesystem::remove(dir / "state.json");
+
+  auto second = open_runtime();
+  const Workload* starting = second->find({"i-late", 1});
+  ASSERT_NE(starting, nullptr);
+  EXPECT_EQ(starting->phase, WorkloadPhase::kStarting);
+  second->stop({"i-late", 1});  // asked before the shim is known: it reaches the shim later
+  second->poll();
+  EXPECT_EQ(second->find({"i-late", 1})->phase, WorkloadPhase::kStarting);
+
+  std::ofstream(dir / "state.json") << state;
+  const Workload* w = wait_exit(*second, {"i-late", 1});
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->exit_code, 128 + SIGTERM);
+}
+
 TEST_F(ProcessRuntimeTest, ForgetDeletesOnlyExitedRunsAndKeepsTheInstanceDirectory) {
   auto runtime = open_runtime();
   model::WorkloadSpec spec = shell("i-forget", "echo data > file.txt");
