@@ -701,7 +701,8 @@ class Controller {
   std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  std::map<std::string, int64_t, std::less<>> node_clock_skew_ms_;  // by node id
+  // By node id; hashed: every report of every node writes its entry.
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> node_clock_skew_ms_;
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
     std::map<std::string, int64_t> milli_by_type;

@@ -542,6 +542,7 @@ PlatformStats Controller::platform_stats() const {
                                  .node_name = node->second.name,
                                  .seconds = static_cast<double>(skew) / 1000});
   }
+  std::ranges::sort(stats.clock_skews, {}, &NodeClockSkew::node_id);
   for (const auto severity :
        {monitor::Severity::kInfo, monitor::Severity::kWarning, monitor::Severity::kCritical}) {
     stats.alerts_firing[std::string(monitor::to_string(severity))] = 0;

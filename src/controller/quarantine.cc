@@ -71,9 +71,15 @@ void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch&
   // The double-bit count of each GPU as last seen, updated through the batch in sample order.
   bool seen_changed = false;
   for (const auto& sample : batch.samples) {
-    if (!sample.ecc_dbe_total || !gpu_of(sample.uuid)) continue;
-    const auto [seen, first] = node.ecc_dbe_seen.try_emplace(sample.uuid, *sample.ecc_dbe_total);
-    if (first) {  // the baseline: a GPU this node never reported a count for
+    if (!sample.ecc_dbe_total) continue;
+    // Only the node's own GPUs get a count, so a GPU already counted needs no search of the
+    // node's GPUs (per sample of every report); a count left by a GPU the node no longer has
+    // quarantines nothing (below).
+    auto seen = node.ecc_dbe_seen.find(sample.uuid);
+    if (seen == node.ecc_dbe_seen.end()) {
+      if (!gpu_of(sample.uuid)) continue;
+      // The baseline: a GPU of this node that never reported a count.
+      node.ecc_dbe_seen.emplace(sample.uuid, *sample.ecc_dbe_total);
       seen_changed = true;
       continue;
     }
@@ -91,7 +97,8 @@ void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch&
   }
   if (seen_changed) touch_node(node, /*desired_set_changed=*/false);
   for (auto& [uuid, record] : found) {
-    if (!quarantined(uuid)) quarantine_gpu(node, *gpu_of(uuid), std::move(record));
+    const model::Gpu* gpu = gpu_of(uuid);
+    if (gpu && !quarantined(uuid)) quarantine_gpu(node, *gpu, std::move(record));
   }
 }
 

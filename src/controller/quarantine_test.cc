@@ -140,6 +140,11 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   EXPECT_EQ(quarantined(node_), (std::vector<std::string>{"GPU-a0", "GPU-a2"}));
   EXPECT_EQ(status(node_), "degraded");
   EXPECT_EQ(ctl_.events(admin_, {.kind = "gpu.quarantined"}, 10).size(), 2u);
+  // A GPU that is not the node's: no baseline, no quarantine, however its count moves.
+  report_desired(node_, dbe("GPU-elsewhere", 1));
+  report_desired(node_, dbe("GPU-elsewhere", 5));
+  EXPECT_EQ(quarantined(node_), (std::vector<std::string>{"GPU-a0", "GPU-a2"}));
+  EXPECT_FALSE((*ctl_.node(admin_, node_))->ecc_dbe_seen.contains("GPU-elsewhere"));
 }
 
 TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
