@@ -247,7 +247,9 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
                         : std::chrono::duration_cast<std::chrono::milliseconds>(
                               std::filesystem::file_time_type::clock::now() - written);
     entry.info.phase = model::WorkloadPhase::kStarting;
-    entry.shim_expected_until = now + std::max(kShimReadyTimeout - age, decltype(age){0});
+    // Clamped: a launch file from the future (the clock was set back) waits no longer.
+    entry.shim_expected_until =
+        now + std::clamp<std::chrono::milliseconds>(kShimReadyTimeout - age, {}, kShimReadyTimeout);
   }
   auto& adopted = entries_.emplace(*key, std::move(entry)).first->second;
   refresh(adopted, now);
