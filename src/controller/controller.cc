@@ -107,9 +107,8 @@ Status Controller::restore(Snapshot snapshot) {
               return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
             });
   for (auto& instance : snapshot.instances) {
-    instance_position_[instance.id] = instance_order_.size();
-    instance_order_.push_back(instance.id);
     auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
+    append_to_creation_order(restored);
     restore_run_start(restored);
     if (restored.state == InstanceState::kPending || model::holds_gpus(restored.state)) {
       observe_request(restored.spec, 1);
@@ -591,10 +590,15 @@ Instance& Controller::add_instance(std::string_view tenant_id, model::InstanceSp
   instance.created_at = now();
   instance.queued_at = now();
   instance.reason = "waiting for capacity";
-  instance_position_[instance.id] = instance_order_.size();
-  instance_order_.push_back(instance.id);
   const std::string id = instance.id;
-  return instances_.emplace(id, std::move(instance)).first->second;
+  Instance& added = instances_.emplace(id, std::move(instance)).first->second;
+  append_to_creation_order(added);
+  return added;
+}
+
+void Controller::append_to_creation_order(Instance& instance) {
+  instance.creation_position = instance_order_.size();
+  instance_order_.push_back(&instance);
 }
 
 Result<CreatedInstance> Controller::create_instance(const Principal& caller,
@@ -665,17 +669,17 @@ Result<InstancePage> Controller::list_instances(const Principal& caller,
                                                 std::string_view cursor, size_t limit) const {
   size_t position = 0;
   if (!cursor.empty()) {
-    const auto it = instance_position_.find(std::string(cursor));
+    const auto it = instances_.find(cursor);
     // A cursor names an instance; one the caller may not see is as unknown as a made-up one.
-    if (it == instance_position_.end() || !instance(caller, cursor)) {
+    if (it == instances_.end() || !instance(caller, cursor)) {
       return fail(Error::invalid("invalid_query", "unknown cursor"));
     }
-    position = it->second + 1;
+    position = it->second.creation_position + 1;
   }
   std::optional<std::string> tenant = caller.is_operator() ? filter.tenant_id : caller.tenant_id;
   InstancePage page;
   for (; position < instance_order_.size(); ++position) {
-    const Instance& instance = instances_.at(instance_order_[position]);
+    const Instance& instance = *instance_order_[position];
     if (tenant && instance.tenant_id != *tenant) continue;
     if (instance.job_id != filter.job_id.value_or("")) continue;
     if (filter.state && instance.state != *filter.state) continue;

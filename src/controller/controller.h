@@ -179,6 +179,9 @@ struct TopupResult {
 class Controller {
  public:
   Controller(const Clock& clock, ControllerOptions options);
+  // Not copied: its indexes point into its own maps.
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
 
   // Rebuilds the state from the store. Call once, before anything else.
   Status restore(Snapshot snapshot);
@@ -664,8 +667,11 @@ class Controller {
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> node_by_gpu_;  // GPU UUID -> node id
   IndexedMap<model::Instance> instances_;
-  std::vector<std::string> instance_order_;  // creation order, for listings
-  std::unordered_map<std::string, size_t> instance_position_;
+  // Creation order, for listings (Instance::creation_position is each one's place). Pointers:
+  // instances are never erased, and a map's elements do not move.
+  std::vector<const model::Instance*> instance_order_;
+  // Gives a new (or restored) instance its place at the end of the creation order.
+  void append_to_creation_order(model::Instance& instance);
   // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
   // tenant's priority, then first come first served.
   struct QueuePosition {

@@ -145,6 +145,9 @@ struct Instance {
   // (Controller::stream_placed_rows); the command's ChangeSet leaves the row out unless the
   // instance changed again since.
   int64_t streamed_revision = 0;
+  // In memory only: the instance's place in the controller's creation order, where an instance
+  // listing's cursor (an instance id) resumes.
+  size_t creation_position = 0;
 };
 
 }  // namespace gpurent::model
