@@ -18,12 +18,16 @@ class PricesTest : public ControllerTest {
     }
     return total;
   }
+  // A one-GPU instance of the tenant's, running, and the tenant's balance once it runs.
+  std::pair<model::Instance, Micros> running(const Principal& tenant) {
+    const auto instance = launch(tenant, 1);
+    run(instance.id);
+    return {instance, balance(tenant)};
+  }
 };
 
 TEST_F(PricesTest, APriceSetForLaterChargesRunningWorkFromThenOn) {
-  const auto instance = launch(alice_, 1);
-  run(instance.id);
-  const Micros before = balance(alice_);
+  const auto [instance, before] = running(alice_);
   auto set = ctl_.set_prices(admin_, {.effective_at = clock_.now() + Millis(60'000),
                                       .gpu_per_hour = {{"h100-80g", 36'000'000}}});
   ASSERT_TRUE(set) << set.error().message;
@@ -47,18 +51,14 @@ TEST_F(PricesTest, OnlyOperatorsSetPricesAndNeverInThePast) {
 }
 
 TEST_F(PricesTest, AShortRunIsChargedTheMinimumButNotWhenItsNodeFails) {
-  const auto instance = launch(alice_, 1);
-  run(instance.id);
-  const Micros before = balance(alice_);
+  const auto [instance, before] = running(alice_);
   clock_.advance(Millis(10'000));
   run(instance.id, 0);
   EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond);
   EXPECT_EQ(charged(instance), 60 * kH100PerSecond);
 
   // On a node that goes silent, billing ends at its last report, with no minimum.
-  const auto other = launch(bob_, 1);
-  run(other.id);
-  const Micros bob_before = balance(bob_);
+  const auto [other, bob_before] = running(bob_);
   clock_.advance(Millis(5'000));
   run(other.id);
   clock_.advance(ctl_.options().heartbeat_timeout + Millis(1'000));
@@ -70,9 +70,7 @@ TEST_F(PricesTest, AShortRunIsChargedTheMinimumButNotWhenItsNodeFails) {
 TEST_F(PricesTest, ARunItsAgentLostPaysWhatRanAndNoMinimum) {
   // The agent (or its host) restarted a second into the run and no longer lists the workload:
   // the platform cut the run short, so the tenant pays the second it ran, not 60.
-  const auto instance = launch(alice_, 1);
-  run(instance.id);
-  const Micros before = balance(alice_);
+  const auto [instance, before] = running(alice_);
   clock_.advance(Millis(1'000));
   report(node_, {});
   ASSERT_EQ(get(instance.id).state, InstanceState::kFailed);
@@ -80,9 +78,7 @@ TEST_F(PricesTest, ARunItsAgentLostPaysWhatRanAndNoMinimum) {
   EXPECT_EQ(charged(instance), 1 * kH100PerSecond);
 
   // Gone because it was asked to stop is the tenant's end: the minimum applies.
-  const auto stopped = launch(bob_, 1);
-  run(stopped.id);
-  const Micros bob_before = balance(bob_);
+  const auto [stopped, bob_before] = running(bob_);
   clock_.advance(Millis(1'000));
   ASSERT_TRUE(ctl_.stop_instance(bob_, stopped.id));
   report(node_, {});
