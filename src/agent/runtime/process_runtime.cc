@@ -197,6 +197,7 @@ Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions opti
   if (ec) return fail(Error::internal(fmt::format("cannot list workloads: {}", ec.message())));
   std::sort(dirs.begin(), dirs.end());
   for (const auto& dir : dirs) runtime->adopt(dir);
+  runtime->drop_unstarted();
   return runtime;
 }
 
@@ -237,10 +238,10 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
   if (auto state = read_shim_state(dir)) {
     entry.shim_pid = state->pid;
     entry.shim_start_time = state->start_time;
-  } else if (!read_exit_record(dir)) {
+  } else {
     // A start cut short (see the header): the shim may still record itself until the launch is
-    // kShimReadyTimeout old. A shim that failed before recording itself left an exit record,
-    // which refresh() reads.
+    // kShimReadyTimeout old. (A shim that failed before recording itself left an exit record,
+    // which refresh() reads at once.)
     std::error_code ec;
     const auto written = std::filesystem::last_write_time(dir / kLaunchFile, ec);
     const auto age = ec ? kShimReadyTimeout
@@ -255,7 +256,6 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
   refresh(adopted, now);
   spdlog::info("workload_adopted instance={} run={} pid={} phase={}", key->instance_id, key->run,
                adopted.shim_pid, model::to_string(adopted.info.phase));
-  drop_unstarted();
 }
 
 void ProcessRuntime::drop_unstarted() {

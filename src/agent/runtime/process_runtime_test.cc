@@ -239,9 +239,16 @@ TEST_F(ProcessRuntimeTest, ARunWhoseShimNeverStartedIsDroppedNotReportedExited) 
       workloads / "i-cut.1" / "launch.json",
       std::filesystem::file_time_type::clock::now() - std::chrono::seconds(60));
   std::filesystem::create_directories(workloads / "i-bare.1");  // cut before the launch file
+  // A shim that failed before recording itself left its exit record: that run did end.
+  std::filesystem::create_directories(workloads / "i-failed.1");
+  ASSERT_TRUE(write_exit_record(workloads / "i-failed.1", {126, "cannot read the launch"}));
 
   auto runtime = open_runtime();
-  EXPECT_TRUE(runtime->workloads().empty());
+  ASSERT_EQ(runtime->workloads().size(), 1u);
+  const Workload* failed = runtime->find({"i-failed", 1});
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->phase, WorkloadPhase::kExited);
+  EXPECT_EQ(failed->exit_code, 126);
   EXPECT_FALSE(std::filesystem::exists(workloads / "i-cut.1"));
   EXPECT_FALSE(std::filesystem::exists(workloads / "i-bare.1"));
   ASSERT_TRUE(runtime->start(shell("i-cut", "exit 3")));
