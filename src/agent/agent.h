@@ -42,6 +42,13 @@ struct AgentOptions {
   // How often the GPUs are sampled (docs/agent.md: telemetry); 0 = no telemetry.
   std::chrono::milliseconds telemetry_interval{1000};
   std::chrono::milliseconds stop_grace{10000};  // SIGTERM -> SIGKILL
+  // Process runs' homes (process_runtime.h); "" = "<data_dir>-instances" beside the data directory.
+  std::string instances_dir;
+  // Whether process runs are sandboxed (sandbox.h): when the host allows it (root, namespaces),
+  // or never (the node then runs one tenant's process runs at a time).
+  bool sandbox = true;
+  // The uids and gids of sandboxed runs (workload_users.h), "FIRST-LAST"; "" = the default.
+  std::string workload_ids;
 };
 
 class Agent {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <deque>
 
+#include "agent/runtime/sandbox.h"
 #include "agent/runtime/workload_files.h"
 
 namespace gpurent::agent {
@@ -158,6 +159,35 @@ std::string errno_text(const char* what) {
   return fmt::format("{}: {}", what, std::strerror(errno));
 }
 
+// In the exec's child (async-signal-safe calls only): joins the sandbox, and forks the process that
+// goes on as the sandbox's user to run the command; this one waits for it and ends as it ended, so
+// the exec's pid and process group stay what the agent watches and kills.
+void enter_sandbox(const SandboxEntry& sandbox) {
+  const auto die = [](std::string_view message) {
+    [[maybe_unused]] ssize_t ignored = ::write(2, message.data(), message.size());
+    ::_exit(126);
+  };
+  if (join_sandbox(sandbox) != 0) die("gpurent exec: cannot enter the instance's sandbox\n");
+  const pid_t command = ::fork();
+  if (command < 0) die("gpurent exec: fork failed\n");
+  if (command == 0) {
+    if (drop_to_sandbox_user(sandbox.uid, sandbox.gid) != 0) {
+      die("gpurent exec: cannot become the instance's user\n");
+    }
+    return;
+  }
+  ::close_range(0, ~0U, 0);
+  int status = 0;
+  while (::waitpid(command, &status, 0) < 0) {
+    if (errno != EINTR) ::_exit(126);
+  }
+  if (WIFSIGNALED(status)) {
+    ::signal(WTERMSIG(status), SIG_DFL);
+    ::kill(::getpid(), WTERMSIG(status));
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+}
+
 }  // namespace
 
 std::optional<std::string> resolve_program(const std::string& name, std::string_view path) {
@@ -202,6 +232,18 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::string program_path = *program;
+  // A sandboxed run's command runs in its sandbox, as its user (sandbox.h), entered through the
+  // run's init: what the child needs is opened here, before the fork.
+  std::optional<SandboxEntry> sandbox;
+  if (launch->sandbox) {
+    auto state = read_shim_state(workload_dir);
+    if (!state || state->sandbox_init == 0) {
+      return fail(Error{ErrorKind::kConflict, "instance_not_running",
+                        "the run's sandbox is not up yet; try again in a moment"});
+    }
+    GPURENT_TRY(entry, open_sandbox_entry(state->sandbox_init, *launch->sandbox));
+    sandbox.emplace(std::move(entry));
+  }
 
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return fail(Error::internal(errno_text("pipe2")));
@@ -220,6 +262,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
     ::dup2(null_fd, 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
+    if (sandbox) enter_sandbox(*sandbox);
     if (::chdir(launch->cwd.c_str()) != 0) {
       constexpr std::string_view kMessage = "gpurent exec: cannot enter the instance directory\n";
       [[maybe_unused]] ssize_t ignored = ::write(2, kMessage.data(), kMessage.size());

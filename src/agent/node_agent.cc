@@ -118,7 +118,33 @@ model::NodeRegistration NodeAgent::registration() const {
   registration.simulated = inventory_.simulated;
   registration.container_runtime = !options_.container_socket.empty();
   registration.agent_version = std::string(kAgentVersion);
+  registration.isolation = isolation_.sandbox ? "sandbox" : "none";
+  registration.isolation_note = isolation_.note;
   return registration;
+}
+
+Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
+  Isolation isolation;
+  if (!options_.sandbox) {
+    isolation.note = "the operator turned the sandbox off (--no-sandbox)";
+    return isolation;
+  }
+  if (auto probed = probe_sandbox(); !probed) {
+    isolation.note = probed.error().message;
+    return isolation;
+  }
+  SandboxOptions sandbox;
+  if (!options_.workload_ids.empty()) {
+    GPURENT_TRY(ids, parse_id_range(options_.workload_ids));
+    sandbox.ids = ids;
+  }
+  std::string why_not;
+  sandbox.cgroups = Cgroups::detect_host(&why_not);
+  isolation.note = sandbox.cgroups
+                       ? fmt::format("CPU and memory limits through {}", sandbox.cgroups->description())
+                       : fmt::format("no CPU or memory limits: {}", why_not);
+  isolation.sandbox = std::move(sandbox);
+  return isolation;
 }
 
 Status NodeAgent::start() {
@@ -133,7 +159,21 @@ Status NodeAgent::start() {
   }
   GPURENT_TRY(inventory, discover_gpus(options_.sim_gpus, data_dir));
   inventory_ = std::move(inventory);
-  GPURENT_TRY(processes, ProcessRuntime::open({data_dir, shim_executable_, options_.stop_grace}));
+  GPURENT_TRY(isolation, detect_isolation());
+  isolation_ = std::move(isolation);
+  if (isolation_.sandbox) {
+    spdlog::info("process_isolation mode=sandbox note=\"{}\"", isolation_.note);
+  } else {
+    spdlog::warn("process_isolation mode=none reason=\"{}\": this node runs one tenant's process "
+                 "runs at a time",
+                 isolation_.note);
+  }
+  GPURENT_TRY(processes,
+              ProcessRuntime::open({.data_dir = data_dir,
+                                    .shim_executable = shim_executable_,
+                                    .stop_grace = options_.stop_grace,
+                                    .instances_dir = options_.instances_dir,
+                                    .sandbox = isolation_.sandbox}));
   std::unique_ptr<ContainerRuntime> containers;
   if (!options_.container_socket.empty()) {
     GPURENT_TRY(opened, ContainerRuntime::open({.data_dir = data_dir,

@@ -40,6 +40,7 @@
 #include "agent/identity.h"
 #include "agent/node_api.h"
 #include "agent/node_runs.h"
+#include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "agent/telemetry/telemetry.h"
@@ -87,6 +88,12 @@ class NodeAgent {
   };
 
   model::NodeRegistration registration() const;
+  // How process runs are kept apart here (process_runtime.h: isolation), said at registration.
+  struct Isolation {
+    std::optional<SandboxOptions> sandbox;  // none: not sandboxed
+    std::string note;                       // why not, or what the sandbox limits with
+  };
+  Result<Isolation> detect_isolation() const;
   static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
                         Registrar registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
@@ -98,6 +105,7 @@ class NodeAgent {
   const std::string shim_executable_;
   const SystemClock wall_clock_;      // the telemetry samples' times
   GpuInventory inventory_;            // set by start()
+  Isolation isolation_;               // set by start()
   std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
   std::unique_ptr<NodeRuns> runs_;    // shared by the reconciler and the node API
   std::unique_ptr<NodeApi> node_api_;

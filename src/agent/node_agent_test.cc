@@ -195,7 +195,7 @@ TEST_F(NodeAgentTest, ARestartedAgentAdoptsTheRunningWorkloadInsteadOfStartingIt
 
   auto restarted = make_agent(options(""));
   ASSERT_TRUE(restarted->start());
-  std::ofstream(dir_.path() / "instances" / "i-keep" / "release").put('x');
+  std::ofstream(default_instances_dir(dir_.path()) / "i-keep" / "release").put('x');
   ASSERT_TRUE(eventually([&] { return reported("i-keep", WorkloadPhase::kExited); }));
   EXPECT_EQ(server_->status("i-keep", 1)->exit_code, 0);
   EXPECT_EQ(server_->log_at_exit("i-keep", 1), "started\n");

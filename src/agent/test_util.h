@@ -23,6 +23,8 @@ class TempDir {
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
+    // The process runtime's default home for instances, beside a data directory.
+    std::filesystem::remove_all(path_.string() + "-instances", ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "agent/runtime/workload_users.h"
 #include "agent/sim_fleet.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -152,6 +153,19 @@ void add_agent(CLI::App& app, Context& ctx) {
         return agent::valid_advertise_address(text)
                    ? std::string()
                    : "expected a host name or IP address (letters, digits, '.', '-', ':')";
+      });
+  command->add_option("--instances-dir", options->instances_dir,
+                      "where instances' working directories live (default: DATA_DIR-instances, "
+                      "beside the data directory, which stays the agent's alone)");
+  command->add_flag("!--no-sandbox", options->sandbox,
+                    "run process workloads without a sandbox (the agent's user, the host's view); "
+                    "the node then runs one tenant's processes at a time");
+  command
+      ->add_option("--workload-ids", options->workload_ids,
+                   "the uids and gids sandboxed workloads get, FIRST-LAST (default 200000-1199999)")
+      ->check([](const std::string& text) {
+        auto range = agent::parse_id_range(text);
+        return range ? std::string() : range.error().message;
       });
   command->add_option("--listen-port", options->node_api_port,
                       "port of the node API (the server reaches the node's services and exec "

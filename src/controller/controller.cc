@@ -378,6 +378,11 @@ std::optional<std::string> Controller::authenticate_node(std::string_view creden
   return it->second;
 }
 
+std::string_view Controller::node_registered_from(std::string_view node_id) const {
+  const auto node = nodes_.find(node_id);
+  return node == nodes_.end() ? std::string_view() : std::string_view(node->second.registered_from);
+}
+
 // --- Tenants, keys, money -----------------------------------------------------------------------
 
 Result<model::Tenant> Controller::create_tenant(const Principal& caller, std::string name) {
@@ -959,8 +964,12 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     return fail(Error::invalid("mixed_gpu_types",
                                "all GPUs of a node must be of one type; run one agent per type"));
   }
+  if (registration.isolation != "" && registration.isolation != "sandbox" &&
+      registration.isolation != "none") {
+    return fail(Error::invalid("invalid_field", "field 'isolation' must be 'sandbox' or 'none'"));
+  }
   if (registration.labels.size() > 64 || registration.fabric_group.size() > 253 ||
-      registration.disk_gb < 0) {
+      registration.disk_gb < 0 || registration.isolation_note.size() > 1024) {
     return fail(Error::invalid("invalid_field", "labels, fabric_group or disk_gb out of range"));
   }
   for (const auto& [key, value] : registration.labels) {
@@ -1014,6 +1023,9 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.labels = std::move(registration.labels);
     known.address = std::move(registration.address);
     known.container_runtime = registration.container_runtime;
+    known.isolation = std::move(registration.isolation);
+    known.isolation_note = std::move(registration.isolation_note);
+    known.registered_from = std::move(registration.registered_from);
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
@@ -1035,6 +1047,9 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.address = std::move(registration.address);
   node.simulated = registration.simulated;
   node.container_runtime = registration.container_runtime;
+  node.isolation = std::move(registration.isolation);
+  node.isolation_note = std::move(registration.isolation_note);
+  node.registered_from = std::move(registration.registered_from);
   node.agent_version = std::move(registration.agent_version);
   node.state = NodeState::kReady;
   node.registered_at = now();
@@ -1071,6 +1086,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
                               !instance.spec.process_command.empty();
       desired.workloads.push_back(
           {.instance_id = instance.id,
+           .tenant_id = instance.tenant_id,
            .run = instance.run,
            .should_run = instance.state != InstanceState::kStopping,
            .image = as_process ? std::string() : instance.spec.image,

@@ -224,6 +224,8 @@ class Controller {
   std::optional<model::Principal> authenticate(std::string_view key_hash) const;
   // The node id for a node credential hash.
   std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
+  // The address a known node registered from (Node::registered_from); "" for an unknown node.
+  std::string_view node_registered_from(std::string_view node_id) const;
 
   // --- Tenants, keys, join tokens, money ---------------------------------------------------
   Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);

@@ -44,7 +44,8 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
   if (!model::valid_volume_name(request.name)) {
     return fail(Error::invalid(
         "invalid_field",
-        fmt::format("field 'name' must be 1..{} of [A-Za-z0-9_.-]", model::kMaxVolumeNameLength)));
+        fmt::format("field 'name' must be 1..{} of [A-Za-z0-9_.-], starting with a letter or digit",
+                    model::kMaxVolumeNameLength)));
   }
   if (request.size_gb < 1 || request.size_gb > model::kMaxVolumeSizeGb) {
     return fail(Error::invalid(

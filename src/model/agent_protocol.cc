@@ -37,7 +37,9 @@ void to_json(Json& j, const NodeRegistration& v) {
        {"address", v.address},
        {"simulated", v.simulated},
        {"container_runtime", v.container_runtime},
-       {"agent_version", v.agent_version}};
+       {"agent_version", v.agent_version},
+       {"isolation", v.isolation},
+       {"isolation_note", v.isolation_note}};
 }
 void from_json(const Json& j, NodeRegistration& v) {
   v.name = j.at("name").get<std::string>();
@@ -51,6 +53,8 @@ void from_json(const Json& j, NodeRegistration& v) {
   v.simulated = j.value("simulated", false);
   v.container_runtime = j.value("container_runtime", false);
   v.agent_version = j.value("agent_version", std::string());
+  v.isolation = j.value("isolation", std::string());
+  v.isolation_note = j.value("isolation_note", std::string());
 }
 
 void to_json(Json& j, const RegistrationResult& v) {
@@ -96,6 +100,7 @@ void to_json(Json& j, const JobMemberPlacement& v) {
 
 void to_json(Json& j, const WorkloadSpec& v) {
   j = {{"instance_id", v.instance_id},
+       {"tenant_id", v.tenant_id},
        {"run", v.run},
        {"should_run", v.should_run},
        {"command", v.command},

@@ -51,6 +51,13 @@ struct NodeRegistration {
   bool simulated = false;
   bool container_runtime = false;  // the agent was given a container engine
   std::string agent_version;
+  // How the node keeps tenants' process runs apart (Node::isolation): "sandbox" or "none";
+  // isolation_note says why not, or what the sandbox lacks (no cgroup limits). Empty from an
+  // older agent, which sandboxes nothing.
+  std::string isolation;
+  std::string isolation_note;
+  // Set by the server from the connection (never read from the message): Node::registered_from.
+  std::string registered_from;
 };
 
 struct RegistrationResult {
@@ -80,6 +87,9 @@ std::map<std::string, std::string> job_member_env(const JobMemberPlacement& plac
 
 struct WorkloadSpec {
   std::string instance_id;
+  // The instance's tenant: its runs share a group (volumes), and a node that cannot sandbox
+  // process runs runs one tenant's at a time (docs/runtime.md). Empty from an older server.
+  std::string tenant_id;
   int64_t run = 0;
   bool should_run = true;  // false: stop it (SIGTERM, then SIGKILL after the grace period)
   // A container image to run the command in (the container runtime); empty: a plain process.

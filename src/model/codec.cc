@@ -293,6 +293,9 @@ void to_json(Json& j, const Node& v) {
        {"cordoned", v.cordoned},
        {"simulated", v.simulated},
        {"container_runtime", v.container_runtime},
+       {"isolation", v.isolation},
+       {"isolation_note", v.isolation_note},
+       {"registered_from", v.registered_from},
        {"agent_version", v.agent_version},
        {"state", to_string(v.state)},
        {"registered_at", ms(v.registered_at)},
@@ -314,6 +317,9 @@ void from_json(const Json& j, Node& v) {
   v.address = j.value("address", std::string());
   v.simulated = j.at("simulated").get<bool>();
   v.container_runtime = j.value("container_runtime", false);
+  v.isolation = j.value("isolation", std::string());
+  v.isolation_note = j.value("isolation_note", std::string());
+  v.registered_from = j.value("registered_from", std::string());
   v.agent_version = j.at("agent_version").get<std::string>();
   v.state = parse_enum(j, "state", &parse_node_state);
   v.registered_at = ts(j, "registered_at");
@@ -548,6 +554,8 @@ std::string desired_state_json(const DesiredState& v) {
     w.strings(workload.services);
     w.key("should_run");
     w.boolean(workload.should_run);
+    w.key("tenant_id");
+    w.string(workload.tenant_id);
     w.key("volumes");
     w.mounts(workload.volumes);
   });

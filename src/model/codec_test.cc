@@ -219,6 +219,10 @@ TEST(VolumeTest, MountsMustBeAbsoluteNormalisedDistinctAndOutsideSystemPaths) {
   EXPECT_TRUE(valid_volume_name("my-data_1.v2"));
   EXPECT_FALSE(valid_volume_name(""));
   EXPECT_FALSE(valid_volume_name("has space"));
+  EXPECT_FALSE(valid_volume_name(".."));
+  EXPECT_FALSE(valid_volume_name("."));
+  EXPECT_FALSE(valid_volume_name(".hidden"));
+  EXPECT_FALSE(valid_volume_name("-rf"));
   EXPECT_FALSE(valid_volume_name(std::string(kMaxVolumeNameLength + 1, 'a')));
 }
 

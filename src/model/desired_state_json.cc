@@ -60,6 +60,7 @@ Status read_workload(od::value value, WorkloadSpec& workload) {
         if (key == "instance_id")
           return read(item, "workloads[].instance_id", workload.instance_id);
         if (key == "run") return read(item, "workloads[].run", workload.run);
+        if (key == "tenant_id") return read(item, "workloads[].tenant_id", workload.tenant_id);
         if (key == "should_run") return read(item, "workloads[].should_run", workload.should_run);
         if (key == "command") return read(item, "workloads[].command", workload.command);
         if (key == "env") return read(item, "workloads[].env", workload.env);

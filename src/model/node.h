@@ -40,6 +40,13 @@ struct Node {
   bool cordoned = false;                      // an operator said: place nothing new here
   bool simulated = false;                     // GPUs are simulated (no NVML on the host)
   bool container_runtime = false;             // the agent has a container engine (images run)
+  // How the agent keeps tenants' process runs apart: "sandbox" (a user, namespaces and cgroups
+  // per run), or "none"/"" (one tenant's process runs at a time); the note says why or what lacks.
+  std::string isolation;
+  std::string isolation_note;
+  // The address the node registered from; with Options::bind_node_credentials, the only one its
+  // credential is accepted from.
+  std::string registered_from;
   std::string agent_version;
   NodeState state = NodeState::kReady;
   Timestamp registered_at{};

@@ -81,7 +81,9 @@ void from_json(const Json& j, VolumeMount& v) {
 }
 
 bool valid_volume_name(std::string_view name) {
+  // A letter or digit first: "." and ".." (and hidden-file names) are not names a path may take.
   return !name.empty() && name.size() <= kMaxVolumeNameLength &&
+         std::isalnum(static_cast<unsigned char>(name.front())) &&
          std::all_of(name.begin(), name.end(), id_char);
 }
 

@@ -64,7 +64,7 @@ struct VolumeMount {
 void to_json(Json& j, const VolumeMount& v);
 void from_json(const Json& j, VolumeMount& v);
 
-// Volume names: 1..63 of [A-Za-z0-9_.-].
+// Volume names: 1..63 of [A-Za-z0-9_.-], starting with a letter or digit.
 bool valid_volume_name(std::string_view name);
 // Volume ids become directory names on nodes: [A-Za-z0-9_.-], 1..128, not starting with '.'.
 bool valid_volume_id(std::string_view id);

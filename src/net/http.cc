@@ -237,10 +237,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   asio::awaitable<void> session(tcp::socket socket) {
     auto self = shared_from_this();
     ++connections;
+    beast::error_code ec;
+    const auto peer = socket.remote_endpoint(ec);
+    const std::string peer_address = ec ? std::string() : peer.address().to_string();
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
-    beast::error_code ec;
     for (;;) {
       // The header first: a claimed request is forwarded with its body unread (it streams); any
       // other is read whole, within max_body_bytes.
@@ -279,7 +281,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       const bool keep_alive = parser.get().keep_alive();
       const unsigned version = parser.get().version();
-      Response response = co_await call_handler(to_request(parser.release()));
+      Request request = to_request(parser.release());
+      request.peer_address = peer_address;
+      Response response = co_await call_handler(std::move(request));
       stream.expires_after(std::chrono::seconds(30));
       if (!response.chunks) {
         co_await write_simple(stream, response, version, keep_alive, ec);

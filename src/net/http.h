@@ -46,6 +46,7 @@ struct Request {
   std::string idempotency_key;  // the Idempotency-Key header
   std::string content_type;
   std::string accept;  // the Accept header, verbatim (a few routes also speak CSV)
+  std::string peer_address;  // the connection's remote IP address ("" when unknown)
 };
 
 // Produces the next piece of a streamed body, or nullopt at its end.

@@ -564,6 +564,7 @@ struct Api::Impl {
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;
   std::string metrics_token;  // empty: GET /metrics needs no token
+  bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
 
   Controller& ctl() { return host.controller(); }
 
@@ -576,6 +577,18 @@ struct Api::Impl {
     if (!token) return fail(unauthenticated("send 'Authorization: Bearer <node credential>'"));
     auto found = ctl().authenticate_node(hash_secret(*token));
     if (!found) return fail(unauthenticated("unknown node credential"));
+    // A credential copied off its node is refused from anywhere else, when the operator asks.
+    if (bind_node_credentials) {
+      const std::string_view from = ctl().node_registered_from(*found);
+      if (from != request.peer_address) {
+        spdlog::warn("node_credential_refused node={} from={} registered_from={}", *found,
+                     request.peer_address, from);
+        return fail(Error{ErrorKind::kPermissionDenied, "node_address_mismatch",
+                          fmt::format("this node credential is accepted only from {}, the "
+                                      "address its node registered from",
+                                      from)});
+      }
+    }
     return *found;
   }
 
@@ -1742,6 +1755,7 @@ struct Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto registration = model::decode_message<model::NodeRegistration>(*body);
     if (!registration) co_return problem_response(registration.error());
+    registration->registered_from = request.peer_address;
     const std::string credential = new_secret("gnc_");
     auto result = co_await host.mutate([&](Controller& c) {
       return c.register_node(hash_secret(*token), std::move(*registration), credential,
@@ -1926,6 +1940,8 @@ asio::awaitable<Response> Api::handle(Request request) {
 }
 
 void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
+
+void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
 
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
   auto routes = impl_->router.table();

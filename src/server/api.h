@@ -35,6 +35,8 @@ class Api {
   net::Forwarder forwarder();
   // GET /metrics then needs "Authorization: Bearer <token>"; without one it is open.
   void set_metrics_token(std::string token);
+  // Agents' calls are then accepted only from the address their node registered from.
+  void set_bind_node_credentials(bool bind);
   // (method, path pattern) of every route, the forwarded ones included.
   std::vector<std::pair<std::string, std::string>> routes() const;
 

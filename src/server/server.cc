@@ -66,6 +66,8 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   const HeapHeadroom headroom(kHeapHeadroomBytes);
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
+  // The database, the session key and (under `gpurent dev`) the agent's files: the server's alone.
+  if (!ec) std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all, ec);
   if (ec) {
     spdlog::error("cannot create data directory {}: {}", options.data_dir, ec.message());
     return 1;
@@ -161,6 +163,7 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   }
   Api api(host, logs, std::move(*sessions));
   api.set_metrics_token(config.metrics_token);
+  api.set_bind_node_credentials(config.bind_node_credentials);
   HttpServer http(
       io, [&api](Request request) { return api.handle(std::move(request)); }, {}, api.forwarder());
   auto port = http.listen(listen->host, listen->port);

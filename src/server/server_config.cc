@@ -79,7 +79,17 @@ Result<std::vector<std::string>> event_kinds(const toml::value& value, const std
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(only_keys(data, {"metrics", "alerts"}, name, "the file"));
+  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents"}, name, "the file"));
+  if (data.contains("agents")) {
+    const auto& agents = data.at("agents");
+    GPURENT_CHECK(only_keys(agents, {"bind_credentials_to_address"}, name, "[agents]"));
+    if (agents.contains("bind_credentials_to_address")) {
+      if (!agents.at("bind_credentials_to_address").is_boolean()) {
+        return fail(invalid_config(name, "agents.bind_credentials_to_address must be true or false"));
+      }
+      config.bind_node_credentials = agents.at("bind_credentials_to_address").as_boolean();
+    }
+  }
   if (data.contains("metrics")) {
     const auto& metrics = data.at("metrics");
     GPURENT_CHECK(only_keys(metrics, {"bearer_token"}, name, "[metrics]"));

@@ -4,6 +4,10 @@
 //   [metrics]
 //   bearer_token = "..."        # GET /metrics then needs it (default: open)
 //
+//   [agents]
+//   bind_credentials_to_address = true   # a node's credential is accepted only from the address
+//                               # the node registered from (default: from anywhere)
+//
 //   [[alerts.rules]]            # any number; the fields of a rule as in the API
 //   name = "hot_gpu"            # (monitor/alerts_json.h): metric, comparison, threshold, for_s,
 //   metric = "gpu_temp"         # severity, scope, scope_value, idle_auto_stop
@@ -49,6 +53,7 @@ struct Webhook {
 
 struct ServerConfig {
   std::string metrics_token;
+  bool bind_node_credentials = false;
   std::vector<monitor::Rule> alert_rules;
   std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};

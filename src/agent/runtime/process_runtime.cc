@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,47 @@ std::optional<WorkloadKey> parse_dir_name(std::string_view name) {
     return std::nullopt;
   }
   return key;
+}
+
+// Gives a tree to a user and group, links themselves and not what they point to (the tree is a
+// tenant's: a link there may point anywhere).
+Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid) {
+  std::error_code ec;
+  if (::lchown(root.c_str(), uid, gid) != 0) {
+    return fail(Error::internal(fmt::format("chown {}: {}", root.string(), std::strerror(errno))));
+  }
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    ::lchown(it->path().c_str(), uid, gid);
+  }
+  if (ec) return fail(Error::internal(fmt::format("chown {}: {}", root.string(), ec.message())));
+  return {};
+}
+
+// A directory only its owner may enter and nobody else may list; made if missing.
+Status make_private_directory(const std::filesystem::path& dir, std::filesystem::perms perms) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec) std::filesystem::permissions(dir, perms, ec);
+  if (ec) return fail(Error::internal(fmt::format("cannot create {}: {}", dir.string(), ec.message())));
+  return {};
+}
+
+// Homes used to live in <data_dir>/instances/; they move beside it, outside the agent's files.
+void move_old_homes(const std::filesystem::path& data_dir, const std::filesystem::path& instances) {
+  const auto old_dir = data_dir / "instances";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(old_dir, ec) || old_dir == instances) return;
+  for (const auto& item : std::filesystem::directory_iterator(old_dir, ec)) {
+    const auto target = instances / item.path().filename();
+    std::error_code moved;
+    if (!std::filesystem::exists(target, moved)) std::filesystem::rename(item.path(), target, moved);
+    if (moved) {
+      spdlog::error("instance_home_not_moved from={} to={} error=\"{}\"", item.path().string(),
+                    target.string(), moved.message());
+    }
+  }
+  std::filesystem::remove(old_dir, ec);  // only when empty
 }
 
 struct Spawned {
@@ -179,16 +221,31 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
 
 }  // namespace
 
+std::filesystem::path default_instances_dir(const std::filesystem::path& data_dir) {
+  const auto absolute = std::filesystem::absolute(data_dir).lexically_normal();
+  const auto name = absolute.has_filename() ? absolute.filename() : absolute.parent_path().filename();
+  return absolute.parent_path() / (name.string() + "-instances");
+}
+
 Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions options) {
   std::error_code ec;
-  for (const char* sub : {"workloads", "instances"}) {
-    std::filesystem::create_directories(options.data_dir / sub, ec);
-    if (ec) {
-      return fail(Error::internal(
-          fmt::format("cannot create {}: {}", (options.data_dir / sub).string(), ec.message())));
-    }
-  }
+  // Absolute and without links: sandboxes hide and bind these paths by name.
+  options.data_dir = std::filesystem::weakly_canonical(std::filesystem::absolute(options.data_dir));
+  if (options.instances_dir.empty()) options.instances_dir = default_instances_dir(options.data_dir);
+  using std::filesystem::perms;
+  // It holds every run's records (their environments) and the node's credential: the agent's alone.
+  GPURENT_CHECK(make_private_directory(options.data_dir, perms::owner_all));
+  GPURENT_CHECK(make_private_directory(options.data_dir / "workloads", perms::owner_all));
+  // Every instance's user passes through it, none may list it.
+  GPURENT_CHECK(make_private_directory(
+      options.instances_dir, perms::owner_all | perms::group_exec | perms::others_exec));
+  options.instances_dir = std::filesystem::weakly_canonical(options.instances_dir);
+  move_old_homes(options.data_dir, options.instances_dir);
   std::unique_ptr<ProcessRuntime> runtime(new ProcessRuntime(std::move(options)));
+  if (runtime->options_.sandbox) {
+    GPURENT_TRY(users, WorkloadUsers::open(runtime->options_.data_dir, runtime->options_.sandbox->ids));
+    runtime->users_.emplace(std::move(users));
+  }
   std::vector<std::filesystem::path> dirs;
   for (const auto& item :
        std::filesystem::directory_iterator(runtime->options_.data_dir / "workloads", ec)) {
@@ -215,7 +272,7 @@ std::filesystem::path ProcessRuntime::workload_dir(const WorkloadKey& key) const
 }
 
 std::filesystem::path ProcessRuntime::instance_dir(std::string_view instance_id) const {
-  return options_.data_dir / "instances" / std::string(instance_id);
+  return options_.instances_dir / std::string(instance_id);
 }
 
 void ProcessRuntime::adopt(const std::filesystem::path& dir) {
@@ -235,6 +292,7 @@ void ProcessRuntime::adopt(const std::filesystem::path& dir) {
   entry.info.phase = model::WorkloadPhase::kRunning;
   entry.dir = dir;
   const auto now = std::chrono::steady_clock::now();
+  if (auto launch = read_launch(dir)) entry.tenant_id = std::move(launch->tenant_id);
   if (auto state = read_shim_state(dir)) {
     entry.shim_pid = state->pid;
     entry.shim_start_time = state->start_time;
@@ -280,6 +338,7 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   }
   WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
+  GPURENT_CHECK(admit_tenant(spec));
 
   const auto dir = workload_dir(key);
   const auto home = instance_dir(spec.instance_id);
@@ -292,32 +351,42 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
     return fail(Error::internal(fmt::format("cannot create the directories of {}.{}: {}",
                                             key.instance_id, key.run, ec.message())));
   }
-
-  auto volumes = link_volumes(options_.data_dir, home, spec);
-  if (!volumes) {
+  const auto undo = [&](Error error) {
     std::filesystem::remove_all(dir, ec);
-    return fail(std::move(volumes).error());
+    if (options_.sandbox && options_.sandbox->cgroups) {
+      [[maybe_unused]] auto removed = options_.sandbox->cgroups->remove(dir.filename().string());
+    }
+    return fail(std::move(error));
+  };
+
+  Launch launch{spec.command, platform_env(spec), home.string(), spec.tenant_id, {}};
+  // A sandbox binds each volume where an unsandboxed run finds a link to it.
+  auto volumes = options_.sandbox ? prepare_volumes(options_.data_dir, spec)
+                                  : link_volumes(options_.data_dir, home, spec);
+  if (!volumes) return undo(std::move(volumes).error());
+  if (options_.sandbox) {
+    auto sandbox = prepare_sandbox(spec, home, *volumes);
+    if (!sandbox) return undo(std::move(sandbox).error());
+    launch.sandbox = std::move(*sandbox);
   }
-  auto env = platform_env(spec);
   if (!volumes->empty()) {
-    env["GPURENT_VOLUMES"] = volumes_env(*volumes, [&](const PreparedVolume& volume) {
+    launch.env["GPURENT_VOLUMES"] = volumes_env(*volumes, [&](const PreparedVolume& volume) {
       return link_path(home, volume.mount).string();
     });
   }
-  env.try_emplace("HOME", home.string());
-  env.try_emplace("PATH", agent_path_);
-  const Json launch = {{"command", spec.command}, {"env", env}, {"cwd", home.string()}};
-  if (auto written = write_file_atomic(dir / kLaunchFile, launch.dump()); !written) {
-    std::filesystem::remove_all(dir, ec);
-    return written;
+  launch.env.try_emplace("HOME", home.string());
+  launch.env.try_emplace("PATH", agent_path_);
+  auto& env = launch.env;
+  // It holds the run's environment, service token included: the agent's alone.
+  if (auto written = write_file_atomic(dir / kLaunchFile, launch_json(launch).dump(), 0600);
+      !written) {
+    return undo(std::move(written).error());
   }
 
   auto spawned = spawn_shim(options_.shim_executable, dir);
-  if (!spawned) {
-    std::filesystem::remove_all(dir, ec);
-    return fail(std::move(spawned).error());
-  }
+  if (!spawned) return undo(std::move(spawned).error());
   Entry entry;
+  entry.tenant_id = spec.tenant_id;
   entry.info.key = key;
   entry.info.log_path = dir / kLogFile;
   entry.dir = dir;
@@ -328,6 +397,71 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   spdlog::info("workload_started instance={} run={} pid={} gpus={} command=\"{}\"", key.instance_id,
                key.run, spawned->pid, env["CUDA_VISIBLE_DEVICES"], fmt::join(spec.command, " "));
   return {};
+}
+
+Status ProcessRuntime::admit_tenant(const model::WorkloadSpec& spec) const {
+  if (options_.sandbox) return {};
+  for (const auto& [key, entry] : entries_) {
+    if (entry.info.phase == model::WorkloadPhase::kExited || entry.tenant_id == spec.tenant_id) {
+      continue;
+    }
+    return fail(Error::conflict(
+        "tenant_isolation_unavailable",
+        fmt::format("this node cannot isolate tenants' processes (its agent is not root or the "
+                    "host has no namespaces), so it runs one tenant's at a time; {} runs "
+                    "another tenant's work",
+                    key.instance_id)));
+  }
+  return {};
+}
+
+Result<Sandbox> ProcessRuntime::prepare_sandbox(const model::WorkloadSpec& spec,
+                                                const std::filesystem::path& home,
+                                                const std::vector<PreparedVolume>& volumes) {
+  GPURENT_TRY(uid, users_->uid_of_instance(spec.instance_id));
+  // A run from a server that does not say its tenant shares its group with nobody.
+  GPURENT_TRY(gid, users_->gid_of_tenant(spec.tenant_id.empty() ? spec.instance_id
+                                                                : spec.tenant_id));
+  Sandbox sandbox{uid, gid, home.string(), {options_.data_dir.string(),
+                                            options_.instances_dir.string()}, {}, {}};
+  struct stat st {};
+  if (::lstat(home.c_str(), &st) != 0 || st.st_uid != uid || st.st_gid != gid) {
+    // A new home, or one from before the sandbox (root's files): the instance's user's now.
+    GPURENT_CHECK(chown_tree(home, uid, gid));
+  }
+  if (::chmod(home.c_str(), 0700) != 0) {
+    return fail(Error::internal(fmt::format("chmod {}: {}", home.string(), std::strerror(errno))));
+  }
+  for (const auto& volume : volumes) {
+    struct stat vst {};
+    if (::lstat(volume.dir.c_str(), &vst) != 0 || vst.st_gid != gid) {
+      GPURENT_CHECK(chown_tree(volume.dir, 0, gid));
+      // Files from before the sandbox: the group reads and writes them, as the owner could.
+      std::error_code ec;
+      for (auto it = std::filesystem::recursive_directory_iterator(volume.dir, ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (!it->is_symlink(ec)) {
+          std::filesystem::permissions(it->path(),
+                                       std::filesystem::perms::group_read |
+                                           std::filesystem::perms::group_write |
+                                           (it->is_directory(ec) ? std::filesystem::perms::group_exec
+                                                                 : std::filesystem::perms::none),
+                                       std::filesystem::perm_options::add, ec);
+        }
+      }
+    }
+    if (::chmod(volume.dir.c_str(), 02770) != 0) {
+      return fail(Error::internal(
+          fmt::format("chmod {}: {}", volume.dir.string(), std::strerror(errno))));
+    }
+    sandbox.binds.push_back({volume.dir.string(), link_path(home, volume.mount).string()});
+  }
+  if (const auto& cgroups = options_.sandbox->cgroups) {
+    GPURENT_TRY(dirs, cgroups->create(fmt::format("{}.{}", spec.instance_id, spec.run),
+                                      {spec.cpu, int64_t{spec.memory_gb} << 30}));
+    sandbox.cgroups = std::move(dirs);
+  }
+  return sandbox;
 }
 
 void ProcessRuntime::stop(const WorkloadKey& key) {
@@ -348,6 +482,9 @@ Status ProcessRuntime::forget(const WorkloadKey& key) {
   if (it->second.info.phase != model::WorkloadPhase::kExited) {
     return fail(Error::conflict("workload_running", fmt::format("workload {}.{} has not exited",
                                                                 key.instance_id, key.run)));
+  }
+  if (options_.sandbox && options_.sandbox->cgroups) {
+    GPURENT_CHECK(options_.sandbox->cgroups->remove(it->second.dir.filename().string()));
   }
   std::error_code ec;
   std::filesystem::remove_all(it->second.dir, ec);

@@ -24,9 +24,21 @@
 // caller runs poll() at least by next_deadline(). PID reuse is guarded by comparing the start time
 // in /proc/<pid>/stat with the recorded one before any signal is sent.
 //
-// Layout under data_dir: workloads/<instance_id>.<run>/ (see workload_files.h), deleted by
-// forget(); instances/<instance_id>/ is the instance's working directory and HOME, kept across
-// runs and never deleted here (a stopped instance keeps its disk).
+// Layout: <data_dir>/workloads/<instance_id>.<run>/ (see workload_files.h), deleted by forget();
+// <instances_dir>/<instance_id>/ is the instance's working directory and HOME, kept across runs
+// and never deleted here (a stopped instance keeps its disk). The instances directory is outside
+// the data directory (the agent's identity, services and records), which is the agent's alone
+// (mode 0700); homes from before that split (<data_dir>/instances/) are moved there at open().
+//
+// Isolation. With `sandbox` options (the agent is root and probe_sandbox() passed), every run is
+// sandboxed (sandbox.h): its instance's own unprivileged user and its tenant's group
+// (workload_users.h), its own PID, mount and IPC namespaces, the data and instances directories
+// hidden but for its own home, its volumes bound below its home, and its cgroup limits (cgroups.h)
+// when the host has them. The home is mode 0700, owned by the instance's user; a volume's data is
+// owned by root and the tenant's group, mode 2770 (setgid: files made there stay the group's).
+// Without, runs share the agent's user and view of the host, so nothing keeps one tenant's run
+// from another's: the runtime then runs one tenant's runs at a time and refuses to start another
+// tenant's while any runs (kConflict "tenant_isolation_unavailable").
 //
 // Environment of a workload: platform_env() (runtime.h), then HOME (the instance directory) and
 // PATH (the agent's) unless the spec sets them. Nothing else is inherited from the agent. A command
@@ -54,19 +66,33 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/runtime/cgroups.h"
 #include "agent/runtime/runtime.h"
+#include "agent/runtime/volumes.h"
 #include "agent/runtime/workload_files.h"
+#include "agent/runtime/workload_users.h"
 #include "common/result.h"
 #include "model/agent_protocol.h"
 
 namespace gpurent::agent {
+
+struct SandboxOptions {
+  IdRange ids = kDefaultWorkloadIds;  // the users and groups runs get
+  std::optional<Cgroups> cgroups;     // none: the host offers no limits
+};
 
 struct RuntimeOptions {
   std::filesystem::path data_dir;
   // The executable that understands `__shim`: the gpurent binary itself, or the unit test binary.
   std::string shim_executable = "/proc/self/exe";
   std::chrono::milliseconds stop_grace{10000};
+  // Where instances' homes live; empty: default_instances_dir(data_dir).
+  std::filesystem::path instances_dir;
+  std::optional<SandboxOptions> sandbox;  // none: runs are not isolated (see above)
 };
+
+// "<data_dir>-instances" beside the data directory.
+std::filesystem::path default_instances_dir(const std::filesystem::path& data_dir);
 
 class ProcessRuntime final : public Runtime {
  public:
@@ -107,6 +133,7 @@ class ProcessRuntime final : public Runtime {
     // Adopted without a state file: until then the shim may still record itself (see above).
     std::optional<SteadyTime> shim_expected_until;
     bool never_started = false;  // no shim recorded itself in time: dropped by drop_unstarted()
+    std::string tenant_id;       // from the spec or the launch record
   };
   explicit ProcessRuntime(RuntimeOptions options);
   void adopt(const std::filesystem::path& dir);
@@ -119,8 +146,15 @@ class ProcessRuntime final : public Runtime {
   void signal_group(Entry& entry, int signal);
   void mark_exited(Entry& entry, ExitRecord record);
   std::filesystem::path workload_dir(const WorkloadKey& key) const;
+  // Without a sandbox: kConflict while another tenant's run is not over.
+  Status admit_tenant(const model::WorkloadSpec& spec) const;
+  // The run's sandbox: its users, home and volumes made ready for them, its cgroups made.
+  Result<Sandbox> prepare_sandbox(const model::WorkloadSpec& spec,
+                                  const std::filesystem::path& home,
+                                  const std::vector<PreparedVolume>& volumes);
 
   RuntimeOptions options_;
+  std::optional<WorkloadUsers> users_;  // with a sandbox
   std::string agent_path_;  // PATH for workloads whose spec does not set one
   std::map<WorkloadKey, Entry> entries_;
 };

@@ -4,6 +4,7 @@
 // The shim is single-threaded and short of dependencies on purpose: it lives as long as the
 // workload, possibly much longer than the agent that started it.
 #include <fcntl.h>
+#include <sched.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@
 #include "agent/agent.h"
 #include "agent/files.h"
 #include "agent/runtime/process_runtime.h"
+#include "agent/runtime/sandbox.h"
 #include "agent/runtime/workload_files.h"
 #include "common/json.h"
 
@@ -32,7 +34,7 @@ constexpr int kCannotExecuteExitCode = 126;
 // Where the workload child failed before its exec, sent to the shim over a CLOEXEC pipe (EOF
 // on that pipe means the exec succeeded).
 struct ChildFailure {
-  enum Stage : int { kChdir = 1, kExec = 2 } stage;
+  enum Stage : int { kChdir = 1, kExec = 2, kUser = 3, kSandbox = 4 } stage;
   int error;
 };
 
@@ -65,6 +67,7 @@ class Shim {
     if (!launch) return finish({kCannotExecuteExitCode, launch.error().message});
     const auto self = read_proc_stat(::getpid());
     if (!self) return finish({kCannotExecuteExitCode, "cannot read /proc/self/stat"});
+    self_start_time_ = self->start_time;
     if (auto state = write_shim_state(dir_, {::getpid(), self->start_time}); !state) {
       return finish({kCannotExecuteExitCode, state.error().message});
     }
@@ -79,11 +82,7 @@ class Shim {
     const auto [pid, failure] = *started;
     std::string message;
     if (failure) {
-      message = failure->stage == ChildFailure::kChdir
-                    ? fmt::format("cannot enter the working directory {}: {}", launch->cwd,
-                                  std::strerror(failure->error))
-                    : fmt::format("cannot execute '{}': {}", launch->command.front(),
-                                  std::strerror(failure->error));
+      message = failure_message(*failure, *launch);
       write_all(log_fd_, fmt::format("gpurent: {}\n", message));
     }
     signal_ready();
@@ -92,6 +91,7 @@ class Shim {
     while (::waitpid(pid, &status, 0) < 0) {
       if (errno != EINTR) return finish({kKilledExitCode, errno_message("waitpid")});
     }
+    status = workload_status(status);
     ExitRecord record{0, std::move(message)};
     if (WIFEXITED(status)) {
       record.exit_code = WEXITSTATUS(status);
@@ -109,7 +109,9 @@ class Shim {
     std::optional<ChildFailure> failure;
   };
 
-  // Forks the workload and waits until its exec succeeded (EOF) or failed (a ChildFailure).
+  // Forks the workload and waits until its exec succeeded (EOF) or failed (a ChildFailure). A
+  // sandboxed run (sandbox.h) is forked as the init of a new PID namespace, which builds the run's
+  // view of the host and forks the workload itself.
   Result<Started> start_workload(const Launch& launch) {
     std::vector<std::string> env_strings;
     for (const auto& [name, value] : launch.env) env_strings.push_back(name + "=" + value);
@@ -127,9 +129,16 @@ class Shim {
       ::close(null_fd);
       return fail(Error::internal(errno_message("pipe2")));
     }
+    if (launch.sandbox) {
+      if (::pipe2(status_pipe_, O_CLOEXEC) != 0 || ::unshare(CLONE_NEWPID) != 0) {
+        ::close(null_fd);
+        ::close(report[0]);
+        ::close(report[1]);
+        return fail(Error::internal(errno_message("make the sandbox's PID namespace")));
+      }
+    }
 
-    const pid_t pid = ::fork();
-    if (pid == 0) {
+    const auto exec_workload = [&]() {
       // The shim ignores SIGTERM/SIGINT/SIGHUP/SIGPIPE, and ignored dispositions survive exec:
       // give the workload the defaults (so a stop's SIGTERM reaches it) and an empty mask.
       struct sigaction defaults {};
@@ -141,16 +150,52 @@ class Shim {
       ::dup2(null_fd, 0);
       ::dup2(log_fd_, 1);
       ::dup2(log_fd_, 2);
+      if (launch.sandbox) {
+        if (const int error = drop_to_sandbox_user(launch.sandbox->uid, launch.sandbox->gid)) {
+          errno = error;
+          child_fail(report[1], ChildFailure::kUser);
+        }
+      }
       if (::chdir(launch.cwd.c_str()) != 0) child_fail(report[1], ChildFailure::kChdir);
       // execvp searches the PATH of the calling process, so the workload's environment becomes
       // ours first (we are a single-threaded child: nothing else reads environ).
       environ = envp.data();
       ::execvp(argv[0], argv.data());
       child_fail(report[1], ChildFailure::kExec);
+    };
+
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (!launch.sandbox) exec_workload();
+      // PID 1 of the run's namespace: the view and the limits first, then the workload.
+      auto prepared = [&]() -> Status {
+        if (::unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) {
+          return fail(Error::internal(errno_message("make the sandbox's mount namespace")));
+        }
+        GPURENT_CHECK(build_sandbox_view(*launch.sandbox));
+        return join_sandbox_cgroups(*launch.sandbox);
+      }();
+      if (!prepared) {
+        write_all(log_fd_, fmt::format("gpurent: sandbox: {}\n", prepared.error().message));
+        errno = EPERM;
+        child_fail(report[1], ChildFailure::kSandbox);
+      }
+      const pid_t workload = ::fork();
+      if (workload == 0) exec_workload();
+      if (workload < 0) child_fail(report[1], ChildFailure::kExec);
+      ::close(report[1]);
+      run_sandbox_init(workload, status_pipe_[1]);
     }
     const std::string fork_error = pid < 0 ? errno_message("fork") : "";
     ::close(report[1]);
     ::close(null_fd);
+    if (launch.sandbox) ::close(status_pipe_[1]);
+    if (pid > 0 && launch.sandbox) {
+      // `gpurent exec` enters the run through its init.
+      if (auto state = write_shim_state(dir_, {::getpid(), self_start_time_, pid}); !state) {
+        write_all(log_fd_, fmt::format("gpurent: {}\n", state.error().message));
+      }
+    }
     std::optional<ChildFailure> failure;
     if (pid > 0) {
       ChildFailure received{};
@@ -162,6 +207,19 @@ class Shim {
     ::close(report[0]);
     if (pid < 0) return fail(Error::internal(fork_error));
     return Started{pid, failure};
+  }
+
+  // The workload's wait status: a sandbox's init passes it on (PID 1 cannot die of the workload's
+  // signal), else it is the child's own.
+  int workload_status(int child_status) {
+    if (status_pipe_[0] < 0) return child_status;
+    int status = 0;
+    ssize_t n;
+    while ((n = ::read(status_pipe_[0], &status, sizeof status)) < 0 && errno == EINTR) {
+    }
+    ::close(status_pipe_[0]);
+    status_pipe_[0] = -1;
+    return n == static_cast<ssize_t>(sizeof status) ? status : child_status;
   }
 
   void signal_ready() {
@@ -190,9 +248,26 @@ class Shim {
     return fmt::format("{}: {}", call, std::strerror(errno));
   }
 
+  static std::string failure_message(const ChildFailure& failure, const Launch& launch) {
+    const char* reason = std::strerror(failure.error);
+    switch (failure.stage) {
+      case ChildFailure::kChdir:
+        return fmt::format("cannot enter the working directory {}: {}", launch.cwd, reason);
+      case ChildFailure::kUser:
+        return fmt::format("cannot become the instance's user: {}", reason);
+      case ChildFailure::kSandbox:
+        return "cannot set up the run's sandbox (the reason is in the log above)";
+      case ChildFailure::kExec:
+        break;
+    }
+    return fmt::format("cannot execute '{}': {}", launch.command.front(), reason);
+  }
+
   std::filesystem::path dir_;
   int ready_fd_;
   int log_fd_ = -1;
+  uint64_t self_start_time_ = 0;
+  int status_pipe_[2] = {-1, -1};  // a sandbox's init -> the shim: the workload's wait status
 };
 
 }  // namespace

@@ -18,8 +18,23 @@ Result<Launch> read_launch(const std::filesystem::path& dir) {
   // The runtime adds its own variables to at most kMaxEnvEntries of the spec's.
   GPURENT_TRY(env, optional_string_map(json, "env", kMaxEnvEntries + 16, kMaxArgBytes));
   GPURENT_TRY(cwd, required_string(json, "cwd", 4096));
+  GPURENT_TRY(tenant_id, optional_string(json, "tenant_id", 256));
   if (command.empty()) return fail(Error::invalid("invalid_launch", "the command is empty"));
-  return Launch{std::move(command), std::move(env), std::move(cwd)};
+  Launch launch{std::move(command), std::move(env), std::move(cwd), tenant_id.value_or(""), {}};
+  if (const auto sandbox = json.find("sandbox"); sandbox != json.end()) {
+    GPURENT_TRY(parsed, parse_sandbox(*sandbox));
+    launch.sandbox = std::move(parsed);
+  }
+  return launch;
+}
+
+Json launch_json(const Launch& launch) {
+  Json json = {{"command", launch.command},
+               {"env", launch.env},
+               {"cwd", launch.cwd},
+               {"tenant_id", launch.tenant_id}};
+  if (launch.sandbox) json["sandbox"] = sandbox_json(*launch.sandbox);
+  return json;
 }
 
 Status write_exit_record(const std::filesystem::path& dir, const ExitRecord& record) {
@@ -36,7 +51,8 @@ Result<ExitRecord> read_exit_record(const std::filesystem::path& dir) {
 }
 
 Status write_shim_state(const std::filesystem::path& dir, const ShimState& state) {
-  const Json json = {{"shim_pid", state.pid}, {"shim_start_time", state.start_time}};
+  Json json = {{"shim_pid", state.pid}, {"shim_start_time", state.start_time}};
+  if (state.sandbox_init != 0) json["sandbox_init"] = state.sandbox_init;
   return write_file_atomic(dir / kStateFile, json.dump() + "\n");
 }
 
@@ -45,7 +61,9 @@ Result<ShimState> read_shim_state(const std::filesystem::path& dir) {
   GPURENT_TRY(json, parse_json_object(text));
   GPURENT_TRY(pid, required_int(json, "shim_pid", 1, std::numeric_limits<pid_t>::max()));
   GPURENT_TRY(start, required_int(json, "shim_start_time", 0, std::numeric_limits<int64_t>::max()));
-  return ShimState{static_cast<pid_t>(pid), static_cast<uint64_t>(start)};
+  GPURENT_TRY(init, optional_int(json, "sandbox_init", 1, std::numeric_limits<pid_t>::max()));
+  return ShimState{static_cast<pid_t>(pid), static_cast<uint64_t>(start),
+                   static_cast<pid_t>(init.value_or(0))};
 }
 
 std::optional<ProcStat> read_proc_stat(pid_t pid) {

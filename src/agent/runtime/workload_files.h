@@ -2,8 +2,10 @@
 // process runtime (agent side) and the shim (workload side); they are the only channel between the
 // two that survives an agent restart.
 //
-//   launch.json  written by the agent before it starts the shim: command, full env, working dir
-//   state.json   written by the shim once it leads its own session: its pid and /proc start time
+//   launch.json  written by the agent before it starts the shim: command, full env, working dir,
+//                the tenant, and the sandbox (sandbox.h) when the run is sandboxed; mode 0600
+//   state.json   written by the shim once it leads its own session: its pid and /proc start time,
+//                and again once a sandboxed run's init is forked, with the init's pid
 //   output.log   the workload's stdout and stderr, appended
 //   exit.json    written once, when the run is over: {"exit_code", "message"}; the agent reports
 //                the exit status from this file only, whether or not the shim is its child
@@ -19,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/runtime/sandbox.h"
 #include "common/result.h"
 
 namespace gpurent::agent {
@@ -44,7 +47,10 @@ struct Launch {
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
   std::string cwd;
+  std::string tenant_id;           // empty: not told (an older server)
+  std::optional<Sandbox> sandbox;  // none: the run shares the agent's user and view of the host
 };
+Json launch_json(const Launch& launch);
 Result<Launch> read_launch(const std::filesystem::path& dir);
 
 struct ExitRecord {
@@ -59,6 +65,7 @@ Result<ExitRecord> read_exit_record(const std::filesystem::path& dir);
 struct ShimState {
   pid_t pid = 0;
   uint64_t start_time = 0;  // /proc/<pid>/stat field 22, in clock ticks since boot
+  pid_t sandbox_init = 0;   // a sandboxed run's PID 1, as the host numbers it; 0: none (yet)
 };
 
 Status write_shim_state(const std::filesystem::path& dir, const ShimState& state);
