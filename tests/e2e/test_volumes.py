@@ -47,12 +47,12 @@ def test_volume_data_survives_stop_start_and_deletion_of_its_instance(platform):
     first = launch(platform, key, volume_id, "/data")
     platform.wait_state(first, "running", key)
     out = wait_log(platform, first, key, "run 1 found: nothing")
-    # The process runtime links the volume into the instance directory and says where.
+    # The process runtime puts the volume at its mount path inside the instance directory (bound
+    # there in a sandbox, linked without one) and says where; its data lives on the node.
     data_dir = re.search(rf"volumes={volume_id}=(\S+)", out).group(1)
-    assert data_dir.endswith("/data")
-    wait_for(lambda: os.path.exists(os.path.join(data_dir, "note")), what="the note")
-    volume_path = os.path.realpath(data_dir)
-    assert volume_path.endswith(f"/volumes/{volume_id}")
+    assert data_dir.endswith(f"/{first}/data")
+    volume_path = os.path.join(platform.data_dir, "agent", "volumes", volume_id)
+    wait_for(lambda: os.path.exists(os.path.join(volume_path, "note")), what="the note")
     placed = platform.call("GET", f"/v1/volumes/{volume_id}", key).json()
     assert placed["node_id"] == platform.instance(first, key)["node_id"]
 
