@@ -320,6 +320,20 @@ std::string nodes_view(const Json& items, Timestamp now) {
   return table.render();
 }
 
+namespace {
+
+// "sandbox (CPU and memory limits through cgroup v1)", or "none: one tenant's processes at a time
+// (the agent does not run as root ...)".
+std::string isolation(const Json& node) {
+  const std::string mode = field_text(node, "isolation");
+  const std::string note = field_text(node, "isolation_note");
+  if (mode == "sandbox") return note.empty() ? mode : fmt::format("sandbox ({})", note);
+  return fmt::format("none: one tenant's processes at a time{}",
+                     note.empty() ? "" : fmt::format(" ({})", note));
+}
+
+}  // namespace
+
 std::string node_view(const Json& node, Timestamp now) {
   std::string out = render_fields({
       {"ID", field_text(node, "id")},
@@ -331,6 +345,7 @@ std::string node_view(const Json& node, Timestamp now) {
       {"CPU", field_text(node, "cpu_count")},
       {"Memory", memory(node)},
       {"Simulated", field_text(node, "simulated")},
+      {"Isolation", isolation(node)},
       {"Agent", field_text(node, "agent_version")},
       {"Registered", when_exactly(node, "registered_at", now)},
       {"Last seen", when_exactly(node, "last_heartbeat", now)},

@@ -69,6 +69,7 @@ def test_a_tenants_workload_cannot_reach_the_node_or_another_tenants_work(guarde
     _, thief_key = platform.new_tenant("thief")
     node = platform.call("GET", "/v1/nodes").json()["items"][0]
     assert node["isolation"] == "sandbox", node
+    assert "Isolation:   sandbox (" in platform.cli("nodes", "show", node["id"]).stdout
 
     victim = launch(platform, victim_key,
                     "echo victim-log; echo private > secret.txt; exec sleep 612",
@@ -154,6 +155,8 @@ def test_volume_names_are_safe_path_names(platform):
 def test_without_a_sandbox_the_node_runs_one_tenants_work_at_a_time(platform):
     node = platform.call("GET", "/v1/nodes").json()["items"][0]
     assert node["isolation"] == "none" and "root" in node["isolation_note"], node
+    assert "none: one tenant's processes at a time" in platform.cli("nodes", "show",
+                                                                    node["id"]).stdout
     _, first_key = platform.new_tenant("first")
     _, second_key = platform.new_tenant("second")
     launch(platform, first_key, "sleep 600")
