@@ -446,7 +446,9 @@ Result<Sandbox> ProcessRuntime::prepare_sandbox(const model::WorkloadSpec& spec,
                                            std::filesystem::perms::group_write |
                                            (it->is_directory(ec) ? std::filesystem::perms::group_exec
                                                                  : std::filesystem::perms::none),
-                                       std::filesystem::perm_options::add, ec);
+                                       std::filesystem::perm_options::add |
+                                           std::filesystem::perm_options::nofollow,
+                                       ec);
         }
       }
     }

@@ -282,6 +282,13 @@ TEST_F(SandboxTest, ARunIsHeldToItsCpuAndMemoryThroughItsCgroups) {
   // Forgetting the run deletes its cgroups.
   ASSERT_TRUE(runtime->forget({"i-limited", 1}));
   for (const auto& dir : launch->sandbox->cgroups) EXPECT_FALSE(std::filesystem::exists(dir));
+
+  // Beyond its memory the kernel ends the run.
+  auto greedy = shell("i-greedy", "t-1", "python3 -c 'x = b\"a\" * (1536 << 20); print(\"survived\")'");
+  greedy.memory_gb = 1;
+  const auto greedy_out = run(*runtime, greedy, &code);
+  EXPECT_EQ(code, 137) << greedy_out;
+  EXPECT_EQ(greedy_out.find("survived"), std::string::npos);
 }
 
 // --- Without a sandbox: one tenant at a time -------------------------------------------------
