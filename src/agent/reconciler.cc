@@ -161,7 +161,7 @@ model::NodeReport Reconciler::report() const {
   report.container_runtime = container_runtime_;
   for (const auto& workload : runtime_.workloads()) {
     model::WorkloadStatus status{workload.key.instance_id, workload.key.run, workload.phase,
-                                 workload.exit_code, workload.message};
+                                 workload.exit_code, workload.message, workload.never_started};
     if (workload.phase == model::WorkloadPhase::kExited && !log_complete(workload)) {
       status = {workload.key.instance_id, workload.key.run, model::WorkloadPhase::kRunning,
                 std::nullopt, ""};
@@ -170,7 +170,7 @@ model::NodeReport Reconciler::report() const {
   }
   for (const auto& [key, why] : failed_starts_) {
     report.workloads.push_back(
-        {key.instance_id, key.run, model::WorkloadPhase::kExited, kStartFailedExitCode, why});
+        {key.instance_id, key.run, model::WorkloadPhase::kExited, kStartFailedExitCode, why, true});
   }
   return report;
 }

@@ -234,6 +234,18 @@ std::string balance_view(const Json& balance) {
                         {"Balance", amount(balance, "balance_micros")}});
 }
 
+namespace {
+
+// "1m00s", or "1m00s (59s of it the minimum)" when the run's minimum duration was charged.
+std::string run_duration(const Json& run) {
+  const std::string billed = format_duration(integer(run, "seconds"));
+  const int64_t minimum = integer(run, "minimum_seconds");
+  return minimum > 0 ? fmt::format("{} ({} of it the minimum)", billed, format_duration(minimum))
+                     : billed;
+}
+
+}  // namespace
+
 std::string usage_view(const Json& usage, Timestamp now) {
   const std::string currency = field_text(usage, "currency");
   Table table({"INSTANCE", "RUN", "GPUS", "PRICE", "STARTED", "DURATION", "AMOUNT"});
@@ -241,7 +253,7 @@ std::string usage_view(const Json& usage, Timestamp now) {
     if (run.is_object() && !run.contains("currency")) run["currency"] = currency;
     table.add_row({field_text(run, "instance_id"), field_text(run, "run"), gpus(run),
                    price(run, integer(run, "gpu_count")), when(run, "started_at", now),
-                   format_duration(integer(run, "seconds")), amount(run, "amount_micros")});
+                   run_duration(run), amount(run, "amount_micros")});
   }
   std::string text = table.render();
   const Json& volumes = member(usage, "volumes");

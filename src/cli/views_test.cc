@@ -68,6 +68,16 @@ TEST(CliViewsTest, UsageWithTotal) {
             "\nTotal: CNY 18.00\n");
 }
 
+TEST(CliViewsTest, UsageSaysWhatOfARunsDurationIsItsMinimum) {
+  const Json usage = Json::parse(R"({"items": [{"instance_id": "i-1", "run": 1,
+      "gpu_type": "h100-80g", "gpu_count": 1, "price_per_gpu_hour_micros": 18000000,
+      "started_at": "2026-11-30T15:29:00.000Z", "ended_at": "2026-11-30T15:29:01.000Z",
+      "seconds": 60, "minimum_seconds": 59, "amount_micros": 300000}], "total_micros": 300000,
+      "currency": "CNY"})");
+  EXPECT_NE(usage_view(usage, kNow).find("1m00s (59s of it the minimum)"), std::string::npos)
+      << usage_view(usage, kNow);
+}
+
 TEST(CliViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
   const Json transfers = Json::parse(R"([{"id": "x-1", "at": "2026-11-30T15:29:00.000Z",
       "kind": "usage", "from_account": "tenant:t-1:cash", "to_account": "platform:revenue",

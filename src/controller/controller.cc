@@ -876,8 +876,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
     if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
       // A run the platform cut short (its node or GPU failed, its agent lost it, it was
-      // preempted or moved off a drained node) pays no minimum.
-      const bool platform_ended = node.state != NodeState::kReady || how == RunEnd::kLostByAgent ||
+      // preempted or moved off a drained node) pays no minimum, nor one that never ran.
+      const bool platform_ended = node.state != NodeState::kReady || how != RunEnd::kReported ||
                                   instance.preempt_requested || instance.requeue_requested ||
                                   on_quarantined_gpu(instance);
       if (!platform_ended) charge_minimum_duration(*usage);
@@ -1170,6 +1170,12 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
         break;
       case model::WorkloadPhase::kExited:
         begin_run(instance);
+        if (status.never_started) {
+          end_run(instance, status.exit_code,
+                  fmt::format("the command could not be started: {}", status.message),
+                  RunEnd::kNeverStarted);
+          break;
+        }
         end_run(instance, status.exit_code,
                 status.exit_code == 0
                     ? "the command exited"

@@ -545,7 +545,8 @@ class Controller {
   // How a run ended, where the instance and its node do not already say: a workload its agent
   // no longer lists, though it was never asked to stop, was lost (the agent or its host
   // restarted). The platform cut it short, as when its node fails: it pays no minimum duration.
-  enum class RunEnd { kReported, kLostByAgent };
+  // kNeverStarted: its command never ran (WorkloadStatus::never_started).
+  enum class RunEnd { kReported, kLostByAgent, kNeverStarted };
   // Meters the run up to its end, charges its minimum duration unless the platform cut it short,
   // and settles the instance's state (stopped, failed, preempted, pending again, terminated).
   void end_run(model::Instance& instance, std::optional<int> exit_code, std::string reason,

@@ -86,6 +86,30 @@ TEST_F(PricesTest, ARunItsAgentLostPaysWhatRanAndNoMinimum) {
   EXPECT_EQ(bob_before - balance(bob_), 60 * kH100PerSecond);
 }
 
+TEST_F(PricesTest, ARunWhoseCommandNeverStartedPaysNothing) {
+  // A typo in the command: the agent could not execute it. Nothing ran, so no minimum is due.
+  const auto instance = launch(alice_, spec(1));
+  const Micros before = balance(alice_);
+  clock_.advance(Millis(1'500));
+  report(get(instance.id).node_id,
+         {{instance.id, get(instance.id).run, model::WorkloadPhase::kExited, 127,
+           "cannot execute './task.sh': No such file or directory", /*never_started=*/true}});
+  const auto& failed = get(instance.id);
+  ASSERT_EQ(failed.state, InstanceState::kFailed);
+  EXPECT_EQ(failed.reason,
+            "the command could not be started: cannot execute './task.sh': No such file or "
+            "directory");
+  EXPECT_EQ(before - balance(alice_), 0);
+  EXPECT_EQ(charged(failed), 0);
+
+  // The same exit from a command that ran (a script's own 127) pays the minimum.
+  const auto ran = launch(bob_, spec(1));
+  const Micros bob_before = balance(bob_);
+  report(get(ran.id).node_id,
+         {{ran.id, get(ran.id).run, model::WorkloadPhase::kExited, 127, "", false}});
+  EXPECT_EQ(bob_before - balance(bob_), 60 * kH100PerSecond);
+}
+
 TEST_F(PricesTest, AStoppedInstancesDiskPaysStorageUntilItStartsAgain) {
   auto s = spec(1);
   s.disk_gb = 720;  // 0.5 a GB-month: 360 a month, 0.5 an hour

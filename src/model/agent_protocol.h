@@ -128,6 +128,9 @@ struct WorkloadStatus {
   WorkloadPhase phase = WorkloadPhase::kStarting;
   std::optional<int> exit_code;  // for kExited: the exit status, or 128 + signal
   std::string message;           // e.g. why it could not be started
+  // For kExited: its command never ran (it could not be executed, its image pulled, its sandbox
+  // made): billed as what ran, which is nothing, with no minimum duration.
+  bool never_started = false;
 };
 
 struct NodeReport {

@@ -590,6 +590,10 @@ std::string node_report_json(const NodeReport& v, std::optional<int64_t> sent_at
     w.text(workload.instance_id);
     w.key("message");
     w.text(workload.message);
+    if (workload.never_started) {
+      w.key("never_started");
+      w.boolean(true);
+    }
     w.field("phase", to_string(workload.phase));
     w.field("run", workload.run);
   });

@@ -30,6 +30,9 @@ Result<WorkloadStatus> read_workload(od::value value) {
         }
         if (key == "exit_code") return read(member, "workloads[].exit_code", workload.exit_code);
         if (key == "message") return read(member, "workloads[].message", workload.message);
+        if (key == "never_started") {
+          return read(member, "workloads[].never_started", workload.never_started);
+        }
         return {};
       }));
   return workload;

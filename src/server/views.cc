@@ -245,6 +245,14 @@ Json offer_view(const controller::Controller& controller, const controller::Offe
           {"currency", controller.options().currency}};
 }
 
+// Of a run's billed seconds, those its minimum duration added (price book: minimum_billed_seconds):
+// what was charged beyond the whole seconds it ran. 0 while it runs.
+int64_t minimum_seconds(const model::UsageRecord& usage) {
+  if (usage.kind != model::UsageKind::kRun || !usage.ended_at) return 0;
+  const int64_t ran = (*usage.ended_at - usage.started_at).count() / 1000;
+  return std::max<int64_t>(0, usage.billed_seconds + usage.package_seconds - ran);
+}
+
 Json usage_view(const model::UsageRecord& usage) {
   return {{"instance_id", usage.instance_id},
           {"run", usage.run},
@@ -255,6 +263,7 @@ Json usage_view(const model::UsageRecord& usage) {
           {"started_at", format_rfc3339(usage.started_at)},
           {"ended_at", time_or_null(usage.ended_at)},
           {"seconds", usage.billed_seconds},
+          {"minimum_seconds", minimum_seconds(usage)},
           {"amount_micros", usage.charged}};
 }
 

@@ -234,3 +234,26 @@ def test_a_reserved_term_is_paid_up_front_and_its_work_pays_no_gpu_price(platfor
             if r["id"] == term["id"]]
     assert kept == [term]
     assert balance(platform, key) == 278_400_000
+
+
+def test_a_command_that_never_starts_costs_nothing_and_usage_names_the_minimum(platform):
+    _, key = platform.new_tenant("typo", topup_micros=100_000_000)
+    # A typo: the program does not exist. The node cannot execute it, so nothing ran.
+    typo = platform.call("POST", "/v1/instances", key,
+                         body={"gpu_type": "h100-80g", "command": ["./task.sh"]})
+    assert typo.status == 201, typo.body
+    failed = platform.wait_state(typo.json()["id"], "failed", key)
+    assert failed["reason"].startswith("the command could not be started: cannot execute"), failed
+    assert balance(platform, key) == 100_000_000
+
+    # A command that ran for a moment pays the minimum, and usage says which seconds it is.
+    quick = platform.call("POST", "/v1/instances", key,
+                          body={"gpu_type": "h100-80g", "command": ["true"]})
+    assert quick.status == 201, quick.body
+    platform.wait_state(quick.json()["id"], "stopped", key)
+    usage = platform.call("GET", "/v1/billing/usage", key).json()
+    item = next(i for i in usage["items"] if i["instance_id"] == quick.json()["id"])
+    assert item["seconds"] == 60 and item["minimum_seconds"] >= 59, item
+    typo_items = [i for i in usage["items"] if i["instance_id"] == typo.json()["id"]]
+    assert all(i["amount_micros"] == 0 for i in typo_items), typo_items
+    assert "of it the minimum" in platform.cli("usage", key=key).stdout

@@ -603,6 +603,7 @@ void ProcessRuntime::mark_exited(Entry& entry, ExitRecord record) {
   entry.info.phase = model::WorkloadPhase::kExited;
   entry.info.exit_code = record.exit_code;
   entry.info.message = std::move(record.message);
+  entry.info.never_started = record.never_started;
   spdlog::info("workload_exited instance={} run={} exit_code={} message=\"{}\"",
                entry.info.key.instance_id, entry.info.key.run, record.exit_code,
                entry.info.message);

@@ -57,6 +57,7 @@ struct Workload {
   std::string message;
   std::filesystem::path log_path;
   bool stop_requested = false;
+  bool never_started = false;  // exited without its command ever running (ExitRecord)
 };
 
 class Runtime {

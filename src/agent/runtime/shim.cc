@@ -62,22 +62,22 @@ class Shim {
   int run() {
     // Own session and process group: the agent stops a run by signalling this group, which must
     // hold the workload and its children but never the agent.
-    if (::setsid() < 0) return finish({kCannotExecuteExitCode, errno_message("setsid")});
+    if (::setsid() < 0) return finish({kCannotExecuteExitCode, errno_message("setsid"), true});
     auto launch = read_launch(dir_);
-    if (!launch) return finish({kCannotExecuteExitCode, launch.error().message});
+    if (!launch) return finish({kCannotExecuteExitCode, launch.error().message, true});
     const auto self = read_proc_stat(::getpid());
-    if (!self) return finish({kCannotExecuteExitCode, "cannot read /proc/self/stat"});
+    if (!self) return finish({kCannotExecuteExitCode, "cannot read /proc/self/stat", true});
     self_start_time_ = self->start_time;
     if (auto state = write_shim_state(dir_, {::getpid(), self->start_time}); !state) {
-      return finish({kCannotExecuteExitCode, state.error().message});
+      return finish({kCannotExecuteExitCode, state.error().message, true});
     }
     log_fd_ = ::open((dir_ / kLogFile).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-    if (log_fd_ < 0) return finish({kCannotExecuteExitCode, errno_message("open the log")});
+    if (log_fd_ < 0) return finish({kCannotExecuteExitCode, errno_message("open the log"), true});
 
     auto started = start_workload(*launch);
     if (!started) {
       write_all(log_fd_, fmt::format("gpurent: {}\n", started.error().message));
-      return finish({kCannotExecuteExitCode, started.error().message});
+      return finish({kCannotExecuteExitCode, started.error().message, true});
     }
     const auto [pid, failure] = *started;
     std::string message;
@@ -92,7 +92,7 @@ class Shim {
       if (errno != EINTR) return finish({kKilledExitCode, errno_message("waitpid")});
     }
     status = workload_status(status);
-    ExitRecord record{0, std::move(message)};
+    ExitRecord record{0, std::move(message), failure.has_value()};
     if (WIFEXITED(status)) {
       record.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

@@ -38,7 +38,8 @@ Json launch_json(const Launch& launch) {
 }
 
 Status write_exit_record(const std::filesystem::path& dir, const ExitRecord& record) {
-  const Json json = {{"exit_code", record.exit_code}, {"message", record.message}};
+  Json json = {{"exit_code", record.exit_code}, {"message", record.message}};
+  if (record.never_started) json["never_started"] = true;
   return write_file_atomic(dir / kExitFile, json.dump() + "\n");
 }
 
@@ -47,7 +48,10 @@ Result<ExitRecord> read_exit_record(const std::filesystem::path& dir) {
   GPURENT_TRY(json, parse_json_object(text));
   GPURENT_TRY(code, required_int(json, "exit_code", 0, 255));
   GPURENT_TRY(message, optional_string(json, "message", 4096));
-  return ExitRecord{static_cast<int>(code), message.value_or("")};
+  const auto never_started = json.find("never_started");
+  return ExitRecord{static_cast<int>(code), message.value_or(""),
+                    never_started != json.end() && never_started->is_boolean() &&
+                        never_started->get<bool>()};
 }
 
 Status write_shim_state(const std::filesystem::path& dir, const ShimState& state) {

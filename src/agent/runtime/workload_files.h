@@ -56,6 +56,9 @@ Result<Launch> read_launch(const std::filesystem::path& dir);
 struct ExitRecord {
   int exit_code = 0;
   std::string message;  // empty for a normal exit
+  // The command never ran (it could not be executed, or its sandbox not made): the run is not
+  // billed as one that ran (WorkloadStatus::never_started).
+  bool never_started = false;
 };
 
 Status write_exit_record(const std::filesystem::path& dir, const ExitRecord& record);
