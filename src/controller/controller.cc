@@ -840,6 +840,7 @@ void Controller::begin_run(Instance& instance) {
   record_downtime_end(instance, started);
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(started + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
+    settled_.reset();  // its end is known now: the backfill estimates move
   }
   // Not written: the run's usage record, written below, says when it started, and restore
   // derives the start from it (restore_run_start); an array's start would otherwise write every

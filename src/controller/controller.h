@@ -425,6 +425,9 @@ class Controller {
   // --- Checks ------------------------------------------------------------------------------
   // The scheduler's view of the cluster (read-only: statistics, simulation reports).
   const sched::Cluster& cluster() const { return cluster_; }
+  // Requests the scheduling passes have tried to place, in all: their work, which a command
+  // that queues must not make grow with the queue.
+  uint64_t requests_tried() const { return requests_tried_; }
   // Verifies the scheduling invariants: the scheduler's allocations are exactly the placed
   // instances', no GPU is held above 1000 milli, job gangs are placed all or none, quotas and
   // reservations are not exceeded. Fails loudly with what broke; O(instances + nodes).
@@ -688,7 +691,20 @@ class Controller {
   void enqueue(model::Instance& instance);
   void dequeue(const model::Instance& instance);
   std::set<QueuePosition> pending_;
-  bool queue_changed_ = false;  // something a scheduling pass depends on changed
+  bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
+  std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
+  // The last pass, while what it did still holds: it placed nothing, and nothing it read has
+  // changed since (queue_changed_ is false, nothing left the queue). `state` is its state at the
+  // end, after trying `last`.
+  struct SettledPass {
+    PassState state;
+    QueuePosition last;
+  };
+  std::optional<SettledPass> settled_;
+  // Whether a full pass would try the arrival after every request the settled pass tried, with
+  // that pass's state.
+  bool follows_settled_pass(const QueuePosition& arrival) const;
+  uint64_t requests_tried_ = 0;
   int64_t last_queue_sequence_ = 0;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;

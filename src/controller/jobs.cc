@@ -415,6 +415,7 @@ Result<Reservation> Controller::cancel_reservation(const Principal& caller, std:
       GPURENT_CHECK(post(std::move(*refund)));
     }
     reservation.state = ReservationState::kCancelled;
+    settled_.reset();  // what it held back is free, and its work waits for nothing
     settle_reservation(reservation);
     changes_.reservations.push_back(reservation);
     advance_reservations();

@@ -24,15 +24,21 @@ Controller::QueuePosition Controller::queue_position(const Instance& instance) {
 }
 
 void Controller::enqueue(Instance& instance) {
-  // Work that comes back to the queue (moved, retried) keeps its place.
-  if (instance.queue_sequence == 0) instance.queue_sequence = ++last_queue_sequence_;
+  // Work that comes back to the queue (moved, retried) keeps its place, which may be anywhere in
+  // the order: the next pass takes the whole queue. A new arrival comes last in its band.
+  if (instance.queue_sequence == 0) {
+    instance.queue_sequence = ++last_queue_sequence_;
+    arrivals_.push_back(queue_position(instance));
+  } else {
+    queue_changed_ = true;
+  }
   pending_.insert(queue_position(instance));
-  queue_changed_ = true;
 }
 
 void Controller::dequeue(const Instance& instance) {
   pending_.erase(queue_position(instance));
   preemptions_.erase(instance.id);
+  settled_.reset();  // what it blocked, or the capacity it takes when placed, changes the rest
 }
 
 int Controller::gang_size(const Instance& instance) const {
@@ -40,13 +46,44 @@ int Controller::gang_size(const Instance& instance) const {
   return jobs_.at(instance.job_id).spec.nodes;
 }
 
+bool Controller::follows_settled_pass(const QueuePosition& arrival) const {
+  // A full pass takes bands in order and, within a band where nothing is placed, each tenant's
+  // requests together (their shares do not change): an arrival after the last request tried is
+  // tried after it if it opens a later band or joins the same tenant's requests.
+  const QueuePosition& last = settled_->last;
+  if (arrival <= last) return false;
+  return arrival.negated_class != last.negated_class ||
+         arrival.negated_priority != last.negated_priority ||
+         instances_.at(arrival.id).tenant_id == instances_.at(last.id).tenant_id;
+}
+
 void Controller::schedule() {
-  if (!queue_changed_ || pending_.empty()) return;
-  queue_changed_ = false;
+  if (pending_.empty()) {
+    arrivals_.clear();
+    return;
+  }
+  if (!queue_changed_ && arrivals_.empty()) return;
+  // What the requests ahead of the arrivals would do again is what the settled pass did: the
+  // arrivals alone are tried, from where it ended, and a command into a long queue of work that
+  // does not fit costs no pass over that queue.
+  const bool arrivals_only = !queue_changed_ && settled_ &&
+                             std::ranges::all_of(arrivals_, [this](const QueuePosition& arrival) {
+                               return follows_settled_pass(arrival);
+                             });
   PassState pass;
+  auto band_start = pending_.begin();
+  if (arrivals_only) {
+    pass = std::move(settled_->state);
+    band_start = pending_.find(std::ranges::min(arrivals_));
+  }
+  queue_changed_ = false;
+  arrivals_.clear();
+  // Settled unless this pass places something: placing dequeues, which forgets it, and the next
+  // pass retries every request with what changed.
+  settled_.emplace();
   // Bands of equal class and priority, in queue order. Within a band the tenants take turns:
   // the one holding the least (weighted by its quota weight) goes next, each in arrival order.
-  auto band_start = pending_.begin();
+  const Instance* last = nullptr;
   while (band_start != pending_.end()) {
     const QueuePosition first = *band_start;
     std::map<std::string, std::deque<std::string>> by_tenant;
@@ -73,7 +110,10 @@ void Controller::schedule() {
       const std::string tenant = turns.top().second;
       turns.pop();
       auto& ids = by_tenant[tenant];
-      try_place(instances_.at(ids.front()), pass);
+      Instance& instance = instances_.at(ids.front());
+      try_place(instance, pass);
+      ++requests_tried_;
+      last = &instance;
       // Between two requests, where no placement is half done.
       stream_placed_rows_if_due();
       ids.pop_front();
@@ -81,6 +121,7 @@ void Controller::schedule() {
     }
     band_start = next ? pending_.lower_bound(*next) : pending_.end();
   }
+  if (settled_) *settled_ = {std::move(pass), queue_position(*last)};
 }
 
 std::string Controller::admission_hold(const Instance& instance, int members) const {

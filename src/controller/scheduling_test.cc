@@ -225,6 +225,25 @@ TEST_F(SchedulingTest, DeclaredMaxRuntimeStopsTheInstance) {
   EXPECT_NE(get(instance.id).reason.find("max_runtime_s"), std::string::npos);
 }
 
+TEST_F(SchedulingTest, QueueingBehindWorkThatDoesNotFitCostsTheSameForAnyQueueLength) {
+  // One GPU is taken, so no 8-GPU request fits: the API benchmark's queued creations.
+  run(launch(alice_, 1).id);
+  const auto tried_per_launch = [&](int queued) {
+    model::JobSpec array;
+    array.task = spec(8);
+    array.array = queued;
+    EXPECT_TRUE(ctl_.create_job(alice_, std::move(array), std::nullopt, ""));
+    constexpr int kLaunches = 10;
+    const uint64_t before = ctl_.requests_tried();
+    for (int i = 0; i < kLaunches; ++i) EXPECT_EQ(launch(alice_, 8).state, InstanceState::kPending);
+    return (ctl_.requests_tried() - before) / kLaunches;
+  };
+  const uint64_t short_queue = tried_per_launch(100);
+  const uint64_t long_queue = tried_per_launch(10'000);
+  EXPECT_EQ(long_queue, short_queue);
+  EXPECT_EQ(short_queue, 1u);  // the new request alone
+}
+
 TEST_F(SchedulingTest, NodesWithMixedGpuTypesAreRefused) {
   model::NodeRegistration mixed{.name = "mixed", .cpu_count = 8, .memory_mb = 1024};
   mixed.gpus = {{"GPU-m0", 0, "h100-80g", "H100", 81920}, {"GPU-m1", 1, "a100-80g", "A100", 81920}};
