@@ -53,6 +53,10 @@ Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::s
           std::string(bytes), "application/octet-stream"};
 }
 
+Call upload_call(std::string_view upload_id) {
+  return {"GET", fmt::format("/v1/agent/upload?id={}", query_escape(upload_id)), "", ""};
+}
+
 Call report_call(const model::NodeReport& report, Timestamp now) {
   return {"POST", "/v1/agent/report", model::node_report_json(report, to_unix_ms(now))};
 }

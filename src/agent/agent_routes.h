@@ -31,6 +31,7 @@ Call register_call(const model::NodeRegistration& registration);
 // The desired-state watch (model/agent_protocol.h): read its body with a DesiredStream.
 Call watch_call(int64_t after);
 Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes);
+Call upload_call(std::string_view upload_id);
 // Stamps the report's sent_at_ms with `now` (the agent's wall clock, read just before sending).
 Call report_call(const model::NodeReport& report, Timestamp now);
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,6 +29,11 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
   static constexpr std::string_view kNodeId = "n-test";
 
   // Replaces the desired set and bumps the generation, as the controller does.
+  // An upload agents may fetch (a workload's workdir).
+  void set_upload(std::string id, std::string bytes) {
+    std::lock_guard lock(mutex_);
+    uploads_[std::move(id)] = std::move(bytes);
+  }
   void set_desired(std::vector<model::WorkloadSpec> workloads) {
     {
       std::lock_guard lock(mutex_);
@@ -179,6 +185,16 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
       return static_cast<int64_t>(log.size());
     }
 
+    Status fetch_upload(std::string_view credential, std::string_view upload_id,
+                        const std::filesystem::path& into) override {
+      std::lock_guard lock(server_.mutex_);
+      if (auto refused = server_.check(credential)) return fail(*refused);
+      const auto it = server_.uploads_.find(std::string(upload_id));
+      if (it == server_.uploads_.end()) return fail(Error::not_found("upload", upload_id));
+      std::ofstream(into, std::ios::binary | std::ios::trunc) << it->second;
+      return {};
+    }
+
     Status report(std::string_view credential, const model::NodeReport& report) override {
       std::lock_guard lock(server_.mutex_);
       if (auto refused = server_.check(credential)) return fail(*refused);
@@ -220,6 +236,7 @@ class FakeServer : public std::enable_shared_from_this<FakeServer> {
   std::optional<model::NodeRegistration> registration_;
   std::vector<model::NodeReport> reports_;
   std::map<Key, std::string> logs_;
+  std::map<std::string, std::string> uploads_;  // by id
   std::map<Key, std::string> log_at_exit_;
   std::vector<size_t> upload_sizes_;
 };

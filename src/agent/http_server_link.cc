@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
 #include "agent/agent_routes.h"
+#include "client/api_client.h"
 #include "client/http_client.h"
 #include "common/clock.h"
 
@@ -35,6 +38,28 @@ class HttpServerLink final : public ServerLink {
     GPURENT_TRY(response,
                 send(routes::logs_call(instance_id, run, offset, bytes), credential, kHttpSlack));
     return routes::logs_answer(response);
+  }
+
+  Status fetch_upload(std::string_view credential, std::string_view upload_id,
+                      const std::filesystem::path& into) override {
+    std::ofstream out(into, std::ios::binary | std::ios::trunc);
+    int64_t written = 0;
+    GPURENT_TRY(response, http_.stream(request(routes::upload_call(upload_id), credential),
+                                       [&](std::string_view piece) {
+                                         written += static_cast<int64_t>(piece.size());
+                                         if (written > model::kMaxWorkdirBytes) return false;
+                                         out.write(piece.data(),
+                                                   static_cast<std::streamsize>(piece.size()));
+                                         return static_cast<bool>(out);
+                                       }));
+    if (response.status != 200) {
+      return fail(client::error_from_response(response, "GET /v1/agent/upload"));
+    }
+    if (!out.flush() || written > model::kMaxWorkdirBytes) {
+      return fail(Error::internal(fmt::format("cannot write upload {} to {}", upload_id,
+                                              into.string())));
+    }
+    return {};
   }
 
   Status report(std::string_view credential, const model::NodeReport& report) override {

@@ -8,6 +8,7 @@
 
 #include "agent/host.h"
 #include "agent/reconciler.h"
+#include "agent/runtime/workdir.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
@@ -372,12 +373,25 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   if (telemetry) reconciler.set_telemetry(&telemetry->backlog());
   reconciler.set_node_api(node_api_->address(), node_api_->secret());
   reconciler.set_container_runtime(!options_.container_socket.empty());
+  std::optional<Identity> identity;
+  // Fetched once per node: an array's tasks share their upload.
+  reconciler.set_workdir_fetcher([&](std::string_view upload_id) -> Status {
+    const auto archive = workdir_archive(options_.data_dir, upload_id);
+    std::error_code ec;
+    if (std::filesystem::exists(archive, ec)) return {};
+    if (!identity) return fail(Error{ErrorKind::kUnavailable, "not_registered", "not registered yet"});
+    std::filesystem::create_directories(archive.parent_path(), ec);
+    const auto partial = archive.string() + ".partial";
+    GPURENT_CHECK(link->fetch_upload(identity->credential, upload_id, partial));
+    std::filesystem::rename(partial, archive, ec);
+    if (ec) return fail(Error::internal(fmt::format("rename {}: {}", partial, ec.message())));
+    return {};
+  });
   VolumeJanitor volumes(options_.data_dir);
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to
   SteadyTime retry_at{};
   while (true) {
-    std::optional<Identity> identity;
     {
       std::lock_guard lock(shared_->mutex);
       if (shared_->stopping) return;

@@ -90,6 +90,16 @@ void Reconciler::converge(const model::DesiredState& desired) {
 }
 
 Status Reconciler::start(const model::WorkloadSpec& spec) {
+  if (!spec.workdir.empty()) {
+    if (!fetch_workdir_) {
+      return fail(Error::internal("this agent cannot fetch workdirs"));
+    }
+    if (auto fetched = fetch_workdir_(spec.workdir); !fetched) {
+      return fail(Error{fetched.error().kind, fetched.error().code,
+                        fmt::format("cannot fetch the workdir {}: {}", spec.workdir,
+                                    fetched.error().message)});
+    }
+  }
   if (spec.services.empty()) return runtime_.start(spec);
   const WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_TRY(services, runs_.bind_services(key, spec.services));

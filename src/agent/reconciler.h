@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -58,6 +59,10 @@ class Reconciler {
   }
   // Whether the node has a container engine, sent with every report.
   void set_container_runtime(bool available) { container_runtime_ = available; }
+  // Makes a workdir's upload available at workdir_archive() before a run that unpacks it starts
+  // (runtime/workdir.h); its error fails the start. Unset: such runs fail to start.
+  using WorkdirFetcher = std::function<Status(std::string_view upload_id)>;
+  void set_workdir_fetcher(WorkdirFetcher fetch) { fetch_workdir_ = std::move(fetch); }
   // Where sync() takes each report's telemetry batch from; nullptr (the default): none.
   void set_telemetry(TelemetryBacklog* backlog) { telemetry_ = backlog; }
 
@@ -84,6 +89,7 @@ class Reconciler {
   std::string node_api_address_;
   std::string node_api_secret_;
   std::optional<bool> container_runtime_;
+  WorkdirFetcher fetch_workdir_;
   TelemetryBacklog* telemetry_ = nullptr;
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;

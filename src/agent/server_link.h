@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -41,6 +42,10 @@ class ServerLink {
   virtual Result<int64_t> upload_log(std::string_view credential, std::string_view instance_id,
                                      int64_t run, int64_t offset, std::string_view bytes) = 0;
   virtual Status report(std::string_view credential, const model::NodeReport& report) = 0;
+  // Writes a complete upload that an instance on this node unpacks (WorkloadSpec::workdir; GET
+  // /v1/agent/upload?id=) to `into`, at most model::kMaxWorkdirBytes.
+  virtual Status fetch_upload(std::string_view credential, std::string_view upload_id,
+                              const std::filesystem::path& into) = 0;
 };
 
 // Whether a failed call may succeed later unchanged (as opposed to a refusal of the request).

@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/launch_options.h"
+#include "cli/workdir.h"
 #include "cli/output.h"
 #include "cli/views.h"
 
@@ -20,6 +21,7 @@ constexpr auto kWaitPollInterval = std::chrono::seconds(1);
 
 struct LaunchFlags {
   LaunchOptions request;
+  std::string workdir;
   std::string idempotency_key;
   bool wait = false;
   std::string wait_timeout = "10m";
@@ -64,6 +66,10 @@ Status launch(Context& ctx, const LaunchFlags& options) {
     wait_timeout = std::chrono::seconds(seconds);
   }
   GPURENT_TRY(api, ctx.api());
+  if (!options.workdir.empty()) {
+    GPURENT_TRY(workdir, upload_workdir(ctx, *api, options.workdir));
+    request.spec.workdir = std::move(workdir);
+  }
   Result<Json> instance =
       api->create_instance(request.spec, options.idempotency_key, request.runtime);
   if (instance && wait_timeout) {
@@ -129,6 +135,10 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   auto* launch_command = parent.add_subcommand(
       "launch", "Launch an instance: launch --gpu h100-80g [--count 2] -- python3 train.py");
   add_launch_options(*launch_command, launch_options->request);
+  launch_command->add_option("--workdir", launch_options->workdir,
+                             "a local directory, unpacked into the instance's home before the "
+                             "command starts (at most 256 MiB packed; .gpurentignore lists what "
+                             "to leave out)");
   launch_command->add_option("--idempotency-key", launch_options->idempotency_key,
                              "a retry with the same key returns the first instance");
   launch_command->add_flag("--wait", launch_options->wait,

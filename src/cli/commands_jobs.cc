@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/views.h"
+#include "cli/workdir.h"
 
 namespace gpurent::cli {
 namespace {
@@ -27,6 +28,7 @@ struct SubmitOptions {
   std::string image;
   std::vector<std::string> env;
   std::vector<std::string> volumes;  // VOLUME_ID:/mount/path
+  std::string workdir;
   std::string idempotency_key;
   std::vector<std::string> command;
 };
@@ -65,6 +67,10 @@ Status submit(Context& ctx, const SubmitOptions& options) {
   GPURENT_TRY(spec, job_spec(options));
   GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
   GPURENT_TRY(api, ctx.api());
+  if (!options.workdir.empty()) {
+    GPURENT_TRY(workdir, upload_workdir(ctx, *api, options.workdir));
+    spec.task.workdir = std::move(workdir);
+  }
   return ctx.show(api->create_job(spec, options.idempotency_key, runtime),
                   [&ctx](const Json& value) { return job_view(value, ctx.now()); });
 }
@@ -114,6 +120,10 @@ void add_submit(CLI::App& jobs, Context& ctx) {
                    "VOLUME_ID:/mount/path: mount one of your volumes in every task (the job then "
                    "runs on the volume's node, --nodes 1); repeat")
       ->allow_extra_args(false);
+  submit_command->add_option("--workdir", options->workdir,
+                             "a local directory, unpacked into every task's home before its "
+                             "command starts (at most 256 MiB packed; .gpurentignore lists what "
+                             "to leave out)");
   submit_command->add_option("--idempotency-key", options->idempotency_key,
                              "a retry with the same key returns the first job");
   submit_command->add_option("command", options->command, "the command, after --");

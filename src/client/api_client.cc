@@ -1,4 +1,5 @@
 #include "client/api_client.h"
+#include "common/random.h"
 
 #include <fmt/format.h>
 
@@ -202,6 +203,7 @@ Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime
   if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
   if (!spec.volumes.empty()) body["volumes"] = spec.volumes;
   if (!spec.services.empty()) body["services"] = spec.services;
+  if (!spec.workdir.empty()) body["workdir"] = spec.workdir;
   return body;
 }
 
@@ -323,6 +325,40 @@ Result<model::ExecFrame> ApiClient::exec(
               fmt::format("the output of {} ended before the command's exit status", what)});
   }
   return std::move(*exit);
+}
+
+Result<Json> ApiClient::upload(std::string_view bytes) {
+  const Json declared = {{"size", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+  GPURENT_TRY(upload, call("POST", "/v1/uploads", &declared));
+  const std::string target = "/v1/uploads/" + string_field(upload, "id");
+  int64_t received = 0;
+  int failures = 0;
+  while (!upload.value("complete", false)) {
+    const auto piece = bytes.substr(static_cast<size_t>(received), kUploadPieceBytes);
+    HttpRequest request{.method = "PUT",
+                        .target = fmt::format("{}?offset={}", target, received),
+                        .body = std::string(piece),
+                        .content_type = "application/octet-stream"};
+    if (!api_key_.empty()) request.headers.emplace_back("Authorization", "Bearer " + api_key_);
+    auto response = http_.send(request, kCallTimeout);
+    if (!response || response->status == 409) {
+      // A lost connection, or a piece the server already has: ask where it stands, go on there.
+      if (++failures > kMaxUploadRetries) {
+        return response ? fail(error_from_response(*response, "PUT " + target))
+                        : fail(std::move(response).error());
+      }
+      GPURENT_TRY(status, call("GET", target));
+      upload = std::move(status);
+      received = upload.value("received", int64_t{0});
+      continue;
+    }
+    if (response->status != 200) return fail(error_from_response(*response, "PUT " + target));
+    auto parsed = parse_json_object(response->body);
+    if (!parsed) return fail(bad_response("PUT " + target, parsed.error().message));
+    upload = std::move(*parsed);
+    received = upload.value("received", int64_t{0});
+  }
+  return upload;
 }
 
 Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,

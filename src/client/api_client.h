@@ -69,6 +69,10 @@ struct ApiKeyRequest {
 // message when the body is not a problem document: "GET http://host:8080/v1/whoami".
 Error error_from_response(const HttpResponse& response, std::string_view request);
 
+// Below the server's 1 MiB body limit.
+inline constexpr size_t kUploadPieceBytes = 1'000'000;
+inline constexpr int kMaxUploadRetries = 5;
+
 class ApiClient {
  public:
   // An empty api_key sends no Authorization header (the server then answers 401).
@@ -107,6 +111,9 @@ class ApiClient {
   Result<model::ExecFrame> exec(std::string_view id, const model::ExecRequest& request,
                                 const std::function<void(const model::ExecFrame&)>& on_output);
 
+  // Uploads bytes (POST /v1/uploads, then PUT pieces of kUploadPieceBytes), resuming from the
+  // server's count after a lost piece; returns the complete upload ({"id", ...}).
+  Result<Json> upload(std::string_view bytes);
   Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {},
                           model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
 

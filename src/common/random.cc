@@ -62,6 +62,16 @@ std::string new_secret(std::string_view prefix) {
   return std::string(prefix) + text.data();
 }
 
+std::string sha256_hex(std::string_view bytes) {
+  ensure_sodium();
+  std::array<unsigned char, crypto_hash_sha256_BYTES> digest;
+  crypto_hash_sha256(digest.data(), reinterpret_cast<const unsigned char*>(bytes.data()),
+                     bytes.size());
+  std::array<char, 2 * crypto_hash_sha256_BYTES + 1> hex;
+  sodium_bin2hex(hex.data(), hex.size(), digest.data(), digest.size());
+  return std::string(hex.data(), 2 * crypto_hash_sha256_BYTES);
+}
+
 std::string hash_secret(std::string_view secret) {
   ensure_sodium();
   std::array<unsigned char, 32> digest;

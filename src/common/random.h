@@ -32,5 +32,7 @@ std::string new_secret(std::string_view prefix);
 // The hex BLAKE2b-256 digest under which a secret is stored and looked up. The secrets are 256-bit
 // random strings, so a fast hash is right: there is nothing to brute-force.
 std::string hash_secret(std::string_view secret);
+// The lowercase hex SHA-256 of bytes (uploads are checked with it, as `sha256sum` prints it).
+std::string sha256_hex(std::string_view bytes);
 
 }  // namespace gpurent

@@ -378,6 +378,14 @@ std::optional<std::string> Controller::authenticate_node(std::string_view creden
   return it->second;
 }
 
+bool Controller::node_uses_workdir(std::string_view node_id, std::string_view upload_id) const {
+  const auto placed = instances_on_node_.find(std::string(node_id));
+  if (upload_id.empty() || placed == instances_on_node_.end()) return false;
+  return std::any_of(placed->second.begin(), placed->second.end(), [&](const std::string& id) {
+    return instances_.at(id).spec.workdir == upload_id;
+  });
+}
+
 std::string_view Controller::node_registered_from(std::string_view node_id) const {
   const auto node = nodes_.find(node_id);
   return node == nodes_.end() ? std::string_view() : std::string_view(node->second.registered_from);
@@ -1097,7 +1105,8 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
            .cpu = instance.spec.cpu,
            .memory_gb = instance.spec.memory_gb,
            .volumes = instance.spec.volumes,
-           .services = instance.spec.services});
+           .services = instance.spec.services,
+           .workdir = instance.spec.workdir});
       if (const model::Job* job = job_of(instance)) {
         desired.workloads.back().job = model::job_member_placement(*job, instance);
       }

@@ -226,6 +226,9 @@ class Controller {
   std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
   // The address a known node registered from (Node::registered_from); "" for an unknown node.
   std::string_view node_registered_from(std::string_view node_id) const;
+  // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node
+  // may then fetch it.
+  bool node_uses_workdir(std::string_view node_id, std::string_view upload_id) const;
 
   // --- Tenants, keys, join tokens, money ---------------------------------------------------
   Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);

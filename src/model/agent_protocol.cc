@@ -110,7 +110,8 @@ void to_json(Json& j, const WorkloadSpec& v) {
        {"cpu", v.cpu},
        {"memory_gb", v.memory_gb},
        {"volumes", v.volumes},
-       {"services", v.services}};
+       {"services", v.services},
+       {"workdir", v.workdir}};
   if (v.job) j["job"] = *v.job;
 }
 

@@ -106,7 +106,14 @@ struct WorkloadSpec {
   std::vector<std::string> services;
   // Set for a job member; its variables go on top of env (agent/runtime/runtime.h).
   std::optional<JobMemberPlacement> job;
+  // An upload to unpack into the instance's home before its first start (InstanceSpec::workdir);
+  // the agent fetches it with GET /v1/agent/upload?id=. "": none.
+  std::string workdir;
 };
+
+// The largest upload a workload unpacks (WorkloadSpec::workdir): code and small data; larger data
+// belongs in a volume.
+inline constexpr int64_t kMaxWorkdirBytes = int64_t{256} << 20;
 
 struct DesiredState {
   std::string node_id;

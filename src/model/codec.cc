@@ -245,6 +245,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.string(v.template_name);
   w.key("volumes");
   w.mounts(v.volumes);
+  w.key("workdir");
+  w.string(v.workdir);
   w.end();
 }
 
@@ -353,7 +355,8 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"reservation_id", v.reservation_id},
        {"restart_policy", to_string(v.restart_policy)},
        {"volumes", v.volumes},
-       {"services", v.services}};
+       {"services", v.services},
+       {"workdir", v.workdir}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
   v.name = j.at("name").get<std::string>();
@@ -394,6 +397,7 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.reservation_id = j.value("reservation_id", std::string());
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
   v.services = j.value("services", std::vector<std::string>());
+  v.workdir = j.value("workdir", std::string());
 }
 
 void to_json(Json& j, const Instance& v) {
@@ -558,6 +562,8 @@ std::string desired_state_json(const DesiredState& v) {
     w.string(workload.tenant_id);
     w.key("volumes");
     w.mounts(workload.volumes);
+    w.key("workdir");
+    w.string(workload.workdir);
   });
   w.end();
   return out;

@@ -69,6 +69,7 @@ Status read_workload(od::value value, WorkloadSpec& workload) {
         if (key == "memory_gb") return read(item, "workloads[].memory_gb", workload.memory_gb);
         if (key == "image") return read(item, "workloads[].image", workload.image);
         if (key == "services") return read(item, "workloads[].services", workload.services);
+        if (key == "workdir") return read(item, "workloads[].workdir", workload.workdir);
         if (key == "volumes") return read_mounts(item, workload.volumes);
         if (key == "job") return read_job(item, workload.job.emplace());
         return {};

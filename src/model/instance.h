@@ -94,6 +94,9 @@ struct InstanceSpec {
   // kMaxServices, unique): the node gives each a loopback port and the server proxies
   // /i/<id>/<name>/ to it (docs/runtime.md).
   std::vector<std::string> services;
+  // An upload of the tenant's (a tar.gz, server/upload_store.h) unpacked into the instance's home
+  // before its first run starts: the tenant's code and data (`--workdir DIR`). "": none.
+  std::string workdir;
 };
 
 inline constexpr size_t kMaxServices = 8;

@@ -28,6 +28,7 @@
 #include "server/monitoring_api.h"
 #include "server/price_views.h"
 #include "server/telemetry_ingest.h"
+#include "server/upload_store.h"
 #include "server/views.h"
 
 namespace gpurent::server {
@@ -132,7 +133,8 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 24> kWorkloadFields = {
+constexpr std::array<std::string_view, 25> kWorkloadFields = {
+    "workdir",
     "name",      "gpu_type",      "gpu_types",      "min_gpu_memory_gb",
     "gpu_count", "gpu_milli",     "gpu_memory_gb",  "cpu",
     "memory_gb", "disk_gb",       "node_selector",  "image",
@@ -325,6 +327,8 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
     }
   }
   spec.services = std::move(services);
+  GPURENT_TRY(workdir, optional_string(body, "workdir", 64));
+  spec.workdir = workdir.value_or("");
   GPURENT_CHECK(parse_pricing(body, spec));
   GPURENT_TRY(restart, optional_string(body, "restart_policy", 32));
   spec.restart_policy = model::default_restart_policy(spec.pricing);
@@ -564,6 +568,7 @@ struct Api::Impl {
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;
   std::string metrics_token;  // empty: GET /metrics needs no token
+  UploadStore* uploads = nullptr;  // none: uploads are refused (503)
   bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
 
   Controller& ctl() { return host.controller(); }
@@ -817,6 +822,24 @@ struct Api::Impl {
           [this](const std::string& node, Request& request) { return report(node, request); });
     agent("POST", "/v1/agent/logs",
           [this](const std::string& node, Request& request) { return upload_logs(node, request); });
+    agent("GET", "/v1/agent/upload", [this](const std::string& node, Request& request) {
+      return download_upload(node, request);
+    });
+    keyed("POST", "/v1/uploads",
+          [this](const Principal& caller, Request& request, const PathParams&) {
+            return create_upload(caller, request);
+          });
+    keyed("PUT", "/v1/uploads/{id}",
+          [this](const Principal& caller, Request& request, const PathParams& params) {
+            return append_upload(caller, request, params.find("id")->second);
+          });
+    keyed("GET", "/v1/uploads/{id}",
+          [this](const Principal& caller, Request&,
+                 const PathParams& params) -> asio::awaitable<Response> {
+            if (!uploads) co_return problem_response(uploads_unavailable());
+            co_return result_response(200, uploads->get(caller.tenant_id, params.find("id")->second),
+                                      upload_view);
+          });
   }
 
   using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&,
@@ -940,6 +963,9 @@ struct Api::Impl {
     auto spec = parse_instance_spec(*body);
     if (spec) spec = with_template(*body, std::move(*spec));
     if (!spec) co_return problem_response(spec.error());
+    if (auto workdir = check_workdir(caller, *spec); !workdir) {
+      co_return problem_response(workdir.error());
+    }
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
@@ -1565,6 +1591,9 @@ struct Api::Impl {
       }
     }
     if (!spec) co_return problem_response(spec.error());
+    if (auto workdir = check_workdir(caller, spec->task); !workdir) {
+      co_return problem_response(workdir.error());
+    }
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
@@ -1897,6 +1926,73 @@ struct Api::Impl {
     co_return json_response(200, {{"size", *written.size}});
   }
 
+  static Error uploads_unavailable() {
+    return Error{ErrorKind::kUnavailable, "uploads_unavailable", "this server keeps no uploads"};
+  }
+
+  // A spec's workdir must be a complete upload of the caller's tenant.
+  Status check_workdir(const Principal& caller, const model::InstanceSpec& spec) {
+    if (spec.workdir.empty()) return {};
+    if (!uploads) return fail(uploads_unavailable());
+    GPURENT_TRY(upload, uploads->get(caller.tenant_id, spec.workdir));
+    if (!upload.complete) {
+      return fail(Error::conflict(
+          "upload_incomplete",
+          fmt::format("upload {} has {} of its {} bytes: send the rest first (PUT "
+                      "/v1/uploads/{}?offset={})",
+                      upload.id, upload.received, upload.size, upload.id, upload.received)));
+    }
+    return {};
+  }
+
+  // POST /v1/uploads {"size", "sha256"}: declares an upload (server/upload_store.h).
+  asio::awaitable<Response> create_upload(const Principal& caller, Request& request) {
+    if (!uploads) co_return problem_response(uploads_unavailable());
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    if (auto known = reject_unknown_fields(*body, {"size", "sha256"}); !known) {
+      co_return problem_response(known.error());
+    }
+    auto size = required_int(*body, "size", INT64_MIN, INT64_MAX);
+    if (!size) co_return problem_response(size.error());
+    auto sha256 = required_string(*body, "sha256", 128);
+    if (!sha256) co_return problem_response(sha256.error());
+    // Named, not a temporary in the co_await: GCC 12 destroys such temporaries twice.
+    auto create = [this, tenant = caller.tenant_id, size = *size, sha256 = *sha256] {
+      return uploads->create(tenant, size, sha256);
+    };
+    auto created = co_await on_log_thread(std::move(create));
+    if (!created) co_return problem_response(created.error());
+    Response response = json_response(201, upload_view(*created));
+    response.headers.emplace_back("Location", "/v1/uploads/" + created->id);
+    co_return response;
+  }
+
+  // PUT /v1/uploads/{id}?offset=N with the next bytes as the body.
+  asio::awaitable<Response> append_upload(const Principal& caller, const Request& request,
+                                          std::string id) {
+    if (!uploads) co_return problem_response(uploads_unavailable());
+    auto offset = query_int(request, "offset", 0, 0, kMaxUploadBytes);
+    if (!offset) co_return problem_response(offset.error());
+    auto append = [this, tenant = caller.tenant_id, id = std::move(id), offset = *offset,
+                   bytes = std::string_view(request.body)] {
+      return uploads->append(tenant, id, offset, bytes);
+    };
+    auto appended = co_await on_log_thread(std::move(append));
+    co_return result_response(200, appended, upload_view);
+  }
+
+  // GET /v1/agent/upload?id=: a complete upload that an instance on this node unpacks.
+  asio::awaitable<Response> download_upload(const std::string& node, const Request& request) {
+    if (!uploads) co_return problem_response(uploads_unavailable());
+    const auto id = query_string(request, "id").value_or("");
+    if (!ctl().node_uses_workdir(node, id)) co_return problem_response(Error::not_found("upload", id));
+    auto read = [this, id] { return uploads->read(id); };
+    auto bytes = co_await on_log_thread(std::move(read));
+    if (!bytes) co_return problem_response(bytes.error());
+    co_return Response{200, "application/octet-stream", std::move(*bytes), {}, {}};
+  }
+
   static std::string_view openapi_document();
 };
 
@@ -1942,6 +2038,8 @@ asio::awaitable<Response> Api::handle(Request request) {
 void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
 
 void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
+
+void Api::set_uploads(UploadStore* uploads) { impl_->uploads = uploads; }
 
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
   auto routes = impl_->router.table();

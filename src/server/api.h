@@ -25,6 +25,8 @@ using net::problem_response;
 using net::Request;
 using net::Response;
 
+class UploadStore;
+
 class Api {
  public:
   // `sessions` signs the browser sessions of the services proxy (proxy.h).
@@ -37,6 +39,8 @@ class Api {
   void set_metrics_token(std::string token);
   // Agents' calls are then accepted only from the address their node registered from.
   void set_bind_node_credentials(bool bind);
+  // Where tenants' uploads are kept (workdirs); without one, upload routes answer 503.
+  void set_uploads(UploadStore* uploads);
   // (method, path pattern) of every route, the forwarded ones included.
   std::vector<std::pair<std::string, std::string>> routes() const;
 

@@ -11,6 +11,7 @@
 #include "common/random.h"
 #include "common/threads.h"
 #include "server/api.h"
+#include "server/upload_store.h"
 #include "common/heap_headroom.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"
@@ -161,7 +162,13 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     spdlog::error("{}", sessions.error().message);
     return 1;
   }
+  auto uploads = UploadStore::open(options.data_dir + "/uploads", clock);
+  if (!uploads) {
+    spdlog::error("{}", uploads.error().message);
+    return 1;
+  }
   Api api(host, logs, std::move(*sessions));
+  api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
   api.set_bind_node_credentials(config.bind_node_credentials);
   HttpServer http(

@@ -43,7 +43,8 @@ Json spec_view(const model::InstanceSpec& spec) {
       {"max_runtime_s", optional_or_null(spec.max_runtime_s)},
       {"max_price_micros", optional_or_null(spec.max_price)},
       {"volumes", spec.volumes},
-      {"services", spec.services}};
+      {"services", spec.services},
+      {"workdir", spec.workdir.empty() ? Json(nullptr) : Json(spec.workdir)}};
 }
 
 constexpr model::JobState kJobStates[] = {model::JobState::kQueued,    model::JobState::kRunning,

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "agent/runtime/volumes.h"
+#include "agent/runtime/workdir.h"
 #include "agent/runtime/workload_files.h"
 
 namespace gpurent::agent {
@@ -148,6 +149,9 @@ Status ContainerRuntime::start(const model::WorkloadSpec& spec) {
                                             key.instance_id, key.run, ec.message())));
   }
 
+  if (!spec.workdir.empty()) {
+    GPURENT_CHECK(unpack_workdir(options_.data_dir, spec.instance_id, spec.workdir, home, {}));
+  }
   GPURENT_TRY(volumes, prepare_volumes(options_.data_dir, spec));
   GPURENT_TRY(present, client_.image_exists(spec.image));
   if (!present) GPURENT_CHECK(client_.pull(spec.image));

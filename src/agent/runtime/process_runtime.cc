@@ -18,6 +18,7 @@
 
 #include "agent/files.h"
 #include "agent/runtime/volumes.h"
+#include "agent/runtime/workdir.h"
 #include "common/json.h"
 
 namespace gpurent::agent {
@@ -368,6 +369,12 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
     auto sandbox = prepare_sandbox(spec, home, *volumes);
     if (!sandbox) return undo(std::move(sandbox).error());
     launch.sandbox = std::move(*sandbox);
+  }
+  if (!spec.workdir.empty()) {
+    std::optional<WorkdirUser> user;
+    if (launch.sandbox) user = WorkdirUser{launch.sandbox->uid, launch.sandbox->gid};
+    auto unpacked = unpack_workdir(options_.data_dir, spec.instance_id, spec.workdir, home, user);
+    if (!unpacked) return undo(std::move(unpacked).error());
   }
   if (!volumes->empty()) {
     launch.env["GPURENT_VOLUMES"] = volumes_env(*volumes, [&](const PreparedVolume& volume) {

@@ -13,6 +13,7 @@
 
 #include "agent/runtime/cgroups.h"
 #include "agent/runtime/process_runtime.h"
+#include "agent/runtime/workdir.h"
 #include "agent/runtime/workload_users.h"
 #include "agent/test_util.h"
 
@@ -289,6 +290,68 @@ TEST_F(SandboxTest, ARunIsHeldToItsCpuAndMemoryThroughItsCgroups) {
   const auto greedy_out = run(*runtime, greedy, &code);
   EXPECT_EQ(code, 137) << greedy_out;
   EXPECT_EQ(greedy_out.find("survived"), std::string::npos);
+}
+
+TEST_F(SandboxTest, AWorkdirIsUnpackedOnceAsTheInstancesUserAndStaysInItsHome) {
+  auto runtime = open_runtime();
+  const auto project = dir_.path() / "project";
+  std::filesystem::create_directories(project / "src");
+  write_text(project / "src" / "train.py", "print('hello')\n");
+  const auto archive = workdir_archive(data_, "u-1");
+  std::filesystem::create_directories(archive.parent_path());
+  ASSERT_EQ(std::system(
+                fmt::format("tar -czf {} -C {} src", archive.string(), project.string()).c_str()),
+            0);
+  auto spec = shell("i-code", "t-1", "cat src/train.py; echo changed > src/train.py");
+  spec.workdir = "u-1";
+  int code = 0;
+  auto out = run(*runtime, spec, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "print('hello')\n");
+  // Unpacked once: the next run sees what the first one changed.
+  spec.run = 2;
+  spec.command = {"sh", "-c", "cat src/train.py 2>/dev/null; ls"};
+  out = run(*runtime, spec, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out.find("hello"), std::string::npos) << out;
+
+  // An archive whose member climbs out of the home writes nothing there.
+  ASSERT_EQ(std::system(fmt::format("tar -czf {} -C {} src --transform='s,^src/train.py,../escaped,'",
+                                    workdir_archive(data_, "u-evil").string(), project.string())
+                            .c_str()),
+            0);
+  auto evil = shell("i-evil", "t-1", "true");
+  evil.workdir = "u-evil";
+  [[maybe_unused]] const auto started = runtime->start(evil);
+  EXPECT_FALSE(std::filesystem::exists(instances_ / "escaped"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "escaped"));
+
+  // A run whose archive cannot be unpacked fails to start, and says why.
+  write_text(workdir_archive(data_, "u-bad"), "not a tar.gz");
+  auto bad = shell("i-bad", "t-1", "true");
+  bad.workdir = "u-bad";
+  const auto refused = runtime->start(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "workdir_unpack_failed");
+}
+
+TEST_F(SandboxTest, AWorkdirsFilesBelongToTheInstancesUser) {
+  auto runtime = open_runtime();
+  const auto project = dir_.path() / "project";
+  std::filesystem::create_directories(project);
+  write_text(project / "data.txt", "payload\n");
+  const auto archive = workdir_archive(data_, "u-2");
+  std::filesystem::create_directories(archive.parent_path());
+  ASSERT_EQ(std::system(fmt::format("tar -czf {} -C {} data.txt", archive.string(),
+                                    project.string())
+                            .c_str()),
+            0);
+  auto spec = shell("i-own", "t-1", "stat -c %u data.txt; cat data.txt");
+  spec.workdir = "u-2";
+  int code = 0;
+  const auto out = run(*runtime, spec, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "510000\npayload\n");
 }
 
 // --- Without a sandbox: one tenant at a time -------------------------------------------------
