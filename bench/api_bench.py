@@ -49,6 +49,9 @@ def run_wrk(url, seconds, connections, headers=(), script=None):
 
 
 def start_nginx(workdir, body):
+    # Run as root, nginx serves from its workers' user (nobody): mkdtemp's 0700 would answer
+    # every request 403, and the benchmark would compare against an error page.
+    os.chmod(workdir, 0o755)
     root = os.path.join(workdir, "www")
     os.makedirs(root)
     with open(os.path.join(root, "instance.json"), "wb") as f:
@@ -81,6 +84,28 @@ http {{
     raise SystemExit("nginx did not start")
 
 
+def wait_for_agent(client):
+    deadline = time.monotonic() + 30
+    while client.call("GET", "/v1/offers")[1].count(b'"free":8') == 0:
+        if time.monotonic() > deadline:
+            raise SystemExit("the dev agent did not join")
+        time.sleep(0.05)
+
+
+def creation_rates(port, key, seconds, workdir):
+    """Durable creations per second under wrk with 1, then 32 connections: queued 8-GPU
+    requests, which stay queued while anything holds a GPU of the dev agent's eight, so the
+    queue grows by every creation. Returns run_wrk's (rate, p99 ms, non-2xx) for each."""
+    script = os.path.join(workdir, "post.lua")
+    with open(script, "w") as f:
+        f.write('wrk.method = "POST"\n'
+                'wrk.body = \'{"gpu_type": "h100-80g", "gpu_count": 8, "command": "true"}\'\n'
+                'wrk.headers["Content-Type"] = "application/json"\n')
+    url = f"http://127.0.0.1:{port}/v1/instances"
+    auth = [f"Authorization: Bearer {key}"]
+    return (run_wrk(url, seconds, 1, auth, script), run_wrk(url, seconds, 32, auth, script))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "gpurent"))
@@ -94,11 +119,7 @@ def main():
     nginx = None
     try:
         client = Client(port, key)
-        deadline = time.monotonic() + 30
-        while client.call("GET", "/v1/offers")[1].count(b'"free":8') == 0:
-            if time.monotonic() > deadline:
-                raise SystemExit("the dev agent did not join")
-            time.sleep(0.05)
+        wait_for_agent(client)
 
         # 2. Launch latency.
         latencies = launch_latencies(client, {"gpu_type": "h100-80g", "command": "sleep 600"},
@@ -115,17 +136,11 @@ def main():
                       [f"Authorization: Bearer {key}"])
         nginx, nginx_port = start_nginx(workdir, instance_body)
         static = run_wrk(f"http://127.0.0.1:{nginx_port}/instance.json", args.seconds, 16)
+        if api[2] or static[2]:
+            raise SystemExit(f"non-2xx answers: {api[2]} from gpurent, {static[2]} from nginx")
 
-        # 3. Durable creations per second (queued instances: the cluster is full of them).
-        script = os.path.join(workdir, "post.lua")
-        with open(script, "w") as f:
-            f.write('wrk.method = "POST"\n'
-                    'wrk.body = \'{"gpu_type": "h100-80g", "gpu_count": 8, "command": "true"}\'\n'
-                    'wrk.headers["Content-Type"] = "application/json"\n')
-        writes_1 = run_wrk(f"http://127.0.0.1:{port}/v1/instances", args.seconds, 1,
-                           [f"Authorization: Bearer {key}"], script)
-        writes_32 = run_wrk(f"http://127.0.0.1:{port}/v1/instances", args.seconds, 32,
-                            [f"Authorization: Bearer {key}"], script)
+        # 3. Durable creations per second (queued: the instance above holds one GPU).
+        writes_1, writes_32 = creation_rates(port, key, args.seconds, workdir)
     finally:
         if nginx:
             nginx.terminate()
