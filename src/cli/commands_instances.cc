@@ -27,24 +27,38 @@ struct LaunchFlags {
   std::string wait_timeout = "10m";
 };
 
-// Polls until the instance runs (success) or has ended without running (an Error), at most for
-// the timeout. Progress goes to stderr so stdout carries only the final object.
-Result<Json> wait_until_running(Context& ctx, client::ApiClient& api, Json instance,
-                                std::chrono::seconds timeout) {
+// Where a waited-for action ends: the states it is done in, and those in which it never will be
+// (an Error "instance_not_<goal>").
+struct Goal {
+  std::string_view name;  // "running", "stopped", "terminated"
+  std::vector<std::string_view> done;
+  std::vector<std::string_view> unreachable;
+};
+const Goal kRunning{"running", {"running"}, {"failed", "stopped", "preempted", "terminated"}};
+const Goal kStopped{"stopped", {"stopped", "failed", "preempted", "terminated"}, {}};
+const Goal kTerminated{"terminated", {"terminated"}, {}};
+
+// Polls until the instance reaches the goal, or cannot, at most for the timeout. Progress goes to
+// stderr so stdout carries only the final object.
+Result<Json> wait_until(Context& ctx, client::ApiClient& api, Json instance, const Goal& goal,
+                        std::chrono::seconds timeout) {
   const std::string id = field_text(instance, "id");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string reported;
+  const auto among = [](const std::vector<std::string_view>& states, std::string_view state) {
+    return std::find(states.begin(), states.end(), state) != states.end();
+  };
   for (;;) {
     const std::string state = field_text(instance, "state");
     if (state != reported) {
       ctx.err() << fmt::format("{}: {}\n", sanitize(id), sanitize(state)) << std::flush;
       reported = state;
     }
-    if (state == "running") return instance;
-    if (state == "failed" || state == "stopped" || state == "preempted" || state == "terminated") {
+    if (among(goal.done, state)) return instance;
+    if (among(goal.unreachable, state)) {
       const std::string reason = field_text(instance, "reason");
       return fail(Error::conflict(
-          "instance_not_running",
+          fmt::format("instance_not_{}", goal.name),
           fmt::format("instance {} is {}{}{}", id, state, reason.empty() ? "" : ": ", reason)));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
@@ -73,7 +87,7 @@ Status launch(Context& ctx, const LaunchFlags& options) {
   Result<Json> instance =
       api->create_instance(request.spec, options.idempotency_key, request.runtime);
   if (instance && wait_timeout) {
-    instance = wait_until_running(ctx, *api, std::move(*instance), *wait_timeout);
+    instance = wait_until(ctx, *api, std::move(*instance), kRunning, *wait_timeout);
   }
   return ctx.show(std::move(instance),
                   [&ctx](const Json& value) { return instance_view(value, ctx.now()); });
@@ -110,19 +124,34 @@ Status logs(Context& ctx, const std::string& id, bool follow) {
 
 using InstanceAction = Result<Json> (client::ApiClient::*)(std::string_view);
 
+struct ActionFlags {
+  std::string id;
+  bool wait = false;
+  std::string wait_timeout = "10m";
+};
+
 void add_action(CLI::App& parent, Context& ctx, const char* name, const char* description,
-                InstanceAction action) {
-  auto id = std::make_shared<std::string>();
+                InstanceAction action, const Goal& goal) {
+  auto flags = std::make_shared<ActionFlags>();
   auto* command = parent.add_subcommand(name, description);
-  command->add_option("id", *id, "instance id")->required();
-  command->callback([&ctx, id, action] {
-    ctx.set_command([&ctx, id, action] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return (api.*action)(*id); },
-                               [](const Json& instance) {
-                                 return fmt::format("{}   {}\n",
-                                                    sanitize(field_text(instance, "id")),
-                                                    sanitize(field_text(instance, "state")));
-                               });
+  command->add_option("id", flags->id, "instance id")->required();
+  command->add_flag("--wait", flags->wait,
+                    fmt::format("wait until the instance is {} (progress on stderr)", goal.name));
+  command->add_option("--wait-timeout", flags->wait_timeout, "how long --wait waits (e.g. 90s)")
+      ->capture_default_str();
+  command->callback([&ctx, flags, action, &goal] {
+    ctx.set_command([&ctx, flags, action, &goal]() -> Status {
+      GPURENT_TRY(timeout, parse_duration_seconds(flags->wait_timeout));
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) -> Result<Json> {
+            GPURENT_TRY(instance, (api.*action)(flags->id));
+            if (!flags->wait) return instance;
+            return wait_until(ctx, api, std::move(instance), goal, std::chrono::seconds(timeout));
+          },
+          [](const Json& instance) {
+            return fmt::format("{}   {}\n", sanitize(field_text(instance, "id")),
+                               sanitize(field_text(instance, "state")));
+          });
     });
   });
 }
@@ -185,11 +214,12 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   added.push_back(logs_command);
 
   add_action(parent, ctx, "stop", "Stop an instance (it keeps its settings; start it again)",
-             &client::ApiClient::stop_instance);
-  add_action(parent, ctx, "start", "Start a stopped instance again",
-             &client::ApiClient::start_instance);
+             &client::ApiClient::stop_instance, kStopped);
+  add_action(parent, ctx, "start",
+             "Start a stopped instance again (one still stopping starts once it has stopped)",
+             &client::ApiClient::start_instance, kRunning);
   add_action(parent, ctx, "rm", "Terminate an instance for good",
-             &client::ApiClient::delete_instance);
+             &client::ApiClient::delete_instance, kTerminated);
   for (const char* name : {"stop", "start", "rm"}) added.push_back(parent.get_subcommand(name));
 
   if (!group.empty()) {

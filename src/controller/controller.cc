@@ -746,28 +746,39 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
   switch (instance->state) {
     case InstanceState::kStopped:
     case InstanceState::kFailed:
-    case InstanceState::kPreempted: {
+    case InstanceState::kPreempted:
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
-      close_stopped_disk(*instance);
-      instance->state = InstanceState::kPending;
-      instance->reason = "waiting for capacity";
-      instance->exit_code.reset();
-      instance->queued_at = now();
-      instance->queue_sequence = 0;  // a new arrival
-      enqueue(*instance);
-      touch(*instance);
+      queue_again(*instance);
       schedule();
       break;
-    }
     case InstanceState::kPending:
     case InstanceState::kStarting:
     case InstanceState::kRunning:
       break;  // already started
     case InstanceState::kStopping:
+      // Started once its process is gone (end_run), unless it is going for good.
+      if (instance->terminate_requested || !instance->job_id.empty()) {
+        return fail(invalid_state(*instance, "start"));
+      }
+      GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
+      instance->start_requested = true;
+      touch(*instance);
+      break;
     case InstanceState::kTerminated:
       return fail(invalid_state(*instance, "start"));
   }
   return *instance;
+}
+
+void Controller::queue_again(Instance& instance) {
+  close_stopped_disk(instance);
+  instance.state = InstanceState::kPending;
+  instance.reason = "waiting for capacity";
+  instance.exit_code.reset();
+  instance.queued_at = now();
+  instance.queue_sequence = 0;  // a new arrival
+  enqueue(instance);
+  touch(instance);
 }
 
 Result<Instance> Controller::delete_instance(const Principal& caller, std::string_view id) {
@@ -944,6 +955,9 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   open_stopped_disk(instance);
   touch(instance);
   touch_node(node, /*desired_set_changed=*/true);
+  if (std::exchange(instance.start_requested, false) && instance.state == InstanceState::kStopped) {
+    queue_again(instance);  // a start asked for while it was stopping
+  }
   spdlog::debug("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
                 model::to_string(instance.state), exit_code ? std::to_string(*exit_code) : "none");
   if (!instance.job_id.empty()) member_ended(instance);

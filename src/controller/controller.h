@@ -561,6 +561,8 @@ class Controller {
   void withdraw(model::Instance& instance, std::string reason);
   // Asks the agent to stop a placed instance: it becomes stopping until the process is gone.
   void request_stop(model::Instance& instance, std::string reason);
+  // Back in the queue as a new arrival, from stopped, failed or preempted.
+  void queue_again(model::Instance& instance);
   void meter(model::Instance& instance, Timestamp until);
   // --- Metering of running work (metering.cc) ---
   // Meters one open run up to `until`: its packages first, then cash. `names`: its tenant's in

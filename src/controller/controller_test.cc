@@ -47,6 +47,25 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(ctl_.ledger_total(), 0);
 }
 
+TEST_F(ControllerTest, AStartWhileStoppingStartsTheInstanceOnceItHasStopped) {
+  const auto instance = launch(alice_, 1);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  const auto asked = ctl_.start_instance(alice_, instance.id);
+  ASSERT_TRUE(asked) << asked.error().message;
+  EXPECT_EQ(asked->state, InstanceState::kStopping);
+  EXPECT_TRUE(asked->start_requested);
+  report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
+  const auto& again = get(instance.id);
+  EXPECT_EQ(again.state, InstanceState::kStarting);  // placed again at once: the GPUs are free
+  EXPECT_EQ(again.run, 2);
+  EXPECT_FALSE(again.start_requested);
+
+  // Going for good is final: a start cannot bring it back.
+  ASSERT_TRUE(ctl_.delete_instance(alice_, instance.id));
+  EXPECT_EQ(ctl_.start_instance(alice_, instance.id).error().kind, ErrorKind::kConflict);
+}
+
 TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) {
   ctl_.take_changes();
   const auto a = launch(alice_, 1);  // created, then placed: two changes of a, two of the node
@@ -292,7 +311,8 @@ TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
   ctl_.tick();
   EXPECT_LT(balance(poor), 0);
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
-  EXPECT_EQ(ctl_.start_instance(poor, instance.id).error().kind, ErrorKind::kConflict);
+  // A start while it stops would run it again: refused for the balance, which is the reason.
+  EXPECT_EQ(ctl_.start_instance(poor, instance.id).error().kind, ErrorKind::kPaymentRequired);
 }
 
 TEST_F(ControllerTest, TopupIdempotencyAndPagination) {

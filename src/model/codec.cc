@@ -420,6 +420,7 @@ void to_json(Json& j, const Instance& v) {
        {"terminate_requested", v.terminate_requested},
        {"preempt_requested", v.preempt_requested},
        {"requeue_requested", v.requeue_requested},
+       {"start_requested", v.start_requested},
        {"placed_generation", v.placed_generation},
        {"job_id", v.job_id},
        {"job_task", v.job_task},
@@ -482,6 +483,8 @@ std::string write_instance(const Instance& v, bool as_row) {
     w.key("spec");
     write_spec(w, v.spec);
   }
+  w.key("start_requested");
+  w.boolean(v.start_requested);
   w.key("started_at");
   w.optional_number(v.started_at ? std::optional(ms(*v.started_at)) : std::nullopt);
   w.key("state");
@@ -628,6 +631,7 @@ void from_json(const Json& j, Instance& v) {
   v.terminate_requested = j.at("terminate_requested").get<bool>();
   v.preempt_requested = j.value("preempt_requested", false);
   v.requeue_requested = j.value("requeue_requested", false);
+  v.start_requested = j.value("start_requested", false);
   v.placed_generation = j.at("placed_generation").get<int64_t>();
   v.job_id = j.value("job_id", std::string());
   v.job_task = j.value("job_task", -1);

@@ -127,6 +127,7 @@ struct Instance {
   bool terminate_requested = false;  // DELETE while running: terminated once the process is gone
   bool preempt_requested = false;    // preempted once the process is gone
   bool requeue_requested = false;    // pending again once the process is gone (node drain)
+  bool start_requested = false;      // started again once it has stopped (start while stopping)
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.
   int64_t placed_generation = 0;

@@ -99,6 +99,7 @@ Json instance_view(const controller::Controller& controller, const model::Instan
            {"ended_at", time_or_null(instance.ended_at)},
            {"exit_code", optional_or_null(instance.exit_code)},
            {"reason", instance.reason},
+           {"start_requested", instance.start_requested},
            {"job_id", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_id)},
            {"job_task", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_task)},
            {"job_rank", instance.job_id.empty() ? Json(nullptr) : Json(instance.job_rank)},

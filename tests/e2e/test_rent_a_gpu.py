@@ -121,3 +121,26 @@ def test_idempotency_key_never_creates_a_second_instance(platform):
     assert other.status == 409 and other.json()["code"] == "idempotency_key_reused"
     listing = platform.call("GET", "/v1/instances").json()["items"]
     assert len(listing) == 1
+
+
+def test_stop_then_start_at_once_and_wait_for_each_step(platform):
+    _, key = platform.new_tenant("hasty")
+    created = platform.call("POST", "/v1/instances", key,
+                            body={"gpu_type": "h100-80g",
+                                  "command": ["sh", "-c", "trap 'sleep 1; exit 0' TERM; "
+                                              "while true; do sleep 0.1; done"]})
+    assert created.status == 201, created.body
+    instance_id = created.json()["id"]
+    started = platform.cli("start", instance_id, "--wait", key=key)  # already starting: waits
+    assert started.stdout.split() == [instance_id, "running"], started.stdout
+    # Started again while it is still stopping: it starts once it has stopped.
+    assert "stopping" in platform.cli("stop", instance_id, key=key).stdout
+    asked = platform.call("POST", f"/v1/instances/{instance_id}/start", key)
+    assert asked.status == 202 and asked.json()["start_requested"], asked.body
+    again = platform.cli("start", instance_id, "--wait", key=key)
+    assert again.stdout.split() == [instance_id, "running"], (again.stdout, again.stderr)
+    assert platform.instance(instance_id, key)["run"] == 2
+    stopped = platform.cli("stop", instance_id, "--wait", key=key)
+    assert stopped.stdout.split() == [instance_id, "stopped"], stopped.stdout
+    removed = platform.cli("rm", instance_id, "--wait", key=key)
+    assert removed.stdout.split() == [instance_id, "terminated"], removed.stdout
