@@ -68,8 +68,7 @@ Result<model::PriceVersion> PriceBook::set(
   }
   for (const auto& [type, price] : change.gpu_per_hour) {
     if (!known_type(type)) {
-      return fail(Error::unprocessable(
-          "unknown_gpu_type", fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types", type)));
+      return fail(Error::unprocessable("unknown_gpu_type", model::unknown_gpu_type_message(type)));
     }
     GPURENT_CHECK(check_price(fmt::format("gpu_per_hour_micros.{}", type), price));
   }

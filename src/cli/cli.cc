@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <exception>
@@ -10,6 +12,26 @@
 #include "cli/commands_monitoring.h"
 
 namespace gpurent::cli {
+namespace {
+
+// The deepest command given on the command line, when it is a group of verbs.
+const CLI::App* chosen_group(const CLI::App& app) {
+  const CLI::App* current = &app;
+  while (!current->get_subcommands().empty()) current = current->get_subcommands().front();
+  const bool has_verbs = !const_cast<CLI::App*>(current)->get_subcommands([](CLI::App*) { return true; }).empty();
+  return has_verbs ? current : nullptr;
+}
+
+// "gpurent alerts rule"
+std::string command_path(const CLI::App* command) {
+  std::string path = command->get_name();
+  for (const CLI::App* up = command->get_parent(); up != nullptr; up = up->get_parent()) {
+    path = up->get_name() + " " + path;
+  }
+  return path;
+}
+
+}  // namespace
 
 int run(int argc, const char* const* argv, const Io& io) {
   Context ctx(io);
@@ -46,6 +68,13 @@ int run(int argc, const char* const* argv, const Io& io) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A group given without its verb (`gpurent quota`): list what it offers.
+    if (const CLI::App* group = chosen_group(app);
+        group && dynamic_cast<const CLI::RequiredError*>(&e)) {
+      io.err << fmt::format("`{}` needs one of these:\n\n", command_path(group))
+             << group->help();
+      return 2;
+    }
     // Help and --version are "errors" with exit code 0; everything else is a usage error.
     app.exit(e, io.out, io.err);
     return e.get_exit_code() == 0 ? 0 : 2;

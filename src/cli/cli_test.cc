@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "client/test_http_server.h"
+#include "common/json.h"
 
 namespace gpurent::cli {
 namespace {
@@ -103,6 +104,33 @@ TEST_F(CliTest, ApiErrorsExitOneWithDetailAndCode) {
   EXPECT_EQ(show.code, 1);
   EXPECT_EQ(show.out, "");
   EXPECT_EQ(show.err, "error: instance 'i-9' does not exist (instance_not_found)\n");
+}
+
+TEST_F(CliTest, UnderJsonOutputAnApiErrorIsAProblemDocumentOnStdout) {
+  TestHttpServer server(
+      answer(404, R"({"code": "instance_not_found", "detail": "instance 'i-9' does not exist"})"));
+  Outcome show = gpurent({"--url", server.url(), "-o", "json", "show", "i-9"});
+  EXPECT_EQ(show.code, 1);
+  EXPECT_EQ(show.err, "");
+  const Json problem = Json::parse(show.out);
+  EXPECT_EQ(problem["status"], 404);
+  EXPECT_EQ(problem["code"], "instance_not_found");
+  EXPECT_EQ(problem["detail"], "instance 'i-9' does not exist");
+}
+
+TEST_F(CliTest, AGroupWithoutItsVerbListsTheVerbs) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"quota"}, {"quota", "ls"}}) {
+    Outcome outcome = gpurent(args);
+    EXPECT_EQ(outcome.code, 2);
+    EXPECT_NE(outcome.err.find("`gpurent quota` needs one of these"), std::string::npos)
+        << outcome.err;
+    EXPECT_NE(outcome.err.find("show"), std::string::npos) << outcome.err;
+    EXPECT_NE(outcome.err.find("set"), std::string::npos) << outcome.err;
+  }
+  // A verb missing its own option is told about that option.
+  Outcome launch = gpurent({"launch"});
+  EXPECT_EQ(launch.code, 2);
+  EXPECT_NE(launch.err.find("--gpu is required"), std::string::npos) << launch.err;
 }
 
 TEST_F(CliTest, AnUnreachableServerExitsOneAndSaysWhere) {

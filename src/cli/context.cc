@@ -58,7 +58,17 @@ int Context::report(const Error& error) {
                            sanitize(error.message));
     return 2;
   }
-  io_.err << fmt::format("error: {} ({})\n", sanitize(error.message), error.code);
+  if (output_flag_ == "json") {
+    // A script reading -o json gets the failure in the form it reads, as the API's problem+json.
+    io_.out << Json{{"status", http_status(error.kind)},
+                    {"title", error_kind_title(error.kind)},
+                    {"code", error.code},
+                    {"detail", error.message}}
+                   .dump(2)
+            << "\n";
+  } else {
+    io_.err << fmt::format("error: {} ({})\n", sanitize(error.message), error.code);
+  }
   if (error.code == "connection_failed") {
     io_.err << "hint: is the server running? `gpurent dev` starts one on this machine; --url or "
                "GPURENT_URL points elsewhere.\n";

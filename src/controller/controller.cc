@@ -574,8 +574,7 @@ void Controller::remember_idempotency(std::string_view tenant_id,
 Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) const {
   for (const auto& type : spec.gpu_types) {
     if (!model::find_gpu_type(type)) {
-      return fail(Error::unprocessable(
-          "unknown_gpu_type", fmt::format("unknown GPU type '{}'; see GET /v1/gpu-types", type)));
+      return fail(Error::unprocessable("unknown_gpu_type", model::unknown_gpu_type_message(type)));
     }
   }
   if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerInstance) {

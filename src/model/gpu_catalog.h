@@ -23,6 +23,9 @@ struct GpuType {
 
 const std::vector<GpuType>& gpu_catalog();
 const GpuType* find_gpu_type(std::string_view slug);
+// What to tell someone who named a type the catalog lacks: the closest slugs ("did you mean
+// h100-80g?": those the name begins, else those a few edits away) and where the list is.
+std::string unknown_gpu_type_message(std::string_view type);
 
 // Maps what NVML reports ("NVIDIA H100 80GB HBM3", 81559 MiB) to a slug.
 std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb);

@@ -17,6 +17,15 @@ TEST(GpuCatalog, MatchesNvmlNamesToSlugs) {
   EXPECT_EQ(gpu_type_slug_for("Tesla K80", 11441), "teslak80-12g");
 }
 
+TEST(GpuCatalog, AnUnknownTypeIsAnsweredWithTheClosestOnes) {
+  EXPECT_EQ(unknown_gpu_type_message("h100"),
+            "unknown GPU type 'h100'; did you mean h100-80g? (`gpurent offers` lists the types, as "
+            "GET /v1/gpu-types does)");
+  EXPECT_NE(unknown_gpu_type_message("h100-80").find("did you mean h100-80g?"), std::string::npos);
+  EXPECT_NE(unknown_gpu_type_message("a100-80gb").find("a100-80g"), std::string::npos);
+  EXPECT_EQ(unknown_gpu_type_message("quantum").find("did you mean"), std::string::npos);
+}
+
 TEST(GpuCatalog, ParsesSimulationSpecs) {
   std::string error;
   const auto groups = parse_sim_gpu_spec("4xa100-80g,2xrtx4090-24g,h100-80g", &error);
