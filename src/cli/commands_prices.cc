@@ -46,11 +46,23 @@ std::string reserved_terms(const Json& v) {
   return out;
 }
 
+// The built-in price book is in force from the start of time: said so, not as 1970-01-01.
+std::string effective_at(const Json& v) {
+  const std::string at = field_text(v, "effective_at");
+  return at.starts_with("1970-01-01T00:00:00") ? "always (the built-in price book)" : at;
+}
+
+// Per mille as a percentage: 400 -> "40 %".
+std::string percent(int64_t permille) {
+  return permille % 10 == 0 ? fmt::format("{} %", permille / 10)
+                            : fmt::format("{}.{} %", permille / 10, permille % 10);
+}
+
 std::string version_view(const Json& v) {
   const std::string currency = field_text(v, "currency");
   std::string text = render_fields({
       {"Version", field_text(v, "version")},
-      {"Effective at", field_text(v, "effective_at")},
+      {"Effective at", effective_at(v)},
       {"Set at", field_text(v, "set_at")},
       {"CPU", money(v, "cpu_per_core_hour_micros", currency) + " per core-hour"},
       {"Memory", money(v, "memory_per_gb_hour_micros", currency) + " per GB-hour"},
@@ -58,7 +70,7 @@ std::string version_view(const Json& v) {
       {"Storage", money(v, "storage_per_gb_month_micros", currency) + " per GB-month"},
       {"Egress", money(v, "egress_per_gb_micros", currency) + " per GB"},
       {"Minimum", fmt::format("{} s per start", integer(v, "minimum_billed_seconds"))},
-      {"Spot floor", fmt::format("{}‰ of on-demand", integer(v, "spot_floor_permille"))},
+      {"Spot floor", fmt::format("{} of on-demand", percent(integer(v, "spot_floor_permille")))},
       {"Reserved terms", reserved_terms(v)},
   });
   Table gpus({"GPU TYPE", "ON-DEMAND PER GPU-HOUR"});
@@ -82,10 +94,10 @@ std::string history_view(const Json& items) {
   Table table({"VERSION", "EFFECTIVE AT", "SET AT", "GPU TYPES", "MINIMUM", "SPOT FLOOR"});
   for (const auto& v : items) {
     const auto gpus = v.value("gpu_per_hour_micros", Json::object());
-    table.add_row({field_text(v, "version"), field_text(v, "effective_at"), field_text(v, "set_at"),
+    table.add_row({field_text(v, "version"), effective_at(v), field_text(v, "set_at"),
                    std::to_string(gpus.size()),
                    fmt::format("{} s", integer(v, "minimum_billed_seconds")),
-                   fmt::format("{}‰", integer(v, "spot_floor_permille"))});
+                   percent(integer(v, "spot_floor_permille"))});
   }
   return table.render();
 }

@@ -170,10 +170,16 @@ std::string field_text(const Json& object, std::string_view key) {
 std::string instances_view(const Json& items, Timestamp now) {
   Table table({"ID", "NAME", "STATE", "GPUS", "NODE", "PRICE", "CREATED"});
   for (const auto& instance : as_list(items)) {
-    table.add_row(
-        {field_text(instance, "id"), dash(field_text(instance, "name")),
-         field_text(instance, "state"), gpus(instance), dash(field_text(instance, "node_id")),
-         price(instance, integer(instance, "gpu_count")), when(instance, "created_at", now)});
+    // An unnamed instance carries its id as its name: "-" rather than the id twice.
+    const std::string name = field_text(instance, "name");
+    // Only work that holds or waits for GPUs has a price running.
+    const std::string state = field_text(instance, "state");
+    const bool priced = state == "pending" || state == "starting" || state == "running" ||
+                        state == "stopping";
+    table.add_row({field_text(instance, "id"), name == field_text(instance, "id") ? "-" : dash(name),
+                   state, gpus(instance), dash(field_text(instance, "node_id")),
+                   priced ? price(instance, integer(instance, "gpu_count")) : "-",
+                   when(instance, "created_at", now)});
   }
   return table.render();
 }
@@ -325,7 +331,9 @@ std::string nodes_view(const Json& items, Timestamp now) {
   for (const auto& node : as_list(items)) {
     std::string name = field_text(node, "name");
     if (member(node, "simulated") == true) name += " (sim)";
-    table.add_row({field_text(node, "id"), name, field_text(node, "state"),
+    const std::string state = field_text(node, "state");
+    table.add_row({field_text(node, "id"), name,
+                   member(node, "cordoned") == true ? state + " (cordoned)" : state,
                    dash(gpu_summary(member(node, "gpus"))), field_text(node, "free_gpus"),
                    field_text(node, "cpu_count"), memory(node), when(node, "last_heartbeat", now)});
   }

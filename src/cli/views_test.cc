@@ -22,6 +22,16 @@ TEST(CliViewsTest, Instances) {
             "i-2   -         pending   1x a100-80g   -      CNY 9.50/h    3h ago\n");
 }
 
+TEST(CliViewsTest, InstancesShowAPriceOnlyWhileTheyHoldOrWaitForGpus) {
+  const Json items = Json::parse(R"([
+    {"id": "i-3", "name": "i-3", "state": "stopped", "gpu_type": "h100-80g", "gpu_count": 1,
+     "node_id": null, "price_per_gpu_hour_micros": 18000000, "currency": "CNY",
+     "created_at": "2026-11-30T15:25:00.000Z"}])");
+  EXPECT_EQ(instances_view(items, kNow),
+            "ID    NAME   STATE     GPUS          NODE   PRICE   CREATED\n"
+            "i-3   -      stopped   1x h100-80g   -      -       5m ago\n");
+}
+
 TEST(CliViewsTest, InstanceDetails) {
   const Json instance = Json::parse(R"(
     {"id": "i-1", "name": "train-1", "tenant_id": "t-1", "state": "failed", "gpu_type": "h100-80g",
@@ -97,6 +107,9 @@ TEST(CliViewsTest, NodesSummariseGpus) {
             "LAST SEEN\n"
             "n-1   gpu01 (sim)   ready   2x a100-80g, 1x rtx4090-24g   1      64    512 GiB   "
             "2s ago\n");
+  Json cordoned = nodes;
+  cordoned[0]["cordoned"] = true;
+  EXPECT_NE(nodes_view(cordoned, kNow).find("ready (cordoned)"), std::string::npos);
 }
 
 TEST(CliViewsTest, JobsShowHowManyTasksEnded) {
