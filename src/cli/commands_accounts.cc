@@ -28,7 +28,8 @@ std::string products_view(const Json& items) {
   Table table({"NAME", "GPU TYPE", "GPU-HOURS", "PRICE", "VALID (DAYS)"});
   for (const auto& p : items) {
     table.add_row({text_of(p, "name"), text_of(p, "gpu_type"), text_of(p, "gpu_hours"),
-                   format_micros(p.value("price_micros", Micros{0})), text_of(p, "validity_days")});
+                   money_of(p, "price_micros", text_of(p, "currency")),
+                   text_of(p, "validity_days")});
   }
   return table.render();
 }

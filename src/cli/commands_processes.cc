@@ -19,7 +19,8 @@ namespace gpurent::cli {
 namespace {
 
 // What `gpurent dev` credits the bootstrap tenant, so `gpurent launch` works at once.
-constexpr long long kDevBootstrapCreditMicros = 1000 * kMicrosPerUnit;
+// Enough for the README's examples: the sample package (1,500) and a reservation.
+constexpr long long kDevBootstrapCreditMicros = 5000 * kMicrosPerUnit;
 
 struct ServerFlags {
   std::string listen;

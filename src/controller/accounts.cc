@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
 #include <spdlog/spdlog.h>
 
 #include "billing/packages.h"
@@ -73,7 +74,15 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
   }
   const auto product = package_products_.find(product_name);
   if (product == package_products_.end()) {
-    return fail(Error::not_found("package_product", product_name));
+    std::vector<std::string_view> names;
+    for (const auto& [name, offered] : package_products_) names.push_back(name);
+    return fail(Error{ErrorKind::kNotFound, "package_product_not_found",
+                      names.empty()
+                          ? fmt::format("no package '{}': none is on sale (operators define them "
+                                        "with `gpurent packages define`)",
+                                        product_name)
+                          : fmt::format("no package '{}'; on sale: {} (`gpurent packages products`)",
+                                        product_name, fmt::join(names, ", "))});
   }
   GPURENT_CHECK(check_can_pay(caller.tenant_id, product->second.price, "the package's price"));
   const Timestamp t = now();
@@ -102,8 +111,10 @@ Status Controller::check_can_pay(std::string_view tenant_id, Micros amount,
   const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id));
   if (balance >= amount) return {};
   return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
-                    fmt::format("balance {} does not cover {} {}", format_micros(balance), what,
-                                format_micros(amount))});
+                    fmt::format("the balance, {}, does not cover {}, {}; top up first (`gpurent "
+                                "balance`)",
+                                format_money(balance, options_.currency), what,
+                                format_money(amount, options_.currency))});
 }
 
 Status Controller::price_reservation(model::Reservation& reservation) const {

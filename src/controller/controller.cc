@@ -542,8 +542,10 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
   if (balance <= 0 || balance < needed) {
     return fail(Error{
         ErrorKind::kPaymentRequired, "insufficient_balance",
-        fmt::format("balance {} does not cover {} s of {} x {} ({} needed)", format_micros(balance),
-                    kMinimumPrepaidSeconds, spec.gpu_count, type, format_micros(needed))});
+        fmt::format("the balance, {}, does not cover {} s of {} x {} ({} needed); top up first "
+                    "(`gpurent balance`)",
+                    format_money(balance, options_.currency), kMinimumPrepaidSeconds,
+                    spec.gpu_count, type, format_money(needed, options_.currency))});
   }
   return {};
 }

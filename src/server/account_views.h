@@ -10,7 +10,7 @@
 
 namespace gpurent::server {
 
-Json package_product_view(const model::PackageProduct& product);
+Json package_product_view(const model::PackageProduct& product, std::string_view currency);
 // A package is "expired" from the billing tick at its expiry on.
 Json package_view(const model::Package& package);
 Json balance_settings_view(const model::BalanceSettings& settings);

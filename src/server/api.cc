@@ -1098,13 +1098,15 @@ struct Api::Impl {
                 [&](Controller& c, auto product) {
                   return c.set_package_product(caller, std::move(product));
                 },
-                package_product_view);
+                [this](const model::PackageProduct& product) {
+                  return package_product_view(product, ctl().options().currency);
+                });
           });
     keyed("GET", "/v1/packages/products",
           [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
             Json items = Json::array();
             for (const auto* product : ctl().package_products()) {
-              items.push_back(package_product_view(*product));
+              items.push_back(package_product_view(*product, ctl().options().currency));
             }
             co_return json_response(200, whole_list(std::move(items)));
           });

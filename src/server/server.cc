@@ -126,6 +126,18 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     }
     shown_key = key;
   }
+  // `gpurent dev` sells the package the README buys, so that its example works as written.
+  if (dev_sim_gpus && controller.package_products().empty()) {
+    const model::PackageProduct sample{.name = "h100-100h",
+                                       .gpu_type = "h100-80g",
+                                       .gpu_hours = 100,
+                                       .price = 1500 * kMicrosPerUnit,
+                                       .validity_days = 90};
+    if (auto defined = controller.set_package_product(model::platform_principal(), sample);
+        !defined) {
+      spdlog::warn("dev_sample_package_not_defined error=\"{}\"", defined.error().message);
+    }
+  }
   std::string dev_join_token;
   if (dev_sim_gpus) {
     dev_join_token = new_secret("gjt_");
