@@ -199,12 +199,15 @@ void Controller::interrupt_spot_over_max_price() {
     }
     const auto price = spot_.price_at(prices_, instance.gpu_type, now());
     if (!price || *price <= *instance.spec.max_price) continue;
-    // As a preemption: stopped with notice, state preempted once the process is gone.
+    // As a preemption: stopped with notice, state preempted once the process is gone, and said
+    // in the tenant's events as any preemption is.
     instance.preempt_requested = true;
-    request_stop(instance, fmt::format("interrupted: the spot price of {} ({} per GPU-hour) rose "
-                                       "above its max_price ({})",
-                                       instance.gpu_type, format_micros(*price),
-                                       format_micros(*instance.spec.max_price)));
+    std::string why = fmt::format(
+        "interrupted: the spot price of {} ({}/h per GPU) rose above its max_price ({}/h)",
+        instance.gpu_type, format_money(*price, options_.currency),
+        format_money(*instance.spec.max_price, options_.currency));
+    record_event(instance.tenant_id, instance.id, model::event_kind::kInstancePreempted, why);
+    request_stop(instance, std::move(why));
     spdlog::info("interrupted spot instance={} price={} max_price={}", instance.id, *price,
                  *instance.spec.max_price);
   }

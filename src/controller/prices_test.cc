@@ -158,6 +158,10 @@ TEST_F(PricesTest, SpotPriceRisesWithUtilisationAndInterruptsAboveMaxPrice) {
   const auto& interrupted = get(spot.id);
   EXPECT_EQ(interrupted.state, InstanceState::kStopping);
   EXPECT_NE(interrupted.reason.find("rose above its max_price"), std::string::npos);
+  const auto events = ctl_.events(alice_, {.object_id = interrupted.id}, 10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]->kind, model::event_kind::kInstancePreempted);
+  EXPECT_EQ(events[0]->message, interrupted.reason);
   run(spot.id, 143);
   EXPECT_EQ(get(spot.id).state, InstanceState::kPreempted);
 
