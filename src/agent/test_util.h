@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
+
+#include "agent/runtime/runtime.h"
 
 namespace gpurent::agent::testing {
 
@@ -44,6 +48,32 @@ inline bool eventually(const std::function<bool()>& condition,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+// A run of `sh -c script`.
+inline model::WorkloadSpec shell(std::string instance_id, std::string script, int64_t run = 1) {
+  model::WorkloadSpec spec;
+  spec.instance_id = std::move(instance_id);
+  spec.run = run;
+  spec.command = {"sh", "-c", std::move(script)};
+  return spec;
+}
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// Polls the runtime until the run has exited: the run, or nullptr if it did not exit in time.
+inline const Workload* exited_run(Runtime& runtime, const WorkloadKey& key) {
+  const bool exited = eventually([&] {
+    runtime.poll();
+    const Workload* w = runtime.find(key);
+    return w && w->phase == model::WorkloadPhase::kExited;
+  });
+  return exited ? runtime.find(key) : nullptr;
 }
 
 }  // namespace gpurent::agent::testing

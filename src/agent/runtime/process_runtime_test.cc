@@ -16,20 +16,8 @@ using model::WorkloadPhase;
 using testing::eventually;
 using testing::TempDir;
 
-model::WorkloadSpec shell(std::string instance_id, std::string script, int64_t run = 1) {
-  model::WorkloadSpec spec;
-  spec.instance_id = std::move(instance_id);
-  spec.run = run;
-  spec.command = {"sh", "-c", std::move(script)};
-  return spec;
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::read_text;
+using testing::shell;
 
 class ProcessRuntimeTest : public ::testing::Test {
  protected:
@@ -43,13 +31,9 @@ class ProcessRuntimeTest : public ::testing::Test {
 
   // Polls until the run has exited and returns it.
   const Workload* wait_exit(ProcessRuntime& runtime, const WorkloadKey& key) {
-    const bool exited = eventually([&] {
-      runtime.poll();
-      const Workload* w = runtime.find(key);
-      return w && w->phase == WorkloadPhase::kExited;
-    });
-    EXPECT_TRUE(exited) << key.instance_id << " did not exit";
-    return exited ? runtime.find(key) : nullptr;
+    const Workload* exited = testing::exited_run(runtime, key);
+    EXPECT_NE(exited, nullptr) << key.instance_id << " did not exit";
+    return exited;
   }
 
   TempDir dir_;

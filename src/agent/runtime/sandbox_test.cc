@@ -26,20 +26,12 @@ using testing::TempDir;
 
 constexpr IdRange kTestIds{510000, 510099};
 
-model::WorkloadSpec shell(std::string instance_id, std::string tenant_id, std::string script) {
-  model::WorkloadSpec spec;
-  spec.instance_id = std::move(instance_id);
-  spec.tenant_id = std::move(tenant_id);
-  spec.run = 1;
-  spec.command = {"sh", "-c", std::move(script)};
-  return spec;
-}
+using testing::read_text;
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
+model::WorkloadSpec shell(std::string instance_id, std::string tenant_id, std::string script) {
+  auto spec = testing::shell(std::move(instance_id), std::move(script));
+  spec.tenant_id = std::move(tenant_id);
+  return spec;
 }
 
 void write_text(const std::filesystem::path& path, std::string_view text) {
@@ -75,13 +67,9 @@ class SandboxTest : public ::testing::Test {
   }
 
   const Workload* wait_exit(ProcessRuntime& runtime, const WorkloadKey& key) {
-    const bool exited = eventually([&] {
-      runtime.poll();
-      const Workload* w = runtime.find(key);
-      return w && w->phase == WorkloadPhase::kExited;
-    });
-    EXPECT_TRUE(exited) << key.instance_id << " did not exit";
-    return exited ? runtime.find(key) : nullptr;
+    const Workload* exited = testing::exited_run(runtime, key);
+    EXPECT_NE(exited, nullptr) << key.instance_id << " did not exit";
+    return exited;
   }
 
   // Runs a script as a run of its own and returns its output (stdout and stderr).
