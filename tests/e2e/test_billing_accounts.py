@@ -25,7 +25,10 @@ def test_package_launch_stop_invoice_and_idempotent_purchase(platform):
     assert platform.call("PUT", "/v1/packages/products", body=PRODUCT).status == 200
     tenant_id, key = platform.new_tenant("buyer", topup_micros=100_000_000)
     listed = platform.call("GET", "/v1/packages/products", key).json()["items"]
-    assert [p["name"] for p in listed] == ["h100-1h"]
+    # Beside the sample that `gpurent dev` sells (the README's h100-100h).
+    assert [p["name"] for p in listed] == ["h100-100h", "h100-1h"]
+    assert listed[1]["currency"] == "CNY"
+    assert "CNY 10.00" in platform.cli("packages", "products", key=key).stdout
 
     bought = platform.call("POST", "/v1/packages", key, body={"product": "h100-1h"},
                            headers={"Idempotency-Key": "buy-1"})
