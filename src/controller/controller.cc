@@ -386,6 +386,14 @@ bool Controller::node_uses_workdir(std::string_view node_id, std::string_view up
   });
 }
 
+std::string Controller::tenant_id_for(std::string_view ref) const {
+  if (ref.empty() || tenants_.contains(std::string(ref))) return std::string(ref);
+  for (const auto& [id, tenant] : tenants_) {
+    if (tenant.name == ref) return id;
+  }
+  return std::string(ref);
+}
+
 std::string_view Controller::node_registered_from(std::string_view node_id) const {
   const auto node = nodes_.find(node_id);
   return node == nodes_.end() ? std::string_view() : std::string_view(node->second.registered_from);

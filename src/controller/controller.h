@@ -224,6 +224,9 @@ class Controller {
   std::optional<model::Principal> authenticate(std::string_view key_hash) const;
   // The node id for a node credential hash.
   std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
+  // The tenant a reference names: its id, or else the name of one (names are unique); anything
+  // else unchanged, for the caller's own not-found answer.
+  std::string tenant_id_for(std::string_view ref) const;
   // The address a known node registered from (Node::registered_from); "" for an unknown node.
   std::string_view node_registered_from(std::string_view node_id) const;
   // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node

@@ -66,6 +66,15 @@ TEST_F(ControllerTest, AStartWhileStoppingStartsTheInstanceOnceItHasStopped) {
   EXPECT_EQ(ctl_.start_instance(alice_, instance.id).error().kind, ErrorKind::kConflict);
 }
 
+TEST_F(ControllerTest, ATenantIsNamedByItsIdOrItsName) {
+  const auto acme = ctl_.create_tenant(admin_, "acme");
+  ASSERT_TRUE(acme);
+  EXPECT_EQ(ctl_.tenant_id_for(acme->id), acme->id);
+  EXPECT_EQ(ctl_.tenant_id_for("acme"), acme->id);
+  EXPECT_EQ(ctl_.tenant_id_for("nobody"), "nobody");  // left for the caller's not-found answer
+  EXPECT_EQ(ctl_.tenant_id_for(""), "");
+}
+
 TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) {
   ctl_.take_changes();
   const auto a = launch(alice_, 1);  // created, then placed: two changes of a, two of the node

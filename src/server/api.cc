@@ -573,6 +573,13 @@ struct Api::Impl {
 
   Controller& ctl() { return host.controller(); }
 
+  // `?tenant=`: a tenant's id, or its name (names are unique).
+  std::optional<std::string> tenant_query(const Request& request) const {
+    auto tenant = query_string(request, "tenant");
+    if (tenant) tenant = host.controller().tenant_id_for(*tenant);
+    return tenant;
+  }
+
   Result<Principal> principal(const Request& request) {
     return authenticate_api_key(ctl(), request.authorization);
   }
@@ -600,7 +607,7 @@ struct Api::Impl {
   // The tenant a billing read is about: the caller's own, or (for operators) `?tenant=`. Another
   // tenant's is not found, as everywhere else.
   Result<std::string> billed_tenant(const Principal& caller, const Request& request) {
-    std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+    std::string tenant = tenant_query(request).value_or(caller.tenant_id);
     GPURENT_CHECK(ctl().balance(caller, tenant));
     return tenant;
   }
@@ -703,7 +710,7 @@ struct Api::Impl {
     keyed("GET", "/v1/billing/balance",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
-            const std::string tenant = query_string(request, "tenant").value_or(caller.tenant_id);
+            const std::string tenant = tenant_query(request).value_or(caller.tenant_id);
             auto balance = ctl().balance(caller, tenant);
             co_return result_response(200, balance, [&](Micros amount) {
               return Json{{"tenant_id", tenant},
@@ -981,7 +988,7 @@ struct Api::Impl {
     auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
     if (!limit) return problem_response(limit.error());
     controller::InstanceFilter filter;
-    filter.tenant_id = query_string(request, "tenant");
+    filter.tenant_id = tenant_query(request);
     filter.job_id = query_string(request, "job");
     if (auto state = query_string(request, "state")) {
       model::InstanceState parsed;
@@ -1147,6 +1154,7 @@ struct Api::Impl {
             co_return co_await operator_write(
                 caller, request, parse_balance_settings,
                 [&](Controller& c, auto settings) {
+                  settings.tenant_id = c.tenant_id_for(settings.tenant_id);
                   return c.set_balance_settings(caller, std::move(settings));
                 },
                 balance_settings_view);
@@ -1297,7 +1305,7 @@ struct Api::Impl {
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
             Json items = Json::array();
-            for (const auto* volume : ctl().volumes(caller, query_string(request, "tenant"))) {
+            for (const auto* volume : ctl().volumes(caller, tenant_query(request))) {
               items.push_back(volume_view(*volume));
             }
             co_return json_response(200, whole_list(std::move(items)));
@@ -1329,7 +1337,7 @@ struct Api::Impl {
             if (!limit) co_return problem_response(limit.error());
             auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
             if (!after) co_return problem_response(after.error());
-            controller::EventFilter filter{.tenant_id = query_string(request, "tenant"),
+            controller::EventFilter filter{.tenant_id = tenant_query(request),
                                            .object_id = query_string(request, "object"),
                                            .kind = query_string(request, "kind"),
                                            .after_seq = *after};
@@ -1546,13 +1554,14 @@ struct Api::Impl {
   void add_quota_routes() {
     keyed("PUT", "/v1/tenants/{id}/quota",
           [this](const Principal& caller, Request& request, const PathParams& params) {
-            return set_quota(caller, request, params.find("id")->second);
+            return set_quota(caller, request, ctl().tenant_id_for(params.find("id")->second));
           });
     keyed("GET", "/v1/tenants/{id}/quota",
           [this](const Principal& caller, Request&,
                  const PathParams& params) -> asio::awaitable<Response> {
-            co_return result_response(200, ctl().quota(caller, params.find("id")->second),
-                                      quota_view);
+            co_return result_response(
+                200, ctl().quota(caller, ctl().tenant_id_for(params.find("id")->second)),
+                quota_view);
           });
   }
 
@@ -1561,7 +1570,7 @@ struct Api::Impl {
     auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
     if (!limit) return problem_response(limit.error());
     controller::JobFilter filter;
-    filter.tenant_id = query_string(request, "tenant");
+    filter.tenant_id = tenant_query(request);
     if (auto state = query_string(request, "state")) {
       model::JobState parsed;
       if (!model::parse_job_state(*state, &parsed)) {
@@ -1697,7 +1706,7 @@ struct Api::Impl {
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     auto result = co_await host.mutate([&](Controller& c) {
-      return c.topup(caller, *tenant, *amount, reference->value_or(""), *key);
+      return c.topup(caller, c.tenant_id_for(*tenant), *amount, reference->value_or(""), *key);
     });
     co_return result_response(201, result, [&](const controller::TopupResult& r) {
       return Json{{"transfer_id", r.transfer.id},
@@ -1737,7 +1746,7 @@ struct Api::Impl {
       if (!*field) co_return problem_response(field->error());
     }
     controller::NewApiKey key;
-    key.tenant_id = tenant->value_or("");
+    key.tenant_id = ctl().tenant_id_for(tenant->value_or(""));
     if (*role_text && !model::parse_role(**role_text, &key.role)) {
       co_return problem_response(invalid_field("role", "must be admin, operator or tenant"));
     }

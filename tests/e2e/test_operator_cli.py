@@ -16,8 +16,11 @@ def test_operator_onboards_a_tenant_through_the_cli(platform):
 
     topup = json.loads(platform.cli("topup", tenant["id"], "12.5", "-o", "json").stdout)
     assert topup["amount_micros"] == 12_500_000 and topup["balance_micros"] == 12_500_000
-    again = platform.cli("topup", tenant["id"], "0.000001", "-o", "json")
+    # A tenant's name does where its id does.
+    again = platform.cli("topup", "acme", "0.000001", "-o", "json")
     assert json.loads(again.stdout)["balance_micros"] == 12_500_001
+    assert json.loads(platform.cli("quota", "show", "acme", "-o", "json").stdout)["tenant_id"] == \
+        tenant["id"]
 
     as_tenant = json.loads(platform.cli("balance", "-o", "json", key=key["key"]).stdout)
     assert as_tenant["balance_micros"] == 12_500_001 and as_tenant["tenant_id"] == tenant["id"]
@@ -47,4 +50,13 @@ def test_cli_usage_errors_exit_2_and_bad_gpu_types_exit_1(platform):
     assert platform.cli("launch", check=False).returncode == 2
     result = platform.cli("launch", "--gpu", "h100-81g", "--", "true", check=False)
     assert result.returncode == 1 and "unknown_gpu_type" in result.stderr
+    assert "did you mean h100-80g?" in result.stderr and "gpurent offers" in result.stderr
+    # Under -o json the failure is a problem document on stdout.
+    as_json = platform.cli("launch", "--gpu", "h100", "-o", "json", "--", "true", check=False)
+    problem = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and problem["code"] == "unknown_gpu_type", as_json.stdout
+    assert problem["status"] == 422 and "h100-80g" in problem["detail"]
+    # A group without its verb lists its verbs.
+    listed = platform.cli("quota", check=False)
+    assert listed.returncode == 2 and "`gpurent quota` needs one of these" in listed.stderr
     assert platform.cli("topup", "t-x", "1.2.3", check=False).returncode == 2
