@@ -26,12 +26,21 @@ struct ReservationOptions {
   std::string tenant;
 };
 
+// "now", "+DURATION" from now (+1h, +30m), or an RFC 3339 UTC time.
 Result<Timestamp> parse_time(std::string_view flag, std::string_view text, Timestamp now) {
   if (text == "now") return now;
+  if (text.starts_with('+')) {
+    auto seconds = parse_duration_seconds(text.substr(1));
+    if (!seconds) {
+      return fail(usage_error(fmt::format("{} '{}': {}", flag, text, seconds.error().message)));
+    }
+    return now + std::chrono::seconds(*seconds);
+  }
   const auto parsed = parse_rfc3339(text);
   if (!parsed) {
     return fail(usage_error(fmt::format(
-        "{} '{}' is not an RFC 3339 UTC time (e.g. 2026-11-30T15:00:00Z)", flag, text)));
+        "{} '{}' is not now, +DURATION (+1h) or an RFC 3339 UTC time (e.g. 2026-11-30T15:00:00Z)",
+        flag, text)));
   }
   return *parsed;
 }
@@ -65,7 +74,8 @@ void add_booking(CLI::App& command, Context& ctx) {
   auto options = std::make_shared<ReservationOptions>();
   command.add_option("--gpu", options->gpu, "GPU type")->required();
   command.add_option("--count", options->count, "number of GPUs")->required();
-  command.add_option("--start", options->start, "RFC 3339 UTC time, or now (the default)");
+  command.add_option("--start", options->start,
+                     "now (the default), +DURATION from now (+1h), or an RFC 3339 UTC time");
   command.add_option("--end", options->end, "RFC 3339 UTC time");
   command.add_option("--duration", options->duration, "instead of --end: e.g. 2h, 3d");
   command.add_option("--days", options->days,

@@ -95,6 +95,14 @@ def test_cli_books_with_a_duration(platform):
     refused = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "6",
                            "--start", at(2), "--duration", "1h", check=False)
     assert refused.returncode == 1 and "overbooked" in refused.stderr, refused.stderr
+    # The README's form: a start relative to now.
+    relative = json.loads(platform.cli("reservation", "create", "--gpu", "h100-80g", "--count",
+                                       "2", "--start", "+3h", "--duration", "1h", "-o",
+                                       "json").stdout)
+    assert relative["gpu_count"] == 2 and relative["start"] > at(2), relative
+    bad = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "1", "--start",
+                       "+soon", "--duration", "1h", check=False)
+    assert bad.returncode == 2 and "+soon" in bad.stderr, bad.stderr
 
 
 def test_reserved_work_runs_on_its_reservation(platform):
