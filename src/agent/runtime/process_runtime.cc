@@ -383,7 +383,6 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   }
   launch.env.try_emplace("HOME", home.string());
   launch.env.try_emplace("PATH", agent_path_);
-  auto& env = launch.env;
   // It holds the run's environment, service token included: the agent's alone.
   if (auto written = write_file_atomic(dir / kLaunchFile, launch_json(launch).dump(), 0600);
       !written) {
@@ -402,7 +401,8 @@ Status ProcessRuntime::start(const model::WorkloadSpec& spec) {
   auto& started = entries_.emplace(key, std::move(entry)).first->second;
   refresh(started, std::chrono::steady_clock::now());
   spdlog::info("workload_started instance={} run={} pid={} gpus={} command=\"{}\"", key.instance_id,
-               key.run, spawned->pid, env["CUDA_VISIBLE_DEVICES"], fmt::join(spec.command, " "));
+               key.run, spawned->pid, launch.env["CUDA_VISIBLE_DEVICES"],
+               fmt::join(spec.command, " "));
   return {};
 }
 
