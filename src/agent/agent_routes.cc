@@ -2,28 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "client/api_client.h"
 #include "common/json.h"
+#include "common/url.h"
 #include "model/codec.h"
 #include "model/desired_state_json.h"
 
 namespace gpurent::agent::routes {
 namespace {
-
-// Percent-encodes a query parameter value (RFC 3986 unreserved characters stay as they are).
-std::string query_escape(std::string_view value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
 
 // Messages carry text from workloads' specs; an invalid UTF-8 byte must not abort a report.
 std::string encode(const Json& json) {
@@ -48,13 +34,13 @@ Call watch_call(int64_t after) {
 
 Call logs_call(std::string_view instance_id, int64_t run, int64_t offset, std::string_view bytes) {
   return {"POST",
-          fmt::format("/v1/agent/logs?instance={}&run={}&offset={}", query_escape(instance_id), run,
-                      offset),
+          fmt::format("/v1/agent/logs?instance={}&run={}&offset={}", percent_encode(instance_id),
+                      run, offset),
           std::string(bytes), "application/octet-stream"};
 }
 
 Call upload_call(std::string_view upload_id) {
-  return {"GET", fmt::format("/v1/agent/upload?id={}", query_escape(upload_id)), "", ""};
+  return {"GET", fmt::format("/v1/agent/upload?id={}", percent_encode(upload_id)), "", ""};
 }
 
 Call report_call(const model::NodeReport& report, Timestamp now) {

@@ -159,35 +159,6 @@ std::string errno_text(const char* what) {
   return fmt::format("{}: {}", what, std::strerror(errno));
 }
 
-// In the exec's child (async-signal-safe calls only): joins the sandbox, and forks the process that
-// goes on as the sandbox's user to run the command; this one waits for it and ends as it ended, so
-// the exec's pid and process group stay what the agent watches and kills.
-void enter_sandbox(const SandboxEntry& sandbox) {
-  const auto die = [](std::string_view message) {
-    [[maybe_unused]] ssize_t ignored = ::write(2, message.data(), message.size());
-    ::_exit(126);
-  };
-  if (join_sandbox(sandbox) != 0) die("gpurent exec: cannot enter the instance's sandbox\n");
-  const pid_t command = ::fork();
-  if (command < 0) die("gpurent exec: fork failed\n");
-  if (command == 0) {
-    if (drop_to_sandbox_user(sandbox.uid, sandbox.gid) != 0) {
-      die("gpurent exec: cannot become the instance's user\n");
-    }
-    return;
-  }
-  ::close_range(0, ~0U, 0);
-  int status = 0;
-  while (::waitpid(command, &status, 0) < 0) {
-    if (errno != EINTR) ::_exit(126);
-  }
-  if (WIFSIGNALED(status)) {
-    ::signal(WTERMSIG(status), SIG_DFL);
-    ::kill(::getpid(), WTERMSIG(status));
-  }
-  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
-}
-
 }  // namespace
 
 std::optional<std::string> resolve_program(const std::string& name, std::string_view path) {
@@ -205,17 +176,34 @@ std::optional<std::string> resolve_program(const std::string& name, std::string_
   }
 }
 
-Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::path& workload_dir,
-                                 const model::ExecRequest& request) {
+Result<Launch> read_run_launch(const std::filesystem::path& workload_dir) {
   auto launch = read_launch(workload_dir);
   if (!launch) {
     // The run is running, so its record should be there: the node's files are not as expected.
     return fail(Error::internal(fmt::format("cannot read the run's launch record in {}: {}",
                                             workload_dir.string(), launch.error().message)));
   }
-  const auto path = launch->env.find("PATH");
+  return launch;
+}
+
+Result<std::optional<SandboxEntry>> open_run_sandbox(const std::filesystem::path& workload_dir,
+                                                     const Launch& launch) {
+  if (!launch.sandbox) return std::optional<SandboxEntry>();
+  auto state = read_shim_state(workload_dir);
+  if (!state || state->sandbox_init == 0) {
+    return fail(Error{ErrorKind::kConflict, "instance_not_running",
+                      "the run's sandbox is not up yet; try again in a moment"});
+  }
+  GPURENT_TRY(entry, open_sandbox_entry(state->sandbox_init, *launch.sandbox));
+  return std::optional<SandboxEntry>(std::move(entry));
+}
+
+Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::path& workload_dir,
+                                 const model::ExecRequest& request) {
+  GPURENT_TRY(launch, read_run_launch(workload_dir));
+  const auto path = launch.env.find("PATH");
   const auto program = resolve_program(request.command.front(),
-                                       path == launch->env.end() ? "/usr/bin:/bin" : path->second);
+                                       path == launch.env.end() ? "/usr/bin:/bin" : path->second);
   if (!program) {
     return fail(
         Error{ErrorKind::kNotFound, "command_not_found",
@@ -223,7 +211,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   }
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
   std::vector<std::string> env_strings;
-  for (const auto& [name, value] : launch->env) env_strings.push_back(name + "=" + value);
+  for (const auto& [name, value] : launch.env) env_strings.push_back(name + "=" + value);
   std::vector<char*> envp;
   for (auto& entry : env_strings) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -234,16 +222,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   std::string program_path = *program;
   // A sandboxed run's command runs in its sandbox, as its user (sandbox.h), entered through the
   // run's init: what the child needs is opened here, before the fork.
-  std::optional<SandboxEntry> sandbox;
-  if (launch->sandbox) {
-    auto state = read_shim_state(workload_dir);
-    if (!state || state->sandbox_init == 0) {
-      return fail(Error{ErrorKind::kConflict, "instance_not_running",
-                        "the run's sandbox is not up yet; try again in a moment"});
-    }
-    GPURENT_TRY(entry, open_sandbox_entry(state->sandbox_init, *launch->sandbox));
-    sandbox.emplace(std::move(entry));
-  }
+  GPURENT_TRY(sandbox, open_run_sandbox(workload_dir, launch));
 
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return fail(Error::internal(errno_text("pipe2")));
@@ -262,8 +241,8 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
     ::dup2(null_fd, 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
-    if (sandbox) enter_sandbox(*sandbox);
-    if (::chdir(launch->cwd.c_str()) != 0) {
+    if (sandbox) enter_sandbox_as_user(*sandbox, "gpurent exec");
+    if (::chdir(launch.cwd.c_str()) != 0) {
       constexpr std::string_view kMessage = "gpurent exec: cannot enter the instance directory\n";
       [[maybe_unused]] ssize_t ignored = ::write(2, kMessage.data(), kMessage.size());
       ::_exit(126);

@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
 
+#include "agent/runtime/workload_files.h"
 #include "common/result.h"
 #include "model/exec_protocol.h"
 #include "net/http.h"
@@ -24,6 +25,13 @@
 namespace gpurent::agent {
 
 inline constexpr size_t kMaxQueuedExecBytes = 1 << 20;
+
+// A running process run's launch record (workload_files.h); kInternal when it cannot be read.
+Result<Launch> read_run_launch(const std::filesystem::path& workload_dir);
+// What entering the run's sandbox needs (sandbox.h), when the run is sandboxed. Errors: kConflict
+// "instance_not_running" while its sandbox is not up yet; opening the entry failed.
+Result<std::optional<SandboxEntry>> open_run_sandbox(const std::filesystem::path& workload_dir,
+                                                     const Launch& launch);
 
 // Starts the command (the Launch's env and cwd) and returns the streaming response. Errors: the
 // launch record cannot be read (kInternal), the program is not found (kNotFound "command_not_found",

@@ -31,4 +31,8 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
 Result<std::string> read_file(const std::filesystem::path& path,
                               size_t max_bytes = kMaxRecordBytes);
 
+// Gives a tree to a user and group, links themselves and not what they point to (the tree is a
+// tenant's: a link there may point anywhere).
+Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid);
+
 }  // namespace gpurent::agent

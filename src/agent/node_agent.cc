@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -183,6 +184,7 @@ Status NodeAgent::start() {
                                                 .gpu_access = options_.gpu_access}));
     containers = std::move(opened);
   }
+  const std::shared_ptr<WorkloadUsers> users = processes->workload_users();
   runtime_ = std::make_unique<RuntimeSet>(std::move(processes), std::move(containers));
   GPURENT_TRY(runs, NodeRuns::open(data_dir));
   runs_ = std::move(runs);
@@ -194,12 +196,19 @@ Status NodeAgent::start() {
   const std::string advertised =
       registered_as.address.empty() ? registered_as.name : registered_as.address;
   const auto open_node_api = [&](const std::string& listen_host) {
+    // A copy fetches its upload on a link of its own: a link is one thread's.
+    auto fetch = [this](std::string_view upload_id) -> Status {
+      GPURENT_TRY(link, links_());
+      return fetch_upload(*link, upload_id);
+    };
     node_api_ = std::make_unique<NodeApi>(
         *runs_, NodeApiOptions{.listen_host = listen_host,
                                .port = options_.node_api_port,
                                .advertise_host = advertised,
                                .data_dir = data_dir,
-                               .container_socket = options_.container_socket});
+                               .container_socket = options_.container_socket,
+                               .fetch_upload = std::move(fetch),
+                               .users = users});
     return node_api_->start();
   };
   bool listening = false;
@@ -367,6 +376,29 @@ std::optional<NodeTelemetry> NodeAgent::make_telemetry() const {
   return std::make_optional<NodeTelemetry>(std::move(source), options_.telemetry_interval);
 }
 
+Status NodeAgent::fetch_upload(ServerLink& link, std::string_view upload_id) {
+  const auto archive = workdir_archive(options_.data_dir, upload_id);
+  std::error_code ec;
+  if (std::filesystem::exists(archive, ec)) return {};
+  std::optional<Identity> identity;
+  {
+    std::lock_guard lock(shared_->mutex);
+    identity = shared_->identity;
+  }
+  if (!identity)
+    return fail(Error{ErrorKind::kUnavailable, "not_registered", "not registered yet"});
+  std::filesystem::create_directories(archive.parent_path(), ec);
+  // Each fetch writes its own file: the reconciler and a copy may fetch the same upload at once.
+  const auto partial = fmt::format("{}.partial.{}", archive.string(), ::gettid());
+  if (auto fetched = link.fetch_upload(identity->credential, upload_id, partial); !fetched) {
+    std::filesystem::remove(partial, ec);
+    return fail(std::move(fetched).error());
+  }
+  std::filesystem::rename(partial, archive, ec);
+  if (ec) return fail(Error::internal(fmt::format("rename {}: {}", partial, ec.message())));
+  return {};
+}
+
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   Reconciler reconciler(*runtime_, *runs_);
   std::optional<NodeTelemetry> telemetry = make_telemetry();
@@ -375,18 +407,8 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   reconciler.set_container_runtime(!options_.container_socket.empty());
   std::optional<Identity> identity;
   // Fetched once per node: an array's tasks share their upload.
-  reconciler.set_workdir_fetcher([&](std::string_view upload_id) -> Status {
-    const auto archive = workdir_archive(options_.data_dir, upload_id);
-    std::error_code ec;
-    if (std::filesystem::exists(archive, ec)) return {};
-    if (!identity) return fail(Error{ErrorKind::kUnavailable, "not_registered", "not registered yet"});
-    std::filesystem::create_directories(archive.parent_path(), ec);
-    const auto partial = archive.string() + ".partial";
-    GPURENT_CHECK(link->fetch_upload(identity->credential, upload_id, partial));
-    std::filesystem::rename(partial, archive, ec);
-    if (ec) return fail(Error::internal(fmt::format("rename {}: {}", partial, ec.message())));
-    return {};
-  });
+  reconciler.set_workdir_fetcher(
+      [this, &link](std::string_view upload_id) { return fetch_upload(*link, upload_id); });
   VolumeJanitor volumes(options_.data_dir);
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to

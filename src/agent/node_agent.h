@@ -97,6 +97,9 @@ class NodeAgent {
   static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
                         Registrar registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
+  // Makes the upload present at workdir_archive() (runtime/workdir.h), fetched through `link`
+  // with the node's identity when missing. Thread-safe (each caller its own link).
+  Status fetch_upload(ServerLink& link, std::string_view upload_id);
   // nullopt when telemetry is off or the GPUs cannot be sampled (logged).
   std::optional<NodeTelemetry> make_telemetry() const;
 

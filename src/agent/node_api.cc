@@ -6,15 +6,20 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <charconv>
 #include <thread>
 
 #include "agent/container_exec.h"
 #include "agent/exec.h"
+#include "agent/file_copy.h"
 #include "agent/runtime/container_runtime.h"
+#include "agent/runtime/workdir.h"
 #include "common/random.h"
 #include "model/exec_protocol.h"
+#include "model/file_copy.h"
 #include "model/service_path.h"
+#include "net/await_on.h"
 #include "net/router.h"
 
 namespace gpurent::agent {
@@ -95,7 +100,17 @@ struct NodeApi::Impl {
       : runs(runs), options(std::move(options)), secret(secret) {
     router.add("POST", std::string(kNodeExecPath),
                [this](net::Request& request, const net::PathParams&) { return exec(request); });
+    router.add("POST", std::string(kNodeFilesPath),
+               [this](net::Request& request, const net::PathParams&) {
+                 return copy_into_instance(request);
+               });
+    router.add("POST", std::string(kNodeVolumeFilesPath),
+               [this](net::Request& request, const net::PathParams&) {
+                 return copy_into_volume(request);
+               });
   }
+
+  ~Impl() { copy_workers.join(); }
 
   Error unauthenticated() const {
     return {ErrorKind::kUnauthenticated, "unauthenticated",
@@ -147,10 +162,103 @@ struct NodeApi::Impl {
     return std::move(*response);
   }
 
+  // The query's upload, path and the workload to copy into are checked by the caller; `into`
+  // copies once the upload is on the node. Runs on a copy worker.
+  using CopyWork = std::function<Result<model::CopyResult>(const std::filesystem::path& archive)>;
+  asio::awaitable<net::Response> copy(const std::string& upload_id, CopyWork into) {
+    if (!options.fetch_upload) {
+      co_return net::problem_response(
+          Error{ErrorKind::kUnavailable, "copy_unavailable", "this agent cannot fetch uploads"});
+    }
+    if (copies_in_flight >= kMaxCopiesInFlight) {
+      co_return net::problem_response(Error{
+          ErrorKind::kUnavailable, "node_busy",
+          fmt::format("the node is unpacking {} copies; try again in a moment", copies_in_flight)});
+    }
+    copies_in_flight += 1;
+    auto work = [this, upload_id, into = std::move(into)]() -> Result<model::CopyResult> {
+      GPURENT_CHECK(options.fetch_upload(upload_id));
+      return into(workdir_archive(options.data_dir, upload_id));
+    };
+    auto copied = co_await net::await_on(copy_workers, std::move(work));
+    copies_in_flight -= 1;
+    if (!copied) co_return net::problem_response(copied.error());
+    co_return net::Response{
+        200, "application/json", model::copy_result_json(*copied).dump(), {}, {}};
+  }
+
+  static Result<std::string> upload_parameter(const net::Request& request) {
+    const auto upload = request.query.find("upload");
+    if (upload == request.query.end() || !model::valid_upload_id(upload->second)) {
+      return fail(Error::not_found("upload", upload == request.query.end() ? "" : upload->second));
+    }
+    return upload->second;
+  }
+
+  static std::string path_parameter(const net::Request& request) {
+    const auto path = request.query.find("path");
+    return path == request.query.end() ? std::string() : path->second;
+  }
+
+  asio::awaitable<net::Response> copy_into_instance(const net::Request& request) {
+    const auto instance = request.query.find("instance");
+    const auto run_text = request.query.find("run");
+    if (instance == request.query.end() || run_text == request.query.end()) {
+      co_return net::problem_response(
+          Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
+    }
+    auto run = parse_run(run_text->second);
+    if (!run) co_return net::problem_response(run.error());
+    if (!valid_instance_id(instance->second)) {
+      co_return net::problem_response(Error::not_found("run", instance->second));
+    }
+    auto upload = upload_parameter(request);
+    if (!upload) co_return net::problem_response(upload.error());
+    auto view = running_run(runs, {instance->second, *run});
+    if (!view) co_return net::problem_response(view.error());
+    if (view->in_container) {
+      co_return net::problem_response(Error::unprocessable(
+          "copy_unsupported",
+          fmt::format("instance {} runs in a container, which gpurent cp does not reach yet; copy "
+                      "into a volume it mounts (gpurent cp PATH v-...:DEST), or launch with "
+                      "--workdir",
+                      instance->second)));
+    }
+    CopyWork into = [workload_dir = options.data_dir / "workloads" /
+                                    fmt::format("{}.{}", instance->second, *run),
+                     path = path_parameter(request)](const std::filesystem::path& archive) {
+      return copy_into_run(workload_dir, archive, path);
+    };
+    co_return co_await copy(*upload, std::move(into));
+  }
+
+  asio::awaitable<net::Response> copy_into_volume(const net::Request& request) {
+    const auto volume = request.query.find("volume");
+    const auto tenant = request.query.find("tenant");
+    if (volume == request.query.end() || tenant == request.query.end()) {
+      co_return net::problem_response(
+          Error::invalid("invalid_query", "query parameters 'volume' and 'tenant' are required"));
+    }
+    // Made by the server; anything else is no volume, and never a path.
+    if (!valid_instance_id(volume->second)) {
+      co_return net::problem_response(Error::not_found("volume", volume->second));
+    }
+    auto upload = upload_parameter(request);
+    if (!upload) co_return net::problem_response(upload.error());
+    CopyWork into = [this, volume = volume->second, tenant = tenant->second,
+                     path = path_parameter(request)](const std::filesystem::path& archive) {
+      return agent::copy_into_volume(options.data_dir, volume, tenant, options.users, archive,
+                                     path);
+    };
+    co_return co_await copy(*upload, std::move(into));
+  }
+
   NodeRuns& runs;
   const NodeApiOptions options;
   const std::string& secret;
   asio::io_context io{1};
+  asio::thread_pool copy_workers{kCopyWorkers};
+  int copies_in_flight = 0;  // on the I/O thread
   net::Router<RouteHandler> router;
   std::unique_ptr<net::HttpServer> http;
   std::thread thread;

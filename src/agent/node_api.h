@@ -7,6 +7,17 @@
 //                                              upgrades become a tunnel)
 //   POST /v1/node/exec?instance=I&run=R       {"command": [...], "timeout_s": N} -> exec frames
 //                                              (model/exec_protocol.h)
+//   POST /v1/node/files?instance=I&run=R&upload=U&path=P
+//                                             `gpurent cp`: unpacks the upload into the running
+//                                              process run (file_copy.h) -> model::CopyResult
+//   POST /v1/node/volume-files?volume=V&tenant=T&upload=U&path=P
+//                                             the same into a volume's data on this node
+//
+// A copy fetches its upload first unless the node has it (NodeApiOptions::fetch_upload; the
+// server granted it to this node), then unpacks it on one of kCopyWorkers threads, never on the
+// I/O thread; at most kMaxCopiesInFlight at once (more: 503 "node_busy"). A container run is
+// refused (422 "copy_unsupported": its files are the engine's to write; copy into a volume it
+// mounts instead). stop() waits for the copies under way (each at most kMaxUnpackTime).
 //
 // Every request carries `Authorization: Bearer <secret>`: a random secret drawn at each start and
 // sent to the server with every report (NodeReport::node_api_secret), so it changes with every
@@ -26,11 +37,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "agent/node_runs.h"
+#include "agent/runtime/workload_users.h"
 #include "common/result.h"
 #include "net/http.h"
 
@@ -38,6 +51,10 @@ namespace gpurent::agent {
 
 inline constexpr std::string_view kRunHeader = "X-Gpurent-Run";
 inline constexpr std::string_view kNodeExecPath = "/v1/node/exec";
+inline constexpr std::string_view kNodeFilesPath = "/v1/node/files";
+inline constexpr std::string_view kNodeVolumeFilesPath = "/v1/node/volume-files";
+inline constexpr int kCopyWorkers = 2;
+inline constexpr int kMaxCopiesInFlight = 8;
 
 struct NodeApiOptions {
   std::string listen_host = "127.0.0.1";  // an IP address to bind
@@ -45,6 +62,10 @@ struct NodeApiOptions {
   std::string advertise_host;             // how the server reaches it; "" = listen_host
   std::filesystem::path data_dir;         // the agent's (process runs' launch records)
   std::string container_socket;           // the engine of container runs; "" = none
+  // Makes an upload present at workdir_archive(data_dir, id), fetching it from the server when
+  // missing; called on copy workers, so thread-safe. Unset: copies are refused (503).
+  std::function<Status(std::string_view upload_id)> fetch_upload;
+  std::shared_ptr<WorkloadUsers> users;  // sandboxed runs' users and groups; null: no sandbox
 };
 
 // Whether an Authorization header presents `secret` as a bearer token (compared in constant time).

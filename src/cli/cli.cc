@@ -53,6 +53,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_catalog_commands(app, ctx);
   add_billing_commands(app, ctx);
   add_price_commands(app, ctx);
+  add_copy_commands(app, ctx);
   add_account_commands(app, ctx);
   add_access_commands(app, ctx);
   add_node_commands(app, ctx);

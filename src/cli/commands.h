@@ -18,6 +18,8 @@ namespace gpurent::cli {
 void add_instance_commands(CLI::App& app, Context& ctx);
 // jupyter (an instance's service in a browser) and exec (a command in a running instance).
 void add_service_commands(CLI::App& app, Context& ctx);
+// cp: local files into a running instance or a volume.
+void add_copy_commands(CLI::App& app, Context& ctx);
 void add_catalog_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
 // prices show|set|history|spot, and estimate (the launch flags, priced).

@@ -115,7 +115,7 @@ Result<ApiClient> ApiClient::create(std::string_view base_url, std::string api_k
 }
 
 Result<Json> ApiClient::call(std::string_view method, std::string target, const Json* body,
-                             std::string_view idempotency_key) {
+                             std::string_view idempotency_key, std::chrono::seconds timeout) {
   HttpRequest request{.method = std::string(method), .target = std::move(target)};
   if (body != nullptr) {
     request.body = body->dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -125,7 +125,7 @@ Result<Json> ApiClient::call(std::string_view method, std::string target, const 
     request.headers.emplace_back("Idempotency-Key", std::string(idempotency_key));
   }
   request.headers.emplace_back("Accept", "application/json");
-  GPURENT_TRY(response, http_.send(request, kCallTimeout));
+  GPURENT_TRY(response, http_.send(request, timeout));
   const std::string what = fmt::format("{} {}{}", method, base_url(), request.target);
   if (response.status < 200 || response.status >= 300) {
     return fail(error_from_response(response, what));
@@ -331,7 +331,8 @@ Result<Json> ApiClient::upload(std::string_view bytes) {
   const Json declared = {{"size", bytes.size()}, {"sha256", sha256_hex(bytes)}};
   GPURENT_TRY(upload, call("POST", "/v1/uploads", &declared));
   const std::string target = "/v1/uploads/" + string_field(upload, "id");
-  int64_t received = 0;
+  // The server may answer with an upload of the same bytes begun earlier: go on from its end.
+  int64_t received = upload.value("received", int64_t{0});
   int failures = 0;
   while (!upload.value("complete", false)) {
     const auto piece = bytes.substr(static_cast<size_t>(received), kUploadPieceBytes);
@@ -362,6 +363,22 @@ Result<Json> ApiClient::upload(std::string_view bytes) {
 }
 
 Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
+Result<Json> ApiClient::copy_into_instance(std::string_view id, std::string_view upload_id,
+                                          std::string_view path) {
+  return call("POST",
+              fmt::format("/v1/instances/{}/files?upload={}&path={}", encode(id),
+                          encode(upload_id), encode(path)),
+              nullptr, {}, kCopyCallTimeout);
+}
+
+Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view upload_id,
+                                        std::string_view path) {
+  return call("POST",
+              fmt::format("/v1/volumes/{}/files?upload={}&path={}", encode(id), encode(upload_id),
+                          encode(path)),
+              nullptr, {}, kCopyCallTimeout);
+}
+
                                    model::RuntimeChoice runtime) {
   Json body = workload_body(spec.task, runtime);
   body.erase("queue");  // jobs always queue

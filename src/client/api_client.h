@@ -28,6 +28,7 @@
 namespace gpurent::client {
 
 inline constexpr std::chrono::seconds kCallTimeout{30};
+inline constexpr std::chrono::seconds kCopyCallTimeout{960};
 inline constexpr int kMaxListPages = 1000;  // x 500 items per page
 // A followed log is quiet while its instance prints nothing; only a day of silence ends it.
 inline constexpr std::chrono::hours kFollowIdleTimeout{24};
@@ -114,6 +115,13 @@ class ApiClient {
   // Uploads bytes (POST /v1/uploads, then PUT pieces of kUploadPieceBytes), resuming from the
   // server's count after a lost piece; returns the complete upload ({"id", ...}).
   Result<Json> upload(std::string_view bytes);
+  // Unpacks a complete upload (a tar.gz) into a directory of a running instance or of a volume
+  // (`gpurent cp`; POST /v1/{instances|volumes}/{id}/files, model/file_copy.h): what was written.
+  // Waits up to kCopyCallTimeout for the node to unpack it.
+  Result<Json> copy_into_instance(std::string_view id, std::string_view upload_id,
+                                  std::string_view path);
+  Result<Json> copy_into_volume(std::string_view id, std::string_view upload_id,
+                                std::string_view path);
   Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {},
                           model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
 
@@ -204,7 +212,8 @@ class ApiClient {
       : http_(std::move(http)), api_key_(std::move(api_key)) {}
 
   Result<Json> call(std::string_view method, std::string target, const Json* body = nullptr,
-                    std::string_view idempotency_key = {});
+                    std::string_view idempotency_key = {},
+                    std::chrono::seconds timeout = kCallTimeout);
   // GETs every page of a list route; returns the first page's object with all items joined.
   Result<Json> fetch_all_pages(std::string_view path, std::string query = {});
   Result<Json> list_items(std::string_view path, std::string query = {});

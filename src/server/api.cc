@@ -23,6 +23,7 @@
 #include "model/template.h"
 #include "model/workload_fields.h"
 #include "monitor/alerts_json.h"
+#include "net/await_on.h"
 #include "net/router.h"
 #include "server/account_views.h"
 #include "server/monitoring_api.h"
@@ -1883,17 +1884,7 @@ struct Api::Impl {
   // Runs `work` on the log thread; awaiting the result resumes on the caller's (I/O) thread.
   template <class Work>
   auto on_log_thread(Work work) {
-    using R = std::invoke_result_t<Work&>;
-    return asio::async_initiate<decltype(asio::use_awaitable), void(R)>(
-        [this](auto handler, Work work) {
-          asio::post(log_thread, [handler = std::move(handler), work = std::move(work)]() mutable {
-            const auto resume_on = asio::get_associated_executor(handler);
-            asio::post(resume_on, [handler = std::move(handler), result = work()]() mutable {
-              std::move(handler)(std::move(result));
-            });
-          });
-        },
-        asio::use_awaitable, std::move(work));
+    return net::await_on(log_thread, std::move(work));
   }
 
   struct LogWrite {
@@ -1945,14 +1936,8 @@ struct Api::Impl {
   Status check_workdir(const Principal& caller, const model::InstanceSpec& spec) {
     if (spec.workdir.empty()) return {};
     if (!uploads) return fail(uploads_unavailable());
-    GPURENT_TRY(upload, uploads->get(caller.tenant_id, spec.workdir));
-    if (!upload.complete) {
-      return fail(Error::conflict(
-          "upload_incomplete",
-          fmt::format("upload {} has {} of its {} bytes: send the rest first (PUT "
-                      "/v1/uploads/{}?offset={})",
-                      upload.id, upload.received, upload.size, upload.id, upload.received)));
-    }
+    auto upload = uploads->get_complete(caller.tenant_id, spec.workdir);
+    if (!upload) return fail(std::move(upload).error());
     return {};
   }
 
@@ -1993,11 +1978,14 @@ struct Api::Impl {
     co_return result_response(200, appended, upload_view);
   }
 
-  // GET /v1/agent/upload?id=: a complete upload that an instance on this node unpacks.
+  // GET /v1/agent/upload?id=: a complete upload that an instance on this node unpacks, or that a
+  // copy into an instance or volume on it was granted (proxy.h).
   asio::awaitable<Response> download_upload(const std::string& node, const Request& request) {
     if (!uploads) co_return problem_response(uploads_unavailable());
     const auto id = query_string(request, "id").value_or("");
-    if (!ctl().node_uses_workdir(node, id)) co_return problem_response(Error::not_found("upload", id));
+    if (!ctl().node_uses_workdir(node, id) && !proxy.node_may_read(node, id)) {
+      co_return problem_response(Error::not_found("upload", id));
+    }
     auto read = [this, id] { return uploads->read(id); };
     auto bytes = co_await on_log_thread(std::move(read));
     if (!bytes) co_return problem_response(bytes.error());
@@ -2050,7 +2038,10 @@ void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::mov
 
 void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
 
-void Api::set_uploads(UploadStore* uploads) { impl_->uploads = uploads; }
+void Api::set_uploads(UploadStore* uploads) {
+  impl_->uploads = uploads;
+  impl_->proxy.set_uploads(uploads);
+}
 
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
   auto routes = impl_->router.table();
@@ -2062,3 +2053,5 @@ std::vector<std::pair<std::string, std::string>> Api::routes() const {
 }
 
 }  // namespace gpurent::server
+  routes.emplace_back("POST", "/v1/instances/{id}/files");
+  routes.emplace_back("POST", "/v1/volumes/{id}/files");

@@ -14,14 +14,18 @@
 #include <sstream>
 
 #include "common/random.h"
+#include "common/url.h"
 #include "model/exec_protocol.h"
+#include "model/file_copy.h"
 #include "model/service_path.h"
 
 namespace gpurent::server {
 namespace {
 
-constexpr std::string_view kExecPrefix = "/v1/instances/";
+constexpr std::string_view kInstancesPrefix = "/v1/instances/";
+constexpr std::string_view kVolumesPrefix = "/v1/volumes/";
 constexpr std::string_view kExecSuffix = "/exec";
+constexpr std::string_view kFilesSuffix = "/files";
 constexpr size_t kSessionKeyBytes = crypto_auth_hmacsha256_KEYBYTES;
 // Headers the node API uses; whatever a client sends under these names is replaced or dropped.
 constexpr std::string_view kRunHeader = "X-Gpurent-Run";
@@ -47,12 +51,16 @@ std::string hex(const unsigned char* data, size_t size) {
   return out;
 }
 
-// The instance id of "/v1/instances/<id>/exec", if that is the path.
-std::optional<std::string_view> exec_instance(std::string_view path) {
-  if (!path.starts_with(kExecPrefix) || !path.ends_with(kExecSuffix)) return std::nullopt;
+// The <id> of "<prefix><id><suffix>", if that is the path.
+std::optional<std::string_view> path_id(std::string_view path, std::string_view prefix,
+                                        std::string_view suffix) {
+  if (path.size() <= prefix.size() + suffix.size() || !path.starts_with(prefix) ||
+      !path.ends_with(suffix)) {
+    return std::nullopt;
+  }
   const std::string_view id =
-      path.substr(kExecPrefix.size(), path.size() - kExecPrefix.size() - kExecSuffix.size());
-  if (id.empty() || id.find('/') != std::string_view::npos) return std::nullopt;
+      path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  if (id.find('/') != std::string_view::npos) return std::nullopt;
   return id;
 }
 
@@ -244,7 +252,9 @@ TenantProxy::TenantProxy(ControllerHost& host, SessionSigner signer)
 
 bool TenantProxy::claims(std::string_view method, std::string_view path) {
   return path.starts_with(model::kServicePathPrefix) ||
-         (method == "POST" && exec_instance(path).has_value());
+         (method == "POST" && (path_id(path, kInstancesPrefix, kExecSuffix) ||
+                               path_id(path, kInstancesPrefix, kFilesSuffix) ||
+                               path_id(path, kVolumesPrefix, kFilesSuffix)));
 }
 
 void TenantProxy::node_reported(const std::string& node_id, std::string_view address,
@@ -271,27 +281,124 @@ Result<std::pair<std::string, Timestamp>> TenantProxy::ticket(const model::Princ
                    expires};
 }
 
-Result<NodeEndpoint> TenantProxy::reachable(const model::Instance& instance) const {
-  if (instance.state != model::InstanceState::kRunning) {
-    return fail(Error::conflict("instance_not_running",
-                                fmt::format("instance {} is {}; start it first", instance.id,
-                                            model::to_string(instance.state))));
-  }
-  const auto node = nodes_.find(instance.node_id);
+Result<NodeEndpoint> TenantProxy::endpoint_of(std::string_view node_id,
+                                              std::string_view what) const {
+  const auto node = nodes_.find(std::string(node_id));
   if (node == nodes_.end()) {
     return fail(Error{ErrorKind::kUnavailable, "node_unreachable",
-                      fmt::format("the node of instance {} has not told the server where its node "
-                                  "API is (yet); try again in a few seconds",
-                                  instance.id)});
+                      fmt::format("the node of {} has not told the server where its node API is "
+                                  "(yet); try again in a few seconds",
+                                  what)});
   }
   return node->second;
 }
 
+Result<NodeEndpoint> TenantProxy::reachable(const model::Instance& instance) const {
+  if (instance.state != model::InstanceState::kRunning) {
+    return fail(
+        Error::conflict("instance_not_running",
+                        fmt::format("instance {} is {}; start it first: gpurent start {}",
+                                    instance.id, model::to_string(instance.state), instance.id)));
+  }
+  return endpoint_of(instance.node_id, "instance " + instance.id);
+}
+
+bool TenantProxy::node_may_read(std::string_view node_id, std::string_view upload_id) const {
+  const auto it = grants_.find({std::string(node_id), std::string(upload_id)});
+  return it != grants_.end() && clock_.now() < it->second;
+}
+
+void TenantProxy::grant(const std::string& node_id, const std::string& upload_id) {
+  const Timestamp now = clock_.now();
+  std::erase_if(grants_, [now](const auto& item) { return item.second <= now; });
+  // Past the bound every grant is live: the oldest node-upload pair by name goes; its copy, if
+  // still fetching, is asked again.
+  if (grants_.size() >= kMaxCopyGrants) grants_.erase(grants_.begin());
+  grants_.insert_or_assign({node_id, upload_id}, now + kCopyGrantLifetime);
+}
+
 asio::awaitable<net::ForwardDecision> TenantProxy::decide(net::RequestHead head) {
-  if (const auto id = exec_instance(head.path); id && head.method == "POST") {
-    co_return decide_exec(head, *id);
+  if (head.method == "POST") {
+    if (const auto id = path_id(head.path, kInstancesPrefix, kExecSuffix)) {
+      co_return decide_exec(head, *id);
+    }
+    if (const auto id = path_id(head.path, kInstancesPrefix, kFilesSuffix)) {
+      co_return decide_copy(head, CopyInto::kInstance, *id);
+    }
+    if (const auto id = path_id(head.path, kVolumesPrefix, kFilesSuffix)) {
+      co_return decide_copy(head, CopyInto::kVolume, *id);
+    }
   }
   co_return decide_service(head);
+}
+
+Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
+    const model::Principal& caller, CopyInto into, std::string_view id,
+    const std::string& upload_id, const std::string& path) {
+  if (!uploads_) {
+    return fail(
+        Error{ErrorKind::kUnavailable, "uploads_unavailable", "this server keeps no uploads"});
+  }
+  if (into == CopyInto::kInstance) {
+    GPURENT_TRY(instance, ctl().instance(caller, id));
+    GPURENT_CHECK(model::check_copy_path(path));
+    // The upload must be the instance's tenant's, whoever asks (an operator may copy for it).
+    GPURENT_TRY(upload, uploads_->get_complete(instance->tenant_id, upload_id));
+    GPURENT_TRY(node, reachable(*instance));
+    grant(instance->node_id, upload.id);
+    return std::pair{
+        fmt::format("/v1/node/files?instance={}&run={}&upload={}&path={}",
+                    percent_encode(instance->id), instance->run, upload.id, percent_encode(path)),
+        std::move(node)};
+  }
+  GPURENT_TRY(volume, ctl().volume(caller, id));
+  if (volume->state == model::VolumeState::kDeleted) {
+    return fail(Error::conflict("volume_deleted", fmt::format("volume {} is deleted", volume->id)));
+  }
+  GPURENT_CHECK(model::check_copy_path(path));
+  GPURENT_TRY(upload, uploads_->get_complete(volume->tenant_id, upload_id));
+  if (volume->node_id.empty()) {
+    return fail(Error::conflict(
+        "volume_not_placed",
+        fmt::format("volume {} is on no node yet: it gets one when the first instance that mounts "
+                    "it is placed (gpurent launch --volume {}:/data ...)",
+                    volume->id, volume->id)));
+  }
+  const auto node = ctl().node(model::platform_principal(), volume->node_id);
+  if (node && (*node)->state == model::NodeState::kDown) {
+    return fail(
+        Error{ErrorKind::kUnavailable, "node_down",
+              fmt::format("the node of volume {} is down; try again once it is back", volume->id)});
+  }
+  GPURENT_TRY(endpoint, endpoint_of(volume->node_id, "volume " + volume->id));
+  grant(volume->node_id, upload.id);
+  return std::pair{fmt::format("/v1/node/volume-files?volume={}&tenant={}&upload={}&path={}",
+                               percent_encode(volume->id), percent_encode(volume->tenant_id),
+                               upload.id, percent_encode(path)),
+                   std::move(endpoint)};
+}
+
+net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, CopyInto into,
+                                              std::string_view id) {
+  auto caller = authenticate_api_key(ctl(), head.header("Authorization"));
+  if (!caller) return net::problem_response(caller.error());
+  const auto upload = head.query.find("upload");
+  if (upload == head.query.end()) {
+    return net::problem_response(Error::invalid(
+        "invalid_query",
+        "query parameter 'upload' is required: the id of a complete upload (POST /v1/uploads)"));
+  }
+  const auto path = head.query.find("path");
+  auto target = copy_target(*caller, into, id, upload->second,
+                            path == head.query.end() ? std::string() : path->second);
+  if (!target) return net::problem_response(target.error());
+  auto& [node_target, node] = *target;
+  return net::ForwardTo{.host = node.host,
+                        .port = node.port,
+                        .target = std::move(node_target),
+                        .remove_headers = {"Cookie", std::string(kRunHeader)},
+                        .set_headers = {{"Authorization", "Bearer " + node.secret}},
+                        .idle_timeout = kCopyAnswerTimeout};
 }
 
 net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,

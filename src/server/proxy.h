@@ -4,6 +4,10 @@
 //   ANY  /i/<instance>/<service>/...     -> the node's agent, path and query unchanged, which
 //                                           forwards to the service on the node's loopback
 //   POST /v1/instances/<id>/exec         -> the node's agent, POST /v1/node/exec
+//   POST /v1/instances/<id>/files?upload=U&path=P
+//                                        -> the node's agent, POST /v1/node/files (`gpurent cp`)
+//   POST /v1/volumes/<id>/files?upload=U&path=P
+//                                        -> the volume's node's agent, POST /v1/node/volume-files
 //
 // Who may: the instance's tenant (or an operator), by API key (`Authorization: Bearer`) or, on
 // /i/ only, by a browser session cookie. A browser gets the cookie from a login ticket:
@@ -14,6 +18,13 @@
 // authenticated request whose Origin is not the server's own is refused (403): the cookie is the
 // browser's ambient credential, and a service on the node no longer checks origins itself (the
 // agent presents it the request as coming from its own address).
+//
+// A copy (model/file_copy.h) is checked here before it is forwarded: the caller's instance,
+// running, or volume, on a node that is up; the caller's complete upload; a path that does not
+// climb. The node is then granted the upload for kCopyGrantLifetime: its agent fetches it with GET
+// /v1/agent/upload, which serves a node only the uploads it was granted or that an instance placed
+// on it unpacks (Controller::node_uses_workdir). Grants live in memory (a restarted server forgets
+// them; the copy is asked again) and are at most kMaxCopyGrants.
 //
 // Tickets and cookies are HMAC-SHA-256 tokens "<kind>.<instance>.<tenant>.<expiry>.<mac>" under
 // the server's session key (kept in the data directory, so a restart keeps browsers signed in).
@@ -26,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,12 +48,17 @@
 #include "model/tenant.h"
 #include "net/http.h"
 #include "server/host.h"
+#include "server/upload_store.h"
 
 namespace gpurent::server {
 
 inline constexpr std::string_view kSessionCookie = "gpurent_session";
 inline constexpr std::chrono::seconds kTicketLifetime{120};
 inline constexpr std::chrono::seconds kSessionLifetime{12 * 3600};
+inline constexpr std::chrono::seconds kCopyGrantLifetime{600};
+inline constexpr size_t kMaxCopyGrants = 10'000;
+// How long a node may take to unpack a copy before the server stops waiting for its answer.
+inline constexpr std::chrono::seconds kCopyAnswerTimeout{900};
 
 // "Bearer <key>" -> the key's principal; kUnauthenticated otherwise.
 Result<model::Principal> authenticate_api_key(const controller::Controller& controller,
@@ -100,6 +117,10 @@ class TenantProxy {
 
   // From every agent report.
   void node_reported(const std::string& node_id, std::string_view address, std::string secret);
+  // Where tenants' uploads are kept; without it, copies are refused (503).
+  void set_uploads(const UploadStore* uploads) { uploads_ = uploads; }
+  // Whether the node was granted the upload by a copy, less than kCopyGrantLifetime ago.
+  bool node_may_read(std::string_view node_id, std::string_view upload_id) const;
   // A login ticket for the instance's service, and when it expires.
   Result<std::pair<std::string, Timestamp>> ticket(const model::Principal& caller,
                                                    std::string_view instance_id,
@@ -108,6 +129,16 @@ class TenantProxy {
  private:
   net::ForwardDecision decide_service(const net::RequestHead& head);
   net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id);
+  enum class CopyInto { kInstance, kVolume };
+  net::ForwardDecision decide_copy(const net::RequestHead& head, CopyInto into,
+                                   std::string_view id);
+  // The node API target of a copy, once the caller, the upload and the path are checked.
+  Result<std::pair<std::string, NodeEndpoint>> copy_target(const model::Principal& caller,
+                                                           CopyInto into, std::string_view id,
+                                                           const std::string& upload_id,
+                                                           const std::string& path);
+  Result<NodeEndpoint> endpoint_of(std::string_view node_id, std::string_view what) const;
+  void grant(const std::string& node_id, const std::string& upload_id);
   // The running instance's node API, or why the request cannot reach it.
   Result<NodeEndpoint> reachable(const model::Instance& instance) const;
   controller::Controller& ctl() { return host_.controller(); }
@@ -117,6 +148,8 @@ class TenantProxy {
   // Tickets and sessions expire in wall-clock time; the controller's clock is its own.
   SystemClock clock_;
   std::unordered_map<std::string, NodeEndpoint> nodes_;
+  const UploadStore* uploads_ = nullptr;
+  std::map<std::pair<std::string, std::string>, Timestamp> grants_;  // (node, upload) -> expiry
 };
 
 }  // namespace gpurent::server

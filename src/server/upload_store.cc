@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "common/random.h"
+#include "model/file_copy.h"
 
 namespace gpurent::server {
 namespace {
@@ -25,13 +27,6 @@ bool valid_sha256(std::string_view hex) {
   return hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
-}
-
-// Upload ids are made here ("u-" and base32): anything else names no upload, and never a path.
-bool valid_upload_id(std::string_view id) {
-  return id.size() > 2 && id.size() <= 64 && id.starts_with("u-") &&
-         std::all_of(id.begin() + 2, id.end(),
-                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
 Result<std::string> read_whole(const std::filesystem::path& path) {
@@ -85,7 +80,7 @@ Result<std::unique_ptr<UploadStore>> UploadStore::open(std::filesystem::path dir
     const std::string id = item.path().filename().string();
     auto text = read_whole(item.path() / kMetaFile);
     auto upload = text ? parse_meta(id, *text) : fail(std::move(text).error());
-    if (!valid_upload_id(id) || !upload) {
+    if (!model::valid_upload_id(id) || !upload) {
       std::filesystem::remove_all(item.path(), ec);  // debris of a create cut short
       continue;
     }
@@ -126,9 +121,12 @@ void UploadStore::drop_expired() {
 
 Result<Upload> UploadStore::create(std::string_view tenant_id, int64_t size,
                                    std::string_view sha256) {
-  if (size < 1 || size > kMaxUploadBytes) {
-    return fail(Error::invalid("invalid_field", fmt::format("field 'size' must be 1..{} bytes",
-                                                            kMaxUploadBytes)));
+  if (size < 1) return fail(Error::invalid("invalid_field", "field 'size' must be at least 1"));
+  if (size > kMaxUploadBytes) {
+    return fail(Error{ErrorKind::kPayloadTooLarge, "upload_too_large",
+                      fmt::format("an upload is at most {} MiB ({} bytes); send larger data in "
+                                  "parts",
+                                  kMaxUploadBytes >> 20, kMaxUploadBytes)});
   }
   if (!valid_sha256(sha256)) {
     return fail(Error::invalid("invalid_field",
@@ -136,6 +134,13 @@ Result<Upload> UploadStore::create(std::string_view tenant_id, int64_t size,
   }
   std::lock_guard lock(mutex_);
   drop_expired();
+  // The same bytes declared again (a client that lost its upload's id): that upload, so the
+  // client goes on from what it received, or sends nothing when it is complete.
+  const auto same = std::find_if(uploads_.begin(), uploads_.end(), [&](const auto& item) {
+    const Upload& upload = item.second;
+    return upload.tenant_id == tenant_id && upload.size == size && upload.sha256 == sha256;
+  });
+  if (same != uploads_.end()) return same->second;
   const auto owned = std::count_if(uploads_.begin(), uploads_.end(),
                                    [&](const auto& item) { return item.second.tenant_id == tenant_id; });
   if (static_cast<size_t>(owned) >= kMaxUploadsPerTenant) {
@@ -217,6 +222,18 @@ Result<Upload> UploadStore::get(std::string_view tenant_id, std::string_view id)
     return fail(Error::not_found("upload", id));
   }
   return it->second;
+}
+
+Result<Upload> UploadStore::get_complete(std::string_view tenant_id, std::string_view id) const {
+  GPURENT_TRY(upload, get(tenant_id, id));
+  if (!upload.complete) {
+    return fail(Error::conflict(
+        "upload_incomplete",
+        fmt::format("upload {} has {} of its {} bytes: send the rest first (PUT "
+                    "/v1/uploads/{}?offset={})",
+                    upload.id, upload.received, upload.size, upload.id, upload.received)));
+  }
+  return upload;
 }
 
 Result<std::string> UploadStore::read(std::string_view id) const {

@@ -1,5 +1,6 @@
 // Tenants' uploads: archives of code and data the agents unpack into an instance's home before
-// its command starts (InstanceSpec::workdir; `gpurent launch --workdir DIR`).
+// its command starts (InstanceSpec::workdir; `gpurent launch --workdir DIR`), or into a running
+// instance or a volume (`gpurent cp`, model/file_copy.h).
 //
 // An upload is declared first with its size and SHA-256 (POST /v1/uploads), then sent in pieces
 // at increasing offsets (PUT /v1/uploads/{id}?offset=N, each within the API's body limit), so a
@@ -53,8 +54,10 @@ class UploadStore {
   static Result<std::unique_ptr<UploadStore>> open(std::filesystem::path directory,
                                                    const Clock& clock);
 
-  // Declares an upload. Errors: size outside 1..kMaxUploadBytes or a malformed SHA-256
-  // (kInvalidArgument), too many uploads (kConflict "too_many_uploads").
+  // Declares an upload; the tenant's upload of the same size and SHA-256, when it has one, is
+  // returned instead (so a client that starts again resumes it, or finds it complete). Errors: a
+  // size below 1 or a malformed SHA-256 (kInvalidArgument), above kMaxUploadBytes
+  // (kPayloadTooLarge "upload_too_large"), too many uploads (kConflict "too_many_uploads").
   Result<Upload> create(std::string_view tenant_id, int64_t size, std::string_view sha256);
   // Appends bytes at `offset`, which must be what was received so far (kConflict
   // "upload_offset_mismatch", saying where to resume); past the declared size is refused. The
@@ -63,6 +66,8 @@ class UploadStore {
                         std::string_view bytes);
   // An upload of the tenant's (kNotFound for another tenant's, as for none).
   Result<Upload> get(std::string_view tenant_id, std::string_view id) const;
+  // A complete upload of the tenant's: also kConflict "upload_incomplete", saying where to resume.
+  Result<Upload> get_complete(std::string_view tenant_id, std::string_view id) const;
   // A complete upload's bytes, for an agent (the caller checks that the node may read it).
   Result<std::string> read(std::string_view id) const;
 

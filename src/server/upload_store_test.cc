@@ -70,16 +70,39 @@ TEST_F(UploadStoreTest, RefusesBadDeclarationsAndBoundsEachTenant) {
   auto store = open();
   const std::string digest = sha256_hex("x");
   EXPECT_EQ(store->create("t-1", 0, digest).error().kind, ErrorKind::kInvalidArgument);
-  EXPECT_EQ(store->create("t-1", kMaxUploadBytes + 1, digest).error().kind,
-            ErrorKind::kInvalidArgument);
+  EXPECT_EQ(store->create("t-1", kMaxUploadBytes + 1, digest).error().code, "upload_too_large");
   EXPECT_EQ(store->create("t-1", 1, "ABC").error().kind, ErrorKind::kInvalidArgument);
   EXPECT_EQ(store->get("t-1", "../../etc").error().kind, ErrorKind::kNotFound);
-  for (size_t i = 0; i < kMaxUploadsPerTenant; ++i) ASSERT_TRUE(store->create("t-1", 1, digest));
-  EXPECT_EQ(store->create("t-1", 1, digest).error().code, "too_many_uploads");
+  const auto size = [](size_t i) { return static_cast<int64_t>(i) + 1; };
+  for (size_t i = 0; i < kMaxUploadsPerTenant; ++i) {
+    ASSERT_TRUE(store->create("t-1", size(i), digest));
+  }
+  EXPECT_EQ(store->create("t-1", size(kMaxUploadsPerTenant), digest).error().code,
+            "too_many_uploads");
   EXPECT_TRUE(store->create("t-2", 1, digest));
   // Incomplete uploads expire, which makes room again.
   clock_.advance(kIncompleteUploadTtl + std::chrono::seconds(1));
   EXPECT_TRUE(store->create("t-1", 1, digest));
+}
+
+TEST_F(UploadStoreTest, TheSameBytesDeclaredAgainAreTheSameUploadOfTheSameTenant) {
+  const std::string data = "0123456789";
+  auto store = open();
+  auto first = store->create("t-1", 10, sha256_hex(data));
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(store->append("t-1", first->id, 0, data.substr(0, 4)));
+  EXPECT_EQ(store->get_complete("t-1", first->id).error().code, "upload_incomplete");
+  // A client that lost the id declares the bytes again and goes on where they stopped.
+  auto again = store->create("t-1", 10, sha256_hex(data));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->id, first->id);
+  EXPECT_EQ(again->received, 4);
+  ASSERT_TRUE(store->append("t-1", first->id, 4, data.substr(4)));
+  EXPECT_TRUE(store->get_complete("t-1", first->id));
+  EXPECT_TRUE(store->create("t-1", 10, sha256_hex(data))->complete);
+  // Another tenant's same bytes are an upload of its own.
+  EXPECT_NE(store->create("t-2", 10, sha256_hex(data))->id, first->id);
+  EXPECT_EQ(store->get_complete("t-2", first->id).error().kind, ErrorKind::kNotFound);
 }
 
 }  // namespace

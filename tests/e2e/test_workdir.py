@@ -73,7 +73,7 @@ def test_the_upload_api_resumes_checks_and_refuses(platform):
     problem(platform.call("POST", "/v1/uploads", key, body={"size": 0, "sha256": digest}), 400)
     problem(platform.call("POST", "/v1/uploads", key, body={"size": 10, "sha256": "xyz"}), 400)
     problem(platform.call("POST", "/v1/uploads", key,
-                          body={"size": 300 << 20, "sha256": digest}), 400)
+                          body={"size": 300 << 20, "sha256": digest}), 413, "upload_too_large")
     created = platform.call("POST", "/v1/uploads", key, body={"size": len(data), "sha256": digest})
     assert created.status == 201, created.body
     upload_id = created.json()["id"]

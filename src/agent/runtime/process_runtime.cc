@@ -81,21 +81,6 @@ std::optional<WorkloadKey> parse_dir_name(std::string_view name) {
   return key;
 }
 
-// Gives a tree to a user and group, links themselves and not what they point to (the tree is a
-// tenant's: a link there may point anywhere).
-Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid) {
-  std::error_code ec;
-  if (::lchown(root.c_str(), uid, gid) != 0) {
-    return fail(Error::internal(fmt::format("chown {}: {}", root.string(), std::strerror(errno))));
-  }
-  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    ::lchown(it->path().c_str(), uid, gid);
-  }
-  if (ec) return fail(Error::internal(fmt::format("chown {}: {}", root.string(), ec.message())));
-  return {};
-}
-
 // A directory only its owner may enter and nobody else may list; made if missing.
 Status make_private_directory(const std::filesystem::path& dir, std::filesystem::perms perms) {
   std::error_code ec;
@@ -245,7 +230,7 @@ Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions opti
   std::unique_ptr<ProcessRuntime> runtime(new ProcessRuntime(std::move(options)));
   if (runtime->options_.sandbox) {
     GPURENT_TRY(users, WorkloadUsers::open(runtime->options_.data_dir, runtime->options_.sandbox->ids));
-    runtime->users_.emplace(std::move(users));
+    runtime->users_ = std::make_shared<WorkloadUsers>(std::move(users));
   }
   std::vector<std::filesystem::path> dirs;
   for (const auto& item :
@@ -440,29 +425,7 @@ Result<Sandbox> ProcessRuntime::prepare_sandbox(const model::WorkloadSpec& spec,
     return fail(Error::internal(fmt::format("chmod {}: {}", home.string(), std::strerror(errno))));
   }
   for (const auto& volume : volumes) {
-    struct stat vst {};
-    if (::lstat(volume.dir.c_str(), &vst) != 0 || vst.st_gid != gid) {
-      GPURENT_CHECK(chown_tree(volume.dir, 0, gid));
-      // Files from before the sandbox: the group reads and writes them, as the owner could.
-      std::error_code ec;
-      for (auto it = std::filesystem::recursive_directory_iterator(volume.dir, ec);
-           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-        if (!it->is_symlink(ec)) {
-          std::filesystem::permissions(it->path(),
-                                       std::filesystem::perms::group_read |
-                                           std::filesystem::perms::group_write |
-                                           (it->is_directory(ec) ? std::filesystem::perms::group_exec
-                                                                 : std::filesystem::perms::none),
-                                       std::filesystem::perm_options::add |
-                                           std::filesystem::perm_options::nofollow,
-                                       ec);
-        }
-      }
-    }
-    if (::chmod(volume.dir.c_str(), 02770) != 0) {
-      return fail(Error::internal(
-          fmt::format("chmod {}: {}", volume.dir.string(), std::strerror(errno))));
-    }
+    GPURENT_CHECK(share_volume_with_group(volume.dir, gid));
     sandbox.binds.push_back({volume.dir.string(), link_path(home, volume.mount).string()});
   }
   if (const auto& cgroups = options_.sandbox->cgroups) {

@@ -121,6 +121,9 @@ class ProcessRuntime final : public Runtime {
   // When poll() must next run for a stop to escalate on time.
   std::optional<SteadyTime> next_deadline() const override;
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
+  // The users and groups of sandboxed runs (thread-safe), shared with the node API's copies into
+  // volumes; null without a sandbox.
+  std::shared_ptr<WorkloadUsers> workload_users() const { return users_; }
 
  private:
   struct Entry {
@@ -154,7 +157,7 @@ class ProcessRuntime final : public Runtime {
                                   const std::vector<PreparedVolume>& volumes);
 
   RuntimeOptions options_;
-  std::optional<WorkloadUsers> users_;  // with a sandbox
+  std::shared_ptr<WorkloadUsers> users_;  // with a sandbox
   std::string agent_path_;  // PATH for workloads whose spec does not set one
   std::map<WorkloadKey, Entry> entries_;
 };

@@ -341,4 +341,31 @@ int join_sandbox(const SandboxEntry& entry) {
   return 0;
 }
 
+void enter_sandbox_as_user(const SandboxEntry& entry, std::string_view who) {
+  const auto die = [who](std::string_view message) {
+    [[maybe_unused]] ssize_t ignored = ::write(2, who.data(), who.size());
+    ignored = ::write(2, message.data(), message.size());
+    ::_exit(126);
+  };
+  if (join_sandbox(entry) != 0) die(": cannot enter the instance's sandbox\n");
+  const pid_t command = ::fork();
+  if (command < 0) die(": fork failed\n");
+  if (command == 0) {
+    if (drop_to_sandbox_user(entry.uid, entry.gid) != 0) {
+      die(": cannot become the instance's user\n");
+    }
+    return;
+  }
+  ::close_range(0, ~0U, 0);
+  int status = 0;
+  while (::waitpid(command, &status, 0) < 0) {
+    if (errno != EINTR) ::_exit(126);
+  }
+  if (WIFSIGNALED(status)) {
+    ::signal(WTERMSIG(status), SIG_DFL);
+    ::kill(::getpid(), WTERMSIG(status));
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+}
+
 }  // namespace gpurent::agent

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -98,5 +99,11 @@ Result<SandboxEntry> open_sandbox_entry(pid_t init, const Sandbox& sandbox);
 // In a forked child (async-signal-safe): joins the sandbox's mount namespace and cgroups and makes
 // the PID namespace the one of the caller's next child. Returns 0 or the failing call's errno.
 int join_sandbox(const SandboxEntry& entry);
+
+// In a forked child (async-signal-safe), for what runs in a running sandbox (`gpurent exec`,
+// `gpurent cp`): joins the sandbox, and forks the process that returns from here as the sandbox's
+// user; this one waits for it and ends as it ended, so that its pid and process group stay what the
+// agent watches and kills. On failure writes "<who>: <why>" to stderr and exits with 126.
+void enter_sandbox_as_user(const SandboxEntry& entry, std::string_view who);
 
 }  // namespace gpurent::agent

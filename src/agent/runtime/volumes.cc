@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 
 #include "agent/files.h"
@@ -99,6 +102,30 @@ Status VolumeJanitor::converge(const model::DesiredState& desired) {
       {"node_id", next.node_id}, {"generation", next.generation}, {"volumes", next.volumes}};
   GPURENT_CHECK(write_file_atomic(data_dir_ / kRecordFile, j.dump()));
   record_ = std::move(next);
+  return {};
+}
+
+Status share_volume_with_group(const std::filesystem::path& dir, gid_t gid) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || st.st_gid != gid) {
+    GPURENT_CHECK(chown_tree(dir, 0, gid));
+    // Files from before the sandbox: the group reads and writes them, as the owner could.
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_symlink(ec)) {
+        std::filesystem::permissions(
+            it->path(),
+            std::filesystem::perms::group_read | std::filesystem::perms::group_write |
+                (it->is_directory(ec) ? std::filesystem::perms::group_exec
+                                      : std::filesystem::perms::none),
+            std::filesystem::perm_options::add | std::filesystem::perm_options::nofollow, ec);
+      }
+    }
+  }
+  if (::chmod(dir.c_str(), 02770) != 0) {
+    return fail(Error::internal(fmt::format("chmod {}: {}", dir.string(), std::strerror(errno))));
+  }
   return {};
 }
 

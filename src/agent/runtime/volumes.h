@@ -17,6 +17,8 @@
 // Thread-safety: none; the reconcile thread owns the janitor and the runtimes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,6 +43,11 @@ struct PreparedVolume {
 // Creates the data directories of the spec's volumes that do not exist yet.
 Result<std::vector<PreparedVolume>> prepare_volumes(const std::filesystem::path& data_dir,
                                                     const model::WorkloadSpec& spec);
+
+// Gives a volume's data to the tenant's group, for sandboxed runs and copies (sandbox.h): owned by
+// root and the group, mode 2770 (setgid: files made there stay the group's). Files from before
+// (another owner's) are given to the group too, readable and writable by it.
+Status share_volume_with_group(const std::filesystem::path& dir, gid_t gid);
 
 // GPURENT_VOLUMES: "<volume_id>=<path>" for each volume, ',' between them ("" when none). `path`
 // maps a volume to where the workload finds it.

@@ -64,10 +64,12 @@ Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir,
 }
 
 Result<uint32_t> WorkloadUsers::uid_of_instance(std::string_view instance_id) {
+  std::lock_guard lock(*mutex_);
   return assign("instance", instance_id, uids_, next_uid_);
 }
 
 Result<uint32_t> WorkloadUsers::gid_of_tenant(std::string_view tenant_id) {
+  std::lock_guard lock(*mutex_);
   return assign("tenant", tenant_id, gids_, next_gid_);
 }
 

@@ -9,12 +9,17 @@
 // one line each ("instance <id> <uid>" or "tenant <id> <gid>"), synced before the id is used.
 // When the range is used up, allocation fails with kUnavailable and says so.
 //
-// Thread-safety: none; the reconcile thread owns it.
+// A volume's copies (`gpurent cp`, runtime/workdir.h) run as a user of the volume's own, drawn as
+// an instance's is (ids never meet: "v-" and "i-").
+//
+// Thread-safety: thread-safe (the reconcile thread starts runs; the node API copies into volumes).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -37,7 +42,7 @@ class WorkloadUsers {
  public:
   static Result<WorkloadUsers> open(const std::filesystem::path& data_dir, IdRange range);
 
-  // The instance's uid (and the tenant's gid), assigned now if it has none yet.
+  // The instance's (or volume's) uid, and the tenant's gid, assigned now if it has none yet.
   Result<uint32_t> uid_of_instance(std::string_view instance_id);
   Result<uint32_t> gid_of_tenant(std::string_view tenant_id);
 
@@ -48,6 +53,8 @@ class WorkloadUsers {
 
   std::filesystem::path log_;
   IdRange range_;
+  std::unique_ptr<std::mutex> mutex_ =
+      std::make_unique<std::mutex>();  // movable: open() returns it
   std::map<std::string, uint32_t, std::less<>> uids_;
   std::map<std::string, uint32_t, std::less<>> gids_;
   uint32_t next_uid_ = 0;

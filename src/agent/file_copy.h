@@ -1,0 +1,55 @@
+// `gpurent cp` on the node (model/file_copy.h): where a copy into a process run or a volume goes,
+// and the copy itself, unpacked by runtime/workdir.h's unpack_archive.
+//
+// Into a run: the destination is relative to the run's home, or absolute inside its home or a
+// volume it mounts (a process run finds a volume mounted at /data at <home>/data). A sandboxed
+// run's copy enters its sandbox and unpacks as its user, so it reaches exactly what the instance
+// reaches. Into a volume: relative to the volume's root (a leading '/' means the same); unpacked
+// as the volume's own user in the tenant's group (workload_users.h), umask 0007, so that every
+// instance of the tenant reads and writes what was copied; without a sandbox, as the agent.
+//
+// The copies block until tar ends: the node API runs them on its own worker threads.
+// Thread-safety: the functions are; the WorkloadUsers they are given is.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/runtime/workload_users.h"
+#include "common/result.h"
+#include "model/file_copy.h"
+
+namespace gpurent::agent {
+
+// Where a copy into a process run goes: `root` (the home, or where a volume is below it) is
+// entered, then the directories `below` it.
+struct RunCopyDestination {
+  std::filesystem::path root;
+  std::vector<std::string> below;
+  std::string shown;  // the directory as the instance sees it
+};
+
+// `volume_paths`: where the run finds its volumes (GPURENT_VOLUMES' paths). Errors:
+// kInvalidArgument "invalid_path" (model::check_copy_path), "path_outside_instance" (an absolute
+// path neither in the home nor in a volume).
+Result<RunCopyDestination> run_copy_destination(const std::filesystem::path& home,
+                                                const std::vector<std::string>& volume_paths,
+                                                std::string_view path);
+
+// Copies the archive into the process run whose directory is `workload_dir` (running).
+Result<model::CopyResult> copy_into_run(const std::filesystem::path& workload_dir,
+                                        const std::filesystem::path& archive,
+                                        std::string_view path);
+
+// Copies the archive into the volume's data on this node (made when missing). `users`: null
+// without a sandbox.
+Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir,
+                                           std::string_view volume_id, std::string_view tenant_id,
+                                           const std::shared_ptr<WorkloadUsers>& users,
+                                           const std::filesystem::path& archive,
+                                           std::string_view path);
+
+}  // namespace gpurent::agent
