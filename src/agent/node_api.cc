@@ -39,6 +39,19 @@ Result<int64_t> parse_run(std::string_view text) {
   return run;
 }
 
+// The run a request's query names (?instance=&run=).
+Result<WorkloadKey> run_query(const net::Request& request) {
+  const auto instance = request.query.find("instance");
+  const auto run_text = request.query.find("run");
+  if (instance == request.query.end() || run_text == request.query.end()) {
+    return fail(
+        Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
+  }
+  GPURENT_TRY(run, parse_run(run_text->second));
+  if (!valid_instance_id(instance->second)) return fail(Error::not_found("run", instance->second));
+  return WorkloadKey{instance->second, run};
+}
+
 // The run a request names, if the node runs it; exec and services need it running.
 Result<RunView> running_run(const NodeRuns& runs, const WorkloadKey& key) {
   const auto view = runs.find(key);
@@ -135,29 +148,20 @@ struct NodeApi::Impl {
 
   asio::awaitable<net::Response> exec(const net::Request& request) { co_return start(request); }
 
+  std::filesystem::path workload_dir(const WorkloadKey& key) const {
+    return options.data_dir / "workloads" / fmt::format("{}.{}", key.instance_id, key.run);
+  }
+
   net::Response start(const net::Request& request) {
-    const auto instance = request.query.find("instance");
-    const auto run_text = request.query.find("run");
-    if (instance == request.query.end() || run_text == request.query.end()) {
-      return net::problem_response(
-          Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
-    }
-    auto run = parse_run(run_text->second);
-    if (!run) return net::problem_response(run.error());
-    if (!valid_instance_id(instance->second)) {
-      return net::problem_response(Error::not_found("run", instance->second));
-    }
+    auto key = run_query(request);
+    if (!key) return net::problem_response(key.error());
     auto parsed = model::parse_exec_request(request.body);
     if (!parsed) return net::problem_response(parsed.error());
-    auto view = running_run(runs, {instance->second, *run});
+    auto view = running_run(runs, *key);
     if (!view) return net::problem_response(view.error());
-    auto response =
-        view->in_container
-            ? start_container_exec(io, options.container_socket,
-                                   container_name({instance->second, *run}), *parsed)
-            : start_exec(
-                  io, options.data_dir / "workloads" / fmt::format("{}.{}", instance->second, *run),
-                  *parsed);
+    auto response = view->in_container ? start_container_exec(io, options.container_socket,
+                                                              container_name(*key), *parsed)
+                                       : start_exec(io, workload_dir(*key), *parsed);
     if (!response) return net::problem_response(response.error());
     return std::move(*response);
   }
@@ -201,20 +205,11 @@ struct NodeApi::Impl {
   }
 
   asio::awaitable<net::Response> copy_into_instance(const net::Request& request) {
-    const auto instance = request.query.find("instance");
-    const auto run_text = request.query.find("run");
-    if (instance == request.query.end() || run_text == request.query.end()) {
-      co_return net::problem_response(
-          Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
-    }
-    auto run = parse_run(run_text->second);
-    if (!run) co_return net::problem_response(run.error());
-    if (!valid_instance_id(instance->second)) {
-      co_return net::problem_response(Error::not_found("run", instance->second));
-    }
+    auto key = run_query(request);
+    if (!key) co_return net::problem_response(key.error());
     auto upload = upload_parameter(request);
     if (!upload) co_return net::problem_response(upload.error());
-    auto view = running_run(runs, {instance->second, *run});
+    auto view = running_run(runs, *key);
     if (!view) co_return net::problem_response(view.error());
     if (view->in_container) {
       co_return net::problem_response(Error::unprocessable(
@@ -222,12 +217,11 @@ struct NodeApi::Impl {
           fmt::format("instance {} runs in a container, which gpurent cp does not reach yet; copy "
                       "into a volume it mounts (gpurent cp PATH v-...:DEST), or launch with "
                       "--workdir",
-                      instance->second)));
+                      key->instance_id)));
     }
-    CopyWork into = [workload_dir = options.data_dir / "workloads" /
-                                    fmt::format("{}.{}", instance->second, *run),
+    CopyWork into = [dir = workload_dir(*key),
                      path = path_parameter(request)](const std::filesystem::path& archive) {
-      return copy_into_run(workload_dir, archive, path);
+      return copy_into_run(dir, archive, path);
     };
     co_return co_await copy(*upload, std::move(into));
   }

@@ -1,5 +1,6 @@
 #include "client/api_client.h"
 #include "common/random.h"
+#include "common/url.h"
 
 #include <fmt/format.h>
 
@@ -11,21 +12,8 @@ namespace {
 constexpr int kPageSize = 500;  // the API's largest page
 constexpr size_t kMaxErrorSnippet = 200;
 
-// Percent-encodes everything but RFC 3986's unreserved characters, so an id or cursor can never
-// change the shape of a path or query.
-std::string encode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(c);
-    } else {
-      out += fmt::format("%{:02X}", byte);
-    }
-  }
-  return out;
-}
+// An id or cursor put in a path or query: it can never change their shape.
+std::string encode(std::string_view text) { return percent_encode(text); }
 
 void add_query(std::string& query, std::string_view key, std::string_view value) {
   if (value.empty()) return;

@@ -10,33 +10,17 @@
 #include "server/api.h"
 #include "server/host.h"
 #include "server/log_store.h"
+#include "server/test_util.h"
 
 namespace gpurent::server {
 namespace {
 
-class NullStore final : public store::Store {
- public:
-  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
-  Status commit(const controller::ChangeSet&) override { return {}; }
-  Status stage(const controller::ChangeSet&) override { return {}; }
-};
-
-class ApiLogsTest : public testing::Test {
+class ApiLogsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("gpurent-api-logs-test-" + std::to_string(os_random_seed()));
-    const auto admin = *controller_.authenticate(
-        controller_.bootstrap_admin(hash_secret("admin"), "gpr_", 1'000'000'000)->secret_hash);
-    EXPECT_TRUE(controller_.create_join_token(admin, "", std::chrono::hours(1), hash_secret("j")));
-    model::NodeRegistration registration{.name = "node",
-                                         .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
-                                         .cpu_count = 8,
-                                         .memory_mb = 1024,
-                                         .simulated = true,
-                                         .agent_version = "t"};
-    ASSERT_TRUE(
-        controller_.register_node(hash_secret("j"), registration, "cred", hash_secret("cred")));
+    const auto admin = testing::admin_and_node(controller_).admin;
     model::InstanceSpec spec;
     spec.gpu_types = {"h100-80g"};
     spec.command = {"true"};
@@ -76,7 +60,7 @@ class ApiLogsTest : public testing::Test {
   asio::io_context io_;
   ManualClock clock_{from_unix_ms(1'790'000'000'000)};
   controller::Controller controller_{clock_, {}};
-  NullStore store_;
+  testing::NullStore store_;
   std::string instance_;
   bool answered_on_io_thread_ = false;
 };

@@ -10,36 +10,19 @@
 #include "common/random.h"
 #include "server/host.h"
 #include "server/proxy.h"
+#include "server/test_util.h"
 #include "server/upload_store.h"
 
 namespace gpurent::server {
 namespace {
 
-class NullStore final : public store::Store {
- public:
-  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
-  Status commit(const controller::ChangeSet&) override { return {}; }
-  Status stage(const controller::ChangeSet&) override { return {}; }
-};
-
-class ProxyCopyTest : public testing::Test {
+class ProxyCopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("gpurent-proxy-copy-test-" + std::to_string(os_random_seed()));
-    const auto admin = *controller_.authenticate(
-        controller_.bootstrap_admin(hash_secret("admin"), "gpr_", 1'000'000'000)->secret_hash);
-    ASSERT_TRUE(controller_.create_join_token(admin, "", std::chrono::hours(1), hash_secret("j")));
-    model::NodeRegistration registration{.name = "node",
-                                         .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
-                                         .cpu_count = 8,
-                                         .memory_mb = 1024,
-                                         .simulated = true,
-                                         .agent_version = "t"};
-    auto node =
-        controller_.register_node(hash_secret("j"), registration, "cred", hash_secret("cred"));
-    ASSERT_TRUE(node);
-    node_ = node->node_id;
+    const auto [admin, node] = testing::admin_and_node(controller_);
+    node_ = node;
     for (const auto& [name, key] : {std::pair{"acme", "acme-key"}, {"other", "other-key"}}) {
       auto tenant = controller_.create_tenant(admin, name);
       ASSERT_TRUE(tenant);
@@ -86,7 +69,7 @@ class ProxyCopyTest : public testing::Test {
   asio::io_context io_;
   ManualClock clock_{from_unix_ms(1'790'000'000'000)};
   controller::Controller controller_{clock_, {}};
-  NullStore store_;
+  testing::NullStore store_;
   std::string node_;
   std::vector<std::string> tenants_;
   std::string placed_, unplaced_, upload_, partial_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/json.h"
+#include "common/url.h"
 
 namespace gpurent::agent {
 namespace {
@@ -20,22 +21,8 @@ constexpr size_t kFrameHeaderBytes = 8;
 constexpr int kExitCodePolls = 100;
 constexpr std::chrono::milliseconds kExitCodePollInterval{20};
 
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(c);
-    } else {
-      out += fmt::format("%{:02X}", byte);
-    }
-  }
-  return out;
-}
-
 std::string container_path(std::string_view container, std::string_view action = {}) {
-  std::string path = fmt::format("{}/containers/{}", kApiPrefix, escape(container));
+  std::string path = fmt::format("{}/containers/{}", kApiPrefix, percent_encode(container));
   if (!action.empty()) fmt::format_to(std::back_inserter(path), "/{}", action);
   return path;
 }
@@ -216,7 +203,7 @@ Status DockerClient::ping() {
 Result<std::string> DockerClient::create(const ContainerSpec& spec) {
   GPURENT_TRY(
       response,
-      call("POST", fmt::format("{}/containers/create?name={}", kApiPrefix, escape(spec.name)),
+      call("POST", fmt::format("{}/containers/create?name={}", kApiPrefix, percent_encode(spec.name)),
            create_body(spec)));
   const std::string what = fmt::format("create container {} from {}", spec.name, spec.image);
   GPURENT_CHECK(expect(response, what, {201}, "no_such_image"));
@@ -243,7 +230,7 @@ Status DockerClient::stop(std::string_view container, std::chrono::seconds grace
 
 Status DockerClient::kill(std::string_view container, std::string_view signal) {
   GPURENT_TRY(response, call("POST", fmt::format("{}?signal={}", container_path(container, "kill"),
-                                                 escape(signal))));
+                                                 percent_encode(signal))));
   return expect(response, fmt::format("kill container {}", container), {204});
 }
 
@@ -301,7 +288,7 @@ Result<ContainerInfo> DockerClient::inspect(std::string_view container) {
 Result<std::vector<ContainerInfo>> DockerClient::list(std::string_view label) {
   const Json filters = {{"label", {std::string(label)}}};
   GPURENT_TRY(response, call("GET", fmt::format("{}/containers/json?all=true&filters={}",
-                                                kApiPrefix, escape(filters.dump()))));
+                                                kApiPrefix, percent_encode(filters.dump()))));
   GPURENT_CHECK(expect(response, "list containers", {200}));
   GPURENT_TRY(parsed, json_body(response, "list containers"));
   std::vector<ContainerInfo> out;
@@ -349,7 +336,7 @@ Result<ContainerStats> DockerClient::stats(std::string_view container) {
 }
 
 Result<bool> DockerClient::image_exists(std::string_view image) {
-  GPURENT_TRY(response, call("GET", fmt::format("{}/images/{}/json", kApiPrefix, escape(image))));
+  GPURENT_TRY(response, call("GET", fmt::format("{}/images/{}/json", kApiPrefix, percent_encode(image))));
   if (response.status == 404) return false;
   GPURENT_CHECK(expect(response, fmt::format("inspect image {}", image), {200}));
   return true;
@@ -359,7 +346,7 @@ Status DockerClient::pull(std::string_view image) {
   // The engine streams progress as JSON lines and reports a failure in one of them, sometimes
   // after a 200.
   GPURENT_TRY(response,
-              call("POST", fmt::format("{}/images/create?fromImage={}", kApiPrefix, escape(image)),
+              call("POST", fmt::format("{}/images/create?fromImage={}", kApiPrefix, percent_encode(image)),
                    {}, kPullTimeout));
   std::string failure;
   if (response.status != 200) {
@@ -402,7 +389,7 @@ Result<std::string> DockerClient::exec_create(std::string_view container, const 
 
 Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& output,
                                      std::chrono::milliseconds idle_timeout) {
-  const std::string path = fmt::format("{}/exec/{}", kApiPrefix, escape(exec));
+  const std::string path = fmt::format("{}/exec/{}", kApiPrefix, percent_encode(exec));
   const std::string what = fmt::format("exec {}", exec);
   bool abandoned = false;
   StreamDemultiplexer frames;
@@ -434,7 +421,7 @@ Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& ou
 
 Result<ExecInfo> DockerClient::exec_inspect(std::string_view exec) {
   const std::string what = fmt::format("exec {}", exec);
-  GPURENT_TRY(response, call("GET", fmt::format("{}/exec/{}/json", kApiPrefix, escape(exec))));
+  GPURENT_TRY(response, call("GET", fmt::format("{}/exec/{}/json", kApiPrefix, percent_encode(exec))));
   GPURENT_CHECK(expect(response, what, {200}, "no_such_exec"));
   GPURENT_TRY(parsed, json_body(response, what));
   ExecInfo info;
