@@ -110,6 +110,7 @@ Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir
     GPURENT_TRY(gid, users->gid_of_tenant(tenant_id));
     GPURENT_CHECK(share_volume_with_group(dir, gid));
     target.user = WorkdirUser{uid, gid};
+    target.confine = true;
   }
   GPURENT_TRY(result, unpack_archive(archive, target));
   result.path = joined("/", target.below);

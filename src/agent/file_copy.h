@@ -6,7 +6,8 @@
 // run's copy enters its sandbox and unpacks as its user, so it reaches exactly what the instance
 // reaches. Into a volume: relative to the volume's root (a leading '/' means the same); unpacked
 // as the volume's own user in the tenant's group (workload_users.h), umask 0007, so that every
-// instance of the tenant reads and writes what was copied; without a sandbox, as the agent.
+// instance of the tenant reads and writes what was copied, and confined to the volume
+// (UnpackTarget::confine); without a sandbox, as the agent.
 //
 // The copies block until tar ends: the node API runs them on its own worker threads.
 // Thread-safety: the functions are; the WorkloadUsers they are given is.

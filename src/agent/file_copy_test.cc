@@ -163,6 +163,26 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   EXPECT_EQ(st.st_gid, *shared->gid_of_tenant("t-1"));
   EXPECT_EQ(copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "../x").error().code,
             "invalid_path");
+
+  // A link the tenant left in the volume, and an archive that names a file past it without its
+  // directory (tar then follows the link): the copy is confined to the volume, whatever the user
+  // could write elsewhere.
+  // Somewhere the volume's user may write (the test's own directory is root's alone).
+  testing::TempDir outside_dir;
+  const auto outside = outside_dir.path();
+  std::filesystem::permissions(outside, std::filesystem::perms::all);
+  std::filesystem::create_directory_symlink(outside, volume / "planted");
+  std::filesystem::create_directories(project_ / "planted");
+  std::ofstream(project_ / "planted" / "evil") << "x\n";
+  const auto crafted = dir_.path() / "crafted.tgz";
+  ASSERT_EQ(std::system(fmt::format("tar -czf {} -C {} --no-recursion planted/evil",
+                                    crafted.string(), project_.string())
+                            .c_str()),
+            0);
+  const auto refused = copy_into_volume(data_dir, "v-1", "t-1", shared, crafted, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "unpack_failed") << refused.error().message;
+  EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
 }  // namespace

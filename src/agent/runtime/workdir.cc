@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +43,22 @@ Error unpack_failed(std::string message) {
     [[maybe_unused]] const ssize_t ignored = ::write(2, part.data(), part.size());
   }
   ::_exit(status);
+}
+
+// In the child, as root (async-signal-safe): a mount namespace of its own in which root is the
+// only writable mount.
+void confine_to(const char* root) {
+  mount_attr read_only{};
+  read_only.attr_set = MOUNT_ATTR_RDONLY;
+  mount_attr writable{};
+  writable.attr_clr = MOUNT_ATTR_RDONLY;
+  if (::unshare(CLONE_NEWNS) != 0 ||
+      ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount(root, root, nullptr, MS_BIND, nullptr) != 0 ||
+      ::mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &read_only, sizeof read_only) != 0 ||
+      ::mount_setattr(AT_FDCWD, root, 0, &writable, sizeof writable) != 0) {
+    die(kCannotEnter, "cannot confine the copy to ", root, "\n");
+  }
 }
 
 std::string_view next_field(std::string_view& line) {
@@ -151,6 +169,7 @@ Result<model::CopyResult> unpack_archive(const std::filesystem::path& archive,
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     if (target.sandbox) enter_sandbox_as_user(*target.sandbox, "gpurent cp");
+    if (target.confine) confine_to(root.c_str());
     // Entered as the agent: the user may not pass the directories above it.
     if (::chdir(root.c_str()) != 0) die(kCannotEnter, "cannot enter ", root, "\n");
     if (target.user && drop_to_sandbox_user(target.user->uid, target.user->gid) != 0) {

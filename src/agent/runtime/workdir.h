@@ -10,9 +10,10 @@
 // Unpacking runs GNU tar as the user whose files it writes, never as root in a directory a tenant
 // controls: a sandboxed run's uid and gid (a copy into a running instance enters its sandbox, so
 // that it sees and may write exactly what the instance does), or a volume's own user in its
-// tenant's group. tar refuses members outside the directory ('..', absolute names) and does not
-// restore owners or permissions; the destination's directories are opened without following
-// links (O_NOFOLLOW), so a link the tenant left cannot take the copy elsewhere. Without a user (no
+// tenant's group, confined to the volume (UnpackTarget::confine). tar refuses members outside the
+// directory ('..', absolute names) and does not restore owners or permissions; the destination's
+// directories are opened without following links (O_NOFOLLOW), so a link the tenant left cannot
+// take the copy elsewhere. Without a user (no
 // sandbox: the node runs one tenant's runs at a time as the agent's user, process_runtime.h) it
 // runs as the agent. Each call blocks its caller until tar ends (at most UnpackTarget::timeout).
 #pragma once
@@ -51,6 +52,11 @@ struct UnpackTarget {
   std::vector<std::string> below;
   std::optional<WorkdirUser> user;        // tar runs as this user, after entering root
   const SandboxEntry* sandbox = nullptr;  // a running sandbox to enter first, as its user
+  // Write nothing outside root: tar runs in a mount namespace of its own where every mount but
+  // root is read-only, so that a member reaching past a link the tenant left below root (an
+  // archive may name "x/f" without "x/", and tar follows an existing x) meets a read-only file
+  // system. Needs root (and mount_setattr, Linux 5.12).
+  bool confine = false;
   mode_t umask = 022;
   std::chrono::seconds timeout = kMaxUnpackTime;  // then tar is killed
 };
@@ -58,8 +64,8 @@ struct UnpackTarget {
 // Unpacks the tar.gz at `archive` and says what was written (CopyResult::path is left empty).
 // Errors: kUnprocessable "invalid_destination" (a directory of `below` is a link or not a
 // directory, or cannot be made), kUnprocessable "unpack_failed" (tar failed or timed out: its
-// message), kInternal (the archive cannot be opened, fork or pipe failed, the user or sandbox
-// could not be entered).
+// message), kInternal (the archive cannot be opened, fork or pipe failed, the user, sandbox or
+// confinement could not be entered).
 Result<model::CopyResult> unpack_archive(const std::filesystem::path& archive,
                                          const UnpackTarget& target);
 
