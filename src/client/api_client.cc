@@ -350,7 +350,6 @@ Result<Json> ApiClient::upload(std::string_view bytes) {
   return upload;
 }
 
-Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
 Result<Json> ApiClient::copy_into_instance(std::string_view id, std::string_view upload_id,
                                           std::string_view path) {
   return call("POST",
@@ -367,6 +366,7 @@ Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view u
               nullptr, {}, kCopyCallTimeout);
 }
 
+Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
                                    model::RuntimeChoice runtime) {
   Json body = workload_body(spec.task, runtime);
   body.erase("queue");  // jobs always queue
