@@ -89,6 +89,13 @@ def test_cp_copies_files_and_directories_into_a_running_instance(platform, tmp_p
               "test $(stat -c %u train.py) = $(id -u) && echo owned")
     assert out == "print('hello from cp')\nthe data\ndeeper\nsub\nx.txt\nowned\n", out
 
+    # An instance may be named by its name, as everywhere.
+    named = json.loads(platform.cli("launch", "--gpu", "h100-80g", "--name", "trainer", "-o",
+                                    "json", "--", "sleep", "600", key=key).stdout)["id"]
+    platform.wait_state(named, "running", key)
+    cp(platform, key, str(tmp_path / "train.py"), "trainer:byname")
+    assert run(platform, key, named, "cat byname/train.py") == "print('hello from cp')\n"
+
     # An absolute destination inside the home is the same place.
     home = run(platform, key, instance_id, "pwd").strip()
     cp(platform, key, str(tmp_path / "train.py"), f"{instance_id}:{home}/abs")
