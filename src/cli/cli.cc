@@ -1,15 +1,21 @@
 #include "cli/cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "agent/agent.h"
 #include "cli/commands.h"
 #include "cli/commands_monitoring.h"
+#include "cli/completion.h"
 
 namespace gpurent::cli {
 namespace {
@@ -50,10 +56,10 @@ int run(int argc, const char* const* argv, const Io& io) {
 
   add_instance_commands(app, ctx);
   add_service_commands(app, ctx);
+  add_copy_commands(app, ctx);
   add_catalog_commands(app, ctx);
   add_billing_commands(app, ctx);
   add_price_commands(app, ctx);
-  add_copy_commands(app, ctx);
   add_account_commands(app, ctx);
   add_access_commands(app, ctx);
   add_node_commands(app, ctx);
@@ -65,6 +71,19 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_monitoring_commands(app, ctx);
   add_process_commands(app, ctx);
   add_simulate_commands(app, ctx);
+  add_completion_commands(app, ctx);
+
+  // The completion scripts' question (completion.h): what may follow these words.
+  if (argc >= 2 && std::string_view(argv[1]) == "__complete") {
+    std::vector<std::string> words(argv + 2, argv + argc);
+    std::string current;
+    if (!words.empty()) {
+      current = std::move(words.back());
+      words.pop_back();
+    }
+    for (const auto& candidate : completions(app, words, current)) io.out << candidate << '\n';
+    return 0;
+  }
 
   try {
     app.parse(argc, argv);
@@ -83,12 +102,26 @@ int run(int argc, const char* const* argv, const Io& io) {
   return ctx.run();
 }
 
+namespace {
+
+std::optional<std::string> terminal_question(std::string_view question) {
+  if (!isatty(STDIN_FILENO)) return std::nullopt;
+  std::cerr << question << std::flush;
+  std::string line;
+  if (!std::getline(std::cin, line)) return std::nullopt;
+  return line;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "__shim") == 0) {
     return agent::run_workload_shim(argc - 1, argv + 1);
   }
   try {
-    return run(argc, argv, {std::cout, std::cerr, process_environment()});
+    return run(argc, argv,
+               {std::cout, std::cerr, process_environment(), terminal_question,
+                isatty(STDOUT_FILENO) == 1});
   } catch (const std::exception& e) {
     // The last stop for anything thrown (allocation failure, a library's surprise): a message
     // and exit code 1 rather than std::terminate.

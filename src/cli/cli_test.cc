@@ -44,7 +44,7 @@ class CliTest : public ::testing::Test {
       const auto it = env_.find(std::string(name));
       return it == env_.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
-    const int code = run(static_cast<int>(argv.size()), argv.data(), {out, err, env});
+    const int code = run(static_cast<int>(argv.size()), argv.data(), {out, err, env, ask_});
     return {code, out.str(), err.str()};
   }
 
@@ -58,6 +58,7 @@ class CliTest : public ::testing::Test {
 
   fs::path dir_;
   std::map<std::string, std::string> env_;
+  Ask ask_;  // the person at the terminal; none by default
 };
 
 constexpr std::string_view kInstances = R"({"items": [
@@ -240,8 +241,9 @@ TEST_F(CliTest, JobLogsNameTheMember) {
 
 TEST_F(CliTest, ReservationWindowFromStartAndDuration) {
   TestHttpServer server(answer(201, R"({"id": "r-1", "state": "booked"})"));
-  Outcome create = gpurent({"--url", server.url(), "reservation", "create", "--gpu", "h100-80g",
-                            "--count", "8", "--start", "2027-01-15T08:00:00Z", "--duration", "2h"});
+  Outcome create =
+      gpurent({"--url", server.url(), "reservation", "create", "--gpu", "h100-80g", "--count", "8",
+               "--start", "2027-01-15T08:00:00Z", "--duration", "2h", "--yes"});
   ASSERT_EQ(create.code, 0) << create.err;
   EXPECT_EQ(Json::parse(server.requests().at(0).body),
             Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8,
@@ -261,10 +263,76 @@ TEST_F(CliTest, ReservationWindowFromStartAndDuration) {
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
+TEST_F(CliTest, ABookingSaysWhatItChargesAndIsMadeOnlyIfThatIsAgreed) {
+  TestHttpServer server([](const auto& request, auto& connection) {
+    const bool quote = request.target == "/v1/reservations/quote";
+    connection.write(TestHttpServer::response(
+        quote ? 200 : 201, "application/json",
+        R"({"id": "r-1", "gpu_type": "h100-80g", "gpu_count": 4, "start": "2027-01-15T08:00:00Z",
+            "end": "2027-01-15T10:00:00Z", "payment": "upfront", "currency": "CNY",
+            "price_per_gpu_hour_micros": 18000000, "discount_permille": 0,
+            "total_micros": 144000000})"));
+  });
+  const std::vector<std::string> book = {"--url",   server.url(), "reservation", "create",
+                                         "--gpu",   "h100-80g",   "--count",     "4",
+                                         "--start", "+1h",        "--duration",  "2h"};
+  // Nobody to ask (a script): refused, saying what it would take and how to go ahead.
+  Outcome unasked = gpurent(book);
+  EXPECT_EQ(unasked.code, 2);
+  EXPECT_NE(unasked.err.find("takes CNY 144.00 from your balance now"), std::string::npos)
+      << unasked.err;
+  EXPECT_NE(unasked.err.find("--yes"), std::string::npos);
+  std::vector<std::string> questions;
+  std::string answer = "n";
+  ask_ = [&](std::string_view question) -> std::optional<std::string> {
+    questions.emplace_back(question);
+    return answer;
+  };
+  Outcome declined = gpurent(book);
+  EXPECT_EQ(declined.code, 1);
+  EXPECT_NE(declined.err.find("nothing was done"), std::string::npos) << declined.err;
+  ASSERT_EQ(questions.size(), 1u);
+  EXPECT_TRUE(questions[0].ends_with("Book it? [y/N] ")) << questions[0];
+  answer = "y";
+  Outcome agreed = gpurent(book);
+  EXPECT_EQ(agreed.code, 0) << agreed.err;
+  // Three quotes, one booking.
+  std::vector<std::string> targets;
+  for (const auto& request : server.requests()) targets.push_back(request.target);
+  EXPECT_EQ(targets, (std::vector<std::string>{"/v1/reservations/quote", "/v1/reservations/quote",
+                                               "/v1/reservations/quote", "/v1/reservations"}));
+}
+
+TEST_F(CliTest, CompletionOffersTheCommandsAndFlagsTheWordsLeadTo) {
+  const auto complete = [&](std::vector<std::string> words) {
+    words.insert(words.begin(), "__complete");
+    Outcome outcome = gpurent(words);
+    EXPECT_EQ(outcome.code, 0) << outcome.err;
+    return outcome.out;
+  };
+  EXPECT_EQ(complete({"ins"}), "instances\n");
+  EXPECT_EQ(complete({"instances", "s"}), "show\nstop\nstart\n");
+  // Flags of the command and, falling through, the global ones.
+  const std::string flags = complete({"launch", "--gpu", "h100-80g", "--wa"});
+  EXPECT_NE(flags.find("--wait\n"), std::string::npos) << flags;
+  EXPECT_NE(flags.find("--wait-for-capacity\n"), std::string::npos) << flags;
+  EXPECT_EQ(complete({"ps", "--ur"}), "--url\n");
+  // A flag's value, and the user's command after --, are the user's own.
+  EXPECT_EQ(complete({"launch", "--gpu", ""}), "");
+  EXPECT_EQ(complete({"launch", "--gpu", "h100-80g", "--", "py"}), "");
+  // Internal commands are never offered.
+  EXPECT_EQ(complete({"__"}), "");
+
+  Outcome bash = gpurent({"completion", "bash"});
+  ASSERT_EQ(bash.code, 0);
+  EXPECT_NE(bash.out.find("complete -o default -F _gpurent gpurent"), std::string::npos);
+  EXPECT_EQ(gpurent({"completion", "tcsh"}).code, 2);
+}
+
 TEST_F(CliTest, ReserveBooksATermAndLaunchRunsOnIt) {
   TestHttpServer server(answer(201, R"({"id": "r-1", "state": "active"})"));
   Outcome reserve = gpurent({"--url", server.url(), "reserve", "--gpu", "h100-80g", "--count", "8",
-                             "--start", "2027-01-15T08:00:00Z", "--days", "30", "--monthly"});
+                             "--start", "2027-01-15T08:00:00Z", "--days", "30", "--monthly", "-y"});
   ASSERT_EQ(reserve.code, 0) << reserve.err;
   EXPECT_EQ(Json::parse(server.requests().at(0).body),
             Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 8, "term_days": 30,

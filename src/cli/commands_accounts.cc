@@ -69,23 +69,34 @@ std::string invoice_view(const Json& invoice) {
                      money_of(line, "amount_micros", currency)});
     }
   }
-  return render_fields({{"Invoice", text_of(invoice, "id")},
-                        {"Tenant", text_of(invoice, "tenant_id")},
-                        {"Period", text_of(invoice, "period_start") + " .. " +
-                                       text_of(invoice, "period_end")},
-                        {"Opening", money_of(invoice, "opening_balance_micros", currency)},
-                        {"Charges", money_of(invoice, "charges_micros", currency)},
-                        {"Credits", money_of(invoice, "credits_micros", currency)},
-                        {"Payments", money_of(invoice, "payments_micros", currency)},
-                        {"Closing", money_of(invoice, "closing_balance_micros", currency)}}) +
-         "\n" + table.render();
+  // The summary reads as the balance moved: opening, what was taken (charges, "-"), what was
+  // added (credits and payments, "+"), closing. The lines keep the ledger's sign: a charge is
+  // positive, a credit or payment negative.
+  const auto moved = [&](const char* key) {
+    const auto it = invoice.find(key);
+    return it != invoice.end() && it->is_number_integer()
+               ? format_balance_change(-it->get<Micros>(), currency)
+               : std::string("-");
+  };
+  return render_fields(
+             {{"Invoice", text_of(invoice, "id")},
+              {"Tenant", text_of(invoice, "tenant_id")},
+              {"Period",
+               text_of(invoice, "period_start") + " .. " + text_of(invoice, "period_end")},
+              {"Opening balance", money_of(invoice, "opening_balance_micros", currency)},
+              {"Charges", moved("charges_micros")},
+              {"Credits", moved("credits_micros")},
+              {"Payments", moved("payments_micros")},
+              {"Closing balance", money_of(invoice, "closing_balance_micros", currency)}}) +
+         "\nLines (charges positive; credits and payments negative):\n" + table.render();
 }
 
 std::string settings_view(const Json& s) {
+  const std::string currency = text_of(s, "currency");
   return render_fields(
       {{"Tenant", text_of(s, "tenant_id")},
-       {"Warning below", format_micros(s.value("warning_threshold_micros", Micros{0}))},
-       {"Credit limit", format_micros(s.value("credit_limit_micros", Micros{0}))},
+       {"Warning below", format_money(s.value("warning_threshold_micros", Micros{0}), currency)},
+       {"Credit limit", format_money(s.value("credit_limit_micros", Micros{0}), currency)},
        {"Below warning", text_of(s, "below_warning_threshold")}});
 }
 

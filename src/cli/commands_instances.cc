@@ -186,6 +186,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   list_command->add_flag("-a,--all", list_options->all, "include terminated instances");
   list_command->add_option("--tenant", list_options->tenant, "only this tenant's (operators)");
   list_command->add_option("--state", list_options->state, "only instances in this state");
+  ctx.add_watch_option(*list_command);
   list_command->callback([&ctx, list_options] {
     ctx.set_command([&ctx, list_options] { return list(ctx, *list_options); });
   });

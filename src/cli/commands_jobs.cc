@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/launch_options.h"
 #include "cli/output.h"
 #include "cli/views.h"
 #include "cli/workdir.h"
@@ -22,6 +23,7 @@ struct SubmitOptions {
   std::string max_runtime;
   bool spot = false;
   int priority = 0;
+  QueueingOptions queueing;
   std::string name;
   std::string template_name;
   std::string runtime = "auto";
@@ -49,6 +51,7 @@ Result<model::JobSpec> job_spec(const SubmitOptions& options) {
   task.gpu_count = options.count;
   if (options.spot) task.pricing = model::PricingModel::kSpot;
   task.priority = options.priority;
+  GPURENT_CHECK(apply_queueing(options.queueing, task));
   task.command = options.command;
   if (!options.max_runtime.empty()) {
     GPURENT_TRY(seconds, parse_duration_seconds(options.max_runtime));
@@ -96,9 +99,13 @@ void add_submit(CLI::App& jobs, Context& ctx) {
   auto* submit_command = jobs.add_subcommand(
       "submit", "Submit a job: submit --gpu h100-80g [--array 4] [--nodes 2] -- python3 train.py");
   submit_command->add_option("--gpu", options->gpu, "GPU type, a,b,... or any")->required();
-  submit_command->add_option("--count", options->count, "GPUs per member (1..8)")
+  submit_command
+      ->add_option("--count", options->count,
+                   "GPUs on each node (1..8): a task of --nodes 2 --count 8 holds 16 GPUs")
       ->capture_default_str();
-  submit_command->add_option("--nodes", options->nodes, "members per task, on as many nodes (gang)")
+  submit_command
+      ->add_option("--nodes", options->nodes,
+                   "nodes per task, started together (a gang), each with --count GPUs")
       ->capture_default_str();
   submit_command->add_option("--array", options->array, "tasks, each with GPURENT_ARRAY_INDEX")
       ->capture_default_str();
@@ -109,6 +116,7 @@ void add_submit(CLI::App& jobs, Context& ctx) {
   submit_command->add_flag("--spot", options->spot, "spot pricing: cheaper, may be preempted");
   submit_command->add_option("--priority", options->priority,
                              "-100..100: order among your own queued work");
+  add_queueing_options(*submit_command, options->queueing);
   submit_command->add_option("--name", options->name, "a name for the job");
   add_template_options(*submit_command, options->template_name, options->runtime);
   submit_command->add_option("--image", options->image,
@@ -135,6 +143,7 @@ void add_list_and_show(CLI::App& jobs, Context& ctx) {
   auto tenant = std::make_shared<std::string>();
   auto* list = jobs.add_subcommand("ls", "List jobs");
   list->add_option("--tenant", *tenant, "only this tenant's (operators)");
+  ctx.add_watch_option(*list);
   list->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.list_jobs(*tenant); },

@@ -142,7 +142,8 @@ void add_monitoring_commands(CLI::App& app, Context& ctx) {
   alerts->callback([alerts, list] {
     if (alerts->get_subcommands().empty()) list();
   });
-  alerts->add_subcommand("ls", "Pending and firing alerts (the default)")->callback(list);
+  ctx.add_watch_option(
+      *alerts->add_subcommand("ls", "Pending and firing alerts (the default)")->callback(list));
   alerts->add_subcommand("rules", "Every rule in force (operators)")->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show([](client::ApiClient& api) { return api.list_alert_rules(); },

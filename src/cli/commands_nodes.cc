@@ -40,7 +40,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
                                [&ctx](const Json& value) { return nodes_view(value, ctx.now()); });
     });
   };
-  nodes->add_subcommand("ls", "List nodes")->callback(list);
+  ctx.add_watch_option(*nodes->add_subcommand("ls", "List nodes")->callback(list));
   auto id = std::make_shared<std::string>();
   auto* show = nodes->add_subcommand("show", "Show one node and its GPUs");
   show->add_option("id", *id, "node id")->required();

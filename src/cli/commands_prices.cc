@@ -23,22 +23,26 @@ int64_t integer(const Json& object, std::string_view key) {
   return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
-// Prices are shown exact (six decimals): a price of 0.000120 per GB-hour must not read 0.00.
-std::string money(const Json& object, std::string_view key, std::string_view currency) {
+// A price of the book, "CNY 18.00/GPU-h" (format_price: finer than a cent, it keeps its digits).
+std::string money(const Json& object, std::string_view key, std::string_view currency,
+                  std::string_view per) {
   if (!object.is_object() || !object.contains(key) || !object.at(key).is_number_integer()) {
     return "-";
   }
-  return fmt::format("{} {}", sanitize(currency), format_micros(object.at(key).get<Micros>()));
+  return format_price(object.at(key).get<Micros>(), sanitize(currency), per);
 }
 
-// "7 d: 100‰ off, 30 d: 200‰ off" from {"7": 100, "30": 200}, shortest term first.
+// "7 d: 10 % off, 30 d: 20 % off" from {"7": 100, "30": 200}, shortest term first.
 std::string reserved_terms(const Json& v) {
   const auto it = v.find("reserved_discount_permille");
   if (it == v.end() || !it->is_object() || it->empty()) return "no discounts";
   std::vector<std::pair<int, std::string>> terms;
   for (const auto& [days, permille] : it->items()) {
-    terms.emplace_back(std::atoi(days.c_str()),
-                       fmt::format("{} d: {}‰ off", sanitize(days), permille.dump()));
+    terms.emplace_back(
+        std::atoi(days.c_str()),
+        fmt::format(
+            "{} d: {} off", sanitize(days),
+            format_permille_percent(permille.is_number_integer() ? permille.get<int64_t>() : 0)));
   }
   std::sort(terms.begin(), terms.end());
   std::string out;
@@ -52,30 +56,27 @@ std::string effective_at(const Json& v) {
   return at.starts_with("1970-01-01T00:00:00") ? "always (the built-in price book)" : at;
 }
 
-// Per mille as a percentage: 400 -> "40 %".
-std::string percent(int64_t permille) {
-  return permille % 10 == 0 ? fmt::format("{} %", permille / 10)
-                            : fmt::format("{}.{} %", permille / 10, permille % 10);
-}
-
 std::string version_view(const Json& v) {
   const std::string currency = field_text(v, "currency");
   std::string text = render_fields({
       {"Version", field_text(v, "version")},
       {"Effective at", effective_at(v)},
       {"Set at", field_text(v, "set_at")},
-      {"CPU", money(v, "cpu_per_core_hour_micros", currency) + " per core-hour"},
-      {"Memory", money(v, "memory_per_gb_hour_micros", currency) + " per GB-hour"},
-      {"Disk", money(v, "disk_per_gb_hour_micros", currency) + " per GB-hour while running"},
-      {"Storage", money(v, "storage_per_gb_month_micros", currency) + " per GB-month"},
-      {"Egress", money(v, "egress_per_gb_micros", currency) + " per GB"},
+      {"CPU", money(v, "cpu_per_core_hour_micros", currency, "core-h")},
+      {"Memory", money(v, "memory_per_gb_hour_micros", currency, "GB-h")},
+      {"Disk", money(v, "disk_per_gb_hour_micros", currency, "GB-h") + " while running"},
+      {"Storage", money(v, "storage_per_gb_month_micros", currency, "GB-month")},
+      {"Egress", money(v, "egress_per_gb_micros", currency, "GB")},
       {"Minimum", fmt::format("{} s per start", integer(v, "minimum_billed_seconds"))},
-      {"Spot floor", fmt::format("{} of on-demand", percent(integer(v, "spot_floor_permille")))},
+      {"Spot floor",
+       fmt::format("{} of on-demand", format_permille_percent(integer(v, "spot_floor_permille")))},
       {"Reserved terms", reserved_terms(v)},
   });
   Table gpus({"GPU TYPE", "ON-DEMAND PER GPU-HOUR"});
   if (const auto it = v.find("gpu_per_hour_micros"); it != v.end() && it->is_object()) {
-    for (const auto& [type, price] : it->items()) gpus.add_row({type, money(*it, type, currency)});
+    for (const auto& [type, price] : it->items()) {
+      gpus.add_row({type, money(*it, type, currency, "GPU-h")});
+    }
   }
   return text + "\n" + gpus.render();
 }
@@ -97,23 +98,24 @@ std::string history_view(const Json& items) {
     table.add_row({field_text(v, "version"), effective_at(v), field_text(v, "set_at"),
                    std::to_string(gpus.size()),
                    fmt::format("{} s", integer(v, "minimum_billed_seconds")),
-                   percent(integer(v, "spot_floor_permille"))});
+                   format_permille_percent(integer(v, "spot_floor_permille"))});
   }
   return table.render();
 }
 
 std::string spot_view(const Json& body) {
   const std::string currency = field_text(body, "currency");
-  Table table({"GPU TYPE", "AT", "PRICE PER GPU-HOUR", "UTILISATION"});
+  Table table({"GPU TYPE", "AT", "PRICE", "UTILISATION"});
   Table now({"GPU TYPE", "NOW", "FLOOR", "CAP"});
   for (const auto& type : body.value("items", Json::array())) {
-    now.add_row({field_text(type, "gpu_type"), money(type, "current_per_gpu_hour_micros", currency),
-                 money(type, "floor_per_gpu_hour_micros", currency),
-                 money(type, "cap_per_gpu_hour_micros", currency)});
+    now.add_row({field_text(type, "gpu_type"),
+                 money(type, "current_per_gpu_hour_micros", currency, "GPU-h"),
+                 money(type, "floor_per_gpu_hour_micros", currency, "GPU-h"),
+                 money(type, "cap_per_gpu_hour_micros", currency, "GPU-h")});
     for (const auto& point : type.value("points", Json::array())) {
       table.add_row({field_text(point, "gpu_type"), field_text(point, "at"),
-                     money(point, "price_per_gpu_hour_micros", currency),
-                     fmt::format("{:.1f} %", integer(point, "utilisation_permille") / 10.0)});
+                     money(point, "price_per_gpu_hour_micros", currency, "GPU-h"),
+                     format_permille_percent(integer(point, "utilisation_permille"))});
     }
   }
   return now.render() + "\n" + table.render();
@@ -125,23 +127,23 @@ std::string estimate_view(const Json& e) {
   Fields fields = {
       {"GPU type", field_text(e, "gpu_type")},
       {"Pricing", field_text(e, "pricing")},
-      {"GPU price", money(e, "gpu_price_per_gpu_hour_micros", currency) + " per GPU-hour"},
-      {"GPU", money(per_hour, "gpu", currency) + "/h"},
-      {"CPU", money(per_hour, "cpu", currency) + "/h"},
-      {"Memory", money(per_hour, "memory", currency) + "/h"},
-      {"Disk", money(per_hour, "disk", currency) + "/h"},
-      {"Total", money(per_hour, "total", currency) + "/h"},
-      {"Stopped", money(e, "stopped_storage_per_hour_micros", currency) + "/h for the disk"},
-      {"Minimum", fmt::format("{} s, {}", integer(e, "minimum_billed_seconds"),
-                              money(e, "minimum_charge_micros", currency))},
+      {"GPU price", money(e, "gpu_price_per_gpu_hour_micros", currency, "GPU-h")},
+      {"GPU", money(per_hour, "gpu", currency, "h")},
+      {"CPU", money(per_hour, "cpu", currency, "h")},
+      {"Memory", money(per_hour, "memory", currency, "h")},
+      {"Disk", money(per_hour, "disk", currency, "h")},
+      {"Total", money(per_hour, "total", currency, "h")},
+      {"Stopped", money(e, "stopped_storage_per_hour_micros", currency, "h") + " for the disk"},
+      {"Minimum",
+       fmt::format("{} s per start, {}", integer(e, "minimum_billed_seconds"),
+                   format_money(integer(e, "minimum_charge_micros"), sanitize(currency)))},
   };
   if (const auto spot = e.find("spot"); spot != e.end() && spot->is_object()) {
     fields.push_back(
         {"Spot range",
-         fmt::format("{} .. {} per GPU-hour", money(*spot, "floor_per_gpu_hour_micros", currency),
-                     money(*spot, "cap_per_gpu_hour_micros", currency))});
-    fields.push_back(
-        {"Spot now", money(*spot, "current_per_gpu_hour_micros", currency) + " per GPU-hour"});
+         fmt::format("{} .. {}", money(*spot, "floor_per_gpu_hour_micros", currency, "GPU-h"),
+                     money(*spot, "cap_per_gpu_hour_micros", currency, "GPU-h"))});
+    fields.push_back({"Spot now", money(*spot, "current_per_gpu_hour_micros", currency, "GPU-h")});
   }
   return render_fields(fields);
 }

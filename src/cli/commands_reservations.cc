@@ -24,6 +24,7 @@ struct ReservationOptions {
   std::optional<int> days;
   bool monthly = false;
   std::string tenant;
+  bool yes = false;  // book without asking to confirm the charge
 };
 
 // "now", "+DURATION" from now (+1h, +30m), or an RFC 3339 UTC time.
@@ -84,12 +85,20 @@ void add_booking(CLI::App& command, Context& ctx) {
   command.add_flag("--monthly", options->monthly,
                    "pay every 30 days instead of the whole term up front");
   command.add_option("--tenant", options->tenant, "for this tenant (operators)");
+  command.add_flag("-y,--yes", options->yes,
+                   "book without being asked to confirm the charge (scripts: there is no "
+                   "terminal to ask)");
   command.callback([&ctx, options] {
     ctx.set_command([&ctx, options]() -> Status {
       GPURENT_TRY(request, reservation_request(*options, ctx.now()));
-      return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.create_reservation(request); },
-          [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
+      GPURENT_TRY(api, ctx.api());
+      // The booking is paid when made: say what it costs, and book only if that is agreed.
+      if (!options->yes) {
+        GPURENT_TRY(quote, api->quote_reservation(request));
+        GPURENT_CHECK(ctx.confirm(reservation_quote_text(quote), "--yes"));
+      }
+      return ctx.show(api->create_reservation(request),
+                      [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
     });
   });
 }
@@ -101,13 +110,13 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
                   "--start ... --duration 2h"),
               ctx);
 
-  reservations.add_subcommand("ls", "List reservations")->callback([&ctx] {
+  ctx.add_watch_option(*reservations.add_subcommand("ls", "List reservations")->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
           [](client::ApiClient& api) { return api.list_reservations(); },
           [&ctx](const Json& value) { return reservations_view(value, ctx.now()); });
     });
-  });
+  }));
 
   auto id = std::make_shared<std::string>();
   auto* cancel = reservations.add_subcommand("cancel", "Cancel a reservation");

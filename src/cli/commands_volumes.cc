@@ -66,13 +66,14 @@ void add_volume_commands(CLI::App& app, Context& ctx) {
     });
   });
 
-  volumes->add_subcommand("ls", "List your volumes")->alias("list")->callback([&ctx] {
-    ctx.set_command([&ctx] {
-      return ctx.call_and_show(
-          [](client::ApiClient& api) { return api.list_volumes(); },
-          [&ctx](const Json& value) { return volumes_view(value, ctx.now()); });
-    });
-  });
+  ctx.add_watch_option(
+      *volumes->add_subcommand("ls", "List your volumes")->alias("list")->callback([&ctx] {
+        ctx.set_command([&ctx] {
+          return ctx.call_and_show(
+              [](client::ApiClient& api) { return api.list_volumes(); },
+              [&ctx](const Json& value) { return volumes_view(value, ctx.now()); });
+        });
+      }));
   add_id_verb(*volumes, ctx, "show", nullptr, "Show a volume", &client::ApiClient::get_volume);
   add_id_verb(*volumes, ctx, "delete", "rm",
               "Delete a volume and its data (refused while an instance mounts it)",

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <CLI/App.hpp>
+#include <CLI/Validators.hpp>
+#include <chrono>
+#include <thread>
+
 #include "cli/args.h"
 #include "cli/output.h"
 
@@ -29,6 +34,17 @@ Result<client::ApiClient*> Context::api() {
   return &*api_;
 }
 
+Status Context::confirm(std::string_view question, std::string_view confirm_flag) {
+  const auto answer =
+      io_.ask ? io_.ask(fmt::format("{} [y/N] ", question)) : std::optional<std::string>();
+  if (!answer) {
+    return fail(usage_error(
+        fmt::format("{} Pass {} to go ahead without being asked", question, confirm_flag)));
+  }
+  if (*answer == "y" || *answer == "Y" || *answer == "yes") return {};
+  return fail(Error::conflict("not_confirmed", "nothing was done"));
+}
+
 Status Context::show(Result<Json> result, const View& view) {
   if (!result) return fail(std::move(result).error());
   io_.out << (output() == OutputFormat::kJson ? pretty_json(*result) : view(*result)) << std::flush;
@@ -41,10 +57,27 @@ Status Context::call_and_show(const std::function<Result<Json>(client::ApiClient
   return show(call(*client), view);
 }
 
+void Context::add_watch_option(CLI::App& command) {
+  command
+      .add_flag("--watch{2}", watch_seconds_,
+                "show it again every 2 s (--watch=SECONDS) until interrupted (Ctrl-C)")
+      ->check(CLI::Range(1, 3600));
+}
+
 void Context::set_command(std::function<Status()> command) {
   action_ = [this, command = std::move(command)] {
-    const Status status = command();
-    return status ? 0 : report(status.error());
+    if (watch_seconds_ == 0) {
+      const Status status = command();
+      return status ? 0 : report(status.error());
+    }
+    for (;;) {
+      // As watch(1): on a terminal each frame replaces the last; piped, frames follow each other.
+      if (io_.out_is_terminal) io_.out << "\x1b[H\x1b[2J";
+      io_.out << fmt::format("Every {}s: {}\n\n", watch_seconds_, format_rfc3339(now()))
+              << std::flush;
+      if (const Status status = command(); !status) return report(status.error());
+      std::this_thread::sleep_for(std::chrono::seconds(watch_seconds_));
+    }
   };
 }
 

@@ -18,12 +18,22 @@
 #include "common/clock.h"
 #include "common/json.h"
 
+namespace CLI {
+class App;
+}
+
 namespace gpurent::cli {
+
+// Asks the person at the terminal a question and returns the line typed; nullopt when there is
+// no terminal to ask (stdin is not one), or the input ended.
+using Ask = std::function<std::optional<std::string>(std::string_view question)>;
 
 struct Io {
   std::ostream& out;
   std::ostream& err;
   EnvLookup env;
+  Ask ask = {};                  // empty: nobody to ask
+  bool out_is_terminal = false;  // --watch clears the screen between frames only on a terminal
 };
 
 enum class OutputFormat { kTable, kJson };
@@ -38,6 +48,9 @@ class Context {
   std::ostream& out() { return io_.out; }
   std::ostream& err() { return io_.err; }
   const EnvLookup& env() const { return io_.env; }
+  // Whether the person agrees to `question` (a y/yes answer). A usage error, saying to pass
+  // `confirm_flag`, when there is no terminal to ask; "nothing was done" when they decline.
+  Status confirm(std::string_view question, std::string_view confirm_flag);
 
   // Bound to the global flags by the parser; "" = not given.
   std::string& url_flag() { return url_flag_; }
@@ -57,6 +70,9 @@ class Context {
   Status call_and_show(const std::function<Result<Json>(client::ApiClient&)>& call,
                        const View& view);
 
+  // Adds `--watch[=SECONDS]` to a listing: the command then runs again every SECONDS (2 by
+  // default) until it fails or is interrupted, each frame under a line saying when it was taken.
+  void add_watch_option(CLI::App& command);
   void set_command(std::function<Status()> command);
   void set_process(std::function<int()> process);
   bool has_action() const { return static_cast<bool>(action_); }
@@ -71,6 +87,7 @@ class Context {
   std::string url_flag_;
   std::string api_key_flag_;
   std::string output_flag_ = "table";
+  int watch_seconds_ = 0;  // 0: run once
   SystemClock clock_;
   std::optional<client::ApiClient> api_;
   bool api_key_missing_ = false;

@@ -9,6 +9,23 @@
 
 namespace gpurent::cli {
 
+void add_queueing_options(CLI::App& command, QueueingOptions& options) {
+  command.add_flag("--no-queue", options.no_queue,
+                   "fail at once, with the reason, if it cannot be placed now");
+  command.add_flag("--wait-for-capacity", options.wait_for_capacity,
+                   "queue even if no node of the cluster could ever hold it (for nodes that may "
+                   "join); without it such a request is refused, saying why");
+}
+
+Status apply_queueing(const QueueingOptions& options, model::InstanceSpec& spec) {
+  if (options.no_queue && options.wait_for_capacity) {
+    return fail(usage_error("--no-queue and --wait-for-capacity exclude each other"));
+  }
+  spec.queue = !options.no_queue;
+  spec.wait_for_capacity = options.wait_for_capacity;
+  return {};
+}
+
 void add_launch_options(CLI::App& command, LaunchOptions& options) {
   command.add_option("--gpu", options.gpu, "GPU type (see `gpurent offers`), a,b,... or any")
       ->required();
@@ -31,8 +48,7 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
                      "charge");
   command.add_option("--priority", options.priority,
                      "-100..100: order among your own queued instances");
-  command.add_flag("--no-queue", options.no_queue,
-                   "fail at once, with the reason, if it cannot be placed now");
+  add_queueing_options(command, options.queueing);
   command.add_option("--name", options.name, "a name for the instance");
   command.add_option("--image", options.image,
                      "run in this container image (nodes with a container engine); without a "
@@ -89,7 +105,7 @@ Result<LaunchRequest> launch_request(const LaunchOptions& options) {
     spec.max_price = max_price;
   }
   spec.priority = options.priority;
-  spec.queue = !options.no_queue;
+  GPURENT_CHECK(apply_queueing(options.queueing, spec));
   spec.command = options.command;
   for (const auto& assignment : options.env) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));

@@ -15,6 +15,14 @@ class App;
 
 namespace gpurent::cli {
 
+// Whether work waits in the queue: shared by launch and job submit.
+struct QueueingOptions {
+  bool no_queue = false;           // refuse at once unless it can be placed now
+  bool wait_for_capacity = false;  // queue even what no node of the cluster could hold
+};
+void add_queueing_options(CLI::App& command, QueueingOptions& options);
+Status apply_queueing(const QueueingOptions& options, model::InstanceSpec& spec);
+
 struct LaunchOptions {
   std::string gpu;
   int count = 1;
@@ -27,7 +35,7 @@ struct LaunchOptions {
   std::string max_price;    // spot: per GPU-hour, in currency units
   std::string reservation;  // reserved pricing on this reservation
   int priority = 0;
-  bool no_queue = false;
+  QueueingOptions queueing;
   std::string name;
   std::string template_name;
   std::string runtime = "auto";

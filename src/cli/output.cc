@@ -133,8 +133,24 @@ std::string pretty_json(const Json& value) {
   return value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+std::string format_price(Micros price, std::string_view currency, std::string_view per) {
+  if (price % 10'000 == 0) return fmt::format("{}/{}", format_money(price, currency), per);
+  std::string digits = format_micros(price);  // six decimals: drop the zeros after the cents
+  while (digits.ends_with('0')) digits.pop_back();
+  return fmt::format("{}{}{}/{}", currency, currency.empty() ? "" : " ", digits, per);
+}
+
 std::string format_price_per_hour(Micros price, std::string_view currency) {
-  return format_money(price, currency) + "/h";
+  return format_price(price, currency, "h");
+}
+
+std::string format_permille_percent(int64_t permille) {
+  return permille % 10 == 0 ? fmt::format("{} %", permille / 10)
+                            : fmt::format("{}.{} %", permille / 10, permille % 10);
+}
+
+std::string format_balance_change(Micros change, std::string_view currency) {
+  return (change > 0 ? "+" : "") + format_money(change, currency);
 }
 
 std::string format_memory_mb(int64_t memory_mb) {

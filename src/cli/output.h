@@ -42,8 +42,14 @@ size_t display_width(std::string_view text);
 // The API's JSON pretty-printed (two spaces), with a final newline.
 std::string pretty_json(const Json& value);
 
-// "CNY 18.00/h".
+// The one way the CLI shows a price: "CNY 18.00/h", "CNY 18.00/GPU-h"; a price finer than a cent
+// keeps its digits ("CNY 0.00012/GB-h") so that it never reads as zero.
+std::string format_price(Micros price, std::string_view currency, std::string_view per);
 std::string format_price_per_hour(Micros price, std::string_view currency);
+// Per mille as a percentage: 400 -> "40 %", 125 -> "12.5 %".
+std::string format_permille_percent(int64_t permille);
+// A change to a balance: "+CNY 1000.00" added, "-CNY 32.69" taken.
+std::string format_balance_change(Micros change, std::string_view currency);
 // 81920 -> "80 GiB", 24564 -> "24 GiB" (one decimal below 10 GiB: "7.5 GiB"), 512 -> "512 MiB".
 std::string format_memory_mb(int64_t memory_mb);
 // Within 30 days: "12s ago", "5m ago", "3h ago", "2d ago", "in 23h"; further: "2026-11-30".

@@ -47,7 +47,12 @@ TEST(CliFieldsTest, AlignsValues) {
 
 TEST(CliFormatTest, Money) {
   EXPECT_EQ(format_price_per_hour(18'000'000, "CNY"), "CNY 18.00/h");
-  EXPECT_EQ(format_price_per_hour(2'345'000, "CNY"), "CNY 2.35/h");
+  // A price keeps the digits it has beyond the cents: rounded, 0.00012 would read as free.
+  EXPECT_EQ(format_price_per_hour(2'345'000, "CNY"), "CNY 2.345/h");
+  EXPECT_EQ(format_price(120, "CNY", "GB-h"), "CNY 0.00012/GB-h");
+  EXPECT_EQ(format_price(18'000'000, "", "GPU-h"), "18.00/GPU-h");
+  EXPECT_EQ(format_balance_change(1'000'000'000, "CNY"), "+CNY 1000.00");
+  EXPECT_EQ(format_balance_change(-32'690'000, "CNY"), "-CNY 32.69");
 }
 
 TEST(CliFormatTest, Memory) {

@@ -35,13 +35,11 @@ std::string when_exactly(const Json& object, std::string_view key, Timestamp now
   return t ? fmt::format("{} ({})", value, format_relative(*t, now)) : "";
 }
 
-// Exact micros when the object names no currency (ledger views), rounded money otherwise.
+// Money for people, "CNY 12.35", in the object's currency (-o json keeps the exact micros).
 std::string amount(const Json& object, std::string_view key) {
   const Json& value = member(object, key);
   if (!value.is_number_integer()) return "-";
-  const std::string currency = field_text(object, "currency");
-  return currency.empty() ? format_micros(value.get<Micros>())
-                          : format_money(value.get<Micros>(), currency);
+  return format_money(value.get<Micros>(), field_text(object, "currency"));
 }
 
 std::string price(const Json& object, int64_t multiplier = 1) {
@@ -466,8 +464,30 @@ std::string reservations_view(const Json& items, Timestamp now) {
   return table.render();
 }
 
-std::string reservation_view(const Json& reservation, Timestamp now) {
+// "CNY 18.00/GPU-h" and, for a term discount, ", 10 % off".
+std::string reserved_price(const Json& reservation) {
   const int64_t discount = integer(reservation, "discount_permille");
+  std::string text = format_price(integer(reservation, "price_per_gpu_hour_micros"),
+                                  field_text(reservation, "currency"), "GPU-h");
+  if (discount > 0) text += fmt::format(", {} off", format_permille_percent(discount));
+  return text;
+}
+
+std::string reservation_quote_text(const Json& quote) {
+  const std::string window = fmt::format("{} {} GPU(s) from {} to {}", integer(quote, "gpu_count"),
+                                         field_text(quote, "gpu_type"), field_text(quote, "start"),
+                                         field_text(quote, "end"));
+  if (field_text(quote, "payment") == "monthly") {
+    return fmt::format(
+        "Booking {} costs {} ({}), paid every 30 days; the first payment is "
+        "taken now. Book it?",
+        window, amount(quote, "total_micros"), reserved_price(quote));
+  }
+  return fmt::format("Booking {} takes {} from your balance now ({}). Book it?", window,
+                     amount(quote, "total_micros"), reserved_price(quote));
+}
+
+std::string reservation_view(const Json& reservation, Timestamp now) {
   return render_fields(
       {{"ID", field_text(reservation, "id")},
        {"Tenant", field_text(reservation, "tenant_id")},
@@ -476,9 +496,7 @@ std::string reservation_view(const Json& reservation, Timestamp now) {
        {"Start", when_exactly(reservation, "start", now)},
        {"End", when_exactly(reservation, "end", now)},
        {"Created", when_exactly(reservation, "created_at", now)},
-       {"Price", fmt::format("{} per GPU-hour, {}.{} % off",
-                             amount(reservation, "price_per_gpu_hour_micros"), discount / 10,
-                             discount % 10)},
+       {"Price", reserved_price(reservation)},
        {"Total", amount(reservation, "total_micros")},
        {"Payment", field_text(reservation, "payment")},
        {"Paid", fmt::format("{}{}", amount(reservation, "paid_micros"),

@@ -34,6 +34,8 @@ std::string jobs_view(const Json& items, Timestamp now);
 std::string job_view(const Json& job, Timestamp now);
 std::string reservations_view(const Json& items, Timestamp now);
 std::string reservation_view(const Json& reservation, Timestamp now);
+// The question asked before a booking is paid: what it books and what it takes, from a quote.
+std::string reservation_quote_text(const Json& quote);
 std::string quota_view(const Json& quota);
 std::string templates_view(const Json& items);
 std::string template_view(const Json& t);

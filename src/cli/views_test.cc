@@ -88,13 +88,14 @@ TEST(CliViewsTest, UsageSaysWhatOfARunsDurationIsItsMinimum) {
       << usage_view(usage, kNow);
 }
 
-TEST(CliViewsTest, LedgerAmountsWithoutCurrencyStayExact) {
+TEST(CliViewsTest, LedgerAmountsAreMoneyInTheLedgersCurrency) {
+  // Tables show cents (-o json keeps the exact micros).
   const Json transfers = Json::parse(R"([{"id": "x-1", "at": "2026-11-30T15:29:00.000Z",
       "kind": "usage", "from_account": "tenant:t-1:cash", "to_account": "platform:revenue",
-      "amount_micros": 5000, "reference": "i-1"}])");
+      "amount_micros": 5000, "currency": "CNY", "reference": "i-1"}])");
   EXPECT_EQ(transfers_view(transfers, kNow),
             "ID    TIME     KIND    FROM              TO                 AMOUNT     REFERENCE\n"
-            "x-1   1m ago   usage   tenant:t-1:cash   platform:revenue   0.005000   i-1\n");
+            "x-1   1m ago   usage   tenant:t-1:cash   platform:revenue   CNY 0.01   i-1\n");
 }
 
 TEST(CliViewsTest, NodesSummariseGpus) {
@@ -152,10 +153,21 @@ TEST(CliViewsTest, ReservationsAndQuotas) {
   const Json reservations = Json::parse(R"([{"id": "r-1", "tenant_id": "t-1",
       "gpu_type": "h100-80g", "gpu_count": 8, "state": "booked",
       "start": "2026-12-01T15:30:00.000Z", "end": "2026-12-01T17:30:00.000Z",
-      "total_micros": 288000000, "paid_micros": 144000000}])");
+      "total_micros": 288000000, "paid_micros": 144000000, "currency": "CNY",
+      "price_per_gpu_hour_micros": 18000000, "discount_permille": 0, "payment": "upfront"}])");
   EXPECT_EQ(reservations_view(reservations, kNow),
             "ID    TENANT   GPUS          STATE    START    END      TOTAL        PAID\n"
-            "r-1   t-1      8x h100-80g   booked   in 24h   in 26h   288.000000   144.000000\n");
+            "r-1   t-1      8x h100-80g   booked   in 24h   in 26h   CNY 288.00   CNY 144.00\n");
+  // No discount: none is mentioned; one is, as a percentage.
+  Json reservation = reservations[0];
+  EXPECT_NE(reservation_view(reservation, kNow).find("CNY 18.00/GPU-h\n"), std::string::npos)
+      << reservation_view(reservation, kNow);
+  reservation["discount_permille"] = 125;
+  EXPECT_NE(reservation_view(reservation, kNow).find("CNY 18.00/GPU-h, 12.5 % off"),
+            std::string::npos);
+  EXPECT_EQ(reservation_quote_text(reservation),
+            "Booking 8 h100-80g GPU(s) from 2026-12-01T15:30:00.000Z to 2026-12-01T17:30:00.000Z "
+            "takes CNY 288.00 from your balance now (CNY 18.00/GPU-h, 12.5 % off). Book it?");
   EXPECT_EQ(quota_view(Json::parse(R"({"tenant_id": "t-1", "max_gpus_per_type":
       {"a100-80g": 4, "h100-80g": 2}, "max_instances": null, "weight": 3})")),
             "Tenant:         t-1\n"

@@ -181,6 +181,7 @@ Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime
   if (!spec.node_selector.empty()) body["node_selector"] = spec.node_selector;
   if (spec.priority != 0) body["priority"] = spec.priority;
   if (!spec.queue) body["queue"] = false;
+  if (spec.wait_for_capacity) body["wait_for_capacity"] = true;
   if (spec.max_runtime_s) body["max_runtime_s"] = *spec.max_runtime_s;
   if (!spec.command.empty()) body["command"] = spec.command;
   if (!spec.env.empty()) body["env"] = spec.env;
@@ -369,7 +370,6 @@ Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view u
 Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
                                    model::RuntimeChoice runtime) {
   Json body = workload_body(spec.task, runtime);
-  body.erase("queue");  // jobs always queue
   if (spec.nodes != 1) body["nodes"] = spec.nodes;
   if (spec.array != 1) body["array"] = spec.array;
   if (spec.retries != 0) body["retries"] = spec.retries;
@@ -397,7 +397,9 @@ Status ApiClient::stream_job_logs(std::string_view id, JobMember member, bool fo
                      follow, on_chunk);
 }
 
-Result<Json> ApiClient::create_reservation(const ReservationRequest& request) {
+namespace {
+
+Json reservation_body(const ReservationRequest& request) {
   Json body = {{"gpu_type", request.gpu_type},
                {"gpu_count", request.gpu_count},
                {"start", format_rfc3339(request.start)}};
@@ -408,7 +410,19 @@ Result<Json> ApiClient::create_reservation(const ReservationRequest& request) {
   }
   if (!request.payment.empty()) body["payment"] = request.payment;
   if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
+  return body;
+}
+
+}  // namespace
+
+Result<Json> ApiClient::create_reservation(const ReservationRequest& request) {
+  Json body = reservation_body(request);
   return call("POST", "/v1/reservations", &body);
+}
+
+Result<Json> ApiClient::quote_reservation(const ReservationRequest& request) {
+  Json body = reservation_body(request);
+  return call("POST", "/v1/reservations/quote", &body);
 }
 
 Result<Json> ApiClient::list_reservations() { return list_items("/v1/reservations"); }

@@ -140,6 +140,8 @@ class ApiClient {
                          const std::function<bool(std::string_view)>& on_chunk);
 
   Result<Json> create_reservation(const ReservationRequest& request);
+  // What create_reservation would book and charge, booking nothing.
+  Result<Json> quote_reservation(const ReservationRequest& request);
   Result<Json> list_reservations();
   Result<Json> cancel_reservation(std::string_view id);
 

@@ -8,6 +8,7 @@
 #include "common/money.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "common/suggest.h"
 
 namespace gpurent {
 namespace {
@@ -59,6 +60,7 @@ TEST(Money, FormatsAndParsesDecimals) {
   EXPECT_EQ(format_money(18'004'999, "CNY"), "CNY 18.00");
   EXPECT_EQ(format_money(18'005'000, "CNY"), "CNY 18.01");
   EXPECT_EQ(format_money(-1'500'000, "CNY"), "-CNY 1.50");
+  EXPECT_EQ(format_money(576'000'000, ""), "576.00");
   EXPECT_EQ(parse_decimal_micros("100"), 100 * kMicrosPerUnit);
   EXPECT_EQ(parse_decimal_micros("12.5"), 12'500'000);
   EXPECT_EQ(parse_decimal_micros("0.000001"), 1);
@@ -145,6 +147,19 @@ TEST(Json, FieldReadersValidateTypesAndRanges) {
   const auto error = required_int(body, "big", 1, 8).error();
   EXPECT_NE(error.message.find("'big'"), std::string::npos);
   EXPECT_EQ(http_status(error.kind), 400);
+}
+
+TEST(SuggestTest, PrefixesFirstThenTheClosestWithinTheEdits) {
+  const std::vector<std::string_view> known = {"h100-80g", "h200-141g", "a100-80g"};
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(closest_names("h1", known, 2), (std::vector<std::string_view>{"h100-80g"}));
+  EXPECT_EQ(closest_names("h100-8g", known, 2), (std::vector<std::string_view>{"h100-80g"}));
+  // Equally close: both are offered, in the order given.
+  EXPECT_EQ(closest_names("x100-80g", known, 2),
+            (std::vector<std::string_view>{"h100-80g", "a100-80g"}));
+  EXPECT_TRUE(closest_names("rtx-4090", known, 2).empty());
+  EXPECT_EQ(did_you_mean({"a", "b"}), "; did you mean a or b?");
+  EXPECT_EQ(did_you_mean({}), "");
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ std::string format_money(Micros amount, std::string_view currency) {
   const bool negative = amount < 0;
   const __int128 magnitude = negative ? -static_cast<__int128>(amount) : amount;
   const __int128 cents = (magnitude + 5'000) / 10'000;
-  return fmt::format("{}{} {}.{:02}", negative ? "-" : "", currency,
+  return fmt::format("{}{}{}{}.{:02}", negative ? "-" : "", currency, currency.empty() ? "" : " ",
                      static_cast<uint64_t>(cents / 100), static_cast<uint64_t>(cents % 100));
 }
 

@@ -27,7 +27,7 @@ Micros charge_for_seconds(Micros price_per_hour, int64_t quantity_milli, int64_t
 
 // "12.345678" style, always six decimals, with a leading '-' for negatives.
 std::string format_micros(Micros amount);
-// "CNY 12.35" for people: two decimals, rounded half away from zero.
+// "CNY 12.35" for people: two decimals, rounded half away from zero ("12.35" without a currency).
 std::string format_money(Micros amount, std::string_view currency);
 // Parses a decimal amount ("18", "18.5", "0.000001") into micros; nullopt if malformed, more than
 // six decimals, or out of range.

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "common/suggest.h"
 #include "controller/internal.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
@@ -602,6 +603,35 @@ Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) con
   return sched::validate(request);
 }
 
+Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) const {
+  auto request = scheduling_request(spec);
+  request.nodes = nodes;
+  std::string conflict;  // none: check_volume_use passed
+  request.node_id = volume_node(spec, &conflict);
+  if (!spec.wait_for_capacity) {
+    if (const auto never = cluster_.why_never_fits(request)) {
+      return fail(Error::unprocessable(
+          "never_fits",
+          fmt::format("no node of this cluster could ever hold it ({} rule): {}. To queue it "
+                      "until such a node joins, pass --wait-for-capacity (API: "
+                      "\"wait_for_capacity\": true); `gpurent offers` lists what there is",
+                      never->constraint, never->message)));
+    }
+  }
+  if (spec.queue) return {};
+  // Fail fast: say which constraint failed rather than queueing.
+  auto placed = cluster_.place_or_explain(request);
+  if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
+    return fail(Error::conflict(
+        "insufficient_capacity",
+        fmt::format("cannot be placed now ({} rule): {}; free GPUs of the requested type(s): "
+                    "{}, at most {} on one node. Without --no-queue it waits in the queue",
+                    refusal->constraint, refusal->message, refusal->free_gpus,
+                    refusal->largest_free_on_one_node)));
+  }
+  return {};
+}
+
 Instance& Controller::add_instance(std::string_view tenant_id, model::InstanceSpec spec) {
   Instance instance;
   instance.id = rng_.id("i-");
@@ -640,21 +670,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
   GPURENT_CHECK(check_volume_use(caller.tenant_id, spec));
   GPURENT_CHECK(check_reservation_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
-  if (!spec.queue) {
-    // Fail fast: say which constraint failed rather than queueing.
-    auto request = scheduling_request(spec);
-    std::string conflict;  // none: check_volume_use passed
-    request.node_id = volume_node(spec, &conflict);
-    auto placed = cluster_.place_or_explain(request);
-    if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
-      return fail(Error::conflict(
-          "insufficient_capacity",
-          fmt::format("cannot be placed now ({} constraint): {}; free GPUs of the requested "
-                      "type(s): {}, at most {} on one node",
-                      refusal->constraint, refusal->message, refusal->free_gpus,
-                      refusal->largest_free_on_one_node)));
-    }
-  }
+  GPURENT_CHECK(check_placeable(spec, 1));
   observe_request(spec, 1);
   Instance& created = add_instance(caller.tenant_id, std::move(spec));
   enqueue(created);
@@ -666,24 +682,50 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
 }
 
 Result<Instance*> Controller::owned_instance(const Principal& caller, std::string_view id) {
-  const auto it = instances_.find(id);
-  if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("instance", id));
-  }
-  if (!it->second.job_id.empty()) {
+  GPURENT_TRY(found, instance(caller, id));
+  if (!found->job_id.empty()) {
     return fail(Error::conflict(
-        "owned_by_job", fmt::format("instance {} runs a task of job {}; use the job's commands", id,
-                                    it->second.job_id)));
+        "owned_by_job", fmt::format("instance {} runs a task of job {}; use the job's commands",
+                                    found->id, found->job_id)));
   }
-  return &it->second;
+  return const_cast<Instance*>(found);
 }
 
 Result<const Instance*> Controller::instance(const Principal& caller, std::string_view id) const {
   const auto it = instances_.find(id);
-  if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("instance", id));
+  if (it != instances_.end() && visible_to(caller, it->second.tenant_id)) return &it->second;
+  // Not an id the caller sees: the name of one of its instances that are not terminated. Names
+  // are not unique, so a name several share is refused with their ids. A miss walks every
+  // instance (only lookups that fail by id pay it).
+  std::vector<const Instance*> named;
+  for (const Instance* candidate : instance_order_) {
+    if (candidate->spec.name == id && candidate->state != InstanceState::kTerminated &&
+        candidate->tenant_id == caller.tenant_id) {
+      named.push_back(candidate);
+    }
   }
-  return &it->second;
+  if (named.size() == 1) return named.front();
+  if (named.empty()) {
+    // A typo: the caller's ids and names closest to what it gave.
+    std::vector<std::string_view> known;
+    for (const Instance* candidate : instance_order_) {
+      if (candidate->tenant_id != caller.tenant_id ||
+          candidate->state == InstanceState::kTerminated) {
+        continue;
+      }
+      known.push_back(candidate->id);
+      if (candidate->spec.name != candidate->id) known.push_back(candidate->spec.name);
+    }
+    constexpr size_t kMaxEdits = 2;
+    Error missing = Error::not_found("instance", id);
+    missing.message += did_you_mean(closest_names(id, known, kMaxEdits));
+    return fail(std::move(missing));
+  }
+  std::string ids;
+  for (const Instance* candidate : named) ids += (ids.empty() ? "" : ", ") + candidate->id;
+  return fail(Error::conflict(
+      "ambiguous_name",
+      fmt::format("{} instances are named '{}' ({}): give an id", named.size(), id, ids)));
 }
 
 Result<InstancePage> Controller::list_instances(const Principal& caller,

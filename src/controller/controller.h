@@ -312,6 +312,10 @@ class Controller {
   Result<CreatedReservation> create_reservation(
       const model::Principal& caller, NewReservation request,
       std::optional<std::string> idempotency_key = std::nullopt, std::string fingerprint = {});
+  // What booking `request` would give, priced, with every check of create_reservation (window,
+  // capacity, funds), booking and charging nothing: the confirmation shown before paying.
+  Result<model::Reservation> quote_reservation(const model::Principal& caller,
+                                               NewReservation request) const;
   std::vector<const model::Reservation*> reservations(const model::Principal& caller) const;
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);
@@ -476,6 +480,10 @@ class Controller {
                             const std::optional<std::string>& idempotency_key,
                             std::string fingerprint, std::string_view object_id);
   Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
+  // Admission of work on `nodes` nodes: refused (422 never_fits) when no node of the cluster
+  // could hold it even empty, unless it waits for capacity; with queue false, refused (409
+  // insufficient_capacity) when it cannot be placed now. Both name the rule broken.
+  Status check_placeable(const model::InstanceSpec& spec, int nodes) const;
   // The spec's volumes exist and belong to the tenant (else 404 volume_not_found), and those
   // already on a node agree on it.
   Status check_volume_use(std::string_view tenant_id, const model::InstanceSpec& spec) const;

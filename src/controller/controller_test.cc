@@ -75,6 +75,29 @@ TEST_F(ControllerTest, ATenantIsNamedByItsIdOrItsName) {
   EXPECT_EQ(ctl_.tenant_id_for(""), "");
 }
 
+TEST_F(ControllerTest, AnInstanceIsNamedByItsIdOrItsTenantsNameForIt) {
+  auto named = spec(1);
+  named.name = "train";
+  const auto train = launch(alice_, named);
+  ASSERT_TRUE(ctl_.instance(alice_, "train"));
+  EXPECT_EQ((*ctl_.instance(alice_, "train"))->id, train.id);
+  EXPECT_EQ(ctl_.stop_instance(alice_, "train")->id, train.id);
+  // Another tenant's name means nothing to bob, and says nothing of it.
+  EXPECT_EQ(ctl_.instance(bob_, "train").error().code, "instance_not_found");
+  // A typo is answered with what was likely meant, among the caller's own.
+  const auto typo = ctl_.instance(alice_, "trian");
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("did you mean train?"), std::string::npos)
+      << typo.error().message;
+  // A name two instances share is refused with their ids.
+  const auto twin = launch(alice_, named);
+  const auto ambiguous = ctl_.instance(alice_, "train");
+  ASSERT_FALSE(ambiguous);
+  EXPECT_EQ(ambiguous.error().code, "ambiguous_name");
+  EXPECT_NE(ambiguous.error().message.find(twin.id), std::string::npos);
+  EXPECT_EQ((*ctl_.instance(alice_, twin.id))->id, twin.id);
+}
+
 TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) {
   ctl_.take_changes();
   const auto a = launch(alice_, 1);  // created, then placed: two changes of a, two of the node

@@ -77,7 +77,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   auto one_task = spec.task;
   one_task.gpu_count *= spec.nodes;
   GPURENT_CHECK(check_funds(caller.tenant_id, one_task));
-  spec.task.queue = true;
+  // Without queueing, the first task must start now; the later ones wait for it as usual.
+  GPURENT_CHECK(check_placeable(spec.task, spec.nodes));
   observe_request(spec.task, spec.array * spec.nodes);
 
   Job job;
@@ -309,18 +310,36 @@ Status Controller::check_reservation_use(const Principal& caller, model::Instanc
   return {};
 }
 
-Result<CreatedReservation> Controller::create_reservation(
-    const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
-    std::string fingerprint) {
-  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = reservations_.find(*replayed);
-    if (it == reservations_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedReservation{it->second, true};
+namespace {
+
+// The one rule a requested window breaks, if any: the first of them, with what to do instead.
+Status check_reservation_window(const NewReservation& request, Timestamp now) {
+  const auto invalid = [](std::string message) {
+    return fail(Error::invalid("invalid_field", std::move(message)));
+  };
+  if (request.gpu_count < 1) return invalid("gpu_count must be at least 1");
+  if (request.end <= request.start) {
+    return invalid(fmt::format("the window ends ({}) before it starts ({})",
+                               format_rfc3339(request.end), format_rfc3339(request.start)));
   }
+  if (request.end <= now) {
+    return invalid(
+        fmt::format("the window ended at {}, in the past; book one that ends later "
+                    "(e.g. --start +1h --duration 2h)",
+                    format_rfc3339(request.end)));
+  }
+  if (request.end - request.start > kMaxReservationLength) {
+    return invalid(
+        fmt::format("a window is at most {} days long",
+                    std::chrono::duration_cast<std::chrono::days>(kMaxReservationLength).count()));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Reservation> Controller::quote_reservation(const Principal& caller,
+                                                  NewReservation request) const {
   std::string tenant_id = request.tenant_id.empty() ? caller.tenant_id : request.tenant_id;
   if (tenant_id != caller.tenant_id && !caller.is_operator()) {
     return fail(forbidden("book for another tenant"));
@@ -328,19 +347,14 @@ Result<CreatedReservation> Controller::create_reservation(
   if (!tenants_.contains(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
   if (!model::find_gpu_type(request.gpu_type)) {
     return fail(Error::unprocessable("unknown_gpu_type",
-                                     fmt::format("unknown GPU type '{}'", request.gpu_type)));
+                                     model::unknown_gpu_type_message(request.gpu_type)));
   }
   const Timestamp t = now();
   if (request.term_days) {
     request.start = std::max(request.start, t);
     request.end = request.start + std::chrono::days(*request.term_days);
   }
-  if (request.gpu_count < 1 || request.end <= request.start || request.end <= t ||
-      request.end - request.start > kMaxReservationLength) {
-    return fail(Error::invalid("invalid_field",
-                               "a reservation needs gpu_count ≥ 1 and a window that ends after "
-                               "it starts, in the future, at most 366 days long"));
-  }
+  GPURENT_CHECK(check_reservation_window(request, t));
   request.start = std::max(request.start, t);
   // Capacity: GPUs of the type on nodes that take work. Admission refuses a booking that would
   // reserve more than that at any instant of its window.
@@ -367,12 +381,13 @@ Result<CreatedReservation> Controller::create_reservation(
   }
   if (peak + request.gpu_count > capacity) {
     return fail(Error::conflict(
-        "overbooked", fmt::format("{} {} GPU(s) exist; up to {} are already reserved in that "
-                                  "window, so {} more cannot be",
-                                  capacity, request.gpu_type, peak, request.gpu_count)));
+        "overbooked",
+        fmt::format("{} {} GPU(s) take work; up to {} are already reserved in that window, so at "
+                    "most {} more can be: book fewer, or another window (`gpurent reservation "
+                    "ls` shows the bookings)",
+                    capacity, request.gpu_type, peak, std::max<int64_t>(capacity - peak, 0))));
   }
-  Reservation reservation{.id = rng_.id("r-"),
-                          .tenant_id = std::move(tenant_id),
+  Reservation reservation{.tenant_id = std::move(tenant_id),
                           .gpu_type = std::move(request.gpu_type),
                           .gpu_count = request.gpu_count,
                           .start = request.start,
@@ -382,6 +397,23 @@ Result<CreatedReservation> Controller::create_reservation(
                           .payment = request.payment};
   if (reservation.start <= t) reservation.state = ReservationState::kActive;
   GPURENT_CHECK(price_reservation(reservation));
+  return reservation;
+}
+
+Result<CreatedReservation> Controller::create_reservation(
+    const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
+    std::string fingerprint) {
+  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  if (replayed) {
+    const auto it = reservations_.find(*replayed);
+    if (it == reservations_.end()) {
+      return fail(Error::conflict("idempotency_key_reused",
+                                  "this Idempotency-Key was used for another kind of request"));
+    }
+    return CreatedReservation{it->second, true};
+  }
+  GPURENT_TRY(reservation, quote_reservation(caller, std::move(request)));
+  reservation.id = rng_.id("r-");
   settle_reservation(reservation);  // the first payment
   changes_.reservations.push_back(reservation);
   queue_changed_ = true;

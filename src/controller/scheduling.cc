@@ -259,6 +259,13 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   auto assignment = cluster_.place(request);
   if (!assignment) {
     if (preempt_for(instance, request)) return;
+    // Admitted although no node could hold it: say so, rather than "waiting for capacity".
+    if (instance.spec.wait_for_capacity) {
+      if (const auto never = cluster_.why_never_fits(request)) {
+        set_reason(instance,
+                   fmt::format("waiting for a node that can hold it to join: {}", never->message));
+      }
+    }
     if (!pinned.empty()) {
       set_reason(instance,
                  fmt::format("waiting for capacity on node {}, where its volumes live", pinned));

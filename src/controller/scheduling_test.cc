@@ -117,6 +117,62 @@ TEST_F(SchedulingTest, SpotWorkIsBilledAtTheSpotPrice) {
   EXPECT_EQ(before - balance(alice_), 100 * kH100PerSecond * 40 / 100);
 }
 
+TEST_F(SchedulingTest, WorkNoNodeCouldEverHoldIsRefusedUnlessItWaitsForCapacity) {
+  // One 8-GPU H100 node and one 4-GPU L40S node: eight L40S, A100s, or a gang of eight H100s
+  // on two nodes would wait forever.
+  add_node("node-l", "l40s-48g", 4, "GPU-l");
+  auto l40s = spec(8);
+  l40s.gpu_types = {"l40s-48g"};
+  const auto refused = ctl_.create_instance(alice_, l40s, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "never_fits");
+  EXPECT_NE(refused.error().message.find("(gpu_count rule): 8 GPUs of l40s-48g on one node: the "
+                                         "largest node has 4"),
+            std::string::npos)
+      << refused.error().message;
+  auto a100 = spec(1);
+  a100.gpu_types = {"a100-80g"};
+  const auto no_type = ctl_.create_instance(alice_, a100, std::nullopt, "");
+  ASSERT_FALSE(no_type);
+  EXPECT_NE(no_type.error().message.find("no node has GPUs of a100-80g"), std::string::npos)
+      << no_type.error().message;
+  model::JobSpec gang{.task = spec(8), .nodes = 2};
+  const auto gang_refused = ctl_.create_job(alice_, gang, std::nullopt, "");
+  ASSERT_FALSE(gang_refused);
+  EXPECT_EQ(gang_refused.error().code, "never_fits");
+  EXPECT_NE(gang_refused.error().message.find("a gang of 2 needs 2 nodes"), std::string::npos)
+      << gang_refused.error().message;
+  EXPECT_TRUE(ctl_.list_jobs(alice_, {}, "", 100)->items.empty());
+  // Asked to wait for capacity, the gang waits, saying for what, and starts once a node joins.
+  gang.task.wait_for_capacity = true;
+  const auto waiting = ctl_.create_job(alice_, gang, std::nullopt, "");
+  ASSERT_TRUE(waiting) << waiting.error().message;
+  const std::string member = waiting->job.tasks[0].members[0];
+  EXPECT_TRUE(get(member).reason.starts_with("waiting for a node that can hold it to join"))
+      << get(member).reason;
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  ctl_.tick();
+  EXPECT_EQ(get(member).state, InstanceState::kStarting);
+  // Busy nodes still count: eight GPUs are admitted to wait for the gang's.
+  EXPECT_EQ(launch(bob_, 8).state, InstanceState::kPending);
+}
+
+TEST_F(SchedulingTest, AJobWithoutQueueingIsRefusedUnlessItsFirstTaskStartsNow) {
+  launch(bob_, 6);
+  model::JobSpec job{.task = spec(4), .array = 3};
+  job.task.queue = false;
+  const auto refused = ctl_.create_job(alice_, job, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "insufficient_capacity");
+  EXPECT_TRUE(ctl_.list_jobs(alice_, {}, "", 100)->items.empty());
+  job.task.gpu_count = 2;
+  const auto created = ctl_.create_job(alice_, job, std::nullopt, "");
+  ASSERT_TRUE(created) << created.error().message;
+  // The first task started; the later ones wait for room as usual.
+  EXPECT_EQ(get(created->job.tasks[0].members[0]).state, InstanceState::kStarting);
+  EXPECT_EQ(get(created->job.tasks[1].members[0]).state, InstanceState::kPending);
+}
+
 TEST_F(SchedulingTest, QueueFalseFailsFastWithTheReasonAndCreatesNothing) {
   launch(alice_, 6);
   auto s = spec(4);

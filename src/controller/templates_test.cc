@@ -121,8 +121,16 @@ TEST_F(TemplatesTest, ImageOnlyWorkGoesOnlyToNodesWithAnEngine) {
 
 TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) {
   model::InstanceSpec tensorflow = from_template("tensorflow", model::RuntimeChoice::kAuto);
+  // No node has an engine: refused, saying which label is missing, unless it waits for one.
+  const auto refused = ctl_.create_instance(alice_, tensorflow, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "never_fits");
+  EXPECT_NE(refused.error().message.find("gpurent.io/container-runtime=true"), std::string::npos);
+  tensorflow.wait_for_capacity = true;
   const auto waiting = launch(alice_, tensorflow);
   ASSERT_EQ(get(waiting.id).state, InstanceState::kPending);
+  EXPECT_TRUE(get(waiting.id).reason.starts_with("waiting for a node that can hold it to join"))
+      << get(waiting.id).reason;
   model::NodeReport report{.applied_generation = ctl_.desired_state(node_)->generation};
   report.container_runtime = true;
   ASSERT_TRUE(ctl_.apply_report(node_, report));

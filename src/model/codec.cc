@@ -245,6 +245,8 @@ void write_spec(Writer& w, const InstanceSpec& v) {
   w.string(v.template_name);
   w.key("volumes");
   w.mounts(v.volumes);
+  w.key("wait_for_capacity");
+  w.boolean(v.wait_for_capacity);
   w.key("workdir");
   w.string(v.workdir);
   w.end();
@@ -356,6 +358,7 @@ void to_json(Json& j, const InstanceSpec& v) {
        {"restart_policy", to_string(v.restart_policy)},
        {"volumes", v.volumes},
        {"services", v.services},
+       {"wait_for_capacity", v.wait_for_capacity},
        {"workdir", v.workdir}};
 }
 void from_json(const Json& j, InstanceSpec& v) {
@@ -398,6 +401,7 @@ void from_json(const Json& j, InstanceSpec& v) {
   v.volumes = j.value("volumes", std::vector<VolumeMount>());
   v.services = j.value("services", std::vector<std::string>());
   v.workdir = j.value("workdir", std::string());
+  v.wait_for_capacity = j.value("wait_for_capacity", false);
 }
 
 void to_json(Json& j, const Instance& v) {

@@ -5,7 +5,8 @@
 #include <charconv>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>  // fmt::join
+
+#include "common/suggest.h"
 
 namespace gpurent::model {
 
@@ -38,46 +39,13 @@ const GpuType* find_gpu_type(std::string_view slug) {
   return nullptr;
 }
 
-namespace {
-
-// Levenshtein distance, for short names.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
-
 std::string unknown_gpu_type_message(std::string_view type) {
   constexpr size_t kMaxEdits = 3;
-  std::vector<std::string_view> close;
-  for (const auto& known : gpu_catalog()) {
-    if (!type.empty() && known.slug.starts_with(type)) close.push_back(known.slug);
-  }
-  if (close.empty()) {
-    size_t best = kMaxEdits + 1;
-    for (const auto& known : gpu_catalog()) {
-      const size_t edits = edit_distance(type, known.slug);
-      if (edits < best) close.clear();
-      if (edits <= std::min(best, kMaxEdits)) {
-        best = edits;
-        close.push_back(known.slug);
-      }
-    }
-  }
-  std::string text = fmt::format("unknown GPU type '{}'", type);
-  if (!close.empty()) text += fmt::format("; did you mean {}?", fmt::join(close, " or "));
-  return text + " (`gpurent offers` lists the types, as GET /v1/gpu-types does)";
+  std::vector<std::string_view> slugs;
+  for (const auto& known : gpu_catalog()) slugs.push_back(known.slug);
+  return fmt::format(
+      "unknown GPU type '{}'{} (`gpurent offers` lists the types, as GET /v1/gpu-types does)", type,
+      did_you_mean(closest_names(type, slugs, kMaxEdits)));
 }
 
 std::string gpu_type_slug_for(std::string_view device_name, int64_t memory_mb) {

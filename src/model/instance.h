@@ -81,6 +81,9 @@ struct InstanceSpec {
   RestartPolicy restart_policy = RestartPolicy::kOnNodeFailure;
   int priority = 0;   // among the tenant's work of one class: higher is placed first
   bool queue = true;  // false: fail at once, with the reason, when it cannot be placed now
+  // Queued even when no node of the cluster could hold it, empty (a node of that kind may join);
+  // otherwise such a request is refused at submission, naming the rule it breaks.
+  bool wait_for_capacity = false;
   std::optional<int64_t> max_runtime_s;  // declared limit: lets the work backfill
   // Spot work: the most it will pay per GPU-hour; above it the instance is interrupted (stopped
   // as preempted). nullopt: any price up to on-demand (the spot cap).

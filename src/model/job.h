@@ -43,7 +43,8 @@ inline constexpr int kGangMasterPort = 29500;
 
 struct JobSpec {
   // What each member runs and needs on its node: GPU types and count per node, CPU, memory,
-  // command, env, pricing, priority, max_runtime_s (queue is ignored: jobs always queue).
+  // command, env, pricing, priority, max_runtime_s; queue false: the first task starts now or
+  // the job is refused.
   InstanceSpec task;
   int nodes = 1;    // members per task
   int array = 1;    // tasks

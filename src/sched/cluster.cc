@@ -693,13 +693,78 @@ std::optional<Assignment> Cluster::place_on(NodeHandle node, const Request& requ
   return Assignment{{std::move(*part)}};
 }
 
-bool Cluster::could_ever_fit(const Request& request) const {
-  if (!validate(request)) return false;
-  int fitting = 0;
-  for (NodeHandle h = 0; h < impl_->nodes.size(); ++h) {
-    if (impl_->fits_empty(h, request) && ++fitting >= request.nodes) return true;
+std::optional<Refusal> Cluster::why_never_fits(const Request& request) const {
+  const auto& impl = *impl_;
+  const auto& d = request.per_node;
+  int type_nodes = 0, pinned_nodes = 0, label_nodes = 0, fitting_nodes = 0;
+  // The largest node of an acceptable type that the placement rules allow, resource by resource.
+  int64_t most_gpus = 0, most_cpu = 0, most_memory = 0, most_disk = 0;
+  bool some_disk_untracked = false;
+  for (NodeHandle h = 0; h < impl.nodes.size(); ++h) {
+    const auto& spec = impl.nodes[h].spec;
+    if (!type_acceptable(request, spec.gpu_type, spec.gpu_memory_mib)) continue;
+    ++type_nodes;
+    if (!request.node_id.empty() && request.node_id != spec.id) continue;
+    ++pinned_nodes;
+    if (!label_match(spec, request.node_selector)) continue;
+    ++label_nodes;
+    most_gpus = std::max<int64_t>(most_gpus, static_cast<int64_t>(spec.gpus.size()));
+    most_cpu = std::max(most_cpu, spec.cpu_milli);
+    most_memory = std::max(most_memory, spec.memory_mib);
+    most_disk = std::max(most_disk, spec.disk_gb);
+    some_disk_untracked = some_disk_untracked || spec.disk_gb == 0;
+    if (impl.fits_empty(h, request)) ++fitting_nodes;
   }
-  return false;
+  if (fitting_nodes >= request.nodes) return std::nullopt;
+  Refusal refusal;
+  const auto set = [&](std::string constraint, std::string message) {
+    refusal.constraint = std::move(constraint);
+    refusal.message = std::move(message);
+  };
+  const std::string types = request.gpu_types.empty()
+                                ? std::string("any type")
+                                : fmt::format("{}", fmt::join(request.gpu_types, ", "));
+  if (type_nodes == 0) {
+    set("gpu_type", request.min_gpu_memory_mib > 0
+                        ? fmt::format("no node has GPUs of {} with at least {} GiB of memory",
+                                      types, request.min_gpu_memory_mib / 1024)
+                        : fmt::format("no node has GPUs of {}", types));
+  } else if (pinned_nodes == 0) {
+    set("node", fmt::format("node {}, where its volumes live, is gone or has no GPUs of {}",
+                            request.node_id, types));
+  } else if (label_nodes == 0) {
+    std::string labels;
+    for (const auto& [key, value] : request.node_selector) {
+      labels += fmt::format("{}{}={}", labels.empty() ? "" : ", ", key, value);
+    }
+    set("node_selector",
+        fmt::format("no node with GPUs of {} carries the labels {}", types, labels));
+  } else if (fitting_nodes > 0) {
+    set("nodes", fmt::format("a gang of {} needs {} nodes that can each hold a member ({} GPU(s) "
+                             "of {}); {} node(s) can",
+                             request.nodes, request.nodes, d.gpu_count, types, fitting_nodes));
+  } else if (d.gpu_count > most_gpus) {
+    set("gpu_count", fmt::format("{} GPUs of {} on one node: the largest node has {}{}",
+                                 d.gpu_count, types, most_gpus,
+                                 most_gpus > 0 ? "; ask for fewer, or for several nodes (a job's "
+                                                 "--nodes)"
+                                               : ""));
+  } else if (d.cpu_milli > most_cpu) {
+    set("cpu", fmt::format("{} CPU cores on one node: the largest node has {}", d.cpu_milli / 1000,
+                           most_cpu / 1000));
+  } else if (d.memory_mib > most_memory) {
+    set("memory", fmt::format("{} GiB of memory on one node: the largest node has {} GiB",
+                              d.memory_mib / 1024, most_memory / 1024));
+  } else if (!some_disk_untracked && d.disk_gb > most_disk) {
+    set("disk",
+        fmt::format("{} GB of disk on one node: the largest node has {} GB", d.disk_gb, most_disk));
+  } else {
+    set("gpu_memory",
+        fmt::format("no node of {} could hold it even when empty: its GPUs have less memory than "
+                    "the request's share needs",
+                    types));
+  }
+  return refusal;
 }
 
 Status Cluster::allocate(const Assignment& assignment) { return impl_->apply(assignment, false); }

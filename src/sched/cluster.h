@@ -182,9 +182,10 @@ class Cluster {
   std::variant<Assignment, Refusal> place_or_explain(const Request& request) const;
   // Where on this one node a single-node request would go now, if it fits there.
   std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
-  // Whether the request could ever fit this cluster if it were empty (and every node
-  // schedulable, every GPU available): false means waiting in a queue is pointless.
-  bool could_ever_fit(const Request& request) const;
+  // Why the request could not fit this cluster even if it were empty (every node schedulable,
+  // every GPU available), naming the one rule it breaks; nullopt when it could. Something is
+  // returned means waiting in a queue is pointless until nodes of another kind join. O(nodes).
+  std::optional<Refusal> why_never_fits(const Request& request) const;
   // Takes the assignment's resources. Fails, changing nothing, if any part is not free.
   Status allocate(const Assignment& assignment);
   // Gives them back. Fails, changing nothing, if the assignment is not allocated.

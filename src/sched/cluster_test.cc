@@ -231,8 +231,28 @@ TEST(Cluster, RefusalsNameTheConstraintAndTheFreeGpus) {
   auto picky = whole(1);
   picky.node_selector = {{"region", "eu"}};
   EXPECT_EQ(explain(picky).constraint, "node_selector");
-  EXPECT_FALSE(cluster.could_ever_fit(whole(9)));
-  EXPECT_TRUE(cluster.could_ever_fit(whole(8)));
+  const auto never = cluster.why_never_fits(whole(9));
+  ASSERT_TRUE(never);
+  EXPECT_EQ(never->constraint, "gpu_count");
+  EXPECT_NE(never->message.find("the largest node has 8"), std::string::npos) << never->message;
+  // Five of the node's GPUs are taken, and it may be cordoned: it can still hold 8 later.
+  EXPECT_FALSE(cluster.why_never_fits(whole(8)));
+  cluster.set_schedulable(0, false);
+  EXPECT_FALSE(cluster.why_never_fits(whole(8)));
+  const auto constraint_of = [&](const Request& request) {
+    const auto why = cluster.why_never_fits(request);
+    return why ? why->constraint : std::string("fits");
+  };
+  EXPECT_EQ(constraint_of(whole(1, {"a100-80g"})), "gpu_type");
+  EXPECT_EQ(constraint_of(picky), "node_selector");
+  hungry.per_node.memory_mib = 0;
+  hungry.per_node.cpu_milli = 500'000;
+  EXPECT_EQ(constraint_of(hungry), "cpu");
+  auto gang = whole(8);
+  gang.nodes = 2;
+  EXPECT_EQ(constraint_of(gang), "nodes");
+  EXPECT_NE(cluster.why_never_fits(gang).value_or(Refusal{}).message.find("1 node(s) can"),
+            std::string::npos);
 }
 
 TEST(Cluster, LabelsAnyTypeAndGpuMemoryFilters) {
@@ -268,7 +288,7 @@ TEST(Cluster, APinnedRequestGoesToItsNodeOrNowhere) {
   ASSERT_TRUE(std::holds_alternative<Refusal>(refused));
   EXPECT_EQ(std::get<Refusal>(refused).constraint, "gpu_count");
   EXPECT_FALSE(cluster.place_on(*cluster.find("n-a"), pinned));
-  EXPECT_TRUE(cluster.could_ever_fit(pinned));
+  EXPECT_FALSE(cluster.why_never_fits(pinned));
   // An unknown or unschedulable node: refused, naming it.
   pinned.per_node.gpu_count = 1;
   cluster.set_schedulable(*cluster.find("n-b"), false);
@@ -277,7 +297,9 @@ TEST(Cluster, APinnedRequestGoesToItsNodeOrNowhere) {
   EXPECT_EQ(std::get<Refusal>(refused).constraint, "node");
   EXPECT_NE(std::get<Refusal>(refused).message.find("n-b"), std::string::npos);
   pinned.node_id = "n-gone";
-  EXPECT_FALSE(cluster.could_ever_fit(pinned));
+  const auto gone = cluster.why_never_fits(pinned);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->constraint, "node");
   // A gang spans nodes: it cannot be pinned to one.
   pinned.node_id = "n-a";
   pinned.nodes = 2;

@@ -45,8 +45,9 @@ Json package_view(const model::Package& package) {
           {"state", expired ? "expired" : (remaining == 0 ? "used_up" : "active")}};
 }
 
-Json balance_settings_view(const model::BalanceSettings& settings) {
+Json balance_settings_view(const model::BalanceSettings& settings, std::string_view currency) {
   return {{"tenant_id", settings.tenant_id},
+          {"currency", currency},
           {"warning_threshold_micros", settings.warning_threshold},
           {"credit_limit_micros", settings.credit_limit},
           {"below_warning_threshold", settings.warned}};

@@ -134,14 +134,33 @@ bool valid_name(std::string_view name) {
 }
 
 // The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 25> kWorkloadFields = {
-    "workdir",
-    "name",      "gpu_type",      "gpu_types",      "min_gpu_memory_gb",
-    "gpu_count", "gpu_milli",     "gpu_memory_gb",  "cpu",
-    "memory_gb", "disk_gb",       "node_selector",  "image",
-    "command",   "env",           "pricing",        "reservation_id",
-    "priority",  "max_runtime_s", "template",       "runtime",
-    "volumes",   "services",      "restart_policy", "max_price_micros"};
+constexpr std::array<std::string_view, 27> kWorkloadFields = {"workdir",
+                                                              "queue",
+                                                              "wait_for_capacity",
+                                                              "name",
+                                                              "gpu_type",
+                                                              "gpu_types",
+                                                              "min_gpu_memory_gb",
+                                                              "gpu_count",
+                                                              "gpu_milli",
+                                                              "gpu_memory_gb",
+                                                              "cpu",
+                                                              "memory_gb",
+                                                              "disk_gb",
+                                                              "node_selector",
+                                                              "image",
+                                                              "command",
+                                                              "env",
+                                                              "pricing",
+                                                              "reservation_id",
+                                                              "priority",
+                                                              "max_runtime_s",
+                                                              "template",
+                                                              "runtime",
+                                                              "volumes",
+                                                              "services",
+                                                              "restart_policy",
+                                                              "max_price_micros"};
 
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
@@ -330,6 +349,13 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
   spec.services = std::move(services);
   GPURENT_TRY(workdir, optional_string(body, "workdir", 64));
   spec.workdir = workdir.value_or("");
+  GPURENT_TRY(wait_for_capacity, optional_bool(body, "wait_for_capacity"));
+  spec.wait_for_capacity = wait_for_capacity.value_or(false);
+  GPURENT_TRY(queue, optional_bool(body, "queue"));
+  spec.queue = queue.value_or(true);
+  if (!spec.queue && spec.wait_for_capacity) {
+    return fail(invalid_field("wait_for_capacity", "waiting for capacity needs queue: true"));
+  }
   GPURENT_CHECK(parse_pricing(body, spec));
   GPURENT_TRY(restart, optional_string(body, "restart_policy", 32));
   spec.restart_policy = model::default_restart_policy(spec.pricing);
@@ -340,16 +366,12 @@ Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
 }
 
 Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
-  constexpr std::array<std::string_view, 1> kInstanceFields = {"queue"};
-  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kInstanceFields));
-  GPURENT_TRY(spec, parse_workload_spec(body));
-  GPURENT_TRY(queue, optional_bool(body, "queue"));
-  spec.queue = queue.value_or(true);
-  return spec;
+  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields));
+  return parse_workload_spec(body);
 }
 
-// A job takes what each member runs (an instance's fields, less `queue`: jobs always queue) and
-// its shape: tasks, members per task, retries.
+// A job takes what each member runs (an instance's fields; `queue: false` refuses the job unless
+// its first task can start now) and its shape: tasks, members per task, retries.
 Result<model::JobSpec> parse_job_spec(const Json& body) {
   constexpr std::array<std::string_view, 3> kJobFields = {"nodes", "array", "retries"};
   GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kJobFields));
@@ -750,7 +772,7 @@ struct Api::Impl {
             if (!tenant) co_return problem_response(tenant.error());
             Json items = Json::array();
             for (const auto& transfer : ctl().transfers(*tenant))
-              items.push_back(transfer_view(transfer));
+              items.push_back(transfer_view(transfer, ctl().options().currency));
             co_return json_response(200, whole_list(std::move(items)));
           });
     keyed("POST", "/v1/billing/topups",
@@ -770,6 +792,7 @@ struct Api::Impl {
           for (const auto* tenant : ctl().tenants(caller)) {
             Json view = tenant_view(*tenant);
             view["balance_micros"] = *ctl().balance(caller, tenant->id);
+            view["currency"] = ctl().options().currency;
             items.push_back(std::move(view));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -1158,14 +1181,17 @@ struct Api::Impl {
                   settings.tenant_id = c.tenant_id_for(settings.tenant_id);
                   return c.set_balance_settings(caller, std::move(settings));
                 },
-                balance_settings_view);
+                [&](const model::BalanceSettings& settings) {
+                  return balance_settings_view(settings, ctl().options().currency);
+                });
           });
     keyed("GET", "/v1/billing/settings",
           [this](const Principal& caller, Request& request,
                  const PathParams&) -> asio::awaitable<Response> {
             auto tenant = billed_tenant(caller, request);
             if (!tenant) co_return problem_response(tenant.error());
-            co_return json_response(200, balance_settings_view(ctl().balance_settings(*tenant)));
+            co_return json_response(200, balance_settings_view(ctl().balance_settings(*tenant),
+                                                               ctl().options().currency));
           });
     keyed("GET", "/v1/billing/invoices",
           [this](const Principal& caller, Request& request,
@@ -1278,7 +1304,7 @@ struct Api::Impl {
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
           for (const auto* reservation : ctl().reservations(caller)) {
-            items.push_back(reservation_view(*reservation));
+            items.push_back(reservation_view(*reservation, ctl().options().currency));
           }
           co_return json_response(200, whole_list(std::move(items)));
         });
@@ -1288,7 +1314,21 @@ struct Api::Impl {
             const std::string id = params.find("id")->second;
             auto result = co_await host.mutate(
                 [&](Controller& c) { return c.cancel_reservation(caller, id); });
-            co_return result_response(200, result, reservation_view);
+            co_return result_response(200, result, [&](const model::Reservation& r) {
+              return reservation_view(r, ctl().options().currency);
+            });
+          });
+    keyed("POST", "/v1/reservations/quote",
+          [this](const Principal& caller, Request& request,
+                 const PathParams&) -> asio::awaitable<Response> {
+            auto body = parse_json_object(request.body);
+            if (!body) co_return problem_response(body.error());
+            auto parsed = parse_reservation(*body);
+            if (!parsed) co_return problem_response(parsed.error());
+            co_return result_response(200, ctl().quote_reservation(caller, std::move(*parsed)),
+                                      [&](const model::Reservation& r) {
+                                        return reservation_view(r, ctl().options().currency);
+                                      });
           });
   }
 
@@ -1639,8 +1679,9 @@ struct Api::Impl {
   asio::awaitable<Response> create_reservation(const Principal& caller, Request& request) {
     return create_object(
         caller, request, parse_reservation, &Controller::create_reservation,
-        [](const controller::CreatedReservation& created) {
-          return std::pair(reservation_view(created.reservation), created.replayed);
+        [this](const controller::CreatedReservation& created) {
+          return std::pair(reservation_view(created.reservation, ctl().options().currency),
+                           created.replayed);
         },
         "/v1/reservations/");
   }
@@ -2046,6 +2087,8 @@ void Api::set_uploads(UploadStore* uploads) {
 std::vector<std::pair<std::string, std::string>> Api::routes() const {
   auto routes = impl_->router.table();
   routes.emplace_back("POST", "/v1/instances/{id}/exec");
+  routes.emplace_back("POST", "/v1/instances/{id}/files");
+  routes.emplace_back("POST", "/v1/volumes/{id}/files");
   for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
     routes.emplace_back(method, "/i/{id}/{service}/{path}");
   }
@@ -2053,5 +2096,3 @@ std::vector<std::pair<std::string, std::string>> Api::routes() const {
 }
 
 }  // namespace gpurent::server
-  routes.emplace_back("POST", "/v1/instances/{id}/files");
-  routes.emplace_back("POST", "/v1/volumes/{id}/files");

@@ -91,6 +91,7 @@ Json instance_view(const controller::Controller& controller, const model::Instan
            {"gpu_type", instance.gpu_type.empty() ? model::requested_gpu_type(instance.spec)
                                                   : instance.gpu_type},
            {"queue", instance.spec.queue},
+           {"wait_for_capacity", instance.spec.wait_for_capacity},
            {"node_id", instance.node_id.empty() ? Json(nullptr) : Json(instance.node_id)},
            {"gpus", instance.gpus},
            {"run", instance.run},
@@ -137,7 +138,7 @@ Json job_view(const model::Job& job, bool all_tasks) {
   return view;
 }
 
-Json reservation_view(const model::Reservation& reservation) {
+Json reservation_view(const model::Reservation& reservation, std::string_view currency) {
   return {{"id", reservation.id},
           {"tenant_id", reservation.tenant_id},
           {"gpu_type", reservation.gpu_type},
@@ -151,6 +152,7 @@ Json reservation_view(const model::Reservation& reservation) {
           {"discount_permille", reservation.discount_permille},
           {"total_micros", reservation.total},
           {"paid_micros", reservation.paid},
+          {"currency", currency},
           {"refunded", reservation.refunded}};
 }
 
@@ -269,13 +271,14 @@ Json usage_view(const model::UsageRecord& usage) {
           {"amount_micros", usage.charged}};
 }
 
-Json transfer_view(const model::Transfer& transfer) {
+Json transfer_view(const model::Transfer& transfer, std::string_view currency) {
   return {{"id", transfer.id},
           {"at", format_rfc3339(transfer.at)},
           {"kind", model::to_string(transfer.kind)},
           {"from_account", transfer.from_account},
           {"to_account", transfer.to_account},
           {"amount_micros", transfer.amount},
+          {"currency", currency},
           {"reference", transfer.reference}};
 }
 

@@ -15,14 +15,14 @@ Json tenant_view(const model::Tenant& tenant);
 Json api_key_view(const model::ApiKey& key);
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer);
 Json usage_view(const model::UsageRecord& usage);
-Json transfer_view(const model::Transfer& transfer);
+Json transfer_view(const model::Transfer& transfer, std::string_view currency);
 Json time_or_null(const std::optional<Timestamp>& t);
 
 // A job lists its tasks when it has at most this many, or when asked (GET /v1/jobs/{id}?tasks=1);
 // otherwise only how many tasks are in each state.
 inline constexpr int kMaxTasksInJobView = 1000;
 Json job_view(const model::Job& job, bool all_tasks = false);
-Json reservation_view(const model::Reservation& reservation);
+Json reservation_view(const model::Reservation& reservation, std::string_view currency);
 Json quota_view(const model::Quota& quota);
 Json template_view(const model::Template& t);
 Json volume_view(const model::Volume& volume);
