@@ -19,8 +19,8 @@ namespace gpurent::cli {
 namespace {
 
 // What `gpurent dev` credits the bootstrap tenant, so `gpurent launch` works at once.
-// Enough for the README's examples: the sample package (1,500) and a reservation.
-constexpr long long kDevBootstrapCreditMicros = 5000 * kMicrosPerUnit;
+// Enough for the README's examples: the sample package (1,500) and a reserved week (2,722).
+constexpr long long kDevBootstrapCreditMicros = 10000 * kMicrosPerUnit;
 
 struct ServerFlags {
   std::string listen;

@@ -625,7 +625,7 @@ Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) c
     return fail(Error::conflict(
         "insufficient_capacity",
         fmt::format("cannot be placed now ({} rule): {}; free GPUs of the requested type(s): "
-                    "{}, at most {} on one node. Without --no-queue it waits in the queue",
+                    "{}, at most {} on one node. Without --no-queue it would wait in the queue",
                     refusal->constraint, refusal->message, refusal->free_gpus,
                     refusal->largest_free_on_one_node)));
   }

@@ -527,8 +527,7 @@ struct Cluster::Impl {
       set("node_selector", fmt::format("no schedulable node carries the labels {}", labels));
     } else if (gpu_nodes == 0) {
       set(d.gpu_milli < kMilliPerGpu ? "gpu_fraction" : "gpu_count",
-          fmt::format("no node has {} free; {} GPUs are free, at most {} on one node", gpus_wanted,
-                      refusal.free_gpus, refusal.largest_free_on_one_node));
+          fmt::format("no node has {} free", gpus_wanted));
     } else if (cpu_nodes == 0) {
       set("cpu", "no node with the GPUs free has enough free CPU");
     } else if (memory_nodes == 0) {

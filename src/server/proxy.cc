@@ -294,7 +294,15 @@ Result<NodeEndpoint> TenantProxy::endpoint_of(std::string_view node_id,
 }
 
 Result<NodeEndpoint> TenantProxy::reachable(const model::Instance& instance) const {
-  if (instance.state != model::InstanceState::kRunning) {
+  using model::InstanceState;
+  if (instance.state == InstanceState::kPending || instance.state == InstanceState::kStarting) {
+    return fail(Error::conflict(
+        "instance_not_running",
+        fmt::format("instance {} is {}: try again once it runs (`gpurent show {}`; `gpurent "
+                    "launch --wait` waits for that)",
+                    instance.id, model::to_string(instance.state), instance.id)));
+  }
+  if (instance.state != InstanceState::kRunning) {
     return fail(
         Error::conflict("instance_not_running",
                         fmt::format("instance {} is {}; start it first: gpurent start {}",

@@ -157,7 +157,7 @@ def test_operator_cli_defines_products_and_sets_the_balance_guard(platform):
     assert "cli-pack" in platform.cli("packages", "products", key=key).stdout
     shown = platform.cli("billing", "settings", "--tenant", tenant_id, "--credit-limit", "5",
                          "--warning", "50").stdout
-    assert "5.000000" in shown and "50.000000" in shown
+    assert "Credit limit:   CNY 5.00" in shown and "Warning below:  CNY 50.00" in shown
     settings = platform.call("GET", "/v1/billing/settings", key).json()
     assert settings["credit_limit_micros"] == 5_000_000
     assert settings["warning_threshold_micros"] == 50_000_000
