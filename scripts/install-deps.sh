@@ -16,7 +16,7 @@ build_packages=(
 # tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics, and makes the certificate of
 # an https webhook receiver with openssl; tests/e2e/test_tls_proxy.py puts nginx in front as a TLS
 # proxy for an agent and the CLI.
-test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static
+test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
   nginx-light)
 bench_packages=(wrk)

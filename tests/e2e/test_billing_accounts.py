@@ -218,7 +218,8 @@ def test_a_reserved_term_is_paid_up_front_and_its_work_pays_no_gpu_price(platfor
     start = (datetime.datetime.now(datetime.timezone.utc)
              + datetime.timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     later = json.loads(platform.cli("reserve", "--gpu", "h100-80g", "--count", "1", "--start",
-                                    start, "--duration", "1h", "-o", "json", key=key).stdout)
+                                    start, "--duration", "1h", "--yes", "-o", "json",
+                                    key=key).stdout)
     assert later["state"] == "booked" and later["paid_micros"] == 18_000_000
     assert balance(platform, key) == 260_400_000
     assert "(refunded)" in platform.cli("reservation", "cancel", later["id"], key=key).stdout

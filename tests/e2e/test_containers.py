@@ -138,8 +138,13 @@ def test_bad_images_are_refused_and_image_work_on_a_process_node_fails_with_the_
             "gpu_type": "h100-80g", "image": bad})
         problem(response, 400, "invalid_field")
     # The dev node has no container engine, so an image has nowhere to run: it is refused at
-    # once (queue: false), naming the capability it lacks.
-    refused = problem(platform.call("POST", "/v1/instances", body={
-        "gpu_type": "h100-80g", "image": "busybox:latest", "command": ["true"],
-        "queue": False}), 409, "insufficient_capacity")
+    # once, naming the capability it lacks, unless it may wait for a node with an engine.
+    image_work = {"gpu_type": "h100-80g", "image": "busybox:latest", "command": ["true"]}
+    refused = problem(platform.call("POST", "/v1/instances", body=image_work), 422, "never_fits")
     assert "gpurent.io/container-runtime=true" in refused["detail"], refused
+    assert "--wait-for-capacity" in refused["detail"], refused
+    waiting = platform.call("POST", "/v1/instances", body={**image_work,
+                                                           "wait_for_capacity": True})
+    assert waiting.status == 201, waiting.body
+    assert waiting.json()["reason"].startswith("waiting for a node that can hold it to join")
+    assert waiting.json()["wait_for_capacity"] is True

@@ -92,7 +92,7 @@ def test_spot_prices_follow_utilisation_and_have_a_history(platform):
     assert estimate["spot"] == {"floor_per_gpu_hour_micros": 7_200_000,
                                 "cap_per_gpu_hour_micros": 18_000_000,
                                 "current_per_gpu_hour_micros": 9_900_000}
-    assert "9.900000" in platform.cli("prices", "spot", "--gpu", "h100-80g", key=key).stdout
+    assert "CNY 9.90/GPU-h" in platform.cli("prices", "spot", "--gpu", "h100-80g", key=key).stdout
     # A window in the past before any point holds nothing.
     early = platform.call("GET", "/v1/spot-prices?gpu_type=h100-80g&from=2000-01-01T00:00:00Z"
                                  "&to=2000-01-02T00:00:00Z", key).json()

@@ -88,16 +88,30 @@ def test_tenants_see_and_cancel_only_their_own_reservations(platform):
 
 
 def test_cli_books_with_a_duration(platform):
+    # Paid when booked: without a terminal to ask, the CLI books only with --yes, and says
+    # what it would take.
+    unasked = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "3",
+                           "--start", at(1), "--duration", "2h", check=False)
+    assert unasked.returncode == 2, unasked.stderr
+    assert "takes CNY 108.00 from your balance now" in unasked.stderr, unasked.stderr
+    assert platform.call("GET", "/v1/reservations").json()["items"] == []
     created = json.loads(platform.cli("reservation", "create", "--gpu", "h100-80g", "--count",
-                                      "3", "--start", at(1), "--duration", "2h", "-o",
+                                      "3", "--start", at(1), "--duration", "2h", "--yes", "-o",
                                       "json").stdout)
     assert created["gpu_count"] == 3 and created["end"].startswith(at(3)[:19])
     refused = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "6",
                            "--start", at(2), "--duration", "1h", check=False)
     assert refused.returncode == 1 and "overbooked" in refused.stderr, refused.stderr
+    assert "so at most 5 more can be" in refused.stderr, refused.stderr
+    # An error names the one rule broken, and what to do instead.
+    past = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "1", "--start",
+                        "2020-01-01T00:00:00Z", "--duration", "1h", "--yes", check=False)
+    assert past.returncode == 1, past.stderr
+    assert "the window ended at 2020-01-01T01:00:00" in past.stderr, past.stderr
+    assert "--start +1h" in past.stderr and "366" not in past.stderr, past.stderr
     # The README's form: a start relative to now.
     relative = json.loads(platform.cli("reservation", "create", "--gpu", "h100-80g", "--count",
-                                       "2", "--start", "+3h", "--duration", "1h", "-o",
+                                       "2", "--start", "+3h", "--duration", "1h", "-y", "-o",
                                        "json").stdout)
     assert relative["gpu_count"] == 2 and relative["start"] > at(2), relative
     bad = platform.cli("reservation", "create", "--gpu", "h100-80g", "--count", "1", "--start",

@@ -126,8 +126,7 @@ def test_launch_from_a_template_picks_the_form_the_node_can_run(platform):
         "gpu_type": "h100-80g", "template": "tensorflow", "runtime": "process"}), 422,
         "template_runtime_unavailable")
     refused = problem(platform.call("POST", "/v1/instances", key, {
-        "gpu_type": "h100-80g", "template": "tensorflow", "queue": False}), 409,
-        "insufficient_capacity")
+        "gpu_type": "h100-80g", "template": "tensorflow"}), 422, "never_fits")
     assert "gpurent.io/container-runtime=true" in refused["detail"]
     problem(platform.call("POST", "/v1/instances", key, {
         "gpu_type": "h100-80g", "runtime": "process"}), 400, "invalid_field")
