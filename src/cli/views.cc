@@ -23,6 +23,12 @@ int64_t integer(const Json& object, std::string_view key) {
 
 std::string dash(std::string value) { return value.empty() ? "-" : value; }
 
+// An unnamed instance or job carries its id as its name: "-" rather than the id twice.
+std::string own_name(const Json& object) {
+  const std::string name = field_text(object, "name");
+  return name == field_text(object, "id") ? "-" : dash(name);
+}
+
 std::string when(const Json& object, std::string_view key, Timestamp now) {
   const auto t = parse_rfc3339(field_text(object, key));
   return t ? format_relative(*t, now) : "-";
@@ -168,13 +174,11 @@ std::string field_text(const Json& object, std::string_view key) {
 std::string instances_view(const Json& items, Timestamp now) {
   Table table({"ID", "NAME", "STATE", "GPUS", "NODE", "PRICE", "CREATED"});
   for (const auto& instance : as_list(items)) {
-    // An unnamed instance carries its id as its name: "-" rather than the id twice.
-    const std::string name = field_text(instance, "name");
     // Only work that holds or waits for GPUs has a price running.
     const std::string state = field_text(instance, "state");
     const bool priced = state == "pending" || state == "starting" || state == "running" ||
                         state == "stopping";
-    table.add_row({field_text(instance, "id"), name == field_text(instance, "id") ? "-" : dash(name),
+    table.add_row({field_text(instance, "id"), own_name(instance),
                    state, gpus(instance), dash(field_text(instance, "node_id")),
                    priced ? price(instance, integer(instance, "gpu_count")) : "-",
                    when(instance, "created_at", now)});
@@ -187,7 +191,7 @@ std::string instance_view(const Json& instance, Timestamp now) {
   std::string exit_code = field_text(instance, "exit_code");
   return render_fields({
       {"ID", field_text(instance, "id")},
-      {"Name", field_text(instance, "name")},
+      {"Name", own_name(instance)},
       {"Tenant", field_text(instance, "tenant_id")},
       {"State", field_text(instance, "state")},
       {"Reason", field_text(instance, "reason")},
@@ -410,7 +414,7 @@ std::string join_token_view(const Json& token, std::string_view server_url, Time
 std::string jobs_view(const Json& items, Timestamp now) {
   Table table({"ID", "NAME", "STATE", "GPUS", "NODES", "TASKS DONE", "CREATED"});
   for (const auto& job : as_list(items)) {
-    table.add_row({field_text(job, "id"), dash(field_text(job, "name")), field_text(job, "state"),
+    table.add_row({field_text(job, "id"), own_name(job), field_text(job, "state"),
                    gpus(job), field_text(job, "nodes"), tasks_done(job),
                    when(job, "created_at", now)});
   }
@@ -421,7 +425,7 @@ std::string job_view(const Json& job, Timestamp now) {
   const Json& max_runtime = member(job, "max_runtime_s");
   std::string out = render_fields({
       {"ID", field_text(job, "id")},
-      {"Name", field_text(job, "name")},
+      {"Name", own_name(job)},
       {"Tenant", field_text(job, "tenant_id")},
       {"State", field_text(job, "state")},
       {"Reason", field_text(job, "reason")},

@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "common/suggest.h"
 #include "controller/internal.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
@@ -667,6 +666,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
     return CreatedInstance{it->second, true};
   }
   GPURENT_CHECK(validate_spec(spec, 1));
+  GPURENT_CHECK(resolve_volume_names(caller, spec));
   GPURENT_CHECK(check_volume_use(caller.tenant_id, spec));
   GPURENT_CHECK(check_reservation_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
@@ -694,38 +694,14 @@ Result<Instance*> Controller::owned_instance(const Principal& caller, std::strin
 Result<const Instance*> Controller::instance(const Principal& caller, std::string_view id) const {
   const auto it = instances_.find(id);
   if (it != instances_.end() && visible_to(caller, it->second.tenant_id)) return &it->second;
-  // Not an id the caller sees: the name of one of its instances that are not terminated. Names
-  // are not unique, so a name several share is refused with their ids. A miss walks every
-  // instance (only lookups that fail by id pay it).
-  std::vector<const Instance*> named;
+  std::vector<std::pair<const Instance*, NamedObject>> candidates;
   for (const Instance* candidate : instance_order_) {
-    if (candidate->spec.name == id && candidate->state != InstanceState::kTerminated &&
-        candidate->tenant_id == caller.tenant_id) {
-      named.push_back(candidate);
+    if (candidate->tenant_id == caller.tenant_id &&
+        candidate->state != InstanceState::kTerminated) {
+      candidates.push_back({candidate, {candidate->id, candidate->spec.name}});
     }
   }
-  if (named.size() == 1) return named.front();
-  if (named.empty()) {
-    // A typo: the caller's ids and names closest to what it gave.
-    std::vector<std::string_view> known;
-    for (const Instance* candidate : instance_order_) {
-      if (candidate->tenant_id != caller.tenant_id ||
-          candidate->state == InstanceState::kTerminated) {
-        continue;
-      }
-      known.push_back(candidate->id);
-      if (candidate->spec.name != candidate->id) known.push_back(candidate->spec.name);
-    }
-    constexpr size_t kMaxEdits = 2;
-    Error missing = Error::not_found("instance", id);
-    missing.message += did_you_mean(closest_names(id, known, kMaxEdits));
-    return fail(std::move(missing));
-  }
-  std::string ids;
-  for (const Instance* candidate : named) ids += (ids.empty() ? "" : ", ") + candidate->id;
-  return fail(Error::conflict(
-      "ambiguous_name",
-      fmt::format("{} instances are named '{}' ({}): give an id", named.size(), id, ids)));
+  return find_by_name<Instance>("instance", id, candidates);
 }
 
 Result<InstancePage> Controller::list_instances(const Principal& caller,

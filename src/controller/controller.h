@@ -487,6 +487,8 @@ class Controller {
   // The spec's volumes exist and belong to the tenant (else 404 volume_not_found), and those
   // already on a node agree on it.
   Status check_volume_use(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  // A mount may name its volume by the volume's name: the spec keeps the id (errors as volume()).
+  Status resolve_volume_names(const model::Principal& caller, model::InstanceSpec& spec) const;
   // The node the spec's volumes pin it to ("" if none has one yet); `conflict` says why not when
   // they live on different nodes.
   std::string volume_node(const model::InstanceSpec& spec, std::string* conflict) const;

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/result.h"
+#include "common/suggest.h"
 #include "model/instance.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -28,6 +30,42 @@ inline bool visible_to(const Principal& caller, std::string_view tenant_id) {
 }
 
 constexpr int64_t kMibPerGib = 1024;
+
+// An object a tenant may name: its id and the name the tenant gave it.
+struct NamedObject {
+  std::string_view id;
+  std::string_view name;
+};
+
+// The object a tenant means by `given`, which is not one of its ids: the only one of
+// `candidates` (the tenant's live objects of `kind`, creation order) with that name. Names are not
+// unique: several are refused (409 ambiguous_name) with their ids; none is 404 with the ids and
+// names closest to what was given. O(candidates): only lookups that fail by id pay it.
+template <class T>
+Result<const T*> find_by_name(std::string_view kind, std::string_view given,
+                              const std::vector<std::pair<const T*, NamedObject>>& candidates) {
+  std::vector<const std::pair<const T*, NamedObject>*> named;
+  for (const auto& candidate : candidates) {
+    if (candidate.second.name == given) named.push_back(&candidate);
+  }
+  if (named.size() == 1) return named.front()->first;
+  if (named.empty()) {
+    std::vector<std::string_view> known;
+    for (const auto& [object, names] : candidates) {
+      known.push_back(names.id);
+      if (names.name != names.id && !names.name.empty()) known.push_back(names.name);
+    }
+    constexpr size_t kMaxEdits = 2;
+    Error missing = Error::not_found(kind, given);
+    missing.message += did_you_mean(closest_names(given, known, kMaxEdits));
+    return fail(std::move(missing));
+  }
+  std::vector<std::string_view> ids;
+  for (const auto* candidate : named) ids.push_back(candidate->second.id);
+  return fail(Error::conflict(
+      "ambiguous_name", fmt::format("{} {}s are named '{}' ({}): give an id", named.size(), kind,
+                                    given, fmt::join(ids, ", "))));
+}
 
 // A node's GPUs in device-index order: the scheduler names GPUs by position in this order.
 inline std::vector<const model::Gpu*> gpus_by_index(const Node& node) {

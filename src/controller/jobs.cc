@@ -70,6 +70,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
                                            model::kMaxJobRetries, kMaxJobMembers)));
   }
   GPURENT_CHECK(validate_spec(spec.task, spec.nodes));
+  GPURENT_CHECK(resolve_volume_names(caller, spec.task));
   GPURENT_CHECK(check_volume_use(caller.tenant_id, spec.task));
   GPURENT_CHECK(check_reservation_use(caller, spec.task));
   // The balance must cover one task's gang for the minimum time; the balance check that runs
@@ -115,10 +116,15 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
 
 Result<const Job*> Controller::job(const Principal& caller, std::string_view id) const {
   const auto it = jobs_.find(id);
-  if (it == jobs_.end() || !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("job", id));
+  if (it != jobs_.end() && visible_to(caller, it->second.tenant_id)) return &it->second;
+  std::vector<std::pair<const Job*, NamedObject>> candidates;
+  for (const auto& job_id : job_order_) {
+    const Job& candidate = jobs_.at(job_id);
+    if (candidate.tenant_id == caller.tenant_id) {
+      candidates.push_back({&candidate, {candidate.id, candidate.spec.task.name}});
+    }
   }
-  return &it->second;
+  return find_by_name<Job>("job", id, candidates);
 }
 
 Result<JobPage> Controller::list_jobs(const Principal& caller, const JobFilter& filter,
@@ -149,11 +155,8 @@ Result<JobPage> Controller::list_jobs(const Principal& caller, const JobFilter& 
 }
 
 Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id) {
-  const auto it = jobs_.find(id);
-  if (it == jobs_.end() || !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("job", id));
-  }
-  Job& job = it->second;
+  GPURENT_TRY(found, this->job(caller, id));
+  Job& job = jobs_.at(found->id);
   for (auto& task : job.tasks) {
     if (model::is_final(task.state)) continue;
     task.state = JobState::kCancelled;

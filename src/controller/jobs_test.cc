@@ -46,6 +46,15 @@ class JobsTest : public StoredControllerTest {
   void finish(const std::string& instance_id, int exit_code) { run(instance_id, exit_code); }
 };
 
+TEST_F(JobsTest, AJobIsNamedByItsIdOrItsName) {
+  auto named = job_spec(1);
+  named.task.name = "sweep";
+  const auto sweep = submit(alice_, named);
+  EXPECT_EQ((*ctl_.job(alice_, "sweep"))->id, sweep.id);
+  EXPECT_EQ(ctl_.cancel_job(alice_, "sweep")->id, sweep.id);
+  EXPECT_EQ(ctl_.job(bob_, "sweep").error().code, "job_not_found");
+}
+
 TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
   const auto submitted = submit(alice_, job_spec(2, 4));
   EXPECT_EQ(submitted.state, JobState::kRunning);  // all four fit on the 8 GPUs at once

@@ -103,11 +103,27 @@ std::vector<const Volume*> Controller::volume_usage(std::string_view tenant_id) 
 
 Result<const Volume*> Controller::volume(const Principal& caller, std::string_view id) const {
   const auto it = volumes_.find(id);
-  if (it == volumes_.end() || it->second.state == VolumeState::kDeleted ||
-      !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("volume", id));
+  if (it != volumes_.end() && it->second.state != VolumeState::kDeleted &&
+      visible_to(caller, it->second.tenant_id)) {
+    return &it->second;
   }
-  return &it->second;
+  std::vector<std::pair<const Volume*, NamedObject>> candidates;
+  for (const auto& volume_id : volume_order_) {
+    const Volume& candidate = volumes_.at(volume_id);
+    if (candidate.tenant_id == caller.tenant_id && candidate.state != VolumeState::kDeleted) {
+      candidates.push_back({&candidate, {candidate.id, candidate.name}});
+    }
+  }
+  return find_by_name<Volume>("volume", id, candidates);
+}
+
+Status Controller::resolve_volume_names(const Principal& caller,
+                                        model::InstanceSpec& spec) const {
+  for (auto& mount : spec.volumes) {
+    GPURENT_TRY(found, volume(caller, mount.volume_id));
+    mount.volume_id = found->id;
+  }
+  return {};
 }
 
 Result<Volume> Controller::delete_volume(const Principal& caller, std::string_view id) {

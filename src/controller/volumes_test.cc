@@ -60,6 +60,20 @@ TEST_F(VolumesTest, AVolumeIsItsTenantsAlone) {
   EXPECT_TRUE(ctl_.volume(alice_, volume.id));  // still there
 }
 
+TEST_F(VolumesTest, AVolumeIsNamedByItsIdOrItsName) {
+  const auto volume = create(alice_, "datasets");
+  EXPECT_EQ((*ctl_.volume(alice_, "datasets"))->id, volume.id);
+  EXPECT_EQ(error_code(ctl_.volume(bob_, "datasets")), "volume_not_found");
+  // A mount by name is kept by id.
+  const auto created = ctl_.create_instance(alice_, mounting(1, {{"datasets", "/data"}}), {}, "");
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_EQ(created->instance.spec.volumes.at(0).volume_id, volume.id);
+  const auto typo = ctl_.volume(alice_, "dataset");
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("did you mean datasets?"), std::string::npos)
+      << typo.error().message;
+}
+
 TEST_F(VolumesTest, BadRequestsAreRefusedWithTheirReason) {
   EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"data", 0, ""})), "invalid_field");
   EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"data", model::kMaxVolumeSizeGb + 1, ""})),
