@@ -64,14 +64,8 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
                                                std::optional<std::string> idempotency_key,
                                                std::string fingerprint) {
   GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = packages_.find(*replayed);
-    if (it == packages_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedPackage{it->second, true};
-  }
+  GPURENT_TRY(first, replay_from<CreatedPackage>(packages_, replayed));
+  if (first) return std::move(*first);
   const auto product = package_products_.find(product_name);
   if (product == package_products_.end()) {
     std::vector<std::string_view> names;

@@ -657,14 +657,8 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
                                                     std::optional<std::string> idempotency_key,
                                                     std::string fingerprint) {
   GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = instances_.find(*replayed);
-    if (it == instances_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedInstance{it->second, true};
-  }
+  GPURENT_TRY(first, replay_from<CreatedInstance>(instances_, replayed));
+  if (first) return std::move(*first);
   GPURENT_CHECK(validate_spec(spec, 1));
   GPURENT_CHECK(resolve_volume_names(caller, spec));
   GPURENT_CHECK(check_volume_use(caller.tenant_id, spec));
@@ -976,7 +970,11 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     // Moved off a drained node: back in the queue, ahead of later arrivals of its class (a job
     // member waits for its task to settle: the task moves as a whole).
     instance.requeue_requested = false;
-    instance.reason = "moving: waiting for capacity on another node";
+    // Said plainly: on a cluster with no other node, this waits until the node is uncordoned.
+    instance.reason = fmt::format(
+        "moving off drained node {}: waiting for capacity on another node (or for `gpurent "
+        "nodes uncordon {}`)",
+        node.id, node.id);
     if (instance.job_id.empty()) enqueue(instance);
   }
   open_stopped_disk(instance);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,21 @@ inline bool visible_to(const Principal& caller, std::string_view tenant_id) {
 }
 
 constexpr int64_t kMibPerGib = 1024;
+
+// What an Idempotency-Key retry answers: the first request's object (`replayed` names it), found
+// in `objects` and marked replayed; nullopt when the request is not a retry; 409
+// idempotency_key_reused when the key made another kind of object.
+template <class Created, class Map>
+Result<std::optional<Created>> replay_from(const Map& objects,
+                                           const std::optional<std::string>& replayed) {
+  if (!replayed) return std::optional<Created>();
+  const auto it = objects.find(*replayed);
+  if (it == objects.end()) {
+    return fail(Error::conflict("idempotency_key_reused",
+                                "this Idempotency-Key was used for another kind of request"));
+  }
+  return std::optional<Created>(Created{it->second, true});
+}
 
 // An object a tenant may name: its id and the name the tenant gave it.
 struct NamedObject {

@@ -52,14 +52,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
                                           std::optional<std::string> idempotency_key,
                                           std::string fingerprint) {
   GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = jobs_.find(*replayed);
-    if (it == jobs_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedJob{it->second, true};
-  }
+  GPURENT_TRY(first, replay_from<CreatedJob>(jobs_, replayed));
+  if (first) return std::move(*first);
   if (spec.array < 1 || spec.array > model::kMaxJobArray || spec.nodes < 1 ||
       spec.nodes > model::kMaxJobNodes || spec.retries < 0 ||
       spec.retries > model::kMaxJobRetries || int64_t{spec.array} * spec.nodes > kMaxJobMembers) {
@@ -407,14 +401,8 @@ Result<CreatedReservation> Controller::create_reservation(
     const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
     std::string fingerprint) {
   GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = reservations_.find(*replayed);
-    if (it == reservations_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedReservation{it->second, true};
-  }
+  GPURENT_TRY(first, replay_from<CreatedReservation>(reservations_, replayed));
+  if (first) return std::move(*first);
   GPURENT_TRY(reservation, quote_reservation(caller, std::move(request)));
   reservation.id = rng_.id("r-");
   settle_reservation(reservation);  // the first payment

@@ -33,14 +33,8 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
                                                 std::optional<std::string> idempotency_key,
                                                 std::string fingerprint) {
   GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  if (replayed) {
-    const auto it = volumes_.find(*replayed);
-    if (it == volumes_.end()) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for another kind of request"));
-    }
-    return CreatedVolume{it->second, true};
-  }
+  GPURENT_TRY(first, replay_from<CreatedVolume>(volumes_, replayed));
+  if (first) return std::move(*first);
   if (!model::valid_volume_name(request.name)) {
     return fail(Error::invalid(
         "invalid_field",

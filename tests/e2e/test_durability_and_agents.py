@@ -50,10 +50,11 @@ def test_restart_mid_run_loses_nothing_and_bills_without_gap_or_double_charge(pl
 def test_acknowledged_objects_survive_a_hard_kill(platform):
     import signal
     tenant_id, key = platform.new_tenant("durable")
-    # No A100 in the fleet: the instance waits in the queue, so no run races the kill (and the
-    # balance below is exactly what was topped up).
+    # No A100 in the fleet: the instance waits in the queue (for one to join), so no run races
+    # the kill (and the balance below is exactly what was topped up).
     created = platform.call("POST", "/v1/instances", key=key,
-                            body={"gpu_type": "a100-80g", "command": "sleep 600"})
+                            body={"gpu_type": "a100-80g", "command": "sleep 600",
+                                  "wait_for_capacity": True})
     assert created.status == 201
     assert created.json()["state"] == "pending"
     platform.server.stop(sig=signal.SIGKILL)
