@@ -4,7 +4,7 @@
 set -euo pipefail
 
 build_packages=(
-  cmake ninja-build g++ ccache pkg-config
+  cmake ninja-build g++ ccache pkg-config clang-format
   libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsimdjson-dev libsqlite3-dev libsodium-dev libssl-dev libjemalloc-dev
   ca-certificates
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev

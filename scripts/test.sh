@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
+scripts/check-format.sh
 scripts/build.sh
 echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"

@@ -34,8 +34,8 @@ Result<std::optional<SandboxEntry>> open_run_sandbox(const std::filesystem::path
                                                      const Launch& launch);
 
 // Starts the command (the Launch's env and cwd) and returns the streaming response. Errors: the
-// launch record cannot be read (kInternal), the program is not found (kNotFound "command_not_found",
-// before anything runs), fork/pipe failures (kInternal).
+// launch record cannot be read (kInternal), the program is not found (kNotFound
+// "command_not_found", before anything runs), fork/pipe failures (kInternal).
 Result<net::Response> start_exec(boost::asio::io_context& io,
                                  const std::filesystem::path& workload_dir,
                                  const model::ExecRequest& request);

@@ -56,8 +56,8 @@ class HttpServerLink final : public ServerLink {
       return fail(client::error_from_response(response, "GET /v1/agent/upload"));
     }
     if (!out.flush() || written > model::kMaxWorkdirBytes) {
-      return fail(Error::internal(fmt::format("cannot write upload {} to {}", upload_id,
-                                              into.string())));
+      return fail(
+          Error::internal(fmt::format("cannot write upload {} to {}", upload_id, into.string())));
     }
     return {};
   }

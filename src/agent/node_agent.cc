@@ -9,11 +9,11 @@
 
 #include "agent/host.h"
 #include "agent/reconciler.h"
-#include "agent/runtime/workdir.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
 #include "agent/runtime/volumes.h"
+#include "agent/runtime/workdir.h"
 #include "agent/telemetry/nvml_source.h"
 #include "agent/telemetry/sim_source.h"
 #include "common/random.h"
@@ -142,9 +142,9 @@ Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
   }
   std::string why_not;
   sandbox.cgroups = Cgroups::detect_host(&why_not);
-  isolation.note = sandbox.cgroups
-                       ? fmt::format("CPU and memory limits through {}", sandbox.cgroups->description())
-                       : fmt::format("no CPU or memory limits: {}", why_not);
+  isolation.note = sandbox.cgroups ? fmt::format("CPU and memory limits through {}",
+                                                 sandbox.cgroups->description())
+                                   : fmt::format("no CPU or memory limits: {}", why_not);
   isolation.sandbox = std::move(sandbox);
   return isolation;
 }
@@ -166,16 +166,16 @@ Status NodeAgent::start() {
   if (isolation_.sandbox) {
     spdlog::info("process_isolation mode=sandbox note=\"{}\"", isolation_.note);
   } else {
-    spdlog::warn("process_isolation mode=none reason=\"{}\": this node runs one tenant's process "
-                 "runs at a time",
-                 isolation_.note);
+    spdlog::warn(
+        "process_isolation mode=none reason=\"{}\": this node runs one tenant's process "
+        "runs at a time",
+        isolation_.note);
   }
-  GPURENT_TRY(processes,
-              ProcessRuntime::open({.data_dir = data_dir,
-                                    .shim_executable = shim_executable_,
-                                    .stop_grace = options_.stop_grace,
-                                    .instances_dir = options_.instances_dir,
-                                    .sandbox = isolation_.sandbox}));
+  GPURENT_TRY(processes, ProcessRuntime::open({.data_dir = data_dir,
+                                               .shim_executable = shim_executable_,
+                                               .stop_grace = options_.stop_grace,
+                                               .instances_dir = options_.instances_dir,
+                                               .sandbox = isolation_.sandbox}));
   std::unique_ptr<ContainerRuntime> containers;
   if (!options_.container_socket.empty()) {
     GPURENT_TRY(opened, ContainerRuntime::open({.data_dir = data_dir,

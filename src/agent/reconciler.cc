@@ -95,9 +95,9 @@ Status Reconciler::start(const model::WorkloadSpec& spec) {
       return fail(Error::internal("this agent cannot fetch workdirs"));
     }
     if (auto fetched = fetch_workdir_(spec.workdir); !fetched) {
-      return fail(Error{fetched.error().kind, fetched.error().code,
-                        fmt::format("cannot fetch the workdir {}: {}", spec.workdir,
-                                    fetched.error().message)});
+      return fail(Error{
+          fetched.error().kind, fetched.error().code,
+          fmt::format("cannot fetch the workdir {}: {}", spec.workdir, fetched.error().message)});
     }
   }
   if (spec.services.empty()) return runtime_.start(spec);
@@ -170,8 +170,9 @@ model::NodeReport Reconciler::report() const {
   report.node_api_secret = node_api_secret_;
   report.container_runtime = container_runtime_;
   for (const auto& workload : runtime_.workloads()) {
-    model::WorkloadStatus status{workload.key.instance_id, workload.key.run, workload.phase,
-                                 workload.exit_code, workload.message, workload.never_started};
+    model::WorkloadStatus status{workload.key.instance_id, workload.key.run,
+                                 workload.phase,           workload.exit_code,
+                                 workload.message,         workload.never_started};
     if (workload.phase == model::WorkloadPhase::kExited && !log_complete(workload)) {
       status = {workload.key.instance_id, workload.key.run, model::WorkloadPhase::kRunning,
                 std::nullopt, ""};

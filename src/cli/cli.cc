@@ -24,7 +24,8 @@ namespace {
 const CLI::App* chosen_group(const CLI::App& app) {
   const CLI::App* current = &app;
   while (!current->get_subcommands().empty()) current = current->get_subcommands().front();
-  const bool has_verbs = !const_cast<CLI::App*>(current)->get_subcommands([](CLI::App*) { return true; }).empty();
+  const bool has_verbs =
+      !const_cast<CLI::App*>(current)->get_subcommands([](CLI::App*) { return true; }).empty();
   return has_verbs ? current : nullptr;
 }
 
@@ -91,8 +92,7 @@ int run(int argc, const char* const* argv, const Io& io) {
     // A group given without its verb (`gpurent quota`): list what it offers.
     if (const CLI::App* group = chosen_group(app);
         group && dynamic_cast<const CLI::RequiredError*>(&e)) {
-      io.err << fmt::format("`{}` needs one of these:\n\n", command_path(group))
-             << group->help();
+      io.err << fmt::format("`{}` needs one of these:\n\n", command_path(group)) << group->help();
       return 2;
     }
     // Help and --version are "errors" with exit code 0; everything else is a usage error.

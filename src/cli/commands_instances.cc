@@ -9,9 +9,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/launch_options.h"
-#include "cli/workdir.h"
 #include "cli/output.h"
 #include "cli/views.h"
+#include "cli/workdir.h"
 
 namespace gpurent::cli {
 namespace {

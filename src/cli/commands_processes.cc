@@ -100,10 +100,23 @@ void add_dev(CLI::App& app, Context& ctx) {
                     "do not point the CLI config file at this server");
   command->callback([&ctx, flags] {
     ctx.set_process([&ctx, flags] {
-      server::DevOptions options{.server = server_options(ctx, flags->server),
-                                 .sim_gpus = flags->sim_gpus};
-      options.server.bootstrap_credit_micros = kDevBootstrapCreditMicros;
-      return server::run_dev(options, [&ctx, flags](const server::ReadyInfo& info) {
+      server::ServerOptions options = server_options(ctx, flags->server);
+      options.bootstrap_credit_micros = kDevBootstrapCreditMicros;
+      options.sample_package = true;
+      // The local node: an agent in this process, with its files in the server's data directory.
+      const server::LocalNode local_node{
+          .start = [&options, flags](
+                       const std::string& url,
+                       const std::string& join_token) -> Result<std::function<void()>> {
+            auto agent = std::make_shared<agent::Agent>(
+                agent::AgentOptions{.server_url = url,
+                                    .join_token = join_token,
+                                    .data_dir = options.data_dir + "/agent",
+                                    .sim_gpus = flags->sim_gpus});
+            GPURENT_CHECK(agent->start());
+            return std::function<void()>([agent] { agent->stop(); });
+          }};
+      const auto on_ready = [&ctx, flags](const server::ReadyInfo& info) {
         Fields extra;
         if (!flags->no_cli_config) {
           auto path = save_connection(ctx.env(), info.url, info.admin_key);
@@ -116,7 +129,8 @@ void add_dev(CLI::App& app, Context& ctx) {
                  "Try:\n  gpurent offers\n"
                  "  gpurent launch --gpu TYPE --wait -- sh -c 'echo $CUDA_VISIBLE_DEVICES'\n"
                  "  gpurent ps\n\n");
-      });
+      };
+      return server::run_server(options, on_ready, &local_node);
     });
   });
 }

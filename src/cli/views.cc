@@ -176,10 +176,10 @@ std::string instances_view(const Json& items, Timestamp now) {
   for (const auto& instance : as_list(items)) {
     // Only work that holds or waits for GPUs has a price running.
     const std::string state = field_text(instance, "state");
-    const bool priced = state == "pending" || state == "starting" || state == "running" ||
-                        state == "stopping";
-    table.add_row({field_text(instance, "id"), own_name(instance),
-                   state, gpus(instance), dash(field_text(instance, "node_id")),
+    const bool priced =
+        state == "pending" || state == "starting" || state == "running" || state == "stopping";
+    table.add_row({field_text(instance, "id"), own_name(instance), state, gpus(instance),
+                   dash(field_text(instance, "node_id")),
                    priced ? price(instance, integer(instance, "gpu_count")) : "-",
                    when(instance, "created_at", now)});
   }
@@ -414,9 +414,8 @@ std::string join_token_view(const Json& token, std::string_view server_url, Time
 std::string jobs_view(const Json& items, Timestamp now) {
   Table table({"ID", "NAME", "STATE", "GPUS", "NODES", "TASKS DONE", "CREATED"});
   for (const auto& job : as_list(items)) {
-    table.add_row({field_text(job, "id"), own_name(job), field_text(job, "state"),
-                   gpus(job), field_text(job, "nodes"), tasks_done(job),
-                   when(job, "created_at", now)});
+    table.add_row({field_text(job, "id"), own_name(job), field_text(job, "state"), gpus(job),
+                   field_text(job, "nodes"), tasks_done(job), when(job, "created_at", now)});
   }
   return table.render();
 }

@@ -352,15 +352,15 @@ Result<Json> ApiClient::upload(std::string_view bytes) {
 }
 
 Result<Json> ApiClient::copy_into_instance(std::string_view id, std::string_view upload_id,
-                                          std::string_view path) {
+                                           std::string_view path) {
   return call("POST",
-              fmt::format("/v1/instances/{}/files?upload={}&path={}", encode(id),
-                          encode(upload_id), encode(path)),
+              fmt::format("/v1/instances/{}/files?upload={}&path={}", encode(id), encode(upload_id),
+                          encode(path)),
               nullptr, {}, kCopyCallTimeout);
 }
 
 Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view upload_id,
-                                        std::string_view path) {
+                                         std::string_view path) {
   return call("POST",
               fmt::format("/v1/volumes/{}/files?upload={}&path={}", encode(id), encode(upload_id),
                           encode(path)),

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "common/assert.h"
 #include "common/clock.h"
 #include "common/indexed_map.h"
 #include "common/json.h"
@@ -160,6 +161,28 @@ TEST(SuggestTest, PrefixesFirstThenTheClosestWithinTheEdits) {
   EXPECT_TRUE(closest_names("rtx-4090", known, 2).empty());
   EXPECT_EQ(did_you_mean({"a", "b"}), "; did you mean a or b?");
   EXPECT_EQ(did_you_mean({}), "");
+}
+
+TEST(AssertTest, ABrokenInvariantStopsTheProcessSayingWhereAndWhat) {
+  GPURENT_ASSERT(1 + 1 == 2, "never formatted {}", 1);
+  EXPECT_DEATH(GPURENT_ASSERT(1 + 1 == 3, "arithmetic {}", "broke"),
+               "invariant broken at .*common_test.cc:[0-9]+: 1 \\+ 1 == 3: arithmetic broke");
+}
+
+TEST(AssertTest, ExpensiveChecksRunOnlyWhereTheyAreOn) {
+  int runs = 0;
+  const auto check = [&runs] {
+    ++runs;
+    return Status{};
+  };
+  set_expensive_checks(false);
+  GPURENT_EXPENSIVE_CHECK(check());
+  EXPECT_EQ(runs, 0);
+  set_expensive_checks(true);  // as the unit tests run
+  GPURENT_EXPENSIVE_CHECK(check());
+  EXPECT_EQ(runs, 1);
+  EXPECT_DEATH(GPURENT_EXPENSIVE_CHECK(Status(fail(Error::internal("ledger unbalanced")))),
+               "ledger unbalanced");
 }
 
 }  // namespace

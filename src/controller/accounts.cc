@@ -70,13 +70,13 @@ Result<CreatedPackage> Controller::buy_package(const Principal& caller, std::str
   if (product == package_products_.end()) {
     std::vector<std::string_view> names;
     for (const auto& [name, offered] : package_products_) names.push_back(name);
-    return fail(Error{ErrorKind::kNotFound, "package_product_not_found",
-                      names.empty()
-                          ? fmt::format("no package '{}': none is on sale (operators define them "
-                                        "with `gpurent packages define`)",
-                                        product_name)
-                          : fmt::format("no package '{}'; on sale: {} (`gpurent packages products`)",
-                                        product_name, fmt::join(names, ", "))});
+    return fail(Error{
+        ErrorKind::kNotFound, "package_product_not_found",
+        names.empty() ? fmt::format("no package '{}': none is on sale (operators define them "
+                                    "with `gpurent packages define`)",
+                                    product_name)
+                      : fmt::format("no package '{}'; on sale: {} (`gpurent packages products`)",
+                                    product_name, fmt::join(names, ", "))});
   }
   GPURENT_CHECK(check_can_pay(caller.tenant_id, product->second.price, "the package's price"));
   const Timestamp t = now();

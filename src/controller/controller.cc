@@ -950,10 +950,9 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     }
   }
   if (const auto held = assignments_.find(instance.id); held != assignments_.end()) {
-    if (auto released = cluster_.release(held->second); !released) {
-      spdlog::critical("releasing {}: {}", instance.id, released.error().message);
-      std::abort();  // the scheduler's view no longer matches the instances: fail stop
-    }
+    // The scheduler's view must match the instances: what an instance holds is allocated.
+    const auto released = cluster_.release(held->second);
+    GPURENT_ASSERT(released, "releasing {}: {}", instance.id, released.error().message);
     hold(instance, -1);
     assignments_.erase(held);
     queue_changed_ = true;

@@ -439,8 +439,10 @@ class Controller {
   // that queues must not make grow with the queue.
   uint64_t requests_tried() const { return requests_tried_; }
   // Verifies the scheduling invariants: the scheduler's allocations are exactly the placed
-  // instances', no GPU is held above 1000 milli, job gangs are placed all or none, quotas and
-  // reservations are not exceeded. Fails loudly with what broke; O(instances + nodes).
+  // instances', no GPU is held above 1000 milli, the tenants' holdings are tracked exactly, job
+  // gangs are placed all or none, reservations are not exceeded. Fails loudly with what broke;
+  // O(instances + nodes). Run after every command and tick where expensive checks are on
+  // (common/assert.h).
   Status check_invariants() const;
 
   // --- Time --------------------------------------------------------------------------------

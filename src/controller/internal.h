@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/assert.h"
 #include "common/result.h"
 #include "common/suggest.h"
 #include "model/instance.h"

@@ -111,8 +111,7 @@ Result<const Volume*> Controller::volume(const Principal& caller, std::string_vi
   return find_by_name<Volume>("volume", id, candidates);
 }
 
-Status Controller::resolve_volume_names(const Principal& caller,
-                                        model::InstanceSpec& spec) const {
+Status Controller::resolve_volume_names(const Principal& caller, model::InstanceSpec& spec) const {
   for (auto& mount : spec.volumes) {
     GPURENT_TRY(found, volume(caller, mount.volume_id));
     mount.volume_id = found->id;

@@ -45,7 +45,7 @@ struct Request {
   std::string authorization;    // the Authorization header, verbatim
   std::string idempotency_key;  // the Idempotency-Key header
   std::string content_type;
-  std::string accept;  // the Accept header, verbatim (a few routes also speak CSV)
+  std::string accept;        // the Accept header, verbatim (a few routes also speak CSV)
   std::string peer_address;  // the connection's remote IP address ("" when unknown)
 };
 

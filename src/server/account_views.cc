@@ -18,12 +18,9 @@ Json lines_view(const std::vector<billing::InvoiceLine>& lines) {
 }  // namespace
 
 Json package_product_view(const model::PackageProduct& product, std::string_view currency) {
-  return {{"name", product.name},
-          {"gpu_type", product.gpu_type},
-          {"gpu_hours", product.gpu_hours},
-          {"price_micros", product.price},
-          {"currency", currency},
-          {"validity_days", product.validity_days}};
+  return {{"name", product.name},           {"gpu_type", product.gpu_type},
+          {"gpu_hours", product.gpu_hours}, {"price_micros", product.price},
+          {"currency", currency},           {"validity_days", product.validity_days}};
 }
 
 Json package_view(const model::Package& package) {

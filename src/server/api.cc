@@ -590,8 +590,8 @@ struct Api::Impl {
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;
-  std::string metrics_token;  // empty: GET /metrics needs no token
-  UploadStore* uploads = nullptr;  // none: uploads are refused (503)
+  std::string metrics_token;           // empty: GET /metrics needs no token
+  UploadStore* uploads = nullptr;      // none: uploads are refused (503)
   bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
 
   Controller& ctl() { return host.controller(); }
@@ -868,8 +868,8 @@ struct Api::Impl {
           [this](const Principal& caller, Request&,
                  const PathParams& params) -> asio::awaitable<Response> {
             if (!uploads) co_return problem_response(uploads_unavailable());
-            co_return result_response(200, uploads->get(caller.tenant_id, params.find("id")->second),
-                                      upload_view);
+            co_return result_response(
+                200, uploads->get(caller.tenant_id, params.find("id")->second), upload_view);
           });
   }
 

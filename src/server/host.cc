@@ -62,6 +62,7 @@ void ControllerHost::schedule_tick() {
       controller_.forgive_silence_until_now();
     }
     controller_.tick();
+    GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
     auto changes = controller_.take_changes_for_store();
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
@@ -125,11 +126,9 @@ asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady
 
 namespace {
 
+// A commit that failed leaves the controller ahead of the store: stop, to protect the data.
 void stop_on_failure(const Status& written) {
-  if (written) return;
-  spdlog::critical("store commit failed, stopping to protect the data: {}",
-                   written.error().message);
-  std::abort();
+  GPURENT_ASSERT(written, "store commit failed: {}", written.error().message);
 }
 
 }  // namespace

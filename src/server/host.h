@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/assert.h"
 #include "controller/controller.h"
 #include "store/store.h"
 
@@ -69,6 +70,7 @@ class ControllerHost {
   template <class Fn>
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
     auto result = fn(controller_);
+    GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
     co_await settle(controller_.take_changes_for_store());
     co_return result;
   }

@@ -7,14 +7,13 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 
-#include "agent/agent.h"
+#include "common/heap_headroom.h"
 #include "common/random.h"
 #include "common/threads.h"
 #include "server/api.h"
-#include "server/upload_store.h"
-#include "common/heap_headroom.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"
+#include "server/upload_store.h"
 #include "server/webhooks.h"
 #include "store/store.h"
 
@@ -61,13 +60,15 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-int serve(const ServerOptions& options, const std::optional<std::string>& dev_sim_gpus,
-          const std::function<void(const ReadyInfo&)>& on_ready) {
+}  // namespace
+
+int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready,
+               const LocalNode* local_node) {
   const sigset_t stop_signals = block_stop_signals();
   const HeapHeadroom headroom(kHeapHeadroomBytes);
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
-  // The database, the session key and (under `gpurent dev`) the agent's files: the server's alone.
+  // The database, the session key and (with a local node) the agent's files: the server's alone.
   if (!ec) std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all, ec);
   if (ec) {
     spdlog::error("cannot create data directory {}: {}", options.data_dir, ec.message());
@@ -126,8 +127,8 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     }
     shown_key = key;
   }
-  // `gpurent dev` sells the package the README buys, so that its example works as written.
-  if (dev_sim_gpus && controller.package_products().empty()) {
+  // The sample package product (ServerOptions::sample_package).
+  if (options.sample_package && controller.package_products().empty()) {
     const model::PackageProduct sample{.name = "h100-100h",
                                        .gpu_type = "h100-80g",
                                        .gpu_hours = 100,
@@ -138,14 +139,14 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
       spdlog::warn("dev_sample_package_not_defined error=\"{}\"", defined.error().message);
     }
   }
-  std::string dev_join_token;
-  if (dev_sim_gpus) {
-    dev_join_token = new_secret("gjt_");
+  std::string local_join_token;
+  if (local_node) {
+    local_join_token = new_secret("gjt_");
     if (auto token =
-            controller.create_join_token(model::platform_principal(), "dev agent",
-                                         std::chrono::minutes(10), hash_secret(dev_join_token));
+            controller.create_join_token(model::platform_principal(), "local node",
+                                         std::chrono::minutes(10), hash_secret(local_join_token));
         !token) {
-      spdlog::error("cannot create the dev join token: {}", token.error().message);
+      spdlog::error("cannot create the local node's join token: {}", token.error().message);
       return 1;
     }
   }
@@ -203,17 +204,13 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
   const std::string url = fmt::format("http://{}:{}", url_host, *port);
   spdlog::info("gpurent server listening on {} (data in {})", url, options.data_dir);
 
-  std::unique_ptr<agent::Agent> local_agent;
+  std::function<void()> stop_local_node;
   int exit_code = 0;
-  if (dev_sim_gpus) {
-    local_agent = std::make_unique<agent::Agent>(agent::AgentOptions{
-        .server_url = url,
-        .join_token = dev_join_token,
-        .data_dir = options.data_dir + "/agent",
-        .sim_gpus = *dev_sim_gpus,
-    });
-    if (auto started = local_agent->start(); !started) {
-      spdlog::error("the local agent did not start: {}", started.error().message);
+  if (local_node) {
+    if (auto started = local_node->start(url, local_join_token); started) {
+      stop_local_node = std::move(*started);
+    } else {
+      spdlog::error("the local node did not start: {}", started.error().message);
       exit_code = 1;
     }
   }
@@ -223,23 +220,12 @@ int serve(const ServerOptions& options, const std::optional<std::string>& dev_si
     sigwait(&stop_signals, &signal);
     spdlog::info("received signal {}, shutting down", signal);
   }
-  if (local_agent) local_agent->stop();
+  if (stop_local_node) stop_local_node();
   asio::post(io, [&] { http.close(); });
   io.stop();
   io_thread.join();
   host.stop();
   return exit_code;
-}
-
-}  // namespace
-
-int run_server(const ServerOptions& options,
-               const std::function<void(const ReadyInfo&)>& on_ready) {
-  return serve(options, std::nullopt, on_ready);
-}
-
-int run_dev(const DevOptions& options, const std::function<void(const ReadyInfo&)>& on_ready) {
-  return serve(options.server, options.sim_gpus, on_ready);
 }
 
 }  // namespace gpurent::server

@@ -1,15 +1,18 @@
-// The control plane process: HTTP API + controller + store, and `gpurent dev` (the same, plus one
-// node agent with simulated or real GPUs, in one process).
+// The control plane process: HTTP API + controller + store. `gpurent dev` (cli) runs the same with
+// a local node: a hook that starts a node agent in the process once the server listens.
 //
 // run_server blocks until SIGINT/SIGTERM and returns the process exit code. on_ready is called once
-// the listener is bound and the store is loaded, with the URL (the real port when port 0 was asked
-// for) and the bootstrap admin key when this start created or fixed it.
+// the listener is bound, the store is loaded and the local node (if any) started, with the URL
+// (the real port when port 0 was asked for) and the bootstrap admin key when this start created or
+// fixed it.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
+
+#include "common/result.h"
 
 namespace gpurent::server {
 
@@ -25,14 +28,21 @@ struct ServerOptions {
   // Credit given to the bootstrap tenant on its first start, as a promotion transfer (dev mode
   // sets it so that `gpurent launch` works at once). 0 = none.
   long long bootstrap_credit_micros = 0;
+  // Sell the sample package product the README buys (h100-100h) when none is defined (`gpurent
+  // dev` sets it, so that the example works as written).
+  bool sample_package = false;
   // The server's config file (server_config.h: alert rules, webhooks, the /metrics token); "" =
   // none.
   std::string config_path;
 };
 
-struct DevOptions {
-  ServerOptions server;
-  std::string sim_gpus;  // "" = real GPUs through NVML when present, else 8xh100-80g
+// A node run in the server's process (`gpurent dev`'s agent). start() is called once the server
+// listens, with its URL and a join token made for this node (valid 10 minutes); it returns how to
+// stop the node, which is called before the server shuts down.
+struct LocalNode {
+  std::function<Result<std::function<void()>>(const std::string& url,
+                                              const std::string& join_token)>
+      start;
 };
 
 struct ReadyInfo {
@@ -41,7 +51,7 @@ struct ReadyInfo {
   std::string data_dir;
 };
 
-int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready);
-int run_dev(const DevOptions& options, const std::function<void(const ReadyInfo&)>& on_ready);
+int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready,
+               const LocalNode* local_node = nullptr);
 
 }  // namespace gpurent::server

@@ -85,7 +85,8 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
     GPURENT_CHECK(only_keys(agents, {"bind_credentials_to_address"}, name, "[agents]"));
     if (agents.contains("bind_credentials_to_address")) {
       if (!agents.at("bind_credentials_to_address").is_boolean()) {
-        return fail(invalid_config(name, "agents.bind_credentials_to_address must be true or false"));
+        return fail(
+            invalid_config(name, "agents.bind_credentials_to_address must be true or false"));
       }
       config.bind_node_credentials = agents.at("bind_credentials_to_address").as_boolean();
     }

@@ -71,8 +71,8 @@ Result<std::unique_ptr<UploadStore>> UploadStore::open(std::filesystem::path dir
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec) {
-    return fail(Error::internal(
-        fmt::format("cannot create {}: {}", directory.string(), ec.message())));
+    return fail(
+        Error::internal(fmt::format("cannot create {}: {}", directory.string(), ec.message())));
   }
   std::unique_ptr<UploadStore> opened(new UploadStore(std::move(directory), clock));
   UploadStore& store = *opened;
@@ -91,8 +91,10 @@ Result<std::unique_ptr<UploadStore>> UploadStore::open(std::filesystem::path dir
 }
 
 Status UploadStore::save(const Upload& upload) const {
-  const Json meta = {{"tenant_id", upload.tenant_id}, {"size", upload.size},
-                     {"sha256", upload.sha256},       {"received", upload.received},
+  const Json meta = {{"tenant_id", upload.tenant_id},
+                     {"size", upload.size},
+                     {"sha256", upload.sha256},
+                     {"received", upload.received},
                      {"complete", upload.complete},
                      {"created_at_ms", upload.created_at.time_since_epoch().count()}};
   const auto dir = directory_ / upload.id;
@@ -104,7 +106,8 @@ Status UploadStore::save(const Upload& upload) const {
   }
   std::error_code ec;
   std::filesystem::rename(temporary, dir / kMetaFile, ec);
-  if (ec) return fail(Error::internal(fmt::format("rename {}: {}", temporary.string(), ec.message())));
+  if (ec)
+    return fail(Error::internal(fmt::format("rename {}: {}", temporary.string(), ec.message())));
   return {};
 }
 
@@ -141,12 +144,12 @@ Result<Upload> UploadStore::create(std::string_view tenant_id, int64_t size,
     return upload.tenant_id == tenant_id && upload.size == size && upload.sha256 == sha256;
   });
   if (same != uploads_.end()) return same->second;
-  const auto owned = std::count_if(uploads_.begin(), uploads_.end(),
-                                   [&](const auto& item) { return item.second.tenant_id == tenant_id; });
+  const auto owned = std::count_if(uploads_.begin(), uploads_.end(), [&](const auto& item) {
+    return item.second.tenant_id == tenant_id;
+  });
   if (static_cast<size_t>(owned) >= kMaxUploadsPerTenant) {
-    return fail(Error::conflict(
-        "too_many_uploads",
-        fmt::format("a tenant keeps at most {} uploads", kMaxUploadsPerTenant)));
+    return fail(Error::conflict("too_many_uploads", fmt::format("a tenant keeps at most {} uploads",
+                                                                kMaxUploadsPerTenant)));
   }
   Upload upload;
   upload.id = Rng(os_random_seed()).id("u-");
@@ -163,8 +166,8 @@ Result<Upload> UploadStore::create(std::string_view tenant_id, int64_t size,
   return uploads_.emplace(upload.id, upload).first->second;
 }
 
-Result<Upload> UploadStore::append(std::string_view tenant_id, std::string_view id,
-                                   int64_t offset, std::string_view bytes) {
+Result<Upload> UploadStore::append(std::string_view tenant_id, std::string_view id, int64_t offset,
+                                   std::string_view bytes) {
   std::lock_guard lock(mutex_);
   const auto it = uploads_.find(id);
   if (it == uploads_.end() || it->second.tenant_id != tenant_id) {
@@ -173,14 +176,13 @@ Result<Upload> UploadStore::append(std::string_view tenant_id, std::string_view 
   Upload& upload = it->second;
   if (upload.complete) return fail(Error::conflict("upload_complete", "the upload is complete"));
   if (offset != upload.received) {
-    return fail(Error::conflict(
-        "upload_offset_mismatch",
-        fmt::format("the upload has {} bytes: send from offset {}", upload.received,
-                    upload.received)));
+    return fail(Error::conflict("upload_offset_mismatch",
+                                fmt::format("the upload has {} bytes: send from offset {}",
+                                            upload.received, upload.received)));
   }
   if (upload.received + static_cast<int64_t>(bytes.size()) > upload.size) {
-    return fail(Error::invalid(
-        "upload_too_long", fmt::format("the upload was declared {} bytes long", upload.size)));
+    return fail(Error::invalid("upload_too_long",
+                               fmt::format("the upload was declared {} bytes long", upload.size)));
   }
   const auto data = directory_ / upload.id / kDataFile;
   const int fd = ::open(data.c_str(), O_WRONLY | O_CLOEXEC);

@@ -70,8 +70,7 @@ TEST(Replay, RandomWorkloadsKeepEveryInvariant) {
       work += fmt::format("w{},{},{},h100-80g,{},{},{},{},{},{},t{}\n", i, rng.uniform(2000),
                           rng.uniform(4) == 0 ? "" : std::to_string(1 + rng.uniform(900)), gpus,
                           shared ? "250" : "", 1 + rng.uniform(8), 8,
-                          rng.uniform(3) == 0 ? "spot" : "on-demand", gang ? 2 : 1,
-                          rng.uniform(3));
+                          rng.uniform(3) == 0 ? "spot" : "on-demand", gang ? 2 : 1, rng.uniform(3));
     }
     std::string nodes = "name,gpu_type,gpu_count,cpu,memory_gb,nvlink_domains,fabric\n";
     for (int n = 0; n < 6; ++n) {

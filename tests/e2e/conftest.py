@@ -105,6 +105,8 @@ class Platform:
         self.sim_gpus = sim_gpus
         self.env = dict(os.environ)
         self.env["XDG_CONFIG_HOME"] = os.path.join(workdir, "config")
+        # The controller's invariants are checked after every command and tick (common/assert.h).
+        self.env["GPURENT_EXPENSIVE_CHECKS"] = "1"
         self.env.pop("GPURENT_URL", None)
         self.env.pop("GPURENT_API_KEY", None)
         self.server = None

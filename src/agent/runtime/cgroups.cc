@@ -51,7 +51,8 @@ Status make_directory(const std::filesystem::path& path) {
 
 // cgroup v2: enables the controllers for the children of `parent`.
 Status delegate(const std::filesystem::path& parent, bool pids) {
-  return write_control(parent / "cgroup.subtree_control", pids ? "+cpu +memory +pids" : "+cpu +memory");
+  return write_control(parent / "cgroup.subtree_control",
+                       pids ? "+cpu +memory +pids" : "+cpu +memory");
 }
 
 }  // namespace
@@ -95,10 +96,11 @@ std::optional<Cgroups> Cgroups::detect(std::string_view mounts, std::string_view
   if (!v2_mount.empty() && !v2_path.empty()) {
     const std::filesystem::path own = std::filesystem::path(v2_mount) / v2_path.substr(1);
     const auto controllers = read_file(own / "cgroup.controllers", 4096);
-    const auto offered = split(controllers ? std::string_view(*controllers).substr(
-                                                 0, controllers->find_last_not_of('\n') + 1)
-                                           : std::string_view(),
-                               ' ');
+    const auto offered = split(
+        controllers
+            ? std::string_view(*controllers).substr(0, controllers->find_last_not_of('\n') + 1)
+            : std::string_view(),
+        ' ');
     if (has(offered, "cpu") && has(offered, "memory")) {
       const bool pids = has(offered, "pids");
       auto prepared = [&]() -> Status {
@@ -115,8 +117,8 @@ std::optional<Cgroups> Cgroups::detect(std::string_view mounts, std::string_view
       }
       reasons.push_back(fmt::format("cgroup v2: {}", prepared.error().message));
     } else {
-      reasons.push_back(fmt::format("cgroup v2 offers no cpu and memory controllers at {}",
-                                    own.string()));
+      reasons.push_back(
+          fmt::format("cgroup v2 offers no cpu and memory controllers at {}", own.string()));
     }
   }
   std::vector<Hierarchy> v1;
@@ -125,8 +127,8 @@ std::optional<Cgroups> Cgroups::detect(std::string_view mounts, std::string_view
     const auto path = v1_paths.find(controller);
     if (mount == v1_mounts.end() || path == v1_paths.end()) continue;
     Hierarchy hierarchy;
-    hierarchy.base = std::filesystem::path(mount->second) / path->second.substr(1) /
-                     "gpurent-workloads";
+    hierarchy.base =
+        std::filesystem::path(mount->second) / path->second.substr(1) / "gpurent-workloads";
     hierarchy.cpu = std::string_view(controller) == "cpu";
     hierarchy.memory = std::string_view(controller) == "memory";
     hierarchy.pids = std::string_view(controller) == "pids";
@@ -155,9 +157,9 @@ Result<std::vector<std::string>> Cgroups::create(std::string_view name,
     if (hierarchy.cpu) {
       if (v2) {
         GPURENT_CHECK(write_control(
-            dir / "cpu.max", limits.cpu > 0 ? fmt::format("{} {}", limits.cpu * kCpuPeriodUs,
-                                                          kCpuPeriodUs)
-                                            : fmt::format("max {}", kCpuPeriodUs)));
+            dir / "cpu.max", limits.cpu > 0
+                                 ? fmt::format("{} {}", limits.cpu * kCpuPeriodUs, kCpuPeriodUs)
+                                 : fmt::format("max {}", kCpuPeriodUs)));
       } else {
         GPURENT_CHECK(write_control(dir / "cpu.cfs_period_us", std::to_string(kCpuPeriodUs)));
         GPURENT_CHECK(write_control(
@@ -182,8 +184,7 @@ Status Cgroups::remove(std::string_view name) const {
   for (const auto& hierarchy : hierarchies_) {
     const auto dir = hierarchy.base / std::string(name);
     if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
-      return fail(
-          Error::internal(fmt::format("rmdir {}: {}", dir.string(), std::strerror(errno))));
+      return fail(Error::internal(fmt::format("rmdir {}: {}", dir.string(), std::strerror(errno))));
     }
   }
   return {};

@@ -201,10 +201,10 @@ Status DockerClient::ping() {
 }
 
 Result<std::string> DockerClient::create(const ContainerSpec& spec) {
-  GPURENT_TRY(
-      response,
-      call("POST", fmt::format("{}/containers/create?name={}", kApiPrefix, percent_encode(spec.name)),
-           create_body(spec)));
+  GPURENT_TRY(response, call("POST",
+                             fmt::format("{}/containers/create?name={}", kApiPrefix,
+                                         percent_encode(spec.name)),
+                             create_body(spec)));
   const std::string what = fmt::format("create container {} from {}", spec.name, spec.image);
   GPURENT_CHECK(expect(response, what, {201}, "no_such_image"));
   GPURENT_TRY(parsed, json_body(response, what));
@@ -336,7 +336,8 @@ Result<ContainerStats> DockerClient::stats(std::string_view container) {
 }
 
 Result<bool> DockerClient::image_exists(std::string_view image) {
-  GPURENT_TRY(response, call("GET", fmt::format("{}/images/{}/json", kApiPrefix, percent_encode(image))));
+  GPURENT_TRY(response,
+              call("GET", fmt::format("{}/images/{}/json", kApiPrefix, percent_encode(image))));
   if (response.status == 404) return false;
   GPURENT_CHECK(expect(response, fmt::format("inspect image {}", image), {200}));
   return true;
@@ -345,9 +346,10 @@ Result<bool> DockerClient::image_exists(std::string_view image) {
 Status DockerClient::pull(std::string_view image) {
   // The engine streams progress as JSON lines and reports a failure in one of them, sometimes
   // after a 200.
-  GPURENT_TRY(response,
-              call("POST", fmt::format("{}/images/create?fromImage={}", kApiPrefix, percent_encode(image)),
-                   {}, kPullTimeout));
+  GPURENT_TRY(
+      response,
+      call("POST", fmt::format("{}/images/create?fromImage={}", kApiPrefix, percent_encode(image)),
+           {}, kPullTimeout));
   std::string failure;
   if (response.status != 200) {
     failure = engine_message(response);
@@ -421,7 +423,8 @@ Result<int> DockerClient::exec_start(std::string_view exec, const OutputSink& ou
 
 Result<ExecInfo> DockerClient::exec_inspect(std::string_view exec) {
   const std::string what = fmt::format("exec {}", exec);
-  GPURENT_TRY(response, call("GET", fmt::format("{}/exec/{}/json", kApiPrefix, percent_encode(exec))));
+  GPURENT_TRY(response,
+              call("GET", fmt::format("{}/exec/{}/json", kApiPrefix, percent_encode(exec))));
   GPURENT_CHECK(expect(response, what, {200}, "no_such_exec"));
   GPURENT_TRY(parsed, json_body(response, what));
   ExecInfo info;

@@ -86,7 +86,8 @@ Status make_private_directory(const std::filesystem::path& dir, std::filesystem:
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (!ec) std::filesystem::permissions(dir, perms, ec);
-  if (ec) return fail(Error::internal(fmt::format("cannot create {}: {}", dir.string(), ec.message())));
+  if (ec)
+    return fail(Error::internal(fmt::format("cannot create {}: {}", dir.string(), ec.message())));
   return {};
 }
 
@@ -98,7 +99,8 @@ void move_old_homes(const std::filesystem::path& data_dir, const std::filesystem
   for (const auto& item : std::filesystem::directory_iterator(old_dir, ec)) {
     const auto target = instances / item.path().filename();
     std::error_code moved;
-    if (!std::filesystem::exists(target, moved)) std::filesystem::rename(item.path(), target, moved);
+    if (!std::filesystem::exists(target, moved))
+      std::filesystem::rename(item.path(), target, moved);
     if (moved) {
       spdlog::error("instance_home_not_moved from={} to={} error=\"{}\"", item.path().string(),
                     target.string(), moved.message());
@@ -209,7 +211,8 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
 
 std::filesystem::path default_instances_dir(const std::filesystem::path& data_dir) {
   const auto absolute = std::filesystem::absolute(data_dir).lexically_normal();
-  const auto name = absolute.has_filename() ? absolute.filename() : absolute.parent_path().filename();
+  const auto name =
+      absolute.has_filename() ? absolute.filename() : absolute.parent_path().filename();
   return absolute.parent_path() / (name.string() + "-instances");
 }
 
@@ -217,19 +220,21 @@ Result<std::unique_ptr<ProcessRuntime>> ProcessRuntime::open(RuntimeOptions opti
   std::error_code ec;
   // Absolute and without links: sandboxes hide and bind these paths by name.
   options.data_dir = std::filesystem::weakly_canonical(std::filesystem::absolute(options.data_dir));
-  if (options.instances_dir.empty()) options.instances_dir = default_instances_dir(options.data_dir);
+  if (options.instances_dir.empty())
+    options.instances_dir = default_instances_dir(options.data_dir);
   using std::filesystem::perms;
   // It holds every run's records (their environments) and the node's credential: the agent's alone.
   GPURENT_CHECK(make_private_directory(options.data_dir, perms::owner_all));
   GPURENT_CHECK(make_private_directory(options.data_dir / "workloads", perms::owner_all));
   // Every instance's user passes through it, none may list it.
-  GPURENT_CHECK(make_private_directory(
-      options.instances_dir, perms::owner_all | perms::group_exec | perms::others_exec));
+  GPURENT_CHECK(make_private_directory(options.instances_dir,
+                                       perms::owner_all | perms::group_exec | perms::others_exec));
   options.instances_dir = std::filesystem::weakly_canonical(options.instances_dir);
   move_old_homes(options.data_dir, options.instances_dir);
   std::unique_ptr<ProcessRuntime> runtime(new ProcessRuntime(std::move(options)));
   if (runtime->options_.sandbox) {
-    GPURENT_TRY(users, WorkloadUsers::open(runtime->options_.data_dir, runtime->options_.sandbox->ids));
+    GPURENT_TRY(users,
+                WorkloadUsers::open(runtime->options_.data_dir, runtime->options_.sandbox->ids));
     runtime->users_ = std::make_shared<WorkloadUsers>(std::move(users));
   }
   std::vector<std::filesystem::path> dirs;
@@ -412,10 +417,11 @@ Result<Sandbox> ProcessRuntime::prepare_sandbox(const model::WorkloadSpec& spec,
                                                 const std::vector<PreparedVolume>& volumes) {
   GPURENT_TRY(uid, users_->uid_of_instance(spec.instance_id));
   // A run from a server that does not say its tenant shares its group with nobody.
-  GPURENT_TRY(gid, users_->gid_of_tenant(spec.tenant_id.empty() ? spec.instance_id
-                                                                : spec.tenant_id));
-  Sandbox sandbox{uid, gid, home.string(), {options_.data_dir.string(),
-                                            options_.instances_dir.string()}, {}, {}};
+  GPURENT_TRY(gid,
+              users_->gid_of_tenant(spec.tenant_id.empty() ? spec.instance_id : spec.tenant_id));
+  Sandbox sandbox{
+      uid, gid, home.string(), {options_.data_dir.string(), options_.instances_dir.string()},
+      {},  {}};
   struct stat st {};
   if (::lstat(home.c_str(), &st) != 0 || st.st_uid != uid || st.st_gid != gid) {
     // A new home, or one from before the sandbox (root's files): the instance's user's now.

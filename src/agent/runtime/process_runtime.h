@@ -158,7 +158,7 @@ class ProcessRuntime final : public Runtime {
 
   RuntimeOptions options_;
   std::shared_ptr<WorkloadUsers> users_;  // with a sandbox
-  std::string agent_path_;  // PATH for workloads whose spec does not set one
+  std::string agent_path_;                // PATH for workloads whose spec does not set one
   std::map<WorkloadKey, Entry> entries_;
 };
 

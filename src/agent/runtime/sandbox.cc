@@ -29,7 +29,8 @@ std::string errno_text(std::string_view what) {
 Status mount_or_fail(const char* source, const std::string& target, const char* type,
                      unsigned long flags, const char* data) {
   if (::mount(source, target.c_str(), type, flags, data) == 0) return {};
-  return fail(Error::internal(errno_text(fmt::format("mount {} on {}", type ? type : source, target))));
+  return fail(
+      Error::internal(errno_text(fmt::format("mount {} on {}", type ? type : source, target))));
 }
 
 // An empty directory in place of `path`, owned by root: nobody but root can add to it, and a
@@ -86,9 +87,8 @@ Result<int> open_bind_target(const Sandbox& sandbox, const SandboxBind& bind) {
     const int next = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     ::close(dir);
     if (next < 0) {
-      return fail(Error::internal(
-          errno_text(fmt::format("cannot mount a volume at {}: the instance has a file there",
-                                 bind.target))));
+      return fail(Error::internal(errno_text(
+          fmt::format("cannot mount a volume at {}: the instance has a file there", bind.target))));
     }
     dir = next;
   }
@@ -97,9 +97,9 @@ Result<int> open_bind_target(const Sandbox& sandbox, const SandboxBind& bind) {
 
 Status bind_volume(const Sandbox& sandbox, const SandboxBind& bind, int source) {
   GPURENT_TRY(target, open_bind_target(sandbox, bind));
-  auto bound = mount_or_fail(fmt::format("/proc/self/fd/{}", source).c_str(),
-                             fmt::format("/proc/self/fd/{}", target), nullptr, MS_BIND | MS_REC,
-                             nullptr);
+  auto bound =
+      mount_or_fail(fmt::format("/proc/self/fd/{}", source).c_str(),
+                    fmt::format("/proc/self/fd/{}", target), nullptr, MS_BIND | MS_REC, nullptr);
   ::close(target);
   return bound;
 }
@@ -114,7 +114,8 @@ Result<std::vector<std::string>> absolute_paths(const Json& json, std::string_vi
   GPURENT_TRY(paths, optional_string_list(json, key, kMaxSandboxPaths, kMaxPathBytes));
   for (const auto& path : paths) {
     if (path.empty() || path.front() != '/') {
-      return fail(Error::invalid("invalid_sandbox", fmt::format("{}: '{}' is not absolute", key, path)));
+      return fail(
+          Error::invalid("invalid_sandbox", fmt::format("{}: '{}' is not absolute", key, path)));
     }
   }
   return paths;
@@ -131,7 +132,7 @@ Json sandbox_json(const Sandbox& sandbox) {
   for (const auto& bind : sandbox.binds) {
     binds.push_back({{"source", bind.source}, {"target", bind.target}});
   }
-  return {{"uid", sandbox.uid},       {"gid", sandbox.gid},         {"home", sandbox.home},
+  return {{"uid", sandbox.uid},       {"gid", sandbox.gid},        {"home", sandbox.home},
           {"hidden", sandbox.hidden}, {"binds", std::move(binds)}, {"cgroups", sandbox.cgroups}};
 }
 
@@ -210,10 +211,10 @@ Status probe_sandbox() {
   }
   ::close(report[0]);
   if (failure == 0) return {};
-  return fail(Error{
-      ErrorKind::kUnavailable, "sandbox_unavailable",
-      fmt::format("this host does not let the agent make PID and mount namespaces ({})",
-                  std::strerror(failure))});
+  return fail(
+      Error{ErrorKind::kUnavailable, "sandbox_unavailable",
+            fmt::format("this host does not let the agent make PID and mount namespaces ({})",
+                        std::strerror(failure))});
 }
 
 Status build_sandbox_view(const Sandbox& sandbox) {

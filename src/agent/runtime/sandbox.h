@@ -14,7 +14,8 @@
 //   - the run joins its cgroups (cgroups.h: its CPU, memory and process limits);
 //   - the workload process runs as the instance's own user (an unprivileged uid allocated per
 //     instance, workload_users.h) and its tenant's group, with every capability dropped from all
-//     sets including the bounding set, and no_new_privs set (a setuid program cannot give any back).
+//     sets including the bounding set, and no_new_privs set (a setuid program cannot give any
+//     back).
 // `gpurent exec` joins the same namespaces and cgroups as the same user (join_sandbox).
 //
 // Nothing is shared with other runs but the host's read-only system (its /usr and /etc, readable

@@ -95,10 +95,11 @@ TEST_F(SandboxTest, ARunIsItsInstancesOwnUserWithoutAnyCapability) {
                        &code);
   EXPECT_EQ(code, 0) << out;
   const auto home = runtime->instance_dir("i-who").string();
-  EXPECT_EQ(out, fmt::format("510000\n510000\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
-                             "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
-                             "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\n{}\n{}\n",
-                             home, home));
+  EXPECT_EQ(out,
+            fmt::format("510000\n510000\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+                        "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+                        "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\n{}\n{}\n",
+                        home, home));
   struct stat st {};
   ASSERT_EQ(::stat(home.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 510000u);
@@ -114,7 +115,8 @@ TEST_F(SandboxTest, ARunCannotReadTheAgentsFilesNorAnotherInstancesHome) {
   write_text(data_ / "identity.json", R"({"credential":"gnc_secret","node_id":"n-1"})");
   // The victim: another tenant's instance with a file in its home and a run still going.
   ASSERT_TRUE(runtime->start(shell("i-victim", "t-victim", "echo private > secret.txt; sleep 30")));
-  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(instances_ / "i-victim/secret.txt"); }));
+  ASSERT_TRUE(
+      eventually([&] { return std::filesystem::exists(instances_ / "i-victim/secret.txt"); }));
   const auto victim_home = (instances_ / "i-victim").string();
   int code = 0;
   const auto out = run(
@@ -149,13 +151,14 @@ TEST_F(SandboxTest, ARunSeesAndSignalsOnlyItsOwnProcesses) {
     }
   }
   int code = 0;
-  const auto out = run(*runtime,
-                       shell("i-thief", "t-thief",
-                             fmt::format("ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; "
-                                         "for p in {}; do kill -9 $p 2>/dev/null && echo killed $p; "
-                                         "done; echo done",
-                                         pids)),
-                       &code);
+  const auto out =
+      run(*runtime,
+          shell("i-thief", "t-thief",
+                fmt::format("ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '; echo; "
+                            "for p in {}; do kill -9 $p 2>/dev/null && echo killed $p; "
+                            "done; echo done",
+                            pids)),
+          &code);
   EXPECT_EQ(code, 0) << out;
   // PID 1 (the sandbox's init), the shell and its children: nothing of the node's.
   const auto first_line = out.substr(0, out.find('\n'));
@@ -171,10 +174,11 @@ TEST_F(SandboxTest, ARunSeesAndSignalsOnlyItsOwnProcesses) {
 
 TEST_F(SandboxTest, ARunWritesOnlyInItsHomeItsPrivateTmpAndItsVolumes) {
   auto runtime = open_runtime();
-  auto writer = shell("i-a", "t-1",
-                      fmt::format("echo mine > /tmp/left; echo x > {0}/planted; echo x > {1}/planted;"
-                                  " echo x > /etc/planted; echo shared > data/file; echo done",
-                                  data_.string(), instances_.string()));
+  auto writer =
+      shell("i-a", "t-1",
+            fmt::format("echo mine > /tmp/left; echo x > {0}/planted; echo x > {1}/planted;"
+                        " echo x > /etc/planted; echo shared > data/file; echo done",
+                        data_.string(), instances_.string()));
   writer.volumes = {{"v-1", "/data"}};
   int code = 0;
   auto out = run(*runtime, writer, &code);
@@ -187,7 +191,8 @@ TEST_F(SandboxTest, ARunWritesOnlyInItsHomeItsPrivateTmpAndItsVolumes) {
 
   // The same tenant's other instance (another user, the same group) shares the volume but not
   // the first one's /tmp.
-  auto reader = shell("i-b", "t-1", "cat data/file; cat /tmp/left; echo more >> data/file; echo $GPURENT_VOLUMES");
+  auto reader = shell(
+      "i-b", "t-1", "cat data/file; cat /tmp/left; echo more >> data/file; echo $GPURENT_VOLUMES");
   reader.volumes = {{"v-1", "/data"}};
   out = run(*runtime, reader, &code);
   EXPECT_EQ(out.find("mine"), std::string::npos) << out;
@@ -273,7 +278,8 @@ TEST_F(SandboxTest, ARunIsHeldToItsCpuAndMemoryThroughItsCgroups) {
   for (const auto& dir : launch->sandbox->cgroups) EXPECT_FALSE(std::filesystem::exists(dir));
 
   // Beyond its memory the kernel ends the run.
-  auto greedy = shell("i-greedy", "t-1", "python3 -c 'x = b\"a\" * (1536 << 20); print(\"survived\")'");
+  auto greedy =
+      shell("i-greedy", "t-1", "python3 -c 'x = b\"a\" * (1536 << 20); print(\"survived\")'");
   greedy.memory_gb = 1;
   const auto greedy_out = run(*runtime, greedy, &code);
   EXPECT_EQ(code, 137) << greedy_out;
@@ -287,9 +293,9 @@ TEST_F(SandboxTest, AWorkdirIsUnpackedOnceAsTheInstancesUserAndStaysInItsHome) {
   write_text(project / "src" / "train.py", "print('hello')\n");
   const auto archive = workdir_archive(data_, "u-1");
   std::filesystem::create_directories(archive.parent_path());
-  ASSERT_EQ(std::system(
-                fmt::format("tar -czf {} -C {} src", archive.string(), project.string()).c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(fmt::format("tar -czf {} -C {} src", archive.string(), project.string()).c_str()),
+      0);
   auto spec = shell("i-code", "t-1", "cat src/train.py; echo changed > src/train.py");
   spec.workdir = "u-1";
   int code = 0;
@@ -304,10 +310,11 @@ TEST_F(SandboxTest, AWorkdirIsUnpackedOnceAsTheInstancesUserAndStaysInItsHome) {
   EXPECT_EQ(out.find("hello"), std::string::npos) << out;
 
   // An archive whose member climbs out of the home writes nothing there.
-  ASSERT_EQ(std::system(fmt::format("tar -czf {} -C {} src --transform='s,^src/train.py,../escaped,'",
-                                    workdir_archive(data_, "u-evil").string(), project.string())
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(fmt::format("tar -czf {} -C {} src --transform='s,^src/train.py,../escaped,'",
+                              workdir_archive(data_, "u-evil").string(), project.string())
+                      .c_str()),
+      0);
   auto evil = shell("i-evil", "t-1", "true");
   evil.workdir = "u-evil";
   [[maybe_unused]] const auto started = runtime->start(evil);
@@ -330,10 +337,10 @@ TEST_F(SandboxTest, AWorkdirsFilesBelongToTheInstancesUser) {
   write_text(project / "data.txt", "payload\n");
   const auto archive = workdir_archive(data_, "u-2");
   std::filesystem::create_directories(archive.parent_path());
-  ASSERT_EQ(std::system(fmt::format("tar -czf {} -C {} data.txt", archive.string(),
-                                    project.string())
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(
+          fmt::format("tar -czf {} -C {} data.txt", archive.string(), project.string()).c_str()),
+      0);
   auto spec = shell("i-own", "t-1", "stat -c %u data.txt; cat data.txt");
   spec.workdir = "u-2";
   int code = 0;
@@ -398,15 +405,17 @@ TEST(CgroupsTest, DelegatesV2ControllersAndWritesARunsLimits) {
     std::filesystem::create_directories(sub);
   }
   write_text(own / "cgroup.controllers", "cpuset cpu io memory pids\n");
-  for (const auto& file : {own / "cgroup.subtree_control", own / "agent/cgroup.procs",
-                           own / "workloads/cgroup.subtree_control", own / "workloads/i-1.1/cpu.max",
-                           own / "workloads/i-1.1/memory.max", own / "workloads/i-1.1/pids.max"}) {
+  for (const auto& file :
+       {own / "cgroup.subtree_control", own / "agent/cgroup.procs",
+        own / "workloads/cgroup.subtree_control", own / "workloads/i-1.1/cpu.max",
+        own / "workloads/i-1.1/memory.max", own / "workloads/i-1.1/pids.max"}) {
     write_text(file, "");
   }
   std::string why_not;
-  const auto cgroups = Cgroups::detect(
-      fmt::format("proc /proc proc rw 0 0\ncgroup2 {} cgroup2 rw,nosuid 0 0\n", dir.path().string()),
-      "0::/system.slice/agent.service\n", &why_not);
+  const auto cgroups =
+      Cgroups::detect(fmt::format("proc /proc proc rw 0 0\ncgroup2 {} cgroup2 rw,nosuid 0 0\n",
+                                  dir.path().string()),
+                      "0::/system.slice/agent.service\n", &why_not);
   ASSERT_TRUE(cgroups) << why_not;
   EXPECT_EQ(cgroups->version(), Cgroups::Version::kV2);
   EXPECT_EQ(read_text(own / "agent/cgroup.procs"), std::to_string(::getpid()));
@@ -424,14 +433,14 @@ TEST(CgroupsTest, SaysWhyWhenNoHierarchyOffersCpuAndMemory) {
   TempDir dir;
   write_text(dir.path() / "cgroup.controllers", "pids\n");
   std::string why_not;
-  EXPECT_FALSE(Cgroups::detect(
-      fmt::format("cgroup2 {} cgroup2 rw 0 0\n", dir.path().string()), "0::/\n", &why_not));
+  EXPECT_FALSE(Cgroups::detect(fmt::format("cgroup2 {} cgroup2 rw 0 0\n", dir.path().string()),
+                               "0::/\n", &why_not));
   EXPECT_NE(why_not.find("no cpu and memory controllers"), std::string::npos) << why_not;
 }
 
 TEST(SandboxJsonTest, RoundTripsAndRefusesRelativePaths) {
-  const Sandbox sandbox{510000, 510001, "/w/i-1", {"/d"}, {{"/d/volumes/v-1", "/w/i-1/data"}},
-                        {"/sys/fs/cgroup/x"}};
+  const Sandbox sandbox{
+      510000, 510001, "/w/i-1", {"/d"}, {{"/d/volumes/v-1", "/w/i-1/data"}}, {"/sys/fs/cgroup/x"}};
   auto parsed = parse_sandbox(sandbox_json(sandbox));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed->uid, 510000u);

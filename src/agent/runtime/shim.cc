@@ -4,8 +4,8 @@
 // The shim is single-threaded and short of dependencies on purpose: it lives as long as the
 // workload, possibly much longer than the agent that started it.
 #include <fcntl.h>
-#include <sched.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

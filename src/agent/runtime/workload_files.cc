@@ -49,9 +49,9 @@ Result<ExitRecord> read_exit_record(const std::filesystem::path& dir) {
   GPURENT_TRY(code, required_int(json, "exit_code", 0, 255));
   GPURENT_TRY(message, optional_string(json, "message", 4096));
   const auto never_started = json.find("never_started");
-  return ExitRecord{static_cast<int>(code), message.value_or(""),
-                    never_started != json.end() && never_started->is_boolean() &&
-                        never_started->get<bool>()};
+  return ExitRecord{
+      static_cast<int>(code), message.value_or(""),
+      never_started != json.end() && never_started->is_boolean() && never_started->get<bool>()};
 }
 
 Status write_shim_state(const std::filesystem::path& dir, const ShimState& state) {

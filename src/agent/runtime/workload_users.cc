@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "agent/files.h"
@@ -35,9 +35,9 @@ Result<IdRange> parse_id_range(std::string_view text) {
   if (first && last && *first <= *last && *first >= kLowestId && *last <= kHighestId) {
     return IdRange{*first, *last};
   }
-  return fail(Error::invalid("invalid_id_range",
-                             fmt::format("'{}' is not FIRST-LAST with {} <= FIRST <= LAST <= {}",
-                                         text, kLowestId, kHighestId)));
+  return fail(Error::invalid(
+      "invalid_id_range", fmt::format("'{}' is not FIRST-LAST with {} <= FIRST <= LAST <= {}", text,
+                                      kLowestId, kHighestId)));
 }
 
 Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir, IdRange range) {
@@ -53,8 +53,8 @@ Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir,
   while (lines >> kind >> id >> number) {
     const auto value = parse_id(number);
     if (!value || (kind != "instance" && kind != "tenant")) {
-      return fail(Error::internal(fmt::format("{} is corrupt near '{} {} {}'", users.log_.string(),
-                                              kind, id, number)));
+      return fail(Error::internal(
+          fmt::format("{} is corrupt near '{} {} {}'", users.log_.string(), kind, id, number)));
     }
     auto& next = kind == "instance" ? users.next_uid_ : users.next_gid_;
     (kind == "instance" ? users.uids_ : users.gids_)[id] = *value;
@@ -78,7 +78,8 @@ Result<uint32_t> WorkloadUsers::assign(std::string_view kind, std::string_view i
                                        uint32_t& next) {
   if (const auto it = ids.find(id); it != ids.end()) return it->second;
   if (id.empty() || id.find_first_of(" \n\t") != std::string_view::npos) {
-    return fail(Error::invalid("invalid_workload", fmt::format("no {} id to give a user to", kind)));
+    return fail(
+        Error::invalid("invalid_workload", fmt::format("no {} id to give a user to", kind)));
   }
   if (next > range_.last || next < range_.first) {
     return fail(Error{ErrorKind::kUnavailable, "workload_ids_exhausted",
