@@ -19,7 +19,7 @@ void assertion_failed(const char* condition, const char* file, int line,
   const std::string text =
       fmt::format("invariant broken at {}:{}: {}: {}", file, line, condition, message);
   spdlog::critical("{}", text);
-  spdlog::shutdown();  // flushes the log before the abort
+  spdlog::shutdown();                // flushes the log before the abort
   fmt::print(stderr, "{}\n", text);  // also where a supervisor or a test reads a crash
   std::abort();
 }

@@ -27,17 +27,17 @@ void set_expensive_checks(bool on);
 
 }  // namespace gpurent
 
-#define GPURENT_ASSERT(condition, ...)                                                        \
-  do {                                                                                        \
-    if (!(condition)) [[unlikely]] {                                                          \
+#define GPURENT_ASSERT(condition, ...)                                                         \
+  do {                                                                                         \
+    if (!(condition)) [[unlikely]] {                                                           \
       ::gpurent::assertion_failed(#condition, __FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
-    }                                                                                         \
+    }                                                                                          \
   } while (false)
 
-#define GPURENT_EXPENSIVE_CHECK(status_expression)                                         \
-  do {                                                                                     \
-    if (::gpurent::expensive_checks()) {                                                   \
-      const auto gpurent_checked_ = (status_expression);                                   \
-      GPURENT_ASSERT(gpurent_checked_, "{}", gpurent_checked_.error().message);            \
-    }                                                                                      \
+#define GPURENT_EXPENSIVE_CHECK(status_expression)                              \
+  do {                                                                          \
+    if (::gpurent::expensive_checks()) {                                        \
+      const auto gpurent_checked_ = (status_expression);                        \
+      GPURENT_ASSERT(gpurent_checked_, "{}", gpurent_checked_.error().message); \
+    }                                                                           \
   } while (false)
