@@ -76,7 +76,7 @@ inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
 // A node's row goes to the store when it changes, but a new desired set only moves its generation:
 // that alone is stored once it is this far past the stored one, so the generation a restore
 // starts from (stored + the jump) stays ahead of every one served. An array's placement so
-// writes no node row (it wrote one per node, about 13 % of the POST's commit).
+// writes no node row per node it lands on (bench/RESULTS.md has what such rows cost).
 inline constexpr int64_t kGenerationsBetweenNodeWrites = kGenerationJumpOnRestore / 2;
 
 struct Offer {

@@ -1,9 +1,9 @@
 // A NodeReport read from its JSON text (the body of POST /v1/agent/report) without a JSON tree.
 //
 // Every node reports every few seconds, and the server reads each report on its I/O thread: a
-// nlohmann tree of a report (~2 KB with its telemetry) cost about 50 µs there, most of it in
-// allocations, which at 5,000 nodes was a fifth of that thread. This reader walks the text once
-// with simdjson's On-Demand parser and fills the NodeReport directly (a few µs).
+// nlohmann tree of a report (~2 KB with its telemetry) costs about 50 µs, most of it in
+// allocations, a fifth of that thread at 5,000 nodes. This reader walks the text once with
+// simdjson's On-Demand parser and fills the NodeReport directly (a few µs; bench/RESULTS.md).
 //
 // The JSON is what to_json(NodeReport) writes (agent_protocol.h). Members it does not know are
 // skipped; a member given twice counts as its last value. Errors, as values:

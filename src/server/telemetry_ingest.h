@@ -8,8 +8,8 @@
 // are ingested into the series of the node's GPUs and the batch is cut down to what
 // Controller::apply_report acts on (controller::digest_for_apply_report). The coroutine resumes on
 // the I/O thread with the report, which is applied there. Without a feed (a controller that
-// ingests in apply_report itself) only the reading and decoding move. At 5,000 nodes the I/O
-// thread takes 1,700 reports a second; each one read there was about 20 µs of it.
+// ingests in apply_report itself) only the reading and decoding move: at 5,000 nodes the I/O
+// thread takes 1,700 reports a second, and reading one costs about 20 µs (bench/RESULTS.md).
 //
 // Threads: take() is called on the I/O thread and resumes there; the work runs on the one
 // telemetry thread, in the order it was called, and touches nothing but the body and the feed
