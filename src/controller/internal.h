@@ -1,4 +1,4 @@
-// Helpers shared by the controller's translation units (controller.cc, scheduling.cc, jobs.cc).
+// Helpers shared by the controller's translation units (controller.cc, nodes.cc, jobs.cc, ...).
 // Not part of the controller's interface.
 #pragma once
 

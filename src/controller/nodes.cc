@@ -1,0 +1,533 @@
+// The controller's nodes and agents (registration, desired sets, reports, cordon and drain, offers)
+// and its clock (silent nodes, failures, balances, the tick): controller.h has the contracts.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+#include "controller/internal.h"
+#include "model/codec.h"
+#include "model/gpu_catalog.h"
+
+namespace gpurent::controller {
+
+using model::Instance;
+using model::InstanceState;
+using model::Node;
+using model::NodeState;
+using model::Principal;
+using namespace detail;
+
+namespace {
+
+// The tenant's environment, with the GPU share's variables on top (a job member's come from its
+// placement, on the node). gpu_memory_mb: of the node's GPUs (0: unknown).
+std::map<std::string, std::string> workload_env(const Instance& instance, int64_t gpu_memory_mb) {
+  auto env = instance.spec.env;
+  // A share of a GPU (the shared tier) runs as a CUDA MPS client: at most its share of the GPU's
+  // SMs, and of its memory the GPU memory it asked for (else its share of the GPU's), on device
+  // 0 of the one GPU it sees.
+  if (instance.gpu_milli < model::kMilliPerGpu) {
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string((instance.gpu_milli + 9) / 10);
+    const int64_t memory_mb = instance.spec.gpu_memory_gb > 0
+                                  ? int64_t{instance.spec.gpu_memory_gb} * 1024
+                                  : gpu_memory_mb * instance.gpu_milli / model::kMilliPerGpu;
+    if (memory_mb > 0) env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = fmt::format("0={}M", memory_mb);
+  }
+  return env;
+}
+
+}  // namespace
+
+// --- Nodes and agents ---------------------------------------------------------------------------
+
+Result<model::RegistrationResult> Controller::register_node(std::string_view join_token_hash,
+                                                            model::NodeRegistration registration,
+                                                            std::string credential,
+                                                            std::string credential_hash) {
+  const auto token = join_token_by_hash_.find(std::string(join_token_hash));
+  if (token == join_token_by_hash_.end() || join_tokens_.at(token->second).expires_at <= now()) {
+    return fail(Error{ErrorKind::kUnauthenticated, "invalid_join_token",
+                      "the join token is unknown or expired"});
+  }
+  if (registration.name.empty() || registration.name.size() > 253) {
+    return fail(Error::invalid("invalid_field", "field 'name' must be 1..253 characters"));
+  }
+  if (registration.gpus.size() > static_cast<size_t>(sched::kMaxGpusPerNode)) {
+    return fail(Error::invalid(
+        "invalid_field", fmt::format("a node may have at most {} GPUs", sched::kMaxGpusPerNode)));
+  }
+  if (std::any_of(registration.gpus.begin(), registration.gpus.end(), [&](const model::Gpu& gpu) {
+        return gpu.type != registration.gpus.front().type;
+      })) {
+    return fail(Error::invalid("mixed_gpu_types",
+                               "all GPUs of a node must be of one type; run one agent per type"));
+  }
+  if (registration.isolation != "" && registration.isolation != "sandbox" &&
+      registration.isolation != "none") {
+    return fail(Error::invalid("invalid_field", "field 'isolation' must be 'sandbox' or 'none'"));
+  }
+  if (registration.labels.size() > 64 || registration.fabric_group.size() > 253 ||
+      registration.disk_gb < 0 || registration.isolation_note.size() > 1024) {
+    return fail(Error::invalid("invalid_field", "labels, fabric_group or disk_gb out of range"));
+  }
+  for (const auto& [key, value] : registration.labels) {
+    if (key.starts_with(detail::kPlatformLabelPrefix)) {
+      return fail(Error::invalid("invalid_field",
+                                 fmt::format("label '{}': labels under {} are the platform's", key,
+                                             detail::kPlatformLabelPrefix)));
+    }
+  }
+  // The address becomes MASTER_ADDR in other tenants' jobs: a host name or IP address only.
+  if (registration.address.size() > 253 ||
+      !std::all_of(registration.address.begin(), registration.address.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':';
+      })) {
+    return fail(Error::invalid("invalid_field", "address must be a host name or IP address"));
+  }
+  std::set<std::string> uuids;
+  for (const auto& gpu : registration.gpus) {
+    if (gpu.uuid.empty() || gpu.uuid.size() > 128 || gpu.type.empty() ||
+        !uuids.insert(gpu.uuid).second) {
+      return fail(Error::invalid("invalid_field", "every GPU needs a unique uuid and a type"));
+    }
+  }
+  // The nodes already holding any of these GPUs (an index: registering N nodes stays O(N)).
+  std::set<std::string> owners;
+  for (const auto& uuid : uuids) {
+    if (const auto owner = node_by_gpu_.find(uuid); owner != node_by_gpu_.end()) {
+      owners.insert(owner->second);
+    }
+  }
+  for (const auto& id : owners) {
+    Node& known = nodes_.at(id);
+    // The same host registering again (its answer was lost, or its identity file with it) gets
+    // its node back under a new credential, as long as no work is placed there; anything else
+    // claiming known GPUs is refused.
+    const bool same_host =
+        known.name == registration.name && known.gpus.size() == uuids.size() &&
+        std::all_of(known.gpus.begin(), known.gpus.end(),
+                    [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
+    if (!same_host || !instances_on_node_[id].empty()) {
+      return fail(Error::conflict("gpu_already_registered",
+                                  fmt::format("these GPUs already belong to node {}", id)));
+    }
+    node_by_credential_.erase(known.credential_hash);
+    known.credential_hash = std::move(credential_hash);
+    node_by_credential_.emplace(known.credential_hash, id);
+    known.last_heartbeat = now();
+    // Labels, fabric and disk may have changed with the agent's flags.
+    known.disk_gb = registration.disk_gb;
+    known.fabric_group = std::move(registration.fabric_group);
+    known.labels = std::move(registration.labels);
+    known.address = std::move(registration.address);
+    known.container_runtime = registration.container_runtime;
+    known.isolation = std::move(registration.isolation);
+    known.isolation_note = std::move(registration.isolation_note);
+    known.registered_from = std::move(registration.registered_from);
+    known.cpu_count = registration.cpu_count;
+    known.memory_mb = registration.memory_mb;
+    known.gpus = std::move(registration.gpus);
+    gpu_telemetry_.erase(id);
+    touch_node(known, /*desired_set_changed=*/false);
+    sync_cluster_node(known);
+    spdlog::info("re-registered node={}", id);
+    return model::RegistrationResult{id, std::move(credential)};
+  }
+  Node node;
+  node.id = rng_.id("n-");
+  node.name = std::move(registration.name);
+  node.gpus = std::move(registration.gpus);
+  node.cpu_count = registration.cpu_count;
+  node.memory_mb = registration.memory_mb;
+  node.disk_gb = registration.disk_gb;
+  node.fabric_group = std::move(registration.fabric_group);
+  node.labels = std::move(registration.labels);
+  node.address = std::move(registration.address);
+  node.simulated = registration.simulated;
+  node.container_runtime = registration.container_runtime;
+  node.isolation = std::move(registration.isolation);
+  node.isolation_note = std::move(registration.isolation_note);
+  node.registered_from = std::move(registration.registered_from);
+  node.agent_version = std::move(registration.agent_version);
+  node.state = NodeState::kReady;
+  node.registered_at = now();
+  node.last_heartbeat = now();
+  node.credential_hash = std::move(credential_hash);
+  node_by_credential_.emplace(node.credential_hash, node.id);
+  for (const auto& gpu : node.gpus) {
+    node_by_gpu_.emplace(gpu.uuid, node.id);
+    monitoring_.series.set_owner(gpu.uuid, node.id);
+  }
+  const std::string id = node.id;
+  auto& registered = nodes_.emplace(id, std::move(node)).first->second;
+  touch_node(registered, /*desired_set_changed=*/false);
+  sync_cluster_node(registered);
+  spdlog::info("registered node={} gpus={}", id, nodes_.at(id).gpus.size());
+  schedule();
+  return model::RegistrationResult{id, std::move(credential)};
+}
+
+Result<model::DesiredState> Controller::desired_state(std::string_view node_id) const {
+  const auto node = nodes_.find(node_id);
+  if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
+  model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
+  if (const auto it = volumes_on_node_.find(node->second.id); it != volumes_on_node_.end()) {
+    desired.volumes.assign(it->second.begin(), it->second.end());  // a std::set: in id order
+  }
+  const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
+  if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
+    for (const auto& id : it->second) {
+      const Instance& instance = instances_.at(id);
+      // Work with both forms (a template's image and process command) runs the one this node
+      // can: the image where there is an engine, else the process.
+      const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
+                              !instance.spec.process_command.empty();
+      desired.workloads.push_back(
+          {.instance_id = instance.id,
+           .tenant_id = instance.tenant_id,
+           .run = instance.run,
+           .should_run = instance.state != InstanceState::kStopping,
+           .image = as_process ? std::string() : instance.spec.image,
+           .command = as_process ? instance.spec.process_command : instance.spec.command,
+           .env = workload_env(instance, gpu_memory_mb),
+           .gpus = instance.gpus,
+           .cpu = instance.spec.cpu,
+           .memory_gb = instance.spec.memory_gb,
+           .volumes = instance.spec.volumes,
+           .services = instance.spec.services,
+           .workdir = instance.spec.workdir});
+      if (const model::Job* job = job_of(instance)) {
+        desired.workloads.back().job = model::job_member_placement(*job, instance);
+      }
+    }
+  }
+  return desired;
+}
+
+Result<int64_t> Controller::desired_generation(std::string_view node_id) const {
+  const auto node = nodes_.find(node_id);
+  if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
+  return node->second.generation;
+}
+
+Result<int64_t> Controller::apply_report(std::string_view node_id,
+                                         const model::NodeReport& report) {
+  const auto node_it = nodes_.find(node_id);
+  if (node_it == nodes_.end()) return fail(Error::not_found("node", node_id));
+  Node& node = node_it->second;
+  node.last_heartbeat = now();
+  quarantine_failed_gpus(node, report.telemetry);
+  if (report.sent_at_ms) record_clock_skew(node, *report.sent_at_ms);
+  record_telemetry(node, report.telemetry);
+  if (report.container_runtime && *report.container_runtime != node.container_runtime) {
+    // The agent restarted with (or without) a container engine: image work may go there (or not)
+    // from now on; what runs there keeps running.
+    node.container_runtime = *report.container_runtime;
+    touch_node(node, /*desired_set_changed=*/false);
+    sync_cluster_node(node);
+    spdlog::info("node={} container_runtime={}", node.id, node.container_runtime);
+  }
+  if (node.state == NodeState::kDown) {
+    node.state = NodeState::kReady;
+    touch_node(node, /*desired_set_changed=*/false);
+    update_schedulable(node);
+    record_event("", node.id, model::event_kind::kNodeUp, "the node reports again");
+    // The time it was unreachable is not billed.
+    for (const auto& id : instances_on_node_[node.id]) {
+      record_downtime_end(instances_.at(id), now());
+      if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
+        usage->metered_until = std::max(usage->metered_until, now());
+        touch_usage(*usage);
+      }
+    }
+  }
+  std::map<std::pair<std::string_view, int64_t>, const model::WorkloadStatus*> reported;
+  for (const auto& status : report.workloads) reported[{status.instance_id, status.run}] = &status;
+
+  // Copy: end_run edits the set.
+  const std::set<std::string> assigned = instances_on_node_[node.id];
+  for (const auto& id : assigned) {
+    Instance& instance = instances_.at(id);
+    const auto it = reported.find({instance.id, instance.run});
+    if (it == reported.end()) {
+      if (report.applied_generation >= instance.placed_generation) {
+        // Gone as asked, or lost.
+        if (instance.state == InstanceState::kStopping) {
+          end_run(instance, std::nullopt, "");
+        } else {
+          end_run(instance, std::nullopt, "the agent lost the workload", RunEnd::kLostByAgent);
+        }
+      }
+      continue;
+    }
+    const model::WorkloadStatus& status = *it->second;
+    switch (status.phase) {
+      case model::WorkloadPhase::kStarting:
+        break;
+      case model::WorkloadPhase::kRunning:
+        begin_run(instance);
+        break;
+      case model::WorkloadPhase::kExited:
+        begin_run(instance);
+        if (status.never_started) {
+          end_run(instance, status.exit_code,
+                  fmt::format("the command could not be started: {}", status.message),
+                  RunEnd::kNeverStarted);
+          break;
+        }
+        end_run(instance, status.exit_code,
+                status.exit_code == 0
+                    ? "the command exited"
+                    : fmt::format("the command exited with code {}{}",
+                                  status.exit_code ? std::to_string(*status.exit_code) : "?",
+                                  status.message.empty() ? "" : ": " + status.message));
+        break;
+    }
+  }
+  schedule();
+  return node.generation;
+}
+
+NodePage Controller::list_nodes(const Principal& caller, std::string_view cursor,
+                                size_t limit) const {
+  NodePage page;
+  if (!caller.is_operator()) return page;
+  // By position in id order, not by the cursor's presence: a node removed between two pages
+  // does not break the walk.
+  for (auto it = cursor.empty() ? nodes_.begin() : nodes_.upper_bound(cursor); it != nodes_.end();
+       ++it) {
+    if (page.items.size() == limit) {
+      page.next_cursor = page.items.back()->id;
+      break;
+    }
+    page.items.push_back(&it->second);
+  }
+  return page;
+}
+
+Result<const Node*> Controller::node(const Principal& caller, std::string_view id) const {
+  const auto it = nodes_.find(id);
+  if (!caller.is_operator() || it == nodes_.end()) return fail(Error::not_found("node", id));
+  return &it->second;
+}
+
+std::vector<std::string> Controller::gpu_holders(std::string_view uuid) const {
+  const auto it = gpu_holders_.find(std::string(uuid));
+  if (it == gpu_holders_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+Result<const Node*> Controller::set_cordoned(const Principal& caller, std::string_view id,
+                                             bool cordoned) {
+  if (!caller.is_operator()) return fail(forbidden("cordon nodes"));
+  const auto it = nodes_.find(id);
+  if (it == nodes_.end()) return fail(Error::not_found("node", id));
+  Node& node = it->second;
+  if (node.cordoned != cordoned) {
+    node.cordoned = cordoned;
+    touch_node(node, /*desired_set_changed=*/false);
+    update_schedulable(node);
+    spdlog::info("node={} {}", node.id, cordoned ? "cordoned" : "uncordoned");
+    if (!cordoned) schedule();
+  }
+  return &node;
+}
+
+std::string_view Controller::node_status(const Node& node) const {
+  if (node.state == NodeState::kDown) return "down";
+  if (!node.cordoned) {
+    const bool degraded = std::any_of(node.gpus.begin(), node.gpus.end(),
+                                      [&](const model::Gpu& gpu) { return quarantined(gpu.uuid); });
+    return degraded ? "degraded" : "ready";
+  }
+  const auto on_node = instances_on_node_.find(node.id);
+  if (on_node != instances_on_node_.end()) {
+    for (const auto& id : on_node->second) {
+      if (instances_.at(id).requeue_requested) return "draining";
+    }
+  }
+  return "cordoned";
+}
+
+Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
+  GPURENT_TRY(node, set_cordoned(caller, id, true));
+  int moving = 0;
+  const std::set<std::string> on_node = instances_on_node_[node->id];  // request_stop may edit it
+  for (const auto& instance_id : on_node) {
+    Instance& instance = instances_.at(instance_id);
+    if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
+      continue;
+    }
+    instance.requeue_requested = true;
+    request_stop(instance, "moving: its node is being drained");
+    record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceMoved,
+                 fmt::format("moving off node {}: the node is being drained", node->id));
+    ++moving;
+  }
+  schedule();
+  return moving;
+}
+
+std::vector<Offer> Controller::offers() const {
+  std::map<std::string, Offer> by_type;
+  for (const auto& [id, node] : nodes_) {
+    if (node.state != NodeState::kReady) continue;
+    std::map<std::string, int> free_here;
+    if (node.cordoned) continue;
+    for (const auto& gpu : node.gpus) {
+      if (quarantined(gpu.uuid)) continue;  // out of service: not on offer
+      Offer& offer = by_type[gpu.type];
+      offer.gpu_type = gpu.type;
+      offer.total += 1;
+      if (!gpu_holders_.contains(gpu.uuid)) {
+        offer.free += 1;
+        free_here[gpu.type] += 1;
+      }
+    }
+    for (const auto& [type, count] : free_here) {
+      by_type[type].max_free_per_node = std::max(by_type[type].max_free_per_node, count);
+    }
+  }
+  std::vector<Offer> out;
+  for (auto& [type, offer] : by_type) {
+    offer.price_per_gpu_hour = prices_.on_demand_price(type, now());
+    out.push_back(std::move(offer));
+  }
+  return out;
+}
+
+// --- Time ---------------------------------------------------------------------------------------
+
+void Controller::mark_node_down(Node& node) {
+  node.state = NodeState::kDown;
+  touch_node(node, /*desired_set_changed=*/false);
+  update_schedulable(node);
+  record_event("", node.id, model::event_kind::kNodeDown,
+               fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
+  const std::set<std::string> on_node = instances_on_node_[node.id];  // end_run edits it
+  for (const auto& id : on_node) {
+    Instance& instance = instances_.at(id);
+    if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
+      meter(instance, node.last_heartbeat);
+    }
+    if (instance.state == InstanceState::kRunning) {
+      record_downtime_start(instance, node.last_heartbeat, "node_down");
+    }
+  }
+  move_off_failure({node, "", fmt::format("node {} stopped reporting", node.name)}, on_node);
+}
+
+void Controller::move_off_failure(const Failure& failure, const std::set<std::string>& affected) {
+  const Node& node = failure.node;
+  const auto hit = [&](const Instance& instance) {
+    return instance.node_id == node.id &&
+           (failure.gpu_uuid.empty() || std::find(instance.gpus.begin(), instance.gpus.end(),
+                                                  failure.gpu_uuid) != instance.gpus.end());
+  };
+  const std::string why = fmt::format("moving: {}", failure.what);
+  for (const auto& id : affected) {
+    Instance& instance = instances_.at(id);
+    if (!hit(instance)) continue;  // a sibling's move below already took it
+    if (instance.state == InstanceState::kStopping) {
+      // It was asked to stop and cannot confirm: it ends now (billing ended at the last report),
+      // and if the node comes back its agent stops what is no longer desired.
+      end_run(instance, std::nullopt, "");
+      continue;
+    }
+    if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
+      continue;
+    }
+    if (instance.spec.restart_policy == model::RestartPolicy::kNever) {
+      // A down node may come back with the work still running: it waits. A quarantined GPU stays
+      // out of service until an operator checks it: the work on it is stopped, not restarted.
+      if (!failure.gpu_uuid.empty())
+        request_stop(instance, fmt::format("stopped: {}", failure.what));
+      continue;
+    }
+    // A gang without one of its ranks cannot go on: the whole task moves.
+    std::vector<Instance*> moving{&instance};
+    if (model::Job* job = job_of(instance)) {
+      moving.clear();
+      for (const auto& member_id : job->tasks.at(static_cast<size_t>(instance.job_task)).members) {
+        Instance& member = instances_.at(member_id);
+        if (member.state == InstanceState::kStarting || member.state == InstanceState::kRunning) {
+          moving.push_back(&member);
+        }
+      }
+    }
+    for (Instance* member : moving) {
+      record_event(member->tenant_id, member->id, model::event_kind::kInstanceMoved,
+                   hit(*member)
+                       ? fmt::format("{}; placing it again elsewhere", failure.what)
+                       : fmt::format("its task's gang lost a member ({}); the task moves as a "
+                                     "whole",
+                                     failure.what));
+      member->requeue_requested = true;
+      // On the failed node or GPU this ends the run at once; elsewhere, once its agent confirms.
+      request_stop(*member, why);
+    }
+  }
+}
+
+void Controller::enforce_balances() {
+  std::set<std::string> overdrawn;
+  for (const auto& [id, tenant] : tenants_) {
+    if (guard_balance(id)) overdrawn.insert(id);
+  }
+  if (overdrawn.empty()) return;
+  for (auto& [id, instance] : instances_) {
+    if (!overdrawn.contains(instance.tenant_id)) continue;
+    if (instance.state == InstanceState::kStarting || instance.state == InstanceState::kRunning) {
+      request_stop(instance, "stopped: the balance is exhausted");
+      record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceStoppedForBalance,
+                   "stopped: the balance is exhausted (the disk is kept)");
+    } else if (instance.state == InstanceState::kPending) {
+      withdraw(instance, "stopped: the balance is exhausted");
+    }
+  }
+}
+
+void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
+
+void Controller::tick() {
+  const Timestamp t = now();
+  for (Node* node : node_order()) {
+    const Timestamp silent_since = std::max(node->last_heartbeat, silence_counted_from_);
+    if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
+      mark_node_down(*node);
+    }
+  }
+  if (update_spot_market()) interrupt_spot_over_max_price();
+  if (t - last_billing_ >= options_.billing_interval) {
+    last_billing_ = t;
+    meter_runs(t);
+    // Storage is billed for the volume's whole life, used or not, node up or not.
+    for (auto& [id, volume] : volumes_) {
+      if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
+    }
+    meter_stopped_disks(t);
+    expire_packages();
+    for (auto& [id, reservation] : reservations_) settle_reservation(reservation);
+    settle_sla_credits();
+    enforce_balances();
+  }
+  advance_reservations();
+  // Time alone changes what a pass may do (reservation windows, backfill estimates).
+  queue_changed_ = true;
+  while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
+    const auto [deadline, id] = *deadlines_.begin();
+    deadlines_.erase(deadlines_.begin());
+    Instance& instance = instances_.at(id);
+    if (instance.state == InstanceState::kRunning) {
+      request_stop(instance,
+                   fmt::format("reached its max_runtime_s of {} s", *instance.spec.max_runtime_s));
+    }
+  }
+  schedule();
+  monitor_tick();
+}
+
+}  // namespace gpurent::controller
