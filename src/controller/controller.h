@@ -35,6 +35,7 @@
 #include "common/result.h"
 #include "common/string_hash.h"
 #include "controller/change_set.h"
+#include "controller/commands.h"
 #include "controller/gpu_telemetry.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
@@ -78,103 +79,6 @@ inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
 // starts from (stored + the jump) stays ahead of every one served. An array's placement so
 // writes no node row per node it lands on (bench/RESULTS.md has what such rows cost).
 inline constexpr int64_t kGenerationsBetweenNodeWrites = kGenerationJumpOnRestore / 2;
-
-struct Offer {
-  std::string gpu_type;
-  int total = 0;              // GPUs of the type on ready nodes
-  int free = 0;               // of which not held by an instance
-  int max_free_per_node = 0;  // the largest request that can be placed now
-  std::optional<Micros> price_per_gpu_hour;
-};
-
-struct CreatedInstance {
-  model::Instance instance;
-  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
-};
-
-struct InstanceFilter {
-  std::optional<std::string> tenant_id;  // operators only
-  std::optional<model::InstanceState> state;
-  // The members of one job; without it, job members are not listed.
-  std::optional<std::string> job_id;
-};
-
-struct InstancePage {
-  std::vector<const model::Instance*> items;
-  std::optional<std::string> next_cursor;
-};
-
-struct JobFilter {
-  std::optional<std::string> tenant_id;  // operators only
-  std::optional<model::JobState> state;
-};
-
-struct NodePage {
-  std::vector<const model::Node*> items;
-  std::optional<std::string> next_cursor;  // the last item's id, when more follow
-};
-
-struct JobPage {
-  std::vector<const model::Job*> items;
-  std::optional<std::string> next_cursor;
-};
-
-struct NewApiKey {
-  std::string tenant_id;  // empty: the caller's tenant
-  model::Role role = model::Role::kTenant;
-  std::string name;
-  std::string secret_hash;
-  std::string prefix;
-};
-
-struct CreatedReservation {
-  model::Reservation reservation;
-  bool replayed = false;  // an Idempotency-Key retry: nothing new was booked
-};
-
-struct CreatedJob {
-  model::Job job;
-  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
-};
-
-struct NewReservation {
-  std::string tenant_id;  // empty: the caller's tenant
-  std::string gpu_type;
-  int gpu_count = 0;
-  Timestamp start{};
-  Timestamp end{};
-  // Instead of end: a term of this many days from start (a start in the past is now).
-  std::optional<int> term_days;
-  model::ReservationPayment payment = model::ReservationPayment::kUpfront;
-};
-
-struct NewVolume {
-  std::string name;
-  int size_gb = 0;
-  std::string node_id;  // operators only: the node it lives on; empty: where first used
-};
-
-struct CreatedVolume {
-  model::Volume volume;
-  bool replayed = false;  // an Idempotency-Key retry: nothing new was created
-};
-
-struct EventFilter {
-  std::optional<std::string> tenant_id;  // operators only
-  std::optional<std::string> object_id;
-  std::optional<std::string> kind;
-  int64_t after_seq = 0;  // only events recorded after this one (a cursor)
-};
-
-struct CreatedPackage {
-  model::Package package;
-  bool replayed = false;  // an Idempotency-Key retry: nothing was charged again
-};
-
-struct TopupResult {
-  model::Transfer transfer;
-  Micros balance = 0;
-};
 
 class Controller {
  public:
