@@ -16,9 +16,6 @@
 
 namespace gpurent::controller {
 
-using model::Principal;
-using namespace detail;
-
 namespace {
 
 // Longest validity an operator may give a product; packages are a prepayment, not a deposit.

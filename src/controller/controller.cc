@@ -13,13 +13,6 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
-using model::Node;
-using model::NodeState;
-using model::Principal;
-using namespace detail;
-
 namespace {
 
 Error invalid_state(const Instance& instance, std::string_view action) {

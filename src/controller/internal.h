@@ -152,3 +152,15 @@ inline std::string request_shape(const model::InstanceSpec& spec) {
 }
 
 }  // namespace gpurent::controller::detail
+
+namespace gpurent::controller {
+
+// The names every controller translation unit uses.
+using model::Instance;
+using model::InstanceState;
+using model::Node;
+using model::NodeState;
+using model::Principal;
+using namespace detail;
+
+}  // namespace gpurent::controller

@@ -10,15 +10,11 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
 using model::Job;
 using model::JobState;
 using model::JobTask;
-using model::Principal;
 using model::Reservation;
 using model::ReservationState;
-using namespace detail;
 
 namespace {
 

@@ -13,13 +13,6 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
-using model::Node;
-using model::NodeState;
-using model::Principal;
-using namespace detail;
-
 namespace {
 
 // The tenant's environment, with the GPU share's variables on top (a job member's come from its

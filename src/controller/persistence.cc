@@ -11,12 +11,6 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
-using model::Node;
-using model::NodeState;
-using namespace detail;
-
 // --- Persistence ------------------------------------------------------------------------------
 
 Status Controller::restore(Snapshot snapshot) {

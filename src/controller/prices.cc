@@ -9,11 +9,6 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
-using model::Principal;
-using namespace detail;
-
 namespace {
 
 std::string stopped_disk_id(const Instance& instance) {

@@ -22,9 +22,6 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using namespace detail;
-
 void Controller::restore_quarantines(std::vector<model::GpuQuarantine>& records) {
   for (auto& record : records) quarantines_.insert_or_assign(record.id, std::move(record));
 }

@@ -10,13 +10,8 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
 using model::Job;
 using model::JobTask;
-using model::Node;
-using model::NodeState;
-using namespace detail;
 
 Controller::QueuePosition Controller::queue_position(const Instance& instance) {
   return {-model::scheduling_class(instance.spec.pricing), -instance.spec.priority,

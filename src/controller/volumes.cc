@@ -9,12 +9,8 @@
 
 namespace gpurent::controller {
 
-using model::Instance;
-using model::InstanceState;
-using model::Principal;
 using model::Volume;
 using model::VolumeState;
-using namespace detail;
 
 void Controller::touch_volume(const Volume& volume) {
   if (touched_volume_ids_.insert(volume.id).second) touched_volumes_.push_back(volume.id);
