@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sched/scoring.h"
 
@@ -24,6 +25,9 @@ constexpr size_t kMaxCachedShapes = 512;
 // a sum of whole numbers (weight × milli) that a double holds exactly, so equal scores compare
 // equal and ties fall to best fit rather than to rounding noise.
 constexpr double kProfileWeightScale = 1'000'000;
+// why_never_fits's remembered answers: request shapes are few (a workload has dozens), so a
+// bound only guards against a caller that makes every request unique.
+constexpr size_t kMaxRememberedShapes = 4096;
 
 bool label_match(const NodeSpec& node,
                  const std::map<std::string, std::string, std::less<>>& selector) {
@@ -117,6 +121,10 @@ Status validate(const Request& request) {
 }
 
 struct Cluster::Impl {
+  // why_never_fits's answers by request shape, while no node joins or changes.
+  mutable std::unordered_map<std::string, std::optional<Refusal>> never_fits_by_shape;
+  std::optional<Refusal> never_fits(const Request& request) const;
+
   struct NodeRecord {
     NodeSpec spec;
     std::vector<int> domain;  // NVLink domain per GPU position, renumbered 0..
@@ -551,6 +559,7 @@ Policy Cluster::policy() const { return impl_->policy; }
 
 Result<NodeHandle> Cluster::upsert_node(NodeSpec spec) {
   if (spec.id.empty()) return fail(Error::invalid("invalid_node", "a node needs an id"));
+  impl_->never_fits_by_shape.clear();
   if (spec.gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
     return fail(Error::invalid(
         "invalid_node", fmt::format("node {} has more than {} GPUs", spec.id, kMaxGpusPerNode)));
@@ -693,7 +702,24 @@ std::optional<Assignment> Cluster::place_on(NodeHandle node, const Request& requ
 }
 
 std::optional<Refusal> Cluster::why_never_fits(const Request& request) const {
-  const auto& impl = *impl_;
+  // Every creation asks, and the answer is O(nodes): it is kept per request shape until a node
+  // joins or changes (upsert_node), the only change that can alter it.
+  const auto& d = request.per_node;
+  std::string shape =
+      fmt::format("{}|{}|{},{},{},{},{},{}|{}|{}|", fmt::join(request.gpu_types, ","),
+                  request.min_gpu_memory_mib, d.gpu_count, d.gpu_milli, d.gpu_memory_mib,
+                  d.cpu_milli, d.memory_mib, d.disk_gb, request.nodes, request.node_id);
+  for (const auto& [key, value] : request.node_selector) shape += key + "=" + value + ";";
+  auto& known = impl_->never_fits_by_shape;
+  if (const auto it = known.find(shape); it != known.end()) return it->second;
+  auto answer = impl_->never_fits(request);
+  if (known.size() >= kMaxRememberedShapes) known.clear();
+  known.emplace(std::move(shape), answer);
+  return answer;
+}
+
+std::optional<Refusal> Cluster::Impl::never_fits(const Request& request) const {
+  const auto& impl = *this;
   const auto& d = request.per_node;
   int type_nodes = 0, pinned_nodes = 0, label_nodes = 0, fitting_nodes = 0;
   // The largest node of an acceptable type that the placement rules allow, resource by resource.

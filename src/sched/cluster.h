@@ -184,7 +184,8 @@ class Cluster {
   std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
   // Why the request could not fit this cluster even if it were empty (every node schedulable,
   // every GPU available), naming the one rule it breaks; nullopt when it could. Something is
-  // returned means waiting in a queue is pointless until nodes of another kind join. O(nodes).
+  // returned means waiting in a queue is pointless until nodes of another kind join. O(nodes) for
+  // a request shape first seen since a node joined or changed, O(1) after (kept per shape).
   std::optional<Refusal> why_never_fits(const Request& request) const;
   // Takes the assignment's resources. Fails, changing nothing, if any part is not free.
   Status allocate(const Assignment& assignment);

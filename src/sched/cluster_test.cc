@@ -244,6 +244,9 @@ TEST(Cluster, RefusalsNameTheConstraintAndTheFreeGpus) {
     return why ? why->constraint : std::string("fits");
   };
   EXPECT_EQ(constraint_of(whole(1, {"a100-80g"})), "gpu_type");
+  // The answer is kept per shape until a node joins: then asked again.
+  ASSERT_TRUE(cluster.upsert_node(node("n-b", 8, "a100-80g")));
+  EXPECT_EQ(constraint_of(whole(1, {"a100-80g"})), "fits");
   EXPECT_EQ(constraint_of(picky), "node_selector");
   hungry.per_node.memory_mib = 0;
   hungry.per_node.cpu_milli = 500'000;
