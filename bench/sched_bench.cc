@@ -17,8 +17,12 @@
 // have run; the figures are totals over all rounds. After each round the cluster's invariants are
 // checked (untimed).
 //
+// Then the admission check every creation makes (Cluster::why_never_fits: could the request fit
+// the cluster were it empty?): its first answer for each request shape of the mix on a fresh
+// cluster (a walk over the nodes), and the answer again (kept per shape until a node joins).
+//
 // Usage: gpurent_sched_bench [--requests N] [--seed S] [NODES ...]   (default 1000 10000 100000)
-// Prints one Markdown table row per size.
+// Prints one Markdown table row per size, for each of the two measurements.
 #include <fmt/format.h>
 
 #include <time.h>
@@ -155,6 +159,31 @@ void run_round(int nodes, const std::vector<int>& sequence, Totals* totals) {
                           static_cast<double>(stats.gpu_milli_total);
 }
 
+// The admission check's cost on a fresh cluster of `nodes` nodes: the first answer per shape
+// (µs, the mean over the mix's shapes) and an answer kept from before (ns).
+std::pair<double, double> admission_cost(int nodes) {
+  Cluster cluster;
+  for (int i = 0; i < nodes; ++i) {
+    if (!cluster.upsert_node(node_spec(i))) std::exit(1);
+  }
+  std::vector<Request> requests;
+  for (const MixEntry& entry : mix()) requests.push_back({.per_node = entry.demand});
+  const auto first_began = Clock::now();
+  for (const Request& request : requests) {
+    if (cluster.why_never_fits(request)) std::exit(1);  // every shape fits an empty node
+  }
+  const double first_s = std::chrono::duration<double>(Clock::now() - first_began).count();
+  constexpr int kAgain = 1'000'000;
+  const auto again_began = Clock::now();
+  int refused = 0;
+  for (int i = 0; i < kAgain; ++i) {
+    refused += cluster.why_never_fits(requests[static_cast<size_t>(i) % requests.size()]) ? 1 : 0;
+  }
+  const double again_s = std::chrono::duration<double>(Clock::now() - again_began).count();
+  if (refused != 0) std::exit(1);
+  return {first_s * 1e6 / static_cast<double>(requests.size()), again_s * 1e9 / kAgain};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -193,6 +222,14 @@ int main(int argc, char** argv) {
                 static_cast<long long>(totals.placed / totals.rounds), totals.allocated_pct,
                 decisions / totals.decide_s, totals.decide_s * 1e9 / decisions,
                 totals.decide_cpu_s * 1e9 / decisions, totals.setup_s * 1e3 / totals.rounds);
+    std::fflush(stdout);
+  }
+  std::printf(
+      "\n| nodes | admission check, first answer per shape | admission check, answer kept |\n"
+      "| --- | --- | --- |\n");
+  for (const int nodes : sizes) {
+    const auto [first_us, again_ns] = admission_cost(nodes);
+    std::printf("| %d | %.0f µs | %.0f ns |\n", nodes, first_us, again_ns);
     std::fflush(stdout);
   }
   return 0;
