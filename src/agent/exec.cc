@@ -20,6 +20,7 @@
 
 #include "agent/runtime/sandbox.h"
 #include "agent/runtime/workload_files.h"
+#include "common/pipes.h"
 
 namespace gpurent::agent {
 namespace asio = boost::asio;
@@ -233,14 +234,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   }
   const pid_t pid = ::fork();
   if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::setsid();
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
+    become_command_child(::open("/dev/null", O_RDONLY), out[1], err[1]);
     if (sandbox) enter_sandbox_as_user(*sandbox, "gpurent exec");
     if (::chdir(launch.cwd.c_str()) != 0) {
       constexpr std::string_view kMessage = "gpurent exec: cannot enter the instance directory\n";

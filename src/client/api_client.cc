@@ -351,20 +351,22 @@ Result<Json> ApiClient::upload(std::string_view bytes) {
   return upload;
 }
 
+Result<Json> ApiClient::copy_into(std::string_view collection, std::string_view id,
+                                  std::string_view upload_id, std::string_view path) {
+  return call("POST",
+              fmt::format("/v1/{}/{}/files?upload={}&path={}", collection, encode(id),
+                          encode(upload_id), encode(path)),
+              nullptr, {}, kCopyCallTimeout);
+}
+
 Result<Json> ApiClient::copy_into_instance(std::string_view id, std::string_view upload_id,
                                            std::string_view path) {
-  return call("POST",
-              fmt::format("/v1/instances/{}/files?upload={}&path={}", encode(id), encode(upload_id),
-                          encode(path)),
-              nullptr, {}, kCopyCallTimeout);
+  return copy_into("instances", id, upload_id, path);
 }
 
 Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view upload_id,
                                          std::string_view path) {
-  return call("POST",
-              fmt::format("/v1/volumes/{}/files?upload={}&path={}", encode(id), encode(upload_id),
-                          encode(path)),
-              nullptr, {}, kCopyCallTimeout);
+  return copy_into("volumes", id, upload_id, path);
 }
 
 Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,

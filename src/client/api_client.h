@@ -216,6 +216,9 @@ class ApiClient {
   Result<Json> call(std::string_view method, std::string target, const Json* body = nullptr,
                     std::string_view idempotency_key = {},
                     std::chrono::seconds timeout = kCallTimeout);
+  // POST /v1/{collection}/{id}/files: unpack the upload at `path` (copy_into_instance, _volume).
+  Result<Json> copy_into(std::string_view collection, std::string_view id,
+                         std::string_view upload_id, std::string_view path);
   // GETs every page of a list route; returns the first page's object with all items joined.
   Result<Json> fetch_all_pages(std::string_view path, std::string query = {});
   Result<Json> list_items(std::string_view path, std::string query = {});

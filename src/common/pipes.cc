@@ -1,12 +1,23 @@
 #include "common/pipes.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
 namespace gpurent {
+
+void become_command_child(int stdin_fd, int stdout_fd, int stderr_fd) {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::setsid();
+  ::dup2(stdin_fd, 0);
+  ::dup2(stdout_fd, 1);
+  ::dup2(stderr_fd, 2);
+}
 
 bool drain_pipes(int first, const PipeSink& on_first, int second, const PipeSink& on_second,
                  std::optional<std::chrono::steady_clock::time_point> deadline) {

@@ -161,13 +161,7 @@ Result<model::CopyResult> unpack_archive(const std::filesystem::path& archive,
   const std::string root = target.root.string();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::setsid();
-    ::dup2(input, 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
+    become_command_child(input, out[1], err[1]);
     if (target.sandbox) enter_sandbox_as_user(*target.sandbox, "gpurent cp");
     if (target.confine) confine_to(root.c_str());
     // Entered as the agent: the user may not pass the directories above it.
