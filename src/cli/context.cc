@@ -72,9 +72,13 @@ void Context::set_command(std::function<Status()> command) {
     }
     for (;;) {
       // As watch(1): on a terminal each frame replaces the last; piped, frames follow each other.
-      if (io_.out_is_terminal) io_.out << "\x1b[H\x1b[2J";
-      io_.out << fmt::format("Every {}s: {}\n\n", watch_seconds_, format_rfc3339(now()))
-              << std::flush;
+      // Under -o json a frame is the JSON alone, so that a reader takes one document after
+      // another.
+      if (output() == OutputFormat::kTable) {
+        if (io_.out_is_terminal) io_.out << "\x1b[H\x1b[2J";
+        io_.out << fmt::format("Every {}s: {}\n\n", watch_seconds_, format_rfc3339(now()))
+                << std::flush;
+      }
       if (const Status status = command(); !status) return report(status.error());
       std::this_thread::sleep_for(std::chrono::seconds(watch_seconds_));
     }

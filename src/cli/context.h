@@ -71,7 +71,8 @@ class Context {
                        const View& view);
 
   // Adds `--watch[=SECONDS]` to a listing: the command then runs again every SECONDS (2 by
-  // default) until it fails or is interrupted, each frame under a line saying when it was taken.
+  // default) until it fails or is interrupted, each table under a line saying when it was taken
+  // (under -o json, one JSON document after another).
   void add_watch_option(CLI::App& command);
   void set_command(std::function<Status()> command);
   void set_process(std::function<int()> process);

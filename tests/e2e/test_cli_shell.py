@@ -1,5 +1,6 @@
 """The CLI in a real shell: completion scripts that bash, zsh and fish load and answer with, and
 `--watch` redrawing a listing until interrupted."""
+import json
 import os
 import shutil
 import signal
@@ -65,6 +66,17 @@ def test_watch_redraws_a_listing_until_interrupted(platform):
     assert out.count("NAME") == frames, out  # the table's header, drawn once per frame
     # Not a terminal: no screen-clearing codes between frames.
     assert "\x1b[" not in out
+    # Under -o json: one JSON document after another, nothing else.
+    process = subprocess.Popen([BINARY, "ps", "--watch=1", "-o", "json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=platform.cli_env())
+    time.sleep(2.5)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=10)
+    decoder, rest, documents = json.JSONDecoder(), out.strip(), 0
+    while rest:
+        _, end = decoder.raw_decode(rest)
+        rest, documents = rest[end:].strip(), documents + 1
+    assert documents >= 2, out
     bad = subprocess.run([BINARY, "ps", "--watch=0"], capture_output=True, text=True,
                          env=platform.cli_env())
     assert bad.returncode == 2, bad.stderr
