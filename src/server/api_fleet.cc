@@ -1,0 +1,353 @@
+#include "server/api_impl.h"
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <charconv>
+#include <unordered_map>
+#include "common/random.h"
+#include "model/agent_protocol.h"
+#include "model/codec.h"
+#include "model/gpu_catalog.h"
+#include "model/service_path.h"
+#include "model/workload_fields.h"
+#include "monitor/alerts_json.h"
+#include "server/price_views.h"
+#include "server/request_bodies.h"
+#include "server/upload_store.h"
+#include "server/views.h"
+
+namespace gpurent::server {
+
+void Api::Impl::add_node_routes() {
+  keyed("GET", "/v1/nodes",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          if (auto allowed = require_operator(caller); !allowed)
+            co_return problem_response(allowed.error());
+          // Paged: a node's view carries its GPUs' latest telemetry, and rendering every node of
+          // a large fleet at once held the controller's thread for seconds.
+          auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+          if (!limit) co_return problem_response(limit.error());
+          const auto page = ctl().list_nodes(caller, query_string(request, "cursor").value_or(""),
+                                             static_cast<size_t>(*limit));
+          Json items = Json::array();
+          for (const auto* node : page.items) items.push_back(node_view(ctl(), *node));
+          co_return json_response(
+              200, {{"items", std::move(items)},
+                    {"next_cursor", page.next_cursor ? Json(*page.next_cursor) : Json(nullptr)}});
+        });
+  keyed("GET", "/v1/nodes/{id}",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          if (auto allowed = require_operator(caller); !allowed)
+            co_return problem_response(allowed.error());
+          auto node = ctl().node(caller, params.find("id")->second);
+          co_return result_response(200, node,
+                                    [this](const model::Node* n) { return node_view(ctl(), *n); });
+        });
+  node_action("/v1/nodes/{id}/cordon",
+              [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
+                GPURENT_CHECK(c.set_cordoned(caller, id, true));
+                return 0;
+              });
+  node_action("/v1/nodes/{id}/uncordon",
+              [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
+                GPURENT_CHECK(c.set_cordoned(caller, id, false));
+                return 0;
+              });
+  node_action("/v1/nodes/{id}/drain", [](Controller& c, const Principal& caller,
+                                         std::string_view id) { return c.drain_node(caller, id); });
+}
+
+void Api::Impl::add_agent_routes() {
+  router.add("POST", "/v1/agent/register",
+             [this](Request& request, const PathParams&) { return register_node(request); });
+  agent("GET", "/v1/agent/desired",
+        [this](const std::string& node, Request& request) { return desired(node, request); });
+  agent("POST", "/v1/agent/report",
+        [this](const std::string& node, Request& request) { return report(node, request); });
+  agent("POST", "/v1/agent/logs",
+        [this](const std::string& node, Request& request) { return upload_logs(node, request); });
+  agent("GET", "/v1/agent/upload", [this](const std::string& node, Request& request) {
+    return download_upload(node, request);
+  });
+}
+
+void Api::Impl::node_action(std::string pattern, NodeCommand command) {
+  keyed("POST", std::move(pattern),
+        [this, command](const Principal& caller, Request&,
+                        const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+            GPURENT_TRY(moving, command(c, caller, id));
+            GPURENT_TRY(node, c.node(caller, id));
+            Json view = node_view(c, *node);
+            view["moving_instances"] = moving;
+            return view;
+          });
+          co_return result_response(200, result, [](const Json& view) { return view; });
+        });
+}
+
+void Api::Impl::add_event_routes() {
+  keyed("GET", "/v1/events",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+          if (!limit) co_return problem_response(limit.error());
+          auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
+          if (!after) co_return problem_response(after.error());
+          controller::EventFilter filter{.tenant_id = tenant_query(request),
+                                         .object_id = query_string(request, "object"),
+                                         .kind = query_string(request, "kind"),
+                                         .after_seq = *after};
+          Json items = Json::array();
+          const auto events = ctl().events(caller, filter, static_cast<size_t>(*limit));
+          for (const auto* event : events) items.push_back(event_view(*event));
+          Json next = events.size() == static_cast<size_t>(*limit)
+                          ? Json(std::to_string(events.back()->seq))
+                          : Json(nullptr);
+          co_return json_response(200,
+                                  {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
+        });
+}
+
+void Api::Impl::add_quarantine_routes() {
+  keyed("POST", "/v1/nodes/{id}/gpus/{index}/release",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          const std::string& text = params.find("index")->second;
+          // Not a device index: names no GPU (404 gpu_not_found), as an index the node lacks.
+          int index = -1;
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+          if (ec != std::errc() || end != text.data() + text.size()) index = -1;
+          auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+            GPURENT_CHECK(c.release_gpu(caller, id, index));
+            GPURENT_TRY(node, c.node(caller, id));
+            return node_view(c, *node);
+          });
+          co_return result_response(200, result, [](const Json& view) { return view; });
+        });
+}
+
+void Api::Impl::add_monitoring_routes() {
+  router.add("GET", "/metrics",
+             [this](Request& request, const PathParams&) -> asio::awaitable<Response> {
+               if (!metrics_token.empty() && bearer_token(request) != metrics_token) {
+                 co_return problem_response(
+                     unauthenticated("send 'Authorization: Bearer <metrics token>'"));
+               }
+               co_return Response{200,
+                                  "text/plain; version=0.0.4; charset=utf-8",
+                                  render_metrics(ctl(), request_metrics),
+                                  {},
+                                  {}};
+             });
+  keyed("GET", "/v1/metrics/query",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          auto query = parse_metrics_query(request.query);
+          if (!query) co_return problem_response(query.error());
+          auto answer = ctl().query_metrics(caller, *query);
+          co_return result_response(200, answer, [&](const controller::MetricsAnswer& a) {
+            return metrics_answer_view(*query, a);
+          });
+        });
+  keyed("GET", "/v1/alerts",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          auto limit = query_int(request, "history", kDefaultListLimit, 0,
+                                 static_cast<int64_t>(controller::kMaxAlertHistory));
+          if (!limit) co_return problem_response(limit.error());
+          co_return json_response(
+              200, alert_list_view(ctl().alerts(caller, static_cast<size_t>(*limit))));
+        });
+  keyed("POST", "/v1/alerts/{id}/ack",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          auto acked =
+              co_await host.mutate([&](Controller& c) { return c.acknowledge_alert(caller, id); });
+          if (!acked) co_return problem_response(acked.error());
+          co_return json_response(200, {{"id", id}, {"acknowledged", true}});
+        });
+  keyed("GET", "/v1/alerts/rules",
+        [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
+          co_return result_response(200, ctl().alert_rules(caller), rule_list_view);
+        });
+  keyed("POST", "/v1/alerts/rules",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          co_return co_await operator_write(
+              caller, request, monitor::rule_from_json,
+              [&](Controller& c, auto rule) { return c.put_alert_rule(caller, std::move(rule)); },
+              monitor::rule_to_json);
+        });
+  keyed("DELETE", "/v1/alerts/rules/{name}",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string name = params.find("name")->second;
+          auto deleted = co_await host.mutate(
+              [&](Controller& c) { return c.delete_alert_rule(caller, name); });
+          if (!deleted) co_return problem_response(deleted.error());
+          co_return Response{204, "", "", {}, {}};
+        });
+  keyed("PUT", "/v1/instances/{id}/idle-alert",
+        [this](const Principal& caller, Request& request,
+               const PathParams& params) -> asio::awaitable<Response> {
+          auto body = parse_json_object(request.body);
+          if (!body) co_return problem_response(body.error());
+          auto idle = parse_idle_alert(*body);
+          if (!idle) co_return problem_response(idle.error());
+          const std::string id = params.find("id")->second;
+          auto saved = co_await host.mutate([&](Controller& c) {
+            return c.set_idle_alert(caller, id, idle->below_percent, idle->for_ms, idle->auto_stop);
+          });
+          co_return result_response(200, saved, monitor::rule_to_json);
+        });
+}
+
+asio::awaitable<Response> Api::Impl::register_node(Request& request) {
+  const auto token = bearer_token(request);
+  if (!token)
+    co_return problem_response(unauthenticated("send 'Authorization: Bearer <join token>'"));
+  auto body = parse_json_object(request.body);
+  if (!body) co_return problem_response(body.error());
+  auto registration = model::decode_message<model::NodeRegistration>(*body);
+  if (!registration) co_return problem_response(registration.error());
+  registration->registered_from = request.peer_address;
+  const std::string credential = new_secret("gnc_");
+  auto result = co_await host.mutate([&](Controller& c) {
+    return c.register_node(hash_secret(*token), std::move(*registration), credential,
+                           hash_secret(credential));
+  });
+  co_return result_response(201, result,
+                            [](const model::RegistrationResult& r) { return Json(r); });
+}
+
+asio::awaitable<Response> Api::Impl::desired(const std::string& node, Request& request) {
+  auto after = query_int(request, "after", 0, 0, INT64_MAX);
+  if (!after) co_return problem_response(after.error());
+  auto watch = query_flag(request, "watch", false);
+  if (!watch) co_return problem_response(watch.error());
+  if (*watch) co_return watch_desired(node, *after);
+  auto wait_s = query_int(request, "wait_s", 0, 0, kMaxLongPoll.count());
+  if (!wait_s) co_return problem_response(wait_s.error());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait_s);
+  for (;;) {
+    auto generation = ctl().desired_generation(node);
+    if (!generation) co_return problem_response(generation.error());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (*generation > *after || left.count() <= 0) {
+      // Built now, before the barrier: everything in it was queued for commit before it. The
+      // node is woken as soon as its change is queued (host.h), so the answer is built while
+      // the committer writes that change.
+      auto state = ctl().desired_state(node);
+      if (!state) co_return problem_response(state.error());
+      std::string answer = model::desired_state_json(*state);
+      // Only committed state may be acted on: were this set lost in a crash, the agent would
+      // run work the restarted server never placed.
+      if (!host.all_durable()) co_await host.durable();
+      co_return Response{200, "application/json", std::move(answer), {}, {}};
+    }
+    co_await host.wait("node:" + node, left);
+  }
+}
+
+Response Api::Impl::watch_desired(const std::string& node, int64_t after) {
+  if (auto generation = ctl().desired_generation(node); !generation) {
+    return problem_response(generation.error());
+  }
+  Response response{200, "application/x-ndjson", "", {}, {}};
+  auto sent = std::make_shared<int64_t>(after);
+  response.chunks = [this, node, sent]() -> asio::awaitable<std::optional<std::string>> {
+    const auto keepalive_at = std::chrono::steady_clock::now() + model::kWatchKeepalive;
+    for (;;) {
+      auto generation = ctl().desired_generation(node);
+      if (!generation) co_return std::nullopt;  // the node is gone: the stream ends
+      if (*generation > *sent) {
+        auto state = ctl().desired_state(node);
+        if (!state) co_return std::nullopt;
+        std::string line = model::desired_state_json(*state);
+        line += '\n';
+        *sent = state->generation;
+        if (!host.all_durable()) co_await host.durable();
+        co_return line;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          keepalive_at - std::chrono::steady_clock::now());
+      if (left.count() <= 0) co_return std::string("\n");
+      co_await host.wait("node:" + node, left);
+    }
+  };
+  return response;
+}
+
+asio::awaitable<Response> Api::Impl::report(const std::string& node, Request& request) {
+  // Read, and its telemetry decoded and ingested, on the telemetry thread.
+  auto report = co_await telemetry_ingest.take(node, std::move(request.body));
+  if (!report) co_return problem_response(report.error());
+  proxy.node_reported(node, report->node_api_address, report->node_api_secret);
+  if (report->workloads.size() > kMaxReportedWorkloads) {
+    co_return problem_response(
+        Error::invalid("invalid_message", "too many workloads in one report"));
+  }
+  auto generation =
+      co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
+  co_return result_response(200, generation, [](int64_t g) { return Json{{"generation", g}}; });
+}
+
+asio::awaitable<Response> Api::Impl::upload_logs(const std::string& node, const Request& request) {
+  const auto id = query_string(request, "instance");
+  auto run = query_int(request, "run", 0, 1, INT64_MAX);
+  auto offset = query_int(request, "offset", 0, 0, INT64_MAX);
+  if (!id)
+    co_return problem_response(
+        Error::invalid("invalid_query", "query parameter 'instance' is required"));
+  if (!run) co_return problem_response(run.error());
+  if (*run < 1)
+    co_return problem_response(
+        Error::invalid("invalid_query", "query parameter 'run' is required"));
+  if (!offset) co_return problem_response(offset.error());
+  auto instance = ctl().instance(model::platform_principal(), *id);
+  if (!instance || (*instance)->node_id != node || *run > (*instance)->run) {
+    co_return problem_response(Error::not_found("instance", *id));
+  }
+  // The request outlives the write: the coroutine holding it waits for the answer.
+  auto write = [this, id = *id, run = *run, offset = *offset,
+                data = std::string_view(request.body)] {
+    LogWrite written{logs.append(id, run, offset, data), 0};
+    if (!written.size && written.size.error().code == "log_offset_gap") {
+      written.current = logs.size(id, run);
+    }
+    return written;
+  };
+  LogWrite written = co_await on_log_thread(std::move(write));
+  if (!written.size) {
+    if (written.size.error().code == "log_offset_gap") {
+      co_return json_response(409, {{"size", written.current}});
+    }
+    co_return problem_response(written.size.error());
+  }
+  host.notify("instance:" + *id);
+  co_return json_response(200, {{"size", *written.size}});
+}
+
+asio::awaitable<Response> Api::Impl::download_upload(const std::string& node,
+                                                     const Request& request) {
+  if (!uploads) co_return problem_response(uploads_unavailable());
+  const auto id = query_string(request, "id").value_or("");
+  if (!ctl().node_uses_workdir(node, id) && !proxy.node_may_read(node, id)) {
+    co_return problem_response(Error::not_found("upload", id));
+  }
+  auto read = [this, id] { return uploads->read(id); };
+  auto bytes = co_await on_log_thread(std::move(read));
+  if (!bytes) co_return problem_response(bytes.error());
+  co_return Response{200, "application/octet-stream", std::move(*bytes), {}, {}};
+}
+
+}  // namespace gpurent::server

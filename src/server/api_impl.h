@@ -1,0 +1,276 @@
+// The API's state and its handlers, shared by the files that register its routes: api.cc
+// (authentication, the route table's root), api_instances.cc (instances, templates, jobs, uploads),
+// api_accounts.cc (tenants, keys, billing, prices, reservations, volumes, quotas) and api_fleet.cc
+// (nodes, the agent protocol, events, monitoring). Internal to the server.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "billing/revenue.h"
+#include "common/json.h"
+#include "net/await_on.h"
+#include "net/router.h"
+#include "server/api.h"
+#include "server/api_http.h"
+#include "server/monitoring_api.h"
+#include "server/telemetry_ingest.h"
+
+namespace gpurent::server {
+
+using controller::Controller;
+using model::Principal;
+using net::PathParams;
+using net::Router;
+
+// Pages of a listing, and how long a long poll or a followed log waits.
+inline constexpr size_t kMaxListLimit = 500;
+inline constexpr size_t kDefaultListLimit = 100;
+inline constexpr std::chrono::seconds kMaxLongPoll{60};
+inline constexpr size_t kLogChunkBytes = 64 * 1024;
+inline constexpr std::chrono::seconds kFollowPoll{15};
+inline constexpr size_t kMaxReportedWorkloads = 1024;
+
+using RouteHandler = std::function<asio::awaitable<Response>(Request&, const PathParams&)>;
+
+struct Api::Impl {
+  Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
+      : host(host), logs(logs), proxy(host, std::move(sessions)) {
+    add_routes();
+  }
+  // Uploads queued on the log thread are written before the API (and then the LogStore) goes.
+  ~Impl() { log_thread.join(); }
+
+  struct CachedView {
+    int64_t revision = 0;
+    std::string body;
+  };
+  ControllerHost& host;
+  LogStore& logs;
+  TenantProxy proxy;
+  // Log uploads write files (a directory and a file per run: ext4 makes each about 0.1 ms), so
+  // they run here, off the I/O thread; reads of logs stay on the I/O thread.
+  asio::thread_pool log_thread{1};
+  TelemetryIngest telemetry_ingest{
+      host.controller().options().series_fed_by_host ? &host.controller().series_feed() : nullptr};
+  Router<RouteHandler> router;
+  std::unordered_map<std::string, CachedView> instance_views;
+  RequestMetrics request_metrics;
+  std::string metrics_token;           // empty: GET /metrics needs no token
+  UploadStore* uploads = nullptr;      // none: uploads are refused (503)
+  bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
+
+  Controller& ctl() { return host.controller(); }
+
+  // `?tenant=`: a tenant's id, or its name (names are unique).
+  std::optional<std::string> tenant_query(const Request& request) const;
+  // The caller of a tenant-facing route, from its API key (401 otherwise).
+  Result<Principal> principal(const Request& request);
+  // The node calling an agent route, from its credential (401; 403 from another address when
+  // credentials are bound to their node's address).
+  Result<std::string> node_of(const Request& request);
+
+  // The tenant a billing read is about: the caller's own, or (for operators) `?tenant=`. Another
+  // tenant's is not found, as everywhere else.
+  Result<std::string> billed_tenant(const Principal& caller, const Request& request);
+  static Status require_operator(const Principal& caller);
+
+  // Registers a handler that needs an API key.
+  template <class Fn>
+  void keyed(std::string method, std::string pattern, Fn fn) {
+    router.add(std::move(method), std::move(pattern),
+               [this, fn](Request& request, const PathParams& params) -> asio::awaitable<Response> {
+                 auto caller = principal(request);
+                 if (!caller) co_return problem_response(caller.error());
+                 co_return co_await fn(*caller, request, params);
+               });
+  }
+
+  // Registers a handler for agents (node credential).
+  template <class Fn>
+  void agent(std::string method, std::string pattern, Fn fn) {
+    router.add(std::move(method), std::move(pattern),
+               [this, fn](Request& request, const PathParams&) -> asio::awaitable<Response> {
+                 auto node = node_of(request);
+                 if (!node) co_return problem_response(node.error());
+                 co_return co_await fn(*node, request);
+               });
+  }
+
+  // --- api.cc: the route table -----------------------------------------------------------------
+  void add_routes();
+  Json gpu_types();
+
+  // --- api_instances.cc: instances, templates, jobs, uploads -----------------------------------
+  void add_instance_routes();
+  // A command on one instance (stop, start, delete); answers 202 with its view.
+  using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&,
+                                                                  std::string_view);
+  void instance_action(std::string pattern, std::string method, InstanceCommand command);
+  asio::awaitable<Response> create_instance(const Principal& caller, Request& request);
+  Response list_instances(const Principal& caller, const Request& request);
+
+  // The serialized view of an instance, cached by revision: reads of instances dominate API
+  // traffic, and building the JSON is most of their cost. Bounded: cleared when it grows past
+  // kMaxCachedViews (it refills with what is read).
+  const std::string& instance_json(const model::Instance& instance);
+
+  Response instance_logs(const Principal& caller, const Request& request, const std::string& id);
+
+  // A request naming a template takes the template's runtime fields (model::apply_template),
+  // its own image, command and env winning; `runtime` picks the template's process or container
+  // form.
+  Result<model::InstanceSpec> with_template(const Json& body, model::InstanceSpec spec);
+
+  void add_template_routes();
+  void add_job_routes();
+  asio::awaitable<Response> create_job(const Principal& caller, Request& request);
+
+  // Paginated like the instances: a listing of thousands of jobs is thousands of views.
+  Response list_jobs(const Principal& caller, const Request& request);
+
+  // The log of one member (task and rank) of a job: that member instance's log, served as
+  // GET /v1/instances/{id}/logs serves it.
+  Response job_logs(const Principal& caller, const Request& request, const std::string& id);
+
+  // Tenants' uploads (workdirs): created, appended to in pieces, read back.
+  void add_upload_routes();
+
+  static Error uploads_unavailable();
+
+  // A spec's workdir must be a complete upload of the caller's tenant.
+  Status check_workdir(const Principal& caller, const model::InstanceSpec& spec);
+
+  // POST /v1/uploads {"size", "sha256"}: declares an upload (server/upload_store.h).
+  asio::awaitable<Response> create_upload(const Principal& caller, Request& request);
+
+  // PUT /v1/uploads/{id}?offset=N with the next bytes as the body.
+  asio::awaitable<Response> append_upload(const Principal& caller, const Request& request,
+                                          std::string id);
+
+  // --- api_accounts.cc: tenants, keys, money, prices, reservations, volumes, quotas ------------
+  // Tenants, their API keys, and the join tokens that let nodes register.
+  void add_tenant_routes();
+
+  asio::awaitable<Response> create_tenant(const Principal& caller, Request& request);
+  asio::awaitable<Response> create_api_key(const Principal& caller, Request& request);
+  asio::awaitable<Response> create_join_token(const Principal& caller, Request& request);
+  void add_billing_routes();
+  asio::awaitable<Response> topup(const Principal& caller, Request& request);
+
+  // Packages, balance settings and invoices (controller/accounts.cc).
+  void add_account_routes();
+
+  // Revenue in [from, to) (RFC 3339 query parameters; by default all of it), by GPU type and
+  // tenant: a run's type from its usage record, a package's or a reserved term's from it.
+  Result<billing::RevenueReport> revenue(const Principal& caller, const Request& request);
+
+  // The price book, the spot market and estimates (server/price_views.h has their forms).
+  void add_price_routes();
+
+  // GET /v1/spot-prices?gpu_type=&from=&to=: the points of [from, to) (default: the last day),
+  // with the one in force at `from` first, per type (all types, or one), and the price now.
+  Response spot_prices(const Request& request);
+
+  void add_reservation_routes();
+  asio::awaitable<Response> create_reservation(const Principal& caller, Request& request);
+  void add_volume_routes();
+  void add_quota_routes();
+
+  asio::awaitable<Response> set_quota(const Principal& caller, Request& request,
+                                      std::string tenant_id);
+
+  // A POST that creates an object under Idempotency-Key: parse the body, run the controller's
+  // create command with the key and the body's fingerprint, answer 201 with the view (and the
+  // object's Location under `location`). `view` gives the view and whether it was a replay.
+  template <class Parse, class Create, class View>
+  asio::awaitable<Response> create_object(const Principal& caller, Request& request, Parse parse,
+                                          Create create, View view, std::string_view location) {
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto parsed = parse(*body);
+    if (!parsed) co_return problem_response(parsed.error());
+    auto key = idempotency_key(request);
+    if (!key) co_return problem_response(key.error());
+    const std::string fingerprint = hash_secret(body->dump());
+    auto created = co_await host.mutate(
+        [&](Controller& c) { return (c.*create)(caller, std::move(*parsed), *key, fingerprint); });
+    if (!created) co_return problem_response(created.error());
+    auto [json, replayed] = view(*created);
+    std::string id = json.at("id").template get<std::string>();
+    co_return created_response(json, std::string(location) + id, replayed);
+  }
+
+  // An operator's write answered with 200 and `view` of its result: the body is parsed by
+  // `parse` and applied on the controller by `apply`. Others are refused before the body is read
+  // (they learn they may not before they learn what was wrong with it).
+  template <class Parse, class Apply, class View>
+  asio::awaitable<Response> operator_write(const Principal& caller, const Request& request,
+                                           Parse parse, Apply apply, View view) {
+    if (auto allowed = require_operator(caller); !allowed) {
+      co_return problem_response(allowed.error());
+    }
+    auto body = parse_json_object(request.body);
+    if (!body) co_return problem_response(body.error());
+    auto parsed = parse(*body);
+    if (!parsed) co_return problem_response(parsed.error());
+    auto result = co_await host.mutate([&](Controller& c) { return apply(c, std::move(*parsed)); });
+    co_return result_response(200, result, view);
+  }
+
+  // --- api_fleet.cc: nodes, the agent protocol, events, monitoring -----------------------------
+  // Operators: the fleet.
+  void add_node_routes();
+
+  // An operator command on a node; answers the node and how many instances it set moving.
+  using NodeCommand = Result<int> (*)(Controller&, const Principal&, std::string_view);
+  void node_action(std::string pattern, NodeCommand command);
+
+  // GPU quarantine (controller/quarantine.cc): operators put a quarantined GPU back in service;
+  // the answer is the node's view.
+  void add_quarantine_routes();
+
+  // The agent protocol (model/agent_protocol.h): node credentials, not API keys.
+  void add_agent_routes();
+
+  asio::awaitable<Response> register_node(Request& request);
+  asio::awaitable<Response> desired(const std::string& node, Request& request);
+
+  // The node's desired states as a stream (model/agent_protocol.h): one line per generation
+  // above the last one sent, each built and made durable as a long poll's answer is.
+  Response watch_desired(const std::string& node, int64_t after);
+
+  asio::awaitable<Response> report(const std::string& node, Request& request);
+
+  // Runs `work` on the log thread; awaiting the result resumes on the caller's (I/O) thread.
+  template <class Work>
+  auto on_log_thread(Work work) {
+    return net::await_on(log_thread, std::move(work));
+  }
+
+  struct LogWrite {
+    Result<int64_t> size;  // after the append
+    int64_t current = 0;   // the stored size, when the append left a gap
+  };
+
+  asio::awaitable<Response> upload_logs(const std::string& node, const Request& request);
+
+  // GET /v1/agent/upload?id=: a complete upload that an instance on this node unpacks, or that a
+  // copy into an instance or volume on it was granted (proxy.h).
+  asio::awaitable<Response> download_upload(const std::string& node, const Request& request);
+
+  // The event log, oldest first; the cursor is the seq of the last event seen, so a client
+  // polls for what is new with the next_cursor of its last page.
+  void add_event_routes();
+
+  // Telemetry queries, alerts and their rules (monitoring_api.h), and the Prometheus page.
+  void add_monitoring_routes();
+
+  static std::string_view openapi_document();
+};
+
+}  // namespace gpurent::server
