@@ -61,14 +61,15 @@ int main(int argc, char** argv) {
   std::vector<model::Principal> tenants;
   for (int t = 0; t < kTenants; ++t) {
     const std::string name = fmt::format("tenant-{}", t);
-    auto tenant = ctl.create_tenant(admin, name);
+    auto tenant = ctl.accounts().create_tenant(admin, name);
     if (!tenant ||
-        !ctl.create_api_key(admin,
-                            {tenant->id, model::Role::kTenant, name, hash_secret(name), ""}) ||
-        !ctl.topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "", std::nullopt)) {
+        !ctl.accounts().create_api_key(
+            admin, {tenant->id, model::Role::kTenant, name, hash_secret(name), ""}) ||
+        !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
+                              std::nullopt)) {
       die("tenant");
     }
-    tenants.push_back(*ctl.authenticate(hash_secret(name)));
+    tenants.push_back(*ctl.accounts().authenticate(hash_secret(name)));
   }
   const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
   for (int i = 0; i < workloads; ++i) {
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
         "tick {}: wall {:.1f} ms, cpu {:.1f} ms (tick {:.1f}, take_changes {:.1f}), transfers {}, "
         "usage records {}, ledger sum {}\n",
         k + 1, ms, cpu * 1000, cpu_tick * 1000, (cpu - cpu_tick) * 1000, transfers, usage,
-        ctl.ledger_total());
+        ctl.accounts().ledger_total());
     if (transfers != static_cast<size_t>(workloads)) die("not every run was charged");
     if (store) {
       const double commit_cpu_before = thread_cpu_seconds();
@@ -132,5 +133,5 @@ int main(int argc, char** argv) {
   std::sort(wall_ms.begin(), wall_ms.end());
   fmt::print("median wall {:.1f} ms, min {:.1f} ms\n", wall_ms[wall_ms.size() / 2],
              wall_ms.front());
-  return ctl.ledger_total() == 0 ? 0 : 1;
+  return ctl.accounts().ledger_total() == 0 ? 0 : 1;
 }

@@ -96,9 +96,10 @@ class Flags {
 
 // The controller's first admin, with a join token whose secret is "join".
 inline model::Principal admin_with_join_token(controller::Controller& ctl) {
-  const auto admin =
-      *ctl.authenticate(ctl.bootstrap_admin(hash_secret("admin"), "gpr_admin", 0)->secret_hash);
-  if (!ctl.create_join_token(admin, "bench", std::chrono::hours(1), hash_secret("join"))) {
+  const auto admin = *ctl.accounts().authenticate(
+      ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_admin", 0)->secret_hash);
+  if (!ctl.accounts().create_join_token(admin, "bench", std::chrono::hours(1),
+                                        hash_secret("join"))) {
     die("bench", "join token");
   }
   return admin;
@@ -106,14 +107,15 @@ inline model::Principal admin_with_join_token(controller::Controller& ctl) {
 
 // A tenant "bench" with a billion units of credit; its tenant principal (API key secret "t").
 inline model::Principal funded_tenant(controller::Controller& ctl, const model::Principal& admin) {
-  auto tenant = ctl.create_tenant(admin, "bench");
+  auto tenant = ctl.accounts().create_tenant(admin, "bench");
   if (!tenant ||
-      !ctl.create_api_key(admin,
-                          {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
-      !ctl.topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "", std::nullopt)) {
+      !ctl.accounts().create_api_key(
+          admin, {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
+      !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
+                            std::nullopt)) {
     die("bench", "tenant");
   }
-  return *ctl.authenticate(hash_secret("t"));
+  return *ctl.accounts().authenticate(hash_secret("t"));
 }
 
 // Every node reports all its desired workloads running.

@@ -8,15 +8,15 @@ namespace {
 class AccountsTest : public ControllerTest {
  protected:
   AccountsTest() {
-    EXPECT_TRUE(ctl_.set_package_product(admin_, {.name = "h100-1h",
-                                                  .gpu_type = "h100-80g",
-                                                  .gpu_hours = 1,
-                                                  .price = 10 * kMicrosPerUnit,
-                                                  .validity_days = 30}));
+    EXPECT_TRUE(ctl_.accounts().set_package_product(admin_, {.name = "h100-1h",
+                                                             .gpu_type = "h100-80g",
+                                                             .gpu_hours = 1,
+                                                             .price = 10 * kMicrosPerUnit,
+                                                             .validity_days = 30}));
   }
 
   model::Package buy(const Principal& who, std::optional<std::string> key = std::nullopt) {
-    auto bought = ctl_.buy_package(who, "h100-1h", std::move(key), "fingerprint");
+    auto bought = ctl_.accounts().buy_package(who, "h100-1h", std::move(key), "fingerprint");
     EXPECT_TRUE(bought) << bought.error().message;
     return bought->package;
   }
@@ -37,7 +37,7 @@ class AccountsTest : public ControllerTest {
 
   std::vector<std::string> event_kinds(const Principal& who) {
     std::vector<std::string> out;
-    for (const auto* event : ctl_.events(who, {}, 1000)) out.push_back(event->kind);
+    for (const auto* event : ctl_.events().list(who, {}, 1000)) out.push_back(event->kind);
     return out;
   }
 };
@@ -46,7 +46,7 @@ TEST_F(AccountsTest, APackageIsPaidAtOnceAndCoversUsageBeforeTheBalance) {
   const Micros before = balance(alice_);
   const auto package = buy(alice_);
   EXPECT_EQ(balance(alice_), before - 10 * kMicrosPerUnit);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 
   const auto instance = launch(alice_, 1);
   run(instance.id);
@@ -58,13 +58,13 @@ TEST_F(AccountsTest, APackageIsPaidAtOnceAndCoversUsageBeforeTheBalance) {
   EXPECT_EQ(usage[0]->package_seconds, 3600);
   EXPECT_EQ(usage[0]->billed_seconds, 100);
   EXPECT_EQ(balance(alice_), before - 10 * kMicrosPerUnit - 100 * kH100PerSecond);
-  const auto packages = ctl_.packages(alice_.tenant_id);
+  const auto packages = ctl_.accounts().packages(alice_.tenant_id);
   ASSERT_EQ(packages.size(), 1u);
   EXPECT_EQ(packages[0]->used, packages[0]->capacity);
   EXPECT_EQ(packages[0]->recognised, 10 * kMicrosPerUnit);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
   // Bob's usage of the same type is his own: Alice's package does not cover it.
-  EXPECT_TRUE(ctl_.packages(bob_.tenant_id).empty());
+  EXPECT_TRUE(ctl_.accounts().packages(bob_.tenant_id).empty());
   (void)package;
 }
 
@@ -86,10 +86,10 @@ TEST_F(AccountsTest, AMinimumDurationDrawsFromAPackageBeforeTheBalance) {
   EXPECT_EQ(balance(alice_), before);
   // The run still ended when it did.
   EXPECT_EQ(usage[0]->ended_at, started + Millis(60'000));
-  const auto packages = ctl_.packages(alice_.tenant_id);
+  const auto packages = ctl_.accounts().packages(alice_.tenant_id);
   ASSERT_EQ(packages.size(), 1u);
   EXPECT_EQ(packages[0]->used, 600 * model::kMilliPerGpu);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(AccountsTest, AMinimumDurationBeyondThePackageIsPaidFromTheBalance) {
@@ -106,39 +106,42 @@ TEST_F(AccountsTest, AMinimumDurationBeyondThePackageIsPaidFromTheBalance) {
   EXPECT_EQ(usage[0]->package_seconds, 3600);
   EXPECT_EQ(usage[0]->billed_seconds, 100);
   EXPECT_EQ(balance(alice_), before - 100 * kH100PerSecond);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(AccountsTest, ARetriedPurchaseIsChargedOnce) {
   const Micros before = balance(alice_);
   const auto first = buy(alice_, "key-1");
-  auto again = ctl_.buy_package(alice_, "h100-1h", "key-1", "fingerprint");
+  auto again = ctl_.accounts().buy_package(alice_, "h100-1h", "key-1", "fingerprint");
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(again->package.id, first.id);
   EXPECT_EQ(balance(alice_), before - 10 * kMicrosPerUnit);
-  EXPECT_EQ(ctl_.buy_package(alice_, "h100-1h", "key-1", "another body").error().code,
+  EXPECT_EQ(ctl_.accounts().buy_package(alice_, "h100-1h", "key-1", "another body").error().code,
             "idempotency_key_reused");
-  EXPECT_EQ(ctl_.packages(alice_.tenant_id).size(), 1u);
+  EXPECT_EQ(ctl_.accounts().packages(alice_.tenant_id).size(), 1u);
 }
 
 TEST_F(AccountsTest, APurchaseTheBalanceDoesNotCoverIs402) {
-  ASSERT_TRUE(ctl_.set_package_product(admin_, {.name = "big",
-                                                .gpu_type = "h100-80g",
-                                                .gpu_hours = 1000,
-                                                .price = 5000 * kMicrosPerUnit,
-                                                .validity_days = 30}));
+  ASSERT_TRUE(ctl_.accounts().set_package_product(admin_, {.name = "big",
+                                                           .gpu_type = "h100-80g",
+                                                           .gpu_hours = 1000,
+                                                           .price = 5000 * kMicrosPerUnit,
+                                                           .validity_days = 30}));
   const Micros before = balance(alice_);
-  const auto refused = ctl_.buy_package(alice_, "big", std::nullopt, "");
+  const auto refused = ctl_.accounts().buy_package(alice_, "big", std::nullopt, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
   EXPECT_EQ(refused.error().code, "insufficient_funds");
   EXPECT_EQ(balance(alice_), before);
-  EXPECT_EQ(ctl_.buy_package(alice_, "nope", std::nullopt, "").error().code,
+  EXPECT_EQ(ctl_.accounts().buy_package(alice_, "nope", std::nullopt, "").error().code,
             "package_product_not_found");
-  EXPECT_EQ(ctl_.set_package_product(alice_, {.name = "mine"}).error().kind,
+  EXPECT_EQ(ctl_.accounts().set_package_product(alice_, {.name = "mine"}).error().kind,
             ErrorKind::kPermissionDenied);
-  EXPECT_EQ(ctl_.set_package_product(admin_, {.name = "x", .gpu_type = "h100-80g"}).error().code,
+  EXPECT_EQ(ctl_.accounts()
+                .set_package_product(admin_, {.name = "x", .gpu_type = "h100-80g"})
+                .error()
+                .code,
             "invalid_field");
 }
 
@@ -150,14 +153,14 @@ TEST_F(AccountsTest, AnExpiredPackageIsEarnedAtExpiryAndCoversNothingAfter) {
   stop(alice_, instance.id);
   clock_.set(package.expires_at);
   ctl_.tick();
-  const auto* expired = ctl_.packages(alice_.tenant_id)[0];
+  const auto* expired = ctl_.accounts().packages(alice_.tenant_id)[0];
   EXPECT_TRUE(expired->expired);
   EXPECT_EQ(expired->recognised, expired->price);
   EXPECT_EQ(expired->used, 600'000);
   // The package's account is empty: it was all earned, a sixth by use, the rest at expiry.
   Micros earned_by_use = 0;
   Micros earned_at_expiry = 0;
-  for (const auto& t : ctl_.transfers(alice_.tenant_id)) {
+  for (const auto& t : ctl_.accounts().transfers(alice_.tenant_id)) {
     if (t.kind != model::TransferKind::kRecognition) continue;
     (t.id.starts_with("package-expiry:") ? earned_at_expiry : earned_by_use) += t.amount;
   }
@@ -172,11 +175,11 @@ TEST_F(AccountsTest, AnExpiredPackageIsEarnedAtExpiryAndCoversNothingAfter) {
   EXPECT_EQ(second->package_seconds, 0);
   EXPECT_GT(second->billed_seconds, 0);
   EXPECT_EQ(before - balance(alice_), second->billed_seconds * kH100PerSecond);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(AccountsTest, LowBalanceWarnsOncePerCrossing) {
-  ASSERT_TRUE(ctl_.set_balance_settings(
+  ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = alice_.tenant_id, .warning_threshold = balance(alice_) - 1}));
   const auto instance = launch(alice_, 1);
   run(instance.id);
@@ -185,9 +188,10 @@ TEST_F(AccountsTest, LowBalanceWarnsOncePerCrossing) {
   const auto kinds = event_kinds(alice_);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "balance.low"), 1);
   // Back above, then below again: a second warning.
-  ASSERT_TRUE(ctl_.topup(admin_, alice_.tenant_id, 10 * kMicrosPerUnit, "", std::nullopt));
+  ASSERT_TRUE(
+      ctl_.accounts().topup(admin_, alice_.tenant_id, 10 * kMicrosPerUnit, "", std::nullopt));
   keep_running(instance.id, 60);
-  ASSERT_TRUE(ctl_.set_balance_settings(
+  ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = alice_.tenant_id, .warning_threshold = balance(alice_) + 1}));
   const auto after = event_kinds(alice_);
   EXPECT_EQ(std::count(after.begin(), after.end(), "balance.low"), 2);
@@ -195,23 +199,23 @@ TEST_F(AccountsTest, LowBalanceWarnsOncePerCrossing) {
 }
 
 TEST_F(AccountsTest, ANewTenantIsWarnedFromItsFirstTopUpWithoutATick) {
-  auto tenant = ctl_.create_tenant(admin_, "fresh");
+  auto tenant = ctl_.accounts().create_tenant(admin_, "fresh");
   ASSERT_TRUE(tenant);
   const Principal fresh{.tenant_id = tenant->id, .key_id = "k-fresh", .role = Role::kTenant};
-  ASSERT_TRUE(ctl_.topup(admin_, tenant->id, 100 * kMicrosPerUnit, "", std::nullopt));
+  ASSERT_TRUE(ctl_.accounts().topup(admin_, tenant->id, 100 * kMicrosPerUnit, "", std::nullopt));
   EXPECT_TRUE(event_kinds(fresh).empty());  // funded above the default threshold: no warning
   // The operator raises the threshold above the balance: that is a crossing, at once.
-  ASSERT_TRUE(ctl_.set_balance_settings(
+  ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = tenant->id, .warning_threshold = 150 * kMicrosPerUnit}));
   EXPECT_EQ(event_kinds(fresh), std::vector<std::string>{"balance.low"});
 }
 
 TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
-  auto poor_tenant = ctl_.create_tenant(admin_, "poor");
-  ASSERT_TRUE(
-      ctl_.create_api_key(admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
-  const auto poor = *ctl_.authenticate(hash_secret("p"));
-  ASSERT_TRUE(ctl_.set_balance_settings(
+  auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
+  ASSERT_TRUE(ctl_.accounts().create_api_key(
+      admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+  const auto poor = *ctl_.accounts().authenticate(hash_secret("p"));
+  ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = poor.tenant_id, .credit_limit = 120 * kH100PerSecond}));
   // No balance at all, but the credit limit covers a minute.
   const auto instance = launch(poor, 1);
@@ -228,7 +232,8 @@ TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
   EXPECT_EQ(refused.error().code, "insufficient_funds");
   EXPECT_EQ(ctl_.create_instance(poor, spec(1), std::nullopt, "").error().code,
             "insufficient_funds");
-  ASSERT_TRUE(ctl_.topup(admin_, poor.tenant_id, 1000 * kMicrosPerUnit, "", std::nullopt));
+  ASSERT_TRUE(
+      ctl_.accounts().topup(admin_, poor.tenant_id, 1000 * kMicrosPerUnit, "", std::nullopt));
   EXPECT_TRUE(ctl_.start_instance(poor, instance.id));
 }
 
@@ -301,7 +306,7 @@ TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
                                    [](const auto& line) { return line.category == "credits"; });
   ASSERT_NE(credit, invoice.lines.end());
   EXPECT_EQ(credit->amount, -(charges / 2));
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 // --- Reserved terms ---------------------------------------------------------------------------
@@ -333,7 +338,7 @@ class ReservedTermsTest : public AccountsTest {
     return none;
   }
   void top_up(Micros amount) {
-    ASSERT_TRUE(ctl_.topup(admin_, alice_.tenant_id, amount, "", std::nullopt));
+    ASSERT_TRUE(ctl_.accounts().topup(admin_, alice_.tenant_id, amount, "", std::nullopt));
   }
 };
 
@@ -346,7 +351,7 @@ TEST_F(ReservedTermsTest, ATermIsPaidUpFrontAtItsDiscountAndItsWorkPaysNoGpuPric
   EXPECT_EQ(r.total, kWeekOfOneH100);
   EXPECT_EQ(r.paid, kWeekOfOneH100);
   EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 
   auto reserved = spec(1);
   reserved.pricing = model::PricingModel::kReserved;
@@ -368,7 +373,7 @@ TEST_F(ReservedTermsTest, ATermIsPaidUpFrontAtItsDiscountAndItsWorkPaysNoGpuPric
   EXPECT_EQ(current(r.id).state, model::ReservationState::kEnded);
   EXPECT_EQ(current(r.id).recognised, kWeekOfOneH100);
   EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(ReservedTermsTest, ATermTheBalanceDoesNotCoverIsRefusedWithNothingBooked) {
@@ -395,7 +400,7 @@ TEST_F(ReservedTermsTest, MonthlyPaymentsFallDueEachThirtyDaysAndAddUpToTheTotal
   EXPECT_EQ(current(r.id).paid, total);
   EXPECT_EQ(current(r.id).periods_paid, 2);
   EXPECT_EQ(balance(alice_), before - total);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(ReservedTermsTest, CancellingBeforeTheWindowRefundsAndAfterItStartsDoesNot) {
@@ -414,7 +419,7 @@ TEST_F(ReservedTermsTest, CancellingBeforeTheWindowRefundsAndAfterItStartsDoesNo
   EXPECT_FALSE(current(now.id).refunded);
   EXPECT_EQ(current(now.id).recognised, kWeekOfOneH100);  // a commitment, earned at once
   EXPECT_EQ(balance(alice_), before - kWeekOfOneH100);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 
   // The invoice lists both payments and the refund; its totals are the ledger's.
   const auto invoice = ctl_.invoice(alice_, alice_.tenant_id, billing::month_of(clock_.now()));

@@ -35,8 +35,10 @@ class BillingSimulation {
       : rng_(seed), clock_(from_unix_ms(1'790'000'000'000)), seed_(seed) {
     store_ = std::move(*store::open_sqlite_store(path));
     ctl_ = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed});
-    admin_ = *ctl_->authenticate(ctl_->bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
-    EXPECT_TRUE(ctl_->create_join_token(admin_, "", std::chrono::days(365), hash_secret("join")));
+    admin_ = *ctl_->accounts().authenticate(
+        ctl_->accounts().bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
+    EXPECT_TRUE(ctl_->accounts().create_join_token(admin_, "", std::chrono::days(365),
+                                                   hash_secret("join")));
     for (int n = 0; n < 3; ++n) {
       model::NodeRegistration registration{.name = "node" + std::to_string(n),
                                            .cpu_count = 32,
@@ -51,14 +53,15 @@ class BillingSimulation {
       EXPECT_TRUE(node);
       nodes_.push_back({node->node_id});
     }
-    EXPECT_TRUE(ctl_->set_package_product(
+    EXPECT_TRUE(ctl_->accounts().set_package_product(
         admin_, {"small", "h100-80g", 2, 30 * kMicrosPerUnit + 7, /*validity_days=*/3}));
-    EXPECT_TRUE(ctl_->set_package_product(admin_, {"a100", "a100-80g", 5, 55'555'555, 10}));
+    EXPECT_TRUE(
+        ctl_->accounts().set_package_product(admin_, {"a100", "a100-80g", 5, 55'555'555, 10}));
     for (int t = 0; t < 3; ++t) {
-      auto tenant = ctl_->create_tenant(admin_, "tenant" + std::to_string(t));
-      EXPECT_TRUE(ctl_->create_api_key(
+      auto tenant = ctl_->accounts().create_tenant(admin_, "tenant" + std::to_string(t));
+      EXPECT_TRUE(ctl_->accounts().create_api_key(
           admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
-      tenants_.push_back(*ctl_->authenticate(hash_secret(tenant->id)));
+      tenants_.push_back(*ctl_->accounts().authenticate(hash_secret(tenant->id)));
       topup(tenant->id, (t + 1) * 300 * kMicrosPerUnit);
     }
     commit();
@@ -75,8 +78,8 @@ class BillingSimulation {
         stop_or_start();
         break;
       case 3:
-        (void)ctl_->buy_package(random_tenant(), rng_.uniform(3) == 0 ? "a100" : "small",
-                                std::nullopt, "");
+        (void)ctl_->accounts().buy_package(random_tenant(), rng_.uniform(3) == 0 ? "a100" : "small",
+                                           std::nullopt, "");
         break;
       case 4:
         nodes_[rng_.uniform(nodes_.size())].silent ^= true;
@@ -119,7 +122,7 @@ class BillingSimulation {
             invoice->closing_balance);
         closing = invoice->closing_balance;
       }
-      ASSERT_EQ(closing, *ctl_->balance(who, who.tenant_id));
+      ASSERT_EQ(closing, *ctl_->accounts().balance(who, who.tenant_id));
     }
   }
 
@@ -132,7 +135,7 @@ class BillingSimulation {
   const model::Principal& random_tenant() { return tenants_[rng_.uniform(tenants_.size())]; }
 
   void topup(const std::string& tenant_id, Micros amount) {
-    EXPECT_TRUE(ctl_->topup(admin_, tenant_id, amount, "", std::nullopt));
+    EXPECT_TRUE(ctl_->accounts().topup(admin_, tenant_id, amount, "", std::nullopt));
   }
 
   void launch() {
@@ -224,12 +227,12 @@ class BillingSimulation {
 
   std::vector<Micros> balances() {
     std::vector<Micros> out;
-    for (const auto& who : tenants_) out.push_back(*ctl_->balance(who, who.tenant_id));
+    for (const auto& who : tenants_) out.push_back(*ctl_->accounts().balance(who, who.tenant_id));
     return out;
   }
 
   void check_invariants(bool money) {
-    ASSERT_EQ(ctl_->ledger_total(), 0);
+    ASSERT_EQ(ctl_->accounts().ledger_total(), 0);
     std::map<std::string, const model::Node*> down;
     for (const auto* node : ctl_->list_nodes(admin_, "", SIZE_MAX).items) {
       if (node->state == model::NodeState::kDown) down[node->id] = node;
@@ -240,7 +243,7 @@ class BillingSimulation {
       // Money: the balance is what came in less what the usage records and packages cost.
       Micros in = 0;
       Micros package_prices = 0;
-      for (const auto& t : money ? ctl_->transfers(who.tenant_id) : kNoTransfers) {
+      for (const auto& t : money ? ctl_->accounts().transfers(who.tenant_id) : kNoTransfers) {
         // Top-ups and credits (SLA credits, from the month's end on) come in.
         // ... and so do refunds of reserved terms cancelled before their window.
         if (t.kind == model::TransferKind::kTopup || t.kind == model::TransferKind::kCredit ||
@@ -277,10 +280,10 @@ class BillingSimulation {
         }
       }
       if (money) {
-        ASSERT_EQ(*ctl_->balance(who, who.tenant_id), in - charged - package_prices);
+        ASSERT_EQ(*ctl_->accounts().balance(who, who.tenant_id), in - charged - package_prices);
       }
       std::map<std::string, int64_t> used;
-      for (const auto* package : ctl_->packages(who.tenant_id)) {
+      for (const auto* package : ctl_->accounts().packages(who.tenant_id)) {
         ASSERT_LE(package->used, package->capacity);
         ASSERT_EQ(package->recognised,
                   package->expired

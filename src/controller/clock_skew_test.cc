@@ -63,13 +63,13 @@ TEST_F(ClockSkewTest, ASkewAboveTheLimitForAMinuteFiresAndResolvesWhenFixed) {
   alerts = skew_alerts();
   ASSERT_EQ(alerts.size(), 1u);
   EXPECT_EQ(alerts[0].state, monitor::AlertState::kFiring);
-  const auto fired = ctl_.events(admin_, {.kind = "alert.firing"}, 100);
+  const auto fired = ctl_.events().list(admin_, {.kind = "alert.firing"}, 100);
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_NE(fired[0]->message.find("agent_clock_skew"), std::string::npos);
   // The clock is fixed: it resolves at the next evaluations.
   seconds(10, 0);
   EXPECT_TRUE(skew_alerts().empty());
-  EXPECT_EQ(ctl_.events(admin_, {.kind = "alert.resolved"}, 100).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.kind = "alert.resolved"}, 100).size(), 1u);
 }
 
 TEST_F(ClockSkewTest, TheLimitIsAnOption) {

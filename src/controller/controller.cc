@@ -33,54 +33,9 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
       rng_(options_.seed),
       prices_(options_.currency),
       cluster_(options_.placement_policy),
-      last_billing_(clock.now()) {
-  for (auto& t : model::builtin_templates()) templates_.emplace(t.name, std::move(t));
-}
+      last_billing_(clock.now()) {}
 
 // --- Bootstrap and authentication ---------------------------------------------------------------
-
-bool Controller::has_admin_key() const {
-  return std::any_of(api_keys_.begin(), api_keys_.end(),
-                     [](const auto& entry) { return entry.second.role == model::Role::kAdmin; });
-}
-
-Result<model::ApiKey> Controller::bootstrap_admin(std::string_view secret_hash,
-                                                  std::string_view prefix, Micros credit) {
-  if (const auto it = key_by_hash_.find(std::string(secret_hash)); it != key_by_hash_.end()) {
-    return api_keys_.at(it->second);
-  }
-  auto tenant_it = std::find_if(tenants_.begin(), tenants_.end(),
-                                [](const auto& entry) { return entry.second.name == "admin"; });
-  if (tenant_it == tenants_.end()) {
-    model::Tenant tenant{rng_.id("t-"), "admin", now()};
-    changes_.tenants.push_back(tenant);
-    tenant_it = tenants_.emplace(tenant.id, tenant).first;
-    if (credit > 0) {
-      GPURENT_CHECK(post({.id = "promotion:bootstrap:" + tenant.id,
-                          .at = now(),
-                          .from_account = std::string(model::kPromotionsAccount),
-                          .to_account = model::tenant_cash_account(tenant.id),
-                          .amount = credit,
-                          .kind = model::TransferKind::kCredit,
-                          .tenant_id = tenant.id,
-                          .reference = "bootstrap credit"}));
-    }
-  }
-  model::ApiKey key{rng_.id("k-"), tenant_it->first,         model::Role::kAdmin,
-                    "bootstrap",   std::string(secret_hash), std::string(prefix),
-                    now()};
-  key_by_hash_.emplace(key.secret_hash, key.id);
-  api_keys_.emplace(key.id, key);
-  changes_.api_keys.push_back(key);
-  return key;
-}
-
-std::optional<Principal> Controller::authenticate(std::string_view key_hash) const {
-  const auto it = key_by_hash_.find(std::string(key_hash));
-  if (it == key_by_hash_.end()) return std::nullopt;
-  const auto& key = api_keys_.at(it->second);
-  return Principal{key.tenant_id, key.id, key.role};
-}
 
 std::optional<std::string> Controller::authenticate_node(std::string_view credential_hash) const {
   const auto it = node_by_credential_.find(std::string(credential_hash));
@@ -96,14 +51,6 @@ bool Controller::node_uses_workdir(std::string_view node_id, std::string_view up
   });
 }
 
-std::string Controller::tenant_id_for(std::string_view ref) const {
-  if (ref.empty() || tenants_.contains(std::string(ref))) return std::string(ref);
-  for (const auto& [id, tenant] : tenants_) {
-    if (tenant.name == ref) return id;
-  }
-  return std::string(ref);
-}
-
 std::string_view Controller::node_registered_from(std::string_view node_id) const {
   const auto node = nodes_.find(node_id);
   return node == nodes_.end() ? std::string_view() : std::string_view(node->second.registered_from);
@@ -111,115 +58,12 @@ std::string_view Controller::node_registered_from(std::string_view node_id) cons
 
 // --- Tenants, keys, money -----------------------------------------------------------------------
 
-Result<model::Tenant> Controller::create_tenant(const Principal& caller, std::string name) {
-  if (!caller.is_operator()) return fail(forbidden("create tenants"));
-  for (const auto& [id, tenant] : tenants_) {
-    if (tenant.name == name) {
-      return fail(Error::conflict("tenant_name_taken", fmt::format("tenant '{}' exists", name)));
-    }
-  }
-  model::Tenant tenant{rng_.id("t-"), std::move(name), now()};
-  tenants_.emplace(tenant.id, tenant);
-  changes_.tenants.push_back(tenant);
-  return tenant;
-}
-
-std::vector<const model::Tenant*> Controller::tenants(const Principal& caller) const {
-  std::vector<const model::Tenant*> out;
-  for (const auto& [id, tenant] : tenants_) {
-    if (visible_to(caller, id)) out.push_back(&tenant);
-  }
-  return out;
-}
-
-Result<model::ApiKey> Controller::create_api_key(const Principal& caller, NewApiKey request) {
-  if (request.tenant_id.empty()) request.tenant_id = caller.tenant_id;
-  if (!visible_to(caller, request.tenant_id) || !tenants_.contains(request.tenant_id)) {
-    return fail(Error::not_found("tenant", request.tenant_id));
-  }
-  const bool allowed =
-      caller.role == model::Role::kAdmin ||
-      (caller.role == model::Role::kOperator && request.role != model::Role::kAdmin) ||
-      request.role == model::Role::kTenant;
-  if (!allowed) {
-    return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
-                      fmt::format("a {} key may not create {} keys", model::to_string(caller.role),
-                                  model::to_string(request.role))});
-  }
-  model::ApiKey key{rng_.id("k-"),
-                    request.tenant_id,
-                    request.role,
-                    std::move(request.name),
-                    std::move(request.secret_hash),
-                    std::move(request.prefix),
-                    now()};
-  key_by_hash_.emplace(key.secret_hash, key.id);
-  api_keys_.emplace(key.id, key);
-  changes_.api_keys.push_back(key);
-  return key;
-}
-
-Result<model::JoinToken> Controller::create_join_token(const Principal& caller,
-                                                       std::string description, Millis ttl,
-                                                       std::string secret_hash) {
-  if (!caller.is_operator()) return fail(forbidden("create join tokens"));
-  model::JoinToken token{rng_.id("jt-"), std::move(secret_hash), std::move(description), now(),
-                         now() + ttl};
-  join_token_by_hash_.emplace(token.secret_hash, token.id);
-  join_tokens_.emplace(token.id, token);
-  changes_.join_tokens.push_back(token);
-  return token;
-}
-
-Result<TopupResult> Controller::topup(const Principal& caller, std::string_view tenant_id,
-                                      Micros amount, std::string reference,
-                                      std::optional<std::string> idempotency_key) {
-  if (!caller.is_operator()) return fail(forbidden("top up balances"));
-  if (!tenants_.contains(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
-  if (amount <= 0)
-    return fail(Error::invalid("invalid_field", "field 'amount_micros' must be > 0"));
-  const std::string id = idempotency_key ? fmt::format("topup:{}:{}", tenant_id, *idempotency_key)
-                                         : fmt::format("topup:{}:{}", tenant_id, rng_.id(""));
-  if (const auto it = topups_.find(id); it != topups_.end()) {
-    if (it->second.amount != amount || it->second.reference != reference) {
-      return fail(Error::conflict("idempotency_key_reused",
-                                  "this Idempotency-Key was used for a different top-up"));
-    }
-    return TopupResult{it->second, ledger_.balance(model::tenant_cash_account(tenant_id))};
-  }
-  model::Transfer transfer{.id = id,
-                           .at = now(),
-                           .from_account = std::string(model::kTopupsAccount),
-                           .to_account = model::tenant_cash_account(tenant_id),
-                           .amount = amount,
-                           .kind = model::TransferKind::kTopup,
-                           .tenant_id = std::string(tenant_id),
-                           .reference = std::move(reference)};
-  GPURENT_CHECK(post(transfer));
-  topups_.emplace(id, transfer);
-  // Funded above the threshold now (a new tenant's first top-up): the next fall below it warns,
-  // without waiting for a billing tick to notice the top-up.
-  guard_balance(tenant_id);
-  return TopupResult{std::move(transfer), ledger_.balance(model::tenant_cash_account(tenant_id))};
-}
-
-Result<Micros> Controller::balance(const Principal& caller, std::string_view tenant_id) const {
-  if (!visible_to(caller, tenant_id) || !tenants_.contains(tenant_id)) {
-    return fail(Error::not_found("tenant", tenant_id));
-  }
-  return ledger_.balance(model::tenant_cash_account(tenant_id));
-}
-
 std::vector<const model::UsageRecord*> Controller::usage(std::string_view tenant_id) const {
   std::vector<const model::UsageRecord*> out;
   const auto it = usage_by_tenant_.find(std::string(tenant_id));
   if (it == usage_by_tenant_.end()) return out;
   for (const auto& id : it->second) out.push_back(&usage_.at(id));
   return out;
-}
-
-std::vector<model::Transfer> Controller::transfers(std::string_view tenant_id) const {
-  return ledger_.transfers_of(tenant_id);
 }
 
 // --- Instances ----------------------------------------------------------------------------------
@@ -248,15 +92,15 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
     return fail(Error::unprocessable("gpu_type_not_priced",
                                      fmt::format("GPU type '{}' has no price yet", type)));
   }
-  if (over_credit_limit(tenant_id)) {
+  if (accounts_.over_credit_limit(tenant_id)) {
     return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
                       "the balance is below the credit limit: top up to start work again"});
   }
   const Micros needed =
       charge_for_seconds(*price, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
   // A credit limit lets the balance go that far below zero.
-  const Micros balance = ledger_.balance(model::tenant_cash_account(tenant_id)) +
-                         balance_settings(tenant_id).credit_limit;
+  const Micros balance =
+      accounts_.cash(tenant_id) + accounts_.balance_settings(tenant_id).credit_limit;
   if (balance <= 0 || balance < needed) {
     return fail(Error{
         ErrorKind::kPaymentRequired, "insufficient_balance",
@@ -266,29 +110,6 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
                     spec.gpu_count, type, format_money(needed, options_.currency))});
   }
   return {};
-}
-
-Result<std::optional<std::string>> Controller::replayed_object(
-    std::string_view tenant_id, const std::optional<std::string>& idempotency_key,
-    std::string_view fingerprint) const {
-  if (!idempotency_key) return std::nullopt;
-  const auto it = idempotency_.find({std::string(tenant_id), *idempotency_key});
-  if (it == idempotency_.end()) return std::nullopt;
-  if (it->second.fingerprint != fingerprint) {
-    return fail(Error::conflict("idempotency_key_reused",
-                                "this Idempotency-Key was used with a different request"));
-  }
-  return it->second.object_id;
-}
-
-void Controller::remember_idempotency(std::string_view tenant_id,
-                                      const std::optional<std::string>& idempotency_key,
-                                      std::string fingerprint, std::string_view object_id) {
-  if (!idempotency_key) return;
-  model::IdempotencyRecord record{std::string(tenant_id), *idempotency_key, std::move(fingerprint),
-                                  std::string(object_id), now()};
-  changes_.idempotency.push_back(record);
-  idempotency_.emplace(std::make_pair(record.tenant_id, record.key), std::move(record));
 }
 
 Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) const {
@@ -366,7 +187,8 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
                                                     model::InstanceSpec spec,
                                                     std::optional<std::string> idempotency_key,
                                                     std::string fingerprint) {
-  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  GPURENT_TRY(replayed,
+              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedInstance>(instances_, replayed));
   if (first) return std::move(*first);
   GPURENT_CHECK(validate_spec(spec, 1));
@@ -379,7 +201,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
   Instance& created = add_instance(caller.tenant_id, std::move(spec));
   enqueue(created);
   touch(created);
-  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
+  idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
   const std::string id = created.id;
   schedule();
   return CreatedInstance{instances_.at(id), false};
@@ -616,7 +438,7 @@ void Controller::begin_run(Instance& instance) {
 
 void Controller::meter(Instance& instance, Timestamp until) {
   model::UsageRecord* usage = current_usage(instance);
-  if (usage && !usage->ended_at) meter_run(*usage, until, ledger_.tenant_names(usage->tenant_id));
+  if (usage && !usage->ended_at) meter_run(*usage, until, accounts_.tenant_names(usage->tenant_id));
 }
 
 void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason,

@@ -34,9 +34,13 @@
 #include "common/random.h"
 #include "common/result.h"
 #include "common/string_hash.h"
+#include "controller/accounts.h"
 #include "controller/change_set.h"
 #include "controller/commands.h"
+#include "controller/event_log.h"
 #include "controller/gpu_telemetry.h"
+#include "controller/idempotency.h"
+#include "controller/template_catalog.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
 #include "model/event.h"
@@ -119,52 +123,27 @@ class Controller {
   // (what check_funds prices a launch at).
   Result<billing::Estimate> estimate(const model::InstanceSpec& spec) const;
 
-  // --- Bootstrap and authentication -------------------------------------------------------
-  bool has_admin_key() const;
-  // Ensures the bootstrap tenant ("admin") exists and an admin key with this hash belongs to it;
-  // credits the tenant once with `credit` (a promotion transfer) when it is created.
-  Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
-                                        Micros credit);
-  std::optional<model::Principal> authenticate(std::string_view key_hash) const;
+  // --- Components -------------------------------------------------------------------------
+  // Tenants, keys, join tokens, the ledger, balance settings and packages (accounts.h).
+  Accounts& accounts() { return accounts_; }
+  const Accounts& accounts() const { return accounts_; }
+  TemplateCatalog& templates() { return templates_; }
+  const TemplateCatalog& templates() const { return templates_; }
+  const EventLog& events() const { return events_; }
+
+  // --- Authentication of nodes ---------------------------------------------------------------
   // The node id for a node credential hash.
   std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
-  // The tenant a reference names: its id, or else the name of one (names are unique); anything
-  // else unchanged, for the caller's own not-found answer.
-  std::string tenant_id_for(std::string_view ref) const;
   // The address a known node registered from (Node::registered_from); "" for an unknown node.
   std::string_view node_registered_from(std::string_view node_id) const;
   // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node
   // may then fetch it.
   bool node_uses_workdir(std::string_view node_id, std::string_view upload_id) const;
 
-  // --- Tenants, keys, join tokens, money ---------------------------------------------------
-  Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);
-  std::vector<const model::Tenant*> tenants(const model::Principal& caller) const;
-  Result<model::ApiKey> create_api_key(const model::Principal& caller, NewApiKey request);
-  Result<model::JoinToken> create_join_token(const model::Principal& caller,
-                                             std::string description, Millis ttl,
-                                             std::string secret_hash);
-  Result<TopupResult> topup(const model::Principal& caller, std::string_view tenant_id,
-                            Micros amount, std::string reference,
-                            std::optional<std::string> idempotency_key);
-  Result<Micros> balance(const model::Principal& caller, std::string_view tenant_id) const;
+  // --- Billing records -----------------------------------------------------------------------
   std::vector<const model::UsageRecord*> usage(std::string_view tenant_id) const;
-  std::vector<model::Transfer> transfers(std::string_view tenant_id) const;
-  Micros ledger_total() const { return ledger_.total(); }
 
-  // --- Accounts: packages, balance settings, invoices (accounts.cc) ------------------------
-  Result<model::PackageProduct> set_package_product(const model::Principal& caller,
-                                                    model::PackageProduct product);
-  std::vector<const model::PackageProduct*> package_products() const;
-  // Charges the product's price from the tenant's cash at once (402 insufficient_funds when the
-  // balance does not cover it).
-  Result<CreatedPackage> buy_package(const model::Principal& caller, std::string product,
-                                     std::optional<std::string> idempotency_key,
-                                     std::string fingerprint);
-  std::vector<const model::Package*> packages(std::string_view tenant_id) const;
-  Result<model::BalanceSettings> set_balance_settings(const model::Principal& caller,
-                                                      model::BalanceSettings settings);
-  model::BalanceSettings balance_settings(std::string_view tenant_id) const;
+  // --- Statements (statements.cc) -------------------------------------------------------------
   // The months of a tenant's statements, and one month's (caller as for balance()).
   Result<std::vector<billing::Month>> invoice_months(const model::Principal& caller,
                                                      std::string_view tenant_id) const;
@@ -247,15 +226,6 @@ class Controller {
   Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
   Result<model::Quota> quota(const model::Principal& caller, std::string_view tenant_id) const;
 
-  // --- Templates -----------------------------------------------------------------------------
-  // The catalog: built-in templates and the operators' own, by name. Everyone may read it.
-  std::vector<const model::Template*> templates() const;
-  Result<const model::Template*> find_template(std::string_view name) const;
-  // Operators add or replace their own templates (validated; the built-in ones are fixed:
-  // kConflict "builtin_template"; at most model::kMaxTemplates).
-  Result<model::Template> put_template(const model::Principal& caller, model::Template t);
-  Status delete_template(const model::Principal& caller, std::string_view name);
-
   // --- Nodes and agents ------------------------------------------------------------------
   Result<model::RegistrationResult> register_node(std::string_view join_token_hash,
                                                   model::NodeRegistration registration,
@@ -299,12 +269,6 @@ class Controller {
   // gpu_not_quarantined.
   Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
                                            int gpu_index);
-
-  // --- Events (events.cc) --------------------------------------------------------------------
-  // The caller's events (operators: all, platform ones included) matching the filter, oldest
-  // first, at most `limit`. Only the most recent model::kMaxEventsInMemory are kept here.
-  std::vector<const model::Event*> events(const model::Principal& caller, const EventFilter& filter,
-                                          size_t limit) const;
 
   // --- Monitoring (monitoring.cc, monitoring.h) ----------------------------------------------
   // A node's GPU samples (from its report). kNotFound when the node is unknown; samples of GPUs
@@ -375,16 +339,8 @@ class Controller {
   // Only metering changed it (billing/billing.h): handed over packed (MeteredUsage), unless it
   // is also touched whole in the same batch.
   void touch_metering(model::UsageRecord& usage);
-  Status post(model::Transfer transfer);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
-  // The object an Idempotency-Key retry refers to; an error if the key came with another body.
-  Result<std::optional<std::string>> replayed_object(
-      std::string_view tenant_id, const std::optional<std::string>& idempotency_key,
-      std::string_view fingerprint) const;
-  void remember_idempotency(std::string_view tenant_id,
-                            const std::optional<std::string>& idempotency_key,
-                            std::string fingerprint, std::string_view object_id);
   Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
   // Admission of work on `nodes` nodes: refused (422 never_fits) when no node of the cluster
   // could hold it even empty, unless it waits for capacity; with queue false, refused (409
@@ -401,9 +357,6 @@ class Controller {
   // Placement on a node gives the instance's volumes that have none their node.
   void settle_volumes(const model::Instance& instance, model::Node& node);
   void touch_volume(const model::Volume& volume);
-  // Appends an event (model/event.h) to the log and to the pending changes.
-  void record_event(std::string_view tenant_id, std::string_view object_id, std::string_view kind,
-                    std::string message);
   void meter_volume(model::Volume& volume, Timestamp until);
   // Sets the instance's reason (why it waits), recording a change only if it differs.
   void set_reason(model::Instance& instance, std::string reason);
@@ -550,18 +503,7 @@ class Controller {
   void reapply_restored_acks();
   void collect_rollups();
   model::UsageRecord* current_usage(const model::Instance& instance);
-  // --- Accounts (accounts.cc) ---
-  // Covers the first seconds of the run's next interval from the tenant's packages of its type.
-  void draw_packages(model::UsageRecord& usage, Timestamp until);
-  // Earns the remainder of packages whose validity has ended.
-  void expire_packages();
-  // balance.low once per crossing below the warning threshold; true when the tenant is below
-  // zero minus its credit limit (its work is stopped, and starts are refused).
-  bool guard_balance(std::string_view tenant_id);
-  bool over_credit_limit(std::string_view tenant_id) const;
-  void touch_package(const model::Package& package);
-  // kPaymentRequired insufficient_funds unless the tenant's cash covers `amount` (what `what` is).
-  Status check_can_pay(std::string_view tenant_id, Micros amount, std::string_view what) const;
+  // --- Statements (statements.cc) ---
   // Prices a new reserved term from the book in force now (billing/reserved.h), and refuses it
   // (402 insufficient_funds) when the tenant's cash does not cover its first payment.
   Status price_reservation(model::Reservation& reservation) const;
@@ -574,25 +516,21 @@ class Controller {
   const Clock& clock_;
   ControllerOptions options_;
   Rng rng_;
+  // What changed since take_changes(); the components below record into it.
+  ChangeSet changes_;
+  EventLog events_{clock_, changes_};
+  IdempotencyKeys idempotency_{clock_, changes_};
+  Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, options_.currency}};
+  TemplateCatalog templates_{changes_};
   billing::PriceBook prices_;
   billing::SpotMarket spot_;
-  billing::Ledger ledger_;
   // Open stopped-disk records: instance id -> usage record id.
   std::map<std::string, std::string, std::less<>> stopped_disks_;
-  std::map<std::string, model::PackageProduct, std::less<>> package_products_;
-  std::map<std::string, model::Package, std::less<>> packages_;
-  std::unordered_map<std::string, std::vector<std::string>> packages_by_tenant_;
-  std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
   std::map<std::string, model::Downtime, std::less<>> downtime_;           // by id
   std::unordered_map<std::string, std::vector<std::string>> downtime_of_;  // by instance
   std::unordered_map<std::string, std::string> open_downtime_;             // instance -> id
   std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
-  std::map<std::string, model::Tenant, std::less<>> tenants_;
-  std::map<std::string, model::ApiKey, std::less<>> api_keys_;
-  std::unordered_map<std::string, std::string> key_by_hash_;
-  std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
-  std::unordered_map<std::string, std::string> join_token_by_hash_;
   IndexedMap<model::Node> nodes_;
   std::unordered_map<std::string, std::string> node_by_credential_;
   std::unordered_map<std::string, std::string> node_by_gpu_;  // GPU UUID -> node id
@@ -685,8 +623,7 @@ class Controller {
   std::set<std::string> touched_jobs_;
   std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
-  std::map<std::string, model::Quota, std::less<>> quotas_;        // by tenant
-  std::map<std::string, model::Template, std::less<>> templates_;  // by name
+  std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once
   // for an array), which in an ordered map is a descent of string comparisons.
@@ -707,10 +644,8 @@ class Controller {
   std::vector<model::Node*> node_order_;
   billing::RateMemo rate_memo_;  // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
-  std::map<std::pair<std::string, std::string>, model::IdempotencyRecord> idempotency_;
-  std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
-  std::map<std::string, model::Volume, std::less<>> volumes_;   // deleted ones too (billing)
-  std::vector<std::string> volume_order_;                       // creation order, for listings
+  std::map<std::string, model::Volume, std::less<>> volumes_;  // deleted ones too (billing)
+  std::vector<std::string> volume_order_;                      // creation order, for listings
   std::unordered_map<std::string, std::set<std::string>> volumes_on_node_;  // live ones only
   std::vector<std::string> touched_volumes_;
   std::set<std::string> touched_volume_ids_;
@@ -718,9 +653,6 @@ class Controller {
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 
   MonitoringState monitoring_;
-  ChangeSet changes_;
-  std::deque<model::Event> events_;  // the most recent, in seq order
-  int64_t last_event_seq_ = 0;
 };
 
 }  // namespace gpurent::controller

@@ -44,7 +44,7 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(usage[0]->billed_seconds, 100);  // 100.5 s running, whole seconds billed
   EXPECT_EQ(usage[0]->charged, 100 * 2 * kH100PerSecond);
   EXPECT_EQ(before - balance(alice_), usage[0]->charged);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(ControllerTest, AStartWhileStoppingStartsTheInstanceOnceItHasStopped) {
@@ -67,12 +67,13 @@ TEST_F(ControllerTest, AStartWhileStoppingStartsTheInstanceOnceItHasStopped) {
 }
 
 TEST_F(ControllerTest, ATenantIsNamedByItsIdOrItsName) {
-  const auto acme = ctl_.create_tenant(admin_, "acme");
+  const auto acme = ctl_.accounts().create_tenant(admin_, "acme");
   ASSERT_TRUE(acme);
-  EXPECT_EQ(ctl_.tenant_id_for(acme->id), acme->id);
-  EXPECT_EQ(ctl_.tenant_id_for("acme"), acme->id);
-  EXPECT_EQ(ctl_.tenant_id_for("nobody"), "nobody");  // left for the caller's not-found answer
-  EXPECT_EQ(ctl_.tenant_id_for(""), "");
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(acme->id), acme->id);
+  EXPECT_EQ(ctl_.accounts().tenant_id_for("acme"), acme->id);
+  EXPECT_EQ(ctl_.accounts().tenant_id_for("nobody"),
+            "nobody");  // left for the caller's not-found answer
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(""), "");
 }
 
 TEST_F(ControllerTest, AnInstanceIsNamedByItsIdOrItsTenantsNameForIt) {
@@ -181,9 +182,13 @@ TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
   EXPECT_TRUE(ctl_.list_instances(bob_, {}, "", 100)->items.empty());
   EXPECT_EQ(ctl_.list_instances(alice_, {}, "", 100)->items.size(), 1u);
   EXPECT_EQ(ctl_.list_instances(admin_, {}, "", 100)->items.size(), 1u);
-  EXPECT_EQ(ctl_.balance(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
-  EXPECT_EQ(ctl_.create_tenant(bob_, "mallory").error().kind, ErrorKind::kPermissionDenied);
-  EXPECT_EQ(ctl_.create_api_key(bob_, {bob_.tenant_id, Role::kAdmin, "", "h", ""}).error().kind,
+  EXPECT_EQ(ctl_.accounts().balance(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.accounts().create_tenant(bob_, "mallory").error().kind,
+            ErrorKind::kPermissionDenied);
+  EXPECT_EQ(ctl_.accounts()
+                .create_api_key(bob_, {bob_.tenant_id, Role::kAdmin, "", "h", ""})
+                .error()
+                .kind,
             ErrorKind::kPermissionDenied);
 }
 
@@ -207,10 +212,10 @@ TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
   EXPECT_EQ(ctl_.create_instance(alice_, bad, std::nullopt, "").error().code, "unknown_gpu_type");
   auto broke = tenant_principal("broke");
   // Spend the wallet down to almost nothing by topping up nothing more: use a fresh tenant.
-  auto empty_tenant = ctl_.create_tenant(admin_, "empty");
-  ASSERT_TRUE(
-      ctl_.create_api_key(admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
-  const auto empty = *ctl_.authenticate(hash_secret("e"));
+  auto empty_tenant = ctl_.accounts().create_tenant(admin_, "empty");
+  ASSERT_TRUE(ctl_.accounts().create_api_key(
+      admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
+  const auto empty = *ctl_.accounts().authenticate(hash_secret("e"));
   const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
   EXPECT_TRUE(ctl_.list_instances(empty, {}, "", 100)->items.empty());
@@ -278,29 +283,29 @@ TEST_F(ControllerTest, EventsSayWhatHappenedAndOnlyToTheirOwners) {
   run(spot.id);
   launch(alice_, 1);  // on-demand: bob's spot work makes room
   EXPECT_EQ(get(spot.id).state, InstanceState::kStopping);
-  const auto bobs = ctl_.events(bob_, {}, 10);
+  const auto bobs = ctl_.events().list(bob_, {}, 10);
   ASSERT_EQ(bobs.size(), 1u);
   EXPECT_EQ(bobs[0]->kind, model::event_kind::kInstancePreempted);
   EXPECT_EQ(bobs[0]->object_id, spot.id);
   EXPECT_EQ(bobs[0]->message, "preempted by on_demand work");
-  EXPECT_TRUE(ctl_.events(alice_, {}, 10).empty());
+  EXPECT_TRUE(ctl_.events().list(alice_, {}, 10).empty());
 
   clock_.advance(Millis(60'000));
   ctl_.tick();  // silent: down, a platform event that only operators see
-  EXPECT_EQ(ctl_.events(bob_, {}, 10).size(), 1u);
-  const auto all = ctl_.events(admin_, {}, 10);
+  EXPECT_EQ(ctl_.events().list(bob_, {}, 10).size(), 1u);
+  const auto all = ctl_.events().list(admin_, {}, 10);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_EQ(all[1]->kind, model::event_kind::kNodeDown);
   EXPECT_EQ(all[1]->tenant_id, "");
   EXPECT_EQ(all[2]->kind, "alert.firing");  // node_heartbeat_lost (monitoring.h)
   EXPECT_EQ(all[2]->tenant_id, "");
   // The cursor and the filters.
-  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 1}, 10).size(), 2u);
-  EXPECT_EQ(ctl_.events(admin_, {.after_seq = 3}, 10).size(), 0u);
-  EXPECT_EQ(ctl_.events(admin_, {.object_id = node_}, 10).size(), 2u);
-  EXPECT_EQ(ctl_.events(admin_, {.kind = "node.up"}, 10).size(), 0u);
-  EXPECT_EQ(ctl_.events(admin_, {.tenant_id = bob_.tenant_id}, 10).size(), 1u);
-  EXPECT_EQ(ctl_.events(admin_, {}, 1).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.after_seq = 1}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.after_seq = 3}, 10).size(), 0u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.object_id = node_}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.kind = "node.up"}, 10).size(), 0u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.tenant_id = bob_.tenant_id}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(admin_, {}, 1).size(), 1u);
 }
 
 TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
@@ -331,11 +336,11 @@ TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
 }
 
 TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
-  auto poor_tenant = ctl_.create_tenant(admin_, "poor");
-  ASSERT_TRUE(
-      ctl_.create_api_key(admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
-  const auto poor = *ctl_.authenticate(hash_secret("p"));
-  ASSERT_TRUE(ctl_.topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
+  auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
+  ASSERT_TRUE(ctl_.accounts().create_api_key(
+      admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+  const auto poor = *ctl_.accounts().authenticate(hash_secret("p"));
+  ASSERT_TRUE(ctl_.accounts().topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
   const auto instance = launch(poor, 1);
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(120'000));
@@ -348,14 +353,14 @@ TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
 }
 
 TEST_F(ControllerTest, TopupIdempotencyAndPagination) {
-  auto first = ctl_.topup(admin_, alice_.tenant_id, 500, "", "t-1");
-  auto again = ctl_.topup(admin_, alice_.tenant_id, 500, "", "t-1");
+  auto first = ctl_.accounts().topup(admin_, alice_.tenant_id, 500, "", "t-1");
+  auto again = ctl_.accounts().topup(admin_, alice_.tenant_id, 500, "", "t-1");
   ASSERT_TRUE(first && again);
   EXPECT_EQ(first->transfer.id, again->transfer.id);
   EXPECT_EQ(first->balance, again->balance);
-  EXPECT_EQ(ctl_.topup(admin_, alice_.tenant_id, 501, "", "t-1").error().code,
+  EXPECT_EQ(ctl_.accounts().topup(admin_, alice_.tenant_id, 501, "", "t-1").error().code,
             "idempotency_key_reused");
-  EXPECT_EQ(ctl_.topup(alice_, alice_.tenant_id, 500, "", std::nullopt).error().kind,
+  EXPECT_EQ(ctl_.accounts().topup(alice_, alice_.tenant_id, 500, "", std::nullopt).error().kind,
             ErrorKind::kPermissionDenied);
 
   for (int i = 0; i < 5; ++i) launch(alice_, 1);

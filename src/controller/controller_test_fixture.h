@@ -22,23 +22,25 @@ constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
 class ControllerTest : public testing::Test {
  protected:
   ControllerTest() : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = 7}) {
-    admin_ = *ctl_.authenticate(
-        ctl_.bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
+    admin_ = *ctl_.accounts().authenticate(
+        ctl_.accounts().bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
     alice_ = tenant_principal("alice");
     bob_ = tenant_principal("bob");
-    auto token = ctl_.create_join_token(admin_, "test", std::chrono::hours(1), hash_secret("join"));
+    auto token = ctl_.accounts().create_join_token(admin_, "test", std::chrono::hours(1),
+                                                   hash_secret("join"));
     EXPECT_TRUE(token);
     node_ = add_node("node-a", "h100-80g", 8, "GPU-a");
   }
 
   Principal tenant_principal(const std::string& name) {
-    auto tenant = ctl_.create_tenant(admin_, name);
+    auto tenant = ctl_.accounts().create_tenant(admin_, name);
     EXPECT_TRUE(tenant);
-    auto key =
-        ctl_.create_api_key(admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
+    auto key = ctl_.accounts().create_api_key(
+        admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
     EXPECT_TRUE(key);
-    EXPECT_TRUE(ctl_.topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));
-    return *ctl_.authenticate(hash_secret(name));
+    EXPECT_TRUE(
+        ctl_.accounts().topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));
+    return *ctl_.accounts().authenticate(hash_secret(name));
   }
 
   std::string add_node(const std::string& name, const std::string& type, int gpus,
@@ -93,7 +95,7 @@ class ControllerTest : public testing::Test {
   }
 
   const model::Instance& get(const std::string& id) { return **ctl_.instance(admin_, id); }
-  Micros balance(const Principal& who) { return *ctl_.balance(who, who.tenant_id); }
+  Micros balance(const Principal& who) { return *ctl_.accounts().balance(who, who.tenant_id); }
 
   ManualClock clock_;
   Controller ctl_;

@@ -60,7 +60,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->ended_at, last_report);
   EXPECT_EQ(usage[0]->metered_until, last_report);
-  const auto events = ctl_.events(alice_, {.object_id = instance.id}, 10);
+  const auto events = ctl_.events().list(alice_, {.object_id = instance.id}, 10);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]->kind, model::event_kind::kInstanceMoved);
 
@@ -83,7 +83,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   // the minimum billed duration of the price book (60 s).
   EXPECT_EQ(after[0]->billed_seconds, 0);
   EXPECT_EQ(after[1]->billed_seconds, 60);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
   ASSERT_TRUE(ctl_.check_invariants());
 }
 
@@ -137,7 +137,7 @@ TEST_F(HealingTest, AGangMovesAsAWholeWithoutSpendingARetry) {
   report_desired(get(members[1]).node_id);
   const auto& task = (*ctl_.job(alice_, job->job.id))->tasks[0];
   EXPECT_EQ(task.state, model::JobState::kRunning);  // not failed: a move is not an attempt lost
-  EXPECT_EQ(ctl_.events(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events().list(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
   ASSERT_TRUE(ctl_.check_invariants());
 }
 

@@ -47,7 +47,8 @@ const Job* Controller::job_of(const Instance& instance) const {
 Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpec spec,
                                           std::optional<std::string> idempotency_key,
                                           std::string fingerprint) {
-  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  GPURENT_TRY(replayed,
+              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedJob>(jobs_, replayed));
   if (first) return std::move(*first);
   if (spec.array < 1 || spec.array > model::kMaxJobArray || spec.nodes < 1 ||
@@ -99,7 +100,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   Job& created = jobs_.emplace(id, std::move(job)).first->second;
   touch_job(created);
   for (const auto& task : created.tasks) touch_task(created, task.index);
-  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
+  idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
   schedule();
   return CreatedJob{jobs_.at(id), false};
 }
@@ -337,7 +338,7 @@ Result<Reservation> Controller::quote_reservation(const Principal& caller,
   if (tenant_id != caller.tenant_id && !caller.is_operator()) {
     return fail(forbidden("book for another tenant"));
   }
-  if (!tenants_.contains(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
+  if (!accounts_.has_tenant(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
   if (!model::find_gpu_type(request.gpu_type)) {
     return fail(Error::unprocessable("unknown_gpu_type",
                                      model::unknown_gpu_type_message(request.gpu_type)));
@@ -396,7 +397,8 @@ Result<Reservation> Controller::quote_reservation(const Principal& caller,
 Result<CreatedReservation> Controller::create_reservation(
     const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
     std::string fingerprint) {
-  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  GPURENT_TRY(replayed,
+              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedReservation>(reservations_, replayed));
   if (first) return std::move(*first);
   GPURENT_TRY(reservation, quote_reservation(caller, std::move(request)));
@@ -404,7 +406,7 @@ Result<CreatedReservation> Controller::create_reservation(
   settle_reservation(reservation);  // the first payment
   changes_.reservations.push_back(reservation);
   queue_changed_ = true;
-  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), reservation.id);
+  idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), reservation.id);
   return CreatedReservation{reservations_.emplace(reservation.id, reservation).first->second,
                             false};
 }
@@ -431,7 +433,7 @@ Result<Reservation> Controller::cancel_reservation(const Principal& caller, std:
     // Before its window a reservation is refunded; from its start it is a commitment
     // (billing/reserved.h).
     if (auto refund = billing::refund_unstarted(reservation, now())) {
-      GPURENT_CHECK(post(std::move(*refund)));
+      GPURENT_CHECK(accounts_.post(std::move(*refund)));
     }
     reservation.state = ReservationState::kCancelled;
     settled_.reset();  // what it held back is free, and its work waits for nothing
@@ -476,7 +478,8 @@ void Controller::advance_reservations() {
 
 Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota quota) {
   if (!caller.is_operator()) return fail(forbidden("set quotas"));
-  if (!tenants_.contains(quota.tenant_id)) return fail(Error::not_found("tenant", quota.tenant_id));
+  if (!accounts_.has_tenant(quota.tenant_id))
+    return fail(Error::not_found("tenant", quota.tenant_id));
   if (quota.weight < 1 || quota.weight > 1000 ||
       (quota.max_instances && *quota.max_instances < 0)) {
     return fail(Error::invalid("invalid_field", "weight must be 1..1000 and limits ≥ 0"));
@@ -497,7 +500,7 @@ Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota
 }
 
 Result<model::Quota> Controller::quota(const Principal& caller, std::string_view tenant_id) const {
-  if (!visible_to(caller, tenant_id) || !tenants_.contains(tenant_id)) {
+  if (!visible_to(caller, tenant_id) || !accounts_.has_tenant(tenant_id)) {
     return fail(Error::not_found("tenant", tenant_id));
   }
   const auto it = quotas_.find(tenant_id);

@@ -21,13 +21,13 @@ constexpr Timestamp kNotNow = Timestamp::max();
 void Controller::meter_run(model::UsageRecord& usage, Timestamp until,
                            billing::Ledger::TenantNames names) {
   // Prepaid packages cover the interval's first seconds; the price applies to the rest.
-  draw_packages(usage, until);
+  if (accounts_.draw_packages(usage, until)) touch_metering(usage);
   post_usage(usage, billing::meter_usage_due(metering_rates(), usage, until), names);
 }
 
 void Controller::index_run(model::Instance& instance, model::UsageRecord& usage) {
   metered_runs_.push_back(
-      {&instance, &usage, &nodes_.at(instance.node_id), ledger_.tenant_names(usage.tenant_id)});
+      {&instance, &usage, &nodes_.at(instance.node_id), accounts_.tenant_names(usage.tenant_id)});
 }
 
 void Controller::reindex_runs() {

@@ -46,9 +46,10 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   // charges nothing, and the ledger is what it was.
   const auto second_ptr = restarted(8);
   Controller& second = *second_ptr;
-  EXPECT_EQ(second.ledger_total(), 0);
-  EXPECT_EQ(*second.balance(alice_, alice_.tenant_id), balance(alice_));
-  EXPECT_EQ(ids(second.transfers(alice_.tenant_id)), ids(ctl_.transfers(alice_.tenant_id)));
+  EXPECT_EQ(second.accounts().ledger_total(), 0);
+  EXPECT_EQ(*second.accounts().balance(alice_, alice_.tenant_id), balance(alice_));
+  EXPECT_EQ(ids(second.accounts().transfers(alice_.tenant_id)),
+            ids(ctl_.accounts().transfers(alice_.tenant_id)));
   report_running(second, node_);
   second.tick();
   const ChangeSet replayed = commit(second);
@@ -69,13 +70,14 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(next.all_transfers()[i].amount, expected[i].amount);
   }
-  EXPECT_EQ(*second.balance(alice_, alice_.tenant_id), balance(alice_));
+  EXPECT_EQ(*second.accounts().balance(alice_, alice_.tenant_id), balance(alice_));
 
   // What the store holds is what the controller holds.
   const auto again_ptr = restarted(9);
   const Controller& again = *again_ptr;
-  EXPECT_EQ(ids(again.transfers(alice_.tenant_id)), ids(ctl_.transfers(alice_.tenant_id)));
-  EXPECT_EQ(*again.balance(bob_, bob_.tenant_id), balance(bob_));
+  EXPECT_EQ(ids(again.accounts().transfers(alice_.tenant_id)),
+            ids(ctl_.accounts().transfers(alice_.tenant_id)));
+  EXPECT_EQ(*again.accounts().balance(bob_, bob_.tenant_id), balance(bob_));
   const auto usage = again.usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->billed_seconds, 121);
@@ -141,7 +143,7 @@ TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
 
   const auto charged = [&](const Principal& who, const std::string& instance_id) {
     Micros sum = 0;
-    for (const auto& t : ctl_.transfers(who.tenant_id)) {
+    for (const auto& t : ctl_.accounts().transfers(who.tenant_id)) {
       if (t.kind == model::TransferKind::kUsage && t.reference == instance_id) sum += t.amount;
     }
     return sum;

@@ -324,8 +324,8 @@ void Controller::apply_transition(const monitor::Transition& transition) {
   const bool resolved = transition.from == AlertState::kFiring;
   if (!fired && !resolved) return;  // pending, or pending that cleared: no one is told
   const std::string tenant = tenant_alert(transition.subject) ? transition.subject.tenant : "";
-  record_event(tenant, transition.subject.subject, fired ? "alert.firing" : "alert.resolved",
-               describe(transition));
+  events_.record(tenant, transition.subject.subject, fired ? "alert.firing" : "alert.resolved",
+                 describe(transition));
   if (!fired || !transition.auto_stop) return;
   const auto it = instances_.find(transition.subject.subject);
   if (it == instances_.end() || !it->second.job_id.empty()) return;
@@ -490,7 +490,7 @@ Status Controller::acknowledge_alert(const Principal& caller, std::string_view i
     if (!visible_alert(caller, alert.subject)) break;
     GPURENT_CHECK(monitoring_.evaluator.acknowledge(rule, subject, caller.key_id, unix_ms(now())));
     record_acknowledgement(rule, subject, {.by = caller.key_id, .at_ms = unix_ms(now())});
-    record_event(
+    events_.record(
         tenant_alert(alert.subject) ? alert.subject.tenant : "", subject, "alert.acknowledged",
         fmt::format("alert {} on {} acknowledged by key {}", rule, subject, caller.key_id));
     return {};

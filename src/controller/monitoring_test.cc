@@ -39,7 +39,7 @@ class MonitoringTest : public ControllerTest {
     }
   }
   std::vector<const model::Event*> events(const Principal& who, const std::string& kind) {
-    return ctl_.events(who, {.kind = kind}, 100);
+    return ctl_.events().list(who, {.kind = kind}, 100);
   }
   monitor::Rule hot_rule() {
     return {.name = "hot",

@@ -40,8 +40,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
                                                             model::NodeRegistration registration,
                                                             std::string credential,
                                                             std::string credential_hash) {
-  const auto token = join_token_by_hash_.find(std::string(join_token_hash));
-  if (token == join_token_by_hash_.end() || join_tokens_.at(token->second).expires_at <= now()) {
+  if (!accounts_.valid_join_token(join_token_hash)) {
     return fail(Error{ErrorKind::kUnauthenticated, "invalid_join_token",
                       "the join token is unknown or expired"});
   }
@@ -227,7 +226,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     node.state = NodeState::kReady;
     touch_node(node, /*desired_set_changed=*/false);
     update_schedulable(node);
-    record_event("", node.id, model::event_kind::kNodeUp, "the node reports again");
+    events_.record("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
     for (const auto& id : instances_on_node_[node.id]) {
       record_downtime_end(instances_.at(id), now());
@@ -356,8 +355,8 @@ Result<int> Controller::drain_node(const Principal& caller, std::string_view id)
     }
     instance.requeue_requested = true;
     request_stop(instance, "moving: its node is being drained");
-    record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceMoved,
-                 fmt::format("moving off node {}: the node is being drained", node->id));
+    events_.record(instance.tenant_id, instance.id, model::event_kind::kInstanceMoved,
+                   fmt::format("moving off node {}: the node is being drained", node->id));
     ++moving;
   }
   schedule();
@@ -398,8 +397,8 @@ void Controller::mark_node_down(Node& node) {
   node.state = NodeState::kDown;
   touch_node(node, /*desired_set_changed=*/false);
   update_schedulable(node);
-  record_event("", node.id, model::event_kind::kNodeDown,
-               fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
+  events_.record("", node.id, model::event_kind::kNodeDown,
+                 fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
   const std::set<std::string> on_node = instances_on_node_[node.id];  // end_run edits it
   for (const auto& id : on_node) {
     Instance& instance = instances_.at(id);
@@ -452,12 +451,12 @@ void Controller::move_off_failure(const Failure& failure, const std::set<std::st
       }
     }
     for (Instance* member : moving) {
-      record_event(member->tenant_id, member->id, model::event_kind::kInstanceMoved,
-                   hit(*member)
-                       ? fmt::format("{}; placing it again elsewhere", failure.what)
-                       : fmt::format("its task's gang lost a member ({}); the task moves as a "
-                                     "whole",
-                                     failure.what));
+      events_.record(member->tenant_id, member->id, model::event_kind::kInstanceMoved,
+                     hit(*member)
+                         ? fmt::format("{}; placing it again elsewhere", failure.what)
+                         : fmt::format("its task's gang lost a member ({}); the task moves as a "
+                                       "whole",
+                                       failure.what));
       member->requeue_requested = true;
       // On the failed node or GPU this ends the run at once; elsewhere, once its agent confirms.
       request_stop(*member, why);
@@ -466,17 +465,14 @@ void Controller::move_off_failure(const Failure& failure, const std::set<std::st
 }
 
 void Controller::enforce_balances() {
-  std::set<std::string> overdrawn;
-  for (const auto& [id, tenant] : tenants_) {
-    if (guard_balance(id)) overdrawn.insert(id);
-  }
+  const std::set<std::string> overdrawn = accounts_.guard_balances();
   if (overdrawn.empty()) return;
   for (auto& [id, instance] : instances_) {
     if (!overdrawn.contains(instance.tenant_id)) continue;
     if (instance.state == InstanceState::kStarting || instance.state == InstanceState::kRunning) {
       request_stop(instance, "stopped: the balance is exhausted");
-      record_event(instance.tenant_id, instance.id, model::event_kind::kInstanceStoppedForBalance,
-                   "stopped: the balance is exhausted (the disk is kept)");
+      events_.record(instance.tenant_id, instance.id, model::event_kind::kInstanceStoppedForBalance,
+                     "stopped: the balance is exhausted (the disk is kept)");
     } else if (instance.state == InstanceState::kPending) {
       withdraw(instance, "stopped: the balance is exhausted");
     }
@@ -502,7 +498,7 @@ void Controller::tick() {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
     meter_stopped_disks(t);
-    expire_packages();
+    accounts_.expire_packages();
     for (auto& [id, reservation] : reservations_) settle_reservation(reservation);
     settle_sla_credits();
     enforce_balances();

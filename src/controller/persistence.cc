@@ -16,15 +16,7 @@ namespace gpurent::controller {
 Status Controller::restore(Snapshot snapshot) {
   const Timestamp start = now();
   GPURENT_CHECK(restore_monitoring(snapshot.monitoring));
-  for (auto& tenant : snapshot.tenants) tenants_.emplace(tenant.id, std::move(tenant));
-  for (auto& key : snapshot.api_keys) {
-    key_by_hash_.emplace(key.secret_hash, key.id);
-    api_keys_.emplace(key.id, std::move(key));
-  }
-  for (auto& token : snapshot.join_tokens) {
-    join_token_by_hash_.emplace(token.secret_hash, token.id);
-    join_tokens_.emplace(token.id, std::move(token));
-  }
+  GPURENT_CHECK(accounts_.restore(snapshot));
   // Before the nodes: syncing a node into the scheduler applies its quarantined GPUs.
   restore_quarantines(snapshot.gpu_quarantines);
   for (auto& node : snapshot.nodes) {
@@ -96,8 +88,7 @@ Status Controller::restore(Snapshot snapshot) {
     reservations_.emplace(reservation.id, std::move(reservation));
   }
   for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
-  // An operator's template saved before a release added a built-in of the same name gives way.
-  for (auto& t : snapshot.templates) templates_.emplace(t.name, std::move(t));
+  templates_.restore(std::move(snapshot.templates));
   GPURENT_CHECK(prices_.restore(std::move(snapshot.price_versions)));
   spot_.restore(std::move(snapshot.spot_prices));
   reindex_runs();
@@ -112,40 +103,13 @@ Status Controller::restore(Snapshot snapshot) {
     volume_order_.push_back(volume.id);
     volumes_.emplace(volume.id, std::move(volume));
   }
-  for (auto& record : snapshot.idempotency) {
-    idempotency_.emplace(std::make_pair(record.tenant_id, record.key), std::move(record));
-  }
-  for (const auto& transfer : snapshot.transfers) {
-    if (transfer.kind == model::TransferKind::kTopup) topups_.emplace(transfer.id, transfer);
-    if (auto posted = ledger_.post(transfer); !posted) return posted;
-  }
-  if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
-  for (auto& product : snapshot.package_products) {
-    package_products_.insert_or_assign(product.name, std::move(product));
-  }
-  std::sort(snapshot.packages.begin(), snapshot.packages.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.bought_at, a.id) < std::tie(b.bought_at, b.id);
-  });
-  for (auto& package : snapshot.packages) {
-    packages_by_tenant_[package.tenant_id].push_back(package.id);
-    packages_.emplace(package.id, std::move(package));
-  }
-  for (auto& settings : snapshot.balance_settings) {
-    balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
-  }
+  idempotency_.restore(std::move(snapshot.idempotency));
   for (auto& record : snapshot.downtime) {
     downtime_of_[record.instance_id].push_back(record.id);
     if (!record.end) open_downtime_[record.instance_id] = record.id;
     downtime_.emplace(record.id, std::move(record));
   }
-  for (auto& event : snapshot.events) {
-    if (event.seq != last_event_seq_ + 1 && !events_.empty()) {
-      return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
-    }
-    last_event_seq_ = event.seq;
-    events_.push_back(std::move(event));
-  }
-  return {};
+  return events_.restore(std::move(snapshot.events));
 }
 
 ChangeSet Controller::take_changes() {
@@ -269,12 +233,6 @@ void Controller::touch_metering(model::UsageRecord& usage) {
   if (usage.metered_batch == change_batch_) return;
   usage.metered_batch = change_batch_;
   metered_usage_.push_back(&usage);
-}
-
-Status Controller::post(model::Transfer transfer) {
-  if (auto posted = ledger_.post(transfer); !posted) return posted;
-  changes_.transfers.push_back(std::move(transfer));
-  return {};
 }
 
 }  // namespace gpurent::controller

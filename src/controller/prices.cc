@@ -61,18 +61,16 @@ Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) 
 }
 
 void Controller::post_usage(model::UsageRecord& usage, Micros due) {
-  post_usage(usage, due, ledger_.tenant_names(usage.tenant_id));
+  post_usage(usage, due, accounts_.tenant_names(usage.tenant_id));
 }
 
 void Controller::post_usage(model::UsageRecord& usage, Micros due,
                             billing::Ledger::TenantNames names) {
   touch_metering(usage);
   if (due <= 0) return;
-  if (auto posted = ledger_.post_usage(usage, due, names); !posted) {
+  if (auto posted = accounts_.post_usage(usage, due, names); !posted) {
     spdlog::error("metering usage={} failed: {}", usage.id, posted.error().message);
-    return;
   }
-  changes_.add_usage_charge(usage, due);
 }
 
 void Controller::charge_minimum_duration(model::UsageRecord& usage) {
@@ -82,7 +80,7 @@ void Controller::charge_minimum_duration(model::UsageRecord& usage) {
   const int64_t missing = minimum - usage.billed_seconds - usage.package_seconds;
   if (usage.kind == model::UsageKind::kRun && missing > 0) {
     const Timestamp ended = usage.metered_until;
-    draw_packages(usage, ended + Millis(missing * 1000));
+    if (accounts_.draw_packages(usage, ended + Millis(missing * 1000))) touch_metering(usage);
     usage.metered_until = ended;
   }
   post_usage(usage, billing::charge_minimum_due(rates(), usage, minimum));
@@ -201,7 +199,7 @@ void Controller::interrupt_spot_over_max_price() {
         "interrupted: the spot price of {} ({}/h per GPU) rose above its max_price ({}/h)",
         instance.gpu_type, format_money(*price, options_.currency),
         format_money(*instance.spec.max_price, options_.currency));
-    record_event(instance.tenant_id, instance.id, model::event_kind::kInstancePreempted, why);
+    events_.record(instance.tenant_id, instance.id, model::event_kind::kInstancePreempted, why);
     request_stop(instance, std::move(why));
     spdlog::info("interrupted spot instance={} price={} max_price={}", instance.id, *price,
                  *instance.spec.max_price);

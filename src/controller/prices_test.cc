@@ -37,7 +37,7 @@ TEST_F(PricesTest, APriceSetForLaterChargesRunningWorkFromThenOn) {
   ctl_.tick();
   EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond + 60 * 2 * kH100PerSecond);
   EXPECT_EQ(ctl_.instance_price(get(instance.id)), 36'000'000);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 TEST_F(PricesTest, OnlyOperatorsSetPricesAndNeverInThePast) {
@@ -158,7 +158,7 @@ TEST_F(PricesTest, SpotPriceRisesWithUtilisationAndInterruptsAboveMaxPrice) {
   const auto& interrupted = get(spot.id);
   EXPECT_EQ(interrupted.state, InstanceState::kStopping);
   EXPECT_NE(interrupted.reason.find("rose above its max_price"), std::string::npos);
-  const auto events = ctl_.events(alice_, {.object_id = interrupted.id}, 10);
+  const auto events = ctl_.events().list(alice_, {.object_id = interrupted.id}, 10);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]->kind, model::event_kind::kInstancePreempted);
   EXPECT_EQ(events[0]->message, interrupted.reason);

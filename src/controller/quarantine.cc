@@ -109,8 +109,8 @@ void Controller::quarantine_gpu(Node& node, const model::Gpu& gpu, model::GpuQua
   changes_.gpu_quarantines.push_back(record);
   quarantines_.insert_or_assign(gpu.uuid, std::move(record));
   sync_gpu_availability(node);
-  record_event("", node.id, model::event_kind::kGpuQuarantined,
-               fmt::format("{}: no new work goes there until an operator releases it", what));
+  events_.record("", node.id, model::event_kind::kGpuQuarantined,
+                 fmt::format("{}: no new work goes there until an operator releases it", what));
   spdlog::warn("gpu_quarantined node={} gpu={} index={}", node.id, gpu.uuid, gpu.index);
   // Billing of the work on it ends at this report, which carried the fault; the downtime runs
   // until it runs again.
@@ -157,9 +157,9 @@ Result<model::GpuQuarantine> Controller::release_gpu(const Principal& caller,
   record.released_by = caller.key_id;
   changes_.gpu_quarantines.push_back(record);
   sync_gpu_availability(node);
-  record_event("", node.id, model::event_kind::kGpuReleased,
-               fmt::format("GPU {} of node {} is back in service (released by {})", gpu_index,
-                           node.name, caller.key_id));
+  events_.record("", node.id, model::event_kind::kGpuReleased,
+                 fmt::format("GPU {} of node {} is back in service (released by {})", gpu_index,
+                             node.name, caller.key_id));
   spdlog::info("gpu_released node={} gpu={} index={}", node.id, gpu->uuid, gpu_index);
   schedule();
   return record;

@@ -71,7 +71,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   EXPECT_EQ(record->xid, 79);
   EXPECT_EQ(record->at, fault);
   EXPECT_EQ(status(node_), "degraded");
-  EXPECT_EQ(ctl_.events(admin_, {.kind = "gpu.quarantined"}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.kind = "gpu.quarantined"}, 10).size(), 1u);
   // Moved at once, keeping its id, onto another GPU: the report that carried the fault ended run 1
   // and its billing.
   const auto& moved = get(hit.id);
@@ -88,7 +88,8 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   ASSERT_EQ(downtime.size(), 1u);
   EXPECT_EQ(downtime[0]->cause, "gpu_quarantined");
   EXPECT_EQ(downtime[0]->start, fault);
-  EXPECT_EQ(ctl_.events(alice_, {.object_id = hit.id, .kind = "instance.moved"}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(alice_, {.object_id = hit.id, .kind = "instance.moved"}, 10).size(),
+            1u);
   // The old run left the node's desired set (its agent stops it); the new one is there.
   const auto* workload = desired(moved.node_id, hit.id);
   ASSERT_NE(workload, nullptr);
@@ -106,7 +107,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   for (int i = 0; i < 5; ++i) EXPECT_NE(get(launch(bob_, 1).id).gpus.at(0), bad);
   EXPECT_EQ(get(launch(bob_, 1).id).state, InstanceState::kPending);
   for (const auto& offer : ctl_.offers()) EXPECT_EQ(offer.total, 7);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
   ASSERT_TRUE(ctl_.check_invariants());
 }
 
@@ -139,7 +140,7 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   report_desired(node_, batch);
   EXPECT_EQ(quarantined(node_), (std::vector<std::string>{"GPU-a0", "GPU-a2"}));
   EXPECT_EQ(status(node_), "degraded");
-  EXPECT_EQ(ctl_.events(admin_, {.kind = "gpu.quarantined"}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.kind = "gpu.quarantined"}, 10).size(), 2u);
   // A GPU that is not the node's: no baseline, no quarantine, however its count moves.
   report_desired(node_, dbe("GPU-elsewhere", 1));
   report_desired(node_, dbe("GPU-elsewhere", 5));
@@ -182,7 +183,7 @@ TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
   EXPECT_EQ(get(members[0]).state, InstanceState::kPending);
   EXPECT_EQ(get(members[1]).state, InstanceState::kPending);
   EXPECT_NE((*ctl_.job(alice_, job->job.id))->tasks[0].state, model::JobState::kFailed);
-  EXPECT_EQ(ctl_.events(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
+  EXPECT_EQ(ctl_.events().list(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
   ASSERT_TRUE(ctl_.check_invariants());
 }
 
@@ -205,7 +206,7 @@ TEST_F(QuarantineTest, OperatorsReleaseAGpuAndItTakesWorkAgain) {
   EXPECT_EQ(released->released_by, admin_.key_id);
   EXPECT_TRUE(quarantined(node_).empty());
   EXPECT_EQ(status(node_), "ready");
-  EXPECT_EQ(ctl_.events(admin_, {.kind = "gpu.released"}, 10).size(), 1u);
+  EXPECT_EQ(ctl_.events().list(admin_, {.kind = "gpu.released"}, 10).size(), 1u);
   EXPECT_EQ(ctl_.release_gpu(admin_, node_, 5).error().code, "gpu_not_quarantined");
   // The waiting 8-GPU instance was placed on the whole node at the release.
   const auto instances = ctl_.list_instances(alice_, {}, "", 10);

@@ -389,7 +389,7 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
     victim->preempt_requested = true;
     in_flight.insert(victim->id);
     std::string why = fmt::format("preempted by {} work", model::to_string(instance.spec.pricing));
-    record_event(victim->tenant_id, victim->id, model::event_kind::kInstancePreempted, why);
+    events_.record(victim->tenant_id, victim->id, model::event_kind::kInstancePreempted, why);
     request_stop(*victim, std::move(why));
   }
   spdlog::info("preempting {} spot instance(s) for {}", victims.size(), instance.id);

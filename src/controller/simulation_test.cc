@@ -32,8 +32,10 @@ class Simulation {
  public:
   explicit Simulation(uint64_t seed)
       : rng_(seed), clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = seed}) {
-    admin_ = *ctl_.authenticate(ctl_.bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
-    EXPECT_TRUE(ctl_.create_join_token(admin_, "", std::chrono::hours(24), hash_secret("join")));
+    admin_ = *ctl_.accounts().authenticate(
+        ctl_.accounts().bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
+    EXPECT_TRUE(
+        ctl_.accounts().create_join_token(admin_, "", std::chrono::hours(24), hash_secret("join")));
     for (int n = 0; n < 4; ++n) {
       model::NodeRegistration registration{.name = "node" + std::to_string(n),
                                            .cpu_count = 32,
@@ -50,12 +52,12 @@ class Simulation {
       nodes_.push_back({node->node_id, false, clock_.now(), {}});
     }
     for (int t = 0; t < 3; ++t) {
-      auto tenant = ctl_.create_tenant(admin_, "tenant" + std::to_string(t));
-      EXPECT_TRUE(ctl_.create_api_key(
+      auto tenant = ctl_.accounts().create_tenant(admin_, "tenant" + std::to_string(t));
+      EXPECT_TRUE(ctl_.accounts().create_api_key(
           admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
       const Micros topup = (t + 1) * 20 * kMicrosPerUnit;  // tenant0 runs out of money sometimes
-      EXPECT_TRUE(ctl_.topup(admin_, tenant->id, topup, "", std::nullopt));
-      tenants_.push_back(*ctl_.authenticate(hash_secret(tenant->id)));
+      EXPECT_TRUE(ctl_.accounts().topup(admin_, tenant->id, topup, "", std::nullopt));
+      tenants_.push_back(*ctl_.accounts().authenticate(hash_secret(tenant->id)));
       topped_up_[tenant->id] = topup;
     }
   }
@@ -91,9 +93,9 @@ class Simulation {
   }
 
   std::string fingerprint() {
-    std::string out = std::to_string(ctl_.ledger_total());
+    std::string out = std::to_string(ctl_.accounts().ledger_total());
     for (const auto& who : tenants_) {
-      out += "|" + std::to_string(*ctl_.balance(who, who.tenant_id));
+      out += "|" + std::to_string(*ctl_.accounts().balance(who, who.tenant_id));
       const auto page = ctl_.list_instances(who, {}, "", 1000);
       for (const auto* instance : page->items) {
         out += fmt::format(",{}:{}:{}", instance->id, model::to_string(instance->state),
@@ -105,7 +107,8 @@ class Simulation {
 
   int launched() const { return launched_; }
   size_t moves() const {
-    return ctl_.events(admin_, {.kind = std::string(model::event_kind::kInstanceMoved)}, 100'000)
+    return ctl_.events()
+        .list(admin_, {.kind = std::string(model::event_kind::kInstanceMoved)}, 100'000)
         .size();
   }
   int quarantines() const { return quarantines_; }
@@ -228,7 +231,7 @@ class Simulation {
   }
 
   void check_invariants() {
-    ASSERT_EQ(ctl_.ledger_total(), 0);
+    ASSERT_EQ(ctl_.accounts().ledger_total(), 0);
     // A node silent past the heartbeat timeout is found down by the next tick.
     for (const auto& node : nodes_) {
       if (clock_.now() - node.last_report > ctl_.options().heartbeat_timeout) {
@@ -253,7 +256,7 @@ class Simulation {
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;
       }
-      ASSERT_EQ(*ctl_.balance(who, who.tenant_id), topped_up_[who.tenant_id] - charged);
+      ASSERT_EQ(*ctl_.accounts().balance(who, who.tenant_id), topped_up_[who.tenant_id] - charged);
       std::map<std::string, int> open_runs;  // every second is billed to one run at most
       for (const auto* usage : ctl_.usage(who.tenant_id)) {
         if (!usage->ended_at) {

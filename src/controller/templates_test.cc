@@ -10,7 +10,7 @@ class TemplatesTest : public ControllerTest {
   model::InstanceSpec from_template(std::string_view name, model::RuntimeChoice choice) {
     model::InstanceSpec s;
     s.gpu_types = {"h100-80g"};
-    auto t = ctl_.find_template(name);
+    auto t = ctl_.templates().find(name);
     EXPECT_TRUE(t);
     EXPECT_TRUE(model::apply_template(**t, choice, {}, s));
     return s;
@@ -45,28 +45,28 @@ class TemplatesTest : public ControllerTest {
 };
 
 TEST_F(TemplatesTest, OperatorsManageTheirOwnTemplatesAndTheBuiltInOnesAreFixed) {
-  ASSERT_EQ(ctl_.templates().size(), 4u);
+  ASSERT_EQ(ctl_.templates().all().size(), 4u);
   model::Template own{.name = "vllm", .image = "vllm/vllm-openai:v0.6", .services = {"api"}};
-  EXPECT_EQ(ctl_.put_template(alice_, own).error().kind, ErrorKind::kPermissionDenied);
-  auto saved = ctl_.put_template(admin_, own);
+  EXPECT_EQ(ctl_.templates().put(alice_, own).error().kind, ErrorKind::kPermissionDenied);
+  auto saved = ctl_.templates().put(admin_, own);
   ASSERT_TRUE(saved) << saved.error().message;
   EXPECT_FALSE(saved->builtin);
-  ASSERT_EQ(ctl_.templates().size(), 5u);
-  EXPECT_EQ((*ctl_.find_template("vllm"))->services, std::vector<std::string>{"api"});
+  ASSERT_EQ(ctl_.templates().all().size(), 5u);
+  EXPECT_EQ((*ctl_.templates().find("vllm"))->services, std::vector<std::string>{"api"});
 
   model::Template forged = own;
   forged.name = "pytorch";
   forged.builtin = true;  // the caller cannot make its own template built in
-  EXPECT_EQ(ctl_.put_template(admin_, forged).error().code, "builtin_template");
-  EXPECT_EQ(ctl_.delete_template(admin_, "jupyter").error().code, "builtin_template");
-  EXPECT_EQ(ctl_.delete_template(alice_, "vllm").error().kind, ErrorKind::kPermissionDenied);
+  EXPECT_EQ(ctl_.templates().put(admin_, forged).error().code, "builtin_template");
+  EXPECT_EQ(ctl_.templates().remove(admin_, "jupyter").error().code, "builtin_template");
+  EXPECT_EQ(ctl_.templates().remove(alice_, "vllm").error().kind, ErrorKind::kPermissionDenied);
   model::Template invalid = own;
   invalid.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
-  EXPECT_EQ(ctl_.put_template(admin_, invalid).error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ctl_.templates().put(admin_, invalid).error().kind, ErrorKind::kInvalidArgument);
 
-  ASSERT_TRUE(ctl_.delete_template(admin_, "vllm"));
-  EXPECT_EQ(ctl_.find_template("vllm").error().code, "template_not_found");
-  EXPECT_EQ(ctl_.delete_template(admin_, "vllm").error().code, "template_not_found");
+  ASSERT_TRUE(ctl_.templates().remove(admin_, "vllm"));
+  EXPECT_EQ(ctl_.templates().find("vllm").error().code, "template_not_found");
+  EXPECT_EQ(ctl_.templates().remove(admin_, "vllm").error().code, "template_not_found");
   // The store gets the changes in order: set, then deleted.
   const auto changes = ctl_.take_changes();
   ASSERT_EQ(changes.template_changes.size(), 2u);
@@ -75,15 +75,16 @@ TEST_F(TemplatesTest, OperatorsManageTheirOwnTemplatesAndTheBuiltInOnesAreFixed)
 }
 
 TEST_F(TemplatesTest, OperatorTemplatesSurviveARestartBesideTheBuiltInOnes) {
-  ASSERT_TRUE(ctl_.put_template(admin_, {.name = "mine", .process_command = {"true"}}));
+  ASSERT_TRUE(ctl_.templates().put(admin_, {.name = "mine", .process_command = {"true"}}));
   Snapshot snapshot;
   snapshot.templates.push_back(
-      *ctl_.put_template(admin_, {.name = "mine", .process_command = {"false"}}));
+      *ctl_.templates().put(admin_, {.name = "mine", .process_command = {"false"}}));
   Controller restarted(clock_, {.seed = 7});
   ASSERT_TRUE(restarted.restore(std::move(snapshot)));
-  ASSERT_EQ(restarted.templates().size(), 5u);
-  EXPECT_EQ((*restarted.find_template("mine"))->process_command, std::vector<std::string>{"false"});
-  EXPECT_TRUE((*restarted.find_template("base"))->builtin);
+  ASSERT_EQ(restarted.templates().all().size(), 5u);
+  EXPECT_EQ((*restarted.templates().find("mine"))->process_command,
+            std::vector<std::string>{"false"});
+  EXPECT_TRUE((*restarted.templates().find("base"))->builtin);
 }
 
 TEST_F(TemplatesTest, ANodeWithoutAnEngineRunsTheProcessFormAndOneWithAnEngineTheImage) {
@@ -92,7 +93,7 @@ TEST_F(TemplatesTest, ANodeWithoutAnEngineRunsTheProcessFormAndOneWithAnEngineTh
   ASSERT_EQ(get(on_host.id).node_id, node_);
   const auto& host_workload = workload_of(on_host);
   EXPECT_TRUE(host_workload.image.empty());
-  EXPECT_EQ(host_workload.command, (*ctl_.find_template("pytorch"))->process_command);
+  EXPECT_EQ(host_workload.command, (*ctl_.templates().find("pytorch"))->process_command);
 
   const std::string engine_node = add_container_node("node-c", "GPU-c");
   model::InstanceSpec wide = from_template("pytorch", model::RuntimeChoice::kAuto);
@@ -100,8 +101,8 @@ TEST_F(TemplatesTest, ANodeWithoutAnEngineRunsTheProcessFormAndOneWithAnEngineTh
   const auto in_container = launch(alice_, wide);
   ASSERT_EQ(get(in_container.id).node_id, engine_node);
   const auto& container_workload = workload_of(in_container);
-  EXPECT_EQ(container_workload.image, (*ctl_.find_template("pytorch"))->image);
-  EXPECT_EQ(container_workload.command, (*ctl_.find_template("pytorch"))->command);
+  EXPECT_EQ(container_workload.image, (*ctl_.templates().find("pytorch"))->image);
+  EXPECT_EQ(container_workload.command, (*ctl_.templates().find("pytorch"))->command);
 }
 
 TEST_F(TemplatesTest, ImageOnlyWorkGoesOnlyToNodesWithAnEngine) {
@@ -116,7 +117,7 @@ TEST_F(TemplatesTest, ImageOnlyWorkGoesOnlyToNodesWithAnEngine) {
   const std::string engine_node = add_container_node("node-c", "GPU-c");
   const auto placed = launch(alice_, tensorflow);
   EXPECT_EQ(get(placed.id).node_id, engine_node);
-  EXPECT_EQ(workload_of(placed).image, (*ctl_.find_template("tensorflow"))->image);
+  EXPECT_EQ(workload_of(placed).image, (*ctl_.templates().find("tensorflow"))->image);
 }
 
 TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) {

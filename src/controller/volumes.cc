@@ -20,7 +20,7 @@ void Controller::meter_volume(Volume& volume, Timestamp until) {
   const auto transfer = billing::meter_volume(volume, until);
   touch_volume(volume);
   if (!transfer) return;
-  if (auto posted = post(*transfer); !posted) {
+  if (auto posted = accounts_.post(*transfer); !posted) {
     spdlog::error("metering volume={} failed: {}", volume.id, posted.error().message);
   }
 }
@@ -28,7 +28,8 @@ void Controller::meter_volume(Volume& volume, Timestamp until) {
 Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolume request,
                                                 std::optional<std::string> idempotency_key,
                                                 std::string fingerprint) {
-  GPURENT_TRY(replayed, replayed_object(caller.tenant_id, idempotency_key, fingerprint));
+  GPURENT_TRY(replayed,
+              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedVolume>(volumes_, replayed));
   if (first) return std::move(*first);
   if (!model::valid_volume_name(request.name)) {
@@ -45,7 +46,7 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
     if (!caller.is_operator()) return fail(forbidden("choose a volume's node"));
     if (!nodes_.contains(request.node_id)) return fail(Error::not_found("node", request.node_id));
   }
-  if (!tenants_.contains(caller.tenant_id))
+  if (!accounts_.has_tenant(caller.tenant_id))
     return fail(Error::not_found("tenant", caller.tenant_id));
   Volume volume{.id = rng_.id("v-"),
                 .tenant_id = caller.tenant_id,
@@ -63,7 +64,7 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
   }
   volume_order_.push_back(volume.id);
   touch_volume(volume);
-  remember_idempotency(caller.tenant_id, idempotency_key, std::move(fingerprint), volume.id);
+  idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), volume.id);
   spdlog::info("created volume={} tenant={} size_gb={}", volume.id, volume.tenant_id,
                volume.size_gb);
   const std::string id = volume.id;

@@ -139,7 +139,8 @@ TEST_F(VolumesTest, TheFirstPlacementChoosesItsNodeAndPinsLaterWorkThere) {
 
 TEST_F(VolumesTest, AnOperatorMayPlaceAVolumeAndItsWorkFollows) {
   const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
-  ASSERT_TRUE(ctl_.topup(admin_, admin_.tenant_id, 100 * kMicrosPerUnit, "", std::nullopt));
+  ASSERT_TRUE(
+      ctl_.accounts().topup(admin_, admin_.tenant_id, 100 * kMicrosPerUnit, "", std::nullopt));
   ctl_.take_changes();
   const auto volume = create(admin_, "pinned", 10, other);
   EXPECT_EQ(volume.node_id, other);
@@ -256,7 +257,7 @@ TEST_F(VolumesTest, StorageIsBilledPerSecondOfItsLifeWithOneRoundingAndNoDoubleC
   clock_.advance(Millis(3'600'000));
   ctl_.tick();
   EXPECT_EQ(before - balance(alice_), usage->charged);
-  EXPECT_EQ(ctl_.ledger_total(), 0);
+  EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
 }  // namespace

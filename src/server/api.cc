@@ -21,7 +21,7 @@ namespace gpurent::server {
 
 std::optional<std::string> Api::Impl::tenant_query(const Request& request) const {
   auto tenant = query_string(request, "tenant");
-  if (tenant) tenant = host.controller().tenant_id_for(*tenant);
+  if (tenant) tenant = host.controller().accounts().tenant_id_for(*tenant);
   return tenant;
 }
 
@@ -51,7 +51,7 @@ Result<std::string> Api::Impl::node_of(const Request& request) {
 
 Result<std::string> Api::Impl::billed_tenant(const Principal& caller, const Request& request) {
   std::string tenant = tenant_query(request).value_or(caller.tenant_id);
-  GPURENT_CHECK(ctl().balance(caller, tenant));
+  GPURENT_CHECK(ctl().accounts().balance(caller, tenant));
   return tenant;
 }
 

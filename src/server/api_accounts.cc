@@ -24,7 +24,7 @@ void Api::Impl::add_billing_routes() {
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
           const std::string tenant = tenant_query(request).value_or(caller.tenant_id);
-          auto balance = ctl().balance(caller, tenant);
+          auto balance = ctl().accounts().balance(caller, tenant);
           co_return result_response(200, balance, [&](Micros amount) {
             return Json{{"tenant_id", tenant},
                         {"balance_micros", amount},
@@ -61,7 +61,7 @@ void Api::Impl::add_billing_routes() {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
           Json items = Json::array();
-          for (const auto& transfer : ctl().transfers(*tenant))
+          for (const auto& transfer : ctl().accounts().transfers(*tenant))
             items.push_back(transfer_view(transfer, ctl().options().currency));
           co_return json_response(200, whole_list(std::move(items)));
         });
@@ -81,9 +81,9 @@ void Api::Impl::add_tenant_routes() {
           if (auto allowed = require_operator(caller); !allowed)
             co_return problem_response(allowed.error());
           Json items = Json::array();
-          for (const auto* tenant : ctl().tenants(caller)) {
+          for (const auto* tenant : ctl().accounts().tenants(caller)) {
             Json view = tenant_view(*tenant);
-            view["balance_micros"] = *ctl().balance(caller, tenant->id);
+            view["balance_micros"] = *ctl().accounts().balance(caller, tenant->id);
             view["currency"] = ctl().options().currency;
             items.push_back(std::move(view));
           }
@@ -106,7 +106,7 @@ void Api::Impl::add_account_routes() {
           co_return co_await operator_write(
               caller, request, parse_package_product,
               [&](Controller& c, auto product) {
-                return c.set_package_product(caller, std::move(product));
+                return c.accounts().set_package_product(caller, std::move(product));
               },
               [this](const model::PackageProduct& product) {
                 return package_product_view(product, ctl().options().currency);
@@ -115,7 +115,7 @@ void Api::Impl::add_account_routes() {
   keyed("GET", "/v1/packages/products",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto* product : ctl().package_products()) {
+          for (const auto* product : ctl().accounts().package_products()) {
             items.push_back(package_product_view(*product, ctl().options().currency));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -123,7 +123,12 @@ void Api::Impl::add_account_routes() {
   keyed("POST", "/v1/packages",
         [this](const Principal& caller, Request& request, const PathParams&) {
           return create_object(
-              caller, request, parse_package_purchase, &Controller::buy_package,
+              caller, request, parse_package_purchase,
+              [](Controller& c, const Principal& buyer, std::string product,
+                 std::optional<std::string> key, std::string fingerprint) {
+                return c.accounts().buy_package(buyer, std::move(product), std::move(key),
+                                                std::move(fingerprint));
+              },
               [](const controller::CreatedPackage& created) {
                 return std::pair(package_view(created.package), created.replayed);
               },
@@ -135,7 +140,7 @@ void Api::Impl::add_account_routes() {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
           Json items = Json::array();
-          for (const auto* package : ctl().packages(*tenant)) {
+          for (const auto* package : ctl().accounts().packages(*tenant)) {
             items.push_back(package_view(*package));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -144,7 +149,7 @@ void Api::Impl::add_account_routes() {
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          for (const auto* package : ctl().packages(caller.tenant_id)) {
+          for (const auto* package : ctl().accounts().packages(caller.tenant_id)) {
             if (package->id == id) {
               co_return json_response(200, package_view(*package));
             }
@@ -157,8 +162,8 @@ void Api::Impl::add_account_routes() {
           co_return co_await operator_write(
               caller, request, parse_balance_settings,
               [&](Controller& c, auto settings) {
-                settings.tenant_id = c.tenant_id_for(settings.tenant_id);
-                return c.set_balance_settings(caller, std::move(settings));
+                settings.tenant_id = c.accounts().tenant_id_for(settings.tenant_id);
+                return c.accounts().set_balance_settings(caller, std::move(settings));
               },
               [&](const model::BalanceSettings& settings) {
                 return balance_settings_view(settings, ctl().options().currency);
@@ -169,8 +174,9 @@ void Api::Impl::add_account_routes() {
                const PathParams&) -> asio::awaitable<Response> {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
-          co_return json_response(200, balance_settings_view(ctl().balance_settings(*tenant),
-                                                             ctl().options().currency));
+          co_return json_response(200,
+                                  balance_settings_view(ctl().accounts().balance_settings(*tenant),
+                                                        ctl().options().currency));
         });
   keyed("GET", "/v1/billing/invoices",
         [this](const Principal& caller, Request& request,
@@ -246,7 +252,7 @@ Result<billing::RevenueReport> Api::Impl::revenue(const Principal& caller, const
   if (report.to <= report.from) {
     return fail(Error::invalid("invalid_query", "'to' must be after 'from'"));
   }
-  for (const auto* tenant : ctl().tenants(caller)) {
+  for (const auto* tenant : ctl().accounts().tenants(caller)) {
     // "<instance>:<run>", package or reservation id -> type
     std::map<std::string, std::string> type_of;
     for (const auto* reservation : ctl().reservations(caller)) {
@@ -255,18 +261,20 @@ Result<billing::RevenueReport> Api::Impl::revenue(const Principal& caller, const
     for (const auto* usage : ctl().usage(tenant->id)) {
       type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
     }
-    for (const auto* package : ctl().packages(tenant->id)) {
+    for (const auto* package : ctl().accounts().packages(tenant->id)) {
       type_of[package->id] = package->gpu_type;
     }
-    billing::add_revenue(report, ctl().transfers(tenant->id), [&](const model::Transfer& t) {
-      if (t.id.starts_with("volume:")) return std::string("storage");
-      // A usage id is "usage:<instance>:<run>:<seconds>"; a package's or a reservation's
-      // transfers refer to it by id.
-      std::string key = t.reference;
-      if (t.id.starts_with("usage:")) key = t.id.substr(6, t.id.rfind(':') - 6);
-      const auto it = type_of.find(key);
-      return it == type_of.end() ? std::string("other") : it->second;
-    });
+    billing::add_revenue(report, ctl().accounts().transfers(tenant->id),
+                         [&](const model::Transfer& t) {
+                           if (t.id.starts_with("volume:")) return std::string("storage");
+                           // A usage id is "usage:<instance>:<run>:<seconds>"; a package's or a
+                           // reservation's transfers refer to it by id.
+                           std::string key = t.reference;
+                           if (t.id.starts_with("usage:"))
+                             key = t.id.substr(6, t.id.rfind(':') - 6);
+                           const auto it = type_of.find(key);
+                           return it == type_of.end() ? std::string("other") : it->second;
+                         });
   }
   return report;
 }
@@ -440,13 +448,15 @@ Response Api::Impl::spot_prices(const Request& request) {
 void Api::Impl::add_quota_routes() {
   keyed("PUT", "/v1/tenants/{id}/quota",
         [this](const Principal& caller, Request& request, const PathParams& params) {
-          return set_quota(caller, request, ctl().tenant_id_for(params.find("id")->second));
+          return set_quota(caller, request,
+                           ctl().accounts().tenant_id_for(params.find("id")->second));
         });
   keyed("GET", "/v1/tenants/{id}/quota",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           co_return result_response(
-              200, ctl().quota(caller, ctl().tenant_id_for(params.find("id")->second)), quota_view);
+              200, ctl().quota(caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
+              quota_view);
         });
 }
 
@@ -483,7 +493,8 @@ asio::awaitable<Response> Api::Impl::topup(const Principal& caller, Request& req
   auto key = idempotency_key(request);
   if (!key) co_return problem_response(key.error());
   auto result = co_await host.mutate([&](Controller& c) {
-    return c.topup(caller, c.tenant_id_for(*tenant), *amount, reference->value_or(""), *key);
+    return c.accounts().topup(caller, c.accounts().tenant_id_for(*tenant), *amount,
+                              reference->value_or(""), *key);
   });
   co_return result_response(201, result, [&](const controller::TopupResult& r) {
     return Json{{"transfer_id", r.transfer.id},
@@ -505,7 +516,8 @@ asio::awaitable<Response> Api::Impl::create_tenant(const Principal& caller, Requ
     co_return problem_response(
         invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
   }
-  auto tenant = co_await host.mutate([&](Controller& c) { return c.create_tenant(caller, *name); });
+  auto tenant = co_await host.mutate(
+      [&](Controller& c) { return c.accounts().create_tenant(caller, *name); });
   co_return result_response(201, tenant, [](const model::Tenant& t) { return tenant_view(t); });
 }
 
@@ -522,7 +534,7 @@ asio::awaitable<Response> Api::Impl::create_api_key(const Principal& caller, Req
     if (!*field) co_return problem_response(field->error());
   }
   controller::NewApiKey key;
-  key.tenant_id = ctl().tenant_id_for(tenant->value_or(""));
+  key.tenant_id = ctl().accounts().tenant_id_for(tenant->value_or(""));
   if (*role_text && !model::parse_role(**role_text, &key.role)) {
     co_return problem_response(invalid_field("role", "must be admin, operator or tenant"));
   }
@@ -530,8 +542,8 @@ asio::awaitable<Response> Api::Impl::create_api_key(const Principal& caller, Req
   const std::string secret = new_secret("gpr_");
   key.secret_hash = hash_secret(secret);
   key.prefix = secret.substr(0, 12);
-  auto created =
-      co_await host.mutate([&](Controller& c) { return c.create_api_key(caller, std::move(key)); });
+  auto created = co_await host.mutate(
+      [&](Controller& c) { return c.accounts().create_api_key(caller, std::move(key)); });
   co_return result_response(201, created, [&](const model::ApiKey& k) {
     Json view = api_key_view(k);
     view["key"] = secret;
@@ -551,8 +563,9 @@ asio::awaitable<Response> Api::Impl::create_join_token(const Principal& caller, 
   if (!ttl) co_return problem_response(ttl.error());
   const std::string secret = new_secret("gjt_");
   auto token = co_await host.mutate([&](Controller& c) {
-    return c.create_join_token(caller, description->value_or(""),
-                               std::chrono::seconds(ttl->value_or(24 * 3600)), hash_secret(secret));
+    return c.accounts().create_join_token(caller, description->value_or(""),
+                                          std::chrono::seconds(ttl->value_or(24 * 3600)),
+                                          hash_secret(secret));
   });
   co_return result_response(201, token, [&](const model::JoinToken& t) {
     return Json{{"id", t.id},

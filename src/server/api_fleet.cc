@@ -104,7 +104,7 @@ void Api::Impl::add_event_routes() {
                                          .kind = query_string(request, "kind"),
                                          .after_seq = *after};
           Json items = Json::array();
-          const auto events = ctl().events(caller, filter, static_cast<size_t>(*limit));
+          const auto events = ctl().events().list(caller, filter, static_cast<size_t>(*limit));
           for (const auto* event : events) items.push_back(event_view(*event));
           Json next = events.size() == static_cast<size_t>(*limit)
                           ? Json(std::to_string(events.back()->seq))

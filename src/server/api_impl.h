@@ -185,7 +185,8 @@ struct Api::Impl {
                                       std::string tenant_id);
 
   // A POST that creates an object under Idempotency-Key: parse the body, run the controller's
-  // create command with the key and the body's fingerprint, answer 201 with the view (and the
+  // create command (a Controller member, or a callable taking the Controller first) with the key
+  // and the body's fingerprint, answer 201 with the view (and the
   // object's Location under `location`). `view` gives the view and whether it was a replay.
   template <class Parse, class Create, class View>
   asio::awaitable<Response> create_object(const Principal& caller, Request& request, Parse parse,
@@ -197,8 +198,9 @@ struct Api::Impl {
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
-    auto created = co_await host.mutate(
-        [&](Controller& c) { return (c.*create)(caller, std::move(*parsed), *key, fingerprint); });
+    auto created = co_await host.mutate([&](Controller& c) {
+      return std::invoke(create, c, caller, std::move(*parsed), *key, fingerprint);
+    });
     if (!created) co_return problem_response(created.error());
     auto [json, replayed] = view(*created);
     std::string id = json.at("id").template get<std::string>();

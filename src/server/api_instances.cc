@@ -98,7 +98,7 @@ Result<model::InstanceSpec> Api::Impl::with_template(const Json& body, model::In
     if (runtime) return fail(invalid_field("runtime", "chooses a template's form: give template"));
     return spec;
   }
-  auto found = ctl().find_template(*name);
+  auto found = ctl().templates().find(*name);
   if (!found) {
     return fail(Error::unprocessable(
         "template_not_found",
@@ -117,12 +117,12 @@ void Api::Impl::add_template_routes() {
   keyed("GET", "/v1/templates",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto* t : ctl().templates()) items.push_back(template_view(*t));
+          for (const auto* t : ctl().templates().all()) items.push_back(template_view(*t));
           co_return json_response(200, whole_list(std::move(items)));
         });
   keyed("GET", "/v1/templates/{name}",
         [this](const Principal&, Request&, const PathParams& params) -> asio::awaitable<Response> {
-          auto found = ctl().find_template(params.find("name")->second);
+          auto found = ctl().templates().find(params.find("name")->second);
           co_return result_response(200, found,
                                     [](const model::Template* t) { return template_view(*t); });
         });
@@ -132,15 +132,15 @@ void Api::Impl::add_template_routes() {
           co_return co_await operator_write(
               caller, request,
               [&](const Json& body) { return parse_template(body, params.find("name")->second); },
-              [&](Controller& c, auto t) { return c.put_template(caller, std::move(t)); },
+              [&](Controller& c, auto t) { return c.templates().put(caller, std::move(t)); },
               template_view);
         });
   keyed("DELETE", "/v1/templates/{name}",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string name = params.find("name")->second;
-          auto deleted =
-              co_await host.mutate([&](Controller& c) { return c.delete_template(caller, name); });
+          auto deleted = co_await host.mutate(
+              [&](Controller& c) { return c.templates().remove(caller, name); });
           if (!deleted) co_return problem_response(deleted.error());
           co_return Response{204, "", "", {}, {}};
         });

@@ -95,7 +95,7 @@ TEST_F(ControllerHostTest, DurableWaitsForWhatIsQueuedAndOnlyThen) {
       io_,
       [&]() -> asio::awaitable<void> {
         created = co_await host.mutate([](controller::Controller& c) {
-          return c.bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
+          return c.accounts().bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
         });
       },
       asio::detached);
@@ -142,7 +142,7 @@ TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight)
         asio::detached);
   };
   spawn([](controller::Controller& c) {
-    return c.bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
+    return c.accounts().bootstrap_admin(hash_secret("key"), "gpr_key", 0).has_value();
   });
   spawn(read_only);  // may report what the first created: waits for its commit
   io_.run_for(milliseconds(100));

@@ -117,10 +117,10 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
 
   std::optional<std::string> shown_key;
-  if (options.admin_key || !controller.has_admin_key()) {
+  if (options.admin_key || !controller.accounts().has_admin_key()) {
     const std::string key = options.admin_key.value_or(new_secret("gpr_"));
-    auto admin = controller.bootstrap_admin(hash_secret(key), key.substr(0, 12),
-                                            options.bootstrap_credit_micros);
+    auto admin = controller.accounts().bootstrap_admin(hash_secret(key), key.substr(0, 12),
+                                                       options.bootstrap_credit_micros);
     if (!admin) {
       spdlog::error("cannot create the admin key: {}", admin.error().message);
       return 1;
@@ -128,13 +128,14 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     shown_key = key;
   }
   // The sample package product (ServerOptions::sample_package).
-  if (options.sample_package && controller.package_products().empty()) {
+  if (options.sample_package && controller.accounts().package_products().empty()) {
     const model::PackageProduct sample{.name = "h100-100h",
                                        .gpu_type = "h100-80g",
                                        .gpu_hours = 100,
                                        .price = 1500 * kMicrosPerUnit,
                                        .validity_days = 90};
-    if (auto defined = controller.set_package_product(model::platform_principal(), sample);
+    if (auto defined =
+            controller.accounts().set_package_product(model::platform_principal(), sample);
         !defined) {
       spdlog::warn("dev_sample_package_not_defined error=\"{}\"", defined.error().message);
     }
@@ -142,9 +143,9 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   std::string local_join_token;
   if (local_node) {
     local_join_token = new_secret("gjt_");
-    if (auto token =
-            controller.create_join_token(model::platform_principal(), "local node",
-                                         std::chrono::minutes(10), hash_secret(local_join_token));
+    if (auto token = controller.accounts().create_join_token(model::platform_principal(),
+                                                             "local node", std::chrono::minutes(10),
+                                                             hash_secret(local_join_token));
         !token) {
       spdlog::error("cannot create the local node's join token: {}", token.error().message);
       return 1;

@@ -197,10 +197,12 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   controller::Controller ctl(clock, {.seed = 3});
   auto store = open_sqlite_store(path_);
   ASSERT_TRUE(store);
-  const auto admin_key = ctl.bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit);
+  const auto admin_key =
+      ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit);
   ASSERT_TRUE(admin_key);
-  const auto admin = *ctl.authenticate(hash_secret("admin"));
-  ASSERT_TRUE(ctl.create_join_token(admin, "", std::chrono::hours(1), hash_secret("join")));
+  const auto admin = *ctl.accounts().authenticate(hash_secret("admin"));
+  ASSERT_TRUE(
+      ctl.accounts().create_join_token(admin, "", std::chrono::hours(1), hash_secret("join")));
   model::NodeRegistration registration{.name = "node",
                                        .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
                                        .cpu_count = 8,
@@ -232,11 +234,12 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   const auto* instance = *restored.instance(admin, created->instance.id);
   EXPECT_EQ(instance->state, model::InstanceState::kRunning);
   EXPECT_EQ(restored.gpu_holders("GPU-0"), std::vector<std::string>{created->instance.id});
-  EXPECT_EQ(*restored.balance(admin, admin.tenant_id), *ctl.balance(admin, admin.tenant_id));
-  EXPECT_EQ(*restored.balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - 61 * 5000);
+  EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id),
+            *ctl.accounts().balance(admin, admin.tenant_id));
+  EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - 61 * 5000);
   EXPECT_EQ(restored.usage(admin.tenant_id)[0]->billed_seconds, 61);
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
-  EXPECT_EQ(restored.ledger_total(), 0);
+  EXPECT_EQ(restored.accounts().ledger_total(), 0);
   EXPECT_EQ(restored.authenticate_node(hash_secret("c")), node->node_id);
   // Generations served before the restart are never reused for a different desired set (a new
   // desired set alone does not rewrite the node's row: see kGenerationsBetweenNodeWrites).
@@ -251,7 +254,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
   controller::Controller again(clock, {.seed = 5});
   ASSERT_TRUE(again.restore(std::move(*(*store)->load())));
-  const auto events = again.events(admin, {}, 10);
+  const auto events = again.events().list(admin, {}, 10);
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0]->seq, 1);
   EXPECT_EQ(events[0]->kind, model::event_kind::kNodeDown);
@@ -268,8 +271,8 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   controller::Controller ctl(clock, {.seed = 3});
   auto store = open_sqlite_store(path_);
   ASSERT_TRUE(store);
-  ASSERT_TRUE(ctl.bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit));
-  const auto admin = *ctl.authenticate(hash_secret("admin"));
+  ASSERT_TRUE(ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit));
+  const auto admin = *ctl.accounts().authenticate(hash_secret("admin"));
   const auto kept = ctl.create_volume(admin, {"kept", 100, ""});
   const auto gone = ctl.create_volume(admin, {"gone", 1, ""});
   ASSERT_TRUE(kept && gone);
@@ -278,7 +281,7 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   ctl.tick();
   ASSERT_TRUE(ctl.delete_volume(admin, gone->volume.id));
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
-  const Micros paid = 5 * kMicrosPerUnit - *ctl.balance(admin, admin.tenant_id);
+  const Micros paid = 5 * kMicrosPerUnit - *ctl.accounts().balance(admin, admin.tenant_id);
 
   store = open_sqlite_store(path_);  // the server restarts
   ASSERT_TRUE(store);
@@ -292,7 +295,7 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   EXPECT_EQ(volume->name, "kept");
   EXPECT_EQ(volume->billed_seconds, 61);
   EXPECT_EQ(restored.volume_usage(admin.tenant_id).size(), 2u);  // the deleted one's line too
-  EXPECT_EQ(*restored.balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - paid);
+  EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - paid);
 
   // Metering goes on from where it stopped: the total is the formula's for all 122 s, and the
   // transfer ids follow on, so the store takes them (a repeated id would fail the commit).
@@ -305,7 +308,7 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   // the store refuses them, so nothing is charged twice.
   ctl.tick();
   EXPECT_FALSE((*store)->commit(ctl.take_changes()));
-  EXPECT_EQ(restored.ledger_total(), 0);
+  EXPECT_EQ(restored.accounts().ledger_total(), 0);
 }
 
 model::Job job_with_tasks(const std::string& id, int tasks) {

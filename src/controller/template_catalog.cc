@@ -1,7 +1,7 @@
-// The template catalog (controller.h, "Templates").
+#include "controller/template_catalog.h"
+
 #include <fmt/format.h>
 
-#include "controller/controller.h"
 #include "controller/internal.h"
 
 namespace gpurent::controller {
@@ -9,20 +9,28 @@ namespace gpurent::controller {
 using detail::forbidden;
 using model::Principal;
 
-std::vector<const model::Template*> Controller::templates() const {
+TemplateCatalog::TemplateCatalog(ChangeSet& changes) : changes_(changes) {
+  for (auto& t : model::builtin_templates()) templates_.emplace(t.name, std::move(t));
+}
+
+void TemplateCatalog::restore(std::vector<model::Template> stored) {
+  for (auto& t : stored) templates_.emplace(t.name, std::move(t));
+}
+
+std::vector<const model::Template*> TemplateCatalog::all() const {
   std::vector<const model::Template*> out;
   out.reserve(templates_.size());
   for (const auto& [name, t] : templates_) out.push_back(&t);
   return out;
 }
 
-Result<const model::Template*> Controller::find_template(std::string_view name) const {
+Result<const model::Template*> TemplateCatalog::find(std::string_view name) const {
   const auto it = templates_.find(name);
   if (it == templates_.end()) return fail(Error::not_found("template", name));
   return &it->second;
 }
 
-Result<model::Template> Controller::put_template(const Principal& caller, model::Template t) {
+Result<model::Template> TemplateCatalog::put(const Principal& caller, model::Template t) {
   if (!caller.is_operator()) return fail(forbidden("change templates"));
   t.builtin = false;
   GPURENT_CHECK(model::validate_template(t));
@@ -44,7 +52,7 @@ Result<model::Template> Controller::put_template(const Principal& caller, model:
   return t;
 }
 
-Status Controller::delete_template(const Principal& caller, std::string_view name) {
+Status TemplateCatalog::remove(const Principal& caller, std::string_view name) {
   if (!caller.is_operator()) return fail(forbidden("change templates"));
   const auto it = templates_.find(name);
   if (it == templates_.end()) return fail(Error::not_found("template", name));

@@ -1,15 +1,27 @@
-// The controller's event log (model/event.h): recording, the bounded in-memory window, listing.
-#include <spdlog/spdlog.h>
+#include "controller/event_log.h"
 
-#include "controller/controller.h"
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace gpurent::controller {
 
-void Controller::record_event(std::string_view tenant_id, std::string_view object_id,
-                              std::string_view kind, std::string message) {
+Status EventLog::restore(std::vector<model::Event> events) {
+  for (auto& event : events) {
+    if (event.seq != last_seq_ + 1 && !events_.empty()) {
+      return fail(Error::internal(fmt::format("event log has a gap before seq {}", event.seq)));
+    }
+    last_seq_ = event.seq;
+    events_.push_back(std::move(event));
+    if (events_.size() > model::kMaxEventsInMemory) events_.pop_front();
+  }
+  return {};
+}
+
+void EventLog::record(std::string_view tenant_id, std::string_view object_id, std::string_view kind,
+                      std::string message) {
   if (message.size() > model::kMaxEventMessageLength) message.resize(model::kMaxEventMessageLength);
-  model::Event event{.seq = ++last_event_seq_,
-                     .at = now(),
+  model::Event event{.seq = ++last_seq_,
+                     .at = clock_.now(),
                      .tenant_id = std::string(tenant_id),
                      .object_id = std::string(object_id),
                      .kind = std::string(kind),
@@ -21,8 +33,8 @@ void Controller::record_event(std::string_view tenant_id, std::string_view objec
   if (events_.size() > model::kMaxEventsInMemory) events_.pop_front();
 }
 
-std::vector<const model::Event*> Controller::events(const model::Principal& caller,
-                                                    const EventFilter& filter, size_t limit) const {
+std::vector<const model::Event*> EventLog::list(const model::Principal& caller,
+                                                const EventFilter& filter, size_t limit) const {
   std::vector<const model::Event*> out;
   // seq is dense, so the first event after the cursor is found by arithmetic, not by a scan.
   size_t first = 0;

@@ -1,0 +1,140 @@
+// Accounts: who may call, and their money. Tenants, API keys, join tokens, the double-entry
+// ledger (billing::Ledger: top-ups, charges, refunds, credits), the balance settings (warning
+// threshold, credit limit), and prepaid compute packages (model/accounts.h).
+//
+// Invariants: the ledger sums to zero; each key and join token is found by its hash; a tenant's
+// name is unique; a package's used capacity stays within its capacity. Every change goes into the
+// pending ChangeSet (durable with the command that made it); balance.low events into the EventLog.
+//
+// Visibility: tenants see their own tenant only; operators and admins see all.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "billing/billing.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "controller/change_set.h"
+#include "controller/commands.h"
+#include "controller/event_log.h"
+#include "controller/idempotency.h"
+#include "model/accounts.h"
+#include "model/ledger.h"
+#include "model/tenant.h"
+
+namespace gpurent::controller {
+
+class Accounts {
+ public:
+  struct Context {
+    const Clock& clock;
+    Rng& rng;
+    ChangeSet& changes;
+    EventLog& events;
+    IdempotencyKeys& idempotency;
+    std::string currency;
+  };
+  explicit Accounts(Context context) : c_(std::move(context)) {}
+  Accounts(const Accounts&) = delete;
+  Accounts& operator=(const Accounts&) = delete;
+
+  // From the store's snapshot; kInternal when the restored ledger does not sum to zero.
+  Status restore(Snapshot& snapshot);
+
+  // --- Tenants, keys, join tokens ---------------------------------------------------------------
+  bool has_admin_key() const;
+  // Ensures the bootstrap tenant ("admin") exists and an admin key with this hash belongs to it;
+  // credits the tenant once with `credit` (a promotion transfer) when it is created.
+  Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
+                                        Micros credit);
+  std::optional<model::Principal> authenticate(std::string_view key_hash) const;
+  bool has_tenant(std::string_view tenant_id) const;
+  // The tenant a reference names: its id, or else the name of one (names are unique); anything
+  // else unchanged, for the caller's own not-found answer.
+  std::string tenant_id_for(std::string_view ref) const;
+  Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);
+  std::vector<const model::Tenant*> tenants(const model::Principal& caller) const;
+  Result<model::ApiKey> create_api_key(const model::Principal& caller, NewApiKey request);
+  Result<model::JoinToken> create_join_token(const model::Principal& caller,
+                                             std::string description, Millis ttl,
+                                             std::string secret_hash);
+  // The join token with this hash, if it exists and has not expired.
+  const model::JoinToken* valid_join_token(std::string_view secret_hash) const;
+
+  // --- Money ------------------------------------------------------------------------------------
+  // Operators credit a tenant's cash; the Idempotency-Key makes a retry return the first top-up.
+  Result<TopupResult> topup(const model::Principal& caller, std::string_view tenant_id,
+                            Micros amount, std::string reference,
+                            std::optional<std::string> idempotency_key);
+  // The tenant's cash balance (404 for a tenant the caller may not see).
+  Result<Micros> balance(const model::Principal& caller, std::string_view tenant_id) const;
+  Micros cash(std::string_view tenant_id) const;
+  std::vector<model::Transfer> transfers(std::string_view tenant_id) const;
+  // The sum of every account: zero, always.
+  Micros ledger_total() const { return ledger_.total(); }
+  // Posts a transfer to the ledger and the pending changes.
+  Status post(model::Transfer transfer);
+  // Metering's charge of `due` to a usage record, packed (billing::Ledger::post_usage); `names`
+  // from tenant_names(), which a caller charging one tenant often keeps.
+  Status post_usage(const model::UsageRecord& usage, Micros due,
+                    billing::Ledger::TenantNames names);
+  billing::Ledger::TenantNames tenant_names(std::string_view tenant_id) {
+    return ledger_.tenant_names(tenant_id);
+  }
+  // kPaymentRequired insufficient_funds unless the tenant's cash covers `amount` (`what` it is).
+  Status check_can_pay(std::string_view tenant_id, Micros amount, std::string_view what) const;
+
+  // --- Balance settings -------------------------------------------------------------------------
+  Result<model::BalanceSettings> set_balance_settings(const model::Principal& caller,
+                                                      model::BalanceSettings settings);
+  model::BalanceSettings balance_settings(std::string_view tenant_id) const;
+  // Records balance.low once per crossing below the warning threshold; true when the tenant is
+  // below zero minus its credit limit (its work is to stop, and starts are refused).
+  bool guard_balance(std::string_view tenant_id);
+  // guard_balance() for every tenant: the ids of those over their credit limit.
+  std::set<std::string> guard_balances();
+  bool over_credit_limit(std::string_view tenant_id) const;
+
+  // --- Compute packages -------------------------------------------------------------------------
+  Result<model::PackageProduct> set_package_product(const model::Principal& caller,
+                                                    model::PackageProduct product);
+  std::vector<const model::PackageProduct*> package_products() const;
+  // Charges the product's price from the tenant's cash at once (402 insufficient_funds when the
+  // balance does not cover it).
+  Result<CreatedPackage> buy_package(const model::Principal& caller, std::string product,
+                                     std::optional<std::string> idempotency_key,
+                                     std::string fingerprint);
+  std::vector<const model::Package*> packages(std::string_view tenant_id) const;
+  // Covers the first seconds of the run's next interval, up to `until`, from the tenant's
+  // packages of its type, soonest to expire first; true if it drew any.
+  bool draw_packages(model::UsageRecord& usage, Timestamp until);
+  // Earns the remainder of packages whose validity has ended.
+  void expire_packages();
+
+ private:
+  Timestamp now() const { return c_.clock.now(); }
+  // Upserted whole: a repeated copy in one batch just writes the latest state last.
+  void touch_package(const model::Package& package) { c_.changes.packages.push_back(package); }
+
+  Context c_;
+  billing::Ledger ledger_;
+  std::map<std::string, model::Tenant, std::less<>> tenants_;
+  std::map<std::string, model::ApiKey, std::less<>> api_keys_;
+  std::unordered_map<std::string, std::string> key_by_hash_;
+  std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
+  std::unordered_map<std::string, std::string> join_token_by_hash_;
+  std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
+  std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
+  std::map<std::string, model::PackageProduct, std::less<>> package_products_;
+  std::map<std::string, model::Package, std::less<>> packages_;
+  std::unordered_map<std::string, std::vector<std::string>> packages_by_tenant_;
+};
+
+}  // namespace gpurent::controller

@@ -1,0 +1,167 @@
+// What the controller bills beyond metering: a reserved term's price and payments, monthly
+// invoices, and the SLA's downtime records and credits.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "billing/reserved.h"
+#include "billing/sla.h"
+#include "controller/controller.h"
+#include "controller/internal.h"
+#include "model/gpu_catalog.h"
+
+namespace gpurent::controller {
+
+Status Controller::price_reservation(model::Reservation& reservation) const {
+  const auto price = prices_.on_demand_price(reservation.gpu_type, reservation.created_at);
+  if (!price) {
+    return fail(Error::unprocessable(
+        "gpu_type_not_priced",
+        fmt::format("{} has no price: it cannot be reserved", reservation.gpu_type)));
+  }
+  const Millis length = reservation.end - reservation.start;
+  reservation.price_per_gpu_hour = *price;
+  reservation.discount_permille = billing::term_discount_permille(
+      prices_.at(reservation.created_at).reserved_discount_permille, length);
+  reservation.total =
+      billing::term_total(*price, reservation.gpu_count, reservation.discount_permille, length);
+  return accounts_.check_can_pay(reservation.tenant_id, billing::payment_amount(reservation, 0),
+                                 reservation.payment == model::ReservationPayment::kUpfront
+                                     ? "the reserved term's price"
+                                     : "the reserved term's first monthly payment");
+}
+
+void Controller::settle_reservation(model::Reservation& reservation) {
+  const Timestamp t = now();
+  auto transfers = billing::collect_payments(reservation, t);
+  if (auto earned = billing::recognise_revenue(reservation, t)) transfers.push_back(*earned);
+  if (transfers.empty()) return;
+  for (auto& transfer : transfers) {
+    if (auto posted = accounts_.post(std::move(transfer)); !posted) {
+      spdlog::error("reservation={} payment failed: {}", reservation.id, posted.error().message);
+    }
+  }
+  changes_.reservations.push_back(reservation);
+  accounts_.guard_balance(reservation.tenant_id);
+}
+
+Result<std::vector<billing::Month>> Controller::invoice_months(const Principal& caller,
+                                                               std::string_view tenant_id) const {
+  GPURENT_CHECK(accounts_.balance(caller, tenant_id));
+  return billing::invoice_months(tenant_id, accounts_.transfers(tenant_id));
+}
+
+Result<billing::Invoice> Controller::invoice(const Principal& caller, std::string_view tenant_id,
+                                             billing::Month month) const {
+  GPURENT_CHECK(accounts_.balance(caller, tenant_id));
+  // Usage records are "<instance>/<run>"; the run's type is its own (a restart may move types).
+  const auto describe = [&](std::string_view run) {
+    const auto colon = run.rfind(':');
+    const auto instance = instances_.find(run.substr(0, colon));
+    const auto usage =
+        usage_.find(fmt::format("{}/{}", run.substr(0, colon), run.substr(colon + 1)));
+    if (instance == instances_.end() || usage == usage_.end()) return std::string(run);
+    return fmt::format("{} {}", usage->second.gpu_type,
+                       model::to_string(instance->second.spec.pricing));
+  };
+  return billing::build_invoice(tenant_id, options_.currency, month, accounts_.transfers(tenant_id),
+                                describe);
+}
+
+void Controller::record_downtime_start(const model::Instance& instance, Timestamp at,
+                                       std::string_view cause) {
+  if (open_downtime_.contains(instance.id)) return;
+  model::Downtime record{.id = fmt::format("dt:{}:{}", instance.id, to_unix_ms(at)),
+                         .tenant_id = instance.tenant_id,
+                         .instance_id = instance.id,
+                         .cause = std::string(cause),
+                         .start = at};
+  changes_.downtime.push_back(record);
+  open_downtime_.emplace(instance.id, record.id);
+  downtime_of_[instance.id].push_back(record.id);
+  downtime_.emplace(record.id, std::move(record));
+}
+
+void Controller::record_downtime_end(const model::Instance& instance, Timestamp at) {
+  const auto open = open_downtime_.find(instance.id);
+  if (open == open_downtime_.end()) return;
+  model::Downtime& record = downtime_.at(open->second);
+  record.end = std::max(at, record.start);
+  changes_.downtime.push_back(record);
+  open_downtime_.erase(open);
+}
+
+std::vector<const model::Downtime*> Controller::downtime(std::string_view instance_id) const {
+  std::vector<const model::Downtime*> out;
+  const auto it = downtime_of_.find(std::string(instance_id));
+  if (it == downtime_of_.end()) return out;
+  for (const auto& id : it->second) out.push_back(&downtime_.at(id));
+  return out;
+}
+
+void Controller::settle_sla_credits() {
+  const billing::Month current = billing::month_of(now());
+  const billing::Month last = billing::month_of(current.start() - Millis(1));
+  if (sla_settled_month_ == last.id()) return;
+  sla_settled_month_ = last.id();
+  // Downtime seconds in the month, by instance (an open record counts to the month's end).
+  std::map<std::string, int64_t> down;
+  for (const auto& [id, record] : downtime_) {
+    const Timestamp from = std::max(record.start, last.start());
+    const Timestamp to = std::min(record.end.value_or(last.end()), last.end());
+    if (to > from) down[record.instance_id] += (to - from).count() / 1000;
+  }
+  // Each tenant's transfers, unpacked from the ledger once for all its instances.
+  std::map<std::string, std::vector<model::Transfer>, std::less<>> transfers_of;
+  for (const auto& [instance_id, down_seconds] : down) {
+    const model::Instance& instance = instances_.at(instance_id);
+    auto transfers = transfers_of.find(instance.tenant_id);
+    if (transfers == transfers_of.end()) {
+      transfers =
+          transfers_of.emplace(instance.tenant_id, accounts_.transfers(instance.tenant_id)).first;
+    }
+    const std::string id = fmt::format("sla:{}:{}", instance_id, last.id());
+    billing::SlaMonth month{.down_seconds = down_seconds};
+    bool credited = false;
+    // Seconds billed in the month: a usage id carries the run's cumulative billed seconds.
+    std::map<std::string, int64_t> seconds_before;
+    const std::string prefix = fmt::format("usage:{}:", instance_id);
+    for (const auto& t : transfers->second) {
+      credited |= t.id == id;
+      if (!t.id.starts_with(prefix)) continue;
+      const auto colon = t.id.rfind(':');
+      int64_t seconds = 0;
+      if (std::from_chars(t.id.data() + colon + 1, t.id.data() + t.id.size(), seconds).ec !=
+          std::errc()) {
+        continue;
+      }
+      int64_t& before = seconds_before[t.id.substr(0, colon)];
+      if (t.at >= last.start() && t.at < last.end()) {
+        month.up_seconds += seconds - before;
+        month.gpu_charges += t.amount;
+      }
+      before = seconds;
+    }
+    const Micros credit = billing::sla_credit(month);
+    if (credited || credit <= 0) continue;
+    // Dated in the month it is for, so that month's invoice shows it.
+    auto posted = accounts_.post({.id = id,
+                                  .at = last.end() - Millis(1),
+                                  .from_account = std::string(model::kSlaCreditsAccount),
+                                  .to_account = model::tenant_cash_account(instance.tenant_id),
+                                  .amount = credit,
+                                  .kind = model::TransferKind::kCredit,
+                                  .tenant_id = instance.tenant_id,
+                                  .reference = instance_id});
+    if (!posted) {
+      spdlog::error("SLA credit {} failed: {}", id, posted.error().message);
+      continue;
+    }
+    events_.record(
+        instance.tenant_id, instance_id, model::event_kind::kSlaCredit,
+        fmt::format("{}: availability {} s up, {} s down: credit {} ({} % of {})", last.id(),
+                    month.up_seconds, month.down_seconds, format_micros(credit),
+                    billing::sla_credit_percent(month), format_micros(month.gpu_charges)));
+  }
+}
+
+}  // namespace gpurent::controller
