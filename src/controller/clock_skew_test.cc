@@ -25,7 +25,7 @@ class ClockSkewTest : public ControllerTest {
     }
   }
   std::vector<monitor::Alert> skew_alerts() {
-    auto active = ctl_.alerts(admin_, 100).active;
+    auto active = ctl_.monitor().alerts(admin_, 100).active;
     std::erase_if(active, [](const monitor::Alert& a) { return a.rule != "agent_clock_skew"; });
     return active;
   }
@@ -74,7 +74,7 @@ TEST_F(ClockSkewTest, ASkewAboveTheLimitForAMinuteFiresAndResolvesWhenFixed) {
 
 TEST_F(ClockSkewTest, TheLimitIsAnOption) {
   Controller strict(clock_, {.seed = 3, .clock_skew_limit = Millis(100)});
-  const auto rules = strict.alert_rules(admin_);
+  const auto rules = strict.monitor().rules(admin_);
   ASSERT_TRUE(rules);
   const auto rule = std::find_if(rules->begin(), rules->end(), [](const monitor::Rule& r) {
     return r.name == "agent_clock_skew";

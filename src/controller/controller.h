@@ -38,6 +38,7 @@
 #include "controller/change_set.h"
 #include "controller/commands.h"
 #include "controller/event_log.h"
+#include "controller/fleet_monitor.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
 #include "controller/template_catalog.h"
@@ -61,7 +62,7 @@ struct ControllerOptions {
   uint64_t seed = 1;                 // ids are drawn from an Rng with this seed
   sched::Policy placement_policy = sched::Policy::kBinpack;
   Millis clock_skew_limit{2'000};  // the agent_clock_skew alert: |skew| above it for 1 min
-  // The host feeds reports' samples into series_feed() itself, on a thread of its own, and
+  // The host feeds reports' samples into monitor().series() itself, on a thread of its own, and
   // persists the rollup rows it completes (server/telemetry_ingest.h): apply_report then only keeps
   // what it acts on (gpu_telemetry.h), and ChangeSets carry no rollup rows (but still the prune).
   bool series_fed_by_host = false;
@@ -130,6 +131,9 @@ class Controller {
   TemplateCatalog& templates() { return templates_; }
   const TemplateCatalog& templates() const { return templates_; }
   const EventLog& events() const { return events_; }
+  // The GPU series, alert rules, alerts and their history (fleet_monitor.h).
+  FleetMonitor& monitor() { return monitor_; }
+  const FleetMonitor& monitor() const { return monitor_; }
 
   // --- Authentication of nodes ---------------------------------------------------------------
   // The node id for a node credential hash.
@@ -274,28 +278,12 @@ class Controller {
   // A node's GPU samples (from its report). kNotFound when the node is unknown; samples of GPUs
   // that are not the node's, or out of order, are skipped and counted.
   Status ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus);
-  // The GPU series; thread-safe (series_feed.h), so the host may feed it from another thread.
-  SeriesFeed& series_feed() { return monitoring_.series; }
-  // The config file's alert rules (at start). kInvalidArgument as monitor::validate_rules, and
-  // "duplicate_rule_name" when one has a built-in rule's name.
-  Status set_config_alert_rules(std::vector<monitor::Rule> rules);
   // Tenants: only the GPUs of their own instances (404 otherwise); operators: any.
   Result<MetricsAnswer> query_metrics(const model::Principal& caller,
                                       const MetricsQuery& query) const;
-  // Operators: every rule in force (built-in, config, API).
-  Result<std::vector<monitor::Rule>> alert_rules(const model::Principal& caller) const;
-  // Operators: sets an API rule (kConflict "rule_not_editable" for a built-in or config rule).
-  Result<monitor::Rule> put_alert_rule(const model::Principal& caller, monitor::Rule rule);
-  Status delete_alert_rule(const model::Principal& caller, std::string_view name);
   // A tenant's idle rule for its instance (monitor::idle_rule): notify, and stop it if auto_stop.
   Result<monitor::Rule> set_idle_alert(const model::Principal& caller, std::string_view instance_id,
                                        double below_percent, int64_t for_ms, bool auto_stop);
-  // Operators: all; tenants: their instances' idle alerts. History: at most `history_limit`.
-  AlertList alerts(const model::Principal& caller, size_t history_limit) const;
-  // id: "<rule>:<subject>" (see alert_id). kNotFound "alert_not_found" when not active or not
-  // the caller's.
-  Status acknowledge_alert(const model::Principal& caller, std::string_view id);
-  static std::string alert_id(std::string_view rule, std::string_view subject);
   // The latest sample of every GPU that reported within kSampleMaxAgeMs, for /metrics.
   std::vector<monitor::GpuReading> gpu_readings() const;
   PlatformStats platform_stats() const;
@@ -489,19 +477,13 @@ class Controller {
   // Mirrors the node's quarantined GPUs into the scheduler's availability mask.
   void sync_gpu_availability(const model::Node& node);
   // --- Monitoring (monitoring.cc) ---
-  Status restore_monitoring(MonitoringSnapshot& snapshot);
-  // Compacts the series and evaluates the alert rules when their intervals have passed.
+  // The monitor's tick; stops the instances whose idle alert fired with auto_stop.
   void monitor_tick();
-  void rebuild_alert_rules();
-  // What the alert rules watch, now, into `out` (emptied first); the strings are the
-  // controller's (valid until it changes).
-  void observe(std::vector<monitor::ObservationRef>& out) const;
-  void apply_transition(const monitor::Transition& transition);
-  // Sets the ack of the alert's latest history record (if it has none) and queues its rewrite.
-  void record_acknowledgement(std::string_view rule, std::string_view subject, const AlertAck& ack);
-  // Re-applies the restored acknowledgements whose alerts are active again (monitoring.h).
-  void reapply_restored_acks();
-  void collect_rollups();
+  // What the alert rules watch of the fleet, now, into `out` (empty): `watched` GPU metrics,
+  // heartbeats, clock skews, instances' utilisation. The strings are the controller's (valid until
+  // it changes).
+  void observe(std::vector<monitor::ObservationRef>& out,
+               const std::vector<monitor::Metric>& watched) const;
   model::UsageRecord* current_usage(const model::Instance& instance);
   // --- Statements (statements.cc) ---
   // Prices a new reserved term from the book in force now (billing/reserved.h), and refuses it
@@ -522,6 +504,8 @@ class Controller {
   IdempotencyKeys idempotency_{clock_, changes_};
   Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, options_.currency}};
   TemplateCatalog templates_{changes_};
+  FleetMonitor monitor_{{clock_, changes_, events_, options_.heartbeat_timeout,
+                         options_.clock_skew_limit, options_.series_fed_by_host}};
   billing::PriceBook prices_;
   billing::SpotMarket spot_;
   // Open stopped-disk records: instance id -> usage record id.
@@ -651,8 +635,6 @@ class Controller {
   std::set<std::string> touched_volume_ids_;
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
-
-  MonitoringState monitoring_;
 };
 
 }  // namespace gpurent::controller

@@ -1,5 +1,6 @@
-// The controller's monitoring (monitoring.h): telemetry ingestion and queries, alert rules and
-// their evaluation, what /metrics reads.
+// The controller's side of monitoring: what the alert rules observe of the fleet, telemetry
+// ingestion and queries, idle alerts on instances, what /metrics reads. The rules, their
+// evaluation and the alert history are the FleetMonitor's (fleet_monitor.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -25,171 +26,37 @@ namespace {
 
 int64_t unix_ms(Timestamp t) { return to_unix_ms(t); }
 
-// The alert concerns a tenant (its instance idles) rather than the platform.
-bool tenant_alert(const Observation& subject) {
-  return subject.signal.kind == SignalKind::kInstanceGpuUtil && !subject.tenant.empty();
-}
-
-bool visible_alert(const Principal& caller, const Observation& subject) {
-  return caller.is_operator() || (tenant_alert(subject) && subject.tenant == caller.tenant_id);
-}
-
-// Built-in, then the config file's, then the API's.
-std::vector<monitor::Rule> rules_in_force(const MonitoringState& state,
-                                          const ControllerOptions& options) {
-  monitor::BuiltinLimits limits;
-  limits.heartbeat_timeout_s = static_cast<double>(options.heartbeat_timeout.count()) / 1000.0;
-  limits.clock_skew_ms = static_cast<double>(options.clock_skew_limit.count());
-  auto rules = monitor::builtin_rules(limits);
-  rules.insert(rules.end(), state.config_rules.begin(), state.config_rules.end());
-  for (const auto& [name, rule] : state.api_rules) rules.push_back(rule);
-  return rules;
-}
-
-std::string describe(const monitor::Transition& t) {
-  const std::string value = t.subject.value ? fmt::format("{:g}", *t.subject.value) : "missing";
-  return fmt::format("alert {} ({}) {} on {}: {} = {}", t.rule, monitor::to_string(t.severity),
-                     monitor::to_string(t.to), t.subject.subject,
-                     monitor::signal_name(t.subject.signal), value);
-}
-
 }  // namespace
 
-void MonitoringChanges::merge(MonitoringChanges&& other) {
-  const auto append = [](auto& to, auto& from) {
-    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-  };
-  append(rollups, other.rollups);
-  append(rule_changes, other.rule_changes);
-  append(alert_history, other.alert_history);
-  append(acknowledged, other.acknowledged);
-  if (other.prune) prune = other.prune;
-}
-
-Status Controller::restore_monitoring(MonitoringSnapshot& snapshot) {
-  const auto loaded = monitoring_.series.write([&](monitor::SeriesStore& series) {
-    return series.load_rollups(snapshot.rollups, unix_ms(now()));
-  });
-  spdlog::info("monitoring: {} rollup rows loaded, {} expired, {} refused; {} alert rules",
-               loaded.loaded, loaded.expired, loaded.refused, snapshot.alert_rules.size());
-  for (auto& rule : snapshot.alert_rules) {
-    std::string name = rule.name;
-    monitoring_.api_rules.insert_or_assign(std::move(name), std::move(rule));
-  }
-  for (auto& record : snapshot.alert_history) {
-    monitoring_.last_history_seq = std::max(monitoring_.last_history_seq, record.seq);
-    monitoring_.history.push_back(std::move(record));
-  }
-  while (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
-  // The alerts whose latest record is active and acknowledged (monitoring.h).
-  std::map<std::pair<std::string_view, std::string_view>, const AlertRecord*> latest;
-  for (const auto& record : monitoring_.history) {
-    latest[{record.transition.rule, record.transition.subject.subject}] = &record;
-  }
-  for (const auto& [key, record] : latest) {
-    const AlertState to = record->transition.to;
-    if (record->ack && (to == AlertState::kPending || to == AlertState::kFiring)) {
-      monitoring_.restored_acks.push_back(
-          {std::string(key.first), std::string(key.second), *record->ack});
+void Controller::monitor_tick() {
+  const auto auto_stops =
+      monitor_.tick([this](std::vector<monitor::ObservationRef>& out,
+                           const std::vector<monitor::Metric>& watched) { observe(out, watched); });
+  for (const auto& transition : auto_stops) {
+    const auto it = instances_.find(transition.subject.subject);
+    if (it == instances_.end() || !it->second.job_id.empty()) continue;
+    model::Instance& instance = it->second;
+    if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
+      request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));
     }
   }
-  monitoring_.restored_acks_until = now() + kRestoredAckWindow;
-  monitoring_.rules_changed = true;
-  return {};
 }
 
 Status Controller::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
   if (!nodes_.contains(node_id)) return fail(Error::not_found("node", node_id));
-  monitoring_.series.ingest(node_id, gpus);
-  collect_rollups();
+  monitor_.series().ingest(node_id, gpus);
+  monitor_.collect_rollups();
   return {};
 }
 
-void Controller::collect_rollups() {
-  if (options_.series_fed_by_host) return;  // the host persists them (store::RollupWriter)
-  auto rows = monitoring_.series.take_rollups(kMaxRollupRowsPerCommit);
-  auto& to = changes_.monitoring_changes.rollups;
-  to.insert(to.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-}
-
-void Controller::monitor_tick() {
-  const Timestamp t = now();
-  if (t - monitoring_.last_compaction >= kCompactionInterval) {
-    monitoring_.last_compaction = t;
-    monitoring_.series.write([&](monitor::SeriesStore& series) { series.compact(unix_ms(t)); });
-    const monitor::StoreOptions retention;
-    changes_.monitoring_changes.prune =
-        RollupPrune{.minute_before_ms = unix_ms(t) - retention.minute_retention_ms,
-                    .hour_before_ms = unix_ms(t) - retention.hour_retention_ms};
-  }
-  // Every tick: the rows the telemetry thread's samples completed reach the store in slices.
-  collect_rollups();
-  if (t - monitoring_.last_evaluation < kAlertEvaluationInterval) return;
-  monitoring_.last_evaluation = t;
-  if (monitoring_.rules_changed) rebuild_alert_rules();
-  observe(monitoring_.observed);
-  for (const auto& transition : monitoring_.evaluator.evaluate(unix_ms(t), monitoring_.observed)) {
-    apply_transition(transition);
-  }
-  reapply_restored_acks();
-}
-
-void Controller::reapply_restored_acks() {
-  auto& waiting = monitoring_.restored_acks;
-  if (waiting.empty()) return;
-  if (now() > monitoring_.restored_acks_until) {
-    spdlog::info("monitoring: {} acknowledgements dropped: their alerts did not come back",
-                 waiting.size());
-    waiting.clear();
-    return;
-  }
-  std::erase_if(waiting, [&](const MonitoringState::RestoredAck& restored) {
-    // Fails (alert_not_found) while the alert is not active yet.
-    if (!monitoring_.evaluator.acknowledge(restored.rule, restored.subject, restored.ack.by,
-                                           restored.ack.at_ms)) {
-      return false;
-    }
-    record_acknowledgement(restored.rule, restored.subject, restored.ack);
-    return true;
-  });
-}
-
-void Controller::record_acknowledgement(std::string_view rule, std::string_view subject,
-                                        const AlertAck& ack) {
-  for (auto it = monitoring_.history.rbegin(); it != monitoring_.history.rend(); ++it) {
-    if (it->transition.rule != rule || it->transition.subject.subject != subject) continue;
-    if (it->ack) return;  // the first acknowledgement stays
-    it->ack = ack;
-    changes_.monitoring_changes.acknowledged.push_back(*it);
-    return;
-  }
-}
-
-void Controller::rebuild_alert_rules() {
-  // Names are checked where rules come in, so this cannot fail; if it did, the old rules stay.
-  if (auto set = monitoring_.evaluator.set_rules(rules_in_force(monitoring_, options_)); !set) {
-    spdlog::error("alert rules not applied: {}", set.error().message);
-  }
-  monitoring_.rules_changed = false;
-}
-
-void Controller::observe(std::vector<monitor::ObservationRef>& out) const {
-  out.clear();
+void Controller::observe(std::vector<monitor::ObservationRef>& out,
+                         const std::vector<monitor::Metric>& watched) const {
   const Timestamp t = now();
   const int64_t now_ms = unix_ms(t);
   const auto fresh = [&](const std::optional<monitor::Sample>& sample) -> std::optional<double> {
     if (!sample || sample->t_ms < now_ms - kSampleMaxAgeMs) return std::nullopt;
     return sample->value;
   };
-  // Only the metrics some rule watches are observed.
-  std::vector<monitor::Metric> watched;
-  for (const auto& rule : monitoring_.evaluator.rules()) {
-    if (rule.signal.kind == SignalKind::kGpuMetric &&
-        std::find(watched.begin(), watched.end(), rule.signal.metric) == watched.end()) {
-      watched.push_back(rule.signal.metric);
-    }
-  }
-  std::sort(watched.begin(), watched.end());
   const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
   // The holders of the node's GPUs (by the GPU's position in node.gpus), in instance id order;
   // and each holder's sum and count of its GPUs' fresh utilisation, for all nodes.
@@ -202,7 +69,7 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out) const {
   };
   std::vector<Utilisation> utilisation;
   // One lock for the whole pass: the telemetry thread waits for it, not the other way round.
-  monitoring_.series.read([&](const monitor::SeriesStore& series) {
+  monitor_.series().read([&](const monitor::SeriesStore& series) {
     for (const auto& [id, node] : nodes_) {
       const bool down = node.state == NodeState::kDown;
       double age_s = static_cast<double>((t - node.last_heartbeat).count()) / 1000.0;
@@ -303,60 +170,13 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out) const {
   }
 }
 
-void Controller::apply_transition(const monitor::Transition& transition) {
-  AlertRecord record{.seq = ++monitoring_.last_history_seq, .transition = transition};
-  if (transition.from == AlertState::kPending && transition.to == AlertState::kFiring) {
-    // An alert acknowledged while pending stays acknowledged as it fires (monitor/alerts.h).
-    for (auto it = monitoring_.history.rbegin(); it != monitoring_.history.rend(); ++it) {
-      if (it->transition.rule != transition.rule ||
-          it->transition.subject.subject != transition.subject.subject) {
-        continue;
-      }
-      record.ack = it->ack;
-      break;
-    }
-  }
-  monitoring_.history.push_back(record);
-  if (monitoring_.history.size() > kMaxAlertHistory) monitoring_.history.pop_front();
-  changes_.monitoring_changes.alert_history.push_back(std::move(record));
-
-  const bool fired = transition.to == AlertState::kFiring;
-  const bool resolved = transition.from == AlertState::kFiring;
-  if (!fired && !resolved) return;  // pending, or pending that cleared: no one is told
-  const std::string tenant = tenant_alert(transition.subject) ? transition.subject.tenant : "";
-  events_.record(tenant, transition.subject.subject, fired ? "alert.firing" : "alert.resolved",
-                 describe(transition));
-  if (!fired || !transition.auto_stop) return;
-  const auto it = instances_.find(transition.subject.subject);
-  if (it == instances_.end() || !it->second.job_id.empty()) return;
-  model::Instance& instance = it->second;
-  if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
-    request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));
-  }
-}
-
-Status Controller::set_config_alert_rules(std::vector<monitor::Rule> rules) {
-  std::vector<monitor::Rule> all = monitor::builtin_rules();
-  all.insert(all.end(), rules.begin(), rules.end());
-  GPURENT_CHECK(monitor::validate_rules(all));
-  for (const auto& rule : rules) {
-    if (monitoring_.api_rules.contains(rule.name)) {
-      return fail(Error::invalid("duplicate_rule_name",
-                                 fmt::format("rule '{}' is also set through the API", rule.name)));
-    }
-  }
-  monitoring_.config_rules = std::move(rules);
-  monitoring_.rules_changed = true;
-  return {};
-}
-
 Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
                                                 const MetricsQuery& query) const {
   MetricsAnswer answer;
   if (query.gpu) {
     bool visible =
         caller.is_operator() && (node_by_gpu_.contains(*query.gpu) ||
-                                 monitoring_.series.read([&](const monitor::SeriesStore& series) {
+                                 monitor_.series().read([&](const monitor::SeriesStore& series) {
                                    return !series.node_of(*query.gpu).empty();
                                  }));
     if (const auto held = gpu_holders_.find(*query.gpu); !visible && held != gpu_holders_.end()) {
@@ -389,60 +209,11 @@ Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
                                     .step_ms = query.step_ms,
                                     .aggregation = query.aggregation,
                                     .resolution = query.resolution};
-  GPURENT_TRY(result, monitoring_.series.read([&](const monitor::SeriesStore& series) {
+  GPURENT_TRY(result, monitor_.series().read([&](const monitor::SeriesStore& series) {
     return series.query(series_query, unix_ms(now()));
   }));
   answer.result = std::move(result);
   return answer;
-}
-
-Result<std::vector<monitor::Rule>> Controller::alert_rules(const Principal& caller) const {
-  if (!caller.is_operator()) return fail(forbidden("list alert rules"));
-  return rules_in_force(monitoring_, options_);
-}
-
-namespace {
-
-bool fixed_rule(const std::vector<monitor::Rule>& config, std::string_view name) {
-  const auto named = [&](const monitor::Rule& rule) { return rule.name == name; };
-  const auto builtin = monitor::builtin_rules();
-  return std::any_of(builtin.begin(), builtin.end(), named) ||
-         std::any_of(config.begin(), config.end(), named);
-}
-
-}  // namespace
-
-Result<monitor::Rule> Controller::put_alert_rule(const Principal& caller, monitor::Rule rule) {
-  if (!caller.is_operator()) return fail(forbidden("set alert rules"));
-  GPURENT_CHECK(monitor::validate(rule));
-  if (fixed_rule(monitoring_.config_rules, rule.name)) {
-    return fail(
-        Error::conflict("rule_not_editable",
-                        fmt::format("rule '{}' is built in or set in the config file", rule.name)));
-  }
-  if (!monitoring_.api_rules.contains(rule.name) &&
-      monitoring_.api_rules.size() >= kMaxApiAlertRules) {
-    return fail(Error::conflict("too_many_rules",
-                                fmt::format("at most {} rules may be set", kMaxApiAlertRules)));
-  }
-  monitoring_.api_rules.insert_or_assign(rule.name, rule);
-  changes_.monitoring_changes.rule_changes.push_back({rule.name, rule});
-  monitoring_.rules_changed = true;
-  return rule;
-}
-
-Status Controller::delete_alert_rule(const Principal& caller, std::string_view name) {
-  if (!caller.is_operator()) return fail(forbidden("delete alert rules"));
-  if (fixed_rule(monitoring_.config_rules, name)) {
-    return fail(Error::conflict(
-        "rule_not_editable", fmt::format("rule '{}' is built in or set in the config file", name)));
-  }
-  const auto it = monitoring_.api_rules.find(name);
-  if (it == monitoring_.api_rules.end()) return fail(Error::not_found("alert rule", name));
-  monitoring_.api_rules.erase(it);
-  changes_.monitoring_changes.rule_changes.push_back({std::string(name), std::nullopt});
-  monitoring_.rules_changed = true;
-  return {};
 }
 
 Result<monitor::Rule> Controller::set_idle_alert(const Principal& caller,
@@ -455,53 +226,13 @@ Result<monitor::Rule> Controller::set_idle_alert(const Principal& caller,
   monitor::Rule rule = monitor::idle_rule(instance_id, below_percent, for_ms, auto_stop);
   GPURENT_CHECK(monitor::validate(rule));
   // Set on the platform's behalf: a tenant may not set other rules.
-  return put_alert_rule(model::platform_principal(), std::move(rule));
-}
-
-std::string Controller::alert_id(std::string_view rule, std::string_view subject) {
-  return fmt::format("{}:{}", rule, subject);
-}
-
-AlertList Controller::alerts(const Principal& caller, size_t history_limit) const {
-  AlertList list;
-  for (auto& alert : monitoring_.evaluator.active()) {
-    if (visible_alert(caller, alert.subject)) list.active.push_back(std::move(alert));
-  }
-  for (auto it = monitoring_.history.rbegin();
-       it != monitoring_.history.rend() && list.history.size() < history_limit; ++it) {
-    if (visible_alert(caller, it->transition.subject)) list.history.push_back(&*it);
-  }
-  std::reverse(list.history.begin(), list.history.end());
-  return list;
-}
-
-Status Controller::acknowledge_alert(const Principal& caller, std::string_view id) {
-  // Rule names hold no ':', so the first one ends the rule.
-  const size_t colon = id.find(':');
-  const auto not_found = [&] {
-    return fail(Error{ErrorKind::kNotFound, "alert_not_found",
-                      fmt::format("no pending or firing alert {}", id)});
-  };
-  if (colon == std::string_view::npos) return not_found();
-  const std::string_view rule = id.substr(0, colon);
-  const std::string_view subject = id.substr(colon + 1);
-  for (const auto& alert : monitoring_.evaluator.active()) {
-    if (alert.rule != rule || alert.subject.subject != subject) continue;
-    if (!visible_alert(caller, alert.subject)) break;
-    GPURENT_CHECK(monitoring_.evaluator.acknowledge(rule, subject, caller.key_id, unix_ms(now())));
-    record_acknowledgement(rule, subject, {.by = caller.key_id, .at_ms = unix_ms(now())});
-    events_.record(
-        tenant_alert(alert.subject) ? alert.subject.tenant : "", subject, "alert.acknowledged",
-        fmt::format("alert {} on {} acknowledged by key {}", rule, subject, caller.key_id));
-    return {};
-  }
-  return not_found();
+  return monitor_.put_rule(model::platform_principal(), std::move(rule));
 }
 
 std::vector<monitor::GpuReading> Controller::gpu_readings() const {
   const int64_t now_ms = unix_ms(now());
   std::vector<monitor::GpuReading> readings;
-  monitoring_.series.read([&](const monitor::SeriesStore& series) {
+  monitor_.series().read([&](const monitor::SeriesStore& series) {
     for (const auto& [id, node] : nodes_) {
       for (const auto& gpu : node.gpus) {
         monitor::GpuInfo info{
@@ -543,25 +274,17 @@ PlatformStats Controller::platform_stats() const {
                                  .seconds = static_cast<double>(skew) / 1000});
   }
   std::ranges::sort(stats.clock_skews, {}, &NodeClockSkew::node_id);
-  for (const auto severity :
-       {monitor::Severity::kInfo, monitor::Severity::kWarning, monitor::Severity::kCritical}) {
-    stats.alerts_firing[std::string(monitor::to_string(severity))] = 0;
-  }
-  for (const auto& alert : monitoring_.evaluator.active()) {
-    if (alert.state == AlertState::kFiring) {
-      ++stats.alerts_firing[std::string(monitor::to_string(alert.severity))];
-    }
-  }
+  stats.alerts_firing = monitor_.firing_by_severity();
   for (const auto& offer : offers()) {
     if (offer.price_per_gpu_hour) {
       stats.price_per_gpu_hour[offer.gpu_type] =
           static_cast<double>(*offer.price_per_gpu_hour) / static_cast<double>(kMicrosPerUnit);
     }
   }
-  stats.samples_accepted = monitoring_.series.accepted();
-  stats.samples_refused = monitoring_.series.refused();
+  stats.samples_accepted = monitor_.series().accepted();
+  stats.samples_refused = monitor_.series().refused();
   stats.series_memory =
-      monitoring_.series.read([](const monitor::SeriesStore& series) { return series.memory(); });
+      monitor_.series().read([](const monitor::SeriesStore& series) { return series.memory(); });
   return stats;
 }
 

@@ -148,31 +148,4 @@ struct PlatformStats {
   std::vector<NodeClockSkew> clock_skews;  // by node id; nodes whose skew is known
 };
 
-// The controller's monitoring state (one member of Controller). The series feed may be fed from
-// another thread (series_feed.h); everything else is the controller's.
-struct MonitoringState {
-  SeriesFeed series;
-  monitor::Evaluator evaluator;
-  std::vector<monitor::Rule> config_rules;
-  std::map<std::string, monitor::Rule, std::less<>> api_rules;
-  bool rules_changed = true;  // the evaluator's rules must be rebuilt
-  std::deque<AlertRecord> history;
-  int64_t last_history_seq = 0;
-  Timestamp last_evaluation{};
-  // The last evaluation's observations, emptied and refilled by the next: its capacity is kept
-  // (160,000 observations at 5,000 nodes, 17 MB), as a fresh buffer's page faults and growth
-  // cost more than filling it.
-  std::vector<monitor::ObservationRef> observed;
-  Timestamp last_compaction{};
-  // Acknowledgements of alerts that were active when the state was persisted, waiting for their
-  // alert to be active again (until restored_acks_until).
-  struct RestoredAck {
-    std::string rule;
-    std::string subject;
-    AlertAck ack;
-  };
-  std::vector<RestoredAck> restored_acks;
-  Timestamp restored_acks_until{};
-};
-
 }  // namespace gpurent::controller

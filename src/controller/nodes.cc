@@ -151,7 +151,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node_by_credential_.emplace(node.credential_hash, node.id);
   for (const auto& gpu : node.gpus) {
     node_by_gpu_.emplace(gpu.uuid, node.id);
-    monitoring_.series.set_owner(gpu.uuid, node.id);
+    monitor_.series().set_owner(gpu.uuid, node.id);
   }
   const std::string id = node.id;
   auto& registered = nodes_.emplace(id, std::move(node)).first->second;

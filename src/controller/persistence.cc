@@ -15,7 +15,7 @@ namespace gpurent::controller {
 
 Status Controller::restore(Snapshot snapshot) {
   const Timestamp start = now();
-  GPURENT_CHECK(restore_monitoring(snapshot.monitoring));
+  GPURENT_CHECK(monitor_.restore(snapshot.monitoring));
   GPURENT_CHECK(accounts_.restore(snapshot));
   // Before the nodes: syncing a node into the scheduler applies its quarantined GPUs.
   restore_quarantines(snapshot.gpu_quarantines);
@@ -31,7 +31,7 @@ Status Controller::restore(Snapshot snapshot) {
     node_by_credential_.emplace(node.credential_hash, node.id);
     for (const auto& gpu : node.gpus) {
       node_by_gpu_.emplace(gpu.uuid, node.id);
-      monitoring_.series.set_owner(gpu.uuid, node.id);
+      monitor_.series().set_owner(gpu.uuid, node.id);
     }
     const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
     sync_cluster_node(restored);

@@ -77,8 +77,8 @@ void Controller::record_telemetry(const model::Node& node, const model::Telemetr
 
 void Controller::feed_series(const model::Node& node, const model::TelemetryBatch& batch) {
   if (options_.series_fed_by_host) return;  // the host's telemetry thread did (series_feed.h)
-  monitoring_.series.ingest(node.id, batch);
-  collect_rollups();
+  monitor_.series().ingest(node.id, batch);
+  monitor_.collect_rollups();
 }
 
 const GpuTelemetry* Controller::gpu_telemetry(std::string_view uuid) const {

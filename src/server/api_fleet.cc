@@ -163,35 +163,36 @@ void Api::Impl::add_monitoring_routes() {
                                  static_cast<int64_t>(controller::kMaxAlertHistory));
           if (!limit) co_return problem_response(limit.error());
           co_return json_response(
-              200, alert_list_view(ctl().alerts(caller, static_cast<size_t>(*limit))));
+              200, alert_list_view(ctl().monitor().alerts(caller, static_cast<size_t>(*limit))));
         });
   keyed("POST", "/v1/alerts/{id}/ack",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto acked =
-              co_await host.mutate([&](Controller& c) { return c.acknowledge_alert(caller, id); });
+          auto acked = co_await host.mutate(
+              [&](Controller& c) { return c.monitor().acknowledge(caller, id); });
           if (!acked) co_return problem_response(acked.error());
           co_return json_response(200, {{"id", id}, {"acknowledged", true}});
         });
   keyed("GET", "/v1/alerts/rules",
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-          co_return result_response(200, ctl().alert_rules(caller), rule_list_view);
+          co_return result_response(200, ctl().monitor().rules(caller), rule_list_view);
         });
-  keyed("POST", "/v1/alerts/rules",
-        [this](const Principal& caller, Request& request,
-               const PathParams&) -> asio::awaitable<Response> {
-          co_return co_await operator_write(
-              caller, request, monitor::rule_from_json,
-              [&](Controller& c, auto rule) { return c.put_alert_rule(caller, std::move(rule)); },
-              monitor::rule_to_json);
-        });
+  keyed(
+      "POST", "/v1/alerts/rules",
+      [this](const Principal& caller, Request& request,
+             const PathParams&) -> asio::awaitable<Response> {
+        co_return co_await operator_write(
+            caller, request, monitor::rule_from_json,
+            [&](Controller& c, auto rule) { return c.monitor().put_rule(caller, std::move(rule)); },
+            monitor::rule_to_json);
+      });
   keyed("DELETE", "/v1/alerts/rules/{name}",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string name = params.find("name")->second;
           auto deleted = co_await host.mutate(
-              [&](Controller& c) { return c.delete_alert_rule(caller, name); });
+              [&](Controller& c) { return c.monitor().delete_rule(caller, name); });
           if (!deleted) co_return problem_response(deleted.error());
           co_return Response{204, "", "", {}, {}};
         });

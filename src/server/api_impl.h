@@ -55,8 +55,9 @@ struct Api::Impl {
   // Log uploads write files (a directory and a file per run: ext4 makes each about 0.1 ms), so
   // they run here, off the I/O thread; reads of logs stay on the I/O thread.
   asio::thread_pool log_thread{1};
-  TelemetryIngest telemetry_ingest{
-      host.controller().options().series_fed_by_host ? &host.controller().series_feed() : nullptr};
+  TelemetryIngest telemetry_ingest{host.controller().options().series_fed_by_host
+                                       ? &host.controller().monitor().series()
+                                       : nullptr};
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;

@@ -149,7 +149,7 @@ Json alert_record_view(const controller::AlertRecord& record) {
   view.erase("at_ms");
   view["seq"] = record.seq;
   view["id"] =
-      controller::Controller::alert_id(record.transition.rule, record.transition.subject.subject);
+      controller::FleetMonitor::alert_id(record.transition.rule, record.transition.subject.subject);
   view["at"] = format_rfc3339(from_unix_ms(record.transition.at_ms));
   return view;
 }
@@ -161,7 +161,7 @@ Json alert_list_view(const controller::AlertList& list) {
       return ms == 0 ? Json(nullptr) : Json(format_rfc3339(from_unix_ms(ms)));
     };
     items.push_back(
-        {{"id", controller::Controller::alert_id(alert.rule, alert.subject.subject)},
+        {{"id", controller::FleetMonitor::alert_id(alert.rule, alert.subject.subject)},
          {"rule", alert.rule},
          {"severity", monitor::to_string(alert.severity)},
          {"state", monitor::to_string(alert.state)},
