@@ -1,5 +1,5 @@
-// JSON views of the accounts routes (packages, balance settings, invoices): what api.cc's
-// add_account_routes() answers.
+// JSON views of the accounts routes (packages, balance settings, invoices): what
+// api_accounts.cc's add_account_routes() answers.
 #pragma once
 
 #include <string>

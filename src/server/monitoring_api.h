@@ -1,6 +1,6 @@
 // The HTTP side of monitoring (docs/api.md, "Metrics and alerts"): parsing the metrics query and
 // the alert bodies, the JSON views, the API latency histograms, and the Prometheus exposition of
-// GET /metrics. The routes themselves are registered in api.cc (add_monitoring_routes).
+// GET /metrics. The routes themselves are registered in api_fleet.cc (add_monitoring_routes).
 //
 // Thread-safety: RequestMetrics is thread-safe (a mutex around its map, lock-free histograms);
 // the rest is pure, or reads the controller on its owner's thread.
