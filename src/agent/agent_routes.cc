@@ -47,6 +47,16 @@ Call report_call(const model::NodeReport& report, Timestamp now) {
   return {"POST", "/v1/agent/report", model::node_report_json(report, to_unix_ms(now))};
 }
 
+client::HttpRequest request(Call call, std::string_view bearer) {
+  client::HttpRequest request;
+  request.method = std::move(call.method);
+  request.target = std::move(call.target);
+  request.body = std::move(call.body);
+  request.content_type = std::move(call.content_type);
+  request.headers.emplace_back("Authorization", fmt::format("Bearer {}", bearer));
+  return request;
+}
+
 Result<model::RegistrationResult> register_answer(const client::HttpResponse& response) {
   if (response.status != 200 && response.status != 201) {
     return fail(client::error_from_response(response, "POST /v1/agent/register"));

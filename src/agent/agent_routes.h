@@ -35,6 +35,9 @@ Call upload_call(std::string_view upload_id);
 // Stamps the report's sent_at_ms with `now` (the agent's wall clock, read just before sending).
 Call report_call(const model::NodeReport& report, Timestamp now);
 
+// The call as the request either HTTP client sends, with the bearer token.
+client::HttpRequest request(Call call, std::string_view bearer);
+
 // Each answer: the route's value for its success status; client::error_from_response's Error for
 // any other status; code "invalid_message" for a success answer that does not decode.
 Result<model::RegistrationResult> register_answer(const client::HttpResponse& response);

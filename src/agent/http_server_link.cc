@@ -27,7 +27,7 @@ class HttpServerLink final : public ServerLink {
       const std::function<bool(std::optional<model::DesiredState>)>& on_desired) override {
     routes::DesiredWatch watch(on_desired);
     GPURENT_TRY(response, http_.stream(
-                              request(routes::watch_call(after), credential),
+                              routes::request(routes::watch_call(after), credential),
                               [&](std::string_view piece) { return watch.piece(piece); },
                               model::kWatchKeepalive + kHttpSlack));
     return watch.end(response);
@@ -44,7 +44,7 @@ class HttpServerLink final : public ServerLink {
                       const std::filesystem::path& into) override {
     std::ofstream out(into, std::ios::binary | std::ios::trunc);
     int64_t written = 0;
-    GPURENT_TRY(response, http_.stream(request(routes::upload_call(upload_id), credential),
+    GPURENT_TRY(response, http_.stream(routes::request(routes::upload_call(upload_id), credential),
                                        [&](std::string_view piece) {
                                          written += static_cast<int64_t>(piece.size());
                                          if (written > model::kMaxWorkdirBytes) return false;
@@ -69,18 +69,9 @@ class HttpServerLink final : public ServerLink {
   }
 
  private:
-  static client::HttpRequest request(routes::Call call, std::string_view bearer) {
-    client::HttpRequest request;
-    request.method = std::move(call.method);
-    request.target = std::move(call.target);
-    request.body = std::move(call.body);
-    request.content_type = std::move(call.content_type);
-    request.headers.emplace_back("Authorization", fmt::format("Bearer {}", bearer));
-    return request;
-  }
   Result<client::HttpResponse> send(routes::Call call, std::string_view bearer,
                                     std::chrono::milliseconds timeout) {
-    return http_.send(request(std::move(call), bearer), timeout);
+    return http_.send(routes::request(std::move(call), bearer), timeout);
   }
 
   client::HttpClient http_;

@@ -1,5 +1,5 @@
-// Boost.Asio and Beast on C++20 coroutines, in this one translation unit (they are the slowest
-// headers of the build). Every node is two coroutines on one io_context: the watcher and the
+// Boost.Asio on C++20 coroutines (its headers are among the slowest of the build; Beast's stay in
+// client/async_http.cc). Every node is two coroutines on one io_context: the watcher and the
 // reporter. Blocking file work runs on a small thread pool and is awaited as an asynchronous
 // operation. GCC 12 miscompiles some co_await forms (a capturing lambda as a temporary in the
 // awaited expression, co_await in a loop condition), so every co_await here stands alone.
@@ -10,17 +10,12 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -28,12 +23,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include <array>
-#include <deque>
 #include <filesystem>
 #include <functional>
-#include <iterator>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,19 +42,16 @@
 #include "agent/telemetry/sim_faults.h"
 #include "agent/telemetry/sim_source.h"
 #include "agent/telemetry/telemetry.h"
-#include "client/http_client.h"
+#include "client/async_http.h"
 #include "common/clock.h"
 #include "common/heap_headroom.h"
 #include "common/random.h"
-#include "net/read_buffer.h"
 
 namespace gpurent::agent {
 namespace {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+using boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 using SteadyTime = SteadyClock::time_point;
 
@@ -74,236 +62,6 @@ constexpr rlim_t kSpareFiles = 64;
 Error stopped_error() {
   return {ErrorKind::kUnavailable, "agent_stopping", "the agent is stopping"};
 }
-
-// What every connection needs to know about the server; owned by the fleet.
-struct Server {
-  std::string base_url;   // "http://host:port", for messages
-  std::string authority;  // the Host header
-  tcp::resolver::results_type endpoints;
-  const bool* stopping = nullptr;
-};
-
-// Resolves the server once, at start: a fleet of thousands must not resolve per connection.
-Result<Server> find_server(std::string_view url, const bool* stopping) {
-  // The one URL grammar of every gpurent client.
-  GPURENT_TRY(checked, client::HttpClient::create(url));
-  Server server{checked.base_url(),
-                checked.base_url().substr(std::string_view("http://").size()),
-                {},
-                stopping};
-  std::string host = server.authority;
-  std::string port = "80";
-  if (host.starts_with('[')) {
-    const size_t close = host.find(']');
-    if (close + 1 < host.size()) port = host.substr(close + 2);
-    host = host.substr(1, close - 1);
-  } else if (const size_t colon = host.rfind(':'); colon != std::string::npos) {
-    port = host.substr(colon + 1);
-    host.resize(colon);
-  }
-  asio::io_context io;
-  beast::error_code ec;
-  server.endpoints = tcp::resolver(io).resolve(host, port, ec);
-  if (ec) {
-    return fail(Error{ErrorKind::kUnavailable, "connection_failed",
-                      fmt::format("cannot resolve '{}': {}", host, ec.message())});
-  }
-  return server;
-}
-
-Result<client::HttpResponse> failed_call(Error error) { return fail(std::move(error)); }
-
-// One keep-alive HTTP/1.1 connection to the server, used by one coroutine at a time.
-class Connection {
- public:
-  Connection(asio::io_context& io, const Server& server) : stream_(io), server_(server) {
-    buffer_.reserve(net::kReadBufferBytes);
-  }
-
-  // Sends the call and reads the whole answer within `timeout` per attempt. Errors as
-  // client::HttpClient's: kUnavailable "connection_failed" or "timeout", and every HTTP status
-  // is an answer for the caller to judge.
-  asio::awaitable<Result<client::HttpResponse>> send(const routes::Call& call,
-                                                     std::string_view bearer,
-                                                     std::chrono::milliseconds timeout) {
-    co_return co_await exchange(call, bearer, timeout, nullptr);
-  }
-
-  // Sends the call and hands the answer's chunked body to on_piece as it arrives, until on_piece
-  // returns false (the connection is then closed) or the answer ends; `idle` bounds the wait for
-  // each piece. Errors as send()'s; an answer that is not chunked (an error document) comes back
-  // whole, as send() gives it, and on_piece never sees it.
-  asio::awaitable<Result<client::HttpResponse>> stream(
-      const routes::Call& call, std::string_view bearer, std::chrono::milliseconds idle,
-      const std::function<bool(std::string_view)>& on_piece) {
-    co_return co_await exchange(call, bearer, idle, &on_piece);
-  }
-
-  // Also ends the operation in progress, which then fails.
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-    buffer_.clear();
-    open_ = false;
-  }
-
- private:
-  asio::awaitable<Result<client::HttpResponse>> exchange(
-      const routes::Call& call, std::string_view bearer, std::chrono::milliseconds timeout,
-      const std::function<bool(std::string_view)>* on_piece) {
-    // Formatted directly: Beast's serializer cost more than building the call (as the server's
-    // answers, net/http.cc).
-    std::string head = fmt::format(
-        "{} {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: gpurent-agent-sim\r\n"
-        "Authorization: Bearer {}\r\n",
-        call.method, call.target, server_.authority, bearer);
-    if (!call.body.empty()) {
-      fmt::format_to(std::back_inserter(head), "Content-Type: {}\r\n", call.content_type);
-    }
-    if (!call.body.empty() || call.method != "GET") {
-      fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", call.body.size());
-    }
-    head += "\r\n";
-    const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(call.body)};
-    for (int attempt = 0;; ++attempt) {
-      if (*server_.stopping) co_return failed_call(stopped_error());
-      const bool reused = open_;
-      beast::error_code ec;
-      if (!open_) {
-        stream_.expires_after(timeout);
-        co_await stream_.async_connect(server_.endpoints, asio::redirect_error(kAwaitable, ec));
-        if (ec) {
-          close();
-          co_return failed_call(transport_error(call, ec, timeout));
-        }
-        beast::error_code ignored;
-        stream_.socket().set_option(tcp::no_delay(true), ignored);
-        open_ = true;
-      }
-      stream_.expires_after(timeout);
-      co_await asio::async_write(stream_, request, asio::redirect_error(kAwaitable, ec));
-      http::response_parser<http::string_body> parser;
-      // A stream has no end, and Beast counts its chunks against the limit: none for a stream
-      // (its reader bounds each line), as HttpClient::stream does.
-      parser.body_limit(on_piece ? std::numeric_limits<std::uint64_t>::max()
-                                 : client::kMaxResponseBodyBytes);
-      // A streamed body's pieces go to on_piece as they are parsed, never into the body.
-      bool stopped = false;
-      auto to_piece = [&](uint64_t, std::string_view piece, beast::error_code& stop) {
-        if (!(*on_piece)(piece)) {
-          stopped = true;
-          stop = asio::error::operation_aborted;
-        }
-        return piece.size();
-      };
-      if (on_piece) parser.on_chunk_body(to_piece);
-      if (!ec && !on_piece) {
-        co_await http::async_read(stream_, buffer_, parser, asio::redirect_error(kAwaitable, ec));
-      }
-      while (!ec && on_piece && !parser.is_done()) {
-        stream_.expires_after(timeout);  // per piece: a stream has no end to wait for
-        co_await http::async_read_some(stream_, buffer_, parser,
-                                       asio::redirect_error(kAwaitable, ec));
-      }
-      if (stopped) {
-        close();
-        co_return client::HttpResponse{static_cast<int>(parser.get().result_int()), "", ""};
-      }
-      if (ec) {
-        const bool answered = parser.got_some();
-        close();
-        // Every agent message may be repeated (agent_protocol.h), so a kept-alive connection
-        // the server closed in the meantime earns one more try on a fresh one.
-        if (reused && attempt == 0 && !answered && ec != beast::error::timeout) continue;
-        co_return failed_call(transport_error(call, ec, timeout));
-      }
-      auto& message = parser.get();
-      if (!message.keep_alive()) close();
-      co_return client::HttpResponse{static_cast<int>(message.result_int()),
-                                     std::string(message[http::field::content_type]),
-                                     std::move(message.body())};
-    }
-  }
-
-  Error transport_error(const routes::Call& call, beast::error_code ec,
-                        std::chrono::milliseconds timeout) const {
-    if (*server_.stopping) return stopped_error();
-    if (ec == beast::error::timeout) {
-      return {ErrorKind::kUnavailable, "timeout",
-              fmt::format("{} {}{}: no answer within {} ms", call.method, server_.base_url,
-                          call.target, timeout.count())};
-    }
-    return {ErrorKind::kUnavailable, "connection_failed",
-            fmt::format("{} {}{}: {}", call.method, server_.base_url, call.target,
-                        ec == http::error::end_of_stream ? "the server closed the connection"
-                                                         : ec.message())};
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  const Server& server_;
-  bool open_ = false;
-};
-
-// A fixed set of connections, lent to one coroutine at a time in the order they asked.
-class ConnectionPool {
- public:
-  ConnectionPool(asio::io_context& io, const Server& server, size_t size) : io_(io) {
-    for (size_t i = 0; i < size; ++i) {
-      all_.push_back(std::make_unique<Connection>(io, server));
-      idle_.push_back(all_.back().get());
-    }
-  }
-
-  // A connection to give back with release(), or nullptr once the pool is closed.
-  asio::awaitable<Connection*> acquire() {
-    if (closed_) co_return nullptr;
-    if (!idle_.empty()) {
-      Connection* connection = idle_.front();
-      idle_.pop_front();
-      co_return connection;
-    }
-    Waiter waiter{asio::steady_timer(io_, SteadyTime::max())};
-    waiters_.push_back(&waiter);
-    beast::error_code ignored;
-    co_await waiter.timer.async_wait(asio::redirect_error(kAwaitable, ignored));
-    co_return waiter.given;
-  }
-
-  void release(Connection* connection) {
-    if (waiters_.empty()) {
-      idle_.push_back(connection);
-      return;
-    }
-    Waiter* waiter = waiters_.front();
-    waiters_.pop_front();
-    waiter->given = connection;
-    waiter->timer.cancel();
-  }
-
-  // Closes every connection (ending the calls in progress) and wakes the waiters empty-handed.
-  void close() {
-    closed_ = true;
-    for (auto& connection : all_) connection->close();
-    for (Waiter* waiter : waiters_) waiter->timer.cancel();
-    waiters_.clear();
-  }
-
- private:
-  struct Waiter {
-    asio::steady_timer timer;  // cancelled to wake it
-    Connection* given = nullptr;
-  };
-
-  asio::io_context& io_;
-  std::vector<std::unique_ptr<Connection>> all_;
-  // Lent in turn, the longest idle first: every connection is opened while the fleet is calm
-  // (its nodes' periodic reports), not all at once when a burst of new work needs them.
-  std::deque<Connection*> idle_;
-  std::deque<Waiter*> waiters_;  // each lives in its acquire() frame until woken
-  bool closed_ = false;
-};
 
 // Call failures of the whole fleet, logged when a kind of failure starts and then counted, so
 // that thousands of nodes failing alike make a few lines.
@@ -338,15 +96,16 @@ class FailureLog {
 };
 
 struct SimNode {
-  SimNode(asio::io_context& io, const Server& server, int index, std::filesystem::path dir)
+  SimNode(asio::io_context& io, const client::ResolvedServer& server, int index,
+          std::filesystem::path dir)
       : index(index), dir(std::move(dir)), watch(io, server), watch_timer(io), wake(io) {}
 
   const int index;
   const std::filesystem::path dir;
   std::optional<Identity> identity;
-  Connection watch;                // the node's own connection, for its desired-state watch
-  asio::steady_timer watch_timer;  // the watcher's pauses
-  asio::steady_timer wake;         // the reporter's sleep; a new desired state cancels it
+  client::AsyncHttpConnection watch;  // the node's own, for its desired-state watch
+  asio::steady_timer watch_timer;     // the watcher's pauses
+  asio::steady_timer wake;            // the reporter's sleep; a new desired state cancels it
   std::optional<model::DesiredState> desired;  // the newest from the server
   bool desired_pending = false;                // not yet converged to
   SimWorkloads workloads;
@@ -373,10 +132,15 @@ class Fleet {
     }
     if (options_.sim_gpus.empty()) options_.sim_gpus = kDefaultSimGpus;
     GPURENT_TRY(layout, sim_gpu_layout(options_.sim_gpus));
-    GPURENT_TRY(server, find_server(options_.server_url, &stopping_));
+    // Every agent message may be repeated (model/agent_protocol.h), so a kept-alive connection
+    // the server closed in the meantime earns a request one more try on a fresh one.
+    GPURENT_TRY(server,
+                client::ResolvedServer::resolve(
+                    options_.server_url, {.user_agent = "gpurent-agent-sim", .repeatable = true}));
     server_ = std::move(server);
-    pool_ = std::make_unique<ConnectionPool>(io_, server_, kSimPoolConnections);
-    register_pool_ = std::make_unique<ConnectionPool>(io_, server_, kSimRegisterConnections);
+    pool_ = std::make_unique<client::AsyncHttpPool>(io_, *server_, kSimPoolConnections);
+    register_pool_ =
+        std::make_unique<client::AsyncHttpPool>(io_, *server_, kSimRegisterConnections);
 
     const int gpus = static_cast<int>(layout.size());
     base_.cpu_count = kSimCpusPerGpu * gpus;
@@ -397,7 +161,7 @@ class Fleet {
         return fail(Error::internal(
             fmt::format("cannot create the directory {}: {}", dir.string(), ec.message())));
       }
-      auto node = std::make_unique<SimNode>(io_, server_, i, dir);
+      auto node = std::make_unique<SimNode>(io_, *server_, i, dir);
       if (auto loaded = load_identity(dir)) {
         node->identity = std::move(*loaded);
       } else if (loaded.error().code != "file_not_found") {
@@ -420,14 +184,14 @@ class Fleet {
 
   // Runs every node until a signal (0) or a final refusal (1).
   int run() {
-    signals_.async_wait([this](beast::error_code ec, int signal) {
+    signals_.async_wait([this](error_code ec, int signal) {
       if (ec) return;
       spdlog::info("agent_signal signal={}", sigabbrev_np(signal));
       stop(0);
     });
     started_ = SteadyClock::now();
     spdlog::info("sim_fleet_started nodes={} gpus={} server={} data_dir={}", nodes_.size(),
-                 options_.sim_gpus, server_.base_url, options_.data_dir);
+                 options_.sim_gpus, server_->base_url(), options_.data_dir);
     if (options_.telemetry_interval.count() > 0) faults_.refresh();
     for (auto& node : nodes_) spawn(run_node(*node));
     spawn(log_loop());
@@ -455,7 +219,7 @@ class Fleet {
     if (stopping_) return;
     stopping_ = true;
     status_ = status;
-    beast::error_code ignored;
+    error_code ignored;
     signals_.cancel(ignored);
     log_timer_.cancel();
     faults_timer_.cancel();
@@ -501,19 +265,9 @@ class Fleet {
   // Waits until `until` on `timer`; false when the fleet stops.
   asio::awaitable<bool> sleep_until(asio::steady_timer& timer, SteadyTime until) {
     timer.expires_at(until);
-    beast::error_code ignored;
+    error_code ignored;
     co_await timer.async_wait(asio::redirect_error(kAwaitable, ignored));
     co_return !stopping_;
-  }
-
-  asio::awaitable<Result<client::HttpResponse>> call_pooled(ConnectionPool& pool,
-                                                            const routes::Call& call,
-                                                            std::string_view bearer) {
-    Connection* connection = co_await pool.acquire();
-    if (!connection) co_return failed_call(stopped_error());
-    auto response = co_await connection->send(call, bearer, kHttpSlack);
-    pool.release(connection);
-    co_return response;
   }
 
   asio::awaitable<void> run_node(SimNode& node) {
@@ -564,10 +318,11 @@ class Fleet {
     model::NodeRegistration registration = base_;
     registration.name = sim_node_name(prefix_, node.index);
     registration.gpus = std::move(gpus);
-    const routes::Call call = routes::register_call(registration);
+    const client::HttpRequest request =
+        routes::request(routes::register_call(registration), options_.join_token);
     for (int failures = 1; !stopping_; ++failures) {
       const auto began = SteadyClock::now();
-      auto response = co_await call_pooled(*register_pool_, call, options_.join_token);
+      auto response = co_await register_pool_->send(request, kHttpSlack);
       auto result = answer<model::RegistrationResult>(std::move(response), routes::register_answer);
       if (result) {
         Identity identity{result->node_id, result->credential};
@@ -607,9 +362,10 @@ class Fleet {
       const std::function<bool(std::string_view)> on_piece = [&](std::string_view piece) {
         return watch.piece(piece);
       };
+      const client::HttpRequest request =
+          routes::request(routes::watch_call(generation), node.identity->credential);
       auto response =
-          co_await node.watch.stream(routes::watch_call(generation), node.identity->credential,
-                                     model::kWatchKeepalive + kHttpSlack, on_piece);
+          co_await node.watch.stream(request, model::kWatchKeepalive + kHttpSlack, on_piece);
       if (stopping_) break;
       const Status watched =
           response ? watch.end(*response) : Status(fail(std::move(response).error()));
@@ -680,8 +436,9 @@ class Fleet {
   asio::awaitable<Status> sync(SimNode& node) {
     const std::string& credential = node.identity->credential;
     for (const auto& key : node.workloads.unsent_logs()) {
-      auto response = co_await call_pooled(
-          *pool_, routes::logs_call(key.instance_id, key.run, 0, kSimLogLine), credential);
+      const client::HttpRequest upload =
+          routes::request(routes::logs_call(key.instance_id, key.run, 0, kSimLogLine), credential);
+      auto response = co_await pool_->send(upload, kHttpSlack);
       auto size = answer<int64_t>(std::move(response), routes::logs_answer);
       if (!size && retryable(size.error())) co_return fail(std::move(size).error());
       node.workloads.log_sent(key);  // taken, or refused for good: the exit goes without it
@@ -694,8 +451,9 @@ class Fleet {
       telemetry = node.telemetry->backlog().next();
       report.telemetry = std::move(telemetry.batch);
     }
-    auto response =
-        co_await call_pooled(*pool_, routes::report_call(report, wall_clock_.now()), credential);
+    const client::HttpRequest sent =
+        routes::request(routes::report_call(report, wall_clock_.now()), credential);
+    auto response = co_await pool_->send(sent, kHttpSlack);
     auto reported = answer<void>(std::move(response), routes::report_answer);
     if (reported) {
       node.workloads.reported(report);
@@ -751,9 +509,9 @@ class Fleet {
   SimFaultsFile faults_{std::filesystem::path(options_.data_dir) / kSimFaultsFile};
   const uint64_t telemetry_seed_ = os_random_seed();
   const SystemClock wall_clock_;  // the telemetry samples' and the reports' times
-  Server server_;
-  std::unique_ptr<ConnectionPool> pool_;           // reports and log uploads
-  std::unique_ptr<ConnectionPool> register_pool_;  // registrations
+  std::optional<client::ResolvedServer> server_;
+  std::unique_ptr<client::AsyncHttpPool> pool_;           // reports and log uploads
+  std::unique_ptr<client::AsyncHttpPool> register_pool_;  // registrations
   std::vector<std::unique_ptr<SimNode>> nodes_;
   model::NodeRegistration base_;  // what every node registers, but its name and GPUs
   std::string prefix_;

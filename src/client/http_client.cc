@@ -1,5 +1,5 @@
-// Boost.Beast lives in this translation unit only: it is the slowest header set in the build, and
-// nothing outside needs it.
+// Boost.Beast lives in this translation unit and async_http.cc only: it is the slowest header set
+// in the build, and nothing outside needs it.
 //
 // Every socket operation is asynchronous and run to completion on a private io_context. The
 // beast::tcp_stream expiry bounds each one (it closes the socket when it fires), so io_context::run
@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 
-#include <algorithm>
 #include <array>
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
@@ -22,11 +21,11 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <cctype>
 #include <limits>
 #include <optional>
 #include <utility>  // before Asio: Boost 1.74's headers rely on it being included
 
+#include "client/http_wire.h"
 #include "net/read_buffer.h"
 
 namespace gpurent::client {
@@ -47,93 +46,6 @@ constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 // How much of a streamed body is handed to on_chunk at most at once.
 constexpr size_t kStreamPieceBytes = 64 * 1024;
 constexpr std::string_view kUserAgent = "gpurent-client";
-
-struct ParsedUrl {
-  std::string host;  // without IPv6 brackets, for the resolver
-  std::string port;
-  std::string authority;    // host[:port] as written, for the Host header
-  std::string base_url;     // "http[s]://" + authority, or the unix URL as given
-  std::string socket_path;  // unix:// URLs: the socket to connect to, and no host or port
-  bool tls = false;         // https://
-};
-
-// Linux's sockaddr_un path limit, terminator excluded.
-constexpr size_t kMaxSocketPath = 107;
-
-bool has_line_break(std::string_view text) {
-  return text.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
-}
-
-bool is_digits(std::string_view text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-Result<ParsedUrl> parse_base_url(std::string_view url) {
-  const auto invalid = [url](std::string_view why) {
-    return fail(
-        Error::invalid("invalid_url", fmt::format("invalid server URL '{}': {}", url, why)));
-  };
-  std::string_view rest = url;
-  bool tls = false;
-  if (rest.starts_with("unix://")) {
-    ParsedUrl parsed;
-    parsed.socket_path = std::string(rest.substr(7));
-    if (!parsed.socket_path.starts_with('/') || parsed.socket_path.size() > kMaxSocketPath ||
-        has_line_break(parsed.socket_path)) {
-      return invalid("a unix socket URL is unix:///absolute/path (at most 107 bytes)");
-    }
-    // Docker and Podman ignore the Host header on their sockets; HTTP/1.1 still wants one.
-    parsed.authority = "localhost";
-    parsed.base_url = std::string(url);
-    return parsed;
-  }
-  if (const size_t scheme_end = rest.find("://"); scheme_end != std::string_view::npos) {
-    std::string scheme(rest.substr(0, scheme_end));
-    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (scheme != "http" && scheme != "https") return invalid("the scheme must be http or https");
-    tls = scheme == "https";
-    rest.remove_prefix(scheme_end + 3);
-  }
-  // A bare "/" after the authority is harmless; any other path would be silently dropped.
-  if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    if (rest.substr(slash) != "/") return invalid("a path is not supported");
-    rest = rest.substr(0, slash);
-  }
-  if (rest.find_first_of("?#@ \t\r\n") != std::string_view::npos) {
-    return invalid("only http[s]://host:port is supported");
-  }
-  ParsedUrl parsed;
-  parsed.tls = tls;
-  parsed.authority = std::string(rest);
-  std::string_view port;
-  if (rest.starts_with('[')) {
-    const size_t close = rest.find(']');
-    if (close == std::string_view::npos) return invalid("unterminated IPv6 address");
-    parsed.host = std::string(rest.substr(1, close - 1));
-    const std::string_view after = rest.substr(close + 1);
-    if (!after.empty()) {
-      if (!after.starts_with(':')) return invalid("unexpected text after the IPv6 address");
-      port = after.substr(1);
-    }
-  } else {
-    if (std::ranges::count(rest, ':') > 1) return invalid("an IPv6 address needs brackets");
-    const size_t colon = rest.rfind(':');
-    parsed.host = std::string(rest.substr(0, colon));
-    if (colon != std::string_view::npos) port = rest.substr(colon + 1);
-  }
-  if (parsed.host.empty()) return invalid("the host is missing");
-  if (port.empty()) {
-    parsed.port = tls ? "443" : "80";
-  } else {
-    if (!is_digits(port) || port.size() > 5 || std::stoi(std::string(port)) == 0 ||
-        std::stoi(std::string(port)) > 65535) {
-      return invalid("the port must be a number from 1 to 65535");
-    }
-    parsed.port = std::string(port);
-  }
-  parsed.base_url = (tls ? "https://" : "http://") + parsed.authority;
-  return parsed;
-}
 
 // The deadline of the next socket operation: one fixed instant for send(), a fresh idle window
 // per operation for stream().
@@ -185,12 +97,12 @@ Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& o
 }
 
 struct HttpClient::Impl {
-  Impl(ParsedUrl parsed, std::unique_ptr<asio::ssl::context> tls_context)
+  Impl(BaseUrl parsed, std::unique_ptr<asio::ssl::context> tls_context)
       : url(std::move(parsed)), tls_context(std::move(tls_context)) {
     buffer.reserve(net::kReadBufferBytes);
   }
 
-  ParsedUrl url;
+  BaseUrl url;
   std::unique_ptr<asio::ssl::context> tls_context;  // https:// only
   asio::io_context io;
   Stream stream{io};             // http:// and unix:// connections
@@ -395,26 +307,11 @@ struct HttpClient::Impl {
   }
 
   Result<OutgoingRequest> build(const HttpRequest& in) const {
-    const http::verb verb = http::string_to_verb(in.method);
-    if (verb == http::verb::unknown) {
-      return fail(Error::invalid("invalid_request", fmt::format("unknown method '{}'", in.method)));
-    }
-    if (!in.target.starts_with('/') || has_line_break(in.target) ||
-        in.target.find(' ') != std::string::npos) {
-      return fail(
-          Error::invalid("invalid_request", fmt::format("invalid request target '{}'", in.target)));
-    }
-    OutgoingRequest out{verb, in.target, 11};
+    GPURENT_CHECK(check_request(in));
+    OutgoingRequest out{http::string_to_verb(in.method), in.target, 11};
     out.set(http::field::host, url.authority);
     out.set(http::field::user_agent, kUserAgent);
-    for (const auto& [name, value] : in.headers) {
-      // A header value with a line break would smuggle extra headers (an API key from a file).
-      if (name.empty() || has_line_break(name) || has_line_break(value) ||
-          name.find_first_of(": ") != std::string::npos) {
-        return fail(Error::invalid("invalid_request", fmt::format("invalid header '{}'", name)));
-      }
-      out.set(name, value);
-    }
+    for (const auto& [name, value] : in.headers) out.set(name, value);
     if (!in.body.empty()) out.set(http::field::content_type, in.content_type);
     out.body() = in.body;
     out.keep_alive(true);
