@@ -1,16 +1,15 @@
 // Boost.Asio on C++20 coroutines (its headers are among the slowest of the build; Beast's stay in
 // client/async_http.cc). Every node is two coroutines on one io_context: the watcher and the
 // reporter. Blocking file work runs on a small thread pool and is awaited as an asynchronous
-// operation. GCC 12 miscompiles some co_await forms (a capturing lambda as a temporary in the
-// awaited expression, co_await in a loop condition), so every co_await here stands alone.
+// operation (net::await_on). GCC 12 miscompiles some co_await forms (a capturing lambda as a
+// temporary in the awaited expression, co_await in a loop condition), so every co_await here stands
+// alone.
 #include <utility>  // before Asio: Boost 1.74 with C++20 coroutines needs it
 
 #include "agent/sim_fleet.h"
 
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -28,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <vector>
 
 #include "agent/agent_routes.h"
@@ -46,6 +44,7 @@
 #include "common/clock.h"
 #include "common/heap_headroom.h"
 #include "common/random.h"
+#include "net/await_on.h"
 
 namespace gpurent::agent {
 namespace {
@@ -245,23 +244,6 @@ class Fleet {
     }
   }
 
-  // Runs `work` on a file thread; awaiting the result resumes on the io thread.
-  template <class Work>
-  auto on_file_thread(Work work) {
-    using R = std::invoke_result_t<Work&>;
-    return asio::async_initiate<decltype(kAwaitable), void(R)>(
-        [this](auto handler, Work work) {
-          asio::post(
-              files_, [this, handler = std::move(handler), work = std::move(work)]() mutable {
-                const auto resume_on = asio::get_associated_executor(handler, io_.get_executor());
-                asio::post(resume_on, [handler = std::move(handler), result = work()]() mutable {
-                  std::move(handler)(std::move(result));
-                });
-              });
-        },
-        kAwaitable, std::move(work));
-  }
-
   // Waits until `until` on `timer`; false when the fleet stops.
   asio::awaitable<bool> sleep_until(asio::steady_timer& timer, SteadyTime until) {
     timer.expires_at(until);
@@ -274,7 +256,7 @@ class Fleet {
     auto discover = [spec = options_.sim_gpus, dir = node.dir] {
       return simulated_gpus(spec, dir);
     };
-    auto gpus = co_await on_file_thread(std::move(discover));
+    auto gpus = co_await net::await_on(files_, std::move(discover));
     if (!gpus) {
       if (!stopping_) {
         spdlog::error("sim_node_gpus_failed node={} code={} error=\"{}\"", node.index,
@@ -328,7 +310,7 @@ class Fleet {
         Identity identity{result->node_id, result->credential};
         // Kept even when the fleet stops meanwhile: the server already knows the node.
         auto keep = [dir = node.dir, identity] { return save_identity(dir, identity); };
-        auto saved = co_await on_file_thread(std::move(keep));
+        auto saved = co_await net::await_on(files_, std::move(keep));
         if (!saved) co_return saved;
         spdlog::debug("node_registered node={} name={}", identity.node_id, registration.name);
         node.identity = std::move(identity);

@@ -1,10 +1,5 @@
 #include "server/telemetry_ingest.h"
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -15,6 +10,7 @@
 #include "controller/gpu_telemetry.h"
 #include "model/agent_protocol.h"
 #include "model/node_report_json.h"
+#include "net/await_on.h"
 
 namespace gpurent::server {
 
@@ -37,19 +33,11 @@ Result<model::NodeReport> TelemetryIngest::work(const std::string& node_id,
 
 asio::awaitable<Result<model::NodeReport>> TelemetryIngest::take(std::string node_id,
                                                                  std::string body) {
-  using Answer = Result<model::NodeReport>;
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(
-      [this](auto handler, std::string node_id, std::string body) {
-        asio::post(thread_, [this, handler = std::move(handler), node_id = std::move(node_id),
-                             body = std::move(body)]() mutable {
-          const auto resume_on = asio::get_associated_executor(handler);
-          asio::post(resume_on,
-                     [handler = std::move(handler), answer = work(node_id, body)]() mutable {
-                       std::move(handler)(std::move(answer));
-                     });
-        });
-      },
-      asio::use_awaitable, std::move(node_id), std::move(body));
+  // Named, not a temporary in the awaited call (GCC 12 miscompiles a capturing lambda there).
+  auto read = [this, node_id = std::move(node_id), body = std::move(body)] {
+    return work(node_id, body);
+  };
+  co_return co_await net::await_on(thread_, std::move(read));
 }
 
 RollupPersister::RollupPersister(controller::SeriesFeed& feed,
