@@ -387,11 +387,12 @@ class Fleet {
     bool changed = false;  // since the last report the server took
     while (!stopping_) {
       auto now = SteadyClock::now();
+      const auto runs_now = std::chrono::floor<SimWorkloads::Time::duration>(now);
       if (node.desired_pending) {
         node.desired_pending = false;
-        changed |= node.workloads.converge(*node.desired, now);
+        changed |= node.workloads.converge(*node.desired, runs_now);
       }
-      changed |= node.workloads.advance(now);
+      changed |= node.workloads.advance(runs_now);
       if ((changed || now >= next_report) && now >= retry_at) {
         const Status synced = co_await sync(node);
         if (stopping_) break;
@@ -407,7 +408,8 @@ class Fleet {
       }
       if (node.desired_pending) continue;  // arrived while reporting
       SteadyTime wake_at = changed ? retry_at : std::max(next_report, retry_at);
-      if (const auto exit = node.workloads.next_exit()) wake_at = std::min(wake_at, *exit);
+      if (const auto exit = node.workloads.next_exit())
+        wake_at = std::min<SteadyTime>(wake_at, *exit);
       const bool awake = co_await sleep_until(node.wake, wake_at);
       if (!awake) break;
     }

@@ -8,15 +8,9 @@
 #include <cmath>
 
 namespace gpurent::agent {
-namespace {
-
-// A simulated run lasting longer than a year is a typo, not a plan.
-constexpr double kMaxSimDurationS = 366.0 * 24 * 3600;
-
-// The run's simulated duration, nullopt when it has none, or an Error for a value that is not one.
-Result<std::optional<std::chrono::nanoseconds>> sim_duration(const model::WorkloadSpec& spec) {
+SimWorkloads::Duration SimWorkloads::env_duration(const model::WorkloadSpec& spec) {
   const auto it = spec.env.find(std::string(kSimDurationEnv));
-  if (it == spec.env.end()) return std::optional<std::chrono::nanoseconds>();
+  if (it == spec.env.end()) return std::optional<std::chrono::milliseconds>();
   const std::string& text = it->second;
   double seconds = -1;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -27,10 +21,8 @@ Result<std::optional<std::chrono::nanoseconds>> sim_duration(const model::Worklo
                                            kSimDurationEnv, text, kMaxSimDurationS)));
   }
   return std::optional(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)));
+      std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds)));
 }
-
-}  // namespace
 
 BusyGpus SimWorkloads::busy_gpus() const {
   BusyGpus busy;
@@ -52,10 +44,11 @@ bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
   bool changed = desired.generation != applied_generation_;
   std::set<WorkloadKey> wanted;
   for (const auto& spec : desired.workloads) {
-    if (wanted.size() == kMaxWorkloads) {
+    if (wanted.size() == options_.max_runs) {
       if (changed) {
         spdlog::error("desired_state_truncated node={} generation={} workloads={} max={}",
-                      desired.node_id, desired.generation, desired.workloads.size(), kMaxWorkloads);
+                      desired.node_id, desired.generation, desired.workloads.size(),
+                      options_.max_runs);
       }
       break;
     }
@@ -72,7 +65,7 @@ bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
     if (!spec.should_run) continue;  // stopped before it ever started here
     Run run;
     run.gpus = spec.gpus;
-    if (auto duration = sim_duration(spec); !duration) {
+    if (auto duration = options_.duration_of(spec); !duration) {
       end_run(run, kStartFailedExitCode, duration.error().message);
     } else if (*duration) {
       run.ends_at = now + **duration;
@@ -108,6 +101,34 @@ bool SimWorkloads::advance(Time now) {
     }
   }
   return ended;
+}
+
+bool SimWorkloads::advance(Time now, const WorkloadKey& key) {
+  const auto it = runs_.find(key);
+  if (it == runs_.end() || !it->second.ends_at || *it->second.ends_at > now) return false;
+  end_run(it->second, 0);
+  return true;
+}
+
+bool SimWorkloads::end(const WorkloadKey& key, int exit_code) {
+  const auto it = runs_.find(key);
+  if (it == runs_.end() || it->second.phase != model::WorkloadPhase::kRunning) return false;
+  end_run(it->second, exit_code);
+  return true;
+}
+
+std::vector<WorkloadKey> SimWorkloads::running() const {
+  std::vector<WorkloadKey> keys;
+  for (const auto& [key, run] : runs_) {
+    if (run.phase == model::WorkloadPhase::kRunning) keys.push_back(key);
+  }
+  return keys;
+}
+
+std::optional<SimWorkloads::Time> SimWorkloads::ends_at(const WorkloadKey& key) const {
+  const auto it = runs_.find(key);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second.ends_at;
 }
 
 std::optional<SimWorkloads::Time> SimWorkloads::next_exit() const {
@@ -156,6 +177,15 @@ void SimWorkloads::reported(const model::NodeReport& sent) {
       runs_.erase(it);
     }
   }
+}
+
+model::NodeReport converge_and_report(SimWorkloads& workloads, const model::DesiredState& desired,
+                                      SimWorkloads::Time now) {
+  workloads.converge(desired, now);
+  for (const auto& key : workloads.unsent_logs()) workloads.log_sent(key);
+  model::NodeReport report = workloads.report();
+  workloads.reported(report);
+  return report;
 }
 
 }  // namespace gpurent::agent

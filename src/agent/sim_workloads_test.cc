@@ -126,5 +126,62 @@ TEST_F(SimWorkloadsTest, AZeroDurationEndsAtTheFirstAdvance) {
   EXPECT_EQ(synced("i-a")->exit_code, 0);
 }
 
+TEST_F(SimWorkloadsTest, EndExitsARunWithItsCode) {
+  workloads_.converge(desired(1, {spec("i-a"), spec("i-b")}), t0_);
+  EXPECT_EQ(workloads_.running(), (std::vector<WorkloadKey>{{"i-a", 1}, {"i-b", 1}}));
+  EXPECT_TRUE(workloads_.end({"i-b", 1}, 2));
+  EXPECT_FALSE(workloads_.end({"i-b", 1}, 3));  // exited already
+  EXPECT_FALSE(workloads_.end({"i-c", 1}, 3));  // never ran
+  EXPECT_EQ(workloads_.running(), (std::vector<WorkloadKey>{{"i-a", 1}}));
+  EXPECT_EQ(synced("i-b")->exit_code, 2);
+  // A stop afterwards does not change how it ended.
+  workloads_.converge(desired(2, {spec("i-a"), spec("i-b", {}, false)}), t0_);
+  EXPECT_EQ(synced("i-b")->exit_code, 2);
+}
+
+// Without a server between them (a replay, the controller's simulations): one call converges and
+// reports, and an exit is in the report at once, its log counted as taken.
+TEST_F(SimWorkloadsTest, ConvergeAndReportNeedsNoServer) {
+  const auto state = desired(1, {spec("i-a", {{"GPURENT_SIM_DURATION_S", "5"}}),
+                                 spec("i-b", {{"GPURENT_SIM_DURATION_S", "5"}}), spec("i-c")});
+  auto report = converge_and_report(workloads_, state, t0_);
+  EXPECT_EQ(report.applied_generation, 1);
+  ASSERT_EQ(report.workloads.size(), 3u);
+  for (const auto& status : report.workloads) EXPECT_EQ(status.phase, WorkloadPhase::kRunning);
+  EXPECT_EQ(workloads_.ends_at({"i-a", 1}), t0_ + seconds(5));
+  EXPECT_FALSE(workloads_.ends_at({"i-c", 1}));
+
+  // Exits one run at a time, though both end together.
+  EXPECT_FALSE(workloads_.advance(t0_ + seconds(4), {"i-a", 1}));
+  EXPECT_TRUE(workloads_.advance(t0_ + seconds(5), {"i-a", 1}));
+  EXPECT_FALSE(workloads_.ends_at({"i-a", 1}));
+  report = converge_and_report(workloads_, state, t0_ + seconds(5));
+  EXPECT_EQ(report.workloads[0].phase, WorkloadPhase::kExited);
+  EXPECT_EQ(report.workloads[0].exit_code, 0);
+  EXPECT_EQ(report.workloads[1].phase, WorkloadPhase::kRunning);
+  EXPECT_TRUE(workloads_.unsent_logs().empty());
+}
+
+TEST_F(SimWorkloadsTest, OptionsGiveTheDurationsAndTheBound) {
+  const auto minutes_by_name = [](const model::WorkloadSpec& spec) -> SimWorkloads::Duration {
+    if (spec.instance_id == "i-bad") return fail(Error::invalid("bad", "no such item"));
+    return std::chrono::minutes(spec.instance_id.size());
+  };
+  std::vector<model::WorkloadSpec> many;
+  for (size_t i = 0; i < kMaxWorkloads + 10; ++i) many.push_back(spec(fmt::format("i-{}", i)));
+  many.push_back(spec("i-bad"));
+  SimWorkloads unbounded({.duration_of = minutes_by_name, .max_runs = SIZE_MAX});
+  converge_and_report(unbounded, desired(1, many), t0_);
+  EXPECT_EQ(unbounded.size(), kMaxWorkloads + 11);
+  EXPECT_EQ(unbounded.ends_at({"i-7", 1}), t0_ + std::chrono::minutes(3));
+  const auto report = converge_and_report(unbounded, desired(1, many), t0_);
+  EXPECT_EQ(report.workloads.back().exit_code, kStartFailedExitCode);
+  EXPECT_EQ(report.workloads.back().message, "no such item");
+
+  SimWorkloads bounded;  // a real agent's bound
+  bounded.converge(desired(1, many), t0_);
+  EXPECT_EQ(bounded.size(), kMaxWorkloads);
+}
+
 }  // namespace
 }  // namespace gpurent::agent

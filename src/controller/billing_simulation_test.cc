@@ -1,3 +1,4 @@
+#include "agent/sim_workloads.h"
 // Deterministic simulation of the accounts: weeks of virtual time with random launches, stops,
 // package purchases, price changes, reserved terms (booked, used by reserved work, cancelled),
 // silent nodes and controller restarts through a SQLite store round trip. After every step: the
@@ -14,7 +15,6 @@
 #include "billing/reserved.h"
 #include "common/random.h"
 #include "controller/controller.h"
-#include "controller/sim_agent_test_util.h"
 #include "store/store.h"
 
 namespace gpurent::controller {
@@ -26,7 +26,7 @@ using model::WorkloadPhase;
 struct SimNode {
   std::string id;
   bool silent = false;
-  SimWorkloads workloads;
+  agent::SimWorkloads workloads;
 };
 
 class BillingSimulation {
@@ -209,7 +209,9 @@ class BillingSimulation {
   void converge_and_report(SimNode& node) {
     const auto desired = ctl_->desired_state(node.id);
     ASSERT_TRUE(desired);
-    ASSERT_TRUE(ctl_->apply_report(node.id, converge_sim_agent(node.workloads, *desired)));
+    ASSERT_TRUE(ctl_->apply_report(
+        node.id,
+        agent::converge_and_report(node.workloads, *desired, agent::sim_time(clock_.now()))));
   }
 
   void commit() { ASSERT_TRUE(store_->commit(ctl_->take_changes_for_store())); }

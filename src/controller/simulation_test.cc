@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
+#include "agent/sim_workloads.h"
 #include "common/random.h"
 #include "controller/controller.h"
-#include "controller/sim_agent_test_util.h"
 
 namespace gpurent::controller {
 namespace {
@@ -22,8 +22,8 @@ struct SimNode {
   std::string id;
   bool silent = false;
   Timestamp last_report{};
-  // The workloads the simulated agent runs: (instance, run) -> exited with code.
-  SimWorkloads workloads;
+  // The simulated agent's runs.
+  agent::SimWorkloads workloads;
   // XID events its next report carries (a silent node's wait until it reports again).
   std::vector<model::XidEvent> xids;
 };
@@ -154,12 +154,8 @@ class Simulation {
 
   void exit_random_workload() {
     auto& node = nodes_[rng_.uniform(nodes_.size())];
-    for (auto& [key, exit] : node.workloads) {
-      if (!exit) {
-        exit = static_cast<int>(rng_.uniform(3));
-        return;
-      }
-    }
+    const auto running = node.workloads.running();
+    if (!running.empty()) node.workloads.end(running.front(), static_cast<int>(rng_.uniform(3)));
   }
 
   void toggle_silence() {
@@ -183,11 +179,12 @@ class Simulation {
                          kCodes[rng_.uniform(std::size(kCodes))]});
   }
 
-  // The agent: start what should run, stop what should not, forget what left the set, report.
+  // The agent: starts what should run, stops what should not, reports.
   void converge_and_report(SimNode& node) {
     const auto desired = ctl_.desired_state(node.id);
     ASSERT_TRUE(desired);
-    auto report = converge_sim_agent(node.workloads, *desired);
+    auto report =
+        agent::converge_and_report(node.workloads, *desired, agent::sim_time(clock_.now()));
     report.telemetry.xids = std::move(node.xids);
     node.xids.clear();
     // The runs on each failing GPU as the report arrives.

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <queue>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "agent/sim_workloads.h"
 #include "common/random.h"
 #include "controller/controller.h"
 
@@ -97,16 +97,16 @@ class Replay {
     });
     const auto began = std::chrono::steady_clock::now();
     size_t next = 0;
-    while (next < arrivals.size() || !completions_.empty()) {
+    while (next < arrivals.size() || !exits_.empty()) {
       const int64_t arrival_ms = next < arrivals.size()
                                      ? input_.work[arrivals[next]].arrival_s * kMillisPerSecond
                                      : std::numeric_limits<int64_t>::max();
-      const int64_t completion_ms =
-          completions_.empty() ? std::numeric_limits<int64_t>::max() : completions_.top().at_ms;
-      advance_to(std::min(arrival_ms, completion_ms));
-      if (completion_ms <= arrival_ms) {
-        const Completion done = completions_.top();
-        completions_.pop();
+      const int64_t exit_ms =
+          exits_.empty() ? std::numeric_limits<int64_t>::max() : exits_.begin()->at_ms;
+      advance_to(std::min(arrival_ms, exit_ms));
+      if (exit_ms <= arrival_ms) {
+        const Exit done = *exits_.begin();
+        exits_.erase(exits_.begin());
         GPURENT_CHECK(complete(done));
       } else {
         GPURENT_CHECK(submit(arrivals[next++]));
@@ -120,12 +120,14 @@ class Replay {
   }
 
  private:
-  struct Completion {
+  // A run's end, when its agent says it ends: one order in time for every node's exits.
+  struct Exit {
     int64_t at_ms = 0;
     std::string instance_id;
     int64_t run = 0;
-    bool operator>(const Completion& other) const {
-      return std::tie(at_ms, instance_id, run) >
+    std::string node_id;
+    bool operator<(const Exit& other) const {
+      return std::tie(at_ms, instance_id, run) <
              std::tie(other.at_ms, other.instance_id, other.run);
     }
   };
@@ -198,8 +200,9 @@ class Replay {
     return {};
   }
 
-  Status complete(const Completion& done) {
-    finished_.insert({done.instance_id, done.run});
+  // The run's time is up: its agent ends it, and reports if the controller still counts on it.
+  Status complete(const Exit& done) {
+    agents_.at(done.node_id).advance(agent::sim_time(clock_.now()), {done.instance_id, done.run});
     const auto* instance = *controller_.instance(admin_, done.instance_id);
     if (instance->run != done.run || !model::holds_gpus(instance->state)) return {};
     woken_.insert(instance->node_id);
@@ -217,29 +220,32 @@ class Replay {
       const std::string node = *woken_.begin();
       woken_.erase(woken_.begin());
       GPURENT_TRY(desired, controller_.desired_state(node));
-      model::NodeReport report{desired.generation, {}};
-      for (const auto& workload : desired.workloads) {
-        model::WorkloadStatus status{workload.instance_id, workload.run,
-                                     model::WorkloadPhase::kRunning, std::nullopt, ""};
-        if (!workload.should_run) {
-          status.phase = model::WorkloadPhase::kExited;
-          status.exit_code = 143;
-        } else if (finished_.contains({workload.instance_id, workload.run})) {
-          status.phase = model::WorkloadPhase::kExited;
-          status.exit_code = 0;
-        } else if (started_.insert({workload.instance_id, workload.run}).second) {
-          const auto& item = input_.work[item_of_.at(workload.instance_id)];
-          if (item.duration_s) {
-            completions_.push({to_unix_ms(clock_.now()) + *item.duration_s * kMillisPerSecond,
-                               workload.instance_id, workload.run});
-          }
-        }
-        report.workloads.push_back(std::move(status));
-      }
+      auto& agent = agents_.try_emplace(node, agent_options()).first->second;
+      const auto report = agent::converge_and_report(agent, desired, agent::sim_time(clock_.now()));
       GPURENT_CHECK(controller_.apply_report(node, report));
+      for (const auto& status : report.workloads) {
+        if (status.phase != model::WorkloadPhase::kRunning) continue;
+        // A set: a run reported running again keeps its one place.
+        if (const auto ends_at = agent.ends_at({status.instance_id, status.run})) {
+          exits_.insert(
+              {ends_at->time_since_epoch().count(), status.instance_id, status.run, node});
+        }
+      }
       GPURENT_CHECK(check());
     }
     return check();
+  }
+
+  // Every node's agent runs a work item for the item's duration, and any number of them (the
+  // controller decides what fits).
+  agent::SimWorkloads::Options agent_options() {
+    return {
+        .duration_of = [this](const model::WorkloadSpec& spec) -> agent::SimWorkloads::Duration {
+          const auto& item = input_.work[item_of_.at(spec.instance_id)];
+          if (!item.duration_s) return std::nullopt;
+          return std::chrono::seconds(*item.duration_s);
+        },
+        .max_runs = std::numeric_limits<size_t>::max()};
   }
 
   Status check() {
@@ -308,8 +314,9 @@ class Replay {
   std::map<std::string, size_t> item_of_;    // instance id -> work item
   std::map<size_t, std::string> leader_of_;  // work item -> its first (rank-0) instance
   std::map<size_t, int64_t> first_start_;    // work item -> when it was first placed (ms)
-  std::set<std::pair<std::string, int64_t>> started_, finished_, counted_preemptions_;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  std::set<std::pair<std::string, int64_t>> counted_preemptions_;
+  std::map<std::string, agent::SimWorkloads> agents_;  // by node id
+  std::set<Exit> exits_;
   std::set<std::string> woken_;
   std::map<std::string, int64_t> milli_of_;
   int64_t allocated_milli_ = 0;

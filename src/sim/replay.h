@@ -3,10 +3,11 @@
 //
 // Every node registers with a join token like a real agent would; every work item is submitted
 // at its arrival time through the controller's own commands (an instance, or a job when it asks
-// for several nodes), by its tenant (tenants are created with ample credit). The simulated
-// agents start a placed workload at once, report it running, and report it exited (0) once it
-// has run for its duration, or exited (143) as soon as the controller asks it to stop
-// (preemption). Time jumps from event to event (arrivals, completions), with a controller tick
+// for several nodes), by its tenant (tenants are created with ample credit). Each node runs the
+// simulated agent (agent/sim_workloads.h, through agent::converge_and_report), which starts a
+// placed workload at once, reports it running, and reports it exited (0) once it has run for its
+// item's duration, or exited (143) as soon as the controller asks it to stop (preemption). Time
+// jumps from event to event (arrivals, the agents' exits, one at a time), with a controller tick
 // at each; heartbeats never lapse.
 //
 // The report: placed (items that ever ran), failed (never placed by the end), preempted
