@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/field_table.h"
 #include "common/money.h"
 
 namespace gpurent::model {
@@ -42,6 +43,15 @@ struct PackageProduct {
   int validity_days = 0;  // > 0
 };
 
+template <class V, schema::Of<PackageProduct> S>
+void fields(V& visit, S& x) {
+  visit("gpu_hours", x.gpu_hours);
+  visit("gpu_type", x.gpu_type);
+  visit("name", x.name);
+  visit("price", x.price);
+  visit("validity_days", x.validity_days);
+}
+
 struct Package {
   std::string id;
   std::string tenant_id;
@@ -57,6 +67,22 @@ struct Package {
   std::string idempotency_key;
 };
 
+template <class V, schema::Of<Package> S>
+void fields(V& visit, S& x) {
+  visit("bought_at", x.bought_at);
+  visit("capacity", x.capacity);
+  visit("expired", x.expired);
+  visit("expires_at", x.expires_at);
+  visit("gpu_type", x.gpu_type);
+  visit("id", x.id);
+  visit("idempotency_key", x.idempotency_key, schema::kOptional);
+  visit("price", x.price);
+  visit("product", x.product);
+  visit("recognised", x.recognised);
+  visit("tenant_id", x.tenant_id);
+  visit("used", x.used);
+}
+
 inline constexpr Micros kDefaultWarningThreshold = 10 * kMicrosPerUnit;
 inline constexpr Micros kDefaultCreditLimit = 0;
 
@@ -69,6 +95,14 @@ struct BalanceSettings {
   bool warned = true;
 };
 
+template <class V, schema::Of<BalanceSettings> S>
+void fields(V& visit, S& x) {
+  visit("credit_limit", x.credit_limit);
+  visit("tenant_id", x.tenant_id);
+  visit("warned", x.warned);
+  visit("warning_threshold", x.warning_threshold);
+}
+
 // Platform-caused downtime of one instance (SLA): from the node's last good report, or the
 // preemption of non-spot work, until the instance runs again or is stopped. Open while `end` is
 // unset.
@@ -80,5 +114,15 @@ struct Downtime {
   Timestamp start{};
   std::optional<Timestamp> end;
 };
+
+template <class V, schema::Of<Downtime> S>
+void fields(V& visit, S& x) {
+  visit("cause", x.cause);
+  visit("end", x.end, schema::kOptional);
+  visit("id", x.id);
+  visit("instance_id", x.instance_id);
+  visit("start", x.start);
+  visit("tenant_id", x.tenant_id);
+}
 
 }  // namespace gpurent::model

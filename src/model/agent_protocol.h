@@ -29,7 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "common/field_table.h"
 #include "common/json.h"
+#include "model/json_form.h"
 #include "model/node.h"
 #include "model/telemetry.h"
 #include "model/volume.h"
@@ -60,10 +62,34 @@ struct NodeRegistration {
   std::string registered_from;
 };
 
+// Only name and gpus are required: an older agent sends less. registered_from is not in it.
+template <class V, schema::Of<NodeRegistration> S>
+void fields(V& visit, S& x) {
+  visit("address", x.address, schema::kOptional);
+  visit("agent_version", x.agent_version, schema::kOptional);
+  visit("container_runtime", x.container_runtime, schema::kOptional);
+  visit("cpu_count", x.cpu_count, schema::kOptional);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
+  visit("fabric_group", x.fabric_group, schema::kOptional);
+  visit("gpus", x.gpus);
+  visit("isolation", x.isolation, schema::kOptional);
+  visit("isolation_note", x.isolation_note, schema::kOptional);
+  visit("labels", x.labels, schema::kOptional);
+  visit("memory_mb", x.memory_mb, schema::kOptional);
+  visit("name", x.name);
+  visit("simulated", x.simulated, schema::kOptional);
+}
+
 struct RegistrationResult {
   std::string node_id;
   std::string credential;  // the node's secret; the agent keeps it in its data directory
 };
+
+template <class V, schema::Of<RegistrationResult> S>
+void fields(V& visit, S& x) {
+  visit("credential", x.credential);
+  visit("node_id", x.node_id);
+}
 
 // A job member's place in its job (model/job.h), as its node is told: the agent gives the process
 // the platform's variables from it (job_member_env). Sent instead of the variables themselves:
@@ -78,6 +104,18 @@ struct JobMemberPlacement {
   std::string master_address;  // where the gang's rank 0 runs
   int master_port = 0;
 };
+
+template <class V, schema::Of<JobMemberPlacement> S>
+void fields(V& visit, S& x) {
+  visit("array_size", x.array_size);
+  visit("gpus_per_node", x.gpus_per_node);
+  visit("id", x.job_id);
+  visit("index", x.index);
+  visit("master_addr", x.master_address);
+  visit("master_port", x.master_port);
+  visit("nodes", x.nodes);
+  visit("rank", x.rank);
+}
 
 // The variables the platform gives a job member's process: GPURENT_JOB_ID, GPURENT_ARRAY_INDEX and
 // _SIZE, and torchrun's (one launcher per node, LOCAL_WORLD_SIZE processes each: MASTER_ADDR,
@@ -111,6 +149,25 @@ struct WorkloadSpec {
   std::string workdir;
 };
 
+// What an older server leaves out is optional.
+template <class V, schema::Of<WorkloadSpec> S>
+void fields(V& visit, S& x) {
+  visit("command", x.command);
+  visit("cpu", x.cpu, schema::kOptional);
+  visit("env", x.env);
+  visit("gpus", x.gpus);
+  visit("image", x.image, schema::kOptional);
+  visit("instance_id", x.instance_id);
+  visit("job", x.job, schema::kOmitEmpty);
+  visit("memory_gb", x.memory_gb, schema::kOptional);
+  visit("run", x.run);
+  visit("services", x.services, schema::kOptional);
+  visit("should_run", x.should_run);
+  visit("tenant_id", x.tenant_id, schema::kOptional);
+  visit("volumes", x.volumes, schema::kOptional);
+  visit("workdir", x.workdir, schema::kOptional);
+}
+
 // The largest upload a workload unpacks (WorkloadSpec::workdir): code and small data; larger data
 // belongs in a volume.
 inline constexpr int64_t kMaxWorkdirBytes = int64_t{256} << 20;
@@ -125,9 +182,20 @@ struct DesiredState {
   std::vector<std::string> volumes;
 };
 
+template <class V, schema::Of<DesiredState> S>
+void fields(V& visit, S& x) {
+  visit("generation", x.generation);
+  visit("node_id", x.node_id);
+  visit("volumes", x.volumes, schema::kOptional);
+  visit("workloads", x.workloads);
+}
+
 enum class WorkloadPhase { kStarting, kRunning, kExited };
 std::string_view to_string(WorkloadPhase phase);
 bool parse_workload_phase(std::string_view text, WorkloadPhase* out);
+inline bool from_string(std::string_view text, WorkloadPhase* out) {
+  return parse_workload_phase(text, out);
+}
 
 struct WorkloadStatus {
   std::string instance_id;
@@ -139,6 +207,16 @@ struct WorkloadStatus {
   // made): billed as what ran, which is nothing, with no minimum duration.
   bool never_started = false;
 };
+
+template <class V, schema::Of<WorkloadStatus> S>
+void fields(V& visit, S& x) {
+  visit("exit_code", x.exit_code, schema::kOptional);
+  visit("instance_id", x.instance_id);
+  visit("message", x.message, schema::kOptional);
+  visit("never_started", x.never_started, schema::kOmitEmpty);
+  visit("phase", x.phase);
+  visit("run", x.run);
+}
 
 struct NodeReport {
   int64_t applied_generation = 0;  // the desired generation the agent has converged to
@@ -159,17 +237,22 @@ struct NodeReport {
   std::optional<int64_t> sent_at_ms;
 };
 
-void to_json(Json& j, const NodeRegistration& v);
-void from_json(const Json& j, NodeRegistration& v);
-void to_json(Json& j, const RegistrationResult& v);
-void from_json(const Json& j, RegistrationResult& v);
-// Written by desired_state_json (codec.h) and read back by read_desired_state
-// (desired_state_json.h), without a JSON tree.
-void to_json(Json& j, const JobMemberPlacement& v);
-void to_json(Json& j, const WorkloadSpec& v);
-void to_json(Json& j, const DesiredState& v);
-// A NodeReport is written by node_report_json (codec.h) and read by read_node_report
-// (node_report_json.h), neither through a JSON tree.
+// The telemetry is its frame's text (telemetry_text), left out when there is nothing to send.
+template <class V, schema::Of<NodeReport> S>
+void fields(V& visit, S& x) {
+  visit("applied_generation", x.applied_generation);
+  visit("container_runtime", x.container_runtime, schema::kOmitEmpty);
+  visit("node_api_address", x.node_api_address, schema::kOptional);
+  visit("node_api_secret", x.node_api_secret, schema::kOptional);
+  visit("sent_at_ms", x.sent_at_ms, schema::kOmitEmpty);
+  visit("telemetry", x.telemetry, schema::kOmitEmpty);
+  visit("workloads", x.workloads);
+}
+
+// Their JSON forms come from the tables above (model/json_form.h). A DesiredState is written by
+// desired_state_json (codec.h) and read back by read_desired_state (desired_state_json.h), a
+// NodeReport by node_report_json (codec.h) and read_node_report (node_report_json.h), none of them
+// through a JSON tree.
 
 // Decodes a message, turning nlohmann's exceptions into an Error (code "invalid_message").
 template <class T>

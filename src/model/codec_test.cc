@@ -63,13 +63,14 @@ TEST(CodecTest, TheDirectInstanceWriterWritesWhatNlohmannDumps) {
 // Rows written before the gang port was a number hold it as a string, and those of members that
 // were never placed leave it out.
 TEST(CodecTest, AnInstanceRowReadsTheGangPortInEitherForm) {
+  const auto no_job = [](std::string_view) -> const Job* { return nullptr; };
   Json row = Json(full_instance());
   row["master_port"] = "29502";
-  EXPECT_EQ(row.get<Instance>().master_port, 29502);
+  EXPECT_EQ(instance_from_row(row, no_job).master_port, 29502);
   row.erase("master_port");
   row.erase("master_addr");
-  EXPECT_EQ(row.get<Instance>().master_port, 0);
-  EXPECT_EQ(row.get<Instance>().master_address, "");
+  EXPECT_EQ(instance_from_row(row, no_job).master_port, 0);
+  EXPECT_EQ(instance_from_row(row, no_job).master_address, "");
 }
 
 TEST(CodecTest, TheDirectUsageRecordWriterWritesWhatNlohmannDumps) {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/field_table.h"
 
 namespace gpurent::model {
 
@@ -51,5 +52,15 @@ struct Event {
   std::string kind;
   std::string message;  // for people
 };
+
+template <class V, schema::Of<Event> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("kind", x.kind);
+  visit("message", x.message);
+  visit("object_id", x.object_id);
+  visit("seq", x.seq);
+  visit("tenant_id", x.tenant_id);
+}
 
 }  // namespace gpurent::model

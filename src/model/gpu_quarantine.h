@@ -12,7 +12,8 @@
 #include <string>
 
 #include "common/clock.h"
-#include "common/json.h"
+#include "common/field_table.h"
+#include "model/json_form.h"
 
 namespace gpurent::model {
 
@@ -41,7 +42,17 @@ struct GpuQuarantine {
   bool active() const { return !released_at; }
 };
 
-void to_json(Json& j, const GpuQuarantine& v);
-void from_json(const Json& j, GpuQuarantine& v);
+template <class V, schema::Of<GpuQuarantine> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("cause", x.cause);
+  visit("gpu_index", x.gpu_index);
+  visit("id", x.id);
+  visit("message", x.message);
+  visit("node_id", x.node_id);
+  visit("released_at", x.released_at, schema::kOptional);
+  visit("released_by", x.released_by);
+  visit("xid", x.xid, schema::kOptional);
+}
 
 }  // namespace gpurent::model

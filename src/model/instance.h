@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/field_table.h"
+#include "common/json.h"
 #include "common/money.h"
 #include "model/volume.h"
 
@@ -33,6 +35,9 @@ enum class InstanceState {
 };
 std::string_view to_string(InstanceState state);
 bool parse_instance_state(std::string_view text, InstanceState* out);
+inline bool from_string(std::string_view text, InstanceState* out) {
+  return parse_instance_state(text, out);
+}
 // Holds GPUs on a node (from placement until the agent confirms the process is gone).
 bool holds_gpus(InstanceState state);
 
@@ -41,6 +46,9 @@ bool holds_gpus(InstanceState state);
 enum class PricingModel { kOnDemand, kSpot, kReserved };
 std::string_view to_string(PricingModel pricing);
 bool parse_pricing_model(std::string_view text, PricingModel* out);
+inline bool from_string(std::string_view text, PricingModel* out) {
+  return parse_pricing_model(text, out);
+}
 // Higher runs first.
 int scheduling_class(PricingModel pricing);
 
@@ -51,6 +59,9 @@ int scheduling_class(PricingModel pricing);
 enum class RestartPolicy { kOnNodeFailure, kNever };
 std::string_view to_string(RestartPolicy policy);
 bool parse_restart_policy(std::string_view text, RestartPolicy* out);
+inline bool from_string(std::string_view text, RestartPolicy* out) {
+  return parse_restart_policy(text, out);
+}
 RestartPolicy default_restart_policy(PricingModel pricing);
 
 inline constexpr int kMilliPerGpu = 1000;
@@ -101,6 +112,39 @@ struct InstanceSpec {
   // before its first run starts: the tenant's code and data (`--workdir DIR`). "": none.
   std::string workdir;
 };
+
+template <class V, schema::Of<InstanceSpec> S>
+void fields(V& visit, S& x) {
+  visit("command", x.command);
+  visit("cpu", x.cpu);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
+  visit("env", x.env);
+  visit("gpu_count", x.gpu_count);
+  visit("gpu_memory_gb", x.gpu_memory_gb, schema::kOptional);
+  visit("gpu_milli", x.gpu_milli, schema::kOptional);
+  visit("gpu_types", x.gpu_types, schema::kOptional);
+  visit("image", x.image, schema::kOptional);
+  visit("max_price", x.max_price, schema::kOptional);
+  visit("max_runtime_s", x.max_runtime_s, schema::kOptional);
+  visit("memory_gb", x.memory_gb);
+  visit("min_gpu_memory_gb", x.min_gpu_memory_gb, schema::kOptional);
+  visit("name", x.name);
+  visit("node_selector", x.node_selector, schema::kOptional);
+  visit("pricing", x.pricing);
+  visit("priority", x.priority, schema::kOptional);
+  visit("process_command", x.process_command, schema::kOptional);
+  visit("queue", x.queue, schema::kOptional);
+  visit("reservation_id", x.reservation_id, schema::kOptional);
+  visit("restart_policy", x.restart_policy, schema::kOptional);
+  visit("services", x.services, schema::kOptional);
+  visit("template", x.template_name, schema::kOptional);
+  visit("volumes", x.volumes, schema::kOptional);
+  visit("wait_for_capacity", x.wait_for_capacity, schema::kOptional);
+  visit("workdir", x.workdir, schema::kOptional);
+}
+// Specs stored before type lists named one exact type (gpu_type), and before restart policies
+// (the pricing's default).
+void upgrade_older(const Json& j, InstanceSpec& v);
 
 inline constexpr size_t kMaxServices = 8;
 inline constexpr size_t kMaxServiceNameLength = 31;
@@ -156,5 +200,40 @@ struct Instance {
   // listing's cursor (an instance id) resumes.
   size_t creation_position = 0;
 };
+
+// The in-memory members (queued_batch and after) are not in it.
+template <class V, schema::Of<Instance> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("ended_at", x.ended_at, schema::kOptional);
+  visit("exit_code", x.exit_code);
+  visit("gpu_milli", x.gpu_milli, schema::kOptional);
+  visit("gpu_type", x.gpu_type, schema::kOptional);
+  visit("gpus", x.gpus);
+  visit("id", x.id);
+  visit("job_id", x.job_id, schema::kOptional);
+  visit("job_rank", x.job_rank, schema::kOptional);
+  visit("job_task", x.job_task, schema::kOptional);
+  visit("master_addr", x.master_address, schema::kOptional);
+  visit("master_port", x.master_port, schema::kOptional);
+  visit("node_id", x.node_id);
+  visit("placed_generation", x.placed_generation);
+  visit("preempt_requested", x.preempt_requested, schema::kOptional);
+  visit("queue_sequence", x.queue_sequence, schema::kOptional);
+  visit("queued_at", x.queued_at, schema::kOptional);
+  visit("reason", x.reason);
+  visit("requeue_requested", x.requeue_requested, schema::kOptional);
+  visit("revision", x.revision, schema::kOptional);
+  visit("run", x.run);
+  visit("spec", x.spec);
+  visit("start_requested", x.start_requested, schema::kOptional);
+  visit("started_at", x.started_at, schema::kOptional);
+  visit("state", x.state);
+  visit("tenant_id", x.tenant_id);
+  visit("terminate_requested", x.terminate_requested);
+}
+// Instances stored before they kept their queue time (their creation) and their placed type (the
+// first they asked for).
+void upgrade_older(const Json& j, Instance& v);
 
 }  // namespace gpurent::model

@@ -34,6 +34,7 @@ namespace gpurent::model {
 enum class JobState { kQueued, kRunning, kSucceeded, kFailed, kCancelled, kPreempted };
 std::string_view to_string(JobState state);
 bool parse_job_state(std::string_view text, JobState* out);
+inline bool from_string(std::string_view text, JobState* out) { return parse_job_state(text, out); }
 bool is_final(JobState state);
 
 inline constexpr int kMaxJobArray = 100'000;
@@ -62,6 +63,15 @@ struct JobTask {
   bool streamed = false;
 };
 
+template <class V, schema::Of<JobTask> S>
+void fields(V& visit, S& x) {
+  visit("attempts", x.attempts);
+  visit("exit_code", x.exit_code);
+  visit("index", x.index);
+  visit("members", x.members);
+  visit("state", x.state);
+}
+
 struct Job {
   std::string id;
   std::string tenant_id;
@@ -74,6 +84,24 @@ struct Job {
   std::vector<JobTask> tasks;
   int64_t revision = 0;
 };
+
+// The spec's members are the job's own: {"task": ..., "nodes": ..., ...}.
+template <class V, schema::Of<Job> S>
+void fields(V& visit, S& x) {
+  visit("array", x.spec.array);
+  visit("created_at", x.created_at);
+  visit("ended_at", x.ended_at, schema::kOptional);
+  visit("id", x.id);
+  visit("nodes", x.spec.nodes);
+  visit("reason", x.reason);
+  visit("retries", x.spec.retries);
+  visit("revision", x.revision);
+  visit("started_at", x.started_at, schema::kOptional);
+  visit("state", x.state);
+  visit("task", x.spec.task);
+  visit("tasks", x.tasks);
+  visit("tenant_id", x.tenant_id);
+}
 
 // The job's state from its tasks': running while any task is queued or running and one has
 // started; queued before that; once all are final: cancelled, failed, preempted or succeeded,
@@ -90,10 +118,16 @@ JobMemberPlacement job_member_placement(const Job& job, const Instance& member);
 enum class ReservationState { kBooked, kActive, kEnded, kCancelled };
 std::string_view to_string(ReservationState state);
 bool parse_reservation_state(std::string_view text, ReservationState* out);
+inline bool from_string(std::string_view text, ReservationState* out) {
+  return parse_reservation_state(text, out);
+}
 
 enum class ReservationPayment { kUpfront, kMonthly };
 std::string_view to_string(ReservationPayment payment);
 bool parse_reservation_payment(std::string_view text, ReservationPayment* out);
+inline bool from_string(std::string_view text, ReservationPayment* out) {
+  return parse_reservation_payment(text, out);
+}
 
 struct Reservation {
   std::string id;
@@ -115,6 +149,27 @@ struct Reservation {
   bool refunded = false;  // cancelled before its window: what was paid went back to cash
 };
 
+// Reservations booked before reserved terms were priced carry no price: free, nothing owed.
+template <class V, schema::Of<Reservation> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("discount_permille", x.discount_permille, schema::kOptional);
+  visit("end", x.end);
+  visit("gpu_count", x.gpu_count);
+  visit("gpu_type", x.gpu_type);
+  visit("id", x.id);
+  visit("paid", x.paid, schema::kOptional);
+  visit("payment", x.payment, schema::kOptional);
+  visit("periods_paid", x.periods_paid, schema::kOptional);
+  visit("price_per_gpu_hour", x.price_per_gpu_hour, schema::kOptional);
+  visit("recognised", x.recognised, schema::kOptional);
+  visit("refunded", x.refunded, schema::kOptional);
+  visit("start", x.start);
+  visit("state", x.state);
+  visit("tenant_id", x.tenant_id);
+  visit("total", x.total, schema::kOptional);
+}
+
 // Per-tenant limits and fair-share weight (operators set them).
 struct Quota {
   std::string tenant_id;
@@ -122,5 +177,13 @@ struct Quota {
   std::optional<int> max_instances;  // instances holding GPUs at once (job members count)
   int weight = 1;                    // share of contended capacity
 };
+
+template <class V, schema::Of<Quota> S>
+void fields(V& visit, S& x) {
+  visit("max_gpus_per_type", x.max_gpus_per_type);
+  visit("max_instances", x.max_instances);
+  visit("tenant_id", x.tenant_id);
+  visit("weight", x.weight);
+}
 
 }  // namespace gpurent::model

@@ -26,6 +26,26 @@ Error missing(std::string_view member) {
   return Error::invalid("invalid_message", fmt::format("{} is required", member));
 }
 
+Error unknown_name(std::string_view member, std::string_view text) {
+  return Error::invalid("invalid_message", fmt::format("unknown {} {}", member, text));
+}
+
+std::string Path::text() const {
+  if (!parent) return std::string(name);
+  std::string out = parent->text();
+  if (!out.empty() && name != "[]") out += '.';
+  out += name;
+  return out;
+}
+
+Error malformed(simdjson::error_code code) { return malformed(simdjson::error_message(code)); }
+
+Status Members::start(od::object object) {
+  if (const auto code = object.begin().get(it_)) return fail(malformed(code));
+  if (const auto code = object.end().get(end_)) return fail(malformed(code));
+  return load();
+}
+
 namespace {
 
 struct ParserState {

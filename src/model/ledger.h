@@ -31,6 +31,9 @@ inline constexpr std::string_view kPromotionsAccount = "platform:promotions";
 enum class TransferKind { kTopup, kUsage, kCredit, kPurchase, kRecognition, kRefund };
 std::string_view to_string(TransferKind kind);
 bool parse_transfer_kind(std::string_view text, TransferKind* out);
+inline bool from_string(std::string_view text, TransferKind* out) {
+  return parse_transfer_kind(text, out);
+}
 
 struct Transfer {
   std::string id;  // deterministic: the same business event always has the same id
@@ -49,6 +52,9 @@ struct Transfer {
 enum class UsageKind { kRun, kStoppedDisk };
 std::string_view to_string(UsageKind kind);
 bool parse_usage_kind(std::string_view text, UsageKind* out);
+inline bool from_string(std::string_view text, UsageKind* out) {
+  return parse_usage_kind(text, out);
+}
 
 // The id of the transfer that charges a usage record up to `billed_seconds` (billing/billing.h,
 // "Transfers"): "usage:<instance>:<run>:<billed seconds>" for a run, "storage:..." for a stopped
@@ -97,5 +103,35 @@ struct UsageRecord {
   uint64_t queued_batch = 0;
   uint64_t metered_batch = 0;
 };
+
+// The controller's bookkeeping (queued_batch, metered_batch) is not in it.
+template <class V, schema::Of<UsageRecord> S>
+void fields(V& visit, S& x) {
+  visit("billed_seconds", x.billed_seconds);
+  visit("charged", x.charged);
+  visit("cpu", x.cpu, schema::kOptional);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
+  visit("ended_at", x.ended_at, schema::kOptional);
+  visit("gpu_count", x.gpu_count);
+  visit("gpu_milli", x.gpu_milli, schema::kOptional);
+  visit("gpu_type", x.gpu_type);
+  visit("id", x.id);
+  visit("instance_id", x.instance_id);
+  visit("kind", x.kind, schema::kOptional);
+  visit("memory_gb", x.memory_gb, schema::kOptional);
+  visit("metered_until", x.metered_until);
+  visit("package_seconds", x.package_seconds, schema::kOptional);
+  visit("price_per_gpu_hour", x.price_per_gpu_hour);
+  visit("pricing", x.pricing, schema::kOptional);
+  visit("run", x.run);
+  visit("segment_charged", x.segment_charged, schema::kOptional);
+  visit("segment_rate", x.segment_rate, schema::kOptional);
+  visit("segment_seconds", x.segment_seconds, schema::kOptional);
+  visit("started_at", x.started_at);
+  visit("tenant_id", x.tenant_id);
+}
+// Records stored before price segments had one segment: everything billed, at the locked price.
+// (Those from before kind and pricing were runs on demand, the members' defaults.)
+void upgrade_older(const Json& j, UsageRecord& v);
 
 }  // namespace gpurent::model

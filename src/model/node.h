@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/field_table.h"
 
 namespace gpurent::model {
 
@@ -26,6 +27,9 @@ struct Gpu {
 enum class NodeState { kReady, kDown };
 std::string_view to_string(NodeState state);
 bool parse_node_state(std::string_view text, NodeState* out);
+inline bool from_string(std::string_view text, NodeState* out) {
+  return parse_node_state(text, out);
+}
 
 struct Node {
   std::string id;
@@ -58,5 +62,44 @@ struct Node {
   // error or a driver reload) so that a rise while the server was down still quarantines the GPU.
   std::map<std::string, int64_t> ecc_dbe_seen;
 };
+
+// Topology members are absent from records and registrations made before it was reported.
+template <class V, schema::Of<Gpu> S>
+void fields(V& visit, S& x) {
+  visit("index", x.index);
+  visit("memory_mb", x.memory_mb);
+  visit("name", x.name);
+  visit("numa_node", x.numa_node, schema::kOptional);
+  visit("nvlink_domain", x.nvlink_domain, schema::kOptional);
+  visit("pcie_switch", x.pcie_switch, schema::kOptional);
+  visit("type", x.type);
+  visit("uuid", x.uuid);
+}
+
+template <class V, schema::Of<Node> S>
+void fields(V& visit, S& x) {
+  visit("address", x.address, schema::kOptional);
+  visit("agent_version", x.agent_version);
+  visit("container_runtime", x.container_runtime, schema::kOptional);
+  visit("cordoned", x.cordoned, schema::kOptional);
+  visit("cpu_count", x.cpu_count);
+  visit("credential_hash", x.credential_hash);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
+  visit("ecc_dbe_seen", x.ecc_dbe_seen, schema::kOptional);
+  visit("fabric_group", x.fabric_group, schema::kOptional);
+  visit("generation", x.generation);
+  visit("gpus", x.gpus);
+  visit("id", x.id);
+  visit("isolation", x.isolation, schema::kOptional);
+  visit("isolation_note", x.isolation_note, schema::kOptional);
+  visit("labels", x.labels, schema::kOptional);
+  visit("last_heartbeat", x.last_heartbeat);
+  visit("memory_mb", x.memory_mb);
+  visit("name", x.name);
+  visit("registered_at", x.registered_at);
+  visit("registered_from", x.registered_from, schema::kOptional);
+  visit("simulated", x.simulated);
+  visit("state", x.state);
+}
 
 }  // namespace gpurent::model

@@ -269,6 +269,7 @@ std::string telemetry_text(const TelemetryBatch& batch) {
 }
 
 void to_json(Json& j, const TelemetryBatch& v) { j = telemetry_text(v); }
+void write_json(JsonWriter& writer, const TelemetryBatch& v) { writer.string(telemetry_text(v)); }
 
 Result<TelemetryBatch> decode_telemetry_text(std::string_view base64) {
   std::string frame(base64.size() / 4 * 3 + 3, '\0');

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/json_writer.h"
 #include "common/result.h"
 
 namespace gpurent::model {
@@ -141,8 +142,12 @@ inline constexpr std::string_view kTelemetryIsAFrame =
     "telemetry must be a base64 frame (model/telemetry.h); the JSON column form of older agents "
     "is not read: upgrade the agent";
 
-// The base64 string of the frame.
+// The base64 string of the frame: in nlohmann's tree and in the direct writer
+// (common/json_writer.h).
 void to_json(Json& j, const TelemetryBatch& v);
 void from_json(const Json& j, TelemetryBatch& v);
+void write_json(JsonWriter& writer, const TelemetryBatch& v);
+// Nothing to send: no sample, no event, nothing dropped (what a report leaves out, field_table.h).
+inline bool is_empty(const TelemetryBatch& v) { return v.empty() && v.dropped == 0; }
 
 }  // namespace gpurent::model

@@ -38,6 +38,19 @@ struct Template {
   bool builtin = false;               // shipped with gpurent: operators cannot change it
 };
 
+template <class V, schema::Of<Template> S>
+void fields(V& visit, S& x) {
+  visit("builtin", x.builtin);
+  visit("command", x.command);
+  visit("description", x.description);
+  visit("env", x.env);
+  visit("image", x.image);
+  visit("name", x.name);
+  visit("process_command", x.process_command);
+  visit("recommended_gpu_memory_gb", x.recommended_gpu_memory_gb);
+  visit("services", x.services);
+}
+
 // The templates every installation has: base, pytorch, tensorflow, jupyter.
 std::vector<Template> builtin_templates();
 
@@ -53,6 +66,9 @@ enum class RuntimeChoice {
 };
 std::string_view to_string(RuntimeChoice choice);
 bool parse_runtime_choice(std::string_view text, RuntimeChoice* out);
+inline bool from_string(std::string_view text, RuntimeChoice* out) {
+  return parse_runtime_choice(text, out);
+}
 
 // What the launch request said beside the template: its own image, command and services, if any,
 // win over the template's; its env is laid over the template's.

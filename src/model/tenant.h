@@ -5,18 +5,27 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/field_table.h"
 
 namespace gpurent::model {
 
 enum class Role { kAdmin, kOperator, kTenant };
 std::string_view to_string(Role role);
 bool parse_role(std::string_view text, Role* out);
+inline bool from_string(std::string_view text, Role* out) { return parse_role(text, out); }
 
 struct Tenant {
   std::string id;
   std::string name;
   Timestamp created_at{};
 };
+
+template <class V, schema::Of<Tenant> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("id", x.id);
+  visit("name", x.name);
+}
 
 struct ApiKey {
   std::string id;
@@ -28,6 +37,17 @@ struct ApiKey {
   Timestamp created_at{};
 };
 
+template <class V, schema::Of<ApiKey> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("id", x.id);
+  visit("name", x.name);
+  visit("prefix", x.prefix);
+  visit("role", x.role);
+  visit("secret_hash", x.secret_hash);
+  visit("tenant_id", x.tenant_id);
+}
+
 struct JoinToken {
   std::string id;
   std::string secret_hash;
@@ -35,6 +55,15 @@ struct JoinToken {
   Timestamp created_at{};
   Timestamp expires_at{};
 };
+
+template <class V, schema::Of<JoinToken> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("description", x.description);
+  visit("expires_at", x.expires_at);
+  visit("id", x.id);
+  visit("secret_hash", x.secret_hash);
+}
 
 // Who is calling: resolved from an API key.
 struct Principal {
@@ -55,5 +84,14 @@ struct IdempotencyRecord {
   std::string object_id;
   Timestamp created_at{};
 };
+
+template <class V, schema::Of<IdempotencyRecord> S>
+void fields(V& visit, S& x) {
+  visit("created_at", x.created_at);
+  visit("fingerprint", x.fingerprint);
+  visit("key", x.key);
+  visit("object_id", x.object_id);
+  visit("tenant_id", x.tenant_id);
+}
 
 }  // namespace gpurent::model

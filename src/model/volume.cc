@@ -72,14 +72,6 @@ bool parse_volume_state(std::string_view text, VolumeState* out) {
   return false;
 }
 
-void to_json(Json& j, const VolumeMount& v) {
-  j = {{"volume_id", v.volume_id}, {"mount_path", v.mount_path}};
-}
-void from_json(const Json& j, VolumeMount& v) {
-  v.volume_id = j.at("volume_id").get<std::string>();
-  v.mount_path = j.at("mount_path").get<std::string>();
-}
-
 bool valid_volume_name(std::string_view name) {
   // A letter or digit first: "." and ".." (and hidden-file names) are not names a path may take.
   return !name.empty() && name.size() <= kMaxVolumeNameLength &&

@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/field_table.h"
 #include "common/json.h"
 #include "common/money.h"
 #include "common/result.h"
+#include "model/json_form.h"
 
 namespace gpurent::model {
 
@@ -35,6 +37,9 @@ inline constexpr int64_t kSecondsPerBillingMonth = int64_t{30} * 24 * 3600;
 enum class VolumeState { kAvailable, kDeleted };
 std::string_view to_string(VolumeState state);
 bool parse_volume_state(std::string_view text, VolumeState* out);
+inline bool from_string(std::string_view text, VolumeState* out) {
+  return parse_volume_state(text, out);
+}
 
 struct Volume {
   std::string id;  // "v-..."
@@ -53,6 +58,22 @@ struct Volume {
   Micros charged = 0;
 };
 
+template <class V, schema::Of<Volume> S>
+void fields(V& visit, S& x) {
+  visit("billed_seconds", x.billed_seconds);
+  visit("charged", x.charged);
+  visit("created_at", x.created_at);
+  visit("deleted_at", x.deleted_at, schema::kOptional);
+  visit("id", x.id);
+  visit("metered_until", x.metered_until);
+  visit("name", x.name);
+  visit("node_id", x.node_id);
+  visit("price_per_gb_month", x.price_per_gb_month);
+  visit("size_gb", x.size_gb);
+  visit("state", x.state);
+  visit("tenant_id", x.tenant_id);
+}
+
 // A volume mounted into an instance at an absolute path.
 struct VolumeMount {
   std::string volume_id;
@@ -60,9 +81,12 @@ struct VolumeMount {
   auto operator<=>(const VolumeMount&) const = default;
 };
 
-// {"volume_id", "mount_path"}: the form of a mount in the API, the store and the agent protocol.
-void to_json(Json& j, const VolumeMount& v);
-void from_json(const Json& j, VolumeMount& v);
+// The form of a mount in the API, the store and the agent protocol.
+template <class V, schema::Of<VolumeMount> S>
+void fields(V& visit, S& x) {
+  visit("mount_path", x.mount_path);
+  visit("volume_id", x.volume_id);
+}
 
 // Volume names: 1..63 of [A-Za-z0-9_.-], starting with a letter or digit.
 bool valid_volume_name(std::string_view name);

@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 
 #include "billing/spot_market.h"
-#include "model/accounts_codec.h"
 #include "model/codec.h"
 #include "model/price_book.h"
 #include "store/sqlite/checkpointer.h"

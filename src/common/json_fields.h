@@ -1,0 +1,122 @@
+// A described type (common/field_table.h) to nlohmann's JSON tree and back, by its field table.
+//
+// Times are written as the form says: Unix milliseconds (the store and the agent protocol) or
+// RFC 3339 text (what the REST API shows). Writing leaves out the kOmitEmpty members that are
+// empty. read_json_object reads a document the platform wrote (a store row, a message): a
+// kRequired member that is absent, a value of the wrong type or an unknown enum name throws
+// (nlohmann's exceptions or std::invalid_argument; the callers turn them into an Error). Absent
+// optional members keep the object's defaults; members the table does not list are ignored. Then,
+// where the type has one, upgrade_older(json, object) (found by argument-dependent lookup) fills
+// in what documents written by older versions lack.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "common/clock.h"
+#include "common/field_table.h"
+#include "common/json.h"
+
+namespace gpurent::schema {
+
+enum class TimeForm { kUnixMs, kRfc3339 };
+
+template <TimeForm F, class T>
+Json to_json_value(const T& value);
+
+template <TimeForm F, Described T>
+Json to_json_object(const T& object) {
+  Json out = Json::object();
+  auto write = [&out](std::string_view name, const auto& member, Presence presence = kRequired) {
+    if (presence == kOmitEmpty && is_empty(member)) return;
+    out[std::string(name)] = to_json_value<F>(member);
+  };
+  fields(write, object);
+  return out;
+}
+
+template <TimeForm F, class T>
+Json to_json_value(const T& value) {
+  if constexpr (std::is_same_v<T, Timestamp>) {
+    return F == TimeForm::kUnixMs ? Json(to_unix_ms(value)) : Json(format_rfc3339(value));
+  } else if constexpr (std::is_enum_v<T>) {
+    return Json(to_string(value));
+  } else if constexpr (is_optional_v<T>) {
+    return value ? to_json_value<F>(*value) : Json(nullptr);
+  } else if constexpr (is_vector_v<T>) {
+    Json out = Json::array();
+    for (const auto& item : value) out.push_back(to_json_value<F>(item));
+    return out;
+  } else if constexpr (is_map_v<T>) {
+    Json out = Json::object();
+    for (const auto& [key, item] : value) out[key] = to_json_value<F>(item);
+    return out;
+  } else if constexpr (Described<T>) {
+    return to_json_object<F>(value);
+  } else {
+    return Json(value);  // a string, a number, a bool, or a type with its own to_json
+  }
+}
+
+template <TimeForm F, class T>
+void from_json_value(const Json& json, std::string_view name, T& out);
+
+template <TimeForm F, Described T>
+void read_json_object(const Json& json, T& object) {
+  if (!json.is_object()) throw std::invalid_argument("not a JSON object");
+  auto read = [&json](std::string_view name, auto& member, Presence presence = kRequired) {
+    const auto it = json.find(name);
+    if (it == json.end()) {
+      if (presence == kRequired) {
+        throw std::invalid_argument("member '" + std::string(name) + "' is missing");
+      }
+      return;
+    }
+    from_json_value<F>(*it, name, member);
+  };
+  fields(read, object);
+  if constexpr (requires { upgrade_older(json, object); }) upgrade_older(json, object);
+}
+
+template <TimeForm F, class T>
+void from_json_value(const Json& json, std::string_view name, T& out) {
+  if constexpr (std::is_same_v<T, Timestamp>) {
+    if constexpr (F == TimeForm::kUnixMs) {
+      out = from_unix_ms(json.get<int64_t>());
+    } else {
+      const auto parsed = parse_rfc3339(json.get_ref<const std::string&>());
+      if (!parsed) throw std::invalid_argument("member '" + std::string(name) + "' is no time");
+      out = *parsed;
+    }
+  } else if constexpr (std::is_enum_v<T>) {
+    const auto& text = json.get_ref<const std::string&>();
+    if (!from_string(text, &out)) {
+      throw std::invalid_argument("unknown " + std::string(name) + " " + text);
+    }
+  } else if constexpr (is_optional_v<T>) {
+    if (json.is_null()) {
+      out.reset();
+    } else {
+      from_json_value<F>(json, name, out.emplace());
+    }
+  } else if constexpr (is_vector_v<T>) {
+    if (!json.is_array())
+      throw std::invalid_argument("member '" + std::string(name) + "' is no array");
+    out.clear();
+    out.reserve(json.size());
+    for (const auto& item : json) from_json_value<F>(item, name, out.emplace_back());
+  } else if constexpr (is_map_v<T>) {
+    if (!json.is_object())
+      throw std::invalid_argument("member '" + std::string(name) + "' is no object");
+    out.clear();
+    for (const auto& [key, item] : json.items()) from_json_value<F>(item, name, out[key]);
+  } else if constexpr (Described<T>) {
+    read_json_object<F>(json, out);
+  } else {
+    json.get_to(out);  // a string, a number, a bool, or a type with its own from_json
+  }
+}
+
+}  // namespace gpurent::schema
