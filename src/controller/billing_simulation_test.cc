@@ -236,7 +236,7 @@ class BillingSimulation {
   void check_invariants(bool money) {
     ASSERT_EQ(ctl_->accounts().ledger_total(), 0);
     std::map<std::string, const model::Node*> down;
-    for (const auto* node : ctl_->list_nodes(admin_, "", SIZE_MAX).items) {
+    for (const auto* node : ctl_->nodes().list(admin_, "", SIZE_MAX).items) {
       if (node->state == model::NodeState::kDown) down[node->id] = node;
     }
     package_seconds_ = 0;

@@ -1,4 +1,4 @@
-// Controller members for the agents' clock skew (controller.h: node_clock_skew_ms).
+// The agents' clock skew (NodeRegistry::clock_skew_ms).
 //
 // Each report carries the agent's wall clock when it was sent (NodeReport::sent_at_ms); the skew is
 // that minus the server's Clock when apply_report takes the report. Nothing cancels the delay
@@ -16,15 +16,7 @@
 namespace gpurent::controller {
 
 void Controller::record_clock_skew(const model::Node& node, int64_t sent_at_ms) {
-  const int64_t skew = sent_at_ms - to_unix_ms(now());
-  const auto [it, fresh] = node_clock_skew_ms_.try_emplace(node.id, skew);
-  if (!fresh) it->second = skew;
-}
-
-std::optional<int64_t> Controller::node_clock_skew_ms(std::string_view node_id) const {
-  const auto it = node_clock_skew_ms_.find(node_id);
-  if (it == node_clock_skew_ms_.end()) return std::nullopt;
-  return it->second;
+  nodes_.record_clock_skew(node.id, sent_at_ms - to_unix_ms(now()));
 }
 
 }  // namespace gpurent::controller

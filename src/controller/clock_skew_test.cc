@@ -32,15 +32,15 @@ class ClockSkewTest : public ControllerTest {
 };
 
 TEST_F(ClockSkewTest, IsUnknownUntilAReportSaysWhenItWasSent) {
-  EXPECT_FALSE(ctl_.node_clock_skew_ms(node_));
+  EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
   report(node_, {});  // no send time: not measured
-  EXPECT_FALSE(ctl_.node_clock_skew_ms(node_));
+  EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
   EXPECT_TRUE(ctl_.platform_stats().clock_skews.empty());
   report_skewed(-1'250);
-  EXPECT_EQ(ctl_.node_clock_skew_ms(node_), -1'250);
+  EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), -1'250);
   // The latest report counts.
   report_skewed(40);
-  EXPECT_EQ(ctl_.node_clock_skew_ms(node_), 40);
+  EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), 40);
   const auto stats = ctl_.platform_stats();
   ASSERT_EQ(stats.clock_skews.size(), 1u);
   EXPECT_EQ(stats.clock_skews[0].node_id, node_);

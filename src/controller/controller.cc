@@ -37,23 +37,12 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
 
 // --- Bootstrap and authentication ---------------------------------------------------------------
 
-std::optional<std::string> Controller::authenticate_node(std::string_view credential_hash) const {
-  const auto it = node_by_credential_.find(std::string(credential_hash));
-  if (it == node_by_credential_.end()) return std::nullopt;
-  return it->second;
-}
-
 bool Controller::node_uses_workdir(std::string_view node_id, std::string_view upload_id) const {
   const auto placed = instances_on_node_.find(std::string(node_id));
   if (upload_id.empty() || placed == instances_on_node_.end()) return false;
   return std::any_of(placed->second.begin(), placed->second.end(), [&](const std::string& id) {
     return instances_.at(id).spec.workdir == upload_id;
   });
-}
-
-std::string_view Controller::node_registered_from(std::string_view node_id) const {
-  const auto node = nodes_.find(node_id);
-  return node == nodes_.end() ? std::string_view() : std::string_view(node->second.registered_from);
 }
 
 // --- Tenants, keys, money -----------------------------------------------------------------------

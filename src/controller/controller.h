@@ -41,6 +41,7 @@
 #include "controller/fleet_monitor.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
+#include "controller/node_registry.h"
 #include "controller/template_catalog.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
@@ -135,11 +136,11 @@ class Controller {
   FleetMonitor& monitor() { return monitor_; }
   const FleetMonitor& monitor() const { return monitor_; }
 
-  // --- Authentication of nodes ---------------------------------------------------------------
-  // The node id for a node credential hash.
-  std::optional<std::string> authenticate_node(std::string_view credential_hash) const;
-  // The address a known node registered from (Node::registered_from); "" for an unknown node.
-  std::string_view node_registered_from(std::string_view node_id) const;
+  // The nodes: found by id, credential or GPU; operators' listings; what reports say of GPUs and
+  // clocks (node_registry.h).
+  const NodeRegistry& nodes() const { return nodes_; }
+
+  // --- Uploads -----------------------------------------------------------------------------------
   // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node
   // may then fetch it.
   bool node_uses_workdir(std::string_view node_id, std::string_view upload_id) const;
@@ -241,17 +242,8 @@ class Controller {
   Result<int64_t> desired_generation(std::string_view node_id) const;
   // Applies a node's report (also its heartbeat); returns the node's current generation.
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
-  // Up to `limit` nodes after `cursor` (a node id; empty: from the first) in id order; none for a
-  // tenant.
-  NodePage list_nodes(const model::Principal& caller, std::string_view cursor, size_t limit) const;
-  Result<const model::Node*> node(const model::Principal& caller, std::string_view id) const;
   // The instances holding a GPU (several when it is shared), in id order.
   std::vector<std::string> gpu_holders(std::string_view uuid) const;
-  // What the GPU last reported (telemetry.cc); nullptr before its first sample.
-  const GpuTelemetry* gpu_telemetry(std::string_view uuid) const;
-  // The node's agent clock minus the server's, in ms, at its latest report that said when it was
-  // sent (clock_skew.cc); none before one.
-  std::optional<int64_t> node_clock_skew_ms(std::string_view node_id) const;
   // Operators: a cordoned node gets no new work; its running work stays.
   Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
                                           bool cordoned);
@@ -434,8 +426,6 @@ class Controller {
   void reindex_runs();
   // The billing tick's metering of every running instance up to `t` (or its node's last report).
   void meter_runs(Timestamp t);
-  // Every node, in nodes_'s order; rebuilt when a node was added (none is ever erased).
-  const std::vector<model::Node*>& node_order();
   // rates() with rate_memo_: metering's price lookups.
   billing::Rates metering_rates() { return {prices_, spot_, &rate_memo_}; }
   // --- Prices (prices.cc) ---
@@ -515,9 +505,7 @@ class Controller {
   std::unordered_map<std::string, std::string> open_downtime_;             // instance -> id
   std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
-  IndexedMap<model::Node> nodes_;
-  std::unordered_map<std::string, std::string> node_by_credential_;
-  std::unordered_map<std::string, std::string> node_by_gpu_;  // GPU UUID -> node id
+  NodeRegistry nodes_;
   IndexedMap<model::Instance> instances_;
   // Creation order, for listings (Instance::creation_position is each one's place). Pointers:
   // instances are never erased, and a map's elements do not move.
@@ -563,17 +551,10 @@ class Controller {
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
   // Hands a report's samples to the series (unless the host does: series_fed_by_host).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
-  // By node id, its GPUs' in the order of node.gpus: a report looks its node up once, where a
-  // table of every GPU (40,000 at 5,000 nodes) took a lookup per GPU. Dropped when the node
-  // registers again (its GPUs may come in another order); the next report fills it.
-  std::unordered_map<std::string, std::vector<GpuTelemetry>, StringHash, std::equal_to<>>
-      gpu_telemetry_;
   // By GPU UUID; released ones too (their record stays until the next quarantine).
   std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  // By node id; hashed: every report of every node writes its entry.
-  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> node_clock_skew_ms_;
   // What each tenant holds now, for quotas and fair share.
   struct Holding {
     std::map<std::string, int64_t> milli_by_type;
@@ -623,10 +604,7 @@ class Controller {
   };
   std::vector<MeteredRun> metered_runs_;
   std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
-  // nodes_ in its order, as a vector (node_order()): every tick walks all nodes twice (silence,
-  // the spot market's capacity), and walking the map waited on each tree node in turn.
-  std::vector<model::Node*> node_order_;
-  billing::RateMemo rate_memo_;  // metering_rates()
+  billing::RateMemo rate_memo_;           // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::string, model::Volume, std::less<>> volumes_;  // deleted ones too (billing)
   std::vector<std::string> volume_order_;                      // creation order, for listings

@@ -156,22 +156,22 @@ TEST_F(ControllerTest, NodesAreListedInIdOrderAPageAtATime) {
   add_node("node-b", "h100-80g", 8, "GPU-b");
   add_node("node-c", "a100-80g", 4, "GPU-c");
   std::vector<std::string> all;
-  for (const auto* node : ctl_.list_nodes(admin_, "", 100).items) all.push_back(node->id);
+  for (const auto* node : ctl_.nodes().list(admin_, "", 100).items) all.push_back(node->id);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
-  const auto first = ctl_.list_nodes(admin_, "", 2);
+  const auto first = ctl_.nodes().list(admin_, "", 2);
   ASSERT_EQ(first.items.size(), 2u);
   EXPECT_EQ(first.items[1]->id, all[1]);
   ASSERT_EQ(first.next_cursor, all[1]);
-  const auto last = ctl_.list_nodes(admin_, *first.next_cursor, 2);
+  const auto last = ctl_.nodes().list(admin_, *first.next_cursor, 2);
   ASSERT_EQ(last.items.size(), 1u);
   EXPECT_EQ(last.items[0]->id, all[2]);
   EXPECT_FALSE(last.next_cursor);
   // A cursor is a position: a node gone since the page that named it does not break the walk.
-  const auto after_gone = ctl_.list_nodes(admin_, all[1] + "-gone", 2);
+  const auto after_gone = ctl_.nodes().list(admin_, all[1] + "-gone", 2);
   ASSERT_EQ(after_gone.items.size(), 1u);
   EXPECT_EQ(after_gone.items[0]->id, all[2]);
-  EXPECT_TRUE(ctl_.list_nodes(alice_, "", 100).items.empty());  // operators only
+  EXPECT_TRUE(ctl_.nodes().list(alice_, "", 100).items.empty());  // operators only
 }
 
 TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
@@ -267,10 +267,10 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(120'000));  // silent for two minutes
   ctl_.tick();
-  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 5);  // up to the last report
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
-  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kReady);
   clock_.advance(Millis(7'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 12);
@@ -317,10 +317,10 @@ TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
   EXPECT_EQ(ctl_.silence_counted_from(), clock_.now());
   clock_.advance(Millis(9'000));  // 18 s since the report, 9 s since the host listened again
   ctl_.tick();
-  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kReady);
   clock_.advance(Millis(1'500));  // now silent for longer than the timeout while listened to
   ctl_.tick();
-  EXPECT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   // Billing still ends at the node's last report, not at the forgiven time.
   EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->metered_until, last_report);
 }
@@ -380,7 +380,7 @@ TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(30'000));  // the node goes silent
   ctl_.tick();
-  ASSERT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  ASSERT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
   EXPECT_TRUE(ctl_.gpu_holders("GPU-a0").empty());
@@ -427,8 +427,8 @@ TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGp
   const auto result = ctl_.register_node(hash_secret("join"), again, "new", hash_secret("new"));
   ASSERT_TRUE(result);
   EXPECT_EQ(result->node_id, node_);
-  EXPECT_EQ(ctl_.authenticate_node(hash_secret("new")), node_);
-  EXPECT_FALSE(ctl_.authenticate_node(hash_secret("cred-node-a")));
+  EXPECT_EQ(ctl_.nodes().authenticate(hash_secret("new")), node_);
+  EXPECT_FALSE(ctl_.nodes().authenticate(hash_secret("cred-node-a")));
 
   launch(alice_, 1);  // now the node has work: its GPUs cannot be claimed again
   EXPECT_EQ(ctl_.register_node(hash_secret("join"), again, "x", hash_secret("x")).error().code,

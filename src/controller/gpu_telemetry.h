@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "model/telemetry.h"
 
@@ -19,6 +20,19 @@ struct GpuTelemetry {
   std::optional<model::XidEvent> last_xid;
   int64_t xid_count = 0;  // since the server started
 };
+
+// Calls f(begin, end) for each run of consecutive samples of one GPU. A decoded batch holds each
+// GPU's samples together (model/telemetry.h), so a GPU is looked up once per report, not once per
+// sample; a batch in another order is still handled right, in more runs.
+template <class F>
+void for_each_gpu_run(const std::vector<model::GpuSample>& samples, F&& f) {
+  for (size_t begin = 0; begin < samples.size();) {
+    size_t end = begin + 1;
+    while (end < samples.size() && samples[end].uuid == samples[begin].uuid) ++end;
+    f(begin, end);
+    begin = end;
+  }
+}
 
 // What Controller::apply_report acts on of a batch whose samples were ingested into the series
 // elsewhere (series_feed.h): per GPU, in order, its first sample, its newest, and each one whose

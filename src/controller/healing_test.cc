@@ -19,7 +19,7 @@ class HealingTest : public ControllerTest {
       for (const auto& node : healthy) report_desired(node);
       ctl_.tick();
     }
-    ASSERT_EQ((*ctl_.node(admin_, failed))->state, model::NodeState::kDown);
+    ASSERT_EQ((*ctl_.nodes().get(admin_, failed))->state, model::NodeState::kDown);
   }
   // The node's agent reports every workload of its desired set as running.
   void report_desired(const std::string& node) {
@@ -72,7 +72,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   // Fencing: the old node comes back still running run 1. The report is ignored, the instance
   // stays where it is, and the old node's desired set does not hold it (its agent stops it).
   report(first_node, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
-  EXPECT_EQ((*ctl_.node(admin_, first_node))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.nodes().get(admin_, first_node))->state, model::NodeState::kReady);
   EXPECT_EQ(get(instance.id).node_id, other);
   EXPECT_EQ(get(instance.id).run, 2);
   EXPECT_FALSE(desired_on(first_node, instance.id));
@@ -99,10 +99,10 @@ TEST_F(HealingTest, SpotWorkAndNeverPoliciesWaitForTheirNode) {
   EXPECT_EQ(get(waiting.id).node_id, home);
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
   EXPECT_EQ(get(waiting.id).run, 1);
-  EXPECT_EQ(ctl_.node_status(**ctl_.node(admin_, home)), "down");
+  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "down");
   report_desired(home);  // back: it goes on where it was
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
-  EXPECT_EQ(ctl_.node_status(**ctl_.node(admin_, home)), "ready");
+  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "ready");
 }
 
 TEST_F(HealingTest, AGangMovesAsAWholeWithoutSpendingARetry) {
@@ -147,9 +147,9 @@ TEST_F(HealingTest, ADrainingNodeSaysSoUntilItsWorkHasLeft) {
   run(instance.id);
   const std::string home = instance.node_id;
   ASSERT_TRUE(ctl_.drain_node(admin_, home));
-  EXPECT_EQ(ctl_.node_status(**ctl_.node(admin_, home)), "draining");
+  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "draining");
   report(home, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
-  EXPECT_EQ(ctl_.node_status(**ctl_.node(admin_, home)), "cordoned");
+  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "cordoned");
   EXPECT_NE(get(instance.id).node_id, home);
 }
 

@@ -352,7 +352,7 @@ TEST_F(JobsTest, GangMembersArePlacedTogetherWithTorchrunEnvironment) {
   EXPECT_EQ(env1.at("WORLD_SIZE"), "16");
   EXPECT_EQ(env1.at("LOCAL_WORLD_SIZE"), "8");
   // Rank 0's node, by name (the nodes do not advertise an address).
-  EXPECT_EQ(env1.at("MASTER_ADDR"), (*ctl_.node(admin_, rank0.node_id))->name);
+  EXPECT_EQ(env1.at("MASTER_ADDR"), (*ctl_.nodes().get(admin_, rank0.node_id))->name);
   EXPECT_EQ(env0.at("MASTER_ADDR"), env1.at("MASTER_ADDR"));
   EXPECT_EQ(env0.at("MASTER_PORT"), env1.at("MASTER_PORT"));
   EXPECT_EQ(env0.at("MASTER_PORT"), std::to_string(model::kGangMasterPort));

@@ -38,14 +38,6 @@ void Controller::reindex_runs() {
   }
 }
 
-const std::vector<model::Node*>& Controller::node_order() {
-  if (node_order_.size() != nodes_.size()) {
-    node_order_.clear();
-    for (auto& [id, node] : nodes_) node_order_.push_back(&node);
-  }
-  return node_order_;
-}
-
 void Controller::meter_runs(Timestamp t) {
   // About one charge per run: grown once here, not by doubling and moving as they are posted.
   changes_.usage_charges.reserve(changes_.usage_charges.size() + metered_runs_.size());

@@ -76,7 +76,7 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out,
       if (!down) age_s = std::min(age_s, timeout_s);
       out.push_back(
           {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
-      if (const auto skew = node_clock_skew_ms(id); skew && !down) {
+      if (const auto skew = nodes_.clock_skew_ms(id); skew && !down) {
         out.push_back({.signal = {SignalKind::kNodeClockSkew},
                        .subject = id,
                        .node = id,
@@ -175,7 +175,7 @@ Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
   MetricsAnswer answer;
   if (query.gpu) {
     bool visible =
-        caller.is_operator() && (node_by_gpu_.contains(*query.gpu) ||
+        caller.is_operator() && (!nodes_.owner_of_gpu(*query.gpu).empty() ||
                                  monitor_.series().read([&](const monitor::SeriesStore& series) {
                                    return !series.node_of(*query.gpu).empty();
                                  }));
@@ -266,7 +266,7 @@ PlatformStats Controller::platform_stats() const {
     ++stats.instances_by_state[std::string(model::to_string(instance.state))];
   }
   stats.queue_length = static_cast<int>(pending_.size());
-  for (const auto& [id, skew] : node_clock_skew_ms_) {
+  for (const auto& [id, skew] : nodes_.clock_skews()) {
     const auto node = nodes_.find(id);
     if (node == nodes_.end()) continue;
     stats.clock_skews.push_back({.node_id = id,

@@ -146,7 +146,7 @@ TEST_F(MonitoringTest, ANodeThatGoesDownFiresHeartbeatLostFromItsState) {
   seconds(5, [&] { report(node_, {}); });
   EXPECT_TRUE(ctl_.monitor().alerts(admin_, 100).active.empty());
   seconds(20, [] {});
-  ASSERT_EQ((*ctl_.node(admin_, node_))->state, model::NodeState::kDown);
+  ASSERT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   const auto fired = events(admin_, "alert.firing");
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0]->object_id, node_);

@@ -89,9 +89,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   // The nodes already holding any of these GPUs (an index: registering N nodes stays O(N)).
   std::set<std::string> owners;
   for (const auto& uuid : uuids) {
-    if (const auto owner = node_by_gpu_.find(uuid); owner != node_by_gpu_.end()) {
-      owners.insert(owner->second);
-    }
+    if (const auto owner = nodes_.owner_of_gpu(uuid); !owner.empty()) owners.emplace(owner);
   }
   for (const auto& id : owners) {
     Node& known = nodes_.at(id);
@@ -106,9 +104,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
       return fail(Error::conflict("gpu_already_registered",
                                   fmt::format("these GPUs already belong to node {}", id)));
     }
-    node_by_credential_.erase(known.credential_hash);
-    known.credential_hash = std::move(credential_hash);
-    node_by_credential_.emplace(known.credential_hash, id);
+    nodes_.re_register(known, std::move(credential_hash));
     known.last_heartbeat = now();
     // Labels, fabric and disk may have changed with the agent's flags.
     known.disk_gb = registration.disk_gb;
@@ -122,7 +118,6 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
-    gpu_telemetry_.erase(id);
     touch_node(known, /*desired_set_changed=*/false);
     sync_cluster_node(known);
     spdlog::info("re-registered node={}", id);
@@ -148,13 +143,9 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.registered_at = now();
   node.last_heartbeat = now();
   node.credential_hash = std::move(credential_hash);
-  node_by_credential_.emplace(node.credential_hash, node.id);
-  for (const auto& gpu : node.gpus) {
-    node_by_gpu_.emplace(gpu.uuid, node.id);
-    monitor_.series().set_owner(gpu.uuid, node.id);
-  }
+  for (const auto& gpu : node.gpus) monitor_.series().set_owner(gpu.uuid, node.id);
   const std::string id = node.id;
-  auto& registered = nodes_.emplace(id, std::move(node)).first->second;
+  auto& registered = nodes_.add(std::move(node));
   touch_node(registered, /*desired_set_changed=*/false);
   sync_cluster_node(registered);
   spdlog::info("registered node={} gpus={}", id, nodes_.at(id).gpus.size());
@@ -281,29 +272,6 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   }
   schedule();
   return node.generation;
-}
-
-NodePage Controller::list_nodes(const Principal& caller, std::string_view cursor,
-                                size_t limit) const {
-  NodePage page;
-  if (!caller.is_operator()) return page;
-  // By position in id order, not by the cursor's presence: a node removed between two pages
-  // does not break the walk.
-  for (auto it = cursor.empty() ? nodes_.begin() : nodes_.upper_bound(cursor); it != nodes_.end();
-       ++it) {
-    if (page.items.size() == limit) {
-      page.next_cursor = page.items.back()->id;
-      break;
-    }
-    page.items.push_back(&it->second);
-  }
-  return page;
-}
-
-Result<const Node*> Controller::node(const Principal& caller, std::string_view id) const {
-  const auto it = nodes_.find(id);
-  if (!caller.is_operator() || it == nodes_.end()) return fail(Error::not_found("node", id));
-  return &it->second;
 }
 
 std::vector<std::string> Controller::gpu_holders(std::string_view uuid) const {
@@ -483,7 +451,7 @@ void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
 
 void Controller::tick() {
   const Timestamp t = now();
-  for (Node* node : node_order()) {
+  for (Node* node : nodes_.in_order()) {
     const Timestamp silent_since = std::max(node->last_heartbeat, silence_counted_from_);
     if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
       mark_node_down(*node);

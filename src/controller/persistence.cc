@@ -28,12 +28,8 @@ Status Controller::restore(Snapshot snapshot) {
     node.generation += kGenerationJumpOnRestore;
     touched_nodes_.push_back(node.id);
     touched_node_ids_.insert(node.id);
-    node_by_credential_.emplace(node.credential_hash, node.id);
-    for (const auto& gpu : node.gpus) {
-      node_by_gpu_.emplace(gpu.uuid, node.id);
-      monitor_.series().set_owner(gpu.uuid, node.id);
-    }
-    const auto& restored = nodes_.emplace(node.id, std::move(node)).first->second;
+    for (const auto& gpu : node.gpus) monitor_.series().set_owner(gpu.uuid, node.id);
+    const auto& restored = nodes_.add(std::move(node));
     sync_cluster_node(restored);
   }
   // Before the instances: a run's start is read from its usage record (restore_run_start).

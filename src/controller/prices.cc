@@ -127,7 +127,7 @@ bool Controller::update_spot_market() {
   // GPUs of each type on ready nodes (quarantined ones are not capacity), and the thousandths of
   // them held by anyone.
   std::map<std::string, int64_t, std::less<>> total;
-  for (const model::Node* node : node_order()) {
+  for (const model::Node* node : nodes_.in_order()) {
     if (node->state != model::NodeState::kReady) continue;
     // A node's GPUs are nearly always of one type: the map is searched once per node, not once
     // per GPU (this runs every tick over every GPU).

@@ -34,7 +34,7 @@ class QuarantineTest : public ControllerTest {
     return {.samples = {sample}};
   }
   std::string status(const std::string& node) {
-    return std::string(ctl_.node_status(**ctl_.node(admin_, node)));
+    return std::string(ctl_.node_status(**ctl_.nodes().get(admin_, node)));
   }
   std::vector<std::string> quarantined(const std::string& node) {
     std::vector<std::string> out;
@@ -145,7 +145,7 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   report_desired(node_, dbe("GPU-elsewhere", 1));
   report_desired(node_, dbe("GPU-elsewhere", 5));
   EXPECT_EQ(quarantined(node_), (std::vector<std::string>{"GPU-a0", "GPU-a2"}));
-  EXPECT_FALSE((*ctl_.node(admin_, node_))->ecc_dbe_seen.contains("GPU-elsewhere"));
+  EXPECT_FALSE((*ctl_.nodes().get(admin_, node_))->ecc_dbe_seen.contains("GPU-elsewhere"));
 }
 
 TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
@@ -235,7 +235,7 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
   auto restored = restart();
   ASSERT_EQ(restored->quarantined_gpus(node_).size(), 1u);
   EXPECT_EQ(restored->quarantined_gpus(node_)[0]->xid, 94);
-  EXPECT_EQ(restored->node_status(**restored->node(admin_, node_)), "degraded");
+  EXPECT_EQ(restored->node_status(**restored->nodes().get(admin_, node_)), "degraded");
   auto whole_node = restored->create_instance(alice_, spec(8), std::nullopt, "");
   ASSERT_TRUE(whole_node);
   EXPECT_EQ(whole_node->instance.state, InstanceState::kPending);  // GPU 2 is still out
@@ -246,7 +246,7 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
 
   auto again = restart();
   EXPECT_TRUE(again->quarantined_gpus(node_).empty());
-  EXPECT_EQ(again->node_status(**again->node(admin_, node_)), "ready");
+  EXPECT_EQ(again->node_status(**again->nodes().get(admin_, node_)), "ready");
   ASSERT_TRUE(again->check_invariants());
   std::filesystem::remove_all(dir);
 }

@@ -173,7 +173,7 @@ class Simulation {
       ASSERT_TRUE(ctl_.release_gpu(admin_, node.id, index));
       return;
     }
-    const auto& gpus = (*ctl_.node(admin_, node.id))->gpus;
+    const auto& gpus = (*ctl_.nodes().get(admin_, node.id))->gpus;
     constexpr int64_t kCodes[] = {79, 48, 94, 95, 13, 31};
     node.xids.push_back({gpus[rng_.uniform(gpus.size())].uuid, to_unix_ms(clock_.now()),
                          kCodes[rng_.uniform(std::size(kCodes))]});
@@ -194,7 +194,7 @@ class Simulation {
         hit[xid.uuid].emplace_back(id, (*ctl_.instance(admin_, id))->run);
       }
     }
-    const bool was_ready = (*ctl_.node(admin_, node.id))->state == model::NodeState::kReady;
+    const bool was_ready = (*ctl_.nodes().get(admin_, node.id))->state == model::NodeState::kReady;
     ASSERT_TRUE(ctl_.apply_report(node.id, report));
     node.last_report = clock_.now();
     for (const auto& xid : report.telemetry.xids) {
@@ -211,7 +211,7 @@ class Simulation {
         ASSERT_EQ(std::count(workload.gpus.begin(), workload.gpus.end(), xid.uuid), 0);
       }
       if (was_ready) {
-        ASSERT_EQ(ctl_.node_status(**ctl_.node(admin_, node.id)), "degraded");
+        ASSERT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, node.id)), "degraded");
       }
       for (const auto& [id, run] : hit[xid.uuid]) {
         const model::Instance& instance = **ctl_.instance(admin_, id);
@@ -232,7 +232,7 @@ class Simulation {
     // A node silent past the heartbeat timeout is found down by the next tick.
     for (const auto& node : nodes_) {
       if (clock_.now() - node.last_report > ctl_.options().heartbeat_timeout) {
-        ASSERT_EQ((*ctl_.node(admin_, node.id))->state, model::NodeState::kDown) << node.id;
+        ASSERT_EQ((*ctl_.nodes().get(admin_, node.id))->state, model::NodeState::kDown) << node.id;
       }
     }
     std::set<std::string> held;
@@ -263,7 +263,7 @@ class Simulation {
       const auto page = ctl_.list_instances(who, {}, "", 1000);
       for (const auto* instance : page->items) {
         if (model::holds_gpus(instance->state)) {
-          const model::Node& node = **ctl_.node(admin_, instance->node_id);
+          const model::Node& node = **ctl_.nodes().get(admin_, instance->node_id);
           if (node.state == model::NodeState::kDown) {
             // Moved at once, unless it waits for its node; never billed past the last report.
             ASSERT_EQ(instance->spec.restart_policy, model::RestartPolicy::kNever) << instance->id;

@@ -137,10 +137,10 @@ TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) 
   ASSERT_TRUE(ctl_.apply_report(node_, report));
   ctl_.tick();
   EXPECT_EQ(get(waiting.id).node_id, node_);
-  EXPECT_TRUE((*ctl_.node(admin_, node_))->container_runtime);
+  EXPECT_TRUE((*ctl_.nodes().get(admin_, node_))->container_runtime);
   // A report that does not say leaves it as it is.
   ASSERT_TRUE(ctl_.apply_report(node_, {.applied_generation = report.applied_generation}));
-  EXPECT_TRUE((*ctl_.node(admin_, node_))->container_runtime);
+  EXPECT_TRUE((*ctl_.nodes().get(admin_, node_))->container_runtime);
 }
 
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {

@@ -32,11 +32,11 @@ Result<Principal> Api::Impl::principal(const Request& request) {
 Result<std::string> Api::Impl::node_of(const Request& request) {
   const auto token = bearer_token(request);
   if (!token) return fail(unauthenticated("send 'Authorization: Bearer <node credential>'"));
-  auto found = ctl().authenticate_node(hash_secret(*token));
+  auto found = ctl().nodes().authenticate(hash_secret(*token));
   if (!found) return fail(unauthenticated("unknown node credential"));
   // A credential copied off its node is refused from anywhere else, when the operator asks.
   if (bind_node_credentials) {
-    const std::string_view from = ctl().node_registered_from(*found);
+    const std::string_view from = ctl().nodes().registered_from(*found);
     if (from != request.peer_address) {
       spdlog::warn("node_credential_refused node={} from={} registered_from={}", *found,
                    request.peer_address, from);

@@ -30,8 +30,8 @@ void Api::Impl::add_node_routes() {
           // a large fleet at once held the controller's thread for seconds.
           auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
           if (!limit) co_return problem_response(limit.error());
-          const auto page = ctl().list_nodes(caller, query_string(request, "cursor").value_or(""),
-                                             static_cast<size_t>(*limit));
+          const auto page = ctl().nodes().list(caller, query_string(request, "cursor").value_or(""),
+                                               static_cast<size_t>(*limit));
           Json items = Json::array();
           for (const auto* node : page.items) items.push_back(node_view(ctl(), *node));
           co_return json_response(
@@ -43,7 +43,7 @@ void Api::Impl::add_node_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           if (auto allowed = require_operator(caller); !allowed)
             co_return problem_response(allowed.error());
-          auto node = ctl().node(caller, params.find("id")->second);
+          auto node = ctl().nodes().get(caller, params.find("id")->second);
           co_return result_response(200, node,
                                     [this](const model::Node* n) { return node_view(ctl(), *n); });
         });
@@ -82,7 +82,7 @@ void Api::Impl::node_action(std::string pattern, NodeCommand command) {
           const std::string id = params.find("id")->second;
           auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
             GPURENT_TRY(moving, command(c, caller, id));
-            GPURENT_TRY(node, c.node(caller, id));
+            GPURENT_TRY(node, c.nodes().get(caller, id));
             Json view = node_view(c, *node);
             view["moving_instances"] = moving;
             return view;
@@ -126,7 +126,7 @@ void Api::Impl::add_quarantine_routes() {
           if (ec != std::errc() || end != text.data() + text.size()) index = -1;
           auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
             GPURENT_CHECK(c.release_gpu(caller, id, index));
-            GPURENT_TRY(node, c.node(caller, id));
+            GPURENT_TRY(node, c.nodes().get(caller, id));
             return node_view(c, *node);
           });
           co_return result_response(200, result, [](const Json& view) { return view; });

@@ -372,7 +372,7 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
                     "it is placed (gpurent launch --volume {}:/data ...)",
                     volume->id, volume->id)));
   }
-  const auto node = ctl().node(model::platform_principal(), volume->node_id);
+  const auto node = ctl().nodes().get(model::platform_principal(), volume->node_id);
   if (node && (*node)->state == model::NodeState::kDown) {
     return fail(
         Error{ErrorKind::kUnavailable, "node_down",

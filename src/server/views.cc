@@ -194,9 +194,9 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                     {"nvlink_domain", gpu.nvlink_domain},
                     {"instance_id", holders.empty() ? Json(nullptr) : Json(holders.front())},
                     {"instance_ids", holders},
-                    {"telemetry", gpu_telemetry_view(controller.gpu_telemetry(gpu.uuid))}});
+                    {"telemetry", gpu_telemetry_view(controller.nodes().gpu_telemetry(gpu.uuid))}});
   }
-  const auto skew = controller.node_clock_skew_ms(node.id);
+  const auto skew = controller.nodes().clock_skew_ms(node.id);
   return {{"id", node.id},
           {"name", node.name},
           {"state", model::to_string(node.state)},

@@ -240,7 +240,7 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   EXPECT_EQ(restored.usage(admin.tenant_id)[0]->billed_seconds, 61);
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
   EXPECT_EQ(restored.accounts().ledger_total(), 0);
-  EXPECT_EQ(restored.authenticate_node(hash_secret("c")), node->node_id);
+  EXPECT_EQ(restored.nodes().authenticate(hash_secret("c")), node->node_id);
   // Generations served before the restart are never reused for a different desired set (a new
   // desired set alone does not rewrite the node's row: see kGenerationsBetweenNodeWrites).
   EXPECT_GE(restored.desired_state(node->node_id)->generation,
