@@ -168,7 +168,7 @@ std::optional<std::string> resolve_program(const std::string& name, std::string_
     const size_t colon = path.find(':');
     std::string dir(path.substr(0, colon));
     if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + name;
+    std::string candidate = dir + "/" + name;
     if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate)) {
       return candidate;
     }
@@ -220,7 +220,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  std::string program_path = *program;
+  const std::string& program_path = *program;
   // A sandboxed run's command runs in its sandbox, as its user (sandbox.h), entered through the
   // run's init: what the child needs is opened here, before the fork.
   GPURENT_TRY(sandbox, open_run_sandbox(workload_dir, launch));

@@ -204,7 +204,7 @@ class Fleet {
  private:
   // A coroutine that fails by an exception (a bug: they report errors as values) is logged.
   void spawn(asio::awaitable<void> coroutine) {
-    asio::co_spawn(io_, std::move(coroutine), [](std::exception_ptr error) {
+    asio::co_spawn(io_, std::move(coroutine), [](const std::exception_ptr& error) {
       if (!error) return;
       try {
         std::rethrow_exception(error);

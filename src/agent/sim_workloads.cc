@@ -77,7 +77,9 @@ bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
     Run& run = it->second;
     if (wanted.contains(it->first)) {
       ++it;
-    } else if (run.phase != model::WorkloadPhase::kExited) {
+      continue;
+    }
+    if (run.phase != model::WorkloadPhase::kExited) {  // no longer wanted: it stops
       end_run(run, kSimStopExitCode);
       changed = true;
       ++it;

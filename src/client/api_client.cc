@@ -124,7 +124,7 @@ Result<Json> ApiClient::call(std::string_view method, std::string target, const 
   return std::move(*parsed);
 }
 
-Result<Json> ApiClient::fetch_all_pages(std::string_view path, std::string query) {
+Result<Json> ApiClient::fetch_all_pages(std::string_view path, const std::string& query) {
   Json joined;
   std::string cursor;
   for (int page = 0; page < kMaxListPages; ++page) {
@@ -152,8 +152,8 @@ Result<Json> ApiClient::fetch_all_pages(std::string_view path, std::string query
                                 kMaxListPages, kPageSize)});
 }
 
-Result<Json> ApiClient::list_items(std::string_view path, std::string query) {
-  GPURENT_TRY(joined, fetch_all_pages(path, std::move(query)));
+Result<Json> ApiClient::list_items(std::string_view path, const std::string& query) {
+  GPURENT_TRY(joined, fetch_all_pages(path, query));
   return std::move(joined["items"]);
 }
 

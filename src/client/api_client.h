@@ -220,8 +220,8 @@ class ApiClient {
   Result<Json> copy_into(std::string_view collection, std::string_view id,
                          std::string_view upload_id, std::string_view path);
   // GETs every page of a list route; returns the first page's object with all items joined.
-  Result<Json> fetch_all_pages(std::string_view path, std::string query = {});
-  Result<Json> list_items(std::string_view path, std::string query = {});
+  Result<Json> fetch_all_pages(std::string_view path, const std::string& query = {});
+  Result<Json> list_items(std::string_view path, const std::string& query = {});
   // GETs a text stream (a log) and hands it to on_chunk; see stream_logs.
   Status stream_text(std::string target, bool follow,
                      const std::function<bool(std::string_view)>& on_chunk);

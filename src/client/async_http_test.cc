@@ -33,10 +33,11 @@ HttpRequest get(std::string target) { return {.method = "GET", .target = std::mo
 // Starts the call on io; its answer lands in *out once io has run.
 void start(asio::io_context& io, asio::awaitable<Result<HttpResponse>> call,
            std::optional<Result<HttpResponse>>* out) {
-  asio::co_spawn(io, std::move(call), [out](std::exception_ptr error, Result<HttpResponse> got) {
-    ASSERT_FALSE(error);
-    *out = std::move(got);
-  });
+  asio::co_spawn(io, std::move(call),
+                 [out](const std::exception_ptr& error, Result<HttpResponse> got) {
+                   ASSERT_FALSE(error);
+                   *out = std::move(got);
+                 });
 }
 
 // Runs one call to its end.

@@ -76,7 +76,7 @@ using OutgoingRequest = http::request<http::string_body>;
 // The TLS settings of an https:// client: peers are verified against the trust store (the system's,
 // which OpenSSL's default paths give and SSL_CERT_FILE / SSL_CERT_DIR override, or ca_file), and
 // nothing older than TLS 1.2 is spoken.
-Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& options) {
+static Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOptions& options) {
   auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
   SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
   context->set_verify_mode(asio::ssl::verify_peer);

@@ -264,7 +264,7 @@ std::vector<const model::PackageProduct*> Accounts::package_products() const {
 }
 
 Result<CreatedPackage> Accounts::buy_package(const Principal& caller, std::string product_name,
-                                             std::optional<std::string> idempotency_key,
+                                             const std::optional<std::string>& idempotency_key,
                                              std::string fingerprint) {
   GPURENT_TRY(replayed,
               c_.idempotency.replayed_object(caller.tenant_id, idempotency_key, fingerprint));

@@ -109,7 +109,7 @@ class Accounts {
   // Charges the product's price from the tenant's cash at once (402 insufficient_funds when the
   // balance does not cover it).
   Result<CreatedPackage> buy_package(const model::Principal& caller, std::string product,
-                                     std::optional<std::string> idempotency_key,
+                                     const std::optional<std::string>& idempotency_key,
                                      std::string fingerprint);
   std::vector<const model::Package*> packages(std::string_view tenant_id) const;
   // Covers the first seconds of the run's next interval, up to `until`, from the tenant's

@@ -15,8 +15,8 @@ class AccountsTest : public ControllerTest {
                                                              .validity_days = 30}));
   }
 
-  model::Package buy(const Principal& who, std::optional<std::string> key = std::nullopt) {
-    auto bought = ctl_.accounts().buy_package(who, "h100-1h", std::move(key), "fingerprint");
+  model::Package buy(const Principal& who, const std::optional<std::string>& key = std::nullopt) {
+    auto bought = ctl_.accounts().buy_package(who, "h100-1h", key, "fingerprint");
     EXPECT_TRUE(bought) << bought.error().message;
     return bought->package;
   }

@@ -125,8 +125,8 @@ void Api::Impl::add_account_routes() {
           return create_object(
               caller, request, parse_package_purchase,
               [](Controller& c, const Principal& buyer, std::string product,
-                 std::optional<std::string> key, std::string fingerprint) {
-                return c.accounts().buy_package(buyer, std::move(product), std::move(key),
+                 const std::optional<std::string>& key, std::string fingerprint) {
+                return c.accounts().buy_package(buyer, std::move(product), key,
                                                 std::move(fingerprint));
               },
               [](const controller::CreatedPackage& created) {
