@@ -15,10 +15,11 @@ build_packages=(
 # tests/e2e/test_jupyter.py talks to a kernel over the proxied WebSocket with websocket-client.
 # tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics, and makes the certificate of
 # an https webhook receiver with openssl; tests/e2e/test_tls_proxy.py puts nginx in front as a TLS
-# proxy for an agent and the CLI.
+# proxy for an agent and the CLI. scripts/check-tidy.sh needs clang-tidy 19 (Debian 12's default
+# 14 cannot parse libstdc++ 12's C++23 headers).
 test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
-  nginx-light)
+  nginx-light clang-tidy-19)
 bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: the unit tests (ctest) and the
-# multi-process end-to-end tests (pytest against the real binary).
+# Installs what is missing, checks the format, builds, runs clang-tidy over the changed files
+# (scripts/check-tidy.sh), and runs every test: the unit tests (ctest) and the multi-process
+# end-to-end tests (pytest against the real binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
 scripts/check-format.sh
 scripts/build.sh
+scripts/check-tidy.sh
 echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 echo "== end-to-end tests"
