@@ -231,7 +231,7 @@ Result<Json> ApiClient::list_instances(const InstanceFilter& filter) {
   std::string query;
   add_query(query, "tenant", filter.tenant_id);
   add_query(query, "state", filter.state);
-  return list_items("/v1/instances", std::move(query));
+  return list_items("/v1/instances", query);
 }
 
 Result<Json> ApiClient::get_instance(std::string_view id) {
@@ -381,7 +381,7 @@ Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view 
 Result<Json> ApiClient::list_jobs(std::string_view tenant_id) {
   std::string query;
   add_query(query, "tenant", tenant_id);
-  return list_items("/v1/jobs", std::move(query));
+  return list_items("/v1/jobs", query);
 }
 
 Result<Json> ApiClient::get_job(std::string_view id, bool all_tasks) {
@@ -446,7 +446,7 @@ Result<Json> ApiClient::list_events(std::string_view object_id, std::string_view
   std::string query;
   add_query(query, "object", object_id);
   add_query(query, "kind", kind);
-  return list_items("/v1/events", std::move(query));
+  return list_items("/v1/events", query);
 }
 
 Result<Json> ApiClient::query_metrics(
