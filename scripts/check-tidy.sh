@@ -76,6 +76,11 @@ else
       base=$(git merge-base HEAD origin/main)
     elif git rev-parse -q --verify HEAD~1 >/dev/null; then
       base=HEAD~1
+    elif [[ "$(git rev-parse --is-shallow-repository)" == "true" ]]; then
+      # A shallow clone has no parent to diff against: what changed is unknown, and checking the
+      # whole tree (--all) is a separate, longer job. Say so rather than guess.
+      echo "tidy: shallow clone without HEAD's parent: no changed files to check (run --all)"
+      exit 0
     else
       base=$(git hash-object -t tree /dev/null)  # one commit: everything is new
     fi
