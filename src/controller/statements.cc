@@ -1,5 +1,7 @@
 // What the controller bills beyond metering: a reserved term's price and payments, monthly
 // invoices, and the SLA's downtime records and credits.
+#include <charconv>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
