@@ -213,7 +213,7 @@ void Cluster::set_profile(std::vector<ProfileEntry> profile) {
   for (auto& entry : profile) {
     if (entry.weight <= 0) continue;
     entry.weight = std::max(1.0, std::round(entry.weight / total * kProfileWeightScale));
-    impl.profile.push_back(std::move(entry));
+    impl.profile.push_back(entry);
   }
   // The free CPU/memory at which some profile entry's unusable milli can change, before and
   // after taking one more request: k copies of a whole-GPU entry (host_copies()), and one of a

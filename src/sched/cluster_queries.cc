@@ -122,7 +122,7 @@ ClusterStats Cluster::stats() const {
 
 Status Cluster::check_invariants() const {
   const auto& impl = *impl_;
-  const auto broken = [](std::string what) {
+  const auto broken = [](const std::string& what) {
     return fail(Error::internal("scheduler invariant broken: " + what));
   };
   size_t grouped = 0;
