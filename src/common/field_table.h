@@ -21,8 +21,9 @@
 //
 // A member's value is a string, an integer, a bool, a Timestamp, an enum (written by to_string,
 // read by from_string, both found by argument-dependent lookup), a type with a table of its own,
-// or an optional, vector or string-keyed map of those. (A type of another shape brings its own
-// to_json and from_json, and write_json for the direct writer.)
+// or an optional, vector, string-keyed map or variant of those. (A type of another shape brings
+// its own to_json and from_json, write_json for the direct writer, and json_type for the OpenAPI
+// check.)
 #pragma once
 
 #include <concepts>
@@ -31,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace gpurent::schema {
@@ -74,6 +76,11 @@ template <class T>
 inline constexpr bool is_map_v = false;
 template <class T>
 inline constexpr bool is_map_v<std::map<std::string, T>> = true;
+// One of two JSON shapes (a command: a shell line or an argv); read as the first that fits.
+template <class T>
+inline constexpr bool is_variant_v = false;
+template <class... T>
+inline constexpr bool is_variant_v<std::variant<T...>> = true;
 
 // What kOmitEmpty leaves out: nullopt, false, an empty string or container. A number, a time, an
 // enum or an object is never empty.

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 
 #include "common/clock.h"
 #include "common/field_table.h"
@@ -53,6 +54,8 @@ Json to_json_value(const T& value) {
     Json out = Json::object();
     for (const auto& [key, item] : value) out[key] = to_json_value<F>(item);
     return out;
+  } else if constexpr (is_variant_v<T>) {
+    return std::visit([](const auto& alternative) { return to_json_value<F>(alternative); }, value);
   } else if constexpr (Described<T>) {
     return to_json_object<F>(value);
   } else {
@@ -62,6 +65,30 @@ Json to_json_value(const T& value) {
 
 template <TimeForm F, class T>
 void from_json_value(const Json& json, std::string_view name, T& out);
+
+// Whether the JSON value is of T's shape: a string, a number, a bool, an array, an object.
+template <class T>
+bool has_shape_of(const Json& json) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return json.is_string();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return json.is_boolean();
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return json.is_number();
+  } else if constexpr (is_vector_v<T>) {
+    return json.is_array();
+  } else {
+    return json.is_object();
+  }
+}
+
+// Reads the first alternative whose shape the value has; false when none has it.
+template <TimeForm F, class... A>
+bool read_variant(const Json& json, std::variant<A...>& out) {
+  return (
+      (has_shape_of<A>(json) && (from_json_value<F>(json, "", out.template emplace<A>()), true)) ||
+      ...);
+}
 
 template <TimeForm F, Described T>
 void read_json_object(const Json& json, T& object) {
@@ -112,6 +139,10 @@ void from_json_value(const Json& json, std::string_view name, T& out) {
       throw std::invalid_argument("member '" + std::string(name) + "' is no object");
     out.clear();
     for (const auto& [key, item] : json.items()) from_json_value<F>(item, name, out[key]);
+  } else if constexpr (is_variant_v<T>) {
+    if (!read_variant<F>(json, out)) {
+      throw std::invalid_argument("member '" + std::string(name) + "' is of another type");
+    }
   } else if constexpr (Described<T>) {
     read_json_object<F>(json, out);
   } else {

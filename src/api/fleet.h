@@ -1,0 +1,211 @@
+// The API's bodies for nodes, offers, volumes and the event log (docs/api.md; docs/openapi.json
+// components of the same names), as api/workloads.h says of instances.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/json_form.h"
+#include "common/clock.h"
+#include "common/field_table.h"
+#include "common/json.h"
+#include "common/money.h"
+#include "model/node.h"
+#include "model/volume.h"
+
+namespace gpurent::api {
+
+// A GPU out of service after a fatal fault (model/gpu_quarantine.h), as a node lists it.
+struct GpuQuarantine {
+  std::string uuid;
+  int index = 0;
+  std::string cause;  // "xid" or "ecc_dbe"
+  std::optional<int64_t> xid;
+  std::string message;
+  Timestamp quarantined_at{};
+  std::optional<Timestamp> released_at;
+  std::optional<std::string> released_by;
+};
+
+template <class V, schema::Of<GpuQuarantine> S>
+void fields(V& visit, S& x) {
+  visit("uuid", x.uuid);
+  visit("index", x.index);
+  visit("cause", x.cause);
+  visit("xid", x.xid);
+  visit("message", x.message);
+  visit("quarantined_at", x.quarantined_at);
+  visit("released_at", x.released_at);
+  visit("released_by", x.released_by);
+}
+
+// A GPU of a node: what it is, who holds it, and what it last reported.
+struct NodeGpu {
+  std::string uuid;
+  int index = 0;
+  std::string type;
+  std::string name;
+  int64_t memory_mb = 0;
+  int nvlink_domain = -1;
+  bool quarantined = false;
+  std::optional<std::string> instance_id;  // the first instance holding it
+  std::vector<std::string> instance_ids;   // all (several when shared)
+  // Its latest samples (server/telemetry_view.h), null before the first: shown, not read.
+  Json telemetry;
+};
+
+template <class V, schema::Of<NodeGpu> S>
+void fields(V& visit, S& x) {
+  visit("uuid", x.uuid);
+  visit("index", x.index);
+  visit("type", x.type);
+  visit("name", x.name);
+  visit("memory_mb", x.memory_mb);
+  visit("nvlink_domain", x.nvlink_domain);
+  visit("quarantined", x.quarantined);
+  visit("instance_id", x.instance_id);
+  visit("instance_ids", x.instance_ids);
+  visit("telemetry", x.telemetry);
+}
+
+struct Node {
+  std::string id;
+  std::string name;
+  model::NodeState state = model::NodeState::kReady;
+  bool cordoned = false;
+  std::string status;  // ready, degraded, draining, cordoned, down
+  bool schedulable = false;
+  int gpu_count = 0;
+  int free_gpus = 0;
+  std::vector<NodeGpu> gpus;
+  std::vector<GpuQuarantine> quarantined_gpus;
+  int cpu_count = 0;
+  int64_t memory_mb = 0;
+  int64_t disk_gb = 0;
+  std::string fabric_group;
+  std::map<std::string, std::string> labels;
+  bool simulated = false;
+  std::string isolation;  // "sandbox" or "none"
+  std::string isolation_note;
+  std::string registered_from;
+  std::string agent_version;
+  Timestamp registered_at{};
+  Timestamp last_heartbeat{};
+  std::optional<int64_t> clock_skew_ms;
+  // Only in the answers to cordon, uncordon and drain: the instances set moving.
+  std::optional<int64_t> moving_instances;
+};
+
+template <class V, schema::Of<Node> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("name", x.name);
+  visit("state", x.state);
+  visit("cordoned", x.cordoned);
+  visit("status", x.status);
+  visit("schedulable", x.schedulable);
+  visit("gpu_count", x.gpu_count);
+  visit("free_gpus", x.free_gpus);
+  visit("gpus", x.gpus);
+  visit("quarantined_gpus", x.quarantined_gpus);
+  visit("cpu_count", x.cpu_count);
+  visit("memory_mb", x.memory_mb);
+  visit("disk_gb", x.disk_gb);
+  visit("fabric_group", x.fabric_group);
+  visit("labels", x.labels);
+  visit("simulated", x.simulated);
+  visit("isolation", x.isolation);
+  visit("isolation_note", x.isolation_note);
+  visit("registered_from", x.registered_from);
+  visit("agent_version", x.agent_version);
+  visit("registered_at", x.registered_at);
+  visit("last_heartbeat", x.last_heartbeat);
+  visit("clock_skew_ms", x.clock_skew_ms);
+  visit("moving_instances", x.moving_instances, schema::kOmitEmpty);
+}
+
+// What the platform offers of one GPU type (GET /v1/offers).
+struct Offer {
+  std::string gpu_type;
+  std::string display_name;
+  int64_t memory_mb = 0;
+  int total = 0;
+  int free = 0;
+  int max_free_per_node = 0;
+  std::optional<Micros> price_per_gpu_hour_micros;  // null: not priced
+  std::string currency;
+};
+
+template <class V, schema::Of<Offer> S>
+void fields(V& visit, S& x) {
+  visit("gpu_type", x.gpu_type);
+  visit("display_name", x.display_name);
+  visit("memory_mb", x.memory_mb);
+  visit("total", x.total);
+  visit("free", x.free);
+  visit("max_free_per_node", x.max_free_per_node);
+  visit("price_per_gpu_hour_micros", x.price_per_gpu_hour_micros);
+  visit("currency", x.currency);
+}
+
+// POST /v1/volumes.
+struct VolumeCreate {
+  std::string name;
+  int64_t size_gb = 0;
+  std::optional<std::string> node_id;  // operators: where it lives
+};
+
+template <class V, schema::Of<VolumeCreate> S>
+void fields(V& visit, S& x) {
+  visit("name", x.name);
+  visit("size_gb", x.size_gb);
+  visit("node_id", x.node_id, schema::kOptional);
+}
+
+struct Volume {
+  std::string id;
+  std::string tenant_id;
+  std::string name;
+  int size_gb = 0;
+  std::optional<std::string> node_id;  // null until placed
+  model::VolumeState state = model::VolumeState::kAvailable;
+  Timestamp created_at{};
+  Micros price_per_gb_month_micros = 0;
+};
+
+template <class V, schema::Of<Volume> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("tenant_id", x.tenant_id);
+  visit("name", x.name);
+  visit("size_gb", x.size_gb);
+  visit("node_id", x.node_id);
+  visit("state", x.state);
+  visit("created_at", x.created_at);
+  visit("price_per_gb_month_micros", x.price_per_gb_month_micros);
+}
+
+// An entry of the event log (model/event.h).
+struct Event {
+  int64_t seq = 0;
+  Timestamp at{};
+  std::optional<std::string> tenant_id;  // null: a platform event
+  std::string object_id;
+  std::string kind;
+  std::string message;
+};
+
+template <class V, schema::Of<Event> S>
+void fields(V& visit, S& x) {
+  visit("seq", x.seq);
+  visit("at", x.at);
+  visit("tenant_id", x.tenant_id);
+  visit("object_id", x.object_id);
+  visit("kind", x.kind);
+  visit("message", x.message);
+}
+
+}  // namespace gpurent::api

@@ -1,0 +1,287 @@
+// The API's bodies for instances and jobs (docs/api.md; docs/openapi.json components Instance,
+// InstanceCreate, Job, JobCreate, JobTask): what a client sends to create one and what it is
+// shown. The server reads the requests and writes the views by these tables
+// (server/request_bodies.h, server/views.h), the C++ SDK sends and reads them
+// (client/api_client.h), and api/openapi_schema_test.cc holds them to docs/openapi.json.
+//
+// A request's members are optional where the client may leave them out (absent or null: the
+// server's default); a view's members are always there, null where std::optional is empty.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "api/json_form.h"
+#include "common/clock.h"
+#include "common/field_table.h"
+#include "common/money.h"
+#include "model/instance.h"
+#include "model/job.h"
+#include "model/template.h"
+#include "model/volume.h"
+
+namespace gpurent::api {
+
+// A command as a shell line (run through /bin/sh -c) or as argv.
+using Command = std::variant<std::string, std::vector<std::string>>;
+
+// What an instance, or each member of a job, runs and needs: the members POST /v1/instances and
+// POST /v1/jobs share.
+struct WorkloadRequest {
+  std::optional<std::string> name;
+  // One exact type ("any": every type), or a list of acceptable types: one of the two.
+  std::optional<std::string> gpu_type;
+  std::optional<std::vector<std::string>> gpu_types;
+  std::optional<int64_t> min_gpu_memory_gb;
+  std::optional<int64_t> gpu_count;
+  std::optional<int64_t> gpu_milli;
+  std::optional<int64_t> gpu_memory_gb;
+  std::optional<int64_t> cpu;
+  std::optional<int64_t> memory_gb;
+  std::optional<int64_t> disk_gb;
+  std::optional<std::map<std::string, std::string>> node_selector;
+  std::optional<std::string> image;
+  std::optional<Command> command;
+  std::optional<std::map<std::string, std::string>> env;
+  std::optional<model::PricingModel> pricing;
+  std::optional<std::string> reservation_id;
+  std::optional<int64_t> priority;
+  std::optional<int64_t> max_runtime_s;
+  std::optional<std::string> template_name;
+  std::optional<model::RuntimeChoice> runtime;
+  std::optional<std::vector<model::VolumeMount>> volumes;
+  std::optional<std::vector<std::string>> services;
+  std::optional<model::RestartPolicy> restart_policy;
+  std::optional<Micros> max_price_micros;
+  std::optional<std::string> workdir;
+  std::optional<bool> queue;
+  std::optional<bool> wait_for_capacity;
+};
+
+template <class V, schema::Of<WorkloadRequest> S>
+void fields(V& visit, S& x) {
+  visit("name", x.name, schema::kOptional);
+  visit("gpu_type", x.gpu_type, schema::kOptional);
+  visit("gpu_types", x.gpu_types, schema::kOptional);
+  visit("min_gpu_memory_gb", x.min_gpu_memory_gb, schema::kOptional);
+  visit("gpu_count", x.gpu_count, schema::kOptional);
+  visit("gpu_milli", x.gpu_milli, schema::kOptional);
+  visit("gpu_memory_gb", x.gpu_memory_gb, schema::kOptional);
+  visit("cpu", x.cpu, schema::kOptional);
+  visit("memory_gb", x.memory_gb, schema::kOptional);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
+  visit("node_selector", x.node_selector, schema::kOptional);
+  visit("image", x.image, schema::kOptional);
+  visit("command", x.command, schema::kOptional);
+  visit("env", x.env, schema::kOptional);
+  visit("pricing", x.pricing, schema::kOptional);
+  visit("reservation_id", x.reservation_id, schema::kOptional);
+  visit("priority", x.priority, schema::kOptional);
+  visit("max_runtime_s", x.max_runtime_s, schema::kOptional);
+  visit("template", x.template_name, schema::kOptional);
+  visit("runtime", x.runtime, schema::kOptional);
+  visit("volumes", x.volumes, schema::kOptional);
+  visit("services", x.services, schema::kOptional);
+  visit("restart_policy", x.restart_policy, schema::kOptional);
+  visit("max_price_micros", x.max_price_micros, schema::kOptional);
+  visit("workdir", x.workdir, schema::kOptional);
+  visit("queue", x.queue, schema::kOptional);
+  visit("wait_for_capacity", x.wait_for_capacity, schema::kOptional);
+}
+
+// POST /v1/instances (and POST /v1/estimate).
+struct InstanceCreate {
+  WorkloadRequest workload;
+};
+
+template <class V, schema::Of<InstanceCreate> S>
+void fields(V& visit, S& x) {
+  fields(visit, x.workload);
+}
+
+// POST /v1/jobs: what each member runs, and the job's shape.
+struct JobCreate {
+  WorkloadRequest workload;
+  std::optional<int64_t> nodes;  // members per task
+  std::optional<int64_t> array;  // tasks
+  std::optional<int64_t> retries;
+};
+
+template <class V, schema::Of<JobCreate> S>
+void fields(V& visit, S& x) {
+  // A job runs a command to completion: it must say which.
+  auto command_required = [&visit](std::string_view name, auto& member,
+                                   schema::Presence presence = schema::kRequired) {
+    visit(name, member, name == "command" ? schema::kRequired : presence);
+  };
+  fields(command_required, x.workload);
+  visit("nodes", x.nodes, schema::kOptional);
+  visit("array", x.array, schema::kOptional);
+  visit("retries", x.retries, schema::kOptional);
+}
+
+// What a workload asked for, as an instance or a job shows it.
+struct WorkloadView {
+  std::string name;
+  // The single type asked for, or "any"; an instance shows the type it runs (or last ran) on.
+  std::string gpu_type;
+  std::vector<std::string> gpu_types;
+  int min_gpu_memory_gb = 0;
+  int gpu_count = 1;
+  int gpu_milli = model::kMilliPerGpu;
+  int gpu_memory_gb = 0;
+  int cpu = 0;
+  int memory_gb = 0;
+  int disk_gb = 0;
+  std::map<std::string, std::string> node_selector;
+  std::optional<std::string> template_name;
+  std::optional<std::string> image;
+  std::vector<std::string> command;
+  // With an image: what a node without a container engine runs instead.
+  std::vector<std::string> process_command;
+  std::map<std::string, std::string> env;
+  model::PricingModel pricing = model::PricingModel::kOnDemand;
+  model::RestartPolicy restart_policy = model::RestartPolicy::kOnNodeFailure;
+  std::optional<std::string> reservation_id;
+  int priority = 0;
+  std::optional<int64_t> max_runtime_s;
+  std::optional<Micros> max_price_micros;
+  std::vector<model::VolumeMount> volumes;
+  std::vector<std::string> services;
+  std::optional<std::string> workdir;
+};
+
+template <class V, schema::Of<WorkloadView> S>
+void fields(V& visit, S& x) {
+  visit("name", x.name);
+  visit("gpu_type", x.gpu_type);
+  visit("gpu_types", x.gpu_types);
+  visit("min_gpu_memory_gb", x.min_gpu_memory_gb);
+  visit("gpu_count", x.gpu_count);
+  visit("gpu_milli", x.gpu_milli);
+  visit("gpu_memory_gb", x.gpu_memory_gb);
+  visit("cpu", x.cpu);
+  visit("memory_gb", x.memory_gb);
+  visit("disk_gb", x.disk_gb);
+  visit("node_selector", x.node_selector);
+  visit("template", x.template_name);
+  visit("image", x.image);
+  visit("command", x.command);
+  visit("process_command", x.process_command);
+  visit("env", x.env);
+  visit("pricing", x.pricing);
+  visit("restart_policy", x.restart_policy);
+  visit("reservation_id", x.reservation_id);
+  visit("priority", x.priority);
+  visit("max_runtime_s", x.max_runtime_s);
+  visit("max_price_micros", x.max_price_micros);
+  visit("volumes", x.volumes);
+  visit("services", x.services);
+  visit("workdir", x.workdir);
+}
+
+struct Instance {
+  std::string id;
+  std::string tenant_id;
+  model::InstanceState state = model::InstanceState::kPending;
+  WorkloadView workload;
+  bool queue = true;
+  bool wait_for_capacity = false;
+  std::optional<std::string> node_id;  // null until placed
+  std::vector<std::string> gpus;       // UUIDs of the GPUs it holds
+  int64_t run = 0;                     // the current run (0 before the first start)
+  Timestamp created_at{};
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> ended_at;
+  std::optional<int> exit_code;
+  std::string reason;
+  bool start_requested = false;  // a start asked for while it was stopping
+  // A job's member: its job, task index and rank in the task's gang.
+  std::optional<std::string> job_id;
+  std::optional<int> job_task;
+  std::optional<int> job_rank;
+  std::optional<Micros> price_per_gpu_hour_micros;
+  std::string currency;
+};
+
+template <class V, schema::Of<Instance> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("tenant_id", x.tenant_id);
+  visit("state", x.state);
+  fields(visit, x.workload);
+  visit("queue", x.queue);
+  visit("wait_for_capacity", x.wait_for_capacity);
+  visit("node_id", x.node_id);
+  visit("gpus", x.gpus);
+  visit("run", x.run);
+  visit("created_at", x.created_at);
+  visit("started_at", x.started_at);
+  visit("ended_at", x.ended_at);
+  visit("exit_code", x.exit_code);
+  visit("reason", x.reason);
+  visit("start_requested", x.start_requested);
+  visit("job_id", x.job_id);
+  visit("job_task", x.job_task);
+  visit("job_rank", x.job_rank);
+  visit("price_per_gpu_hour_micros", x.price_per_gpu_hour_micros);
+  visit("currency", x.currency);
+}
+
+struct JobTask {
+  int index = 0;
+  model::JobState state = model::JobState::kQueued;
+  int attempts = 0;
+  std::optional<int> exit_code;
+  std::vector<std::string> instances;  // its members, by rank
+};
+
+template <class V, schema::Of<JobTask> S>
+void fields(V& visit, S& x) {
+  visit("index", x.index);
+  visit("state", x.state);
+  visit("attempts", x.attempts);
+  visit("exit_code", x.exit_code);
+  visit("instances", x.instances);
+}
+
+struct Job {
+  std::string id;
+  std::string tenant_id;
+  model::JobState state = model::JobState::kQueued;
+  WorkloadView workload;  // what each member runs
+  int nodes = 1;
+  int array = 1;
+  int retries = 0;
+  Timestamp created_at{};
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> ended_at;
+  std::string reason;
+  std::map<std::string, int> task_counts;  // by state
+  // Every task, unless the array is larger than a view lists (GET /v1/jobs/{id}?tasks=1 lists
+  // them all).
+  std::optional<std::vector<JobTask>> tasks;
+};
+
+template <class V, schema::Of<Job> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("tenant_id", x.tenant_id);
+  visit("state", x.state);
+  fields(visit, x.workload);
+  visit("nodes", x.nodes);
+  visit("array", x.array);
+  visit("retries", x.retries);
+  visit("created_at", x.created_at);
+  visit("started_at", x.started_at);
+  visit("ended_at", x.ended_at);
+  visit("reason", x.reason);
+  visit("task_counts", x.task_counts);
+  visit("tasks", x.tasks, schema::kOmitEmpty);
+}
+
+}  // namespace gpurent::api
