@@ -14,6 +14,7 @@
 
 #include "api/accounts.h"
 #include "api/fleet.h"
+#include "api/templates.h"
 #include "api/workloads.h"
 #include "common/field_table.h"
 #include "common/json.h"
@@ -291,6 +292,8 @@ TEST(OpenApiSchemas, TheApisBodiesAreWhatTheDocumentSays) {
   expect_matches<VolumeCreate>(document, "VolumeCreate", Body::kRequest);
   expect_matches<Volume>(document, "Volume");
   expect_matches<Event>(document, "Event");
+  expect_matches<TemplateSet>(document, "TemplateSet", Body::kRequest);
+  expect_matches<Template>(document, "Template");
 }
 
 TEST(OpenApiSchemas, TheAgentProtocolIsWhatTheDocumentSays) {

@@ -6,6 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "api/fleet.h"
+#include "api/read_request.h"
+#include "api/templates.h"
+#include "api/workloads.h"
 #include "common/json.h"
 #include "controller/controller.h"
 #include "model/gpu_catalog.h"
@@ -45,35 +49,6 @@ bool valid_name(std::string_view name) {
 
 namespace {
 
-// The fields that say what a workload runs and needs: an instance's, and each job member's.
-constexpr std::array<std::string_view, 27> kWorkloadFields = {"workdir",
-                                                              "queue",
-                                                              "wait_for_capacity",
-                                                              "name",
-                                                              "gpu_type",
-                                                              "gpu_types",
-                                                              "min_gpu_memory_gb",
-                                                              "gpu_count",
-                                                              "gpu_milli",
-                                                              "gpu_memory_gb",
-                                                              "cpu",
-                                                              "memory_gb",
-                                                              "disk_gb",
-                                                              "node_selector",
-                                                              "image",
-                                                              "command",
-                                                              "env",
-                                                              "pricing",
-                                                              "reservation_id",
-                                                              "priority",
-                                                              "max_runtime_s",
-                                                              "template",
-                                                              "runtime",
-                                                              "volumes",
-                                                              "services",
-                                                              "restart_policy",
-                                                              "max_price_micros"};
-
 // What every job member gets from the platform besides GPURENT_*: torchrun's rendezvous
 // variables (a single-node job gets them too, as a gang of one), which would override the
 // request's.
@@ -86,16 +61,115 @@ bool set_for_job_members(std::string_view variable) {
          std::find(kJobVariables.begin(), kJobVariables.end(), variable) != kJobVariables.end();
 }
 
-// Reserved pricing draws on a reservation's held capacity, so it needs one and nothing else does.
-Status parse_pricing(const Json& body, model::InstanceSpec& spec) {
-  GPURENT_TRY(pricing, optional_string(body, "pricing", 32));
-  if (pricing && !model::parse_pricing_model(*pricing, &spec.pricing)) {
-    return fail(Error::unprocessable(
-        "unsupported_pricing",
-        fmt::format("pricing '{}' is not offered; use on_demand, spot or reserved", *pricing)));
+}  // namespace
+
+bool has_value(const Json& body, std::string_view key) {
+  const auto it = body.find(key);
+  return it != body.end() && !it->is_null();
+}
+
+namespace {
+
+// The bounds of the API's values, with common/json.h's messages (read_request has checked their
+// JSON types).
+Status check_range(std::string_view key, const std::optional<int64_t>& value, int64_t min,
+                   int64_t max) {
+  if (value && (*value < min || *value > max)) {
+    return fail(invalid_field(key, fmt::format("must be between {} and {}", min, max)));
   }
-  GPURENT_TRY(reservation, optional_string(body, "reservation_id", kMaxNameLength));
-  spec.reservation_id = reservation.value_or("");
+  return {};
+}
+
+Status check_length(std::string_view key, const std::optional<std::string>& value,
+                    size_t max_length) {
+  if (value && value->size() > max_length) {
+    return fail(invalid_field(key, fmt::format("is longer than {} characters", max_length)));
+  }
+  return {};
+}
+
+Status check_list(std::string_view key, const std::vector<std::string>& values, size_t max_entries,
+                  size_t max_length) {
+  if (values.size() > max_entries) {
+    return fail(invalid_field(key, fmt::format("has more than {} entries", max_entries)));
+  }
+  for (const auto& value : values) {
+    if (value.size() > max_length) {
+      return fail(invalid_field(
+          key, fmt::format("entries must be strings of at most {} characters", max_length)));
+    }
+  }
+  return {};
+}
+
+Status check_map(std::string_view key, const std::map<std::string, std::string>& values,
+                 size_t max_entries, size_t max_length) {
+  if (values.size() > max_entries) {
+    return fail(invalid_field(key, fmt::format("has more than {} entries", max_entries)));
+  }
+  for (const auto& [name, value] : values) {
+    if (name.empty() || name.size() > max_length || value.size() > max_length) {
+      return fail(invalid_field(key, fmt::format("entries must be 1..{} characters", max_length)));
+    }
+  }
+  return {};
+}
+
+// A present string that must not be empty (as common/json.h's required_string).
+Status check_required(std::string_view key, const std::string& value, size_t max_length) {
+  if (value.empty()) return fail(invalid_field(key, "is required"));
+  return check_length(key, value, max_length);
+}
+
+// A command as argv, or as a shell line (run through /bin/sh -c).
+Result<std::vector<std::string>> command_argv(std::string_view key, const api::Command& command) {
+  if (const auto* line = std::get_if<std::string>(&command)) {
+    if (line->empty() || line->size() > 16384) {
+      return fail(invalid_field(key, "must be 1..16384 characters"));
+    }
+    return std::vector<std::string>{"/bin/sh", "-c", *line};
+  }
+  const auto& argv = std::get<std::vector<std::string>>(command);
+  GPURENT_CHECK(check_list(key, argv, 256, 4096));
+  if (argv.empty() || argv[0].empty()) {
+    return fail(invalid_field(key, "must be a non-empty array of strings or a string"));
+  }
+  return argv;
+}
+
+// How many and how long; the paths' rules are model::validate_volume_mounts (applied by the
+// controller), ownership the controller's.
+Status check_volume_mounts(const std::vector<model::VolumeMount>& mounts) {
+  if (mounts.size() > model::kMaxVolumeMounts) {
+    return fail(invalid_field(
+        "volumes", fmt::format("must be an array of at most {} {{\"volume_id\", \"mount_path\"}}",
+                               model::kMaxVolumeMounts)));
+  }
+  for (const auto& mount : mounts) {
+    GPURENT_CHECK(check_required("volume_id", mount.volume_id, kMaxNameLength));
+    GPURENT_CHECK(check_required("mount_path", mount.mount_path, model::kMaxMountPathLength));
+  }
+  return {};
+}
+
+// An unknown pricing is not offered (422); other unknown names are the field's fault.
+Error unknown_name_of_workload(std::string_view member, std::string_view text,
+                               std::string_view names) {
+  if (member != "pricing") return api::unknown_name(member, text, names);
+  return Error::unprocessable(
+      "unsupported_pricing",
+      fmt::format("pricing '{}' is not offered; use on_demand, spot or reserved", text));
+}
+
+int as_int(const std::optional<int64_t>& value, int fallback) {
+  return static_cast<int>(value.value_or(fallback));
+}
+
+// Reserved pricing draws on a reservation's held capacity, so it needs one and nothing else does.
+Status read_pricing(const api::WorkloadRequest& request, model::InstanceSpec& spec) {
+  spec.pricing = request.pricing.value_or(model::PricingModel::kOnDemand);
+  GPURENT_CHECK(check_length("reservation_id", request.reservation_id, kMaxNameLength));
+  spec.reservation_id = request.reservation_id.value_or("");
   const bool reserved = spec.pricing == model::PricingModel::kReserved;
   if (reserved && spec.reservation_id.empty()) {
     return fail(Error::unprocessable(
@@ -106,206 +180,147 @@ Status parse_pricing(const Json& body, model::InstanceSpec& spec) {
   if (!reserved && !spec.reservation_id.empty()) {
     return fail(invalid_field("reservation_id", "applies only to pricing 'reserved'"));
   }
-  GPURENT_TRY(max_price, optional_int(body, "max_price_micros", 1, billing::kMaxPrice));
-  if (max_price && spec.pricing != model::PricingModel::kSpot) {
+  GPURENT_CHECK(check_range("max_price_micros", request.max_price_micros, 1, billing::kMaxPrice));
+  if (request.max_price_micros && spec.pricing != model::PricingModel::kSpot) {
     return fail(invalid_field("max_price_micros", "applies only to pricing 'spot'"));
   }
-  spec.max_price = max_price;
+  spec.max_price = request.max_price_micros;
   return {};
 }
 
-}  // namespace
-bool has_value(const Json& body, std::string_view key) {
-  const auto it = body.find(key);
-  return it != body.end() && !it->is_null();
-}
-
-namespace {
-
-// A command as argv (an array), or as a shell line (a string, run through /bin/sh -c); nullopt
-// when absent.
-Result<std::optional<std::vector<std::string>>> optional_command(const Json& body,
-                                                                 std::string_view key) {
-  if (!has_value(body, key)) return std::nullopt;
-  const Json& command = body.at(key);
-  if (command.is_string()) {
-    const auto& text = command.get_ref<const std::string&>();
-    if (text.empty() || text.size() > 16384) {
-      return fail(invalid_field(key, "must be 1..16384 characters"));
-    }
-    return std::vector<std::string>{"/bin/sh", "-c", text};
-  }
-  GPURENT_TRY(argv, optional_string_list(body, key, 256, 4096));
-  if (argv.empty() || argv[0].empty()) {
-    return fail(invalid_field(key, "must be a non-empty array of strings or a string"));
-  }
-  return argv;
-}
-
-// `volumes`: [{"volume_id": "v-...", "mount_path": "/data"}, ...]. Shapes here; the paths' rules
-// are model::validate_volume_mounts (applied by the controller), ownership the controller's.
-Result<std::vector<model::VolumeMount>> parse_volume_mounts(const Json& body) {
-  std::vector<model::VolumeMount> mounts;
-  const auto it = body.find("volumes");
-  if (it == body.end() || it->is_null()) return mounts;
-  if (!it->is_array() || it->size() > model::kMaxVolumeMounts) {
-    return fail(invalid_field(
-        "volumes", fmt::format("must be an array of at most {} {{\"volume_id\", \"mount_path\"}}",
-                               model::kMaxVolumeMounts)));
-  }
-  for (const Json& item : *it) {
-    if (!item.is_object()) {
-      return fail(invalid_field("volumes", "each item must be {\"volume_id\", \"mount_path\"}"));
-    }
-    GPURENT_CHECK(reject_unknown_fields(item, {"volume_id", "mount_path"}));
-    GPURENT_TRY(volume_id, required_string(item, "volume_id", kMaxNameLength));
-    GPURENT_TRY(mount_path, required_string(item, "mount_path", model::kMaxMountPathLength));
-    mounts.push_back({std::move(volume_id), std::move(mount_path)});
-  }
-  return mounts;
-}
-
-}  // namespace
-Result<controller::NewVolume> parse_volume(const Json& body) {
-  GPURENT_CHECK(reject_unknown_fields(body, {"name", "size_gb", "node_id"}));
-  controller::NewVolume volume;
-  GPURENT_TRY(name, required_string(body, "name", model::kMaxVolumeNameLength));
-  if (!model::valid_volume_name(name)) {
-    return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
-  }
-  volume.name = std::move(name);
-  GPURENT_TRY(size_gb, required_int(body, "size_gb", 1, model::kMaxVolumeSizeGb));
-  volume.size_gb = static_cast<int>(size_gb);
-  GPURENT_TRY(node_id, optional_string(body, "node_id", kMaxNameLength));
-  volume.node_id = node_id.value_or("");
-  return volume;
-}
-
-namespace {
-
-// Reads kWorkloadFields; the caller has refused the fields it does not know.
-Result<model::InstanceSpec> parse_workload_spec(const Json& body) {
+// What an instance, or each job member, runs and needs; template and runtime are the route's
+// (they need the catalog).
+Result<model::InstanceSpec> parse_workload_spec(const api::WorkloadRequest& request) {
   model::InstanceSpec spec;
-  GPURENT_TRY(name, optional_string(body, "name", kMaxNameLength));
-  if (name && !valid_name(*name)) {
+  GPURENT_CHECK(check_length("name", request.name, kMaxNameLength));
+  if (request.name && !valid_name(*request.name)) {
     return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
   }
-  spec.name = name.value_or("");
+  spec.name = request.name.value_or("");
   // One exact type ("any": every type), or a list of acceptable types.
-  GPURENT_TRY(gpu_type, optional_string(body, "gpu_type", kMaxNameLength));
-  GPURENT_TRY(gpu_types, optional_string_list(body, "gpu_types", 32, kMaxNameLength));
-  if (gpu_type.has_value() == body.contains("gpu_types")) {
+  GPURENT_CHECK(check_length("gpu_type", request.gpu_type, kMaxNameLength));
+  if (request.gpu_types)
+    GPURENT_CHECK(check_list("gpu_types", *request.gpu_types, 32, kMaxNameLength));
+  if (request.gpu_type.has_value() == request.gpu_types.has_value()) {
     return fail(invalid_field("gpu_type", "give either gpu_type or gpu_types"));
   }
-  if (gpu_type && *gpu_type != "any") gpu_types = {*gpu_type};
-  if (body.contains("gpu_types") && gpu_types.empty()) {
-    return fail(invalid_field("gpu_types", "must name at least one type"));
+  if (request.gpu_types) {
+    if (request.gpu_types->empty()) {
+      return fail(invalid_field("gpu_types", "must name at least one type"));
+    }
+    spec.gpu_types = *request.gpu_types;
+  } else if (*request.gpu_type != "any") {
+    spec.gpu_types = {*request.gpu_type};
   }
-  spec.gpu_types = std::move(gpu_types);
-  GPURENT_TRY(min_memory, optional_int(body, "min_gpu_memory_gb", 0, 4096));
-  spec.min_gpu_memory_gb = static_cast<int>(min_memory.value_or(0));
-  GPURENT_TRY(gpu_count, optional_int(body, "gpu_count", 1, controller::kMaxGpusPerInstance));
-  spec.gpu_count = static_cast<int>(gpu_count.value_or(1));
-  GPURENT_TRY(gpu_milli, optional_int(body, "gpu_milli", 1, model::kMilliPerGpu));
-  spec.gpu_milli = static_cast<int>(gpu_milli.value_or(model::kMilliPerGpu));
+  GPURENT_CHECK(check_range("min_gpu_memory_gb", request.min_gpu_memory_gb, 0, 4096));
+  spec.min_gpu_memory_gb = as_int(request.min_gpu_memory_gb, 0);
+  GPURENT_CHECK(check_range("gpu_count", request.gpu_count, 1, controller::kMaxGpusPerInstance));
+  spec.gpu_count = as_int(request.gpu_count, 1);
+  GPURENT_CHECK(check_range("gpu_milli", request.gpu_milli, 1, model::kMilliPerGpu));
+  spec.gpu_milli = as_int(request.gpu_milli, model::kMilliPerGpu);
   if (spec.gpu_milli < model::kMilliPerGpu && spec.gpu_count != 1) {
     return fail(invalid_field("gpu_milli", "a share of a GPU (below 1000) needs gpu_count 1"));
   }
-  GPURENT_TRY(gpu_memory, optional_int(body, "gpu_memory_gb", 0, 4096));
-  spec.gpu_memory_gb = static_cast<int>(gpu_memory.value_or(0));
+  GPURENT_CHECK(check_range("gpu_memory_gb", request.gpu_memory_gb, 0, 4096));
+  spec.gpu_memory_gb = as_int(request.gpu_memory_gb, 0);
   if (spec.gpu_memory_gb > 0 && spec.gpu_milli == model::kMilliPerGpu) {
     return fail(invalid_field("gpu_memory_gb", "applies only to a share of a GPU (gpu_milli)"));
   }
-  GPURENT_TRY(cpu, optional_int(body, "cpu", 0, 1024));
-  spec.cpu = static_cast<int>(cpu.value_or(0));
-  GPURENT_TRY(memory, optional_int(body, "memory_gb", 0, 65536));
-  spec.memory_gb = static_cast<int>(memory.value_or(0));
-  GPURENT_TRY(disk, optional_int(body, "disk_gb", 0, 1'000'000));
-  spec.disk_gb = static_cast<int>(disk.value_or(0));
-  GPURENT_TRY(selector, optional_string_map(body, "node_selector", 16, 253));
-  spec.node_selector = std::move(selector);
-  GPURENT_TRY(priority, optional_int(body, "priority", -100, 100));
-  spec.priority = static_cast<int>(priority.value_or(0));
-  GPURENT_TRY(max_runtime, optional_int(body, "max_runtime_s", 1, 366LL * 24 * 3600));
-  spec.max_runtime_s = max_runtime;
+  GPURENT_CHECK(check_range("cpu", request.cpu, 0, 1024));
+  spec.cpu = as_int(request.cpu, 0);
+  GPURENT_CHECK(check_range("memory_gb", request.memory_gb, 0, 65536));
+  spec.memory_gb = as_int(request.memory_gb, 0);
+  GPURENT_CHECK(check_range("disk_gb", request.disk_gb, 0, 1'000'000));
+  spec.disk_gb = as_int(request.disk_gb, 0);
+  spec.node_selector = request.node_selector.value_or(std::map<std::string, std::string>());
+  GPURENT_CHECK(check_map("node_selector", spec.node_selector, 16, 253));
+  GPURENT_CHECK(check_range("priority", request.priority, -100, 100));
+  spec.priority = as_int(request.priority, 0);
+  GPURENT_CHECK(check_range("max_runtime_s", request.max_runtime_s, 1, 366LL * 24 * 3600));
+  spec.max_runtime_s = request.max_runtime_s;
 
-  GPURENT_TRY(image, optional_string(body, "image", kMaxImageLength));
-  if (image && !valid_image(*image)) {
+  GPURENT_CHECK(check_length("image", request.image, kMaxImageLength));
+  if (request.image && !valid_image(*request.image)) {
     return fail(invalid_field("image", "must be an image reference such as pytorch/pytorch:2.5.1"));
   }
-  spec.image = image.value_or("");
-  GPURENT_TRY(command, optional_command(body, "command"));
-  if (command) {
-    spec.command = std::move(*command);
-  } else if (spec.image.empty() && !has_value(body, "template")) {
+  spec.image = request.image.value_or("");
+  if (request.command) {
+    GPURENT_TRY(argv, command_argv("command", *request.command));
+    spec.command = std::move(argv);
+  } else if (spec.image.empty() && !request.template_name) {
     spec.command = {"sleep", "infinity"};  // keep the machine until the tenant stops it
   }  // else the image's own command (as `docker run IMAGE`), or the template's
-  GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
-  for (const auto& [key, value] : env) {
+  spec.env = request.env.value_or(std::map<std::string, std::string>());
+  GPURENT_CHECK(check_map("env", spec.env, 128, 4096));
+  for (const auto& [key, value] : spec.env) {
     if (!valid_env_name(key))
       return fail(invalid_field("env", fmt::format("'{}' is not a variable name", key)));
     if (set_by_platform(key)) {
       return fail(invalid_field("env", fmt::format("'{}' is set by the platform", key)));
     }
   }
-  spec.env = std::move(env);
-  GPURENT_TRY(volumes, parse_volume_mounts(body));
-  spec.volumes = std::move(volumes);
-  GPURENT_TRY(services, optional_string_list(body, "services", model::kMaxServices,
-                                             model::kMaxServiceNameLength));
-  for (size_t i = 0; i < services.size(); ++i) {
-    if (!model::valid_service_name(services[i])) {
+  spec.volumes = request.volumes.value_or(std::vector<model::VolumeMount>());
+  GPURENT_CHECK(check_volume_mounts(spec.volumes));
+  spec.services = request.services.value_or(std::vector<std::string>());
+  GPURENT_CHECK(
+      check_list("services", spec.services, model::kMaxServices, model::kMaxServiceNameLength));
+  for (size_t i = 0; i < spec.services.size(); ++i) {
+    const auto& service = spec.services[i];
+    if (!model::valid_service_name(service)) {
       return fail(invalid_field(
-          "services",
-          fmt::format("'{}' is not a service name ([a-z][a-z0-9-]{{0,30}})", services[i])));
+          "services", fmt::format("'{}' is not a service name ([a-z][a-z0-9-]{{0,30}})", service)));
     }
-    if (std::find(services.begin(), services.begin() + static_cast<std::ptrdiff_t>(i),
-                  services[i]) != services.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return fail(invalid_field("services", fmt::format("'{}' is named twice", services[i])));
+    const auto earlier = spec.services.begin() + static_cast<std::ptrdiff_t>(i);
+    if (std::find(spec.services.begin(), earlier, service) != earlier) {
+      return fail(invalid_field("services", fmt::format("'{}' is named twice", service)));
     }
   }
-  spec.services = std::move(services);
-  GPURENT_TRY(workdir, optional_string(body, "workdir", 64));
-  spec.workdir = workdir.value_or("");
-  GPURENT_TRY(wait_for_capacity, optional_bool(body, "wait_for_capacity"));
-  spec.wait_for_capacity = wait_for_capacity.value_or(false);
-  GPURENT_TRY(queue, optional_bool(body, "queue"));
-  spec.queue = queue.value_or(true);
+  GPURENT_CHECK(check_length("workdir", request.workdir, 64));
+  spec.workdir = request.workdir.value_or("");
+  spec.wait_for_capacity = request.wait_for_capacity.value_or(false);
+  spec.queue = request.queue.value_or(true);
   if (!spec.queue && spec.wait_for_capacity) {
     return fail(invalid_field("wait_for_capacity", "waiting for capacity needs queue: true"));
   }
-  GPURENT_CHECK(parse_pricing(body, spec));
-  GPURENT_TRY(restart, optional_string(body, "restart_policy", 32));
-  spec.restart_policy = model::default_restart_policy(spec.pricing);
-  if (restart && !model::parse_restart_policy(*restart, &spec.restart_policy)) {
-    return fail(invalid_field("restart_policy", "must be on_node_failure or never"));
-  }
+  GPURENT_CHECK(read_pricing(request, spec));
+  spec.restart_policy =
+      request.restart_policy.value_or(model::default_restart_policy(spec.pricing));
   return spec;
 }
 
 }  // namespace
+
+Result<controller::NewVolume> parse_volume(const Json& body) {
+  GPURENT_TRY(request, api::read_request<api::VolumeCreate>(body));
+  GPURENT_CHECK(check_required("name", request.name, model::kMaxVolumeNameLength));
+  if (!model::valid_volume_name(request.name)) {
+    return fail(invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
+  }
+  GPURENT_CHECK(check_range("size_gb", request.size_gb, 1, model::kMaxVolumeSizeGb));
+  GPURENT_CHECK(check_length("node_id", request.node_id, kMaxNameLength));
+  return controller::NewVolume{.name = std::move(request.name),
+                               .size_gb = static_cast<int>(request.size_gb),
+                               .node_id = request.node_id.value_or("")};
+}
+
 Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
-  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields));
-  return parse_workload_spec(body);
+  GPURENT_TRY(request, api::read_request<api::InstanceCreate>(body, unknown_name_of_workload));
+  return parse_workload_spec(request.workload);
 }
 
 // A job takes what each member runs (an instance's fields; `queue: false` refuses the job unless
 // its first task can start now) and its shape: tasks, members per task, retries.
 Result<model::JobSpec> parse_job_spec(const Json& body) {
-  constexpr std::array<std::string_view, 3> kJobFields = {"nodes", "array", "retries"};
-  GPURENT_CHECK(reject_unknown_fields(body, kWorkloadFields, kJobFields));
+  GPURENT_TRY(request, api::read_request<api::JobCreate>(body, unknown_name_of_workload));
   model::JobSpec spec;
-  if (!has_value(body, "command")) {
-    return fail(invalid_field("command", "a job runs a command to completion: give one"));
-  }
-  GPURENT_TRY(task, parse_workload_spec(body));
+  GPURENT_TRY(task, parse_workload_spec(request.workload));
   spec.task = std::move(task);
-  GPURENT_TRY(nodes, optional_int(body, "nodes", 1, model::kMaxJobNodes));
-  spec.nodes = static_cast<int>(nodes.value_or(1));
-  GPURENT_TRY(array, optional_int(body, "array", 1, model::kMaxJobArray));
-  spec.array = static_cast<int>(array.value_or(1));
-  GPURENT_TRY(retries, optional_int(body, "retries", 0, model::kMaxJobRetries));
-  spec.retries = static_cast<int>(retries.value_or(0));
+  GPURENT_CHECK(check_range("nodes", request.nodes, 1, model::kMaxJobNodes));
+  spec.nodes = as_int(request.nodes, 1);
+  GPURENT_CHECK(check_range("array", request.array, 1, model::kMaxJobArray));
+  spec.array = as_int(request.array, 1);
+  GPURENT_CHECK(check_range("retries", request.retries, 0, model::kMaxJobRetries));
+  spec.retries = as_int(request.retries, 0);
   for (const auto& [key, value] : spec.task.env) {
     if (set_for_job_members(key)) {
       return fail(invalid_field("env", fmt::format("'{}' is set by the platform for jobs", key)));
@@ -443,24 +458,28 @@ Result<model::Quota> parse_quota(const Json& body, std::string tenant_id) {
 
 // An operator's template, PUT whole under its name.
 Result<model::Template> parse_template(const Json& body, std::string name) {
-  GPURENT_CHECK(reject_unknown_fields(body, {"description", "image", "command", "process_command",
-                                             "env", "services", "recommended_gpu_memory_gb"}));
+  GPURENT_TRY(request, api::read_request<api::TemplateSet>(body));
   model::Template t;
   t.name = std::move(name);
-  GPURENT_TRY(description, optional_string(body, "description", 1024));
-  t.description = description.value_or("");
-  GPURENT_TRY(image, optional_string(body, "image", kMaxImageLength));
-  t.image = image.value_or("");
-  GPURENT_TRY(command, optional_command(body, "command"));
-  t.command = command.value_or(std::vector<std::string>());
-  GPURENT_TRY(process_command, optional_command(body, "process_command"));
-  t.process_command = process_command.value_or(std::vector<std::string>());
-  GPURENT_TRY(env, optional_string_map(body, "env", 128, 4096));
-  t.env = std::move(env);
-  GPURENT_TRY(services, optional_string_list(body, "services", 8, 31));
-  t.services = std::move(services);
-  GPURENT_TRY(memory, optional_int(body, "recommended_gpu_memory_gb", 0, 4096));
-  t.recommended_gpu_memory_gb = static_cast<int>(memory.value_or(0));
+  GPURENT_CHECK(check_length("description", request.description, 1024));
+  t.description = request.description.value_or("");
+  GPURENT_CHECK(check_length("image", request.image, kMaxImageLength));
+  t.image = request.image.value_or("");
+  if (request.command) {
+    GPURENT_TRY(command, command_argv("command", *request.command));
+    t.command = std::move(command);
+  }
+  if (request.process_command) {
+    GPURENT_TRY(command, command_argv("process_command", *request.process_command));
+    t.process_command = std::move(command);
+  }
+  t.env = request.env.value_or(std::map<std::string, std::string>());
+  GPURENT_CHECK(check_map("env", t.env, 128, 4096));
+  t.services = request.services.value_or(std::vector<std::string>());
+  GPURENT_CHECK(check_list("services", t.services, 8, 31));
+  GPURENT_CHECK(
+      check_range("recommended_gpu_memory_gb", request.recommended_gpu_memory_gb, 0, 4096));
+  t.recommended_gpu_memory_gb = as_int(request.recommended_gpu_memory_gb, 0);
   GPURENT_CHECK(model::validate_template(t));
   return t;
 }

@@ -62,6 +62,46 @@ TEST(RequestBodiesTest, AJobRunsACommandAndTakesItsShape) {
             "invalid_field");
 }
 
+TEST(RequestBodiesTest, PricingIsOfferedOrNotAndSetsWhatMayGoWithIt) {
+  const auto spot = parse_instance_spec(
+      Json::parse(R"({"gpu_type": "h100-80g", "pricing": "spot", "max_price_micros": 5})"));
+  ASSERT_TRUE(spot) << spot.error().message;
+  EXPECT_EQ(spot->max_price, 5);
+  EXPECT_EQ(spot->restart_policy, model::RestartPolicy::kNever);  // spot's default
+  EXPECT_EQ(outcome(parse_instance_spec(Json::parse(R"({"gpu_type": "x", "pricing": "free"})"))),
+            "unsupported_pricing");
+  EXPECT_EQ(
+      outcome(parse_instance_spec(Json::parse(R"({"gpu_type": "x", "pricing": "reserved"})"))),
+      "reservation_required");
+  EXPECT_EQ(
+      outcome(parse_instance_spec(Json::parse(R"({"gpu_type": "x", "max_price_micros": 5})"))),
+      "invalid_field");
+  // null is absent: the default.
+  const auto defaults =
+      parse_instance_spec(Json::parse(R"({"gpu_type": "x", "pricing": null, "queue": null})"));
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->pricing, model::PricingModel::kOnDemand);
+  EXPECT_TRUE(defaults->queue);
+}
+
+TEST(RequestBodiesTest, AVolumeAndItsMountsAreNamedAndBounded) {
+  const auto volume = parse_volume(Json::parse(R"({"name": "data", "size_gb": 100})"));
+  ASSERT_TRUE(volume) << volume.error().message;
+  EXPECT_EQ(volume->size_gb, 100);
+  EXPECT_EQ(volume->node_id, "");
+  for (const char* bad : {R"({"name": "a b", "size_gb": 1})", R"({"name": "", "size_gb": 1})",
+                          R"({"name": "d", "size_gb": 0})", R"({"size_gb": 1})"}) {
+    EXPECT_EQ(outcome(parse_volume(Json::parse(bad))), "invalid_field") << bad;
+  }
+  EXPECT_EQ(outcome(parse_instance_spec(Json::parse(
+                R"({"gpu_type": "x", "volumes": [{"volume_id": "", "mount_path": "/d"}]})"))),
+            "invalid_field");
+  EXPECT_EQ(
+      outcome(parse_instance_spec(Json::parse(
+          R"({"gpu_type": "x", "volumes": [{"volume_id": "v", "mount_path": "/d", "ro": 1}]})"))),
+      "unknown_field");
+}
+
 TEST(RequestBodiesTest, AReservationIsAWindowOrATerm) {
   const auto window = parse_reservation(Json::parse(
       R"({"gpu_type": "h100-80g", "gpu_count": 2, "start": "2027-01-01T00:00:00Z",

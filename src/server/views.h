@@ -1,5 +1,8 @@
 // The JSON that tenants and operators see (docs/api.md). These views leave out secrets (key and
-// credential hashes) and internals, and spell times as RFC 3339 and money as integer micros.
+// credential hashes) and internals, and spell times as RFC 3339 and money as integer micros. Each
+// is built as its typed body of src/api/ and written by that type's field table, the one that
+// api/openapi_schema_test.cc holds to docs/openapi.json (reservations and quotas are still written
+// by hand).
 #pragma once
 
 #include "common/json.h"
