@@ -20,9 +20,6 @@
 namespace gpurent::controller {
 namespace {
 
-using model::InstanceState;
-using model::WorkloadPhase;
-
 struct SimNode {
   std::string id;
   bool silent = false;
@@ -31,7 +28,7 @@ struct SimNode {
 
 class BillingSimulation {
  public:
-  BillingSimulation(uint64_t seed, std::string path)
+  BillingSimulation(uint64_t seed, const std::string& path)
       : rng_(seed), clock_(from_unix_ms(1'790'000'000'000)), seed_(seed) {
     store_ = std::move(*store::open_sqlite_store(path));
     ctl_ = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed});

@@ -15,9 +15,6 @@
 namespace gpurent::controller {
 namespace {
 
-using model::InstanceState;
-using model::WorkloadPhase;
-
 struct SimNode {
   std::string id;
   bool silent = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -68,7 +69,7 @@ model::NodeRegistration registration(const sched::NodeSpec& node) {
 double percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  const auto rank = static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+  const auto rank = static_cast<size_t>(std::lround(q * static_cast<double>(values.size() - 1)));
   return values[std::min(rank, values.size() - 1)];
 }
 
