@@ -77,9 +77,9 @@ struct ApiKeyCreate {
 
 template <class V, schema::Of<ApiKeyCreate> S>
 void fields(V& visit, S& x) {
-  visit("tenant_id", x.tenant_id, schema::kOptional);
-  visit("role", x.role, schema::kOptional);
-  visit("name", x.name, schema::kOptional);
+  visit("tenant_id", x.tenant_id, schema::kOmitEmpty);
+  visit("role", x.role, schema::kOmitEmpty);
+  visit("name", x.name, schema::kOmitEmpty);
 }
 
 struct ApiKey {
@@ -236,7 +236,7 @@ template <class V, schema::Of<Topup> S>
 void fields(V& visit, S& x) {
   visit("tenant_id", x.tenant_id);
   visit("amount_micros", x.amount_micros);
-  visit("reference", x.reference, schema::kOptional);
+  visit("reference", x.reference, schema::kOmitEmpty);
 }
 
 struct TopupResult {

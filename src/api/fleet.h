@@ -162,7 +162,7 @@ template <class V, schema::Of<VolumeCreate> S>
 void fields(V& visit, S& x) {
   visit("name", x.name);
   visit("size_gb", x.size_gb);
-  visit("node_id", x.node_id, schema::kOptional);
+  visit("node_id", x.node_id, schema::kOmitEmpty);
 }
 
 struct Volume {

@@ -27,13 +27,13 @@ struct TemplateSet {
 
 template <class V, schema::Of<TemplateSet> S>
 void fields(V& visit, S& x) {
-  visit("description", x.description, schema::kOptional);
-  visit("image", x.image, schema::kOptional);
-  visit("command", x.command, schema::kOptional);
-  visit("process_command", x.process_command, schema::kOptional);
-  visit("env", x.env, schema::kOptional);
-  visit("services", x.services, schema::kOptional);
-  visit("recommended_gpu_memory_gb", x.recommended_gpu_memory_gb, schema::kOptional);
+  visit("description", x.description, schema::kOmitEmpty);
+  visit("image", x.image, schema::kOmitEmpty);
+  visit("command", x.command, schema::kOmitEmpty);
+  visit("process_command", x.process_command, schema::kOmitEmpty);
+  visit("env", x.env, schema::kOmitEmpty);
+  visit("services", x.services, schema::kOmitEmpty);
+  visit("recommended_gpu_memory_gb", x.recommended_gpu_memory_gb, schema::kOmitEmpty);
 }
 
 struct Template {

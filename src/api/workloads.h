@@ -5,7 +5,8 @@
 // (client/api_client.h), and api/openapi_schema_test.cc holds them to docs/openapi.json.
 //
 // A request's members are optional where the client may leave them out (absent or null: the
-// server's default); a view's members are always there, null where std::optional is empty.
+// server's default), and a client leaves out those it does not set; a view's members are always
+// there, null where std::optional is empty.
 #pragma once
 
 #include <cstdint>
@@ -64,33 +65,33 @@ struct WorkloadRequest {
 
 template <class V, schema::Of<WorkloadRequest> S>
 void fields(V& visit, S& x) {
-  visit("name", x.name, schema::kOptional);
-  visit("gpu_type", x.gpu_type, schema::kOptional);
-  visit("gpu_types", x.gpu_types, schema::kOptional);
-  visit("min_gpu_memory_gb", x.min_gpu_memory_gb, schema::kOptional);
-  visit("gpu_count", x.gpu_count, schema::kOptional);
-  visit("gpu_milli", x.gpu_milli, schema::kOptional);
-  visit("gpu_memory_gb", x.gpu_memory_gb, schema::kOptional);
-  visit("cpu", x.cpu, schema::kOptional);
-  visit("memory_gb", x.memory_gb, schema::kOptional);
-  visit("disk_gb", x.disk_gb, schema::kOptional);
-  visit("node_selector", x.node_selector, schema::kOptional);
-  visit("image", x.image, schema::kOptional);
-  visit("command", x.command, schema::kOptional);
-  visit("env", x.env, schema::kOptional);
-  visit("pricing", x.pricing, schema::kOptional);
-  visit("reservation_id", x.reservation_id, schema::kOptional);
-  visit("priority", x.priority, schema::kOptional);
-  visit("max_runtime_s", x.max_runtime_s, schema::kOptional);
-  visit("template", x.template_name, schema::kOptional);
-  visit("runtime", x.runtime, schema::kOptional);
-  visit("volumes", x.volumes, schema::kOptional);
-  visit("services", x.services, schema::kOptional);
-  visit("restart_policy", x.restart_policy, schema::kOptional);
-  visit("max_price_micros", x.max_price_micros, schema::kOptional);
-  visit("workdir", x.workdir, schema::kOptional);
-  visit("queue", x.queue, schema::kOptional);
-  visit("wait_for_capacity", x.wait_for_capacity, schema::kOptional);
+  visit("name", x.name, schema::kOmitEmpty);
+  visit("gpu_type", x.gpu_type, schema::kOmitEmpty);
+  visit("gpu_types", x.gpu_types, schema::kOmitEmpty);
+  visit("min_gpu_memory_gb", x.min_gpu_memory_gb, schema::kOmitEmpty);
+  visit("gpu_count", x.gpu_count, schema::kOmitEmpty);
+  visit("gpu_milli", x.gpu_milli, schema::kOmitEmpty);
+  visit("gpu_memory_gb", x.gpu_memory_gb, schema::kOmitEmpty);
+  visit("cpu", x.cpu, schema::kOmitEmpty);
+  visit("memory_gb", x.memory_gb, schema::kOmitEmpty);
+  visit("disk_gb", x.disk_gb, schema::kOmitEmpty);
+  visit("node_selector", x.node_selector, schema::kOmitEmpty);
+  visit("image", x.image, schema::kOmitEmpty);
+  visit("command", x.command, schema::kOmitEmpty);
+  visit("env", x.env, schema::kOmitEmpty);
+  visit("pricing", x.pricing, schema::kOmitEmpty);
+  visit("reservation_id", x.reservation_id, schema::kOmitEmpty);
+  visit("priority", x.priority, schema::kOmitEmpty);
+  visit("max_runtime_s", x.max_runtime_s, schema::kOmitEmpty);
+  visit("template", x.template_name, schema::kOmitEmpty);
+  visit("runtime", x.runtime, schema::kOmitEmpty);
+  visit("volumes", x.volumes, schema::kOmitEmpty);
+  visit("services", x.services, schema::kOmitEmpty);
+  visit("restart_policy", x.restart_policy, schema::kOmitEmpty);
+  visit("max_price_micros", x.max_price_micros, schema::kOmitEmpty);
+  visit("workdir", x.workdir, schema::kOmitEmpty);
+  visit("queue", x.queue, schema::kOmitEmpty);
+  visit("wait_for_capacity", x.wait_for_capacity, schema::kOmitEmpty);
 }
 
 // POST /v1/instances (and POST /v1/estimate).
@@ -119,9 +120,9 @@ void fields(V& visit, S& x) {
     visit(name, member, name == "command" ? schema::kRequired : presence);
   };
   fields(command_required, x.workload);
-  visit("nodes", x.nodes, schema::kOptional);
-  visit("array", x.array, schema::kOptional);
-  visit("retries", x.retries, schema::kOptional);
+  visit("nodes", x.nodes, schema::kOmitEmpty);
+  visit("array", x.array, schema::kOmitEmpty);
+  visit("retries", x.retries, schema::kOmitEmpty);
 }
 
 // What a workload asked for, as an instance or a job shows it.

@@ -25,14 +25,14 @@ void add_access_commands(CLI::App& app, Context& ctx) {
   create->callback([&ctx, name] {
     ctx.set_command([&ctx, name] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.create_tenant(*name); },
-                               [&ctx](const Json& value) { return tenant_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return tenant_view(value, ctx.now()); });
     });
   });
   tenants->add_subcommand("ls", "List tenants with their balances")->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
           [](client::ApiClient& api) { return api.list_tenants(); },
-          [&ctx](const Json& value) { return tenants_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return tenants_view(value, ctx.now()); });
     });
   });
 
@@ -47,7 +47,7 @@ void add_access_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, request] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.create_api_key(*request); },
-          [&ctx](const Json& value) { return api_key_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return api_key_view(value, ctx.now()); });
     });
   });
 }

@@ -41,7 +41,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const std::string& group) {
   usage->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show([](client::ApiClient& api) { return api.usage(); },
-                               [&ctx](const Json& value) { return usage_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return usage_view(value, ctx.now()); });
     });
   });
 

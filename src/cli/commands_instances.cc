@@ -40,23 +40,24 @@ const Goal kTerminated{"terminated", {"terminated"}, {}};
 
 // Polls until the instance reaches the goal, or cannot, at most for the timeout. Progress goes to
 // stderr so stdout carries only the final object.
-Result<Json> wait_until(Context& ctx, client::ApiClient& api, Json instance, const Goal& goal,
-                        std::chrono::seconds timeout) {
-  const std::string id = field_text(instance, "id");
+Result<client::Answer<api::Instance>> wait_until(Context& ctx, client::ApiClient& api,
+                                                 client::Answer<api::Instance> instance,
+                                                 const Goal& goal, std::chrono::seconds timeout) {
+  const std::string id = instance.value.id;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string reported;
   const auto among = [](const std::vector<std::string_view>& states, std::string_view state) {
     return std::find(states.begin(), states.end(), state) != states.end();
   };
   for (;;) {
-    const std::string state = field_text(instance, "state");
+    const std::string state(model::to_string(instance.value.state));
     if (state != reported) {
       ctx.err() << fmt::format("{}: {}\n", sanitize(id), sanitize(state)) << std::flush;
       reported = state;
     }
     if (among(goal.done, state)) return instance;
     if (among(goal.unreachable, state)) {
-      const std::string reason = field_text(instance, "reason");
+      const std::string& reason = instance.value.reason;
       return fail(Error::conflict(
           fmt::format("instance_not_{}", goal.name),
           fmt::format("instance {} is {}{}{}", id, state, reason.empty() ? "" : ": ", reason)));
@@ -84,13 +85,12 @@ Status launch(Context& ctx, const LaunchFlags& options) {
     GPURENT_TRY(workdir, upload_workdir(ctx, *api, options.workdir));
     request.spec.workdir = std::move(workdir);
   }
-  Result<Json> instance =
-      api->create_instance(request.spec, options.idempotency_key, request.runtime);
+  auto instance = api->create_instance(request.spec, options.idempotency_key, request.runtime);
   if (instance && wait_timeout) {
     instance = wait_until(ctx, *api, std::move(*instance), kRunning, *wait_timeout);
   }
   return ctx.show(std::move(instance),
-                  [&ctx](const Json& value) { return instance_view(value, ctx.now()); });
+                  [&ctx](const auto& value) { return instance_view(value, ctx.now()); });
 }
 
 struct ListOptions {
@@ -101,16 +101,19 @@ struct ListOptions {
 
 Status list(Context& ctx, const ListOptions& options) {
   GPURENT_TRY(api, ctx.api());
-  GPURENT_TRY(items, api->list_instances({.tenant_id = options.tenant, .state = options.state}));
-  // Terminated instances only pile up; they are shown when asked for.
-  Json shown = Json::array();
-  for (auto& item : items) {
-    if (options.all || !options.state.empty() || field_text(item, "state") != "terminated") {
-      shown.push_back(std::move(item));
+  GPURENT_TRY(listed, api->list_instances({.tenant_id = options.tenant, .state = options.state}));
+  // Terminated instances only pile up; they are shown when asked for. (The typed items are the
+  // JSON's, one for one.)
+  client::Answer<std::vector<api::Instance>> shown{{}, Json::array()};
+  for (size_t i = 0; i < listed.value.size(); ++i) {
+    if (options.all || !options.state.empty() ||
+        listed.value[i].state != model::InstanceState::kTerminated) {
+      shown.value.push_back(std::move(listed.value[i]));
+      shown.json.push_back(std::move(listed.json[i]));
     }
   }
-  return ctx.show(std::move(shown),
-                  [&ctx](const Json& value) { return instances_view(value, ctx.now()); });
+  return ctx.show(Result<client::Answer<std::vector<api::Instance>>>(std::move(shown)),
+                  [&ctx](const auto& value) { return instances_view(value, ctx.now()); });
 }
 
 Status logs(Context& ctx, const std::string& id, bool follow) {
@@ -122,7 +125,8 @@ Status logs(Context& ctx, const std::string& id, bool follow) {
   });
 }
 
-using InstanceAction = Result<Json> (client::ApiClient::*)(std::string_view);
+using InstanceAction =
+    Result<client::Answer<api::Instance>> (client::ApiClient::*)(std::string_view);
 
 struct ActionFlags {
   std::string id;
@@ -143,14 +147,14 @@ void add_action(CLI::App& parent, Context& ctx, const char* name, const char* de
     ctx.set_command([&ctx, flags, action, &goal]() -> Status {
       GPURENT_TRY(timeout, parse_duration_seconds(flags->wait_timeout));
       return ctx.call_and_show(
-          [&](client::ApiClient& api) -> Result<Json> {
+          [&](client::ApiClient& api) -> Result<client::Answer<api::Instance>> {
             GPURENT_TRY(instance, (api.*action)(flags->id));
             if (!flags->wait) return instance;
             return wait_until(ctx, api, std::move(instance), goal, std::chrono::seconds(timeout));
           },
-          [](const Json& instance) {
-            return fmt::format("{}   {}\n", sanitize(field_text(instance, "id")),
-                               sanitize(field_text(instance, "state")));
+          [](const api::Instance& instance) {
+            return fmt::format("{}   {}\n", sanitize(instance.id),
+                               sanitize(model::to_string(instance.state)));
           });
     });
   });
@@ -199,7 +203,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
     ctx.set_command([&ctx, show_id] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.get_instance(*show_id); },
-          [&ctx](const Json& value) { return instance_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return instance_view(value, ctx.now()); });
     });
   });
   added.push_back(show_command);

@@ -75,7 +75,7 @@ Status submit(Context& ctx, const SubmitOptions& options) {
     spec.task.workdir = std::move(workdir);
   }
   return ctx.show(api->create_job(spec, options.idempotency_key, runtime),
-                  [&ctx](const Json& value) { return job_view(value, ctx.now()); });
+                  [&ctx](const auto& value) { return job_view(value, ctx.now()); });
 }
 
 struct LogsOptions {
@@ -147,7 +147,7 @@ void add_list_and_show(CLI::App& jobs, Context& ctx) {
   list->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.list_jobs(*tenant); },
-                               [&ctx](const Json& value) { return jobs_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return jobs_view(value, ctx.now()); });
     });
   });
 
@@ -159,7 +159,7 @@ void add_list_and_show(CLI::App& jobs, Context& ctx) {
   show->callback([&ctx, id, all_tasks] {
     ctx.set_command([&ctx, id, all_tasks] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.get_job(*id, *all_tasks); },
-                               [&ctx](const Json& value) { return job_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return job_view(value, ctx.now()); });
     });
   });
 }

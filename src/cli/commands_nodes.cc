@@ -37,7 +37,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
   const auto list = [&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show([](client::ApiClient& api) { return api.list_nodes(); },
-                               [&ctx](const Json& value) { return nodes_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return nodes_view(value, ctx.now()); });
     });
   };
   ctx.add_watch_option(*nodes->add_subcommand("ls", "List nodes")->callback(list));
@@ -47,7 +47,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
   show->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.get_node(*id); },
-                               [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+                               [&ctx](const auto& value) { return node_view(value, ctx.now()); });
     });
   });
   for (const auto& [action, description] :
@@ -61,7 +61,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
       ctx.set_command([&ctx, node_id, action] {
         return ctx.call_and_show(
             [&](client::ApiClient& api) { return api.node_action(*node_id, action); },
-            [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+            [&ctx](const auto& value) { return node_view(value, ctx.now()); });
       });
     });
   }
@@ -77,7 +77,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, release_node, release_index] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.release_gpu(*release_node, *release_index); },
-          [&ctx](const Json& value) { return node_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return node_view(value, ctx.now()); });
     });
   });
   nodes->callback([nodes, list] {

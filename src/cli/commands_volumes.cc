@@ -17,22 +17,31 @@ struct CreateOptions {
   std::string idempotency_key;
 };
 
-// A verb that takes one volume id and shows what the server answered.
-void add_id_verb(CLI::App& volumes, Context& ctx, const char* name, const char* alias,
-                 const char* description,
-                 Result<Json> (client::ApiClient::*call)(std::string_view)) {
+// `volumes show ID`.
+void add_show(CLI::App& volumes, Context& ctx) {
   auto id = std::make_shared<std::string>();
-  auto* verb = volumes.add_subcommand(name, description);
-  if (alias != nullptr) verb->alias(alias);
+  auto* verb = volumes.add_subcommand("show", "Show a volume");
   verb->add_option("id", *id, "volume id")->required();
-  verb->callback([&ctx, id, call, deleting = std::string_view(name) == "delete"] {
-    ctx.set_command([&ctx, id, call, deleting] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return (api.*call)(*id); },
-                               [&ctx, id, deleting](const Json& value) {
-                                 // DELETE answers 204 without a body.
-                                 return deleting ? fmt::format("deleted volume {}\n", *id)
-                                                 : volume_view(value, ctx.now());
-                               });
+  verb->callback([&ctx, id] {
+    ctx.set_command([&ctx, id] {
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_volume(*id); },
+                               [&ctx](const auto& value) { return volume_view(value, ctx.now()); });
+    });
+  });
+}
+
+// `volumes delete ID`: DELETE answers 204 without a body.
+void add_delete(CLI::App& volumes, Context& ctx) {
+  auto id = std::make_shared<std::string>();
+  auto* verb = volumes.add_subcommand(
+      "delete", "Delete a volume and its data (refused while an instance mounts it)");
+  verb->alias("rm");
+  verb->add_option("id", *id, "volume id")->required();
+  verb->callback([&ctx, id] {
+    ctx.set_command([&ctx, id] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.delete_volume(*id); },
+          [id](const Json&) { return fmt::format("deleted volume {}\n", *id); });
     });
   });
 }
@@ -62,7 +71,7 @@ void add_volume_commands(CLI::App& app, Context& ctx) {
           [&](client::ApiClient& api) {
             return api.create_volume(options->request, options->idempotency_key);
           },
-          [&ctx](const Json& value) { return volume_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return volume_view(value, ctx.now()); });
     });
   });
 
@@ -71,13 +80,11 @@ void add_volume_commands(CLI::App& app, Context& ctx) {
         ctx.set_command([&ctx] {
           return ctx.call_and_show(
               [](client::ApiClient& api) { return api.list_volumes(); },
-              [&ctx](const Json& value) { return volumes_view(value, ctx.now()); });
+              [&ctx](const auto& value) { return volumes_view(value, ctx.now()); });
         });
       }));
-  add_id_verb(*volumes, ctx, "show", nullptr, "Show a volume", &client::ApiClient::get_volume);
-  add_id_verb(*volumes, ctx, "delete", "rm",
-              "Delete a volume and its data (refused while an instance mounts it)",
-              &client::ApiClient::delete_volume);
+  add_show(*volumes, ctx);
+  add_delete(*volumes, ctx);
 }
 
 }  // namespace gpurent::cli

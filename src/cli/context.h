@@ -8,10 +8,12 @@
 // agent) return their own exit code.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 
 #include "cli/config.h"
 #include "client/api_client.h"
@@ -69,6 +71,24 @@ class Context {
   // Calls the API and shows what it answered.
   Status call_and_show(const std::function<Result<Json>(client::ApiClient&)>& call,
                        const View& view);
+  // The same for a typed answer (client::Answer): -o json prints the server's JSON as it came, the
+  // table form is `view` of the typed body.
+  template <class T>
+  using TypedView = std::type_identity_t<std::function<std::string(const T&)>>;
+  template <class T>
+  Status show(Result<client::Answer<T>> answer, const TypedView<T>& view) {
+    if (!answer) return fail(std::move(answer).error());
+    const T& value = answer->value;
+    return show(std::move(answer->json), [&](const Json&) { return view(value); });
+  }
+  template <class Call,
+            class T =
+                typename std::invoke_result_t<Call, client::ApiClient&>::value_type::value_type>
+  requires std::same_as<std::invoke_result_t<Call, client::ApiClient&>, Result<client::Answer<T>>>
+      Status call_and_show(const Call& call, const TypedView<T>& view) {
+    GPURENT_TRY(client, api());
+    return show(call(*client), view);
+  }
 
   // Adds `--watch[=SECONDS]` to a listing: the command then runs again every SECONDS (2 by
   // default) until it fails or is interrupted, each table under a line saying when it was taken

@@ -163,50 +163,57 @@ Result<Json> ApiClient::offers() { return list_items("/v1/offers"); }
 
 namespace {
 
-// The API's body for what a workload runs and needs; fields at their defaults are left out.
-Json workload_body(const model::InstanceSpec& spec, model::RuntimeChoice runtime) {
-  Json body = {{"gpu_count", spec.gpu_count}, {"pricing", model::to_string(spec.pricing)}};
+// The API's body for what a workload runs and needs; members at their defaults are left out.
+api::WorkloadRequest workload_request(const model::InstanceSpec& spec,
+                                      model::RuntimeChoice runtime) {
+  const auto unless = [](bool is_default, const auto& value) {
+    using T = std::remove_cvref_t<decltype(value)>;
+    return is_default ? std::nullopt : std::optional<T>(value);
+  };
+  api::WorkloadRequest request{
+      .name = unless(spec.name.empty(), spec.name),
+      .min_gpu_memory_gb = unless(spec.min_gpu_memory_gb == 0, int64_t{spec.min_gpu_memory_gb}),
+      .gpu_count = spec.gpu_count,
+      .gpu_milli = unless(spec.gpu_milli == model::kMilliPerGpu, int64_t{spec.gpu_milli}),
+      .gpu_memory_gb = unless(spec.gpu_memory_gb == 0, int64_t{spec.gpu_memory_gb}),
+      .cpu = unless(spec.cpu == 0, int64_t{spec.cpu}),
+      .memory_gb = unless(spec.memory_gb == 0, int64_t{spec.memory_gb}),
+      .disk_gb = unless(spec.disk_gb == 0, int64_t{spec.disk_gb}),
+      .node_selector = unless(spec.node_selector.empty(), spec.node_selector),
+      .image = unless(spec.image.empty(), spec.image),
+      .env = unless(spec.env.empty(), spec.env),
+      .pricing = spec.pricing,
+      .reservation_id = unless(spec.reservation_id.empty(), spec.reservation_id),
+      .priority = unless(spec.priority == 0, int64_t{spec.priority}),
+      .max_runtime_s = spec.max_runtime_s,
+      .template_name = unless(spec.template_name.empty(), spec.template_name),
+      .runtime = unless(runtime == model::RuntimeChoice::kAuto, runtime),
+      .volumes = unless(spec.volumes.empty(), spec.volumes),
+      .services = unless(spec.services.empty(), spec.services),
+      .max_price_micros = spec.max_price,
+      .workdir = unless(spec.workdir.empty(), spec.workdir),
+      .queue = unless(spec.queue, false),
+      .wait_for_capacity = unless(!spec.wait_for_capacity, true)};
   if (spec.gpu_types.size() > 1) {
-    body["gpu_types"] = spec.gpu_types;
+    request.gpu_types = spec.gpu_types;
   } else {
-    body["gpu_type"] = model::requested_gpu_type(spec);
+    request.gpu_type = model::requested_gpu_type(spec);
   }
-  if (!spec.name.empty()) body["name"] = spec.name;
-  if (spec.gpu_milli != model::kMilliPerGpu) body["gpu_milli"] = spec.gpu_milli;
-  if (spec.gpu_memory_gb != 0) body["gpu_memory_gb"] = spec.gpu_memory_gb;
-  if (spec.min_gpu_memory_gb != 0) body["min_gpu_memory_gb"] = spec.min_gpu_memory_gb;
-  if (spec.cpu != 0) body["cpu"] = spec.cpu;
-  if (spec.memory_gb != 0) body["memory_gb"] = spec.memory_gb;
-  if (spec.disk_gb != 0) body["disk_gb"] = spec.disk_gb;
-  if (!spec.node_selector.empty()) body["node_selector"] = spec.node_selector;
-  if (spec.priority != 0) body["priority"] = spec.priority;
-  if (!spec.queue) body["queue"] = false;
-  if (spec.wait_for_capacity) body["wait_for_capacity"] = true;
-  if (spec.max_runtime_s) body["max_runtime_s"] = *spec.max_runtime_s;
-  if (!spec.command.empty()) body["command"] = spec.command;
-  if (!spec.env.empty()) body["env"] = spec.env;
-  if (!spec.reservation_id.empty()) body["reservation_id"] = spec.reservation_id;
-  if (spec.max_price) body["max_price_micros"] = *spec.max_price;
-  if (!spec.image.empty()) body["image"] = spec.image;
-  if (!spec.template_name.empty()) body["template"] = spec.template_name;
-  if (runtime != model::RuntimeChoice::kAuto) body["runtime"] = model::to_string(runtime);
-  if (!spec.volumes.empty()) body["volumes"] = spec.volumes;
-  if (!spec.services.empty()) body["services"] = spec.services;
-  if (!spec.workdir.empty()) body["workdir"] = spec.workdir;
-  return body;
+  if (!spec.command.empty()) request.command = spec.command;
+  return request;
 }
 
 }  // namespace
 
-Result<Json> ApiClient::create_instance(const model::InstanceSpec& spec,
-                                        std::string_view idempotency_key,
-                                        model::RuntimeChoice runtime) {
-  const Json body = workload_body(spec, runtime);
-  return call("POST", "/v1/instances", &body, idempotency_key);
+Result<Answer<api::Instance>> ApiClient::create_instance(const model::InstanceSpec& spec,
+                                                         std::string_view idempotency_key,
+                                                         model::RuntimeChoice runtime) {
+  const Json body = api::InstanceCreate{workload_request(spec, runtime)};
+  return typed<api::Instance>(call("POST", "/v1/instances", &body, idempotency_key));
 }
 
 Result<Json> ApiClient::estimate(const model::InstanceSpec& spec, model::RuntimeChoice runtime) {
-  const Json body = workload_body(spec, runtime);
+  const Json body = api::InstanceCreate{workload_request(spec, runtime)};
   return call("POST", "/v1/estimate", &body);
 }
 
@@ -227,27 +234,27 @@ Result<Json> ApiClient::spot_prices(std::string_view gpu_type, std::string_view 
   return call("GET", query.empty() ? "/v1/spot-prices" : "/v1/spot-prices?" + query);
 }
 
-Result<Json> ApiClient::list_instances(const InstanceFilter& filter) {
+Result<Answer<std::vector<api::Instance>>> ApiClient::list_instances(const InstanceFilter& filter) {
   std::string query;
   add_query(query, "tenant", filter.tenant_id);
   add_query(query, "state", filter.state);
-  return list_items("/v1/instances", query);
+  return typed<std::vector<api::Instance>>(list_items("/v1/instances", query));
 }
 
-Result<Json> ApiClient::get_instance(std::string_view id) {
-  return call("GET", "/v1/instances/" + encode(id));
+Result<Answer<api::Instance>> ApiClient::get_instance(std::string_view id) {
+  return typed<api::Instance>(call("GET", "/v1/instances/" + encode(id)));
 }
 
-Result<Json> ApiClient::stop_instance(std::string_view id) {
-  return call("POST", fmt::format("/v1/instances/{}/stop", encode(id)));
+Result<Answer<api::Instance>> ApiClient::stop_instance(std::string_view id) {
+  return typed<api::Instance>(call("POST", fmt::format("/v1/instances/{}/stop", encode(id))));
 }
 
-Result<Json> ApiClient::start_instance(std::string_view id) {
-  return call("POST", fmt::format("/v1/instances/{}/start", encode(id)));
+Result<Answer<api::Instance>> ApiClient::start_instance(std::string_view id) {
+  return typed<api::Instance>(call("POST", fmt::format("/v1/instances/{}/start", encode(id))));
 }
 
-Result<Json> ApiClient::delete_instance(std::string_view id) {
-  return call("DELETE", "/v1/instances/" + encode(id));
+Result<Answer<api::Instance>> ApiClient::delete_instance(std::string_view id) {
+  return typed<api::Instance>(call("DELETE", "/v1/instances/" + encode(id)));
 }
 
 Status ApiClient::stream_logs(std::string_view id, bool follow,
@@ -369,27 +376,30 @@ Result<Json> ApiClient::copy_into_volume(std::string_view id, std::string_view u
   return copy_into("volumes", id, upload_id, path);
 }
 
-Result<Json> ApiClient::create_job(const model::JobSpec& spec, std::string_view idempotency_key,
-                                   model::RuntimeChoice runtime) {
-  Json body = workload_body(spec.task, runtime);
-  if (spec.nodes != 1) body["nodes"] = spec.nodes;
-  if (spec.array != 1) body["array"] = spec.array;
-  if (spec.retries != 0) body["retries"] = spec.retries;
-  return call("POST", "/v1/jobs", &body, idempotency_key);
+Result<Answer<api::Job>> ApiClient::create_job(const model::JobSpec& spec,
+                                               std::string_view idempotency_key,
+                                               model::RuntimeChoice runtime) {
+  api::JobCreate request{.workload = workload_request(spec.task, runtime)};
+  if (spec.nodes != 1) request.nodes = spec.nodes;
+  if (spec.array != 1) request.array = spec.array;
+  if (spec.retries != 0) request.retries = spec.retries;
+  const Json body = request;
+  return typed<api::Job>(call("POST", "/v1/jobs", &body, idempotency_key));
 }
 
-Result<Json> ApiClient::list_jobs(std::string_view tenant_id) {
+Result<Answer<std::vector<api::Job>>> ApiClient::list_jobs(std::string_view tenant_id) {
   std::string query;
   add_query(query, "tenant", tenant_id);
-  return list_items("/v1/jobs", query);
+  return typed<std::vector<api::Job>>(list_items("/v1/jobs", query));
 }
 
-Result<Json> ApiClient::get_job(std::string_view id, bool all_tasks) {
-  return call("GET", fmt::format("/v1/jobs/{}{}", encode(id), all_tasks ? "?tasks=1" : ""));
+Result<Answer<api::Job>> ApiClient::get_job(std::string_view id, bool all_tasks) {
+  return typed<api::Job>(
+      call("GET", fmt::format("/v1/jobs/{}{}", encode(id), all_tasks ? "?tasks=1" : "")));
 }
 
-Result<Json> ApiClient::cancel_job(std::string_view id) {
-  return call("POST", fmt::format("/v1/jobs/{}/cancel", encode(id)));
+Result<Answer<api::Job>> ApiClient::cancel_job(std::string_view id) {
+  return typed<api::Job>(call("POST", fmt::format("/v1/jobs/{}/cancel", encode(id))));
 }
 
 Status ApiClient::stream_job_logs(std::string_view id, JobMember member, bool follow,
@@ -433,14 +443,18 @@ Result<Json> ApiClient::cancel_reservation(std::string_view id) {
   return call("DELETE", "/v1/reservations/" + encode(id));
 }
 
-Result<Json> ApiClient::create_volume(const VolumeRequest& request,
-                                      std::string_view idempotency_key) {
-  Json body = {{"name", request.name}, {"size_gb", request.size_gb}};
-  if (!request.node_id.empty()) body["node_id"] = request.node_id;
-  return call("POST", "/v1/volumes", &body, idempotency_key);
+Result<Answer<api::Volume>> ApiClient::create_volume(const VolumeRequest& request,
+                                                     std::string_view idempotency_key) {
+  const Json body = api::VolumeCreate{
+      .name = request.name,
+      .size_gb = request.size_gb,
+      .node_id = request.node_id.empty() ? std::nullopt : std::optional(request.node_id)};
+  return typed<api::Volume>(call("POST", "/v1/volumes", &body, idempotency_key));
 }
 
-Result<Json> ApiClient::list_volumes() { return list_items("/v1/volumes"); }
+Result<Answer<std::vector<api::Volume>>> ApiClient::list_volumes() {
+  return typed<std::vector<api::Volume>>(list_items("/v1/volumes"));
+}
 
 Result<Json> ApiClient::list_events(std::string_view object_id, std::string_view kind) {
   std::string query;
@@ -473,8 +487,8 @@ Result<Json> ApiClient::acknowledge_alert(std::string_view id) {
   return call("POST", "/v1/alerts/" + encode(id) + "/ack");
 }
 
-Result<Json> ApiClient::get_volume(std::string_view id) {
-  return call("GET", "/v1/volumes/" + encode(id));
+Result<Answer<api::Volume>> ApiClient::get_volume(std::string_view id) {
+  return typed<api::Volume>(call("GET", "/v1/volumes/" + encode(id)));
 }
 
 Result<Json> ApiClient::delete_volume(std::string_view id) {
@@ -504,13 +518,16 @@ Status ApiClient::delete_template(std::string_view name) {
   return {};
 }
 
-Result<Json> ApiClient::balance(std::string_view tenant_id) {
+Result<Answer<api::Balance>> ApiClient::balance(std::string_view tenant_id) {
   std::string query;
   add_query(query, "tenant", tenant_id);
-  return call("GET", query.empty() ? "/v1/billing/balance" : "/v1/billing/balance?" + query);
+  return typed<api::Balance>(
+      call("GET", query.empty() ? "/v1/billing/balance" : "/v1/billing/balance?" + query));
 }
 
-Result<Json> ApiClient::usage() { return fetch_all_pages("/v1/billing/usage"); }
+Result<Answer<api::Usage>> ApiClient::usage() {
+  return typed<api::Usage>(fetch_all_pages("/v1/billing/usage"));
+}
 Result<Json> ApiClient::transfers() { return list_items("/v1/billing/transfers"); }
 
 Result<Json> ApiClient::topup(std::string_view tenant_id, Micros amount, std::string_view reference,
@@ -582,33 +599,43 @@ Result<Json> ApiClient::revenue(std::string_view from, std::string_view to) {
   return call("GET", "/v1/billing/revenue" + (query.empty() ? "" : "?" + query));
 }
 
-Result<Json> ApiClient::create_tenant(std::string_view name) {
-  const Json body = {{"name", name}};
-  return call("POST", "/v1/tenants", &body);
+Result<Answer<api::Tenant>> ApiClient::create_tenant(std::string_view name) {
+  const Json body = api::TenantCreate{.name = std::string(name)};
+  return typed<api::Tenant>(call("POST", "/v1/tenants", &body));
 }
 
-Result<Json> ApiClient::list_tenants() { return list_items("/v1/tenants"); }
-
-Result<Json> ApiClient::create_api_key(const ApiKeyRequest& request) {
-  Json body = Json::object();
-  if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
-  if (!request.role.empty()) body["role"] = request.role;
-  if (!request.name.empty()) body["name"] = request.name;
-  return call("POST", "/v1/api-keys", &body);
+Result<Answer<std::vector<api::TenantWithBalance>>> ApiClient::list_tenants() {
+  return typed<std::vector<api::TenantWithBalance>>(list_items("/v1/tenants"));
 }
 
-Result<Json> ApiClient::list_nodes() { return list_items("/v1/nodes"); }
-
-Result<Json> ApiClient::node_action(std::string_view id, std::string_view action) {
-  return call("POST", fmt::format("/v1/nodes/{}/{}", encode(id), action));
+Result<Answer<api::ApiKeyCreated>> ApiClient::create_api_key(const ApiKeyRequest& request) {
+  const auto unless_empty = [](const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional(text);
+  };
+  api::ApiKeyCreate create{.tenant_id = unless_empty(request.tenant_id),
+                           .name = unless_empty(request.name)};
+  if (!request.role.empty() && !model::parse_role(request.role, &create.role.emplace())) {
+    return fail(invalid_field("role", "must be admin, operator or tenant"));
+  }
+  const Json body = create;
+  return typed<api::ApiKeyCreated>(call("POST", "/v1/api-keys", &body));
 }
 
-Result<Json> ApiClient::release_gpu(std::string_view node_id, int gpu_index) {
-  return call("POST", fmt::format("/v1/nodes/{}/gpus/{}/release", encode(node_id), gpu_index));
+Result<Answer<std::vector<api::Node>>> ApiClient::list_nodes() {
+  return typed<std::vector<api::Node>>(list_items("/v1/nodes"));
 }
 
-Result<Json> ApiClient::get_node(std::string_view id) {
-  return call("GET", "/v1/nodes/" + encode(id));
+Result<Answer<api::Node>> ApiClient::node_action(std::string_view id, std::string_view action) {
+  return typed<api::Node>(call("POST", fmt::format("/v1/nodes/{}/{}", encode(id), action)));
+}
+
+Result<Answer<api::Node>> ApiClient::release_gpu(std::string_view node_id, int gpu_index) {
+  return typed<api::Node>(
+      call("POST", fmt::format("/v1/nodes/{}/gpus/{}/release", encode(node_id), gpu_index)));
+}
+
+Result<Answer<api::Node>> ApiClient::get_node(std::string_view id) {
+  return typed<api::Node>(call("GET", "/v1/nodes/" + encode(id)));
 }
 
 Result<Json> ApiClient::create_join_token(std::string_view description,

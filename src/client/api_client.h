@@ -1,11 +1,13 @@
 // The C++ SDK for the gpurent REST API (docs/api.md): one method per route, used by the CLI.
 //
-// Results are the server's JSON, unchanged: lists come back as the array of their items (every
-// page fetched and joined, at most kMaxListPages pages), everything else as the object the route
-// answers. A non-2xx answer becomes an Error with the problem's `code` and `detail` and the kind of
-// its status (an answer that is not problem+json gets code "http_<status>"); a server that cannot
-// be reached becomes an Error of kind kUnavailable whose message names the URL. Every call has a
-// deadline of kCallTimeout; only stream_logs may run longer.
+// Results are typed where src/api/ has the body (instances, jobs, volumes, nodes, tenants and keys,
+// balance and usage): an Answer holds the body read into its struct and the server's JSON as it
+// came. The other routes give the JSON alone. Lists come back as their items (every page fetched
+// and joined, at most kMaxListPages pages), everything else as the object the route answers. A
+// non-2xx answer becomes an Error with the problem's `code` and `detail` and the kind of its status
+// (an answer that is not problem+json gets code "http_<status>"); a server that cannot be reached
+// becomes an Error of kind kUnavailable whose message names the URL. Every call has a deadline of
+// kCallTimeout; only stream_logs may run longer.
 //
 // Not thread-safe (it owns one HttpClient and its keep-alive connection): one per thread.
 #pragma once
@@ -17,6 +19,9 @@
 #include <string>
 #include <string_view>
 
+#include "api/accounts.h"
+#include "api/fleet.h"
+#include "api/workloads.h"
 #include "client/http_client.h"
 #include "common/json.h"
 #include "common/money.h"
@@ -66,6 +71,16 @@ struct ApiKeyRequest {
   std::string name;
 };
 
+// A typed answer: the body read into its struct (leniently, api/json_form.h: a member that a server
+// of another version leaves out or types otherwise keeps its default), and the JSON the server
+// sent, whole (what `gpurent -o json` prints, members a newer server adds included).
+template <class T>
+struct Answer {
+  using value_type = T;
+  T value;
+  Json json;
+};
+
 // Maps a non-2xx answer to an Error (exposed for tests). `request` names what was asked, for the
 // message when the body is not a problem document: "GET http://host:8080/v1/whoami".
 Error error_from_response(const HttpResponse& response, std::string_view request);
@@ -88,14 +103,14 @@ class ApiClient {
   // Sends the spec as the launch body (an empty command is left out; template_name is sent as
   // `template`, with `runtime` unless kAuto). idempotency_key, when not empty, makes a retry of
   // the same launch return the first instance.
-  Result<Json> create_instance(const model::InstanceSpec& spec,
-                               std::string_view idempotency_key = {},
-                               model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
-  Result<Json> list_instances(const InstanceFilter& filter = {});
-  Result<Json> get_instance(std::string_view id);
-  Result<Json> stop_instance(std::string_view id);
-  Result<Json> start_instance(std::string_view id);
-  Result<Json> delete_instance(std::string_view id);
+  Result<Answer<api::Instance>> create_instance(
+      const model::InstanceSpec& spec, std::string_view idempotency_key = {},
+      model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  Result<Answer<std::vector<api::Instance>>> list_instances(const InstanceFilter& filter = {});
+  Result<Answer<api::Instance>> get_instance(std::string_view id);
+  Result<Answer<api::Instance>> stop_instance(std::string_view id);
+  Result<Answer<api::Instance>> start_instance(std::string_view id);
+  Result<Answer<api::Instance>> delete_instance(std::string_view id);
   // Hands the instance's log to on_chunk as it arrives; with follow, until the instance ends or
   // on_chunk returns false.
   Status stream_logs(std::string_view id, bool follow,
@@ -122,8 +137,9 @@ class ApiClient {
                                   std::string_view path);
   Result<Json> copy_into_volume(std::string_view id, std::string_view upload_id,
                                 std::string_view path);
-  Result<Json> create_job(const model::JobSpec& spec, std::string_view idempotency_key = {},
-                          model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  Result<Answer<api::Job>> create_job(const model::JobSpec& spec,
+                                      std::string_view idempotency_key = {},
+                                      model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
 
   Result<Json> list_templates();
   Result<Json> get_template(std::string_view name);
@@ -131,10 +147,10 @@ class ApiClient {
   Result<Json> put_template(std::string_view name, const Json& t);
   Status delete_template(std::string_view name);
   // tenant_id: operators only; "" = the caller's own (operators: all).
-  Result<Json> list_jobs(std::string_view tenant_id = {});
+  Result<Answer<std::vector<api::Job>>> list_jobs(std::string_view tenant_id = {});
   // all_tasks: list every task even of an array above the server's limit for views.
-  Result<Json> get_job(std::string_view id, bool all_tasks = false);
-  Result<Json> cancel_job(std::string_view id);
+  Result<Answer<api::Job>> get_job(std::string_view id, bool all_tasks = false);
+  Result<Answer<api::Job>> cancel_job(std::string_view id);
   // As stream_logs, for one member of a job.
   Status stream_job_logs(std::string_view id, JobMember member, bool follow,
                          const std::function<bool(std::string_view)>& on_chunk);
@@ -145,8 +161,9 @@ class ApiClient {
   Result<Json> list_reservations();
   Result<Json> cancel_reservation(std::string_view id);
 
-  Result<Json> create_volume(const VolumeRequest& request, std::string_view idempotency_key = {});
-  Result<Json> list_volumes();
+  Result<Answer<api::Volume>> create_volume(const VolumeRequest& request,
+                                            std::string_view idempotency_key = {});
+  Result<Answer<std::vector<api::Volume>>> list_volumes();
   // The event log, oldest first, filtered by object and kind when they are not empty.
   Result<Json> list_events(std::string_view object_id, std::string_view kind);
   // Monitoring (docs/api.md, "Metrics and alerts"). query: the parameters of
@@ -157,7 +174,7 @@ class ApiClient {
   Result<Json> put_alert_rule(const Json& rule);
   Status delete_alert_rule(std::string_view name);
   Result<Json> acknowledge_alert(std::string_view id);
-  Result<Json> get_volume(std::string_view id);
+  Result<Answer<api::Volume>> get_volume(std::string_view id);
   // The server answers 204: an empty object on success.
   Result<Json> delete_volume(std::string_view id);
 
@@ -166,9 +183,9 @@ class ApiClient {
   Result<Json> get_quota(std::string_view tenant_id);
 
   // tenant_id "" = the caller's own tenant.
-  Result<Json> balance(std::string_view tenant_id = {});
+  Result<Answer<api::Balance>> balance(std::string_view tenant_id = {});
   // The whole usage object: items plus total_micros and currency.
-  Result<Json> usage();
+  Result<Answer<api::Usage>> usage();
   Result<Json> transfers();
   Result<Json> topup(std::string_view tenant_id, Micros amount, std::string_view reference = {},
                      std::string_view idempotency_key = {});
@@ -196,22 +213,30 @@ class ApiClient {
   // Operators: revenue in [from, to) (RFC 3339; "" = unbounded).
   Result<Json> revenue(std::string_view from, std::string_view to);
 
-  Result<Json> create_tenant(std::string_view name);
-  Result<Json> list_tenants();
-  Result<Json> create_api_key(const ApiKeyRequest& request);
+  Result<Answer<api::Tenant>> create_tenant(std::string_view name);
+  Result<Answer<std::vector<api::TenantWithBalance>>> list_tenants();
+  Result<Answer<api::ApiKeyCreated>> create_api_key(const ApiKeyRequest& request);
 
-  Result<Json> list_nodes();
-  Result<Json> get_node(std::string_view id);
+  Result<Answer<std::vector<api::Node>>> list_nodes();
+  Result<Answer<api::Node>> get_node(std::string_view id);
   // action: "cordon", "uncordon" or "drain".
-  Result<Json> node_action(std::string_view id, std::string_view action);
+  Result<Answer<api::Node>> node_action(std::string_view id, std::string_view action);
   // Puts a quarantined GPU of the node back in service; returns the node.
-  Result<Json> release_gpu(std::string_view node_id, int gpu_index);
+  Result<Answer<api::Node>> release_gpu(std::string_view node_id, int gpu_index);
   // ttl_s nullopt = the server's default (24 h).
   Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
 
  private:
   ApiClient(HttpClient http, std::string api_key)
       : http_(std::move(http)), api_key_(std::move(api_key)) {}
+
+  // The JSON of an answer, read into T (a struct of src/api/, or a vector of them).
+  template <class T>
+  static Result<Answer<T>> typed(Result<Json> json) {
+    if (!json) return fail(std::move(json).error());
+    T value = json->template get<T>();
+    return Answer<T>{std::move(value), std::move(*json)};
+  }
 
   Result<Json> call(std::string_view method, std::string target, const Json* body = nullptr,
                     std::string_view idempotency_key = {},

@@ -100,13 +100,42 @@ TEST(ApiClientTest, JoinsEveryPageOfAList) {
   ApiClient client = make_client(server);
   auto items = client.list_instances({.tenant_id = "t 1", .state = "running"});
   ASSERT_TRUE(items.has_value()) << items.error().message;
-  ASSERT_TRUE(items->is_array());
-  ASSERT_EQ(items->size(), 3u);
-  EXPECT_EQ((*items)[2]["id"], "i-3");
+  ASSERT_EQ(items->value.size(), 3u);
+  EXPECT_EQ(items->value[2].id, "i-3");
+  EXPECT_EQ(items->json[2]["id"], "i-3");
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].target, "/v1/instances?limit=500&tenant=t%201&state=running");
   EXPECT_EQ(requests[1].target, "/v1/instances?limit=500&tenant=t%201&state=running&cursor=c2");
+}
+
+// An answer is read leniently (a server of another version): what it leaves out or types
+// otherwise keeps its default, what it adds stays in the JSON.
+TEST(ApiClientTest, ReadsATypedAnswerFromAServerOfAnotherVersion) {
+  TestHttpServer server([](const auto&, auto& connection) {
+    answer_json(connection, 200,
+                {{"id", "n-1"},
+                 {"state", "resting"},
+                 {"gpu_count", "eight"},
+                 {"free_gpus", 3},
+                 {"clock_skew_ms", nullptr},
+                 {"last_heartbeat", "2026-11-30T15:29:58.000Z"},
+                 {"gpus", {{{"uuid", "GPU-a"}, {"type", "h100-80g"}}, 7}},
+                 {"new_member", true}});
+  });
+  ApiClient client = make_client(server);
+  auto node = client.get_node("n-1");
+  ASSERT_TRUE(node.has_value()) << node.error().message;
+  EXPECT_EQ(node->value.id, "n-1");
+  EXPECT_EQ(node->value.state, model::NodeState::kReady);  // an unknown state: the default
+  EXPECT_EQ(node->value.gpu_count, 0);
+  EXPECT_EQ(node->value.free_gpus, 3);
+  EXPECT_FALSE(node->value.clock_skew_ms);
+  EXPECT_EQ(node->value.last_heartbeat, *parse_rfc3339("2026-11-30T15:29:58.000Z"));
+  ASSERT_EQ(node->value.gpus.size(), 1u);  // an item that is no object is left out
+  EXPECT_EQ(node->value.gpus[0].type, "h100-80g");
+  EXPECT_EQ(node->value.gpus[0].nvlink_domain, -1);
+  EXPECT_EQ(node->json["new_member"], true);
 }
 
 TEST(ApiClientTest, RefusesAListWithoutItems) {
@@ -132,7 +161,8 @@ TEST(ApiClientTest, LaunchesWithTheDocumentedBody) {
   spec.env = {{"EPOCHS", "3"}};
   auto instance = client.create_instance(spec, "launch-42");
   ASSERT_TRUE(instance.has_value()) << instance.error().message;
-  EXPECT_EQ((*instance)["id"], "i-1");
+  EXPECT_EQ(instance->value.id, "i-1");
+  EXPECT_EQ(instance->value.state, model::InstanceState::kPending);
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].method, "POST");

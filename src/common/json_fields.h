@@ -8,6 +8,10 @@
 // optional members keep the object's defaults; members the table does not list are ignored. Then,
 // where the type has one, upgrade_older(json, object) (found by argument-dependent lookup) fills
 // in what documents written by older versions lack.
+//
+// read_json_leniently reads an answer from a server of another version (the SDK): nothing throws;
+// a member that is absent, null where it may not be, or of another type keeps its default, and an
+// array item that cannot be read is left out.
 #pragma once
 
 #include <stdexcept>
@@ -148,6 +152,95 @@ void from_json_value(const Json& json, std::string_view name, T& out) {
   } else {
     json.get_to(out);  // a string, a number, a bool, or a type with its own from_json
   }
+}
+
+template <TimeForm F, Described T>
+void read_json_leniently(const Json& json, T& object);
+
+// One member of read_json_leniently: true when it was read.
+template <TimeForm F, class T>
+bool read_json_value_leniently(const Json& json, T& out) {
+  if constexpr (std::is_same_v<T, Timestamp>) {
+    if constexpr (F == TimeForm::kUnixMs) {
+      if (!json.is_number_integer()) return false;
+      out = from_unix_ms(json.get<int64_t>());
+    } else {
+      const auto parsed =
+          json.is_string() ? parse_rfc3339(json.get_ref<const std::string&>()) : std::nullopt;
+      if (!parsed) return false;
+      out = *parsed;
+    }
+    return true;
+  } else if constexpr (std::is_enum_v<T>) {
+    return json.is_string() && from_string(json.get_ref<const std::string&>(), &out);
+  } else if constexpr (is_optional_v<T>) {
+    if (json.is_null()) {
+      out.reset();
+      return true;
+    }
+    typename T::value_type value{};
+    if (!read_json_value_leniently<F>(json, value)) return false;
+    out = std::move(value);
+    return true;
+  } else if constexpr (is_vector_v<T>) {
+    if (!json.is_array()) return false;
+    out.clear();
+    for (const auto& item : json) {
+      if (!read_json_value_leniently<F>(item, out.emplace_back())) out.pop_back();
+    }
+    return true;
+  } else if constexpr (is_map_v<T>) {
+    if (!json.is_object()) return false;
+    out.clear();
+    for (const auto& [key, item] : json.items()) {
+      typename T::mapped_type value{};
+      if (read_json_value_leniently<F>(item, value)) out.emplace(key, std::move(value));
+    }
+    return true;
+  } else if constexpr (is_variant_v<T>) {
+    try {
+      return read_variant<F>(json, out);
+    } catch (const std::exception&) {
+      return false;
+    }
+  } else if constexpr (Described<T>) {
+    if (!json.is_object()) return false;
+    read_json_leniently<F>(json, out);
+    return true;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!json.is_boolean()) return false;
+    out = json.get<bool>();
+    return true;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!json.is_number_integer()) return false;
+    out = json.get<T>();
+    return true;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!json.is_number()) return false;
+    out = json.get<T>();
+    return true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!json.is_string()) return false;
+    out = json.get<std::string>();
+    return true;
+  } else {
+    try {
+      json.get_to(out);  // a type with its own from_json
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+}
+
+template <TimeForm F, Described T>
+void read_json_leniently(const Json& json, T& object) {
+  auto read = [&json](std::string_view name, auto& member, Presence = kRequired) {
+    const auto it = json.find(name);
+    // A value it cannot read leaves the member as it was: each reader checks before it writes.
+    if (it != json.end()) read_json_value_leniently<F>(*it, member);
+  };
+  fields(read, object);
 }
 
 }  // namespace gpurent::schema
