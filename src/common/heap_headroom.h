@@ -1,19 +1,18 @@
 // Keeps a reserve of heap memory touched ahead of use.
 //
-// A server that takes in an array of 8,000 tasks grows its heap by tens of MB within a few hundred
-// milliseconds, and every fresh page is a fault in which the kernel zeroes it: in a virtual
-// machine about 5 ms per MB (huge pages included), so that in gpurent_array_bench the controller's
-// create_job spent more than half its time (90 of 160 ms) zeroing memory. The allocator (jemalloc,
-// src/malloc_conf.cc) never gives freed memory back to the kernel, so memory that was touched once
-// and freed is reused without a fault. HeapHeadroom keeps `bytes` of such memory ready: once a
-// second, on a thread of its own at low priority, it asks jemalloc how much freed, touched memory
-// it holds, and when that is below half the reserve it allocates the reserve (the allocator hands
-// out what it holds first, and maps the rest), touches it, and frees it. The JVM's AlwaysPreTouch
-// does this once at start; this keeps doing it as the heap grows, so that the reserve is there at
-// 5,000 nodes as at 10. The cost is resident memory: up to `bytes` above the high-water mark.
-// It does not top up while a burst is drawing on the reserve (heap_at_rest): touching a few
-// hundred MiB takes a core for about 0.15 s, which a burst on two cores needs for its own threads
-// (the API, the committer, a simulated fleet); it tops up once the burst is over.
+// A server that takes in a large array job grows its heap by tens of MB within a few hundred
+// milliseconds, and every fresh page is a fault in which the kernel zeroes it, which in a virtual
+// machine can cost more than the work itself (bench/RESULTS.md, gpurent_array_bench). The allocator
+// (jemalloc, src/malloc_conf.cc) never gives freed memory back to the kernel, so memory that was
+// touched once and freed is reused without a fault. HeapHeadroom keeps `bytes` of such memory
+// ready: once a second, on a thread of its own at low priority, it asks jemalloc how much freed,
+// touched memory it holds, and when that is below half the reserve it allocates the reserve (the
+// allocator hands out what it holds first, and maps the rest), touches it, and frees it. The JVM's
+// AlwaysPreTouch does this once at start; this keeps doing it as the heap grows, so that the
+// reserve is there at 5,000 nodes as at 10. The cost is resident memory: up to `bytes` above the
+// high-water mark. It does not top up while a burst is drawing on the reserve (heap_at_rest):
+// touching a few hundred MiB takes a core for about 0.15 s, which a burst on two cores needs for
+// its own threads (the API, the committer, a simulated fleet); it tops up once the burst is over.
 // The server keeps one (server.cc), and so does a simulated fleet (agent/sim_fleet.h), whose
 // thousand nodes take their desired states and write their reports in the same burst; a single
 // node's agent does not, its footprint is meant to stay small.

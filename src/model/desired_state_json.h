@@ -2,10 +2,9 @@
 // tree: the agent's counterpart of read_node_report (node_report_json.h).
 //
 // An agent reads one desired state per change of its node, which costs little either way; the
-// simulated fleet (`gpurent agent --sim-nodes N`) reads every node's, and when an array of 8,000
-// tasks lands on 1,000 nodes it reads 1,000 of them at once on its one thread. With nlohmann's
-// tree a 2.8 KB answer (8 workloads) was a quarter of the fleet's CPU in that burst; this reader
-// walks the text once with simdjson's On-Demand parser (json_reader.h).
+// simulated fleet (`gpurent agent --sim-nodes N`) reads every node's on one thread, a thousand at
+// once when a large array lands. This reader walks the text once with simdjson's On-Demand parser
+// (json_reader.h) instead of building a tree.
 //
 // The JSON is what desired_state_json (codec.h) writes. Required members: node_id, generation,
 // workloads, and each workload's instance_id, run, should_run, command, env and gpus, and every

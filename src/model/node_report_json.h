@@ -1,9 +1,8 @@
 // A NodeReport read from its JSON text (the body of POST /v1/agent/report) without a JSON tree.
 //
-// Every node reports every few seconds, and the server reads each report on its I/O thread: a
-// nlohmann tree of a report (~2 KB with its telemetry) costs about 50 µs, most of it in
-// allocations, a fifth of that thread at 5,000 nodes. This reader walks the text once with
-// simdjson's On-Demand parser and fills the NodeReport directly (a few µs; bench/RESULTS.md).
+// Every node reports every few seconds, so at thousands of nodes reading reports is a large share
+// of a server thread; a JSON tree per report is mostly allocations. This reader walks the text
+// once with simdjson's On-Demand parser and fills the NodeReport directly (bench/RESULTS.md).
 //
 // The JSON is what to_json(NodeReport) writes (agent_protocol.h). Members it does not know are
 // skipped; a member given twice counts as its last value. Errors, as values:

@@ -7,10 +7,9 @@
 // the kThrottle* constants below); the ECC counts are the driver's volatile totals.
 //
 // Wire form: NodeReport's "telemetry" member is a JSON string, the base64 (RFC 4648, padded) of
-// one binary frame. 10,000 nodes x 8 GPUs at 1 Hz is 80,000 samples a second, and a JSON tree of
-// that (the column form this replaced, ~153 bytes a sample) cost the server a core in allocations;
-// the frame, base64 included, is ~51 bytes a sample in a 3-sample batch (the UUID and the first
-// values are paid once per GPU and batch) and decodes without a tree.
+// one binary frame: 10,000 nodes x 8 GPUs at 1 Hz is 80,000 samples a second, too many to build a
+// JSON tree for each. The frame decodes without a tree, and a GPU's UUID and first values are
+// paid once per batch, the rest as deltas.
 //
 //   frame  := version:u8 (kTelemetryFrameVersion)  dropped:uvarint
 //             gpus:uvarint gpu*  xids:uvarint xid*

@@ -8,8 +8,8 @@
 // are ingested into the series of the node's GPUs and the batch is cut down to what
 // Controller::apply_report acts on (controller::digest_for_apply_report). The coroutine resumes on
 // the I/O thread with the report, which is applied there. Without a feed (a controller that
-// ingests in apply_report itself) only the reading and decoding move: at 5,000 nodes the I/O
-// thread takes 1,700 reports a second, and reading one costs about 20 µs (bench/RESULTS.md).
+// ingests in apply_report itself) only the reading and decoding move, which at thousands of nodes
+// is still a real share of the I/O thread (bench/RESULTS.md).
 //
 // Threads: take() is called on the I/O thread and resumes there; the work runs on the one
 // telemetry thread, in the order it was called, and touches nothing but the body and the feed
@@ -63,9 +63,9 @@ class TelemetryIngest {
 // says why beside the store), on a thread of its own: every second, in transactions of at most
 // kRollupRowsPerWrite rows. After each it pauses kRollupPausePerWrite times as long as the write
 // took (at least kRollupWritePause), so that it holds SQLite's write lock, which the store's
-// commits need, at most a tenth of the time: a minute boundary at 40,000 GPUs closes 480,000
-// rows, and written back to back they held the lock half of the next second, during which the
-// commits that acknowledge reports and API requests kept meeting it. A write that fails is
+// commits need, at most a tenth of the time: a minute boundary at tens of thousands of GPUs closes
+// hundreds of thousands of rows, and written back to back they would hold the lock long enough to
+// delay the commits that acknowledge reports and API requests. A write that fails is
 // logged and its rows are dropped (they are derived data; the raw samples stay in memory). The
 // destructor writes what is left, without pauses.
 inline constexpr size_t kRollupRowsPerWrite = 1'000;

@@ -125,8 +125,8 @@ Result<Spawned> spawn_shim(const std::string& executable, const std::filesystem:
   std::string shim_arg = "__shim";
   std::string exe = executable;
   char* argv[] = {exe.data(), shim_arg.data(), dir_arg.data(), fd_arg.data(), nullptr};
-  // The shim is this binary, whose allocator asks for huge pages (src/malloc_conf.cc): a shim,
-  // one per workload, needs a few small pages, and with huge pages it held 15 MB instead of 8.
+  // The shim is this binary, whose allocator asks for huge pages (src/malloc_conf.cc); a shim, one
+  // per workload, needs only a few small pages, so it runs without them.
   // The workload does not inherit this: its environment is built from its spec (shim.cc).
   std::vector<char*> envp;
   for (char** entry = environ; *entry != nullptr; ++entry) {

@@ -3,7 +3,7 @@
 // By default SQLite checkpoints inside the COMMIT that takes the write-ahead log past 1,000 pages:
 // that commit copies the log's pages into the database file and syncs it before it returns, so
 // whatever waits for that commit (an API request, the agents' long polls) waits for the
-// checkpoint too: a third of the store's time in an 8,000-task array (bench/RESULTS.md). Here the
+// checkpoint too (bench/RESULTS.md). Here the
 // committing connection only notes that the log is long (its WAL hook) and a thread of its own,
 // on a connection of its own, runs the checkpoint (PASSIVE: it never blocks the writer; the log
 // is restarted from its beginning by the next commit after a checkpoint that copied all of it).
