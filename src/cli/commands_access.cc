@@ -12,7 +12,7 @@ void add_access_commands(CLI::App& app, Context& ctx) {
       ->group("Access")
       ->callback([&ctx] {
         ctx.set_command([&ctx] {
-          return ctx.call_and_show([](client::ApiClient& api) { return api.whoami(); },
+          return ctx.call_and_show([](client::ApiClient& api) { return api.access().whoami(); },
                                    whoami_view);
         });
       });
@@ -24,14 +24,15 @@ void add_access_commands(CLI::App& app, Context& ctx) {
   create->add_option("name", *name, "the tenant's name")->required();
   create->callback([&ctx, name] {
     ctx.set_command([&ctx, name] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.create_tenant(*name); },
-                               [&ctx](const auto& value) { return tenant_view(value, ctx.now()); });
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.access().create_tenant(*name); },
+          [&ctx](const auto& value) { return tenant_view(value, ctx.now()); });
     });
   });
   tenants->add_subcommand("ls", "List tenants with their balances")->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
-          [](client::ApiClient& api) { return api.list_tenants(); },
+          [](client::ApiClient& api) { return api.access().list_tenants(); },
           [&ctx](const auto& value) { return tenants_view(value, ctx.now()); });
     });
   });
@@ -46,7 +47,7 @@ void add_access_commands(CLI::App& app, Context& ctx) {
   create_key->callback([&ctx, request] {
     ctx.set_command([&ctx, request] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.create_api_key(*request); },
+          [&](client::ApiClient& api) { return api.access().create_api_key(*request); },
           [&ctx](const auto& value) { return api_key_view(value, ctx.now()); });
     });
   });

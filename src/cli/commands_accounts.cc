@@ -139,8 +139,8 @@ void add_package_commands(CLI::App& app, Context& ctx) {
   auto* products = packages->add_subcommand("products", "What packages can be bought");
   products->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.package_products(); },
-                               products_view);
+      return ctx.call_and_show(
+          [](client::ApiClient& api) { return api.billing().package_products(); }, products_view);
     });
   });
 
@@ -160,7 +160,7 @@ void add_package_commands(CLI::App& app, Context& ctx) {
                          {"price_micros", price},
                          {"validity_days", product->validity_days}};
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.set_package_product(body); },
+          [&](client::ApiClient& api) { return api.billing().set_package_product(body); },
           [](const Json& p) { return products_view(Json::array({p})); });
     });
   });
@@ -173,7 +173,7 @@ void add_package_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, buy_product] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) {
-            return api.buy_package(buy_product->first, buy_product->second);
+            return api.billing().buy_package(buy_product->first, buy_product->second);
           },
           [](const Json& p) { return packages_view(Json::array({p})); });
     });
@@ -184,8 +184,9 @@ void add_package_commands(CLI::App& app, Context& ctx) {
   list->add_option("--tenant", *tenant, "another tenant's (operators)");
   list->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.list_packages(*tenant); },
-                               packages_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.billing().list_packages(*tenant); },
+          packages_view);
     });
   });
 }
@@ -196,8 +197,9 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
   invoices->add_option("--tenant", *tenant, "another tenant's (operators)");
   invoices->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.list_invoices(*tenant); },
-                               invoices_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.billing().list_invoices(*tenant); },
+          invoices_view);
     });
   });
 
@@ -215,11 +217,13 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
     ctx.set_command([&ctx, options]() -> Status {
       if (!options->csv) {
         return ctx.call_and_show(
-            [&](client::ApiClient& api) { return api.get_invoice(options->id, options->tenant); },
+            [&](client::ApiClient& api) {
+              return api.billing().get_invoice(options->id, options->tenant);
+            },
             invoice_view);
       }
       GPURENT_TRY(api, ctx.api());
-      GPURENT_TRY(csv, api->get_invoice_csv(options->id, options->tenant));
+      GPURENT_TRY(csv, api->billing().get_invoice_csv(options->id, options->tenant));
       ctx.out() << csv;
       return {};
     });
@@ -232,7 +236,9 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
   revenue->callback([&ctx, window] {
     ctx.set_command([&ctx, window] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.revenue(window->first, window->second); },
+          [&](client::ApiClient& api) {
+            return api.billing().revenue(window->first, window->second);
+          },
           revenue_view);
     });
   });
@@ -247,7 +253,9 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
     ctx.set_command([&ctx, settings]() -> Status {
       if (settings->warning.empty() && settings->credit_limit.empty()) {
         return ctx.call_and_show(
-            [&](client::ApiClient& api) { return api.balance_settings(settings->tenant); },
+            [&](client::ApiClient& api) {
+              return api.billing().balance_settings(settings->tenant);
+            },
             settings_view);
       }
       Json body = {{"tenant_id", settings->tenant}};
@@ -260,7 +268,8 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
         body["credit_limit_micros"] = limit;
       }
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.set_balance_settings(body); }, settings_view);
+          [&](client::ApiClient& api) { return api.billing().set_balance_settings(body); },
+          settings_view);
     });
   });
 }

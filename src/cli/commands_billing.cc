@@ -21,7 +21,8 @@ Status topup(Context& ctx, const TopupOptions& options) {
   GPURENT_TRY(amount, parse_amount(options.amount, options.in_micros));
   return ctx.call_and_show(
       [&](client::ApiClient& api) {
-        return api.topup(options.tenant, amount, options.reference, options.idempotency_key);
+        return api.billing().topup(options.tenant, amount, options.reference,
+                                   options.idempotency_key);
       },
       topup_view);
 }
@@ -32,15 +33,15 @@ void add_verbs(CLI::App& parent, Context& ctx, const std::string& group) {
   balance->add_option("--tenant", *tenant, "another tenant's (operators)");
   balance->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.balance(*tenant); },
-                               balance_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.billing().balance(*tenant); }, balance_view);
     });
   });
 
   auto* usage = parent.add_subcommand("usage", "What each run has cost");
   usage->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.usage(); },
+      return ctx.call_and_show([](client::ApiClient& api) { return api.billing().usage(); },
                                [&ctx](const auto& value) { return usage_view(value, ctx.now()); });
     });
   });
@@ -49,7 +50,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const std::string& group) {
   transfers->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
-          [](client::ApiClient& api) { return api.transfers(); },
+          [](client::ApiClient& api) { return api.billing().transfers(); },
           [&ctx](const Json& value) { return transfers_view(value, ctx.now()); });
     });
   });

@@ -11,7 +11,7 @@ void add_catalog_commands(CLI::App& app, Context& ctx) {
       ->group("Catalog")
       ->callback([&ctx] {
         ctx.set_command([&ctx] {
-          return ctx.call_and_show([](client::ApiClient& api) { return api.offers(); },
+          return ctx.call_and_show([](client::ApiClient& api) { return api.catalog().offers(); },
                                    offers_view);
         });
       });
@@ -19,7 +19,7 @@ void add_catalog_commands(CLI::App& app, Context& ctx) {
       ->group("Catalog")
       ->callback([&ctx] {
         ctx.set_command([&ctx] {
-          return ctx.call_and_show([](client::ApiClient& api) { return api.gpu_types(); },
+          return ctx.call_and_show([](client::ApiClient& api) { return api.catalog().gpu_types(); },
                                    gpu_types_view);
         });
       });

@@ -51,8 +51,8 @@ Status copy(Context& ctx, const std::string& source, const std::string& destinat
   GPURENT_TRY(api, ctx.api());
   GPURENT_TRY(packed, pack_copy_source(source));
   GPURENT_TRY(upload, upload_packed(ctx, *api, packed, source));
-  return ctx.show(target.volume ? api->copy_into_volume(target.id, upload, target.path)
-                                : api->copy_into_instance(target.id, upload, target.path),
+  return ctx.show(target.volume ? api->files().copy_into_volume(target.id, upload, target.path)
+                                : api->files().copy_into_instance(target.id, upload, target.path),
                   [&target](const Json& result) { return copied_view(target, result); });
 }
 

@@ -68,7 +68,7 @@ Result<client::Answer<api::Instance>> wait_until(Context& ctx, client::ApiClient
                                     format_duration(timeout.count()))});
     }
     std::this_thread::sleep_for(kWaitPollInterval);
-    GPURENT_TRY(fresh, api.get_instance(id));
+    GPURENT_TRY(fresh, api.instances().get(id));
     instance = std::move(fresh);
   }
 }
@@ -85,7 +85,7 @@ Status launch(Context& ctx, const LaunchFlags& options) {
     GPURENT_TRY(workdir, upload_workdir(ctx, *api, options.workdir));
     request.spec.workdir = std::move(workdir);
   }
-  auto instance = api->create_instance(request.spec, options.idempotency_key, request.runtime);
+  auto instance = api->instances().create(request.spec, options.idempotency_key, request.runtime);
   if (instance && wait_timeout) {
     instance = wait_until(ctx, *api, std::move(*instance), kRunning, *wait_timeout);
   }
@@ -101,7 +101,7 @@ struct ListOptions {
 
 Status list(Context& ctx, const ListOptions& options) {
   GPURENT_TRY(api, ctx.api());
-  GPURENT_TRY(listed, api->list_instances({.tenant_id = options.tenant, .state = options.state}));
+  GPURENT_TRY(listed, api->instances().list({.tenant_id = options.tenant, .state = options.state}));
   // Terminated instances only pile up; they are shown when asked for. (The typed items are the
   // JSON's, one for one.)
   client::Answer<std::vector<api::Instance>> shown{{}, Json::array()};
@@ -118,7 +118,7 @@ Status list(Context& ctx, const ListOptions& options) {
 
 Status logs(Context& ctx, const std::string& id, bool follow) {
   GPURENT_TRY(api, ctx.api());
-  return api->stream_logs(id, follow, [&ctx](std::string_view piece) {
+  return api->instances().stream_logs(id, follow, [&ctx](std::string_view piece) {
     ctx.out().write(piece.data(), static_cast<std::streamsize>(piece.size()));
     ctx.out().flush();
     return static_cast<bool>(ctx.out());
@@ -126,7 +126,7 @@ Status logs(Context& ctx, const std::string& id, bool follow) {
 }
 
 using InstanceAction =
-    Result<client::Answer<api::Instance>> (client::ApiClient::*)(std::string_view);
+    Result<client::Answer<api::Instance>> (client::InstancesApi::*)(std::string_view);
 
 struct ActionFlags {
   std::string id;
@@ -148,7 +148,7 @@ void add_action(CLI::App& parent, Context& ctx, const char* name, const char* de
       GPURENT_TRY(timeout, parse_duration_seconds(flags->wait_timeout));
       return ctx.call_and_show(
           [&](client::ApiClient& api) -> Result<client::Answer<api::Instance>> {
-            GPURENT_TRY(instance, (api.*action)(flags->id));
+            GPURENT_TRY(instance, (api.instances().*action)(flags->id));
             if (!flags->wait) return instance;
             return wait_until(ctx, api, std::move(instance), goal, std::chrono::seconds(timeout));
           },
@@ -202,7 +202,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   show_command->callback([&ctx, show_id] {
     ctx.set_command([&ctx, show_id] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.get_instance(*show_id); },
+          [&](client::ApiClient& api) { return api.instances().get(*show_id); },
           [&ctx](const auto& value) { return instance_view(value, ctx.now()); });
     });
   });
@@ -219,12 +219,12 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   added.push_back(logs_command);
 
   add_action(parent, ctx, "stop", "Stop an instance (it keeps its settings; start it again)",
-             &client::ApiClient::stop_instance, kStopped);
+             &client::InstancesApi::stop, kStopped);
   add_action(parent, ctx, "start",
              "Start a stopped instance again (one still stopping starts once it has stopped)",
-             &client::ApiClient::start_instance, kRunning);
-  add_action(parent, ctx, "rm", "Terminate an instance for good",
-             &client::ApiClient::delete_instance, kTerminated);
+             &client::InstancesApi::start, kRunning);
+  add_action(parent, ctx, "rm", "Terminate an instance for good", &client::InstancesApi::remove,
+             kTerminated);
   for (const char* name : {"stop", "start", "rm"}) added.push_back(parent.get_subcommand(name));
 
   if (!group.empty()) {

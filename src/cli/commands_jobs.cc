@@ -74,7 +74,7 @@ Status submit(Context& ctx, const SubmitOptions& options) {
     GPURENT_TRY(workdir, upload_workdir(ctx, *api, options.workdir));
     spec.task.workdir = std::move(workdir);
   }
-  return ctx.show(api->create_job(spec, options.idempotency_key, runtime),
+  return ctx.show(api->jobs().create(spec, options.idempotency_key, runtime),
                   [&ctx](const auto& value) { return job_view(value, ctx.now()); });
 }
 
@@ -86,7 +86,7 @@ struct LogsOptions {
 
 Status logs(Context& ctx, const LogsOptions& options) {
   GPURENT_TRY(api, ctx.api());
-  return api->stream_job_logs(
+  return api->jobs().stream_logs(
       options.id, options.member, options.follow, [&ctx](std::string_view piece) {
         ctx.out().write(piece.data(), static_cast<std::streamsize>(piece.size()));
         ctx.out().flush();
@@ -146,7 +146,7 @@ void add_list_and_show(CLI::App& jobs, Context& ctx) {
   ctx.add_watch_option(*list);
   list->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.list_jobs(*tenant); },
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.jobs().list(*tenant); },
                                [&ctx](const auto& value) { return jobs_view(value, ctx.now()); });
     });
   });
@@ -158,8 +158,9 @@ void add_list_and_show(CLI::App& jobs, Context& ctx) {
   show->add_flag("--tasks", *all_tasks, "list every task, even of a large array");
   show->callback([&ctx, id, all_tasks] {
     ctx.set_command([&ctx, id, all_tasks] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_job(*id, *all_tasks); },
-                               [&ctx](const auto& value) { return job_view(value, ctx.now()); });
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.jobs().get(*id, *all_tasks); },
+          [&ctx](const auto& value) { return job_view(value, ctx.now()); });
     });
   });
 }
@@ -181,7 +182,7 @@ void add_logs_and_cancel(CLI::App& jobs, Context& ctx) {
   cancel->add_option("id", *id, "job id")->required();
   cancel->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.cancel_job(*id); },
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.jobs().cancel(*id); },
                                [](const Json& job) {
                                  return fmt::format("{}   {}\n", sanitize(field_text(job, "id")),
                                                     sanitize(field_text(job, "state")));

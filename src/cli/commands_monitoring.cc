@@ -81,8 +81,9 @@ void add_rule_commands(CLI::App& alerts, Context& ctx) {
       if (!options->severity.empty()) body["severity"] = options->severity;
       if (!options->scope.empty()) body["scope"] = options->scope;
       if (!options->scope_value.empty()) body["scope_value"] = options->scope_value;
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.put_alert_rule(body); },
-                               [](const Json& saved) { return rules_view(Json::array({saved})); });
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.monitoring().put_alert_rule(body); },
+          [](const Json& saved) { return rules_view(Json::array({saved})); });
     });
   });
   auto name = std::make_shared<std::string>();
@@ -92,7 +93,7 @@ void add_rule_commands(CLI::App& alerts, Context& ctx) {
     ctx.set_command([&ctx, name]() -> Status {
       auto api = ctx.api();
       if (!api) return fail(api.error());
-      GPURENT_CHECK((*api)->delete_alert_rule(*name));
+      GPURENT_CHECK((*api)->monitoring().delete_alert_rule(*name));
       ctx.out() << fmt::format("rule {} removed\n", *name);
       return Status{};
     });
@@ -122,8 +123,9 @@ void add_metrics_commands(CLI::App& app, Context& ctx) {
           {"metric", options->metric},     {"gpu", options->gpu},   {"node", options->node},
           {"instance", options->instance}, {"from", options->from}, {"to", options->to},
           {"step", options->step},         {"agg", options->agg}};
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.query_metrics(params); },
-                               points_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.monitoring().query_metrics(params); },
+          points_view);
     });
   });
 }
@@ -135,8 +137,8 @@ void add_monitoring_commands(CLI::App& app, Context& ctx) {
                      ->group("Monitoring");
   const auto list = [&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.list_alerts(); },
-                               alerts_view);
+      return ctx.call_and_show(
+          [](client::ApiClient& api) { return api.monitoring().list_alerts(); }, alerts_view);
     });
   };
   alerts->callback([alerts, list] {
@@ -146,8 +148,8 @@ void add_monitoring_commands(CLI::App& app, Context& ctx) {
       *alerts->add_subcommand("ls", "Pending and firing alerts (the default)")->callback(list));
   alerts->add_subcommand("rules", "Every rule in force (operators)")->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.list_alert_rules(); },
-                               rules_view);
+      return ctx.call_and_show(
+          [](client::ApiClient& api) { return api.monitoring().list_alert_rules(); }, rules_view);
     });
   });
   auto id = std::make_shared<std::string>();
@@ -156,7 +158,7 @@ void add_monitoring_commands(CLI::App& app, Context& ctx) {
   ack->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.acknowledge_alert(*id); },
+          [&](client::ApiClient& api) { return api.monitoring().acknowledge_alert(*id); },
           [](const Json& answer) { return fmt::format("{} acknowledged\n", text(answer, "id")); });
     });
   });

@@ -22,7 +22,7 @@ Status create_join_token(Context& ctx, const JoinTokenOptions& options) {
     ttl_s = seconds;
   }
   GPURENT_TRY(api, ctx.api());
-  return ctx.show(api->create_join_token(options.description, ttl_s),
+  return ctx.show(api->access().create_join_token(options.description, ttl_s),
                   [&ctx, api](const Json& value) {
                     return join_token_view(value, api->base_url(), ctx.now());
                   });
@@ -36,7 +36,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
   nodes->require_subcommand(0, 1);
   const auto list = [&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.list_nodes(); },
+      return ctx.call_and_show([](client::ApiClient& api) { return api.nodes().list(); },
                                [&ctx](const auto& value) { return nodes_view(value, ctx.now()); });
     });
   };
@@ -46,7 +46,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
   show->add_option("id", *id, "node id")->required();
   show->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_node(*id); },
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.nodes().get(*id); },
                                [&ctx](const auto& value) { return node_view(value, ctx.now()); });
     });
   });
@@ -60,7 +60,7 @@ void add_node_commands(CLI::App& app, Context& ctx) {
     command->callback([&ctx, node_id, action = std::string(action)] {
       ctx.set_command([&ctx, node_id, action] {
         return ctx.call_and_show(
-            [&](client::ApiClient& api) { return api.node_action(*node_id, action); },
+            [&](client::ApiClient& api) { return api.nodes().action(*node_id, action); },
             [&ctx](const auto& value) { return node_view(value, ctx.now()); });
       });
     });
@@ -76,7 +76,9 @@ void add_node_commands(CLI::App& app, Context& ctx) {
   release->callback([&ctx, release_node, release_index] {
     ctx.set_command([&ctx, release_node, release_index] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.release_gpu(*release_node, *release_index); },
+          [&](client::ApiClient& api) {
+            return api.nodes().release_gpu(*release_node, *release_index);
+          },
           [&ctx](const auto& value) { return node_view(value, ctx.now()); });
     });
   });

@@ -220,7 +220,8 @@ void add_price_commands(CLI::App& app, Context& ctx) {
   auto* show = prices->add_subcommand("show", "The prices in force now, and upcoming versions");
   show->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.prices(); }, prices_view);
+      return ctx.call_and_show([](client::ApiClient& api) { return api.billing().prices(); },
+                               prices_view);
     });
   });
 
@@ -250,15 +251,15 @@ void add_price_commands(CLI::App& app, Context& ctx) {
   set->callback([&ctx, options] {
     ctx.set_command([&ctx, options]() -> Status {
       GPURENT_TRY(body, change_body(*options));
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.set_prices(body); },
-                               version_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.billing().set_prices(body); }, version_view);
     });
   });
 
   auto* history = prices->add_subcommand("history", "Every version of the price book");
   history->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.price_history(); },
+      return ctx.call_and_show([](client::ApiClient& api) { return api.billing().price_history(); },
                                history_view);
     });
   });
@@ -275,7 +276,8 @@ void add_price_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, spot_options] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) {
-            return api.spot_prices(spot_options->gpu, spot_options->from, spot_options->to);
+            return api.billing().spot_prices(spot_options->gpu, spot_options->from,
+                                             spot_options->to);
           },
           spot_view);
     });
@@ -290,7 +292,9 @@ void add_price_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, launch]() -> Status {
       GPURENT_TRY(request, launch_request(*launch));
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.estimate(request.spec, request.runtime); },
+          [&](client::ApiClient& api) {
+            return api.billing().estimate(request.spec, request.runtime);
+          },
           estimate_view);
     });
   });

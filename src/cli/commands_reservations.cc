@@ -94,10 +94,10 @@ void add_booking(CLI::App& command, Context& ctx) {
       GPURENT_TRY(api, ctx.api());
       // The booking is paid when made: say what it costs, and book only if that is agreed.
       if (!options->yes) {
-        GPURENT_TRY(quote, api->quote_reservation(request));
+        GPURENT_TRY(quote, api->reservations().quote(request));
         GPURENT_CHECK(ctx.confirm(reservation_quote_text(quote), "--yes"));
       }
-      return ctx.show(api->create_reservation(request),
+      return ctx.show(api->reservations().create(request),
                       [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
     });
   });
@@ -113,7 +113,7 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
   ctx.add_watch_option(*reservations.add_subcommand("ls", "List reservations")->callback([&ctx] {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
-          [](client::ApiClient& api) { return api.list_reservations(); },
+          [](client::ApiClient& api) { return api.reservations().list(); },
           [&ctx](const Json& value) { return reservations_view(value, ctx.now()); });
     });
   }));
@@ -124,7 +124,7 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
   cancel->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.cancel_reservation(*id); },
+          [&](client::ApiClient& api) { return api.reservations().cancel(*id); },
           [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
     });
   });
@@ -177,9 +177,9 @@ Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
 
 Status set_quota(Context& ctx, const QuotaOptions& options) {
   GPURENT_TRY(api, ctx.api());
-  GPURENT_TRY(current, api->get_quota(options.tenant));
+  GPURENT_TRY(current, api->access().get_quota(options.tenant));
   GPURENT_TRY(quota, updated_quota(current, options));
-  return ctx.show(api->set_quota(options.tenant, quota), quota_view);
+  return ctx.show(api->access().set_quota(options.tenant, quota), quota_view);
 }
 
 void add_quota_verbs(CLI::App& quota, Context& ctx) {
@@ -188,8 +188,8 @@ void add_quota_verbs(CLI::App& quota, Context& ctx) {
   show->add_option("tenant", *tenant, "tenant id")->required();
   show->callback([&ctx, tenant] {
     ctx.set_command([&ctx, tenant] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_quota(*tenant); },
-                               quota_view);
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.access().get_quota(*tenant); }, quota_view);
     });
   });
 

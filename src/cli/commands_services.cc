@@ -39,7 +39,7 @@ Status open_in_browser(const std::string& url) {
 
 Status jupyter(Context& ctx, const std::string& id, const std::string& service, bool open) {
   GPURENT_TRY(api, ctx.api());
-  GPURENT_TRY(ticket, api->service_ticket(id, service));
+  GPURENT_TRY(ticket, api->instances().service_ticket(id, service));
   const std::string url = api->base_url() + field_text(ticket, "path");
   ctx.out() << url << "\n" << std::flush;
   if (open) GPURENT_CHECK(open_in_browser(url));
@@ -50,7 +50,7 @@ Status jupyter(Context& ctx, const std::string& id, const std::string& service, 
 int exec(Context& ctx, const std::string& id, const model::ExecRequest& request) {
   auto api = ctx.api();
   if (!api) return ctx.report(api.error());
-  auto exit = (*api)->exec(id, request, [&ctx](const model::ExecFrame& frame) {
+  auto exit = (*api)->instances().exec(id, request, [&ctx](const model::ExecFrame& frame) {
     auto& stream = frame.kind == model::ExecFrame::Kind::kStdout ? ctx.out() : ctx.err();
     stream.write(frame.data.data(), static_cast<std::streamsize>(frame.data.size()));
     stream.flush();

@@ -44,12 +44,12 @@ Result<Json> template_body(const SetOptions& options) {
 Status set_template(Context& ctx, const SetOptions& options) {
   GPURENT_TRY(body, template_body(options));
   GPURENT_TRY(api, ctx.api());
-  return ctx.show(api->put_template(options.name, body), template_view);
+  return ctx.show(api->templates().put(options.name, body), template_view);
 }
 
 Status delete_template(Context& ctx, const std::string& name) {
   GPURENT_TRY(api, ctx.api());
-  GPURENT_CHECK(api->delete_template(name));
+  GPURENT_CHECK(api->templates().remove(name));
   return ctx.show(Json{{"name", name}, {"deleted", true}}, [](const Json& deleted) {
     return fmt::format("template {} deleted\n", sanitize(field_text(deleted, "name")));
   });
@@ -79,7 +79,7 @@ void add_template_commands(CLI::App& app, Context& ctx) {
   list->alias("list");
   list->callback([&ctx] {
     ctx.set_command([&ctx] {
-      return ctx.call_and_show([](client::ApiClient& api) { return api.list_templates(); },
+      return ctx.call_and_show([](client::ApiClient& api) { return api.templates().list(); },
                                templates_view);
     });
   });
@@ -89,7 +89,7 @@ void add_template_commands(CLI::App& app, Context& ctx) {
   show->add_option("name", *name, "template name")->required();
   show->callback([&ctx, name] {
     ctx.set_command([&ctx, name] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_template(*name); },
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.templates().get(*name); },
                                template_view);
     });
   });

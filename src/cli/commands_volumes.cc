@@ -24,7 +24,7 @@ void add_show(CLI::App& volumes, Context& ctx) {
   verb->add_option("id", *id, "volume id")->required();
   verb->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
-      return ctx.call_and_show([&](client::ApiClient& api) { return api.get_volume(*id); },
+      return ctx.call_and_show([&](client::ApiClient& api) { return api.volumes().get(*id); },
                                [&ctx](const auto& value) { return volume_view(value, ctx.now()); });
     });
   });
@@ -40,7 +40,7 @@ void add_delete(CLI::App& volumes, Context& ctx) {
   verb->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.delete_volume(*id); },
+          [&](client::ApiClient& api) { return api.volumes().remove(*id); },
           [id](const Json&) { return fmt::format("deleted volume {}\n", *id); });
     });
   });
@@ -69,7 +69,7 @@ void add_volume_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, options] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) {
-            return api.create_volume(options->request, options->idempotency_key);
+            return api.volumes().create(options->request, options->idempotency_key);
           },
           [&ctx](const auto& value) { return volume_view(value, ctx.now()); });
     });
@@ -79,7 +79,7 @@ void add_volume_commands(CLI::App& app, Context& ctx) {
       *volumes->add_subcommand("ls", "List your volumes")->alias("list")->callback([&ctx] {
         ctx.set_command([&ctx] {
           return ctx.call_and_show(
-              [](client::ApiClient& api) { return api.list_volumes(); },
+              [](client::ApiClient& api) { return api.volumes().list(); },
               [&ctx](const auto& value) { return volumes_view(value, ctx.now()); });
         });
       }));

@@ -1,4 +1,6 @@
-// The C++ SDK for the gpurent REST API (docs/api.md): one method per route, used by the CLI.
+// The C++ SDK for the gpurent REST API (docs/api.md), used by the CLI: an ApiClient hands out one
+// small class per group of routes (api.instances().create(...), api.billing().balance(), ...), one
+// method per route.
 //
 // Results are typed where src/api/ has the body (instances, jobs, volumes, nodes, tenants and keys,
 // balance and usage): an Answer holds the body read into its struct and the server's JSON as it
@@ -7,17 +9,24 @@
 // non-2xx answer becomes an Error with the problem's `code` and `detail` and the kind of its status
 // (an answer that is not problem+json gets code "http_<status>"); a server that cannot be reached
 // becomes an Error of kind kUnavailable whose message names the URL. Every call has a deadline of
-// kCallTimeout; only stream_logs may run longer.
+// kCallTimeout; only the log streams (stream_logs), exec and the copies into an instance or volume
+// may run longer. What every group shares (the connection, the API key, error mapping, paging,
+// deadlines) lives once, in the ApiTransport (client/api_transport.h) they all hold.
 //
-// Not thread-safe (it owns one HttpClient and its keep-alive connection): one per thread.
+// Not thread-safe (an ApiClient owns one HttpClient and its keep-alive connection, which every
+// group it hands out uses): one per thread. A group is a view: valid while its ApiClient lives
+// (moving the ApiClient keeps it valid), cheap to get again for each call.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "api/accounts.h"
 #include "api/fleet.h"
@@ -89,122 +98,181 @@ Error error_from_response(const HttpResponse& response, std::string_view request
 inline constexpr size_t kUploadPieceBytes = 1'000'000;
 inline constexpr int kMaxUploadRetries = 5;
 
-class ApiClient {
+class ApiTransport;  // client/api_transport.h
+
+// What every group holds: the ApiClient's transport, by reference.
+class ApiGroup {
  public:
-  // An empty api_key sends no Authorization header (the server then answers 401).
-  static Result<ApiClient> create(std::string_view base_url, std::string api_key);
+  explicit ApiGroup(ApiTransport& transport) : transport_(transport) {}
 
-  const std::string& base_url() const { return http_.base_url(); }
+ protected:
+  ApiTransport& transport() const { return transport_; }
 
-  Result<Json> whoami();
+ private:
+  ApiTransport& transport_;
+};
+
+// Platform-wide reads: the GPU types the platform knows and the offers (free capacity and price by
+// GPU type) a launch can take.
+class CatalogApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
   Result<Json> gpu_types();
   Result<Json> offers();
+};
+
+// Who may do what: the caller itself, tenants and their quotas, API keys, and the tokens a new node
+// joins with. Creating tenants, keys for other tenants, quotas and join tokens is for operators.
+class AccessApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
+  // The caller's key: {"tenant_id", "key_id", "role"}.
+  Result<Json> whoami();
+  Result<Answer<api::Tenant>> create_tenant(std::string_view name);
+  Result<Answer<std::vector<api::TenantWithBalance>>> list_tenants();
+  // The quota object as the API takes it: max_gpus_per_type, max_instances, weight (operators).
+  Result<Json> set_quota(std::string_view tenant_id, const Json& quota);
+  Result<Json> get_quota(std::string_view tenant_id);
+  Result<Answer<api::ApiKeyCreated>> create_api_key(const ApiKeyRequest& request);
+  // ttl_s nullopt = the server's default (24 h).
+  Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
+};
+
+// Rented instances (/v1/instances): launch, read, stop, start, delete, and what runs inside one:
+// its log, login tickets for its services, commands run in it.
+class InstancesApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
 
   // Sends the spec as the launch body (an empty command is left out; template_name is sent as
   // `template`, with `runtime` unless kAuto). idempotency_key, when not empty, makes a retry of
   // the same launch return the first instance.
-  Result<Answer<api::Instance>> create_instance(
-      const model::InstanceSpec& spec, std::string_view idempotency_key = {},
-      model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
-  Result<Answer<std::vector<api::Instance>>> list_instances(const InstanceFilter& filter = {});
-  Result<Answer<api::Instance>> get_instance(std::string_view id);
-  Result<Answer<api::Instance>> stop_instance(std::string_view id);
-  Result<Answer<api::Instance>> start_instance(std::string_view id);
-  Result<Answer<api::Instance>> delete_instance(std::string_view id);
+  Result<Answer<api::Instance>> create(const model::InstanceSpec& spec,
+                                       std::string_view idempotency_key = {},
+                                       model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  Result<Answer<std::vector<api::Instance>>> list(const InstanceFilter& filter = {});
+  Result<Answer<api::Instance>> get(std::string_view id);
+  Result<Answer<api::Instance>> stop(std::string_view id);
+  Result<Answer<api::Instance>> start(std::string_view id);
+  // DELETE /v1/instances/{id}: terminates it for good.
+  Result<Answer<api::Instance>> remove(std::string_view id);
   // Hands the instance's log to on_chunk as it arrives; with follow, until the instance ends or
-  // on_chunk returns false.
+  // on_chunk returns false (a followed log may be quiet for up to kFollowIdleTimeout).
   Status stream_logs(std::string_view id, bool follow,
                      const std::function<bool(std::string_view)>& on_chunk);
-
-  // Sends the job as its creation body: what each member runs (as create_instance sends it, less
-  // `queue`), and nodes, array and retries where they differ from 1, 1 and 0.
   // A login ticket for a service of the instance: {"path": "/i/<id>/<service>/?login=...",
   // "expires_at"}; the server's URL joined with the path opens it in a browser.
   Result<Json> service_ticket(std::string_view id, std::string_view service);
   // Runs a command in the instance (POST /v1/instances/{id}/exec) and hands each output frame to
   // on_output as it arrives; returns the exit frame. Error "exec_interrupted" (kUnavailable) when
-  // the stream ends without one.
+  // the stream ends without one. Output may pause for the command's timeout_s plus kCallTimeout.
   Result<model::ExecFrame> exec(std::string_view id, const model::ExecRequest& request,
                                 const std::function<void(const model::ExecFrame&)>& on_output);
+};
+
+// Batch jobs (/v1/jobs): submit, read, cancel, and the log of one member.
+class JobsApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
+  // Sends the job as its creation body: what each member runs (as InstancesApi::create sends it,
+  // less `queue`), and nodes, array and retries where they differ from 1, 1 and 0.
+  Result<Answer<api::Job>> create(const model::JobSpec& spec, std::string_view idempotency_key = {},
+                                  model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  // tenant_id: operators only; "" = the caller's own (operators: all).
+  Result<Answer<std::vector<api::Job>>> list(std::string_view tenant_id = {});
+  // all_tasks: list every task even of an array above the server's limit for views.
+  Result<Answer<api::Job>> get(std::string_view id, bool all_tasks = false);
+  Result<Answer<api::Job>> cancel(std::string_view id);
+  // As InstancesApi::stream_logs, for one member of a job.
+  Status stream_logs(std::string_view id, JobMember member, bool follow,
+                     const std::function<bool(std::string_view)>& on_chunk);
+};
+
+// Persistent volumes (/v1/volumes).
+class VolumesApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
+  Result<Answer<api::Volume>> create(const VolumeRequest& request,
+                                     std::string_view idempotency_key = {});
+  Result<Answer<std::vector<api::Volume>>> list();
+  Result<Answer<api::Volume>> get(std::string_view id);
+  // The server answers 204: an empty object on success.
+  Result<Json> remove(std::string_view id);
+};
+
+// Files into the platform (`gpurent cp`, --workdir): uploads, and unpacking one into an instance
+// or a volume.
+class FilesApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
 
   // Uploads bytes (POST /v1/uploads, then PUT pieces of kUploadPieceBytes), resuming from the
-  // server's count after a lost piece; returns the complete upload ({"id", ...}).
+  // server's count after a lost piece (at most kMaxUploadRetries times); returns the complete
+  // upload ({"id", ...}).
   Result<Json> upload(std::string_view bytes);
   // Unpacks a complete upload (a tar.gz) into a directory of a running instance or of a volume
-  // (`gpurent cp`; POST /v1/{instances|volumes}/{id}/files, model/file_copy.h): what was written.
-  // Waits up to kCopyCallTimeout for the node to unpack it.
+  // (POST /v1/{instances|volumes}/{id}/files, model/file_copy.h): what was written. Waits up to
+  // kCopyCallTimeout for the node to unpack it.
   Result<Json> copy_into_instance(std::string_view id, std::string_view upload_id,
                                   std::string_view path);
   Result<Json> copy_into_volume(std::string_view id, std::string_view upload_id,
                                 std::string_view path);
-  Result<Answer<api::Job>> create_job(const model::JobSpec& spec,
-                                      std::string_view idempotency_key = {},
-                                      model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+};
 
-  Result<Json> list_templates();
-  Result<Json> get_template(std::string_view name);
-  // The template object as the API takes it (operators).
-  Result<Json> put_template(std::string_view name, const Json& t);
-  Status delete_template(std::string_view name);
-  // tenant_id: operators only; "" = the caller's own (operators: all).
-  Result<Answer<std::vector<api::Job>>> list_jobs(std::string_view tenant_id = {});
-  // all_tasks: list every task even of an array above the server's limit for views.
-  Result<Answer<api::Job>> get_job(std::string_view id, bool all_tasks = false);
-  Result<Answer<api::Job>> cancel_job(std::string_view id);
-  // As stream_logs, for one member of a job.
-  Status stream_job_logs(std::string_view id, JobMember member, bool follow,
-                         const std::function<bool(std::string_view)>& on_chunk);
+// Launch templates (/v1/templates); writing them is for operators.
+class TemplatesApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
 
-  Result<Json> create_reservation(const ReservationRequest& request);
-  // What create_reservation would book and charge, booking nothing.
-  Result<Json> quote_reservation(const ReservationRequest& request);
-  Result<Json> list_reservations();
-  Result<Json> cancel_reservation(std::string_view id);
+  Result<Json> list();
+  Result<Json> get(std::string_view name);
+  // The template object as the API takes it.
+  Result<Json> put(std::string_view name, const Json& t);
+  Status remove(std::string_view name);
+};
 
-  Result<Answer<api::Volume>> create_volume(const VolumeRequest& request,
-                                            std::string_view idempotency_key = {});
-  Result<Answer<std::vector<api::Volume>>> list_volumes();
-  // The event log, oldest first, filtered by object and kind when they are not empty.
-  Result<Json> list_events(std::string_view object_id, std::string_view kind);
-  // Monitoring (docs/api.md, "Metrics and alerts"). query: the parameters of
-  // GET /v1/metrics/query, passed through.
-  Result<Json> query_metrics(const std::vector<std::pair<std::string, std::string>>& query);
-  Result<Json> list_alerts();
-  Result<Json> list_alert_rules();
-  Result<Json> put_alert_rule(const Json& rule);
-  Status delete_alert_rule(std::string_view name);
-  Result<Json> acknowledge_alert(std::string_view id);
-  Result<Answer<api::Volume>> get_volume(std::string_view id);
-  // The server answers 204: an empty object on success.
-  Result<Json> delete_volume(std::string_view id);
+// Reserved capacity (/v1/reservations).
+class ReservationsApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
 
-  // The quota object as the API takes it: max_gpus_per_type, max_instances, weight (operators).
-  Result<Json> set_quota(std::string_view tenant_id, const Json& quota);
-  Result<Json> get_quota(std::string_view tenant_id);
+  Result<Json> create(const ReservationRequest& request);
+  // What create would book and charge, booking nothing.
+  Result<Json> quote(const ReservationRequest& request);
+  Result<Json> list();
+  Result<Json> cancel(std::string_view id);
+};
 
-  // tenant_id "" = the caller's own tenant.
+// GPU nodes (/v1/nodes), for operators: the inventory and what an operator does to a node.
+class NodesApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
+  Result<Answer<std::vector<api::Node>>> list();
+  Result<Answer<api::Node>> get(std::string_view id);
+  // action: "cordon", "uncordon" or "drain".
+  Result<Answer<api::Node>> action(std::string_view id, std::string_view action);
+  // Puts a quarantined GPU of the node back in service; returns the node.
+  Result<Answer<api::Node>> release_gpu(std::string_view node_id, int gpu_index);
+};
+
+// Money: the balance and its settings, usage, transfers, top-ups, invoices, revenue, packages, and
+// the price book (prices, their history, the spot market, a launch's estimate). tenant_id "" = the
+// caller's own tenant throughout.
+class BillingApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
   Result<Answer<api::Balance>> balance(std::string_view tenant_id = {});
   // The whole usage object: items plus total_micros and currency.
   Result<Answer<api::Usage>> usage();
   Result<Json> transfers();
   Result<Json> topup(std::string_view tenant_id, Micros amount, std::string_view reference = {},
                      std::string_view idempotency_key = {});
-
-  // The price book: GET /v1/prices (current and upcoming), PUT /v1/prices (operators: a change
-  // as the API takes it), GET /v1/prices/history, and the spot market's points (empty strings:
-  // not given).
-  Result<Json> prices();
-  Result<Json> set_prices(const Json& change);
-  Result<Json> price_history();
-  Result<Json> spot_prices(std::string_view gpu_type, std::string_view from, std::string_view to);
-  // The hourly price of a launch: the body create_instance would send, to POST /v1/estimate.
-  Result<Json> estimate(const model::InstanceSpec& spec,
-                        model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
-  // Accounts: packages, balance settings, invoices. tenant_id "" = the caller's own.
-  Result<Json> package_products();
-  Result<Json> set_package_product(const Json& product);
-  Result<Json> buy_package(std::string_view product, std::string_view idempotency_key = {});
-  Result<Json> list_packages(std::string_view tenant_id = {});
   Result<Json> balance_settings(std::string_view tenant_id = {});
   Result<Json> set_balance_settings(const Json& settings);
   Result<Json> list_invoices(std::string_view tenant_id = {});
@@ -213,46 +281,68 @@ class ApiClient {
   // Operators: revenue in [from, to) (RFC 3339; "" = unbounded).
   Result<Json> revenue(std::string_view from, std::string_view to);
 
-  Result<Answer<api::Tenant>> create_tenant(std::string_view name);
-  Result<Answer<std::vector<api::TenantWithBalance>>> list_tenants();
-  Result<Answer<api::ApiKeyCreated>> create_api_key(const ApiKeyRequest& request);
+  // Packages: the products on sale (set_package_product: operators), buying one, those held.
+  Result<Json> package_products();
+  Result<Json> set_package_product(const Json& product);
+  Result<Json> buy_package(std::string_view product, std::string_view idempotency_key = {});
+  Result<Json> list_packages(std::string_view tenant_id = {});
 
-  Result<Answer<std::vector<api::Node>>> list_nodes();
-  Result<Answer<api::Node>> get_node(std::string_view id);
-  // action: "cordon", "uncordon" or "drain".
-  Result<Answer<api::Node>> node_action(std::string_view id, std::string_view action);
-  // Puts a quarantined GPU of the node back in service; returns the node.
-  Result<Answer<api::Node>> release_gpu(std::string_view node_id, int gpu_index);
-  // ttl_s nullopt = the server's default (24 h).
-  Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
+  // The price book: GET /v1/prices (current and upcoming), PUT /v1/prices (operators: a change
+  // as the API takes it), GET /v1/prices/history, and the spot market's points (empty strings:
+  // not given).
+  Result<Json> prices();
+  Result<Json> set_prices(const Json& change);
+  Result<Json> price_history();
+  Result<Json> spot_prices(std::string_view gpu_type, std::string_view from, std::string_view to);
+  // The hourly price of a launch: the body InstancesApi::create would send, to POST /v1/estimate.
+  Result<Json> estimate(const model::InstanceSpec& spec,
+                        model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+};
+
+// Monitoring (docs/api.md, "Metrics and alerts") and the event log.
+class MonitoringApi : ApiGroup {
+ public:
+  using ApiGroup::ApiGroup;
+
+  // query: the parameters of GET /v1/metrics/query, passed through.
+  Result<Json> query_metrics(const std::vector<std::pair<std::string, std::string>>& query);
+  Result<Json> list_alerts();
+  Result<Json> acknowledge_alert(std::string_view id);
+  Result<Json> list_alert_rules();
+  Result<Json> put_alert_rule(const Json& rule);
+  Status delete_alert_rule(std::string_view name);
+  // The event log, oldest first, filtered by object and kind when they are not empty.
+  Result<Json> list_events(std::string_view object_id, std::string_view kind);
+};
+
+// The client: one connection to one server with one API key, and the groups of routes over it.
+class ApiClient {
+ public:
+  // An empty api_key sends no Authorization header (the server then answers 401).
+  static Result<ApiClient> create(std::string_view base_url, std::string api_key);
+  ApiClient(ApiClient&&) noexcept;
+  ApiClient& operator=(ApiClient&&) noexcept;
+  ~ApiClient();
+
+  const std::string& base_url() const;
+
+  CatalogApi catalog() { return CatalogApi(*transport_); }
+  AccessApi access() { return AccessApi(*transport_); }
+  InstancesApi instances() { return InstancesApi(*transport_); }
+  JobsApi jobs() { return JobsApi(*transport_); }
+  VolumesApi volumes() { return VolumesApi(*transport_); }
+  FilesApi files() { return FilesApi(*transport_); }
+  TemplatesApi templates() { return TemplatesApi(*transport_); }
+  ReservationsApi reservations() { return ReservationsApi(*transport_); }
+  NodesApi nodes() { return NodesApi(*transport_); }
+  BillingApi billing() { return BillingApi(*transport_); }
+  MonitoringApi monitoring() { return MonitoringApi(*transport_); }
 
  private:
-  ApiClient(HttpClient http, std::string api_key)
-      : http_(std::move(http)), api_key_(std::move(api_key)) {}
+  explicit ApiClient(std::unique_ptr<ApiTransport> transport);
 
-  // The JSON of an answer, read into T (a struct of src/api/, or a vector of them).
-  template <class T>
-  static Result<Answer<T>> typed(Result<Json> json) {
-    if (!json) return fail(std::move(json).error());
-    T value = json->template get<T>();
-    return Answer<T>{std::move(value), std::move(*json)};
-  }
-
-  Result<Json> call(std::string_view method, std::string target, const Json* body = nullptr,
-                    std::string_view idempotency_key = {},
-                    std::chrono::seconds timeout = kCallTimeout);
-  // POST /v1/{collection}/{id}/files: unpack the upload at `path` (copy_into_instance, _volume).
-  Result<Json> copy_into(std::string_view collection, std::string_view id,
-                         std::string_view upload_id, std::string_view path);
-  // GETs every page of a list route; returns the first page's object with all items joined.
-  Result<Json> fetch_all_pages(std::string_view path, const std::string& query = {});
-  Result<Json> list_items(std::string_view path, const std::string& query = {});
-  // GETs a text stream (a log) and hands it to on_chunk; see stream_logs.
-  Status stream_text(std::string target, bool follow,
-                     const std::function<bool(std::string_view)>& on_chunk);
-
-  HttpClient http_;
-  std::string api_key_;
+  // Behind a pointer so that the groups' reference to it survives a move of the ApiClient.
+  std::unique_ptr<ApiTransport> transport_;
 };
 
 }  // namespace gpurent::client

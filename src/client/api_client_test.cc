@@ -66,7 +66,7 @@ TEST(ApiClientTest, SendsTheKeyAndDecodesObjects) {
     answer_json(connection, 200, {{"tenant_id", "t-1"}, {"key_id", "k-1"}, {"role", "admin"}});
   });
   ApiClient client = make_client(server);
-  auto who = client.whoami();
+  auto who = client.access().whoami();
   ASSERT_TRUE(who.has_value()) << who.error().message;
   EXPECT_EQ((*who)["role"], "admin");
   const auto requests = server.requests();
@@ -81,7 +81,7 @@ TEST(ApiClientTest, TurnsAProblemIntoAnError) {
                 {{"code", "instance_not_found"}, {"detail", "instance 'i-x' does not exist"}});
   });
   ApiClient client = make_client(server);
-  auto instance = client.get_instance("i-x");
+  auto instance = client.instances().get("i-x");
   ASSERT_FALSE(instance.has_value());
   EXPECT_EQ(instance.error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(instance.error().code, "instance_not_found");
@@ -98,7 +98,7 @@ TEST(ApiClientTest, JoinsEveryPageOfAList) {
     }
   });
   ApiClient client = make_client(server);
-  auto items = client.list_instances({.tenant_id = "t 1", .state = "running"});
+  auto items = client.instances().list({.tenant_id = "t 1", .state = "running"});
   ASSERT_TRUE(items.has_value()) << items.error().message;
   ASSERT_EQ(items->value.size(), 3u);
   EXPECT_EQ(items->value[2].id, "i-3");
@@ -124,7 +124,7 @@ TEST(ApiClientTest, ReadsATypedAnswerFromAServerOfAnotherVersion) {
                  {"new_member", true}});
   });
   ApiClient client = make_client(server);
-  auto node = client.get_node("n-1");
+  auto node = client.nodes().get("n-1");
   ASSERT_TRUE(node.has_value()) << node.error().message;
   EXPECT_EQ(node->value.id, "n-1");
   EXPECT_EQ(node->value.state, model::NodeState::kReady);  // an unknown state: the default
@@ -143,7 +143,7 @@ TEST(ApiClientTest, RefusesAListWithoutItems) {
     answer_json(connection, 200, {{"data", 1}});
   });
   ApiClient client = make_client(server);
-  auto nodes = client.list_nodes();
+  auto nodes = client.nodes().list();
   ASSERT_FALSE(nodes.has_value());
   EXPECT_EQ(nodes.error().code, "bad_response");
 }
@@ -159,7 +159,7 @@ TEST(ApiClientTest, LaunchesWithTheDocumentedBody) {
   spec.gpu_count = 2;
   spec.command = {"python3", "train.py"};
   spec.env = {{"EPOCHS", "3"}};
-  auto instance = client.create_instance(spec, "launch-42");
+  auto instance = client.instances().create(spec, "launch-42");
   ASSERT_TRUE(instance.has_value()) << instance.error().message;
   EXPECT_EQ(instance->value.id, "i-1");
   EXPECT_EQ(instance->value.state, model::InstanceState::kPending);
@@ -178,7 +178,7 @@ TEST(ApiClientTest, EncodesIdsInPaths) {
   TestHttpServer server(
       [](const auto&, auto& connection) { answer_json(connection, 202, Json::object()); });
   ApiClient client = make_client(server);
-  ASSERT_TRUE(client.stop_instance("../x?y").has_value());
+  ASSERT_TRUE(client.instances().stop("../x?y").has_value());
   EXPECT_EQ(server.requests().at(0).target, "/v1/instances/..%2Fx%3Fy/stop");
 }
 
@@ -187,7 +187,7 @@ TEST(ApiClientTest, TopsUpInMicros) {
     answer_json(connection, 201, {{"transfer_id", "x-1"}, {"balance_micros", 12'500'000}});
   });
   ApiClient client = make_client(server);
-  ASSERT_TRUE(client.topup("t-1", 12'500'000).has_value());
+  ASSERT_TRUE(client.billing().topup("t-1", 12'500'000).has_value());
   EXPECT_EQ(Json::parse(server.requests().at(0).body),
             Json::parse(R"({"tenant_id": "t-1", "amount_micros": 12500000})"));
 }
@@ -206,12 +206,12 @@ TEST(ApiClientTest, StreamsLogsAndReportsTheirErrors) {
     text.append(piece);
     return true;
   };
-  auto followed = client.stream_logs("i-1", true, collect);
+  auto followed = client.instances().stream_logs("i-1", true, collect);
   ASSERT_TRUE(followed.has_value()) << followed.error().message;
   EXPECT_EQ(text, "line 1\nline 2\n");
 
   text.clear();
-  auto missing = client.stream_logs("i-2", false, collect);
+  auto missing = client.instances().stream_logs("i-2", false, collect);
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code, "instance_not_found");
   EXPECT_EQ(text, "");  // the problem document is not log text
@@ -230,7 +230,7 @@ TEST(ApiClientTest, SubmitsJobsWithTheDocumentedBody) {
   spec.nodes = 2;
   spec.array = 3;
   spec.retries = 1;
-  ASSERT_TRUE(client.create_job(spec, "job-7").has_value());
+  ASSERT_TRUE(client.jobs().create(spec, "job-7").has_value());
   const auto request = server.requests().at(0);
   EXPECT_EQ(request.method, "POST");
   EXPECT_EQ(request.target, "/v1/jobs");
@@ -253,28 +253,28 @@ TEST(ApiClientTest, AddressesJobsReservationsAndQuotas) {
     }
   });
   ApiClient client = make_client(server);
-  ASSERT_TRUE(client.get_job("j/1", true).has_value());
-  ASSERT_TRUE(client.cancel_job("j-1").has_value());
-  ASSERT_TRUE(client.list_jobs("t-1").has_value());
+  ASSERT_TRUE(client.jobs().get("j/1", true).has_value());
+  ASSERT_TRUE(client.jobs().cancel("j-1").has_value());
+  ASSERT_TRUE(client.jobs().list("t-1").has_value());
   std::string text;
-  ASSERT_TRUE(client
-                  .stream_job_logs("j-1", {.task = 3, .rank = 1}, true,
-                                   [&text](std::string_view piece) {
-                                     text.append(piece);
-                                     return true;
-                                   })
+  ASSERT_TRUE(client.jobs()
+                  .stream_logs("j-1", {.task = 3, .rank = 1}, true,
+                               [&text](std::string_view piece) {
+                                 text.append(piece);
+                                 return true;
+                               })
                   .has_value());
   EXPECT_EQ(text, "rank 1\n");
-  ASSERT_TRUE(client
-                  .create_reservation({.gpu_type = "h100-80g",
-                                       .gpu_count = 8,
-                                       .start = from_unix_ms(1'800'000'000'000),
-                                       .end = from_unix_ms(1'800'007'200'000)})
+  ASSERT_TRUE(client.reservations()
+                  .create({.gpu_type = "h100-80g",
+                           .gpu_count = 8,
+                           .start = from_unix_ms(1'800'000'000'000),
+                           .end = from_unix_ms(1'800'007'200'000)})
                   .has_value());
-  ASSERT_TRUE(client.list_reservations().has_value());
-  ASSERT_TRUE(client.cancel_reservation("r-1").has_value());
-  ASSERT_TRUE(client.set_quota("t-1", {{"weight", 2}}).has_value());
-  ASSERT_TRUE(client.get_quota("t-1").has_value());
+  ASSERT_TRUE(client.reservations().list().has_value());
+  ASSERT_TRUE(client.reservations().cancel("r-1").has_value());
+  ASSERT_TRUE(client.access().set_quota("t-1", {{"weight", 2}}).has_value());
+  ASSERT_TRUE(client.access().get_quota("t-1").has_value());
 
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 9u);
@@ -298,6 +298,32 @@ TEST(ApiClientTest, AddressesJobsReservationsAndQuotas) {
   EXPECT_EQ(Json::parse(requests[7].body), Json::parse(R"({"weight": 2})"));
 }
 
+// A group is a view of its client's one connection: a move of the client leaves it valid, and the
+// client's other groups send over the same connection with the same key.
+TEST(ApiClientTest, GroupsShareTheConnectionAndSurviveAMoveOfTheClient) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    if (request.target.starts_with("/v1/nodes?")) {
+      answer_json(connection, 200, {{"items", Json::array()}, {"next_cursor", nullptr}});
+    } else {
+      answer_json(connection, 200, {{"role", "operator"}});
+    }
+  });
+  ApiClient first = make_client(server);
+  NodesApi nodes = first.nodes();
+  ApiClient moved = std::move(first);
+  ASSERT_TRUE(nodes.list().has_value());
+  ASSERT_TRUE(moved.access().whoami().has_value());
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].target, "/v1/nodes?limit=500");
+  EXPECT_EQ(requests[1].target, "/v1/whoami");
+  for (const auto& request : requests) {
+    EXPECT_EQ(request.headers.at("authorization"), "Bearer gpr_secret");
+    EXPECT_EQ(request.connection, 1);  // one kept-alive connection
+  }
+  EXPECT_EQ(server.connections(), 1);
+}
+
 TEST(ApiClientTest, NamesTheUrlOfAnUnreachableServer) {
   std::string url;
   {
@@ -306,7 +332,7 @@ TEST(ApiClientTest, NamesTheUrlOfAnUnreachableServer) {
   }
   auto client = ApiClient::create(url, "");
   ASSERT_TRUE(client.has_value());
-  auto offers = client->offers();
+  auto offers = client->catalog().offers();
   ASSERT_FALSE(offers.has_value());
   EXPECT_EQ(offers.error().kind, ErrorKind::kUnavailable);
   EXPECT_NE(offers.error().message.find(url), std::string::npos) << offers.error().message;
