@@ -14,15 +14,12 @@
 
 #include "api/accounts.h"
 #include "api/fleet.h"
+#include "api/openapi_document.h"
 #include "api/templates.h"
 #include "api/workloads.h"
 #include "common/field_table.h"
 #include "common/json.h"
 #include "model/agent_protocol.h"
-
-namespace gpurent::embedded {
-std::string_view openapi_document();
-}
 
 namespace gpurent::api {
 namespace {

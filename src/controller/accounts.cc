@@ -1,24 +1,11 @@
 #include "controller/accounts.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
-#include <fmt/ranges.h>  // fmt::join
 #include <spdlog/spdlog.h>
 
-#include "billing/packages.h"
 #include "controller/internal.h"
-#include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
-
-namespace {
-
-// Longest validity an operator may give a product; packages are a prepayment, not a deposit.
-constexpr int kMaxValidityDays = 3660;
-constexpr int64_t kMaxPackageGpuHours = 10'000'000;
-
-}  // namespace
 
 Status Accounts::restore(Snapshot& snapshot) {
   for (auto& tenant : snapshot.tenants) tenants_.emplace(tenant.id, std::move(tenant));
@@ -35,16 +22,7 @@ Status Accounts::restore(Snapshot& snapshot) {
     if (auto posted = ledger_.post(transfer); !posted) return posted;
   }
   if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
-  for (auto& product : snapshot.package_products) {
-    package_products_.insert_or_assign(product.name, std::move(product));
-  }
-  std::sort(snapshot.packages.begin(), snapshot.packages.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.bought_at, a.id) < std::tie(b.bought_at, b.id);
-  });
-  for (auto& package : snapshot.packages) {
-    packages_by_tenant_[package.tenant_id].push_back(package.id);
-    packages_.emplace(package.id, std::move(package));
-  }
+  packages_.restore(snapshot);
   for (auto& settings : snapshot.balance_settings) {
     balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
   }
@@ -235,75 +213,6 @@ std::vector<model::Transfer> Accounts::transfers(std::string_view tenant_id) con
   return ledger_.transfers_of(tenant_id);
 }
 
-Result<model::PackageProduct> Accounts::set_package_product(const Principal& caller,
-                                                            model::PackageProduct product) {
-  if (!caller.is_operator()) return fail(forbidden("define package products"));
-  if (product.name.empty() || product.name.size() > 64) {
-    return fail(Error::invalid("invalid_field", "field 'name' must be 1 to 64 characters"));
-  }
-  if (!model::find_gpu_type(product.gpu_type)) {
-    return fail(Error::unprocessable("unknown_gpu_type",
-                                     fmt::format("unknown GPU type '{}'", product.gpu_type)));
-  }
-  if (product.gpu_hours < 1 || product.gpu_hours > kMaxPackageGpuHours || product.price < 1 ||
-      product.validity_days < 1 || product.validity_days > kMaxValidityDays) {
-    return fail(Error::invalid(
-        "invalid_field",
-        fmt::format("a product needs gpu_hours 1..{}, price_micros ≥ 1 and validity_days 1..{}",
-                    kMaxPackageGpuHours, kMaxValidityDays)));
-  }
-  c_.changes.package_products.push_back(product);
-  package_products_.insert_or_assign(product.name, product);
-  return product;
-}
-
-std::vector<const model::PackageProduct*> Accounts::package_products() const {
-  std::vector<const model::PackageProduct*> out;
-  for (const auto& [name, product] : package_products_) out.push_back(&product);
-  return out;
-}
-
-Result<CreatedPackage> Accounts::buy_package(const Principal& caller, std::string product_name,
-                                             const std::optional<std::string>& idempotency_key,
-                                             std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              c_.idempotency.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedPackage>(packages_, replayed));
-  if (first) return std::move(*first);
-  const auto product = package_products_.find(product_name);
-  if (product == package_products_.end()) {
-    std::vector<std::string_view> names;
-    for (const auto& [name, offered] : package_products_) names.push_back(name);
-    return fail(Error{
-        ErrorKind::kNotFound, "package_product_not_found",
-        names.empty() ? fmt::format("no package '{}': none is on sale (operators define them "
-                                    "with `gpurent packages define`)",
-                                    product_name)
-                      : fmt::format("no package '{}'; on sale: {} (`gpurent packages products`)",
-                                    product_name, fmt::join(names, ", "))});
-  }
-  GPURENT_CHECK(check_can_pay(caller.tenant_id, product->second.price, "the package's price"));
-  const Timestamp t = now();
-  model::Package package{
-      .id = c_.rng.id("pkg-"),
-      .tenant_id = caller.tenant_id,
-      .product = product->second.name,
-      .gpu_type = product->second.gpu_type,
-      .capacity = product->second.gpu_hours * model::kMilliGpuSecondsPerGpuHour,
-      .price = product->second.price,
-      .bought_at = t,
-      .expires_at = t + std::chrono::days(product->second.validity_days),
-      .idempotency_key = idempotency_key.value_or(""),
-  };
-  GPURENT_CHECK(post(billing::package_purchase(package)));
-  c_.idempotency.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), package.id);
-  touch_package(package);
-  packages_by_tenant_[package.tenant_id].push_back(package.id);
-  packages_.emplace(package.id, package);
-  guard_balance(package.tenant_id);
-  return CreatedPackage{std::move(package), false};
-}
-
 Status Accounts::check_can_pay(std::string_view tenant_id, Micros amount,
                                std::string_view what) const {
   const Micros balance = cash(tenant_id);
@@ -313,54 +222,6 @@ Status Accounts::check_can_pay(std::string_view tenant_id, Micros amount,
       fmt::format("the balance, {}, does not cover {}, {}; top up first (`gpurent "
                   "balance`)",
                   format_money(balance, c_.currency), what, format_money(amount, c_.currency))});
-}
-
-std::vector<const model::Package*> Accounts::packages(std::string_view tenant_id) const {
-  std::vector<const model::Package*> out;
-  const auto it = packages_by_tenant_.find(std::string(tenant_id));
-  if (it == packages_by_tenant_.end()) return out;
-  for (const auto& id : it->second) out.push_back(&packages_.at(id));
-  return out;
-}
-
-bool Accounts::draw_packages(model::UsageRecord& usage, Timestamp until) {
-  // A reserved run's GPUs are paid by its reserved term: packages are not spent on them.
-  if (usage.pricing == model::PricingModel::kReserved) return false;
-  const auto it = packages_by_tenant_.find(usage.tenant_id);
-  if (it == packages_by_tenant_.end()) return false;
-  std::vector<model::Package*> usable;
-  for (const auto& id : it->second) {
-    model::Package& package = packages_.at(id);
-    if (!package.expired && package.gpu_type == usage.gpu_type && package.used < package.capacity) {
-      usable.push_back(&package);
-    }
-  }
-  if (usable.empty()) return false;
-  std::sort(usable.begin(), usable.end(), [](const model::Package* a, const model::Package* b) {
-    return std::tie(a->expires_at, a->id) < std::tie(b->expires_at, b->id);
-  });
-  const int64_t before = usage.package_seconds;
-  for (auto& transfer : billing::draw_packages(usage, until, usable)) {
-    if (auto posted = post(std::move(transfer)); !posted) {
-      spdlog::error("package draw for usage={} failed: {}", usage.id, posted.error().message);
-    }
-  }
-  if (usage.package_seconds == before) return false;
-  for (const model::Package* package : usable) touch_package(*package);
-  return true;
-}
-
-void Accounts::expire_packages() {
-  const Timestamp t = now();
-  for (auto& [id, package] : packages_) {
-    if (package.expired || t < package.expires_at) continue;
-    if (auto transfer = billing::expire_package(package, t)) {
-      if (auto posted = post(std::move(*transfer)); !posted) {
-        spdlog::error("expiring package={} failed: {}", id, posted.error().message);
-      }
-    }
-    touch_package(package);
-  }
 }
 
 Result<model::BalanceSettings> Accounts::set_balance_settings(const Principal& caller,

@@ -1,9 +1,9 @@
 // Accounts: who may call, and their money. Tenants, API keys, join tokens, the double-entry
 // ledger (billing::Ledger: top-ups, charges, refunds, credits), the balance settings (warning
-// threshold, credit limit), and prepaid compute packages (model/accounts.h).
+// threshold, credit limit), and prepaid compute packages (Packages, packages.h).
 //
 // Invariants: the ledger sums to zero; each key and join token is found by its hash; a tenant's
-// name is unique; a package's used capacity stays within its capacity. Every change goes into the
+// name is unique. Every change goes into the
 // pending ChangeSet (durable with the command that made it); balance.low events into the EventLog.
 //
 // Visibility: tenants see their own tenant only; operators and admins see all.
@@ -25,6 +25,7 @@
 #include "controller/commands.h"
 #include "controller/event_log.h"
 #include "controller/idempotency.h"
+#include "controller/packages.h"
 #include "model/accounts.h"
 #include "model/ledger.h"
 #include "model/tenant.h"
@@ -102,26 +103,12 @@ class Accounts {
   std::set<std::string> guard_balances();
   bool over_credit_limit(std::string_view tenant_id) const;
 
-  // --- Compute packages -------------------------------------------------------------------------
-  Result<model::PackageProduct> set_package_product(const model::Principal& caller,
-                                                    model::PackageProduct product);
-  std::vector<const model::PackageProduct*> package_products() const;
-  // Charges the product's price from the tenant's cash at once (402 insufficient_funds when the
-  // balance does not cover it).
-  Result<CreatedPackage> buy_package(const model::Principal& caller, std::string product,
-                                     const std::optional<std::string>& idempotency_key,
-                                     std::string fingerprint);
-  std::vector<const model::Package*> packages(std::string_view tenant_id) const;
-  // Covers the first seconds of the run's next interval, up to `until`, from the tenant's
-  // packages of its type, soonest to expire first; true if it drew any.
-  bool draw_packages(model::UsageRecord& usage, Timestamp until);
-  // Earns the remainder of packages whose validity has ended.
-  void expire_packages();
+  // --- Compute packages (packages.h) -----------------------------------------------------------
+  Packages& packages() { return packages_; }
+  const Packages& packages() const { return packages_; }
 
  private:
   Timestamp now() const { return c_.clock.now(); }
-  // Upserted whole: a repeated copy in one batch just writes the latest state last.
-  void touch_package(const model::Package& package) { c_.changes.packages.push_back(package); }
 
   Context c_;
   billing::Ledger ledger_;
@@ -132,9 +119,7 @@ class Accounts {
   std::unordered_map<std::string, std::string> join_token_by_hash_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
   std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
-  std::map<std::string, model::PackageProduct, std::less<>> package_products_;
-  std::map<std::string, model::Package, std::less<>> packages_;
-  std::unordered_map<std::string, std::vector<std::string>> packages_by_tenant_;
+  Packages packages_{{c_.clock, c_.rng, c_.changes, c_.idempotency, *this}};
 };
 
 }  // namespace gpurent::controller

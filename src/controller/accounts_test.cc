@@ -8,15 +8,15 @@ namespace {
 class AccountsTest : public ControllerTest {
  protected:
   AccountsTest() {
-    EXPECT_TRUE(ctl_.accounts().set_package_product(admin_, {.name = "h100-1h",
-                                                             .gpu_type = "h100-80g",
-                                                             .gpu_hours = 1,
-                                                             .price = 10 * kMicrosPerUnit,
-                                                             .validity_days = 30}));
+    EXPECT_TRUE(ctl_.accounts().packages().set_product(admin_, {.name = "h100-1h",
+                                                                .gpu_type = "h100-80g",
+                                                                .gpu_hours = 1,
+                                                                .price = 10 * kMicrosPerUnit,
+                                                                .validity_days = 30}));
   }
 
   model::Package buy(const Principal& who, const std::optional<std::string>& key = std::nullopt) {
-    auto bought = ctl_.accounts().buy_package(who, "h100-1h", key, "fingerprint");
+    auto bought = ctl_.accounts().packages().buy(who, "h100-1h", key, "fingerprint");
     EXPECT_TRUE(bought) << bought.error().message;
     return bought->package;
   }
@@ -58,13 +58,13 @@ TEST_F(AccountsTest, APackageIsPaidAtOnceAndCoversUsageBeforeTheBalance) {
   EXPECT_EQ(usage[0]->package_seconds, 3600);
   EXPECT_EQ(usage[0]->billed_seconds, 100);
   EXPECT_EQ(balance(alice_), before - 10 * kMicrosPerUnit - 100 * kH100PerSecond);
-  const auto packages = ctl_.accounts().packages(alice_.tenant_id);
+  const auto packages = ctl_.accounts().packages().of_tenant(alice_.tenant_id);
   ASSERT_EQ(packages.size(), 1u);
   EXPECT_EQ(packages[0]->used, packages[0]->capacity);
   EXPECT_EQ(packages[0]->recognised, 10 * kMicrosPerUnit);
   EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
   // Bob's usage of the same type is his own: Alice's package does not cover it.
-  EXPECT_TRUE(ctl_.accounts().packages(bob_.tenant_id).empty());
+  EXPECT_TRUE(ctl_.accounts().packages().of_tenant(bob_.tenant_id).empty());
   (void)package;
 }
 
@@ -86,7 +86,7 @@ TEST_F(AccountsTest, AMinimumDurationDrawsFromAPackageBeforeTheBalance) {
   EXPECT_EQ(balance(alice_), before);
   // The run still ended when it did.
   EXPECT_EQ(usage[0]->ended_at, started + Millis(60'000));
-  const auto packages = ctl_.accounts().packages(alice_.tenant_id);
+  const auto packages = ctl_.accounts().packages().of_tenant(alice_.tenant_id);
   ASSERT_EQ(packages.size(), 1u);
   EXPECT_EQ(packages[0]->used, 600 * model::kMilliPerGpu);
   EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
@@ -112,34 +112,35 @@ TEST_F(AccountsTest, AMinimumDurationBeyondThePackageIsPaidFromTheBalance) {
 TEST_F(AccountsTest, ARetriedPurchaseIsChargedOnce) {
   const Micros before = balance(alice_);
   const auto first = buy(alice_, "key-1");
-  auto again = ctl_.accounts().buy_package(alice_, "h100-1h", "key-1", "fingerprint");
+  auto again = ctl_.accounts().packages().buy(alice_, "h100-1h", "key-1", "fingerprint");
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(again->package.id, first.id);
   EXPECT_EQ(balance(alice_), before - 10 * kMicrosPerUnit);
-  EXPECT_EQ(ctl_.accounts().buy_package(alice_, "h100-1h", "key-1", "another body").error().code,
+  EXPECT_EQ(ctl_.accounts().packages().buy(alice_, "h100-1h", "key-1", "another body").error().code,
             "idempotency_key_reused");
-  EXPECT_EQ(ctl_.accounts().packages(alice_.tenant_id).size(), 1u);
+  EXPECT_EQ(ctl_.accounts().packages().of_tenant(alice_.tenant_id).size(), 1u);
 }
 
 TEST_F(AccountsTest, APurchaseTheBalanceDoesNotCoverIs402) {
-  ASSERT_TRUE(ctl_.accounts().set_package_product(admin_, {.name = "big",
-                                                           .gpu_type = "h100-80g",
-                                                           .gpu_hours = 1000,
-                                                           .price = 5000 * kMicrosPerUnit,
-                                                           .validity_days = 30}));
+  ASSERT_TRUE(ctl_.accounts().packages().set_product(admin_, {.name = "big",
+                                                              .gpu_type = "h100-80g",
+                                                              .gpu_hours = 1000,
+                                                              .price = 5000 * kMicrosPerUnit,
+                                                              .validity_days = 30}));
   const Micros before = balance(alice_);
-  const auto refused = ctl_.accounts().buy_package(alice_, "big", std::nullopt, "");
+  const auto refused = ctl_.accounts().packages().buy(alice_, "big", std::nullopt, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
   EXPECT_EQ(refused.error().code, "insufficient_funds");
   EXPECT_EQ(balance(alice_), before);
-  EXPECT_EQ(ctl_.accounts().buy_package(alice_, "nope", std::nullopt, "").error().code,
+  EXPECT_EQ(ctl_.accounts().packages().buy(alice_, "nope", std::nullopt, "").error().code,
             "package_product_not_found");
-  EXPECT_EQ(ctl_.accounts().set_package_product(alice_, {.name = "mine"}).error().kind,
+  EXPECT_EQ(ctl_.accounts().packages().set_product(alice_, {.name = "mine"}).error().kind,
             ErrorKind::kPermissionDenied);
   EXPECT_EQ(ctl_.accounts()
-                .set_package_product(admin_, {.name = "x", .gpu_type = "h100-80g"})
+                .packages()
+                .set_product(admin_, {.name = "x", .gpu_type = "h100-80g"})
                 .error()
                 .code,
             "invalid_field");
@@ -153,7 +154,7 @@ TEST_F(AccountsTest, AnExpiredPackageIsEarnedAtExpiryAndCoversNothingAfter) {
   stop(alice_, instance.id);
   clock_.set(package.expires_at);
   ctl_.tick();
-  const auto* expired = ctl_.accounts().packages(alice_.tenant_id)[0];
+  const auto* expired = ctl_.accounts().packages().of_tenant(alice_.tenant_id)[0];
   EXPECT_TRUE(expired->expired);
   EXPECT_EQ(expired->recognised, expired->price);
   EXPECT_EQ(expired->used, 600'000);

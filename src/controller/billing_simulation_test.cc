@@ -50,10 +50,10 @@ class BillingSimulation {
       EXPECT_TRUE(node);
       nodes_.push_back({node->node_id});
     }
-    EXPECT_TRUE(ctl_->accounts().set_package_product(
+    EXPECT_TRUE(ctl_->accounts().packages().set_product(
         admin_, {"small", "h100-80g", 2, 30 * kMicrosPerUnit + 7, /*validity_days=*/3}));
     EXPECT_TRUE(
-        ctl_->accounts().set_package_product(admin_, {"a100", "a100-80g", 5, 55'555'555, 10}));
+        ctl_->accounts().packages().set_product(admin_, {"a100", "a100-80g", 5, 55'555'555, 10}));
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_->accounts().create_tenant(admin_, "tenant" + std::to_string(t));
       EXPECT_TRUE(ctl_->accounts().create_api_key(
@@ -75,8 +75,8 @@ class BillingSimulation {
         stop_or_start();
         break;
       case 3:
-        (void)ctl_->accounts().buy_package(random_tenant(), rng_.uniform(3) == 0 ? "a100" : "small",
-                                           std::nullopt, "");
+        (void)ctl_->accounts().packages().buy(
+            random_tenant(), rng_.uniform(3) == 0 ? "a100" : "small", std::nullopt, "");
         break;
       case 4:
         nodes_[rng_.uniform(nodes_.size())].silent ^= true;
@@ -149,7 +149,7 @@ class BillingSimulation {
     const Micros price = 5 * kMicrosPerUnit + static_cast<Micros>(rng_.uniform(20'000'000));
     change.gpu_per_hour.emplace(rng_.uniform(2) == 0 ? "h100-80g" : "a100-80g", price);
     if (rng_.uniform(2) == 0) change.effective_at = clock_.now() + Millis(rng_.uniform(900'000));
-    ASSERT_TRUE(ctl_->set_prices(admin_, std::move(change)));
+    ASSERT_TRUE(ctl_->set_prices(admin_, change));
   }
 
   // Books one or two GPUs for hours or weeks (up front or monthly, now or later), or cancels one.
@@ -282,7 +282,7 @@ class BillingSimulation {
         ASSERT_EQ(*ctl_->accounts().balance(who, who.tenant_id), in - charged - package_prices);
       }
       std::map<std::string, int64_t> used;
-      for (const auto* package : ctl_->accounts().packages(who.tenant_id)) {
+      for (const auto* package : ctl_->accounts().packages().of_tenant(who.tenant_id)) {
         ASSERT_LE(package->used, package->capacity);
         ASSERT_EQ(package->recognised,
                   package->expired

@@ -123,8 +123,8 @@ struct ChangeSet : Snapshot {
 
   // Not persisted: nodes whose desired set changed (long-polls to wake) and instances whose
   // state changed (log followers to wake), after the change is durable. An instance is listed
-  // once per batch the controller takes (a mark on the instance, not a set: an array's batch
-  // lists 8,000); merged batches may list it again, and waking twice is harmless.
+  // once per batch the controller takes (change_tracker.h); merged batches may list it again,
+  // and waking twice is harmless.
   std::set<std::string> woken_nodes;
   std::vector<std::string> changed_instances;
   // Persisted; its alert_history is also what the webhook notifier sends once durable.

@@ -31,7 +31,6 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
     : clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
-      prices_(options_.currency),
       cluster_(options_.placement_policy),
       last_billing_(clock.now()) {}
 
@@ -57,27 +56,10 @@ std::vector<const model::UsageRecord*> Controller::usage(std::string_view tenant
 
 // --- Instances ----------------------------------------------------------------------------------
 
-std::optional<Micros> Controller::highest_price(const model::InstanceSpec& spec) const {
-  // Until it is placed, an instance that accepts several types is judged at the dearest one.
-  std::optional<Micros> highest;
-  const auto consider = [&](std::string_view type) {
-    const auto price = billing::gpu_price(rates(), type, spec.pricing, now());
-    if (price && (!highest || *price > *highest)) highest = price;
-  };
-  if (!spec.gpu_types.empty()) {
-    for (const auto& type : spec.gpu_types) consider(type);
-  } else {
-    for (const auto& type : model::gpu_catalog()) {
-      if (type.memory_mb >= int64_t{spec.min_gpu_memory_gb} * kMibPerGib) consider(type.slug);
-    }
-  }
-  return highest;
-}
-
 Status Controller::check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const {
-  const auto price = highest_price(spec);
+  const auto dearest = pricing_.dearest_type(spec);
   const auto type = model::requested_gpu_type(spec);
-  if (!price) {
+  if (!dearest) {
     return fail(Error::unprocessable("gpu_type_not_priced",
                                      fmt::format("GPU type '{}' has no price yet", type)));
   }
@@ -85,8 +67,8 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
     return fail(Error{ErrorKind::kPaymentRequired, "insufficient_funds",
                       "the balance is below the credit limit: top up to start work again"});
   }
-  const Micros needed =
-      charge_for_seconds(*price, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
+  const Micros needed = charge_for_seconds(
+      dearest->per_gpu_hour, int64_t{spec.gpu_count} * spec.gpu_milli, kMinimumPrepaidSeconds);
   // A credit limit lets the balance go that far below zero.
   const Micros balance =
       accounts_.cash(tenant_id) + accounts_.balance_settings(tenant_id).credit_limit;
@@ -172,10 +154,9 @@ void Controller::append_to_creation_order(Instance& instance) {
   instance_order_.push_back(&instance);
 }
 
-Result<CreatedInstance> Controller::create_instance(const Principal& caller,
-                                                    model::InstanceSpec spec,
-                                                    std::optional<std::string> idempotency_key,
-                                                    std::string fingerprint) {
+Result<CreatedInstance> Controller::create_instance(
+    const Principal& caller, model::InstanceSpec spec,
+    const std::optional<std::string>& idempotency_key, std::string fingerprint) {
   GPURENT_TRY(replayed,
               idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedInstance>(instances_, replayed));
@@ -189,7 +170,7 @@ Result<CreatedInstance> Controller::create_instance(const Principal& caller,
   observe_request(spec, 1);
   Instance& created = add_instance(caller.tenant_id, std::move(spec));
   enqueue(created);
-  touch(created);
+  tracker_.touch(created);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
   const std::string id = created.id;
   schedule();
@@ -253,9 +234,11 @@ std::optional<Micros> Controller::instance_price(const Instance& instance) const
     if (it != usage_.end() && !it->second.ended_at) return it->second.price_per_gpu_hour;
   }
   if (!instance.gpu_type.empty()) {
-    return billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, now());
+    return billing::gpu_price(pricing_.rates(), instance.gpu_type, instance.spec.pricing, now());
   }
-  return highest_price(instance.spec);
+  const auto dearest = pricing_.dearest_type(instance.spec);
+  if (!dearest) return std::nullopt;
+  return dearest->per_gpu_hour;
 }
 
 Result<Instance> Controller::stop_instance(const Principal& caller, std::string_view id) {
@@ -271,7 +254,7 @@ Result<Instance> Controller::stop_instance(const Principal& caller, std::string_
     case InstanceState::kStopping:
       // A stop by the tenant wins over a move or a preemption in progress.
       instance->requeue_requested = instance->preempt_requested = false;
-      touch(*instance);
+      tracker_.touch(*instance);
       break;
     case InstanceState::kStopped:
     case InstanceState::kFailed:
@@ -304,7 +287,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
       }
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
       instance->start_requested = true;
-      touch(*instance);
+      tracker_.touch(*instance);
       break;
     case InstanceState::kTerminated:
       return fail(invalid_state(*instance, "start"));
@@ -320,7 +303,7 @@ void Controller::queue_again(Instance& instance) {
   instance.queued_at = now();
   instance.queue_sequence = 0;  // a new arrival
   enqueue(instance);
-  touch(instance);
+  tracker_.touch(instance);
 }
 
 Result<Instance> Controller::delete_instance(const Principal& caller, std::string_view id) {
@@ -335,7 +318,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       close_stopped_disk(*instance);
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
-      touch(*instance);
+      tracker_.touch(*instance);
       break;
     case InstanceState::kStarting:
     case InstanceState::kRunning:
@@ -344,7 +327,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       break;
     case InstanceState::kStopping:
       instance->terminate_requested = true;
-      touch(*instance);
+      tracker_.touch(*instance);
       if (nodes_.at(instance->node_id).state == NodeState::kDown)
         end_run(*instance, std::nullopt, "");
       break;
@@ -358,15 +341,15 @@ void Controller::withdraw(Instance& instance, std::string reason) {
   dequeue(instance);
   instance.state = InstanceState::kStopped;
   instance.reason = std::move(reason);
-  touch(instance);
+  tracker_.touch(instance);
 }
 
 void Controller::request_stop(Instance& instance, std::string reason) {
   instance.state = InstanceState::kStopping;
   instance.reason = std::move(reason);
-  touch(instance);
+  tracker_.touch(instance);
   Node& node = nodes_.at(instance.node_id);
-  touch_node(node, /*desired_set_changed=*/true);
+  tracker_.touch_node(node, /*desired_set_changed=*/true);
   // A down node cannot confirm the stop; its billing already ended at its last report, and if it
   // comes back its agent stops the workload because the desired set no longer holds it. Work on
   // a quarantined GPU ends at once too: billing ends at the report that carried the fault.
@@ -406,7 +389,7 @@ void Controller::begin_run(Instance& instance) {
   // Not written: the run's usage record, written below, says when it started, and restore
   // derives the start from it (restore_run_start); an array's start would otherwise write every
   // member a second time.
-  note_change(instance);
+  tracker_.note_change(instance);
   if (!instance.job_id.empty()) member_running(instance);
   model::UsageRecord usage = billing::usage_shape(instance.spec, instance.gpu_type);
   usage.id = usage_id(instance);
@@ -415,12 +398,13 @@ void Controller::begin_run(Instance& instance) {
   usage.run = instance.run;
   usage.gpu_milli = instance.gpu_milli;
   usage.price_per_gpu_hour =
-      billing::gpu_price(rates(), instance.gpu_type, instance.spec.pricing, started).value_or(0);
+      billing::gpu_price(pricing_.rates(), instance.gpu_type, instance.spec.pricing, started)
+          .value_or(0);
   usage.started_at = started;
   usage.metered_until = started;
   usage_by_tenant_[usage.tenant_id].push_back(usage.id);
   model::UsageRecord& record = usage_.emplace(usage.id, std::move(usage)).first->second;
-  touch_usage(record);
+  tracker_.touch_usage(record);
   index_run(instance, record);
   spdlog::debug("running instance={} run={}", instance.id, instance.run);
 }
@@ -444,7 +428,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
                                   on_quarantined_gpu(instance);
       if (!platform_ended) charge_minimum_duration(*usage);
       usage->ended_at = usage->metered_until;
-      touch_usage(*usage);
+      tracker_.touch_usage(*usage);
     }
   }
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
@@ -498,8 +482,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
     if (instance.job_id.empty()) enqueue(instance);
   }
   open_stopped_disk(instance);
-  touch(instance);
-  touch_node(node, /*desired_set_changed=*/true);
+  tracker_.touch(instance);
+  tracker_.touch_node(node, /*desired_set_changed=*/true);
   if (std::exchange(instance.start_requested, false) && instance.state == InstanceState::kStopped) {
     queue_again(instance);  // a start asked for while it was stopping
   }

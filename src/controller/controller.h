@@ -5,9 +5,10 @@
 // its outputs are the new state, each node's desired workload set, and ledger transfers. It reads
 // time only from the injected Clock and draws ids only from a seeded Rng; it does no I/O.
 //
-// Durability: every mutation marks the touched objects; take_changes() returns them as a ChangeSet
-// for the caller to commit to the store before it acknowledges the command ("durable before
-// acknowledged"). restore() rebuilds the state from a store Snapshot after a restart.
+// Durability: every mutation marks the touched objects (change_tracker.h); take_changes() returns
+// them as a ChangeSet for the caller to commit to the store before it acknowledges the command
+// ("durable before acknowledged"). restore() rebuilds the state from a store Snapshot after a
+// restart.
 //
 // Visibility: every object belongs to a tenant. Commands and reads take the calling Principal; an
 // object of another tenant is reported as not found. Operators and admins see everything.
@@ -36,12 +37,14 @@
 #include "common/string_hash.h"
 #include "controller/accounts.h"
 #include "controller/change_set.h"
+#include "controller/change_tracker.h"
 #include "controller/commands.h"
 #include "controller/event_log.h"
 #include "controller/fleet_monitor.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
 #include "controller/node_registry.h"
+#include "controller/pricing.h"
 #include "controller/template_catalog.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
@@ -78,13 +81,6 @@ inline constexpr size_t kMaxBackfillBlockers = 8;
 // of requests seen grows by a quarter (re-indexing the cluster costs O(nodes)).
 inline constexpr size_t kProfileShapes = 32;
 inline constexpr int64_t kMinRequestsBetweenProfileRefreshes = 64;
-// Far more than the commands that can be in flight between a state change and its commit.
-inline constexpr int64_t kGenerationJumpOnRestore = 1 << 20;
-// A node's row goes to the store when it changes, but a new desired set only moves its generation:
-// that alone is stored once it is this far past the stored one, so the generation a restore
-// starts from (stored + the jump) stays ahead of every one served. An array's placement so
-// writes no node row per node it lands on (bench/RESULTS.md has what such rows cost).
-inline constexpr int64_t kGenerationsBetweenNodeWrites = kGenerationJumpOnRestore / 2;
 
 class Controller {
  public:
@@ -115,17 +111,17 @@ class Controller {
   Timestamp current_time() const { return now(); }
 
   // --- Prices (prices.cc) ----------------------------------------------------------------------
-  const billing::PriceBook& prices() const { return prices_; }
-  const billing::SpotMarket& spot_market() const { return spot_; }
-  billing::Rates rates() const { return {prices_, spot_}; }
-  // Operators: a new price-book version (billing::PriceBook::set says what is refused).
+  // Operators: a new price-book version (Pricing::set); work queued for a type that just got a
+  // price may then be placed.
   Result<model::PriceVersion> set_prices(const model::Principal& caller,
-                                         billing::PriceChange change);
-  // The hourly price of a launch request, broken down, on the acceptable type that costs most
-  // (what check_funds prices a launch at).
+                                         const billing::PriceChange& change);
+  // The hourly price of a valid launch request, broken down, on the acceptable type that costs
+  // most (what check_funds prices a launch at).
   Result<billing::Estimate> estimate(const model::InstanceSpec& spec) const;
 
   // --- Components -------------------------------------------------------------------------
+  // The price book, the spot market and the price lookups on them (pricing.h).
+  const Pricing& pricing() const { return pricing_; }
   // Tenants, keys, join tokens, the ledger, balance settings and packages (accounts.h).
   Accounts& accounts() { return accounts_; }
   const Accounts& accounts() const { return accounts_; }
@@ -163,7 +159,7 @@ class Controller {
 
   // --- Instances ---------------------------------------------------------------------------
   Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
-                                          std::optional<std::string> idempotency_key,
+                                          const std::optional<std::string>& idempotency_key,
                                           std::string fingerprint);
   Result<model::Instance> stop_instance(const model::Principal& caller, std::string_view id);
   Result<model::Instance> start_instance(const model::Principal& caller, std::string_view id);
@@ -179,7 +175,7 @@ class Controller {
   // --- Jobs ------------------------------------------------------------------------------
   // Creates the job and one queued instance per member of every task.
   Result<CreatedJob> create_job(const model::Principal& caller, model::JobSpec spec,
-                                std::optional<std::string> idempotency_key,
+                                const std::optional<std::string>& idempotency_key,
                                 std::string fingerprint);
   Result<const model::Job*> job(const model::Principal& caller, std::string_view id) const;
   // In creation order; operators may filter by tenant (else they see all).
@@ -199,7 +195,8 @@ class Controller {
   // An Idempotency-Key retry with the same body returns the first booking.
   Result<CreatedReservation> create_reservation(
       const model::Principal& caller, NewReservation request,
-      std::optional<std::string> idempotency_key = std::nullopt, std::string fingerprint = {});
+      const std::optional<std::string>& idempotency_key = std::nullopt,
+      std::string fingerprint = {});
   // What booking `request` would give, priced, with every check of create_reservation (window,
   // capacity, funds), booking and charging nothing: the confirmation shown before paying.
   Result<model::Reservation> quote_reservation(const model::Principal& caller,
@@ -211,9 +208,10 @@ class Controller {
   // --- Volumes (volumes.cc) -------------------------------------------------------------------
   // Creates a volume of the caller's tenant (an operator may place it on a node). An
   // Idempotency-Key retry with the same body returns the first volume.
-  Result<CreatedVolume> create_volume(const model::Principal& caller, NewVolume request,
-                                      std::optional<std::string> idempotency_key = std::nullopt,
-                                      std::string fingerprint = {});
+  Result<CreatedVolume> create_volume(
+      const model::Principal& caller, NewVolume request,
+      const std::optional<std::string>& idempotency_key = std::nullopt,
+      std::string fingerprint = {});
   // The volumes the caller sees (operators: all, or one tenant's), in creation order; deleted
   // ones are left out.
   std::vector<const model::Volume*> volumes(const model::Principal& caller,
@@ -305,20 +303,6 @@ class Controller {
 
  private:
   Timestamp now() const { return clock_.now(); }
-  // Mark an object changed; take_changes() copies each marked object once, however many
-  // commands of the batch changed it (an array job's members, and their nodes, change many times
-  // in one batch).
-  void touch(model::Instance& instance);
-  // Hands the rows of placed_unstreamed_ to row_sink_ once there are rows_per_piece_ of them.
-  void stream_placed_rows_if_due();
-  // A change that needs no row of its own (its waiters are woken, its views refreshed): the
-  // running phase of a run, which its usage record records (restore_run_start).
-  void note_change(model::Instance& instance);
-  void touch_node(model::Node& node, bool desired_set_changed);
-  void touch_usage(model::UsageRecord& usage);
-  // Only metering changed it (billing/billing.h): handed over packed (MeteredUsage), unless it
-  // is also touched whole in the same batch.
-  void touch_metering(model::UsageRecord& usage);
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
   Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
@@ -336,13 +320,11 @@ class Controller {
   std::string volume_node(const model::InstanceSpec& spec, std::string* conflict) const;
   // Placement on a node gives the instance's volumes that have none their node.
   void settle_volumes(const model::Instance& instance, model::Node& node);
-  void touch_volume(const model::Volume& volume);
   void meter_volume(model::Volume& volume, Timestamp until);
   // Sets the instance's reason (why it waits), recording a change only if it differs.
   void set_reason(model::Instance& instance, std::string reason);
   // A new pending instance (not yet queued or recorded as changed).
   model::Instance& add_instance(std::string_view tenant_id, model::InstanceSpec spec);
-  std::optional<Micros> highest_price(const model::InstanceSpec& spec) const;
   // Places what it can from the queue, if anything changed since the last pass.
   void schedule();
   // A request that could not be placed and holds back lower-ordered work that would delay it
@@ -365,8 +347,9 @@ class Controller {
   bool preempt_for(const model::Instance& instance, const sched::Request& request);
   // Places a single instance, or a job task's gang of members (one per assignment part).
   void place_members(model::Instance& first, sched::Assignment assignment);
-  // A job member's gang rendezvous (master_address, master_port) is set before.
-  void place(model::Instance& instance, sched::NodeAssignment part);
+  // A job member's gang rendezvous (master_address, master_port) is set before; `job` is its job
+  // (null for an instance of its own).
+  void place(model::Instance& instance, sched::NodeAssignment part, const model::Job* job);
   // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
   void hold(const model::Instance& instance, int sign);
   // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
@@ -375,10 +358,6 @@ class Controller {
   // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
   int free_master_port(std::string_view node_id) const;
   // --- Jobs (jobs.cc) ---
-  // The job's own fields changed (state, times, reason): its row, without the tasks.
-  void touch_job(model::Job& job);
-  // One task changed: only its row is written (placed, ended, settled, cancelled).
-  void touch_task(model::Job& job, int index);
   // A member's process runs: its task (and job) is running. The task's row is not written for
   // this; restore_started_tasks derives it from the members' rows.
   void member_running(const model::Instance& member);
@@ -426,8 +405,6 @@ class Controller {
   void reindex_runs();
   // The billing tick's metering of every running instance up to `t` (or its node's last report).
   void meter_runs(Timestamp t);
-  // rates() with rate_memo_: metering's price lookups.
-  billing::Rates metering_rates() { return {prices_, spot_, &rate_memo_}; }
   // --- Prices (prices.cc) ---
   // Posts a record's newly due charge, if any (billing::usage_transfer, packed in the ChangeSet),
   // and marks its metering changed; a failure is a bug, logged with the record.
@@ -441,8 +418,6 @@ class Controller {
   void meter_stopped_disks(Timestamp until);
   // Observes every type's utilisation (GPUs held / GPUs on ready nodes); true if a price moved.
   bool update_spot_market();
-  // False for spot work with a max_price below the spot price of every type it accepts.
-  bool spot_within_max_price(const model::InstanceSpec& spec) const;
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
   void mark_node_down(model::Node& node);
@@ -490,14 +465,15 @@ class Controller {
   Rng rng_;
   // What changed since take_changes(); the components below record into it.
   ChangeSet changes_;
+  // Which objects changed since take_changes(), for it to copy into changes_.
+  ChangeTracker tracker_{changes_};
   EventLog events_{clock_, changes_};
   IdempotencyKeys idempotency_{clock_, changes_};
   Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, options_.currency}};
   TemplateCatalog templates_{changes_};
   FleetMonitor monitor_{{clock_, changes_, events_, options_.heartbeat_timeout,
                          options_.clock_skew_limit, options_.series_fed_by_host}};
-  billing::PriceBook prices_;
-  billing::SpotMarket spot_;
+  Pricing pricing_{{clock_, changes_, options_.currency}};
   // Open stopped-disk records: instance id -> usage record id.
   std::map<std::string, std::string, std::less<>> stopped_disks_;
   std::map<std::string, model::Downtime, std::less<>> downtime_;           // by id
@@ -570,28 +546,12 @@ class Controller {
   IndexedMap<model::Job> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
-  // Changed since take_changes() and copied once there, in the order first touched (an instance
-  // is listed once a batch through its queued_batch mark).
-  std::vector<std::string> touched_instances_;
-  // stream_placed_rows(): the instances placed since the last piece (this command's only).
-  std::function<void(ChangeSet)> row_sink_;
-  size_t rows_per_piece_ = 0;
-  std::vector<std::string> placed_unstreamed_;
-  std::vector<std::string> touched_nodes_;
-  std::set<std::string> touched_node_ids_;
-  std::unordered_map<std::string, int64_t> stored_generation_;  // node id -> as last taken
-  // Usage records are never erased from usage_ (node-based), so pointers to them stay valid.
-  // Each is in a list once a batch: its queued_batch / metered_batch is change_batch_ then.
-  std::vector<const model::UsageRecord*> touched_usage_;
-  std::vector<const model::UsageRecord*> metered_usage_;  // touch_metering()
-  uint64_t change_batch_ = 1;                             // take_changes() starts the next
-  std::set<std::string> touched_jobs_;
-  std::set<std::pair<std::string, int>> touched_tasks_;  // (job id, task index)
   std::map<std::string, model::Reservation, std::less<>> reservations_;
   std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
   // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once
-  // for an array), which in an ordered map is a descent of string comparisons.
+  // for an array), which in an ordered map is a descent of string comparisons. Never erased, and
+  // node-based: pointers to records stay valid (the change tracker and metered_runs_ hold them).
   std::unordered_map<std::string, model::UsageRecord, StringHash, std::equal_to<>> usage_;
   // The open runs the billing tick meters, in the order they began, with the instance and node
   // each runs on (instances_, nodes_ and usage_ are maps that never erase, so the pointers
@@ -604,13 +564,10 @@ class Controller {
   };
   std::vector<MeteredRun> metered_runs_;
   std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
-  billing::RateMemo rate_memo_;           // metering_rates()
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   std::map<std::string, model::Volume, std::less<>> volumes_;  // deleted ones too (billing)
   std::vector<std::string> volume_order_;                      // creation order, for listings
   std::unordered_map<std::string, std::set<std::string>> volumes_on_node_;  // live ones only
-  std::vector<std::string> touched_volumes_;
-  std::set<std::string> touched_volume_ids_;
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };

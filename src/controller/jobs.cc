@@ -25,16 +25,6 @@ constexpr Millis kMaxReservationLength{366LL * 24 * 3600 * 1000};
 
 // --- Jobs ---------------------------------------------------------------------------------------
 
-void Controller::touch_job(Job& job) {
-  ++job.revision;
-  touched_jobs_.insert(job.id);
-}
-
-void Controller::touch_task(Job& job, int index) {
-  job.tasks.at(static_cast<size_t>(index)).streamed = false;
-  touched_tasks_.emplace(job.id, index);
-}
-
 Job* Controller::job_of(const Instance& instance) {
   return const_cast<Job*>(std::as_const(*this).job_of(instance));
 }
@@ -45,7 +35,7 @@ const Job* Controller::job_of(const Instance& instance) const {
 }
 
 Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpec spec,
-                                          std::optional<std::string> idempotency_key,
+                                          const std::optional<std::string>& idempotency_key,
                                           std::string fingerprint) {
   GPURENT_TRY(replayed,
               idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
@@ -89,7 +79,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
       member.job_task = index;
       member.job_rank = rank;
       if (rank == 0) enqueue(member);
-      touch(member);
+      tracker_.touch(member);
       task.members.push_back(member.id);
     }
     job.tasks.push_back(std::move(task));
@@ -98,8 +88,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   job_order_.push_back(job.id);
   const std::string id = job.id;
   Job& created = jobs_.emplace(id, std::move(job)).first->second;
-  touch_job(created);
-  for (const auto& task : created.tasks) touch_task(created, task.index);
+  tracker_.touch_job(created);
+  for (const auto& task : created.tasks) tracker_.touch_task(created, task.index);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
   schedule();
   return CreatedJob{jobs_.at(id), false};
@@ -151,7 +141,7 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   for (auto& task : job.tasks) {
     if (model::is_final(task.state)) continue;
     task.state = JobState::kCancelled;
-    touch_task(job, task.index);
+    tracker_.touch_task(job, task.index);
     for (const auto& member_id : task.members) {
       Instance& member = instances_.at(member_id);
       if (member.state == InstanceState::kPending) {
@@ -166,7 +156,7 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   job.state = model::derive_job_state(job.tasks);
   job.reason = "cancelled by the tenant";
   if (!job.ended_at) job.ended_at = now();
-  touch_job(job);
+  tracker_.touch_job(job);
   queue_changed_ = true;
   return job;
 }
@@ -187,7 +177,7 @@ void Controller::member_running(const Instance& member) {
   if (!job->started_at) job->started_at = now();
   job->reason = "";
   job->state = JobState::kRunning;
-  touch_job(*job);
+  tracker_.touch_job(*job);
 }
 
 void Controller::restore_started_tasks(Job& job) const {
@@ -216,7 +206,7 @@ void Controller::member_ended(const Instance& member) {
   if (failed) {
     if (!task.exit_code && member.exit_code) {
       task.exit_code = member.exit_code;
-      touch_task(*job, task.index);
+      tracker_.touch_task(*job, task.index);
     }
     // A gang is all or nothing: the other members stop too.
     for (const auto& sibling_id : task.members) {
@@ -238,14 +228,14 @@ void Controller::settle_task(Job& job, JobTask& task) {
     moved |= member.state == InstanceState::kPending;
     all_zero &= member.state == InstanceState::kStopped && member.exit_code == 0;
   }
-  const auto requeue = [&](std::string reason) {
+  const auto requeue = [&](const std::string& reason) {
     for (const auto& member_id : task.members) {
       Instance& member = instances_.at(member_id);
       member.state = InstanceState::kPending;
       member.exit_code.reset();
       member.reason = reason;
       if (member.job_rank == 0) enqueue(member);
-      touch(member);
+      tracker_.touch(member);
     }
     task.state = JobState::kQueued;
   };
@@ -262,7 +252,7 @@ void Controller::settle_task(Job& job, JobTask& task) {
     task.state = JobState::kFailed;
     if (!task.exit_code) task.exit_code = instances_.at(task.members.front()).exit_code;
   }
-  touch_task(job, task.index);
+  tracker_.touch_task(job, task.index);
   job.state = model::derive_job_state(job.tasks);
   if (model::is_final(job.state) && !job.ended_at) {
     job.ended_at = now();
@@ -270,7 +260,7 @@ void Controller::settle_task(Job& job, JobTask& task) {
                      ? ""
                      : fmt::format("task {} {}", task.index, model::to_string(task.state));
   }
-  touch_job(job);
+  tracker_.touch_job(job);
 }
 
 // --- Reservations -------------------------------------------------------------------------------
@@ -395,8 +385,8 @@ Result<Reservation> Controller::quote_reservation(const Principal& caller,
 }
 
 Result<CreatedReservation> Controller::create_reservation(
-    const Principal& caller, NewReservation request, std::optional<std::string> idempotency_key,
-    std::string fingerprint) {
+    const Principal& caller, NewReservation request,
+    const std::optional<std::string>& idempotency_key, std::string fingerprint) {
   GPURENT_TRY(replayed,
               idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
   GPURENT_TRY(first, replay_from<CreatedReservation>(reservations_, replayed));

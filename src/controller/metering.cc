@@ -21,8 +21,8 @@ constexpr Timestamp kNotNow = Timestamp::max();
 void Controller::meter_run(model::UsageRecord& usage, Timestamp until,
                            billing::Ledger::TenantNames names) {
   // Prepaid packages cover the interval's first seconds; the price applies to the rest.
-  if (accounts_.draw_packages(usage, until)) touch_metering(usage);
-  post_usage(usage, billing::meter_usage_due(metering_rates(), usage, until), names);
+  if (accounts_.packages().draw(usage, until)) tracker_.touch_metering(usage);
+  post_usage(usage, billing::meter_usage_due(pricing_.metering_rates(), usage, until), names);
 }
 
 void Controller::index_run(model::Instance& instance, model::UsageRecord& usage) {
@@ -43,7 +43,7 @@ void Controller::meter_runs(Timestamp t) {
   changes_.usage_charges.reserve(changes_.usage_charges.size() + metered_runs_.size());
   changes_.packed_text.reserve(changes_.packed_text.size() +
                                metered_runs_.size() * kPackedTextPerRun);
-  metered_usage_.reserve(metered_usage_.size() + metered_runs_.size());
+  tracker_.expect_metering(metered_runs_.size());
   // Two passes. The first only reads what decides whether and up to when each run is metered:
   // its instance (scattered through a map of 100,000) and node. Its loads do not depend on one
   // another, so the memory answers many of them at once; read between two runs' metering, as

@@ -135,7 +135,7 @@ TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
   report_running(ctl_, node_);
   ctl_.tick();  // not a billing tick: 30.5 s after the last
   const Timestamp moved = clock_.now();
-  ASSERT_EQ(ctl_.spot_market().span_at("h100-80g", moved).from, moved);
+  ASSERT_EQ(ctl_.pricing().spot_market().span_at("h100-80g", moved).from, moved);
   clock_.advance(Millis(29'500));
   report_running(ctl_, node_);
   ctl_.tick();
@@ -152,7 +152,8 @@ TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
     model::UsageRecord shape = billing::usage_shape(instance.spec, "h100-80g");
     shape.gpu_milli = instance.gpu_milli;
     Micros sum = 0;
-    for (const auto& segment : billing::price_interval(ctl_.rates(), shape, start, clock_.now())) {
+    for (const auto& segment :
+         billing::price_interval(ctl_.pricing().rates(), shape, start, clock_.now())) {
       sum += segment.amount;
     }
     return sum;

@@ -57,7 +57,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     return fail(Error::invalid("mixed_gpu_types",
                                "all GPUs of a node must be of one type; run one agent per type"));
   }
-  if (registration.isolation != "" && registration.isolation != "sandbox" &&
+  if (!registration.isolation.empty() && registration.isolation != "sandbox" &&
       registration.isolation != "none") {
     return fail(Error::invalid("invalid_field", "field 'isolation' must be 'sandbox' or 'none'"));
   }
@@ -118,7 +118,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
     known.gpus = std::move(registration.gpus);
-    touch_node(known, /*desired_set_changed=*/false);
+    tracker_.touch_node(known, /*desired_set_changed=*/false);
     sync_cluster_node(known);
     spdlog::info("re-registered node={}", id);
     return model::RegistrationResult{id, std::move(credential)};
@@ -146,7 +146,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   for (const auto& gpu : node.gpus) monitor_.series().set_owner(gpu.uuid, node.id);
   const std::string id = node.id;
   auto& registered = nodes_.add(std::move(node));
-  touch_node(registered, /*desired_set_changed=*/false);
+  tracker_.touch_node(registered, /*desired_set_changed=*/false);
   sync_cluster_node(registered);
   spdlog::info("registered node={} gpus={}", id, nodes_.at(id).gpus.size());
   schedule();
@@ -209,13 +209,13 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     // The agent restarted with (or without) a container engine: image work may go there (or not)
     // from now on; what runs there keeps running.
     node.container_runtime = *report.container_runtime;
-    touch_node(node, /*desired_set_changed=*/false);
+    tracker_.touch_node(node, /*desired_set_changed=*/false);
     sync_cluster_node(node);
     spdlog::info("node={} container_runtime={}", node.id, node.container_runtime);
   }
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;
-    touch_node(node, /*desired_set_changed=*/false);
+    tracker_.touch_node(node, /*desired_set_changed=*/false);
     update_schedulable(node);
     events_.record("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
@@ -223,7 +223,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
       record_downtime_end(instances_.at(id), now());
       if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
         usage->metered_until = std::max(usage->metered_until, now());
-        touch_usage(*usage);
+        tracker_.touch_usage(*usage);
       }
     }
   }
@@ -288,7 +288,7 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
   Node& node = it->second;
   if (node.cordoned != cordoned) {
     node.cordoned = cordoned;
-    touch_node(node, /*desired_set_changed=*/false);
+    tracker_.touch_node(node, /*desired_set_changed=*/false);
     update_schedulable(node);
     spdlog::info("node={} {}", node.id, cordoned ? "cordoned" : "uncordoned");
     if (!cordoned) schedule();
@@ -353,7 +353,7 @@ std::vector<Offer> Controller::offers() const {
   }
   std::vector<Offer> out;
   for (auto& [type, offer] : by_type) {
-    offer.price_per_gpu_hour = prices_.on_demand_price(type, now());
+    offer.price_per_gpu_hour = pricing_.book().on_demand_price(type, now());
     out.push_back(std::move(offer));
   }
   return out;
@@ -363,7 +363,7 @@ std::vector<Offer> Controller::offers() const {
 
 void Controller::mark_node_down(Node& node) {
   node.state = NodeState::kDown;
-  touch_node(node, /*desired_set_changed=*/false);
+  tracker_.touch_node(node, /*desired_set_changed=*/false);
   update_schedulable(node);
   events_.record("", node.id, model::event_kind::kNodeDown,
                  fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
@@ -466,7 +466,7 @@ void Controller::tick() {
       if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
     }
     meter_stopped_disks(t);
-    accounts_.expire_packages();
+    accounts_.packages().expire();
     for (auto& [id, reservation] : reservations_) settle_reservation(reservation);
     settle_sla_credits();
     enforce_balances();

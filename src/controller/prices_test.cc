@@ -47,7 +47,7 @@ TEST_F(PricesTest, OnlyOperatorsSetPricesAndNeverInThePast) {
             "effective_at_in_past");
   EXPECT_EQ(ctl_.set_prices(admin_, {.gpu_per_hour = {{"mystery-12g", 1}}}).error().code,
             "unknown_gpu_type");
-  EXPECT_EQ(ctl_.prices().history().size(), 1u);
+  EXPECT_EQ(ctl_.pricing().book().history().size(), 1u);
 }
 
 TEST_F(PricesTest, AShortRunIsChargedTheMinimumButNotWhenItsNodeFails) {
@@ -147,14 +147,16 @@ TEST_F(PricesTest, SpotPriceRisesWithUtilisationAndInterruptsAboveMaxPrice) {
   const auto spot = launch(alice_, cheap);
   run(spot.id);
   ctl_.tick();  // 1 of 8 GPUs held: 7.2 + 10.8 x (1/8)^2 = 7.36875
-  EXPECT_EQ(ctl_.spot_market().price_at(ctl_.prices(), "h100-80g", clock_.now()), 7'368'750);
+  EXPECT_EQ(ctl_.pricing().spot_market().price_at(ctl_.pricing().book(), "h100-80g", clock_.now()),
+            7'368'750);
   EXPECT_EQ(get(spot.id).state, InstanceState::kRunning);
 
   const auto busy = launch(bob_, 4);  // 5 of 8 held: 7.2 + 10.8 x 0.390625 = 11.41875
   run(busy.id);
   clock_.advance(Millis(1'000));
   ctl_.tick();
-  EXPECT_EQ(ctl_.spot_market().price_at(ctl_.prices(), "h100-80g", clock_.now()), 11'418'750);
+  EXPECT_EQ(ctl_.pricing().spot_market().price_at(ctl_.pricing().book(), "h100-80g", clock_.now()),
+            11'418'750);
   const auto& interrupted = get(spot.id);
   EXPECT_EQ(interrupted.state, InstanceState::kStopping);
   EXPECT_NE(interrupted.reason.find("rose above its max_price"), std::string::npos);
@@ -202,9 +204,9 @@ TEST_F(PricesTest, VersionsAndSpotPointsAreHandedToTheStoreAndRestored) {
   snapshot.price_versions = changes.price_versions;
   snapshot.spot_prices = changes.spot_prices;
   ASSERT_TRUE(restored.restore(std::move(snapshot)));
-  EXPECT_EQ(restored.prices().on_demand_price("h100-80g", clock_.now() + Millis(1'000)),
+  EXPECT_EQ(restored.pricing().book().on_demand_price("h100-80g", clock_.now() + Millis(1'000)),
             20'000'000);
-  EXPECT_EQ(restored.spot_market().utilisation_at("h100-80g", clock_.now()), 250);
+  EXPECT_EQ(restored.pricing().spot_market().utilisation_at("h100-80g", clock_.now()), 250);
 }
 
 }  // namespace

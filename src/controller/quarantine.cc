@@ -92,7 +92,7 @@ void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch&
     // A lower count: the driver reloaded and the volatile count started again.
     seen->second = *sample.ecc_dbe_total;
   }
-  if (seen_changed) touch_node(node, /*desired_set_changed=*/false);
+  if (seen_changed) tracker_.touch_node(node, /*desired_set_changed=*/false);
   for (auto& [uuid, record] : found) {
     const model::Gpu* gpu = gpu_of(uuid);
     if (gpu && !quarantined(uuid)) quarantine_gpu(node, *gpu, std::move(record));

@@ -75,7 +75,7 @@ void Controller::schedule() {
   arrivals_.clear();
   // Settled unless this pass places something: placing dequeues, which forgets it, and the next
   // pass retries every request with what changed.
-  settled_.emplace();
+  settled_ = SettledPass{};
   // Bands of equal class and priority, in queue order. Within a band the tenants take turns:
   // the one holding the least (weighted by its quota weight) goes next, each in arrival order.
   const Instance* last = nullptr;
@@ -110,7 +110,7 @@ void Controller::schedule() {
       ++requests_tried_;
       last = &instance;
       // Between two requests, where no placement is half done.
-      stream_placed_rows_if_due();
+      tracker_.stream_placed_rows_if_due();
       ids.pop_front();
       if (!ids.empty()) turns.emplace(share(tenant), tenant);
     }
@@ -128,7 +128,7 @@ std::string Controller::admission_hold(const Instance& instance, int members) co
     return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
                        *quota->second.max_instances);
   }
-  if (!spot_within_max_price(instance.spec)) {
+  if (!pricing_.within_max_price(instance.spec)) {
     return fmt::format("waiting: the spot price is above its max_price ({} per GPU-hour)",
                        format_micros(*instance.spec.max_price));
   }
@@ -211,7 +211,7 @@ std::optional<Timestamp> Controller::earliest_start(const Instance& instance) co
 void Controller::set_reason(Instance& instance, std::string reason) {
   if (instance.reason == reason) return;
   instance.reason = std::move(reason);
-  touch(instance);
+  tracker_.touch(instance);
 }
 
 void Controller::try_place(Instance& instance, PassState& pass) {
@@ -399,7 +399,7 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
 void Controller::place_members(Instance& first, sched::Assignment assignment) {
   if (first.job_id.empty()) {
     dequeue(first);
-    place(first, std::move(assignment.nodes.front()));
+    place(first, std::move(assignment.nodes.front()), nullptr);
     return;
   }
   Job& job = jobs_.at(first.job_id);
@@ -407,7 +407,7 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   dequeue(first);
   task.attempts += 1;
   task.exit_code.reset();
-  touch_task(job, task.index);
+  tracker_.touch_task(job, task.index);
   const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
   const std::string& address = master.address.empty() ? master.name : master.address;
   const int port = free_master_port(master.id);
@@ -415,15 +415,15 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
     Instance& member = instances_.at(task.members.at(rank));
     member.master_address = address;
     member.master_port = port;
-    place(member, std::move(assignment.nodes[rank]));
+    place(member, std::move(assignment.nodes[rank]), &job);
   }
   // What derive_job_state gives with this task unfinished and attempted, without its pass over
   // every task (per placement, that pass made placing an array quadratic).
   job.state = model::JobState::kRunning;
-  touch_job(job);
+  tracker_.touch_job(job);
 }
 
-void Controller::place(Instance& instance, sched::NodeAssignment part) {
+void Controller::place(Instance& instance, sched::NodeAssignment part, const Job* job) {
   Node& node = nodes_.at(cluster_.spec(part.node).id);
   const auto gpus = gpus_by_index(node);
   instance.node_id = node.id;
@@ -443,10 +443,10 @@ void Controller::place(Instance& instance, sched::NodeAssignment part) {
   instance.started_at.reset();
   instance.ended_at.reset();
   settle_volumes(instance, node);
-  touch_node(node, /*desired_set_changed=*/true);
+  tracker_.touch_node(node, /*desired_set_changed=*/true);
   instance.placed_generation = node.generation;
-  touch(instance);
-  if (row_sink_) placed_unstreamed_.push_back(instance.id);
+  tracker_.touch(instance);
+  tracker_.placed(instance, job);
   spdlog::debug("placed instance={} run={} node={} gpus={}", instance.id, instance.run, node.id,
                 fmt::join(instance.gpus, ","));
 }
@@ -543,7 +543,7 @@ void Controller::update_schedulable(const Node& node) {
 
 Status Controller::check_invariants() const {
   GPURENT_CHECK(cluster_.check_invariants());
-  const auto broken = [](std::string what) {
+  const auto broken = [](const std::string& what) {
     return fail(Error::internal("controller invariant broken: " + what));
   };
   std::map<std::string, int> milli_per_gpu;

@@ -255,7 +255,7 @@ TEST_F(SchedulingTest, TypeListsAndAnyTypeAreBilledAtTheTypeTheyGot) {
   const auto second = launch(alice_, any);
   EXPECT_EQ(second.gpu_type, "h100-80g");
   const auto price = ctl_.instance_price(get(first.id));
-  EXPECT_EQ(price, ctl_.prices().on_demand_price("a100-80g", clock_.now()));
+  EXPECT_EQ(price, ctl_.pricing().book().on_demand_price("a100-80g", clock_.now()));
   auto too_big = spec(1);
   too_big.gpu_types = {};
   too_big.min_gpu_memory_gb = 200;

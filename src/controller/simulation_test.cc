@@ -245,7 +245,8 @@ class Simulation {
         // ended sooner.
         const int64_t metered_s = (usage->metered_until - usage->started_at).count() / 1000;
         const int64_t minimum =
-            usage->ended_at ? ctl_.prices().at(usage->started_at).minimum_billed_seconds : 0;
+            usage->ended_at ? ctl_.pricing().book().at(usage->started_at).minimum_billed_seconds
+                            : 0;
         ASSERT_LE(usage->billed_seconds, std::max(metered_s, minimum));
         ASSERT_LE(usage->metered_until, clock_.now());
         charged += usage->charged;

@@ -14,7 +14,7 @@
 namespace gpurent::controller {
 
 Status Controller::price_reservation(model::Reservation& reservation) const {
-  const auto price = prices_.on_demand_price(reservation.gpu_type, reservation.created_at);
+  const auto price = pricing_.book().on_demand_price(reservation.gpu_type, reservation.created_at);
   if (!price) {
     return fail(Error::unprocessable(
         "gpu_type_not_priced",
@@ -23,7 +23,7 @@ Status Controller::price_reservation(model::Reservation& reservation) const {
   const Millis length = reservation.end - reservation.start;
   reservation.price_per_gpu_hour = *price;
   reservation.discount_permille = billing::term_discount_permille(
-      prices_.at(reservation.created_at).reserved_discount_permille, length);
+      pricing_.book().at(reservation.created_at).reserved_discount_permille, length);
   reservation.total =
       billing::term_total(*price, reservation.gpu_count, reservation.discount_permille, length);
   return accounts_.check_can_pay(reservation.tenant_id, billing::payment_amount(reservation, 0),

@@ -12,13 +12,9 @@ namespace gpurent::controller {
 using model::Volume;
 using model::VolumeState;
 
-void Controller::touch_volume(const Volume& volume) {
-  if (touched_volume_ids_.insert(volume.id).second) touched_volumes_.push_back(volume.id);
-}
-
 void Controller::meter_volume(Volume& volume, Timestamp until) {
   const auto transfer = billing::meter_volume(volume, until);
-  touch_volume(volume);
+  tracker_.touch_volume(volume);
   if (!transfer) return;
   if (auto posted = accounts_.post(*transfer); !posted) {
     spdlog::error("metering volume={} failed: {}", volume.id, posted.error().message);
@@ -26,7 +22,7 @@ void Controller::meter_volume(Volume& volume, Timestamp until) {
 }
 
 Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolume request,
-                                                std::optional<std::string> idempotency_key,
+                                                const std::optional<std::string>& idempotency_key,
                                                 std::string fingerprint) {
   GPURENT_TRY(replayed,
               idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
@@ -56,24 +52,26 @@ Result<CreatedVolume> Controller::create_volume(const Principal& caller, NewVolu
                 .state = VolumeState::kAvailable,
                 .created_at = now(),
                 .deleted_at = std::nullopt,
-                .price_per_gb_month = prices_.at(now()).storage_per_gb_month,
+                .price_per_gb_month = pricing_.book().at(now()).storage_per_gb_month,
                 .metered_until = now()};
   if (!volume.node_id.empty()) {
     volumes_on_node_[volume.node_id].insert(volume.id);
-    touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
+    tracker_.touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
   }
   volume_order_.push_back(volume.id);
-  touch_volume(volume);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), volume.id);
   spdlog::info("created volume={} tenant={} size_gb={}", volume.id, volume.tenant_id,
                volume.size_gb);
   const std::string id = volume.id;
-  return CreatedVolume{volumes_.emplace(id, std::move(volume)).first->second, false};
+  const Volume& created = volumes_.emplace(id, std::move(volume)).first->second;
+  tracker_.touch_volume(created);
+  return CreatedVolume{created, false};
 }
 
 std::vector<const Volume*> Controller::volumes(const Principal& caller,
                                                std::optional<std::string> tenant_id) const {
-  const std::optional<std::string> tenant = caller.is_operator() ? tenant_id : caller.tenant_id;
+  const std::optional<std::string> tenant =
+      caller.is_operator() ? std::move(tenant_id) : caller.tenant_id;
   std::vector<const Volume*> out;
   for (const auto& id : volume_order_) {
     const Volume& volume = volumes_.at(id);
@@ -136,11 +134,11 @@ Result<Volume> Controller::delete_volume(const Principal& caller, std::string_vi
   meter_volume(volume, now());
   volume.state = VolumeState::kDeleted;
   volume.deleted_at = now();
-  touch_volume(volume);
+  tracker_.touch_volume(volume);
   if (!volume.node_id.empty()) {
     volumes_on_node_[volume.node_id].erase(volume.id);
     // The agent deletes the data of a volume that leaves its desired set.
-    touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
+    tracker_.touch_node(nodes_.at(volume.node_id), /*desired_set_changed=*/true);
   }
   spdlog::info("deleted volume={} tenant={}", volume.id, volume.tenant_id);
   return volume;
@@ -186,7 +184,7 @@ void Controller::settle_volumes(const Instance& instance, model::Node& node) {
     if (!volume.node_id.empty() || volume.state == VolumeState::kDeleted) continue;
     volume.node_id = node.id;
     volumes_on_node_[node.id].insert(volume.id);
-    touch_volume(volume);
+    tracker_.touch_volume(volume);
     spdlog::info("volume={} lives on node={} (first used by instance={})", volume.id, node.id,
                  instance.id);
   }

@@ -188,20 +188,12 @@ struct Instance {
   int master_port = 0;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
-  // In memory only: the controller's change batches that last queued the instance's row and last
-  // listed it as changed, so that a batch writes and lists it once however often it changed.
-  uint64_t queued_batch = 0;
-  uint64_t changed_batch = 0;
-  // In memory only: the revision whose row was handed over in the middle of a command
-  // (Controller::stream_placed_rows); the command's ChangeSet leaves the row out unless the
-  // instance changed again since.
-  int64_t streamed_revision = 0;
   // In memory only: the instance's place in the controller's creation order, where an instance
   // listing's cursor (an instance id) resumes.
   size_t creation_position = 0;
 };
 
-// The in-memory members (queued_batch and after) are not in it.
+// creation_position, in memory only, is not in it.
 template <class V, schema::Of<Instance> S>
 void fields(V& visit, S& x) {
   visit("created_at", x.created_at);

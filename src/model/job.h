@@ -58,9 +58,6 @@ struct JobTask {
   int attempts = 0;                  // runs started so far
   std::optional<int> exit_code;      // rank 0's, or the first failing member's
   std::vector<std::string> members;  // instance ids, by rank
-  // In memory only: handed over in the middle of a command and unchanged since
-  // (Controller::stream_placed_rows), so the command's ChangeSet leaves its row out.
-  bool streamed = false;
 };
 
 template <class V, schema::Of<JobTask> S>

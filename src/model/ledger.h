@@ -97,14 +97,8 @@ struct UsageRecord {
   // Whole seconds a compute package covered instead (model/accounts.h): every metered second is
   // in exactly one of billed_seconds and package_seconds.
   int64_t package_seconds = 0;
-  // The controller's bookkeeping, not part of the record and never stored: the change batch in
-  // which the record was last queued for the store whole, and as metered only (instead of sets
-  // of records probed once per running workload every billing tick).
-  uint64_t queued_batch = 0;
-  uint64_t metered_batch = 0;
 };
 
-// The controller's bookkeeping (queued_batch, metered_batch) is not in it.
 template <class V, schema::Of<UsageRecord> S>
 void fields(V& visit, S& x) {
   visit("billed_seconds", x.billed_seconds);

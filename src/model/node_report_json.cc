@@ -21,8 +21,9 @@ Status read_telemetry_text(od::value value, const Path& path, std::optional<std:
 
 }  // namespace
 
-// The telemetry member decoded (read_object finds it by argument-dependent lookup).
-Status read_json(od::value value, const Path& path, TelemetryBatch& out) {
+// The telemetry member decoded. Static rather than in the anonymous namespace: read_object finds
+// it by argument-dependent lookup, which searches gpurent::model itself.
+static Status read_json(od::value value, const Path& path, TelemetryBatch& out) {
   std::optional<std::string> text;
   GPURENT_CHECK(read_telemetry_text(value, path, text));
   if (!text) {

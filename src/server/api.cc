@@ -6,6 +6,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <unordered_map>
+#include "api/openapi_document.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
 #include "model/codec.h"
@@ -107,7 +108,7 @@ Json Api::Impl::gpu_types() {
   for (auto& offer : ctl().offers()) capacity.emplace(offer.gpu_type, offer);
   Json items = Json::array();
   for (const auto& type : model::gpu_catalog()) {
-    const auto price = ctl().prices().on_demand_price(type.slug, ctl().current_time());
+    const auto price = ctl().pricing().book().on_demand_price(type.slug, ctl().current_time());
     const auto it = capacity.find(type.slug);
     items.push_back({{"slug", type.slug},
                      {"display_name", type.display_name},
@@ -119,14 +120,6 @@ Json Api::Impl::gpu_types() {
   }
   return whole_list(std::move(items));
 }
-
-}  // namespace gpurent::server
-
-namespace gpurent::embedded {
-std::string_view openapi_document();
-}
-
-namespace gpurent::server {
 
 std::string_view Api::Impl::openapi_document() { return embedded::openapi_document(); }
 

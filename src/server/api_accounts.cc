@@ -106,7 +106,7 @@ void Api::Impl::add_account_routes() {
           co_return co_await operator_write(
               caller, request, parse_package_product,
               [&](Controller& c, auto product) {
-                return c.accounts().set_package_product(caller, std::move(product));
+                return c.accounts().packages().set_product(caller, std::move(product));
               },
               [this](const model::PackageProduct& product) {
                 return package_product_view(product, ctl().options().currency);
@@ -115,7 +115,7 @@ void Api::Impl::add_account_routes() {
   keyed("GET", "/v1/packages/products",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto* product : ctl().accounts().package_products()) {
+          for (const auto* product : ctl().accounts().packages().products()) {
             items.push_back(package_product_view(*product, ctl().options().currency));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -126,8 +126,8 @@ void Api::Impl::add_account_routes() {
               caller, request, parse_package_purchase,
               [](Controller& c, const Principal& buyer, std::string product,
                  const std::optional<std::string>& key, std::string fingerprint) {
-                return c.accounts().buy_package(buyer, std::move(product), key,
-                                                std::move(fingerprint));
+                return c.accounts().packages().buy(buyer, std::move(product), key,
+                                                   std::move(fingerprint));
               },
               [](const controller::CreatedPackage& created) {
                 return std::pair(package_view(created.package), created.replayed);
@@ -140,7 +140,7 @@ void Api::Impl::add_account_routes() {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
           Json items = Json::array();
-          for (const auto* package : ctl().accounts().packages(*tenant)) {
+          for (const auto* package : ctl().accounts().packages().of_tenant(*tenant)) {
             items.push_back(package_view(*package));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -149,7 +149,7 @@ void Api::Impl::add_account_routes() {
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          for (const auto* package : ctl().accounts().packages(caller.tenant_id)) {
+          for (const auto* package : ctl().accounts().packages().of_tenant(caller.tenant_id)) {
             if (package->id == id) {
               co_return json_response(200, package_view(*package));
             }
@@ -261,7 +261,7 @@ Result<billing::RevenueReport> Api::Impl::revenue(const Principal& caller, const
     for (const auto* usage : ctl().usage(tenant->id)) {
       type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
     }
-    for (const auto* package : ctl().accounts().packages(tenant->id)) {
+    for (const auto* package : ctl().accounts().packages().of_tenant(tenant->id)) {
       type_of[package->id] = package->gpu_type;
     }
     billing::add_revenue(report, ctl().accounts().transfers(tenant->id),
@@ -357,24 +357,26 @@ void Api::Impl::add_price_routes() {
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           const Timestamp now = ctl().current_time();
           Json upcoming = Json::array();
-          for (const auto* v : ctl().prices().upcoming(now)) {
+          for (const auto* v : ctl().pricing().book().upcoming(now)) {
             upcoming.push_back(price_version_view(*v));
           }
-          co_return json_response(200, {{"current", price_version_view(ctl().prices().at(now))},
-                                        {"upcoming", std::move(upcoming)}});
+          co_return json_response(200,
+                                  {{"current", price_version_view(ctl().pricing().book().at(now))},
+                                   {"upcoming", std::move(upcoming)}});
         });
   keyed("PUT", "/v1/prices",
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
           co_return co_await operator_write(
               caller, request, parse_price_change,
-              [&](Controller& c, auto change) { return c.set_prices(caller, std::move(change)); },
+              [&](Controller& c, const auto& change) { return c.set_prices(caller, change); },
               price_version_view);
         });
   keyed("GET", "/v1/prices/history",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto& v : ctl().prices().history()) items.push_back(price_version_view(v));
+          for (const auto& v : ctl().pricing().book().history())
+            items.push_back(price_version_view(v));
           co_return json_response(200, whole_list(std::move(items)));
         });
   keyed("GET", "/v1/spot-prices",
@@ -389,7 +391,7 @@ void Api::Impl::add_price_routes() {
           if (spec) spec = with_template(*body, std::move(*spec));
           if (!spec) co_return problem_response(spec.error());
           co_return result_response(200, ctl().estimate(*spec), [&](const auto& e) {
-            return estimate_view(e, ctl().prices().currency());
+            return estimate_view(e, ctl().pricing().book().currency());
           });
         });
 }
@@ -415,33 +417,34 @@ Response Api::Impl::spot_prices(const Request& request) {
   }
   std::vector<std::string> types;
   if (auto type = query_string(request, "gpu_type")) {
-    if (!ctl().prices().on_demand_price(*type, now)) {
+    if (!ctl().pricing().book().on_demand_price(*type, now)) {
       return problem_response(Error::not_found("gpu_type", *type));
     }
     types.push_back(*type);
   } else {
-    for (const auto& [type, price] : ctl().prices().at(now).gpu_per_hour) types.push_back(type);
+    for (const auto& [type, price] : ctl().pricing().book().at(now).gpu_per_hour)
+      types.push_back(type);
   }
-  const auto& market = ctl().spot_market();
+  const auto& market = ctl().pricing().spot_market();
   Json items = Json::array();
   for (const auto& type : types) {
     Json points = Json::array();
     for (const auto& point : market.history(type, *from, *to)) {
-      points.push_back(
-          spot_point_view(point, market.price_at(ctl().prices(), type, point.at).value_or(0)));
+      points.push_back(spot_point_view(
+          point, market.price_at(ctl().pricing().book(), type, point.at).value_or(0)));
     }
-    const auto on_demand = ctl().prices().on_demand_price(type, now);
-    items.push_back(
-        {{"gpu_type", type},
-         {"current_per_gpu_hour_micros", market.price_at(ctl().prices(), type, now).value_or(0)},
-         {"floor_per_gpu_hour_micros",
-          billing::spot_price(on_demand.value_or(0), ctl().prices().at(now).spot_floor_permille,
-                              0)},
-         {"cap_per_gpu_hour_micros", on_demand.value_or(0)},
-         {"points", std::move(points)}});
+    const auto on_demand = ctl().pricing().book().on_demand_price(type, now);
+    items.push_back({{"gpu_type", type},
+                     {"current_per_gpu_hour_micros",
+                      market.price_at(ctl().pricing().book(), type, now).value_or(0)},
+                     {"floor_per_gpu_hour_micros",
+                      billing::spot_price(on_demand.value_or(0),
+                                          ctl().pricing().book().at(now).spot_floor_permille, 0)},
+                     {"cap_per_gpu_hour_micros", on_demand.value_or(0)},
+                     {"points", std::move(points)}});
   }
   return json_response(200, {{"items", std::move(items)},
-                             {"currency", ctl().prices().currency()},
+                             {"currency", ctl().pricing().book().currency()},
                              {"next_cursor", nullptr}});
 }
 

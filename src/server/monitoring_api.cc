@@ -114,7 +114,7 @@ Result<controller::MetricsQuery> parse_metrics_query(
   if (const auto resolution = param(query, "resolution")) {
     const auto parsed = monitor::parse_resolution(*resolution);
     if (!parsed) return fail(invalid_query("resolution", "must be raw, minute or hour"));
-    out.resolution = *parsed;
+    out.resolution = parsed;
   }
   return out;
 }
@@ -247,7 +247,8 @@ std::string render_metrics(const controller::Controller& controller,
   }
   const Timestamp now = controller.current_time();
   for (const auto& [gpu_type, on_demand] : stats.price_per_gpu_hour) {
-    const auto spot = controller.spot_market().price_at(controller.prices(), gpu_type, now);
+    const auto spot =
+        controller.pricing().spot_market().price_at(controller.pricing().book(), gpu_type, now);
     if (!spot) continue;
     (void)out.gauge("gpurent_gpu_spot_price_per_hour", "Spot price of one GPU for one hour",
                     {{"gpu_type", gpu_type}, {"currency", controller.options().currency}},

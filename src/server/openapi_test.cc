@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/openapi_document.h"
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/random.h"
@@ -21,10 +22,6 @@
 #include "server/host.h"
 #include "server/log_store.h"
 #include "store/store.h"
-
-namespace gpurent::embedded {
-std::string_view openapi_document();
-}
 
 namespace gpurent::server {
 namespace {

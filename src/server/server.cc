@@ -128,14 +128,14 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     shown_key = key;
   }
   // The sample package product (ServerOptions::sample_package).
-  if (options.sample_package && controller.accounts().package_products().empty()) {
+  if (options.sample_package && controller.accounts().packages().products().empty()) {
     const model::PackageProduct sample{.name = "h100-100h",
                                        .gpu_type = "h100-80g",
                                        .gpu_hours = 100,
                                        .price = 1500 * kMicrosPerUnit,
                                        .validity_days = 90};
     if (auto defined =
-            controller.accounts().set_package_product(model::platform_principal(), sample);
+            controller.accounts().packages().set_product(model::platform_principal(), sample);
         !defined) {
       spdlog::warn("dev_sample_package_not_defined error=\"{}\"", defined.error().message);
     }
