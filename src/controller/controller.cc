@@ -39,9 +39,8 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
 bool Controller::node_uses_workdir(std::string_view node_id, std::string_view upload_id) const {
   const auto placed = instances_on_node_.find(std::string(node_id));
   if (upload_id.empty() || placed == instances_on_node_.end()) return false;
-  return std::any_of(placed->second.begin(), placed->second.end(), [&](const std::string& id) {
-    return instances_.at(id).spec.workdir == upload_id;
-  });
+  return std::any_of(placed->second.begin(), placed->second.end(),
+                     [&](const auto& entry) { return entry.second->spec.workdir == upload_id; });
 }
 
 // --- Tenants, keys, money -----------------------------------------------------------------------
@@ -107,8 +106,8 @@ Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) con
 Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) const {
   auto request = scheduling_request(spec);
   request.nodes = nodes;
-  std::string conflict;  // none: check_volume_use passed
-  request.node_id = volume_node(spec, &conflict);
+  std::string conflict;  // none: Volumes::check_mounts passed
+  request.node_id = volumes_.pinned_node(spec, &conflict);
   if (!spec.wait_for_capacity) {
     if (const auto never = cluster_.why_never_fits(request)) {
       return fail(Error::unprocessable(
@@ -162,8 +161,8 @@ Result<CreatedInstance> Controller::create_instance(
   GPURENT_TRY(first, replay_from<CreatedInstance>(instances_, replayed));
   if (first) return std::move(*first);
   GPURENT_CHECK(validate_spec(spec, 1));
-  GPURENT_CHECK(resolve_volume_names(caller, spec));
-  GPURENT_CHECK(check_volume_use(caller.tenant_id, spec));
+  GPURENT_CHECK(volumes_.resolve_names(caller, spec));
+  GPURENT_CHECK(volumes_.check_mounts(caller.tenant_id, spec));
   GPURENT_CHECK(check_reservation_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   GPURENT_CHECK(check_placeable(spec, 1));
@@ -226,6 +225,19 @@ Result<InstancePage> Controller::list_instances(const Principal& caller,
     page.items.push_back(&instance);
   }
   return page;
+}
+
+std::vector<std::string> Controller::mounted_by(std::string_view volume_id) const {
+  // A scan of all instances: deletions are rare, and an index of mounts would have to follow
+  // every instance's life cycle.
+  std::vector<std::string> users;
+  for (const auto& [instance_id, instance] : instances_) {
+    if (instance.state == InstanceState::kTerminated) continue;
+    for (const auto& mount : instance.spec.volumes) {
+      if (mount.volume_id == volume_id) users.push_back(instance_id);
+    }
+  }
+  return users;
 }
 
 std::optional<Micros> Controller::instance_price(const Instance& instance) const {
@@ -381,7 +393,7 @@ void Controller::begin_run(Instance& instance) {
   const Timestamp started = now();
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
   instance.started_at = started;
-  record_downtime_end(instance, started);
+  downtime_.end(instance, started);
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(started + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
     settled_.reset();  // its end is known now: the backfill estimates move
@@ -445,7 +457,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   }
   if (!asked_to_stop) instance.reason = std::move(reason);
   // Downtime lasts until the instance runs again, or is stopped for good.
-  if (instance.state != InstanceState::kPending) record_downtime_end(instance, now());
+  if (instance.state != InstanceState::kPending) downtime_.end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
   for (const auto& gpu : instance.gpus) {

@@ -39,6 +39,7 @@
 #include "controller/change_set.h"
 #include "controller/change_tracker.h"
 #include "controller/commands.h"
+#include "controller/downtime_log.h"
 #include "controller/event_log.h"
 #include "controller/fleet_monitor.h"
 #include "controller/gpu_telemetry.h"
@@ -46,6 +47,7 @@
 #include "controller/node_registry.h"
 #include "controller/pricing.h"
 #include "controller/template_catalog.h"
+#include "controller/volumes.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
 #include "model/event.h"
@@ -135,6 +137,9 @@ class Controller {
   // The nodes: found by id, credential or GPU; operators' listings; what reports say of GPUs and
   // clocks (node_registry.h).
   const NodeRegistry& nodes() const { return nodes_; }
+  // Tenants' persistent volumes (volumes.h).
+  Volumes& volumes() { return volumes_; }
+  const Volumes& volumes() const { return volumes_; }
 
   // --- Uploads -----------------------------------------------------------------------------------
   // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node
@@ -150,12 +155,10 @@ class Controller {
                                                      std::string_view tenant_id) const;
   Result<billing::Invoice> invoice(const model::Principal& caller, std::string_view tenant_id,
                                    billing::Month month) const;
-  // SLA: an instance's platform-caused downtime starts (node failure: at the node's last good
-  // report; preemption of non-spot work: cause "preempted") and ends (it runs again, or is
-  // stopped). A start while one is open, or an end with none open, does nothing.
-  void record_downtime_start(const model::Instance& instance, Timestamp at, std::string_view cause);
-  void record_downtime_end(const model::Instance& instance, Timestamp at);
-  std::vector<const model::Downtime*> downtime(std::string_view instance_id) const;
+  // SLA: each instance's platform-caused downtime (downtime_log.h). It starts when a node fails
+  // (at the node's last good report) or a GPU under the instance is quarantined, and ends when the
+  // instance runs again or is stopped.
+  const DowntimeLog& downtime() const { return downtime_; }
 
   // --- Instances ---------------------------------------------------------------------------
   Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
@@ -204,25 +207,6 @@ class Controller {
   std::vector<const model::Reservation*> reservations(const model::Principal& caller) const;
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);
-
-  // --- Volumes (volumes.cc) -------------------------------------------------------------------
-  // Creates a volume of the caller's tenant (an operator may place it on a node). An
-  // Idempotency-Key retry with the same body returns the first volume.
-  Result<CreatedVolume> create_volume(
-      const model::Principal& caller, NewVolume request,
-      const std::optional<std::string>& idempotency_key = std::nullopt,
-      std::string fingerprint = {});
-  // The volumes the caller sees (operators: all, or one tenant's), in creation order; deleted
-  // ones are left out.
-  std::vector<const model::Volume*> volumes(const model::Principal& caller,
-                                            std::optional<std::string> tenant_id = {}) const;
-  Result<const model::Volume*> volume(const model::Principal& caller, std::string_view id) const;
-  // Every volume of the tenant, deleted ones too, in creation order: its storage line items.
-  std::vector<const model::Volume*> volume_usage(std::string_view tenant_id) const;
-  // Deletes a volume: 409 volume_in_use while an instance that is not terminated mounts it. Its
-  // storage is metered up to now; its node's agent deletes the data (the volume leaves the node's
-  // desired set).
-  Result<model::Volume> delete_volume(const model::Principal& caller, std::string_view id);
 
   // --- Quotas --------------------------------------------------------------------------------
   // Operators set a tenant's limits and fair-share weight; tenants may read their own.
@@ -310,17 +294,6 @@ class Controller {
   // could hold it even empty, unless it waits for capacity; with queue false, refused (409
   // insufficient_capacity) when it cannot be placed now. Both name the rule broken.
   Status check_placeable(const model::InstanceSpec& spec, int nodes) const;
-  // The spec's volumes exist and belong to the tenant (else 404 volume_not_found), and those
-  // already on a node agree on it.
-  Status check_volume_use(std::string_view tenant_id, const model::InstanceSpec& spec) const;
-  // A mount may name its volume by the volume's name: the spec keeps the id (errors as volume()).
-  Status resolve_volume_names(const model::Principal& caller, model::InstanceSpec& spec) const;
-  // The node the spec's volumes pin it to ("" if none has one yet); `conflict` says why not when
-  // they live on different nodes.
-  std::string volume_node(const model::InstanceSpec& spec, std::string* conflict) const;
-  // Placement on a node gives the instance's volumes that have none their node.
-  void settle_volumes(const model::Instance& instance, model::Node& node);
-  void meter_volume(model::Volume& volume, Timestamp until);
   // Sets the instance's reason (why it waits), recording a change only if it differs.
   void set_reason(model::Instance& instance, std::string reason);
   // A new pending instance (not yet queued or recorded as changed).
@@ -421,6 +394,10 @@ class Controller {
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
   void mark_node_down(model::Node& node);
+  // Instances in id order, by address: the keys view the instances' own ids, and instances are
+  // never erased. What runs on a node is walked on every report and every alert evaluation, where
+  // a lookup by id per instance cost a cache miss each.
+  using PlacedInstances = std::map<std::string_view, model::Instance*>;
   // What failed under running work: a whole node, or one GPU of it (quarantine.cc).
   struct Failure {
     const model::Node& node;
@@ -429,7 +406,7 @@ class Controller {
   };
   // Moves the work of `affected` that was on the failure (by its restart policy) to be placed
   // again; a gang's task moves whole.
-  void move_off_failure(const Failure& failure, const std::set<std::string>& affected);
+  void move_off_failure(const Failure& failure, const PlacedInstances& affected);
   void enforce_balances();
   // --- GPU quarantine (quarantine.cc) ---
   void restore_quarantines(std::vector<model::GpuQuarantine>& records);
@@ -476,12 +453,14 @@ class Controller {
   Pricing pricing_{{clock_, changes_, options_.currency}};
   // Open stopped-disk records: instance id -> usage record id.
   std::map<std::string, std::string, std::less<>> stopped_disks_;
-  std::map<std::string, model::Downtime, std::less<>> downtime_;           // by id
-  std::unordered_map<std::string, std::vector<std::string>> downtime_of_;  // by instance
-  std::unordered_map<std::string, std::string> open_downtime_;             // instance -> id
+  DowntimeLog downtime_{changes_};
   std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
   NodeRegistry nodes_;
+  Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
+                    [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
+  // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
+  std::vector<std::string> mounted_by(std::string_view volume_id) const;
   IndexedMap<model::Instance> instances_;
   // Creation order, for listings (Instance::creation_position is each one's place). Pointers:
   // instances are never erased, and a map's elements do not move.
@@ -548,7 +527,8 @@ class Controller {
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
   std::map<std::string, model::Reservation, std::less<>> reservations_;
   std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
-  std::unordered_map<std::string, std::set<std::string>> instances_on_node_;
+  // The instances placed on each node (holding its GPUs), in id order.
+  std::unordered_map<std::string, PlacedInstances> instances_on_node_;
   // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once
   // for an array), which in an ordered map is a descent of string comparisons. Never erased, and
   // node-based: pointers to records stay valid (the change tracker and metered_runs_ hold them).
@@ -565,9 +545,6 @@ class Controller {
   std::vector<MeteredRun> metered_runs_;
   std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
   std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
-  std::map<std::string, model::Volume, std::less<>> volumes_;  // deleted ones too (billing)
-  std::vector<std::string> volume_order_;                      // creation order, for listings
-  std::unordered_map<std::string, std::set<std::string>> volumes_on_node_;  // live ones only
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };

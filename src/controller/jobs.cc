@@ -51,8 +51,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
                                            model::kMaxJobRetries, kMaxJobMembers)));
   }
   GPURENT_CHECK(validate_spec(spec.task, spec.nodes));
-  GPURENT_CHECK(resolve_volume_names(caller, spec.task));
-  GPURENT_CHECK(check_volume_use(caller.tenant_id, spec.task));
+  GPURENT_CHECK(volumes_.resolve_names(caller, spec.task));
+  GPURENT_CHECK(volumes_.check_mounts(caller.tenant_id, spec.task));
   GPURENT_CHECK(check_reservation_use(caller, spec.task));
   // The balance must cover one task's gang for the minimum time; the balance check that runs
   // with metering stops everything of an overdrawn tenant.

@@ -12,13 +12,10 @@
 
 namespace gpurent::controller {
 
-using detail::forbidden;
 using detail::visible_to;
 using model::InstanceState;
 using model::NodeState;
 using model::Principal;
-using monitor::AlertState;
-using monitor::Observation;
 using monitor::ObservationRef;
 using monitor::SignalKind;
 
@@ -86,8 +83,8 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out,
       holders.clear();
       const size_t first_holder = utilisation.size();
       if (const auto on_node = instances_on_node_.find(id); on_node != instances_on_node_.end()) {
-        for (const auto& instance_id : on_node->second) {
-          const model::Instance& instance = instances_.find(instance_id)->second;
+        for (const auto& [instance_id, placed] : on_node->second) {
+          const model::Instance& instance = *placed;
           const size_t its_first = holders.size();
           for (const auto& uuid : instance.gpus) {
             for (size_t g = 0; g < node.gpus.size(); ++g) {

@@ -157,13 +157,11 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   const auto node = nodes_.find(node_id);
   if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
   model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
-  if (const auto it = volumes_on_node_.find(node->second.id); it != volumes_on_node_.end()) {
-    desired.volumes.assign(it->second.begin(), it->second.end());  // a std::set: in id order
-  }
+  desired.volumes = volumes_.on_node(node->second.id);
   const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
   if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
-    for (const auto& id : it->second) {
-      const Instance& instance = instances_.at(id);
+    for (const auto& [id, placed] : it->second) {
+      const Instance& instance = *placed;
       // Work with both forms (a template's image and process command) runs the one this node
       // can: the image where there is an engine, else the process.
       const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
@@ -219,9 +217,9 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     update_schedulable(node);
     events_.record("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
-    for (const auto& id : instances_on_node_[node.id]) {
-      record_downtime_end(instances_.at(id), now());
-      if (auto* usage = current_usage(instances_.at(id)); usage && !usage->ended_at) {
+    for (const auto& [id, instance] : instances_on_node_[node.id]) {
+      downtime_.end(*instance, now());
+      if (auto* usage = current_usage(*instance); usage && !usage->ended_at) {
         usage->metered_until = std::max(usage->metered_until, now());
         tracker_.touch_usage(*usage);
       }
@@ -231,9 +229,9 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   for (const auto& status : report.workloads) reported[{status.instance_id, status.run}] = &status;
 
   // Copy: end_run edits the set.
-  const std::set<std::string> assigned = instances_on_node_[node.id];
-  for (const auto& id : assigned) {
-    Instance& instance = instances_.at(id);
+  const PlacedInstances assigned = instances_on_node_[node.id];
+  for (const auto& [id, placed] : assigned) {
+    Instance& instance = *placed;
     const auto it = reported.find({instance.id, instance.run});
     if (it == reported.end()) {
       if (report.applied_generation >= instance.placed_generation) {
@@ -305,8 +303,8 @@ std::string_view Controller::node_status(const Node& node) const {
   }
   const auto on_node = instances_on_node_.find(node.id);
   if (on_node != instances_on_node_.end()) {
-    for (const auto& id : on_node->second) {
-      if (instances_.at(id).requeue_requested) return "draining";
+    for (const auto& [id, instance] : on_node->second) {
+      if (instance->requeue_requested) return "draining";
     }
   }
   return "cordoned";
@@ -315,9 +313,9 @@ std::string_view Controller::node_status(const Node& node) const {
 Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
   GPURENT_TRY(node, set_cordoned(caller, id, true));
   int moving = 0;
-  const std::set<std::string> on_node = instances_on_node_[node->id];  // request_stop may edit it
-  for (const auto& instance_id : on_node) {
-    Instance& instance = instances_.at(instance_id);
+  const PlacedInstances on_node = instances_on_node_[node->id];  // request_stop may edit it
+  for (const auto& [instance_id, placed] : on_node) {
+    Instance& instance = *placed;
     if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
       continue;
     }
@@ -367,20 +365,20 @@ void Controller::mark_node_down(Node& node) {
   update_schedulable(node);
   events_.record("", node.id, model::event_kind::kNodeDown,
                  fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
-  const std::set<std::string> on_node = instances_on_node_[node.id];  // end_run edits it
-  for (const auto& id : on_node) {
-    Instance& instance = instances_.at(id);
+  const PlacedInstances on_node = instances_on_node_[node.id];  // end_run edits it
+  for (const auto& [id, placed] : on_node) {
+    Instance& instance = *placed;
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
       meter(instance, node.last_heartbeat);
     }
     if (instance.state == InstanceState::kRunning) {
-      record_downtime_start(instance, node.last_heartbeat, "node_down");
+      downtime_.start(instance, node.last_heartbeat, "node_down");
     }
   }
   move_off_failure({node, "", fmt::format("node {} stopped reporting", node.name)}, on_node);
 }
 
-void Controller::move_off_failure(const Failure& failure, const std::set<std::string>& affected) {
+void Controller::move_off_failure(const Failure& failure, const PlacedInstances& affected) {
   const Node& node = failure.node;
   const auto hit = [&](const Instance& instance) {
     return instance.node_id == node.id &&
@@ -388,8 +386,8 @@ void Controller::move_off_failure(const Failure& failure, const std::set<std::st
                                                   failure.gpu_uuid) != instance.gpus.end());
   };
   const std::string why = fmt::format("moving: {}", failure.what);
-  for (const auto& id : affected) {
-    Instance& instance = instances_.at(id);
+  for (const auto& [id, affected_instance] : affected) {
+    Instance& instance = *affected_instance;
     if (!hit(instance)) continue;  // a sibling's move below already took it
     if (instance.state == InstanceState::kStopping) {
       // It was asked to stop and cannot confirm: it ends now (billing ended at the last report),
@@ -461,10 +459,7 @@ void Controller::tick() {
   if (t - last_billing_ >= options_.billing_interval) {
     last_billing_ = t;
     meter_runs(t);
-    // Storage is billed for the volume's whole life, used or not, node up or not.
-    for (auto& [id, volume] : volumes_) {
-      if (volume.state == model::VolumeState::kAvailable) meter_volume(volume, t);
-    }
+    volumes_.meter(t);
     meter_stopped_disks(t);
     accounts_.packages().expire();
     for (auto& [id, reservation] : reservations_) settle_reservation(reservation);

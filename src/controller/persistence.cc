@@ -67,7 +67,7 @@ Status Controller::restore(Snapshot snapshot) {
                            restored.id);
       }
       for (const auto& gpu : restored.gpus) gpu_holders_[gpu].insert(restored.id);
-      instances_on_node_[restored.node_id].insert(restored.id);
+      instances_on_node_[restored.node_id].emplace(restored.id, &restored);
     }
   }
   for (auto& job : snapshot.jobs) {
@@ -86,23 +86,9 @@ Status Controller::restore(Snapshot snapshot) {
   templates_.restore(std::move(snapshot.templates));
   GPURENT_CHECK(pricing_.restore(snapshot));
   reindex_runs();
-  std::sort(snapshot.volumes.begin(), snapshot.volumes.end(),
-            [](const model::Volume& a, const model::Volume& b) {
-              return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
-            });
-  for (auto& volume : snapshot.volumes) {
-    if (volume.state == model::VolumeState::kAvailable && !volume.node_id.empty()) {
-      volumes_on_node_[volume.node_id].insert(volume.id);
-    }
-    volume_order_.push_back(volume.id);
-    volumes_.emplace(volume.id, std::move(volume));
-  }
+  volumes_.restore(snapshot);
   idempotency_.restore(std::move(snapshot.idempotency));
-  for (auto& record : snapshot.downtime) {
-    downtime_of_[record.instance_id].push_back(record.id);
-    if (!record.end) open_downtime_[record.instance_id] = record.id;
-    downtime_.emplace(record.id, std::move(record));
-  }
+  downtime_.restore(snapshot);
   return events_.restore(std::move(snapshot.events));
 }
 

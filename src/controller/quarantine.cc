@@ -114,14 +114,15 @@ void Controller::quarantine_gpu(Node& node, const model::Gpu& gpu, model::GpuQua
   spdlog::warn("gpu_quarantined node={} gpu={} index={}", node.id, gpu.uuid, gpu.index);
   // Billing of the work on it ends at this report, which carried the fault; the downtime runs
   // until it runs again.
-  const std::vector<std::string> holders = gpu_holders(gpu.uuid);
-  for (const auto& id : holders) {
-    const Instance& instance = instances_.at(id);
+  PlacedInstances holders;
+  for (const auto& id : gpu_holders(gpu.uuid)) {
+    Instance& instance = instances_.at(id);
+    holders.emplace(instance.id, &instance);
     if (instance.state == model::InstanceState::kRunning) {
-      record_downtime_start(instance, now(), "gpu_quarantined");
+      downtime_.start(instance, now(), "gpu_quarantined");
     }
   }
-  move_off_failure({node, gpu.uuid, what}, {holders.begin(), holders.end()});
+  move_off_failure({node, gpu.uuid, what}, holders);
 }
 
 std::vector<const model::GpuQuarantine*> Controller::quarantined_gpus(

@@ -84,7 +84,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   EXPECT_EQ(usage[0]->ended_at, fault);
   EXPECT_EQ(usage[0]->metered_until, fault);
   EXPECT_EQ(usage[0]->billed_seconds, 30);  // no minimum: the platform cut it short
-  const auto downtime = ctl_.downtime(hit.id);
+  const auto downtime = ctl_.downtime().of_instance(hit.id);
   ASSERT_EQ(downtime.size(), 1u);
   EXPECT_EQ(downtime[0]->cause, "gpu_quarantined");
   EXPECT_EQ(downtime[0]->start, fault);
@@ -102,7 +102,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   clock_.advance(Millis(5'000));
   report_desired(moved.node_id);  // run 2 starts: the downtime ends
   EXPECT_EQ(get(hit.id).state, InstanceState::kRunning);
-  EXPECT_EQ(ctl_.downtime(hit.id)[0]->end, clock_.now());
+  EXPECT_EQ(ctl_.downtime().of_instance(hit.id)[0]->end, clock_.now());
   // Nothing new lands on the quarantined GPU, even when the node is otherwise full.
   for (int i = 0; i < 5; ++i) EXPECT_NE(get(launch(bob_, 1).id).gpus.at(0), bad);
   EXPECT_EQ(get(launch(bob_, 1).id).state, InstanceState::kPending);

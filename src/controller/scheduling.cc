@@ -177,7 +177,7 @@ std::optional<Timestamp> Controller::earliest_start(const Instance& instance) co
   // end as it ends. Work without one never ends as far as this estimate knows.
   const int wanted = instance.spec.gpu_count;
   std::optional<Timestamp> earliest;
-  for (const auto& [node_id, ids] : instances_on_node_) {
+  for (const auto& [node_id, placed] : instances_on_node_) {
     const auto handle = cluster_.find(node_id);
     if (!handle || !cluster_.schedulable(*handle)) continue;
     const auto& types = instance.spec.gpu_types;
@@ -188,8 +188,8 @@ std::optional<Timestamp> Controller::earliest_start(const Instance& instance) co
     const auto free = cluster_.free_gpu_milli(*handle);
     int whole = static_cast<int>(std::count(free.begin(), free.end(), sched::kMilliPerGpu));
     std::vector<std::pair<Timestamp, int>> endings;
-    for (const auto& id : ids) {
-      const Instance& other = instances_.at(id);
+    for (const auto& [id, placed_instance] : placed) {
+      const Instance& other = *placed_instance;
       if (other.spec.max_runtime_s && other.started_at && other.gpu_milli == sched::kMilliPerGpu) {
         endings.emplace_back(*other.started_at + Millis(*other.spec.max_runtime_s * 1000),
                              static_cast<int>(other.gpus.size()));
@@ -222,7 +222,7 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   }
   // Volumes that were placed apart (each first used by other work) leave it nowhere to go.
   std::string conflict;
-  const std::string pinned = volume_node(instance.spec, &conflict);
+  const std::string pinned = volumes_.pinned_node(instance.spec, &conflict);
   if (!conflict.empty()) {
     set_reason(instance, "waiting: its volumes live on different nodes: " + conflict);
     return;
@@ -337,8 +337,8 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
     const auto on_node = instances_on_node_.find(node_id);
     if (on_node == instances_on_node_.end()) continue;
     std::vector<Instance*> spot;
-    for (const auto& id : on_node->second) {
-      Instance& candidate = instances_.at(id);
+    for (const auto& [id, placed] : on_node->second) {
+      Instance& candidate = *placed;
       if (candidate.spec.pricing == model::PricingModel::kSpot &&
           (candidate.state == InstanceState::kStarting ||
            candidate.state == InstanceState::kRunning)) {
@@ -436,13 +436,13 @@ void Controller::place(Instance& instance, sched::NodeAssignment part, const Job
   instance.gpu_milli = part.gpu_milli;
   assignments_[instance.id] = sched::Assignment{{std::move(part)}};
   hold(instance, 1);
-  instances_on_node_[node.id].insert(instance.id);
+  instances_on_node_[node.id].emplace(instance.id, &instance);
   instance.run += 1;
   instance.state = InstanceState::kStarting;
   instance.reason = "";
   instance.started_at.reset();
   instance.ended_at.reset();
-  settle_volumes(instance, node);
+  volumes_.pin(instance, node);
   tracker_.touch_node(node, /*desired_set_changed=*/true);
   instance.placed_generation = node.generation;
   tracker_.touch(instance);
@@ -475,8 +475,8 @@ int Controller::free_master_port(std::string_view node_id) const {
   std::vector<int> taken;
   if (const auto it = instances_on_node_.find(std::string(node_id));
       it != instances_on_node_.end()) {
-    for (const auto& id : it->second) {
-      const Instance& other = instances_.at(id);
+    for (const auto& [id, placed] : it->second) {
+      const Instance& other = *placed;
       if (other.job_id.empty() || other.job_rank != 0) continue;  // only a gang's rank 0 listens
       if (other.master_port != 0) taken.push_back(other.master_port);
     }
@@ -561,6 +561,14 @@ Status Controller::check_invariants() const {
   if (holding != assignments_.size()) {
     return broken(
         fmt::format("{} allocations for {} placed instances", assignments_.size(), holding));
+  }
+  for (const auto& [node_id, placed] : instances_on_node_) {
+    for (const auto& [id, instance] : placed) {
+      if (id != instance->id || instance->node_id != node_id) {
+        return broken(fmt::format("node {} lists instance {} as {} of node {}", node_id,
+                                  instance->id, id, instance->node_id));
+      }
+    }
   }
   for (const auto& [gpu, milli] : milli_per_gpu) {
     if (milli > sched::kMilliPerGpu) {

@@ -69,49 +69,12 @@ Result<billing::Invoice> Controller::invoice(const Principal& caller, std::strin
                                 describe);
 }
 
-void Controller::record_downtime_start(const model::Instance& instance, Timestamp at,
-                                       std::string_view cause) {
-  if (open_downtime_.contains(instance.id)) return;
-  model::Downtime record{.id = fmt::format("dt:{}:{}", instance.id, to_unix_ms(at)),
-                         .tenant_id = instance.tenant_id,
-                         .instance_id = instance.id,
-                         .cause = std::string(cause),
-                         .start = at};
-  changes_.downtime.push_back(record);
-  open_downtime_.emplace(instance.id, record.id);
-  downtime_of_[instance.id].push_back(record.id);
-  downtime_.emplace(record.id, std::move(record));
-}
-
-void Controller::record_downtime_end(const model::Instance& instance, Timestamp at) {
-  const auto open = open_downtime_.find(instance.id);
-  if (open == open_downtime_.end()) return;
-  model::Downtime& record = downtime_.at(open->second);
-  record.end = std::max(at, record.start);
-  changes_.downtime.push_back(record);
-  open_downtime_.erase(open);
-}
-
-std::vector<const model::Downtime*> Controller::downtime(std::string_view instance_id) const {
-  std::vector<const model::Downtime*> out;
-  const auto it = downtime_of_.find(std::string(instance_id));
-  if (it == downtime_of_.end()) return out;
-  for (const auto& id : it->second) out.push_back(&downtime_.at(id));
-  return out;
-}
-
 void Controller::settle_sla_credits() {
   const billing::Month current = billing::month_of(now());
   const billing::Month last = billing::month_of(current.start() - Millis(1));
   if (sla_settled_month_ == last.id()) return;
   sla_settled_month_ = last.id();
-  // Downtime seconds in the month, by instance (an open record counts to the month's end).
-  std::map<std::string, int64_t> down;
-  for (const auto& [id, record] : downtime_) {
-    const Timestamp from = std::max(record.start, last.start());
-    const Timestamp to = std::min(record.end.value_or(last.end()), last.end());
-    if (to > from) down[record.instance_id] += (to - from).count() / 1000;
-  }
+  const std::map<std::string, int64_t> down = downtime_.seconds_down(last.start(), last.end());
   // Each tenant's transfers, unpacked from the ledger once for all its instances.
   std::map<std::string, std::vector<model::Transfer>, std::less<>> transfers_of;
   for (const auto& [instance_id, down_seconds] : down) {

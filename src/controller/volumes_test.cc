@@ -14,7 +14,7 @@ class VolumesTest : public ControllerTest {
  protected:
   model::Volume create(const Principal& who, std::string name = "data", int size_gb = 100,
                        std::string node_id = "") {
-    auto created = ctl_.create_volume(who, {std::move(name), size_gb, std::move(node_id)});
+    auto created = ctl_.volumes().create(who, {std::move(name), size_gb, std::move(node_id)});
     EXPECT_TRUE(created) << created.error().message;
     return created->volume;
   }
@@ -30,7 +30,7 @@ class VolumesTest : public ControllerTest {
   }
   std::vector<std::string> listed(const Principal& who) {
     std::vector<std::string> ids;
-    for (const auto* volume : ctl_.volumes(who)) ids.push_back(volume->id);
+    for (const auto* volume : ctl_.volumes().list(who)) ids.push_back(volume->id);
     return ids;
   }
   // The agent reports the instance's current run gone (its process was stopped).
@@ -46,10 +46,10 @@ TEST_F(VolumesTest, AVolumeIsItsTenantsAlone) {
   EXPECT_EQ(listed(alice_), std::vector<std::string>{volume.id});
   EXPECT_TRUE(listed(bob_).empty());
   EXPECT_EQ(listed(admin_), std::vector<std::string>{volume.id});
-  EXPECT_TRUE(ctl_.volumes(admin_, bob_.tenant_id).empty());
-  EXPECT_EQ((*ctl_.volume(alice_, volume.id))->name, "data");
-  EXPECT_EQ(error_code(ctl_.volume(bob_, volume.id)), "volume_not_found");
-  EXPECT_EQ(error_code(ctl_.delete_volume(bob_, volume.id)), "volume_not_found");
+  EXPECT_TRUE(ctl_.volumes().list(admin_, bob_.tenant_id).empty());
+  EXPECT_EQ((*ctl_.volumes().get(alice_, volume.id))->name, "data");
+  EXPECT_EQ(error_code(ctl_.volumes().get(bob_, volume.id)), "volume_not_found");
+  EXPECT_EQ(error_code(ctl_.volumes().remove(bob_, volume.id)), "volume_not_found");
   // Nor may bob mount it: as unknown to him as a made-up id, and so to an operator's own work.
   EXPECT_EQ(error_code(ctl_.create_instance(bob_, mounting(1, {{volume.id, "/data"}}), {}, "")),
             "volume_not_found");
@@ -57,31 +57,31 @@ TEST_F(VolumesTest, AVolumeIsItsTenantsAlone) {
             "volume_not_found");
   EXPECT_EQ(error_code(ctl_.create_instance(alice_, mounting(1, {{"v-nope", "/data"}}), {}, "")),
             "volume_not_found");
-  EXPECT_TRUE(ctl_.volume(alice_, volume.id));  // still there
+  EXPECT_TRUE(ctl_.volumes().get(alice_, volume.id));  // still there
 }
 
 TEST_F(VolumesTest, AVolumeIsNamedByItsIdOrItsName) {
   const auto volume = create(alice_, "datasets");
-  EXPECT_EQ((*ctl_.volume(alice_, "datasets"))->id, volume.id);
-  EXPECT_EQ(error_code(ctl_.volume(bob_, "datasets")), "volume_not_found");
+  EXPECT_EQ((*ctl_.volumes().get(alice_, "datasets"))->id, volume.id);
+  EXPECT_EQ(error_code(ctl_.volumes().get(bob_, "datasets")), "volume_not_found");
   // A mount by name is kept by id.
   const auto created = ctl_.create_instance(alice_, mounting(1, {{"datasets", "/data"}}), {}, "");
   ASSERT_TRUE(created) << created.error().message;
   EXPECT_EQ(created->instance.spec.volumes.at(0).volume_id, volume.id);
-  const auto typo = ctl_.volume(alice_, "dataset");
+  const auto typo = ctl_.volumes().get(alice_, "dataset");
   ASSERT_FALSE(typo);
   EXPECT_NE(typo.error().message.find("did you mean datasets?"), std::string::npos)
       << typo.error().message;
 }
 
 TEST_F(VolumesTest, BadRequestsAreRefusedWithTheirReason) {
-  EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"data", 0, ""})), "invalid_field");
-  EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"data", model::kMaxVolumeSizeGb + 1, ""})),
+  EXPECT_EQ(error_code(ctl_.volumes().create(alice_, {"data", 0, ""})), "invalid_field");
+  EXPECT_EQ(error_code(ctl_.volumes().create(alice_, {"data", model::kMaxVolumeSizeGb + 1, ""})),
             "invalid_field");
-  EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"bad name", 1, ""})), "invalid_field");
-  EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"data", 1, node_})), "forbidden");
-  EXPECT_EQ(error_code(ctl_.create_volume(admin_, {"data", 1, "n-nope"})), "node_not_found");
-  EXPECT_TRUE(ctl_.volumes(admin_).empty());
+  EXPECT_EQ(error_code(ctl_.volumes().create(alice_, {"bad name", 1, ""})), "invalid_field");
+  EXPECT_EQ(error_code(ctl_.volumes().create(alice_, {"data", 1, node_})), "forbidden");
+  EXPECT_EQ(error_code(ctl_.volumes().create(admin_, {"data", 1, "n-nope"})), "node_not_found");
+  EXPECT_TRUE(ctl_.volumes().list(admin_).empty());
 
   const auto volume = create(alice_);
   EXPECT_EQ(error_code(ctl_.create_instance(alice_, mounting(1, {{volume.id, "/proc/x"}}), {}, "")),
@@ -95,15 +95,15 @@ TEST_F(VolumesTest, BadRequestsAreRefusedWithTheirReason) {
 }
 
 TEST_F(VolumesTest, IdempotencyKeyReturnsTheFirstVolume) {
-  const auto first = ctl_.create_volume(alice_, {"data", 10, ""}, "key-1", "fp-1");
+  const auto first = ctl_.volumes().create(alice_, {"data", 10, ""}, "key-1", "fp-1");
   ASSERT_TRUE(first);
-  const auto again = ctl_.create_volume(alice_, {"data", 10, ""}, "key-1", "fp-1");
+  const auto again = ctl_.volumes().create(alice_, {"data", 10, ""}, "key-1", "fp-1");
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(again->volume.id, first->volume.id);
-  EXPECT_EQ(error_code(ctl_.create_volume(alice_, {"other", 10, ""}, "key-1", "fp-2")),
+  EXPECT_EQ(error_code(ctl_.volumes().create(alice_, {"other", 10, ""}, "key-1", "fp-2")),
             "idempotency_key_reused");
-  EXPECT_EQ(ctl_.volumes(alice_).size(), 1u);
+  EXPECT_EQ(ctl_.volumes().list(alice_).size(), 1u);
 }
 
 TEST_F(VolumesTest, TheFirstPlacementChoosesItsNodeAndPinsLaterWorkThere) {
@@ -113,7 +113,7 @@ TEST_F(VolumesTest, TheFirstPlacementChoosesItsNodeAndPinsLaterWorkThere) {
   ASSERT_EQ(first.state, InstanceState::kStarting);
   const std::string home = first.node_id;
   const std::string away = home == node_ ? other : node_;
-  EXPECT_EQ((*ctl_.volume(alice_, volume.id))->node_id, home);
+  EXPECT_EQ((*ctl_.volumes().get(alice_, volume.id))->node_id, home);
 
   // The node's desired state lists the volume and hands the mount to the agent.
   const auto desired = ctl_.desired_state(home);
@@ -161,7 +161,7 @@ TEST_F(VolumesTest, AnArrayJobWithAVolumeRunsEveryTaskOnTheVolumesNode) {
   model::JobSpec job{.task = mounting(4, {{volume.id, "/data"}}), .array = 3};
   const auto created = ctl_.create_job(alice_, job, {}, "");
   ASSERT_TRUE(created) << created.error().message;
-  const std::string home = (*ctl_.volume(alice_, volume.id))->node_id;
+  const std::string home = (*ctl_.volumes().get(alice_, volume.id))->node_id;
   ASSERT_FALSE(home.empty());
   // Two tasks of 4 GPUs fill the volume's node; the third waits for it, though the other node is
   // empty.
@@ -185,7 +185,7 @@ TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   const auto volume = create(alice_);
   const auto instance = launch(alice_, mounting(1, {{volume.id, "/data"}}));
   run(instance.id);
-  const auto refused = ctl_.delete_volume(alice_, volume.id);
+  const auto refused = ctl_.volumes().remove(alice_, volume.id);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, "volume_in_use");
   EXPECT_EQ(refused.error().kind, ErrorKind::kConflict);
@@ -195,7 +195,7 @@ TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
   exited(instance.id);
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
-  EXPECT_EQ(error_code(ctl_.delete_volume(alice_, volume.id)), "volume_in_use");
+  EXPECT_EQ(error_code(ctl_.volumes().remove(alice_, volume.id)), "volume_in_use");
   // Started again it mounts the same volume on the same node.
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).node_id, node_);
@@ -205,20 +205,20 @@ TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   exited(instance.id);
   EXPECT_EQ(get(instance.id).state, InstanceState::kTerminated);
   const int64_t generation = ctl_.desired_state(node_)->generation;
-  const auto deleted = ctl_.delete_volume(alice_, volume.id);
+  const auto deleted = ctl_.volumes().remove(alice_, volume.id);
   ASSERT_TRUE(deleted) << deleted.error().message;
   EXPECT_EQ(deleted->state, model::VolumeState::kDeleted);
   EXPECT_EQ(deleted->deleted_at, clock_.now());
   // Gone for the tenant, and from the node's desired state (its agent deletes the data).
-  EXPECT_EQ(error_code(ctl_.volume(alice_, volume.id)), "volume_not_found");
-  EXPECT_EQ(error_code(ctl_.delete_volume(alice_, volume.id)), "volume_not_found");
-  EXPECT_TRUE(ctl_.volumes(alice_).empty());
+  EXPECT_EQ(error_code(ctl_.volumes().get(alice_, volume.id)), "volume_not_found");
+  EXPECT_EQ(error_code(ctl_.volumes().remove(alice_, volume.id)), "volume_not_found");
+  EXPECT_TRUE(ctl_.volumes().list(alice_).empty());
   EXPECT_TRUE(ctl_.desired_state(node_)->volumes.empty());
   EXPECT_GT(ctl_.desired_state(node_)->generation, generation);
   EXPECT_EQ(error_code(ctl_.create_instance(alice_, mounting(1, {{volume.id, "/data"}}), {}, "")),
             "volume_not_found");
   // Its storage line stays on the bill.
-  ASSERT_EQ(ctl_.volume_usage(alice_.tenant_id).size(), 1u);
+  ASSERT_EQ(ctl_.volumes().of_tenant(alice_.tenant_id).size(), 1u);
 }
 
 TEST_F(VolumesTest, StorageIsBilledPerSecondOfItsLifeWithOneRoundingAndNoDoubleCharge) {
@@ -228,7 +228,7 @@ TEST_F(VolumesTest, StorageIsBilledPerSecondOfItsLifeWithOneRoundingAndNoDoubleC
   // 100 GB x 0.5 per GB-month = 50 per 30 days; 61 s = 50e6 * 61 / 2,592,000 micros, floored.
   clock_.advance(Millis(61'400));
   ctl_.tick();
-  const auto* metered = *ctl_.volume(alice_, volume.id);
+  const auto* metered = *ctl_.volumes().get(alice_, volume.id);
   EXPECT_EQ(metered->billed_seconds, 61);
   EXPECT_EQ(metered->charged, 1'176);  // 1176.69...
   EXPECT_EQ(before - balance(alice_), 1'176);
@@ -244,12 +244,12 @@ TEST_F(VolumesTest, StorageIsBilledPerSecondOfItsLifeWithOneRoundingAndNoDoubleC
   // The remainder carries: 60.6 s more is 121 whole seconds in all, charged as one line.
   clock_.advance(Millis(60'600));
   ctl_.tick();
-  EXPECT_EQ((*ctl_.volume(alice_, volume.id))->billed_seconds, 122);
-  EXPECT_EQ((*ctl_.volume(alice_, volume.id))->charged, 2'353);  // 2353.39...
+  EXPECT_EQ((*ctl_.volumes().get(alice_, volume.id))->billed_seconds, 122);
+  EXPECT_EQ((*ctl_.volumes().get(alice_, volume.id))->charged, 2'353);  // 2353.39...
   // Deleting meters the last part at once.
   clock_.advance(Millis(9'000));
-  ASSERT_TRUE(ctl_.delete_volume(alice_, volume.id));
-  const auto* usage = ctl_.volume_usage(alice_.tenant_id).at(0);
+  ASSERT_TRUE(ctl_.volumes().remove(alice_, volume.id));
+  const auto* usage = ctl_.volumes().of_tenant(alice_.tenant_id).at(0);
   EXPECT_EQ(usage->billed_seconds, 131);
   EXPECT_EQ(usage->charged, Micros{50'000'000} * 131 / 2'592'000);
   EXPECT_EQ(before - balance(alice_), usage->charged);

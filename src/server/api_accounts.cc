@@ -44,7 +44,7 @@ void Api::Impl::add_billing_routes() {
           }
           // Storage: one line per volume of the tenant, deleted ones included (they were billed).
           Json volumes = Json::array();
-          for (const auto* volume : ctl().volume_usage(*tenant)) {
+          for (const auto* volume : ctl().volumes().of_tenant(*tenant)) {
             volumes.push_back(volume_usage_view(*volume));
             total += volume->charged;
           }
@@ -320,7 +320,11 @@ void Api::Impl::add_volume_routes() {
   keyed("POST", "/v1/volumes",
         [this](const Principal& caller, Request& request, const PathParams&) {
           return create_object(
-              caller, request, parse_volume, &Controller::create_volume,
+              caller, request, parse_volume,
+              [](Controller& c, const Principal& who, controller::NewVolume volume,
+                 const std::optional<std::string>& key, std::string fingerprint) {
+                return c.volumes().create(who, std::move(volume), key, std::move(fingerprint));
+              },
               [](const controller::CreatedVolume& created) {
                 return std::pair(volume_view(created.volume), created.replayed);
               },
@@ -330,7 +334,7 @@ void Api::Impl::add_volume_routes() {
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto* volume : ctl().volumes(caller, tenant_query(request))) {
+          for (const auto* volume : ctl().volumes().list(caller, tenant_query(request))) {
             items.push_back(volume_view(*volume));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -338,7 +342,7 @@ void Api::Impl::add_volume_routes() {
   keyed("GET", "/v1/volumes/{id}",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
-          co_return result_response(200, ctl().volume(caller, params.find("id")->second),
+          co_return result_response(200, ctl().volumes().get(caller, params.find("id")->second),
                                     [](const model::Volume* v) { return volume_view(*v); });
         });
   keyed("DELETE", "/v1/volumes/{id}",
@@ -346,7 +350,7 @@ void Api::Impl::add_volume_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           auto result =
-              co_await host.mutate([&](Controller& c) { return c.delete_volume(caller, id); });
+              co_await host.mutate([&](Controller& c) { return c.volumes().remove(caller, id); });
           if (!result) co_return problem_response(result.error());
           co_return Response{204, "", "", {}, {}};
         });

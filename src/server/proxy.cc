@@ -359,7 +359,7 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
                     percent_encode(instance->id), instance->run, upload.id, percent_encode(path)),
         std::move(node)};
   }
-  GPURENT_TRY(volume, ctl().volume(caller, id));
+  GPURENT_TRY(volume, ctl().volumes().get(caller, id));
   if (volume->state == model::VolumeState::kDeleted) {
     return fail(Error::conflict("volume_deleted", fmt::format("volume {} is deleted", volume->id)));
   }

@@ -34,8 +34,8 @@ class ProxyCopyTest : public ::testing::Test {
     ASSERT_TRUE(controller_.accounts().create_api_key(
         admin, {tenants_[0], model::Role::kOperator, "op", hash_secret("op-key"), "gpr_"}));
     const auto op = *controller_.accounts().authenticate(hash_secret("op-key"));
-    placed_ = controller_.create_volume(op, {"placed", 1, node_})->volume.id;
-    unplaced_ = controller_.create_volume(op, {"unplaced", 1, ""})->volume.id;
+    placed_ = controller_.volumes().create(op, {"placed", 1, node_})->volume.id;
+    unplaced_ = controller_.volumes().create(op, {"unplaced", 1, ""})->volume.id;
 
     uploads_ = std::move(*UploadStore::open(dir_, clock_));
     const std::string bytes = "archive";
@@ -47,8 +47,8 @@ class ProxyCopyTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  net::ForwardDecision decide(TenantProxy& proxy, std::string path,
-                              std::map<std::string, std::string> query, std::string key) {
+  net::ForwardDecision decide(TenantProxy& proxy, const std::string& path,
+                              std::map<std::string, std::string> query, const std::string& key) {
     net::RequestHead head{
         "POST", path, path, std::move(query), {{"Authorization", "Bearer " + key}}};
     net::ForwardDecision decision;

@@ -273,13 +273,13 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   ASSERT_TRUE(store);
   ASSERT_TRUE(ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit));
   const auto admin = *ctl.accounts().authenticate(hash_secret("admin"));
-  const auto kept = ctl.create_volume(admin, {"kept", 100, ""});
-  const auto gone = ctl.create_volume(admin, {"gone", 1, ""});
+  const auto kept = ctl.volumes().create(admin, {"kept", 100, ""});
+  const auto gone = ctl.volumes().create(admin, {"gone", 1, ""});
   ASSERT_TRUE(kept && gone);
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
   clock.advance(Millis(61'000));
   ctl.tick();
-  ASSERT_TRUE(ctl.delete_volume(admin, gone->volume.id));
+  ASSERT_TRUE(ctl.volumes().remove(admin, gone->volume.id));
   ASSERT_TRUE((*store)->commit(ctl.take_changes()));
   const Micros paid = 5 * kMicrosPerUnit - *ctl.accounts().balance(admin, admin.tenant_id);
 
@@ -289,12 +289,13 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   ASSERT_TRUE(snapshot) << snapshot.error().message;
   controller::Controller restored(clock, {.seed = 4});
   ASSERT_TRUE(restored.restore(std::move(*snapshot)));
-  ASSERT_EQ(restored.volumes(admin).size(), 1u);
-  const auto* volume = restored.volumes(admin)[0];
+  ASSERT_EQ(restored.volumes().list(admin).size(), 1u);
+  const auto* volume = restored.volumes().list(admin)[0];
   EXPECT_EQ(volume->id, kept->volume.id);
   EXPECT_EQ(volume->name, "kept");
   EXPECT_EQ(volume->billed_seconds, 61);
-  EXPECT_EQ(restored.volume_usage(admin.tenant_id).size(), 2u);  // the deleted one's line too
+  EXPECT_EQ(restored.volumes().of_tenant(admin.tenant_id).size(),
+            2u);  // the deleted one's line too
   EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - paid);
 
   // Metering goes on from where it stopped: the total is the formula's for all 122 s, and the
@@ -302,7 +303,7 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   clock.advance(Millis(61'000));
   restored.tick();
   ASSERT_TRUE((*store)->commit(restored.take_changes()));
-  EXPECT_EQ((*restored.volume(admin, kept->volume.id))->charged,
+  EXPECT_EQ((*restored.volumes().get(admin, kept->volume.id))->charged,
             Micros{50'000'000} * 122 / 2'592'000);
   // The first controller (a stale leader) metering the same seconds again posts the same ids:
   // the store refuses them, so nothing is charged twice.
