@@ -331,7 +331,7 @@ class ReservedTermsTest : public AccountsTest {
                           .payment = payment};
   }
   const model::Reservation& current(const std::string& id) {
-    for (const auto* r : ctl_.reservations(admin_)) {
+    for (const auto* r : ctl_.reservations().list(admin_)) {
       if (r->id == id) return *r;
     }
     ADD_FAILURE() << "no reservation " << id;
@@ -383,7 +383,7 @@ TEST_F(ReservedTermsTest, ATermTheBalanceDoesNotCoverIsRefusedWithNothingBooked)
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
   EXPECT_EQ(refused.error().code, "insufficient_funds");
-  EXPECT_TRUE(ctl_.reservations(alice_).empty());
+  EXPECT_TRUE(ctl_.reservations().list(alice_).empty());
   EXPECT_EQ(balance(alice_), 1'000 * kMicrosPerUnit);
 }
 

@@ -155,7 +155,7 @@ class BillingSimulation {
   // Books one or two GPUs for hours or weeks (up front or monthly, now or later), or cancels one.
   void reserve_or_cancel() {
     const auto& who = random_tenant();
-    const auto mine = ctl_->reservations(who);
+    const auto mine = ctl_->reservations().list(who);
     if (!mine.empty() && rng_.uniform(3) == 0) {
       (void)ctl_->cancel_reservation(who, mine[rng_.uniform(mine.size())]->id);
       return;
@@ -178,7 +178,7 @@ class BillingSimulation {
 
   void launch_reserved() {
     const auto& who = random_tenant();
-    for (const auto* reservation : ctl_->reservations(who)) {
+    for (const auto* reservation : ctl_->reservations().list(who)) {
       if (reservation->state != model::ReservationState::kActive) continue;
       model::InstanceSpec spec;
       spec.gpu_types = {reservation->gpu_type};
@@ -291,7 +291,7 @@ class BillingSimulation {
         if (package->used > 0) used[package->gpu_type] += package->used;
       }
       ASSERT_EQ(drawn, used) << "package draws and usage records disagree";
-      for (const auto* r : ctl_->reservations(who)) {
+      for (const auto* r : ctl_->reservations().list(who)) {
         // Paid is k whole payments (billing/reserved.h); earned never runs ahead of paid; an
         // ended term is paid and earned in full; a refunded one earned nothing.
         ASSERT_GT(r->periods_paid, 0);

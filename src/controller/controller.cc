@@ -46,11 +46,7 @@ bool Controller::node_uses_workdir(std::string_view node_id, std::string_view up
 // --- Tenants, keys, money -----------------------------------------------------------------------
 
 std::vector<const model::UsageRecord*> Controller::usage(std::string_view tenant_id) const {
-  std::vector<const model::UsageRecord*> out;
-  const auto it = usage_by_tenant_.find(std::string(tenant_id));
-  if (it == usage_by_tenant_.end()) return out;
-  for (const auto& id : it->second) out.push_back(&usage_.at(id));
-  return out;
+  return listed_under(usage_by_tenant_, tenant_id, usage_);
 }
 
 // --- Instances ----------------------------------------------------------------------------------
@@ -156,14 +152,13 @@ void Controller::append_to_creation_order(Instance& instance) {
 Result<CreatedInstance> Controller::create_instance(
     const Principal& caller, model::InstanceSpec spec,
     const std::optional<std::string>& idempotency_key, std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedInstance>(instances_, replayed));
+  GPURENT_TRY(first, replayed_creation<CreatedInstance>(idempotency_, caller, idempotency_key,
+                                                        fingerprint, instances_));
   if (first) return std::move(*first);
   GPURENT_CHECK(validate_spec(spec, 1));
   GPURENT_CHECK(volumes_.resolve_names(caller, spec));
   GPURENT_CHECK(volumes_.check_mounts(caller.tenant_id, spec));
-  GPURENT_CHECK(check_reservation_use(caller, spec));
+  GPURENT_CHECK(reservations_.check_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   GPURENT_CHECK(check_placeable(spec, 1));
   observe_request(spec, 1);

@@ -46,6 +46,8 @@
 #include "controller/idempotency.h"
 #include "controller/node_registry.h"
 #include "controller/pricing.h"
+#include "controller/quotas.h"
+#include "controller/reservations.h"
 #include "controller/template_catalog.h"
 #include "controller/volumes.h"
 #include "model/accounts.h"
@@ -189,29 +191,23 @@ class Controller {
   // Withdraws queued members and stops running ones; the unfinished tasks end cancelled.
   Result<model::Job> cancel_job(const model::Principal& caller, std::string_view id);
 
-  // --- Reservations --------------------------------------------------------------------------
-  // Books GPUs of a type for [start, end) for the caller's tenant (an operator may book for
-  // another). Refused (409 overbooked) if any instant of the window would reserve more GPUs of
-  // the type than the platform has. The term is priced and its first payment taken from the
-  // tenant's cash (402 insufficient_funds when it does not cover it; billing/reserved.h); a
-  // cancellation before the window refunds it, one after it releases the capacity only.
-  // An Idempotency-Key retry with the same body returns the first booking.
+  // --- Reservations (reservations.h: quotes, listings, what bookings hold back) ---------------
+  const Reservations& reservations() const { return reservations_; }
+  // Books GPUs of a type for [start, end) (Reservations::book); work queued behind what bookings
+  // held back may then be placed.
   Result<CreatedReservation> create_reservation(
       const model::Principal& caller, NewReservation request,
       const std::optional<std::string>& idempotency_key = std::nullopt,
       std::string fingerprint = {});
-  // What booking `request` would give, priced, with every check of create_reservation (window,
-  // capacity, funds), booking and charging nothing: the confirmation shown before paying.
-  Result<model::Reservation> quote_reservation(const model::Principal& caller,
-                                               NewReservation request) const;
-  std::vector<const model::Reservation*> reservations(const model::Principal& caller) const;
+  // Reservations::cancel; what it held back is free, and its work waits for nothing.
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);
 
-  // --- Quotas --------------------------------------------------------------------------------
-  // Operators set a tenant's limits and fair-share weight; tenants may read their own.
+  // --- Quotas (quotas.h) ------------------------------------------------------------------
+  const Quotas& quotas() const { return quotas_; }
+  // Operators set a tenant's limits and fair-share weight (Quotas::set); queued work is tried
+  // again under them.
   Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
-  Result<model::Quota> quota(const model::Principal& caller, std::string_view tenant_id) const;
 
   // --- Nodes and agents ------------------------------------------------------------------
   Result<model::RegistrationResult> register_node(std::string_view join_token_hash,
@@ -340,7 +336,7 @@ class Controller {
   // A member's run ended: settles its task once every member has stopped.
   void member_ended(const model::Instance& member);
   void settle_task(model::Job& job, model::JobTask& task);
-  Status check_reservation_use(const model::Principal& caller, model::InstanceSpec& spec) const;
+  // Moves reservations with time, and stops the work of those whose window is over.
   void advance_reservations();
   model::Job* job_of(const model::Instance& instance);
   const model::Job* job_of(const model::Instance& instance) const;
@@ -428,11 +424,6 @@ class Controller {
                const std::vector<monitor::Metric>& watched) const;
   model::UsageRecord* current_usage(const model::Instance& instance);
   // --- Statements (statements.cc) ---
-  // Prices a new reserved term from the book in force now (billing/reserved.h), and refuses it
-  // (402 insufficient_funds) when the tenant's cash does not cover its first payment.
-  Status price_reservation(model::Reservation& reservation) const;
-  // Posts the reservation's payments and earned revenue due by now; records it when they moved.
-  void settle_reservation(model::Reservation& reservation);
   // At the first billing tick of a month, credits last month's instances whose availability fell
   // short (billing/sla.h); the credit's id makes a second pass (after a restart) a no-op.
   void settle_sla_credits();
@@ -457,6 +448,8 @@ class Controller {
   std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
   NodeRegistry nodes_;
+  Quotas quotas_{{changes_, accounts_}};
+  Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
   // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
@@ -521,12 +514,9 @@ class Controller {
   std::map<std::string, sched::ProfileEntry> request_shapes_;
   int64_t requests_seen_ = 0;
   int64_t profile_refreshed_at_ = 0;
-  std::unordered_map<std::string, int> reserved_in_use_;  // reservation id -> GPUs its work holds
   IndexedMap<model::Job> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
-  std::map<std::string, model::Reservation, std::less<>> reservations_;
-  std::map<std::string, model::Quota, std::less<>> quotas_;  // by tenant
   // The instances placed on each node (holding its GPUs), in id order.
   std::unordered_map<std::string, PlacedInstances> instances_on_node_;
   // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once

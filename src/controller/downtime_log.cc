@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "controller/internal.h"
+
 namespace gpurent::controller {
 
 void DowntimeLog::restore(Snapshot& snapshot) {
@@ -38,11 +40,7 @@ void DowntimeLog::end(const model::Instance& instance, Timestamp at) {
 }
 
 std::vector<const model::Downtime*> DowntimeLog::of_instance(std::string_view instance_id) const {
-  std::vector<const model::Downtime*> out;
-  const auto it = of_.find(std::string(instance_id));
-  if (it == of_.end()) return out;
-  for (const auto& id : it->second) out.push_back(&records_.at(id));
-  return out;
+  return listed_under(of_, instance_id, records_);
 }
 
 std::map<std::string, int64_t> DowntimeLog::seconds_down(Timestamp from, Timestamp to) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "common/assert.h"
 #include "common/result.h"
 #include "common/suggest.h"
+#include "controller/idempotency.h"
 #include "model/instance.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -33,12 +35,16 @@ inline bool visible_to(const Principal& caller, std::string_view tenant_id) {
 
 constexpr int64_t kMibPerGib = 1024;
 
-// What an Idempotency-Key retry answers: the first request's object (`replayed` names it), found
-// in `objects` and marked replayed; nullopt when the request is not a retry; 409
-// idempotency_key_reused when the key made another kind of object.
+// What an Idempotency-Key retry of a creation answers: the first request's object, found in
+// `objects` by the id the key remembers and marked replayed; nullopt when the request is no retry
+// (no key, or a new one); 409 idempotency_key_reused when the key came with another body or made
+// another kind of object.
 template <class Created, class Map>
-Result<std::optional<Created>> replay_from(const Map& objects,
-                                           const std::optional<std::string>& replayed) {
+Result<std::optional<Created>> replayed_creation(const IdempotencyKeys& keys,
+                                                 const Principal& caller,
+                                                 const std::optional<std::string>& key,
+                                                 std::string_view fingerprint, const Map& objects) {
+  GPURENT_TRY(replayed, keys.replayed_object(caller.tenant_id, key, fingerprint));
   if (!replayed) return std::optional<Created>();
   const auto it = objects.find(*replayed);
   if (it == objects.end()) {
@@ -46,6 +52,19 @@ Result<std::optional<Created>> replay_from(const Map& objects,
                                 "this Idempotency-Key was used for another kind of request"));
   }
   return std::optional<Created>(Created{it->second, true});
+}
+
+// The objects an index lists under `key` (their ids, in the index's order), from `objects`.
+template <class Index, class Objects>
+std::vector<const typename Objects::mapped_type*> listed_under(const Index& index,
+                                                               std::string_view key,
+                                                               const Objects& objects) {
+  std::vector<const typename Objects::mapped_type*> out;
+  const auto it = index.find(std::string(key));
+  if (it == index.end()) return out;
+  out.reserve(it->second.size());
+  for (const auto& id : it->second) out.push_back(&objects.at(id));
+  return out;
 }
 
 // An object a tenant may name: its id and the name the tenant gave it.

@@ -1,4 +1,5 @@
-// The controller's batch jobs, advance reservations and tenant quotas (see model/job.h).
+// The controller's batch jobs (model/job.h), and its side of reservations and quotas: what a
+// booking or a new quota wakes, and the work a reservation's end stops.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,7 +20,6 @@ using model::ReservationState;
 namespace {
 
 constexpr int kMaxJobMembers = 100'000;  // array × nodes: instances one job may create
-constexpr Millis kMaxReservationLength{366LL * 24 * 3600 * 1000};
 
 }  // namespace
 
@@ -37,9 +37,8 @@ const Job* Controller::job_of(const Instance& instance) const {
 Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpec spec,
                                           const std::optional<std::string>& idempotency_key,
                                           std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedJob>(jobs_, replayed));
+  GPURENT_TRY(first, replayed_creation<CreatedJob>(idempotency_, caller, idempotency_key,
+                                                   fingerprint, jobs_));
   if (first) return std::move(*first);
   if (spec.array < 1 || spec.array > model::kMaxJobArray || spec.nodes < 1 ||
       spec.nodes > model::kMaxJobNodes || spec.retries < 0 ||
@@ -53,7 +52,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   GPURENT_CHECK(validate_spec(spec.task, spec.nodes));
   GPURENT_CHECK(volumes_.resolve_names(caller, spec.task));
   GPURENT_CHECK(volumes_.check_mounts(caller.tenant_id, spec.task));
-  GPURENT_CHECK(check_reservation_use(caller, spec.task));
+  GPURENT_CHECK(reservations_.check_use(caller, spec.task));
   // The balance must cover one task's gang for the minimum time; the balance check that runs
   // with metering stops everything of an overdrawn tenant.
   auto one_task = spec.task;
@@ -265,200 +264,35 @@ void Controller::settle_task(Job& job, JobTask& task) {
 
 // --- Reservations -------------------------------------------------------------------------------
 
-Status Controller::check_reservation_use(const Principal& caller, model::InstanceSpec& spec) const {
-  if (spec.pricing != model::PricingModel::kReserved) {
-    if (!spec.reservation_id.empty()) {
-      return fail(Error::invalid("invalid_field", "reservation_id needs pricing reserved"));
-    }
-    return {};
-  }
-  const auto it = reservations_.find(spec.reservation_id);
-  if (it == reservations_.end() || it->second.tenant_id != caller.tenant_id) {
-    return fail(Error::not_found("reservation", spec.reservation_id));
-  }
-  const Reservation& reservation = it->second;
-  if (reservation.state == ReservationState::kEnded ||
-      reservation.state == ReservationState::kCancelled) {
-    return fail(Error::conflict(
-        "reservation_over",
-        fmt::format("reservation {} is {}", reservation.id, model::to_string(reservation.state))));
-  }
-  if (spec.gpu_types.empty()) spec.gpu_types = {reservation.gpu_type};
-  if (spec.gpu_types != std::vector<std::string>{reservation.gpu_type} ||
-      spec.gpu_count > reservation.gpu_count || spec.gpu_milli != sched::kMilliPerGpu) {
-    return fail(
-        Error::unprocessable("reservation_mismatch",
-                             fmt::format("reservation {} holds {} whole {} GPU(s)", reservation.id,
-                                         reservation.gpu_count, reservation.gpu_type)));
-  }
-  return {};
-}
-
-namespace {
-
-// The one rule a requested window breaks, if any: the first of them, with what to do instead.
-Status check_reservation_window(const NewReservation& request, Timestamp now) {
-  const auto invalid = [](std::string message) {
-    return fail(Error::invalid("invalid_field", std::move(message)));
-  };
-  if (request.gpu_count < 1) return invalid("gpu_count must be at least 1");
-  if (request.end <= request.start) {
-    return invalid(fmt::format("the window ends ({}) before it starts ({})",
-                               format_rfc3339(request.end), format_rfc3339(request.start)));
-  }
-  if (request.end <= now) {
-    return invalid(
-        fmt::format("the window ended at {}, in the past; book one that ends later "
-                    "(e.g. --start +1h --duration 2h)",
-                    format_rfc3339(request.end)));
-  }
-  if (request.end - request.start > kMaxReservationLength) {
-    return invalid(
-        fmt::format("a window is at most {} days long",
-                    std::chrono::duration_cast<std::chrono::days>(kMaxReservationLength).count()));
-  }
-  return {};
-}
-
-}  // namespace
-
-Result<Reservation> Controller::quote_reservation(const Principal& caller,
-                                                  NewReservation request) const {
-  std::string tenant_id = request.tenant_id.empty() ? caller.tenant_id : request.tenant_id;
-  if (tenant_id != caller.tenant_id && !caller.is_operator()) {
-    return fail(forbidden("book for another tenant"));
-  }
-  if (!accounts_.has_tenant(tenant_id)) return fail(Error::not_found("tenant", tenant_id));
-  if (!model::find_gpu_type(request.gpu_type)) {
-    return fail(Error::unprocessable("unknown_gpu_type",
-                                     model::unknown_gpu_type_message(request.gpu_type)));
-  }
-  const Timestamp t = now();
-  if (request.term_days) {
-    request.start = std::max(request.start, t);
-    request.end = request.start + std::chrono::days(*request.term_days);
-  }
-  GPURENT_CHECK(check_reservation_window(request, t));
-  request.start = std::max(request.start, t);
-  // Capacity: GPUs of the type on nodes that take work. Admission refuses a booking that would
-  // reserve more than that at any instant of its window.
-  int64_t capacity = 0;
-  for (const auto& [id, node] : nodes_) {
-    if (node.state != model::NodeState::kReady || node.cordoned) continue;
-    for (const auto& gpu : node.gpus) capacity += gpu.type == request.gpu_type;
-  }
-  std::vector<std::pair<Timestamp, int>> changes;  // (+count at start, -count at end)
-  for (const auto& [id, other] : reservations_) {
-    if (other.gpu_type != request.gpu_type || other.end <= request.start ||
-        other.start >= request.end ||
-        (other.state != ReservationState::kBooked && other.state != ReservationState::kActive)) {
-      continue;
-    }
-    changes.emplace_back(std::max(other.start, request.start), other.gpu_count);
-    changes.emplace_back(other.end, -other.gpu_count);
-  }
-  std::sort(changes.begin(), changes.end());  // ends sort before starts at one instant
-  int64_t booked = 0, peak = 0;
-  for (const auto& [at, delta] : changes) {
-    booked += delta;
-    peak = std::max(peak, booked);
-  }
-  if (peak + request.gpu_count > capacity) {
-    return fail(Error::conflict(
-        "overbooked",
-        fmt::format("{} {} GPU(s) take work; up to {} are already reserved in that window, so at "
-                    "most {} more can be: book fewer, or another window (`gpurent reservation "
-                    "ls` shows the bookings)",
-                    capacity, request.gpu_type, peak, std::max<int64_t>(capacity - peak, 0))));
-  }
-  Reservation reservation{.tenant_id = std::move(tenant_id),
-                          .gpu_type = std::move(request.gpu_type),
-                          .gpu_count = request.gpu_count,
-                          .start = request.start,
-                          .end = request.end,
-                          .state = ReservationState::kBooked,
-                          .created_at = t,
-                          .payment = request.payment};
-  if (reservation.start <= t) reservation.state = ReservationState::kActive;
-  GPURENT_CHECK(price_reservation(reservation));
-  return reservation;
-}
-
 Result<CreatedReservation> Controller::create_reservation(
     const Principal& caller, NewReservation request,
     const std::optional<std::string>& idempotency_key, std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              idempotency_.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedReservation>(reservations_, replayed));
-  if (first) return std::move(*first);
-  GPURENT_TRY(reservation, quote_reservation(caller, std::move(request)));
-  reservation.id = rng_.id("r-");
-  settle_reservation(reservation);  // the first payment
-  changes_.reservations.push_back(reservation);
-  queue_changed_ = true;
-  idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), reservation.id);
-  return CreatedReservation{reservations_.emplace(reservation.id, reservation).first->second,
-                            false};
-}
-
-std::vector<const Reservation*> Controller::reservations(const Principal& caller) const {
-  std::vector<const Reservation*> out;
-  for (const auto& [id, reservation] : reservations_) {
-    if (visible_to(caller, reservation.tenant_id)) out.push_back(&reservation);
-  }
-  std::sort(out.begin(), out.end(), [](const Reservation* a, const Reservation* b) {
-    return std::tie(a->start, a->id) < std::tie(b->start, b->id);
-  });
-  return out;
+  GPURENT_TRY(created, reservations_.book(caller, std::move(request), idempotency_key,
+                                          std::move(fingerprint)));
+  // What bookings hold back from other work changed.
+  if (!created.replayed) queue_changed_ = true;
+  return created;
 }
 
 Result<Reservation> Controller::cancel_reservation(const Principal& caller, std::string_view id) {
-  const auto it = reservations_.find(id);
-  if (it == reservations_.end() || !visible_to(caller, it->second.tenant_id)) {
-    return fail(Error::not_found("reservation", id));
-  }
-  Reservation& reservation = it->second;
-  if (reservation.state == ReservationState::kBooked ||
-      reservation.state == ReservationState::kActive) {
-    // Before its window a reservation is refunded; from its start it is a commitment
-    // (billing/reserved.h).
-    if (auto refund = billing::refund_unstarted(reservation, now())) {
-      GPURENT_CHECK(accounts_.post(std::move(*refund)));
-    }
-    reservation.state = ReservationState::kCancelled;
+  GPURENT_TRY(reservation, reservations_.cancel(caller, id));
+  if (reservation.state == ReservationState::kCancelled) {
     settled_.reset();  // what it held back is free, and its work waits for nothing
-    settle_reservation(reservation);
-    changes_.reservations.push_back(reservation);
     advance_reservations();
   }
   return reservation;
 }
 
 void Controller::advance_reservations() {
-  const Timestamp t = now();
-  for (auto& [id, reservation] : reservations_) {
-    auto state = reservation.state;
-    if (state == ReservationState::kBooked && reservation.start <= t)
-      state = ReservationState::kActive;
-    if (state == ReservationState::kActive && reservation.end <= t)
-      state = ReservationState::kEnded;
-    const bool over = state == ReservationState::kEnded || state == ReservationState::kCancelled;
-    if (state != reservation.state) {
-      reservation.state = state;
-      changes_.reservations.push_back(reservation);
-      queue_changed_ = true;
-    }
-    if (!over || !reserved_in_use_.contains(id)) continue;
-    // The window is over: the work that ran in it stops.
-    if (reserved_in_use_[id] == 0) {
-      reserved_in_use_.erase(id);
-      continue;
-    }
+  const auto advanced = reservations_.advance();
+  if (advanced.changed) queue_changed_ = true;
+  // A window that is over: the work that ran in it stops.
+  for (const Reservation* over : advanced.over_in_use) {
     for (auto& [instance_id, instance] : instances_) {
-      if (instance.spec.reservation_id == id && (instance.state == InstanceState::kStarting ||
-                                                 instance.state == InstanceState::kRunning)) {
-        request_stop(instance, fmt::format("its reservation {} is {}", id,
-                                           model::to_string(reservation.state)));
+      if (instance.spec.reservation_id == over->id && (instance.state == InstanceState::kStarting ||
+                                                       instance.state == InstanceState::kRunning)) {
+        request_stop(instance, fmt::format("its reservation {} is {}", over->id,
+                                           model::to_string(over->state)));
       }
     }
   }
@@ -467,35 +301,11 @@ void Controller::advance_reservations() {
 // --- Quotas -------------------------------------------------------------------------------------
 
 Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota quota) {
-  if (!caller.is_operator()) return fail(forbidden("set quotas"));
-  if (!accounts_.has_tenant(quota.tenant_id))
-    return fail(Error::not_found("tenant", quota.tenant_id));
-  if (quota.weight < 1 || quota.weight > 1000 ||
-      (quota.max_instances && *quota.max_instances < 0)) {
-    return fail(Error::invalid("invalid_field", "weight must be 1..1000 and limits ≥ 0"));
-  }
-  for (const auto& [type, limit] : quota.max_gpus_per_type) {
-    if (!model::find_gpu_type(type) || limit < 0) {
-      return fail(Error::invalid("invalid_field",
-                                 fmt::format("max_gpus_per_type: '{}' needs a known type and a "
-                                             "limit ≥ 0",
-                                             type)));
-    }
-  }
-  changes_.quotas.push_back(quota);
+  GPURENT_TRY(set, quotas_.set(caller, std::move(quota)));
+  // A raised limit or a new weight may let queued work in now.
   queue_changed_ = true;
-  quotas_.insert_or_assign(quota.tenant_id, quota);
   schedule();
-  return quota;
-}
-
-Result<model::Quota> Controller::quota(const Principal& caller, std::string_view tenant_id) const {
-  if (!visible_to(caller, tenant_id) || !accounts_.has_tenant(tenant_id)) {
-    return fail(Error::not_found("tenant", tenant_id));
-  }
-  const auto it = quotas_.find(tenant_id);
-  if (it != quotas_.end()) return it->second;
-  return model::Quota{std::string(tenant_id), {}, std::nullopt, 1};
+  return set;
 }
 
 }  // namespace gpurent::controller

@@ -96,7 +96,7 @@ TEST_F(JobsTest, AChangedJobIsHandedToTheStoreOnceperBatch) {
 }
 
 TEST_F(JobsTest, OnlyTheFirstMembersStartRewritesTheJobsRow) {
-  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  add_node("node-b", "h100-80g", 8, "GPU-b");
   const auto submitted = submit(alice_, job_spec(1, 16));  // 8 tasks on each node
   const auto& tasks = job(submitted.id).tasks;
   const std::string on_first = tasks.front().members.front();
@@ -456,8 +456,8 @@ TEST_F(JobsTest, QuotasCapGpusPerTypeAndInstances) {
   EXPECT_EQ(get(c.id).state, model::InstanceState::kStarting);
   ASSERT_TRUE(ctl_.set_quota(admin_, {alice_.tenant_id, {}, 2, 1}));
   EXPECT_EQ(launch(alice_, 1).state, model::InstanceState::kPending);
-  EXPECT_EQ(ctl_.quota(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
-  EXPECT_EQ(ctl_.quota(alice_, alice_.tenant_id)->max_instances, 2);
+  EXPECT_EQ(ctl_.quotas().get(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.quotas().get(alice_, alice_.tenant_id)->max_instances, 2);
   (void)b;
 }
 
@@ -493,7 +493,7 @@ TEST_F(JobsTest, AReservationRetriedWithItsIdempotencyKeyIsBookedOnce) {
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(again->reservation.id, first->reservation.id);
-  EXPECT_EQ(ctl_.reservations(alice_).size(), 1u);
+  EXPECT_EQ(ctl_.reservations().list(alice_).size(), 1u);
   EXPECT_EQ(ctl_.create_reservation(alice_, booking, "key-1", "body-b").error().code,
             "idempotency_key_reused");
   // Keys are per tenant: bob's "key-1" books anew (4 more of the 8 GPUs).
@@ -512,7 +512,7 @@ TEST_F(JobsTest, ReservationsRefuseOverbookingAndHoldCapacity) {
       "overbooked");
   EXPECT_TRUE(ctl_.create_reservation(bob_, {"", "h100-80g", 2, start, end}));
   EXPECT_TRUE(ctl_.create_reservation(bob_, {"", "h100-80g", 8, end, end + Millis(1000)}));
-  EXPECT_TRUE(ctl_.reservations(bob_).size() == 2);
+  EXPECT_TRUE(ctl_.reservations().list(bob_).size() == 2);
   // Before the window: on-demand work without a declared end may not take held GPUs...
   EXPECT_EQ(launch(bob_, 1).state, model::InstanceState::kPending);
   // ...spot work may (and is preempted later), and so may work that ends before the window.

@@ -462,7 +462,7 @@ void Controller::tick() {
     volumes_.meter(t);
     meter_stopped_disks(t);
     accounts_.packages().expire();
-    for (auto& [id, reservation] : reservations_) settle_reservation(reservation);
+    reservations_.settle_all();
     settle_sla_credits();
     enforce_balances();
   }

@@ -65,9 +65,8 @@ std::vector<const model::PackageProduct*> Packages::products() const {
 Result<CreatedPackage> Packages::buy(const Principal& caller, std::string product_name,
                                      const std::optional<std::string>& idempotency_key,
                                      std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              c_.idempotency.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedPackage>(packages_, replayed));
+  GPURENT_TRY(first, replayed_creation<CreatedPackage>(c_.idempotency, caller, idempotency_key,
+                                                       fingerprint, packages_));
   if (first) return std::move(*first);
   const auto product = products_.find(product_name);
   if (product == products_.end()) {
@@ -105,11 +104,7 @@ Result<CreatedPackage> Packages::buy(const Principal& caller, std::string produc
 }
 
 std::vector<const model::Package*> Packages::of_tenant(std::string_view tenant_id) const {
-  std::vector<const model::Package*> out;
-  const auto it = by_tenant_.find(std::string(tenant_id));
-  if (it == by_tenant_.end()) return out;
-  for (const auto& id : it->second) out.push_back(&packages_.at(id));
-  return out;
+  return listed_under(by_tenant_, tenant_id, packages_);
 }
 
 bool Packages::draw(model::UsageRecord& usage, Timestamp until) {

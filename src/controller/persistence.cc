@@ -79,10 +79,8 @@ Status Controller::restore(Snapshot snapshot) {
     return std::tie(jobs_.at(a).created_at, a) < std::tie(jobs_.at(b).created_at, b);
   });
   for (size_t i = 0; i < job_order_.size(); ++i) job_position_[job_order_[i]] = i;
-  for (auto& reservation : snapshot.reservations) {
-    reservations_.emplace(reservation.id, std::move(reservation));
-  }
-  for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
+  reservations_.restore(snapshot);
+  quotas_.restore(snapshot);
   templates_.restore(std::move(snapshot.templates));
   GPURENT_CHECK(pricing_.restore(snapshot));
   reindex_runs();

@@ -92,8 +92,7 @@ void Controller::schedule() {
     const std::optional<QueuePosition> next =
         it == pending_.end() ? std::nullopt : std::optional<QueuePosition>(*it);
     const auto share = [this](const std::string& tenant) {
-      const auto quota = quotas_.find(tenant);
-      const int weight = quota == quotas_.end() ? 1 : quota->second.weight;
+      const int weight = quotas_.weight(tenant);
       const auto holding = held_.find(tenant);
       const double milli = holding == held_.end() ? 0.0 : double(holding->second.milli);
       return milli / weight;
@@ -120,56 +119,29 @@ void Controller::schedule() {
 }
 
 std::string Controller::admission_hold(const Instance& instance, int members) const {
-  const auto quota = quotas_.find(instance.tenant_id);
+  const model::Quota* quota = quotas_.of(instance.tenant_id);
   const auto holding = held_.find(instance.tenant_id);
   const int instances = holding == held_.end() ? 0 : holding->second.instances;
-  if (quota != quotas_.end() && quota->second.max_instances &&
-      instances + members > *quota->second.max_instances) {
+  if (quota != nullptr && quota->max_instances && instances + members > *quota->max_instances) {
     return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
-                       *quota->second.max_instances);
+                       *quota->max_instances);
   }
   if (!pricing_.within_max_price(instance.spec)) {
     return fmt::format("waiting: the spot price is above its max_price ({} per GPU-hour)",
                        format_micros(*instance.spec.max_price));
   }
-  if (instance.spec.pricing != model::PricingModel::kReserved) return "";
-  const auto& reservation = reservations_.at(instance.spec.reservation_id);
-  if (reservation.state != model::ReservationState::kActive) {
-    return fmt::format("waiting for reservation {} to begin at {}", reservation.id,
-                       format_rfc3339(reservation.start));
-  }
-  const auto used = reserved_in_use_.find(reservation.id);
-  if ((used == reserved_in_use_.end() ? 0 : used->second) + instance.spec.gpu_count * members >
-      reservation.gpu_count) {
-    return fmt::format("waiting: reservation {} ({} GPUs) is in use", reservation.id,
-                       reservation.gpu_count);
-  }
-  return "";
+  return reservations_.hold_reason(instance, members);
 }
 
 int64_t Controller::reserved_hold(const Instance& instance, std::string_view gpu_type) const {
   // Spot work may use held capacity (it is preempted when the holder needs it); reserved work
   // uses its own reservation's share.
   if (instance.spec.pricing != model::PricingModel::kOnDemand) return 0;
-  const Timestamp t = now();
   const std::optional<Timestamp> until =
       instance.spec.max_runtime_s
-          ? std::optional<Timestamp>(t + Millis(*instance.spec.max_runtime_s * 1000))
+          ? std::optional<Timestamp>(now() + Millis(*instance.spec.max_runtime_s * 1000))
           : std::nullopt;
-  int64_t held = 0;
-  for (const auto& [id, reservation] : reservations_) {
-    if (reservation.gpu_type != gpu_type || reservation.end <= t ||
-        (until && reservation.start >= *until)) {
-      continue;
-    }
-    if (reservation.state != model::ReservationState::kBooked &&
-        reservation.state != model::ReservationState::kActive) {
-      continue;
-    }
-    const auto used = reserved_in_use_.find(id);
-    held += reservation.gpu_count - (used == reserved_in_use_.end() ? 0 : used->second);
-  }
-  return held;
+  return reservations_.held_back(gpu_type, until);
 }
 
 std::optional<Timestamp> Controller::earliest_start(const Instance& instance) const {
@@ -278,11 +250,11 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   const std::string gpu_type = cluster_.spec(first.node).gpu_type;
   const int64_t milli =
       int64_t{first.gpu_milli} * static_cast<int64_t>(first.gpus.size()) * members;
-  if (const auto quota = quotas_.find(instance.tenant_id); quota != quotas_.end()) {
-    const auto limit = quota->second.max_gpus_per_type.find(gpu_type);
+  if (const model::Quota* quota = quotas_.of(instance.tenant_id)) {
+    const auto limit = quota->max_gpus_per_type.find(gpu_type);
     const auto holding = held_.find(instance.tenant_id);
     const int64_t held = holding == held_.end() ? 0 : holding->second.milli_by_type[gpu_type];
-    if (limit != quota->second.max_gpus_per_type.end() &&
+    if (limit != quota->max_gpus_per_type.end() &&
         held + milli > int64_t{limit->second} * sched::kMilliPerGpu) {
       set_reason(instance, fmt::format("waiting: the tenant's quota allows {} {} GPU(s) at once",
                                        limit->second, gpu_type));
@@ -493,7 +465,8 @@ void Controller::hold(const Instance& instance, int sign) {
   holding.milli += sign * milli;
   holding.instances += sign;
   if (instance.spec.pricing == model::PricingModel::kReserved) {
-    reserved_in_use_[instance.spec.reservation_id] += sign * static_cast<int>(instance.gpus.size());
+    reservations_.count_use(instance.spec.reservation_id,
+                            sign * static_cast<int>(instance.gpus.size()));
   }
 }
 
@@ -588,12 +561,7 @@ Status Controller::check_invariants() const {
     // Holdings above a quota are no breach: a quota lowered below what a tenant holds stops
     // nothing. Placement's own check is tested where quotas are (scheduling_test.cc).
   }
-  for (const auto& [id, used] : reserved_in_use_) {
-    const auto reservation = reservations_.find(id);
-    if (reservation != reservations_.end() && used > reservation->second.gpu_count) {
-      return broken(fmt::format("reservation {} has {} GPUs in use", id, used));
-    }
-  }
+  GPURENT_CHECK(reservations_.check_invariants());
   for (const auto& [id, job] : jobs_) {
     for (const auto& task : job.tasks) {
       int placed = 0, pending = 0;

@@ -1,5 +1,4 @@
-// What the controller bills beyond metering: a reserved term's price and payments, monthly
-// invoices, and the SLA's downtime records and credits.
+// What the controller bills beyond metering: monthly invoices and the SLA's credits.
 #include <charconv>
 
 #include <fmt/format.h>
@@ -12,39 +11,6 @@
 #include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
-
-Status Controller::price_reservation(model::Reservation& reservation) const {
-  const auto price = pricing_.book().on_demand_price(reservation.gpu_type, reservation.created_at);
-  if (!price) {
-    return fail(Error::unprocessable(
-        "gpu_type_not_priced",
-        fmt::format("{} has no price: it cannot be reserved", reservation.gpu_type)));
-  }
-  const Millis length = reservation.end - reservation.start;
-  reservation.price_per_gpu_hour = *price;
-  reservation.discount_permille = billing::term_discount_permille(
-      pricing_.book().at(reservation.created_at).reserved_discount_permille, length);
-  reservation.total =
-      billing::term_total(*price, reservation.gpu_count, reservation.discount_permille, length);
-  return accounts_.check_can_pay(reservation.tenant_id, billing::payment_amount(reservation, 0),
-                                 reservation.payment == model::ReservationPayment::kUpfront
-                                     ? "the reserved term's price"
-                                     : "the reserved term's first monthly payment");
-}
-
-void Controller::settle_reservation(model::Reservation& reservation) {
-  const Timestamp t = now();
-  auto transfers = billing::collect_payments(reservation, t);
-  if (auto earned = billing::recognise_revenue(reservation, t)) transfers.push_back(*earned);
-  if (transfers.empty()) return;
-  for (auto& transfer : transfers) {
-    if (auto posted = accounts_.post(std::move(transfer)); !posted) {
-      spdlog::error("reservation={} payment failed: {}", reservation.id, posted.error().message);
-    }
-  }
-  changes_.reservations.push_back(reservation);
-  accounts_.guard_balance(reservation.tenant_id);
-}
 
 Result<std::vector<billing::Month>> Controller::invoice_months(const Principal& caller,
                                                                std::string_view tenant_id) const {

@@ -32,9 +32,8 @@ void Volumes::restore(Snapshot& snapshot) {
 Result<CreatedVolume> Volumes::create(const Principal& caller, NewVolume request,
                                       const std::optional<std::string>& idempotency_key,
                                       std::string fingerprint) {
-  GPURENT_TRY(replayed,
-              c_.idempotency.replayed_object(caller.tenant_id, idempotency_key, fingerprint));
-  GPURENT_TRY(first, replay_from<CreatedVolume>(volumes_, replayed));
+  GPURENT_TRY(first, replayed_creation<CreatedVolume>(c_.idempotency, caller, idempotency_key,
+                                                      fingerprint, volumes_));
   if (first) return std::move(*first);
   if (!model::valid_volume_name(request.name)) {
     return fail(Error::invalid(

@@ -255,7 +255,7 @@ Result<billing::RevenueReport> Api::Impl::revenue(const Principal& caller, const
   for (const auto* tenant : ctl().accounts().tenants(caller)) {
     // "<instance>:<run>", package or reservation id -> type
     std::map<std::string, std::string> type_of;
-    for (const auto* reservation : ctl().reservations(caller)) {
+    for (const auto* reservation : ctl().reservations().list(caller)) {
       if (reservation->tenant_id == tenant->id) type_of[reservation->id] = reservation->gpu_type;
     }
     for (const auto* usage : ctl().usage(tenant->id)) {
@@ -287,7 +287,7 @@ void Api::Impl::add_reservation_routes() {
   keyed("GET", "/v1/reservations",
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto* reservation : ctl().reservations(caller)) {
+          for (const auto* reservation : ctl().reservations().list(caller)) {
             items.push_back(reservation_view(*reservation, ctl().options().currency));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -309,7 +309,7 @@ void Api::Impl::add_reservation_routes() {
           if (!body) co_return problem_response(body.error());
           auto parsed = parse_reservation(*body);
           if (!parsed) co_return problem_response(parsed.error());
-          co_return result_response(200, ctl().quote_reservation(caller, std::move(*parsed)),
+          co_return result_response(200, ctl().reservations().quote(caller, std::move(*parsed)),
                                     [&](const model::Reservation& r) {
                                       return reservation_view(r, ctl().options().currency);
                                     });
@@ -462,7 +462,8 @@ void Api::Impl::add_quota_routes() {
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           co_return result_response(
-              200, ctl().quota(caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
+              200,
+              ctl().quotas().get(caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
               quota_view);
         });
 }

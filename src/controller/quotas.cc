@@ -1,0 +1,56 @@
+#include "controller/quotas.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "controller/internal.h"
+#include "model/gpu_catalog.h"
+
+namespace gpurent::controller {
+
+void Quotas::restore(Snapshot& snapshot) {
+  for (auto& quota : snapshot.quotas) quotas_.emplace(quota.tenant_id, std::move(quota));
+}
+
+Result<model::Quota> Quotas::set(const Principal& caller, model::Quota quota) {
+  if (!caller.is_operator()) return fail(forbidden("set quotas"));
+  if (!c_.accounts.has_tenant(quota.tenant_id)) {
+    return fail(Error::not_found("tenant", quota.tenant_id));
+  }
+  if (quota.weight < 1 || quota.weight > 1000 ||
+      (quota.max_instances && *quota.max_instances < 0)) {
+    return fail(Error::invalid("invalid_field", "weight must be 1..1000 and limits ≥ 0"));
+  }
+  for (const auto& [type, limit] : quota.max_gpus_per_type) {
+    if (!model::find_gpu_type(type) || limit < 0) {
+      return fail(Error::invalid("invalid_field",
+                                 fmt::format("max_gpus_per_type: '{}' needs a known type and a "
+                                             "limit ≥ 0",
+                                             type)));
+    }
+  }
+  c_.changes.quotas.push_back(quota);
+  quotas_.insert_or_assign(quota.tenant_id, quota);
+  return quota;
+}
+
+Result<model::Quota> Quotas::get(const Principal& caller, std::string_view tenant_id) const {
+  if (!visible_to(caller, tenant_id) || !c_.accounts.has_tenant(tenant_id)) {
+    return fail(Error::not_found("tenant", tenant_id));
+  }
+  if (const model::Quota* quota = of(tenant_id)) return *quota;
+  return model::Quota{std::string(tenant_id), {}, std::nullopt, 1};
+}
+
+const model::Quota* Quotas::of(std::string_view tenant_id) const {
+  const auto it = quotas_.find(tenant_id);
+  return it == quotas_.end() ? nullptr : &it->second;
+}
+
+int Quotas::weight(std::string_view tenant_id) const {
+  const model::Quota* quota = of(tenant_id);
+  return quota == nullptr ? 1 : quota->weight;
+}
+
+}  // namespace gpurent::controller
