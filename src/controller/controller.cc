@@ -360,7 +360,7 @@ void Controller::request_stop(Instance& instance, std::string reason) {
   // A down node cannot confirm the stop; its billing already ended at its last report, and if it
   // comes back its agent stops the workload because the desired set no longer holds it. Work on
   // a quarantined GPU ends at once too: billing ends at the report that carried the fault.
-  if (node.state == NodeState::kDown || on_quarantined_gpu(instance)) {
+  if (node.state == NodeState::kDown || quarantines_.holds_quarantined(instance)) {
     end_run(instance, std::nullopt, "");
   }
 }
@@ -432,7 +432,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
       // preempted or moved off a drained node) pays no minimum, nor one that never ran.
       const bool platform_ended = node.state != NodeState::kReady || how != RunEnd::kReported ||
                                   instance.preempt_requested || instance.requeue_requested ||
-                                  on_quarantined_gpu(instance);
+                                  quarantines_.holds_quarantined(instance);
       if (!platform_ended) charge_minimum_duration(*usage);
       usage->ended_at = usage->metered_until;
       tracker_.touch_usage(*usage);

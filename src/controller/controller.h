@@ -42,6 +42,7 @@
 #include "controller/downtime_log.h"
 #include "controller/event_log.h"
 #include "controller/fleet_monitor.h"
+#include "controller/gpu_quarantines.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
 #include "controller/node_registry.h"
@@ -234,11 +235,11 @@ class Controller {
   // it is quarantined), or "ready".
   std::string_view node_status(const model::Node& node) const;
 
-  // --- GPU quarantine (quarantine.cc, model/gpu_quarantine.h) --------------------------------
+  // --- GPU quarantine (quarantine.cc, gpu_quarantines.h) ------------------------------------
   // A GPU whose report carries a fatal XID or a rise of its double-bit ECC count is quarantined:
-  // no new work, the work on it ends at that report and moves by its restart policy.
-  // The node's quarantined GPUs (operators), in index order.
-  std::vector<const model::GpuQuarantine*> quarantined_gpus(std::string_view node_id) const;
+  // no new work, the work on it ends at that report and moves by its restart policy. The
+  // records, and each node's quarantined GPUs (quarantines().on_node).
+  const GpuQuarantines& quarantines() const { return quarantines_; }
   // Operators put a quarantined GPU back in service. 404 node_not_found / gpu_not_found, 409
   // gpu_not_quarantined.
   Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
@@ -405,13 +406,10 @@ class Controller {
   void move_off_failure(const Failure& failure, const PlacedInstances& affected);
   void enforce_balances();
   // --- GPU quarantine (quarantine.cc) ---
-  void restore_quarantines(std::vector<model::GpuQuarantine>& records);
   // Quarantines the node's GPUs that the report shows failing; call before record_telemetry (a
   // double-bit ECC rise is measured against the sample kept from the previous report).
   void quarantine_failed_gpus(model::Node& node, const model::TelemetryBatch& batch);
   void quarantine_gpu(model::Node& node, const model::Gpu& gpu, model::GpuQuarantine record);
-  bool quarantined(std::string_view gpu_uuid) const;
-  bool on_quarantined_gpu(const model::Instance& instance) const;
   // Mirrors the node's quarantined GPUs into the scheduler's availability mask.
   void sync_gpu_availability(const model::Node& node);
   // --- Monitoring (monitoring.cc) ---
@@ -449,6 +447,7 @@ class Controller {
 
   NodeRegistry nodes_;
   Quotas quotas_{{changes_, accounts_}};
+  GpuQuarantines quarantines_{{clock_, changes_, nodes_}};
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
@@ -499,8 +498,6 @@ class Controller {
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
   // Hands a report's samples to the series (unless the host does: series_fed_by_host).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
-  // By GPU UUID; released ones too (their record stays until the next quarantine).
-  std::map<std::string, model::GpuQuarantine, std::less<>> quarantines_;
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
   // What each tenant holds now, for quotas and fair share.

@@ -297,8 +297,9 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
 std::string_view Controller::node_status(const Node& node) const {
   if (node.state == NodeState::kDown) return "down";
   if (!node.cordoned) {
-    const bool degraded = std::any_of(node.gpus.begin(), node.gpus.end(),
-                                      [&](const model::Gpu& gpu) { return quarantined(gpu.uuid); });
+    const bool degraded =
+        std::any_of(node.gpus.begin(), node.gpus.end(),
+                    [&](const model::Gpu& gpu) { return quarantines_.quarantined(gpu.uuid); });
     return degraded ? "degraded" : "ready";
   }
   const auto on_node = instances_on_node_.find(node.id);
@@ -336,7 +337,7 @@ std::vector<Offer> Controller::offers() const {
     std::map<std::string, int> free_here;
     if (node.cordoned) continue;
     for (const auto& gpu : node.gpus) {
-      if (quarantined(gpu.uuid)) continue;  // out of service: not on offer
+      if (quarantines_.quarantined(gpu.uuid)) continue;  // out of service: not on offer
       Offer& offer = by_type[gpu.type];
       offer.gpu_type = gpu.type;
       offer.total += 1;

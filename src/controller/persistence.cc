@@ -18,7 +18,7 @@ Status Controller::restore(Snapshot snapshot) {
   GPURENT_CHECK(monitor_.restore(snapshot.monitoring));
   GPURENT_CHECK(accounts_.restore(snapshot));
   // Before the nodes: syncing a node into the scheduler applies its quarantined GPUs.
-  restore_quarantines(snapshot.gpu_quarantines);
+  quarantines_.restore(snapshot);
   for (auto& node : snapshot.nodes) {
     // Heartbeats are not persisted; every node gets a full timeout to report after a restart.
     node.last_heartbeat = start;

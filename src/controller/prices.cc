@@ -114,7 +114,7 @@ bool Controller::update_spot_market() {
     int64_t* count = nullptr;
     std::string_view counted;
     for (const auto& gpu : node->gpus) {
-      if (quarantined(gpu.uuid)) continue;
+      if (quarantines_.quarantined(gpu.uuid)) continue;
       if (count == nullptr || gpu.type != counted) {
         count = &capacity[gpu.type];
         counted = gpu.type;

@@ -38,7 +38,7 @@ class QuarantineTest : public ControllerTest {
   }
   std::vector<std::string> quarantined(const std::string& node) {
     std::vector<std::string> out;
-    for (const auto* q : ctl_.quarantined_gpus(node)) out.push_back(q->id);
+    for (const auto* q : ctl_.quarantines().on_node(node)) out.push_back(q->id);
     return out;
   }
   const model::WorkloadSpec* desired(const std::string& node, const std::string& instance_id) {
@@ -66,7 +66,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   report_desired(node_, xid(bad, 79));
 
   EXPECT_EQ(quarantined(node_), std::vector<std::string>{bad});
-  const auto* record = ctl_.quarantined_gpus(node_).at(0);
+  const auto* record = ctl_.quarantines().on_node(node_).at(0);
   EXPECT_EQ(record->cause, "xid");
   EXPECT_EQ(record->xid, 79);
   EXPECT_EQ(record->at, fault);
@@ -131,7 +131,7 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   EXPECT_TRUE(quarantined(node_).empty());
   report_desired(node_, dbe("GPU-a0", 2));
   EXPECT_EQ(quarantined(node_), std::vector<std::string>{"GPU-a0"});
-  EXPECT_EQ(ctl_.quarantined_gpus(node_)[0]->cause, "ecc_dbe");
+  EXPECT_EQ(ctl_.quarantines().on_node(node_)[0]->cause, "ecc_dbe");
   // A rise within one batch counts as well.
   auto batch = dbe("GPU-a2", 1);
   batch.samples.push_back(batch.samples[0]);
@@ -233,8 +233,8 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
     return restored;
   };
   auto restored = restart();
-  ASSERT_EQ(restored->quarantined_gpus(node_).size(), 1u);
-  EXPECT_EQ(restored->quarantined_gpus(node_)[0]->xid, 94);
+  ASSERT_EQ(restored->quarantines().on_node(node_).size(), 1u);
+  EXPECT_EQ(restored->quarantines().on_node(node_)[0]->xid, 94);
   EXPECT_EQ(restored->node_status(**restored->nodes().get(admin_, node_)), "degraded");
   auto whole_node = restored->create_instance(alice_, spec(8), std::nullopt, "");
   ASSERT_TRUE(whole_node);
@@ -245,7 +245,7 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
   ASSERT_TRUE((*store)->commit(restored->take_changes()));
 
   auto again = restart();
-  EXPECT_TRUE(again->quarantined_gpus(node_).empty());
+  EXPECT_TRUE(again->quarantines().on_node(node_).empty());
   EXPECT_EQ(again->node_status(**again->nodes().get(admin_, node_)), "ready");
   ASSERT_TRUE(again->check_invariants());
   std::filesystem::remove_all(dir);
@@ -273,7 +273,7 @@ TEST_F(QuarantineTest, AnEccRiseWhileTheServerWasDownIsSeenAtTheFirstReportAfter
   ASSERT_TRUE(desired);
   ASSERT_TRUE(restarted.apply_report(
       node_, {.applied_generation = desired->generation, .telemetry = dbe("GPU-a3", 2)}));
-  const auto out = restarted.quarantined_gpus(node_);
+  const auto out = restarted.quarantines().on_node(node_);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]->id, "GPU-a3");
   EXPECT_EQ(out[0]->cause, "ecc_dbe");

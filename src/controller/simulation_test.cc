@@ -164,7 +164,7 @@ class Simulation {
   // quarantined GPU.
   void gpu_fault_or_release() {
     auto& node = nodes_[rng_.uniform(nodes_.size())];
-    const auto quarantined = ctl_.quarantined_gpus(node.id);
+    const auto quarantined = ctl_.quarantines().on_node(node.id);
     if (!quarantined.empty() && rng_.uniform(2) == 0) {
       const int index = quarantined[rng_.uniform(quarantined.size())]->gpu_index;
       ASSERT_TRUE(ctl_.release_gpu(admin_, node.id, index));
@@ -196,7 +196,7 @@ class Simulation {
     node.last_report = clock_.now();
     for (const auto& xid : report.telemetry.xids) {
       std::set<std::string> out;
-      for (const auto* q : ctl_.quarantined_gpus(node.id)) out.insert(q->id);
+      for (const auto* q : ctl_.quarantines().on_node(node.id)) out.insert(q->id);
       if (!model::is_fatal_xid(xid.code)) continue;
       ++quarantines_;
       // Detected at the report that carried it; nothing runs on the GPU any more, and the node's
@@ -278,7 +278,7 @@ class Simulation {
         }
         ASSERT_EQ(static_cast<int>(instance->gpus.size()), instance->spec.gpu_count);
         std::set<std::string> out;  // no work on a quarantined GPU, ever
-        for (const auto* q : ctl_.quarantined_gpus(instance->node_id)) out.insert(q->id);
+        for (const auto* q : ctl_.quarantines().on_node(instance->node_id)) out.insert(q->id);
         for (const auto& gpu : instance->gpus) {
           ASSERT_FALSE(out.contains(gpu)) << instance->id << " is on quarantined GPU " << gpu;
           ASSERT_TRUE(held.insert(gpu).second) << "GPU " << gpu << " is held twice";

@@ -180,7 +180,7 @@ api::GpuQuarantine quarantine_view(const model::GpuQuarantine& q) {
 Json gpu_quarantine_view(const model::GpuQuarantine& q) { return quarantine_view(q); }
 
 Json node_view(const controller::Controller& controller, const model::Node& node) {
-  const auto quarantined = controller.quarantined_gpus(node.id);
+  const auto quarantined = controller.quarantines().on_node(node.id);
   api::Node view{.id = node.id,
                  .name = node.name,
                  .state = node.state,
@@ -247,6 +247,8 @@ Json offer_view(const controller::Controller& controller, const controller::Offe
                     .currency = controller.options().currency};
 }
 
+namespace {
+
 // Of a run's billed seconds, those its minimum duration added (price book: minimum_billed_seconds):
 // what was charged beyond the whole seconds it ran. 0 while it runs.
 int64_t minimum_seconds(const model::UsageRecord& usage) {
@@ -254,6 +256,8 @@ int64_t minimum_seconds(const model::UsageRecord& usage) {
   const int64_t ran = (*usage.ended_at - usage.started_at).count() / 1000;
   return std::max<int64_t>(0, usage.billed_seconds + usage.package_seconds - ran);
 }
+
+}  // namespace
 
 Json usage_view(const model::UsageRecord& usage) {
   return api::UsageItem{.instance_id = usage.instance_id,
