@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <map>
 
 #include "controller/controller.h"
 #include "controller/internal.h"
