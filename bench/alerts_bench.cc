@@ -52,7 +52,7 @@ void sample_every_gpu(Controller& ctl, const std::vector<std::string>& node_ids,
         gpus[g].samples.push_back({metric, t_ms, value});
       }
     }
-    if (!ctl.ingest_gpu_samples(node_ids[n], gpus)) die("ingest");
+    if (!ctl.fleet().ingest_gpu_samples(node_ids[n], gpus)) die("ingest");
   }
 }
 

@@ -53,7 +53,7 @@ TEST_F(AccountsTest, APackageIsPaidAtOnceAndCoversUsageBeforeTheBalance) {
   keep_running(instance.id, 3700);
   stop(alice_, instance.id);
 
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->package_seconds, 3600);
   EXPECT_EQ(usage[0]->billed_seconds, 100);
@@ -78,7 +78,7 @@ TEST_F(AccountsTest, AMinimumDurationDrawsFromAPackageBeforeTheBalance) {
   keep_running(instance.id, 60);
   stop(alice_, instance.id);
 
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   // 60 s run and 540 s of minimum, all from the package: nothing from the balance.
   EXPECT_EQ(usage[0]->package_seconds, 600);
@@ -101,7 +101,7 @@ TEST_F(AccountsTest, AMinimumDurationBeyondThePackageIsPaidFromTheBalance) {
   keep_running(instance.id, 60);
   stop(alice_, instance.id);
 
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->package_seconds, 3600);
   EXPECT_EQ(usage[0]->billed_seconds, 100);
@@ -171,7 +171,7 @@ TEST_F(AccountsTest, AnExpiredPackageIsEarnedAtExpiryAndCoversNothingAfter) {
   const Micros before = balance(alice_);
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
   keep_running(instance.id, 300);
-  const auto* second = ctl_.usage(alice_.tenant_id).back();
+  const auto* second = ctl_.metering().usage(alice_.tenant_id).back();
   EXPECT_EQ(second->run, 2);
   EXPECT_EQ(second->package_seconds, 0);
   EXPECT_GT(second->billed_seconds, 0);
@@ -244,12 +244,12 @@ TEST_F(AccountsTest, TheInvoiceEqualsTheLedger) {
   run(instance.id);
   keep_running(instance.id, 3000);
   stop(alice_, instance.id);
-  const auto months = ctl_.invoice_months(alice_, alice_.tenant_id);
+  const auto months = ctl_.metering().invoice_months(alice_, alice_.tenant_id);
   ASSERT_TRUE(months);
   ASSERT_FALSE(months->empty());
   Micros closing = 0;
   for (const auto& month : *months) {
-    const auto invoice = ctl_.invoice(alice_, alice_.tenant_id, month);
+    const auto invoice = ctl_.metering().invoice(alice_, alice_.tenant_id, month);
     ASSERT_TRUE(invoice);
     EXPECT_EQ(invoice->opening_balance, closing);
     EXPECT_EQ(invoice->opening_balance - invoice->charges - invoice->credits - invoice->payments,
@@ -257,13 +257,13 @@ TEST_F(AccountsTest, TheInvoiceEqualsTheLedger) {
     closing = invoice->closing_balance;
   }
   EXPECT_EQ(closing, balance(alice_));
-  const auto last = *ctl_.invoice(alice_, alice_.tenant_id, months->back());
+  const auto last = *ctl_.metering().invoice(alice_, alice_.tenant_id, months->back());
   const auto gpu = std::find_if(last.lines.begin(), last.lines.end(),
                                 [](const auto& line) { return line.category == "gpu_time"; });
   ASSERT_NE(gpu, last.lines.end());
   EXPECT_EQ(gpu->description, "h100-80g on_demand");
   EXPECT_EQ(gpu->quantity, 3000 - 1800);  // the package covered 1800 s of two GPUs
-  EXPECT_EQ(ctl_.invoice(bob_, alice_.tenant_id, months->back()).error().kind,
+  EXPECT_EQ(ctl_.metering().invoice(bob_, alice_.tenant_id, months->back()).error().kind,
             ErrorKind::kNotFound);
 }
 
@@ -288,7 +288,7 @@ TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
   keep_running(instance.id, 600);
   stop(alice_, instance.id);
   Micros charges = 0;  // both runs: the month's GPU charges of the instance
-  for (const auto* usage : ctl_.usage(alice_.tenant_id)) charges += usage->charged;
+  for (const auto* usage : ctl_.metering().usage(alice_.tenant_id)) charges += usage->charged;
   const Micros before = balance(alice_);
 
   // The first billing tick of the next month judges the month: 3600 s up, 600 s down is below
@@ -302,7 +302,7 @@ TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
   EXPECT_EQ(balance(alice_) - before, charges / 2);  // once
   const auto kinds = event_kinds(alice_);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "sla.credit"), 1);
-  const auto invoice = *ctl_.invoice(alice_, alice_.tenant_id, month);
+  const auto invoice = *ctl_.metering().invoice(alice_, alice_.tenant_id, month);
   const auto credit = std::find_if(invoice.lines.begin(), invoice.lines.end(),
                                    [](const auto& line) { return line.category == "credits"; });
   ASSERT_NE(credit, invoice.lines.end());
@@ -361,7 +361,7 @@ TEST_F(ReservedTermsTest, ATermIsPaidUpFrontAtItsDiscountAndItsWorkPaysNoGpuPric
   run(instance.id);
   keep_running(instance.id, 3700);
   stop(alice_, instance.id);
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_GE(usage[0]->billed_seconds, 3600);
   EXPECT_EQ(usage[0]->charged, 0);  // no CPU, memory or disk price is set: nothing at all
@@ -423,7 +423,8 @@ TEST_F(ReservedTermsTest, CancellingBeforeTheWindowRefundsAndAfterItStartsDoesNo
   EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 
   // The invoice lists both payments and the refund; its totals are the ledger's.
-  const auto invoice = ctl_.invoice(alice_, alice_.tenant_id, billing::month_of(clock_.now()));
+  const auto invoice =
+      ctl_.metering().invoice(alice_, alice_.tenant_id, billing::month_of(clock_.now()));
   ASSERT_TRUE(invoice);
   Micros reserved = 0, refunds = 0;
   for (const auto& line : invoice->lines) {

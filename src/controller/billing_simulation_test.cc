@@ -107,11 +107,11 @@ class BillingSimulation {
 
   void check_invoices() {
     for (const auto& who : tenants_) {
-      const auto months = ctl_->invoice_months(who, who.tenant_id);
+      const auto months = ctl_->metering().invoice_months(who, who.tenant_id);
       ASSERT_TRUE(months);
       Micros closing = 0;
       for (const auto& month : *months) {
-        const auto invoice = ctl_->invoice(who, who.tenant_id, month);
+        const auto invoice = ctl_->metering().invoice(who, who.tenant_id, month);
         ASSERT_TRUE(invoice);
         ASSERT_EQ(invoice->opening_balance, closing);
         ASSERT_EQ(
@@ -253,7 +253,7 @@ class BillingSimulation {
       }
       Micros charged = 0;
       std::map<std::string, int64_t> drawn;  // milli-GPU-seconds from packages, by GPU type
-      for (const auto* usage : ctl_->usage(who.tenant_id)) {
+      for (const auto* usage : ctl_->metering().usage(who.tenant_id)) {
         const int64_t milli = int64_t{usage->gpu_count} * usage->gpu_milli;
         // One rounding per price segment (billing/billing.h): the open one is exact.
         ASSERT_EQ(usage->segment_charged,

@@ -35,13 +35,13 @@ TEST_F(ClockSkewTest, IsUnknownUntilAReportSaysWhenItWasSent) {
   EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
   report(node_, {});  // no send time: not measured
   EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
-  EXPECT_TRUE(ctl_.platform_stats().clock_skews.empty());
+  EXPECT_TRUE(ctl_.fleet().platform_stats().clock_skews.empty());
   report_skewed(-1'250);
   EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), -1'250);
   // The latest report counts.
   report_skewed(40);
   EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), 40);
-  const auto stats = ctl_.platform_stats();
+  const auto stats = ctl_.fleet().platform_stats();
   ASSERT_EQ(stats.clock_skews.size(), 1u);
   EXPECT_EQ(stats.clock_skews[0].node_id, node_);
   EXPECT_DOUBLE_EQ(stats.clock_skews[0].seconds, 0.04);

@@ -21,33 +21,13 @@ Error invalid_state(const Instance& instance, std::string_view action) {
                                      model::to_string(instance.state)));
 }
 
-std::string usage_id(const Instance& instance) {
-  return fmt::format("{}/{}", instance.id, instance.run);
-}
-
 }  // namespace
 
 Controller::Controller(const Clock& clock, ControllerOptions options)
     : clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
-      cluster_(options_.placement_policy),
       last_billing_(clock.now()) {}
-
-// --- Bootstrap and authentication ---------------------------------------------------------------
-
-bool Controller::node_uses_workdir(std::string_view node_id, std::string_view upload_id) const {
-  const auto placed = instances_on_node_.find(std::string(node_id));
-  if (upload_id.empty() || placed == instances_on_node_.end()) return false;
-  return std::any_of(placed->second.begin(), placed->second.end(),
-                     [&](const auto& entry) { return entry.second->spec.workdir == upload_id; });
-}
-
-// --- Tenants, keys, money -----------------------------------------------------------------------
-
-std::vector<const model::UsageRecord*> Controller::usage(std::string_view tenant_id) const {
-  return listed_under(usage_by_tenant_, tenant_id, usage_);
-}
 
 // --- Instances ----------------------------------------------------------------------------------
 
@@ -105,7 +85,7 @@ Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) c
   std::string conflict;  // none: Volumes::check_mounts passed
   request.node_id = volumes_.pinned_node(spec, &conflict);
   if (!spec.wait_for_capacity) {
-    if (const auto never = cluster_.why_never_fits(request)) {
+    if (const auto never = placements_.cluster().why_never_fits(request)) {
       return fail(Error::unprocessable(
           "never_fits",
           fmt::format("no node of this cluster could ever hold it ({} rule): {}. To queue it "
@@ -116,7 +96,7 @@ Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) c
   }
   if (spec.queue) return {};
   // Fail fast: say which constraint failed rather than queueing.
-  auto placed = cluster_.place_or_explain(request);
+  auto placed = placements_.cluster().place_or_explain(request);
   if (const auto* refusal = std::get_if<sched::Refusal>(&placed)) {
     return fail(Error::conflict(
         "insufficient_capacity",
@@ -235,19 +215,6 @@ std::vector<std::string> Controller::mounted_by(std::string_view volume_id) cons
   return users;
 }
 
-std::optional<Micros> Controller::instance_price(const Instance& instance) const {
-  if (instance.run > 0) {
-    const auto it = usage_.find(usage_id(instance));
-    if (it != usage_.end() && !it->second.ended_at) return it->second.price_per_gpu_hour;
-  }
-  if (!instance.gpu_type.empty()) {
-    return billing::gpu_price(pricing_.rates(), instance.gpu_type, instance.spec.pricing, now());
-  }
-  const auto dearest = pricing_.dearest_type(instance.spec);
-  if (!dearest) return std::nullopt;
-  return dearest->per_gpu_hour;
-}
-
 Result<Instance> Controller::stop_instance(const Principal& caller, std::string_view id) {
   GPURENT_TRY(instance, owned_instance(caller, id));
   switch (instance->state) {
@@ -303,7 +270,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
 }
 
 void Controller::queue_again(Instance& instance) {
-  close_stopped_disk(instance);
+  metering_.close_stopped_disk(instance);
   instance.state = InstanceState::kPending;
   instance.reason = "waiting for capacity";
   instance.exit_code.reset();
@@ -322,7 +289,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
     case InstanceState::kStopped:
     case InstanceState::kFailed:
     case InstanceState::kPreempted:
-      close_stopped_disk(*instance);
+      metering_.close_stopped_disk(*instance);
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
       tracker_.touch(*instance);
@@ -367,14 +334,9 @@ void Controller::request_stop(Instance& instance, std::string reason) {
 
 // --- Placement and runs -------------------------------------------------------------------------
 
-model::UsageRecord* Controller::current_usage(const Instance& instance) {
-  const auto it = usage_.find(usage_id(instance));
-  return it == usage_.end() ? nullptr : &it->second;
-}
-
 void Controller::restore_run_start(Instance& instance) {
   if (instance.started_at) return;
-  const model::UsageRecord* usage = current_usage(instance);
+  const model::UsageRecord* usage = metering_.current(instance);
   if (!usage) return;
   instance.started_at = usage->started_at;
   if (instance.state == InstanceState::kStarting) instance.state = InstanceState::kRunning;
@@ -398,45 +360,22 @@ void Controller::begin_run(Instance& instance) {
   // member a second time.
   tracker_.note_change(instance);
   if (!instance.job_id.empty()) member_running(instance);
-  model::UsageRecord usage = billing::usage_shape(instance.spec, instance.gpu_type);
-  usage.id = usage_id(instance);
-  usage.tenant_id = instance.tenant_id;
-  usage.instance_id = instance.id;
-  usage.run = instance.run;
-  usage.gpu_milli = instance.gpu_milli;
-  usage.price_per_gpu_hour =
-      billing::gpu_price(pricing_.rates(), instance.gpu_type, instance.spec.pricing, started)
-          .value_or(0);
-  usage.started_at = started;
-  usage.metered_until = started;
-  usage_by_tenant_[usage.tenant_id].push_back(usage.id);
-  model::UsageRecord& record = usage_.emplace(usage.id, std::move(usage)).first->second;
-  tracker_.touch_usage(record);
-  index_run(instance, record);
+  metering_.open_run(instance, started);
   spdlog::debug("running instance={} run={}", instance.id, instance.run);
-}
-
-void Controller::meter(Instance& instance, Timestamp until) {
-  model::UsageRecord* usage = current_usage(instance);
-  if (usage && !usage->ended_at) meter_run(*usage, until, accounts_.tenant_names(usage->tenant_id));
 }
 
 void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::string reason,
                          RunEnd how) {
   Node& node = nodes_.at(instance.node_id);
   if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
+    // A run the platform cut short (its node or GPU failed, its agent lost it, it was
+    // preempted or moved off a drained node) pays no minimum, nor one that never ran.
+    const bool platform_ended = node.state != NodeState::kReady || how != RunEnd::kReported ||
+                                instance.preempt_requested || instance.requeue_requested ||
+                                quarantines_.holds_quarantined(instance);
     // Billing ends at the last moment the node is known to have been up.
-    meter(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat);
-    if (auto* usage = current_usage(instance); usage && !usage->ended_at) {
-      // A run the platform cut short (its node or GPU failed, its agent lost it, it was
-      // preempted or moved off a drained node) pays no minimum, nor one that never ran.
-      const bool platform_ended = node.state != NodeState::kReady || how != RunEnd::kReported ||
-                                  instance.preempt_requested || instance.requeue_requested ||
-                                  quarantines_.holds_quarantined(instance);
-      if (!platform_ended) charge_minimum_duration(*usage);
-      usage->ended_at = usage->metered_until;
-      tracker_.touch_usage(*usage);
-    }
+    metering_.close_run(instance, node.state == NodeState::kReady ? now() : node.last_heartbeat,
+                        platform_ended);
   }
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
   if (instance.terminate_requested) {
@@ -455,27 +394,13 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   if (instance.state != InstanceState::kPending) downtime_.end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
-  for (const auto& gpu : instance.gpus) {
-    if (const auto holders = gpu_holders_.find(gpu); holders != gpu_holders_.end()) {
-      holders->second.erase(instance.id);
-      if (holders->second.empty()) gpu_holders_.erase(holders);
-    }
-  }
-  if (const auto held = assignments_.find(instance.id); held != assignments_.end()) {
-    // The scheduler's view must match the instances: what an instance holds is allocated.
-    const auto released = cluster_.release(held->second);
-    GPURENT_ASSERT(released, "releasing {}: {}", instance.id, released.error().message);
-    hold(instance, -1);
-    assignments_.erase(held);
-    queue_changed_ = true;
-  }
+  if (placements_.remove(instance)) queue_changed_ = true;
   for (auto& [waiting, victims] : preemptions_) victims.erase(instance.id);
   if (instance.spec.max_runtime_s && instance.started_at) {
     deadlines_.erase(
         {*instance.started_at + Millis(*instance.spec.max_runtime_s * 1000), instance.id});
   }
   instance.preempt_requested = false;
-  instances_on_node_[node.id].erase(instance.id);
   instance.gpus.clear();
   if (instance.state == InstanceState::kPending) {
     // Moved off a drained node: back in the queue, ahead of later arrivals of its class (a job
@@ -488,7 +413,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
         node.id, node.id);
     if (instance.job_id.empty()) enqueue(instance);
   }
-  open_stopped_disk(instance);
+  metering_.open_stopped_disk(instance);
   tracker_.touch(instance);
   tracker_.touch_node(node, /*desired_set_changed=*/true);
   if (std::exchange(instance.start_requested, false) && instance.state == InstanceState::kStopped) {

@@ -41,11 +41,14 @@
 #include "controller/commands.h"
 #include "controller/downtime_log.h"
 #include "controller/event_log.h"
+#include "controller/fleet.h"
 #include "controller/fleet_monitor.h"
 #include "controller/gpu_quarantines.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
+#include "controller/metering.h"
 #include "controller/node_registry.h"
+#include "controller/placements.h"
 #include "controller/pricing.h"
 #include "controller/quotas.h"
 #include "controller/reservations.h"
@@ -144,20 +147,8 @@ class Controller {
   Volumes& volumes() { return volumes_; }
   const Volumes& volumes() const { return volumes_; }
 
-  // --- Uploads -----------------------------------------------------------------------------------
-  // Whether an instance placed on the node unpacks this upload (InstanceSpec::workdir): the node
-  // may then fetch it.
-  bool node_uses_workdir(std::string_view node_id, std::string_view upload_id) const;
-
-  // --- Billing records -----------------------------------------------------------------------
-  std::vector<const model::UsageRecord*> usage(std::string_view tenant_id) const;
-
-  // --- Statements (statements.cc) -------------------------------------------------------------
-  // The months of a tenant's statements, and one month's (caller as for balance()).
-  Result<std::vector<billing::Month>> invoice_months(const model::Principal& caller,
-                                                     std::string_view tenant_id) const;
-  Result<billing::Invoice> invoice(const model::Principal& caller, std::string_view tenant_id,
-                                   billing::Month month) const;
+  // Usage records, what they were charged, prices instances pay, statements (metering.h).
+  const Metering& metering() const { return metering_; }
   // SLA: each instance's platform-caused downtime (downtime_log.h). It starts when a node fails
   // (at the node's last good report) or a GPU under the instance is quarantined, and ends when the
   // instance runs again or is stopped.
@@ -175,8 +166,6 @@ class Controller {
   // Cursor pagination in creation order; the cursor is opaque to callers.
   Result<InstancePage> list_instances(const model::Principal& caller, const InstanceFilter& filter,
                                       std::string_view cursor, size_t limit) const;
-  // The price per GPU-hour an instance pays (its current run's locked price, else the book's).
-  std::optional<Micros> instance_price(const model::Instance& instance) const;
 
   // --- Jobs ------------------------------------------------------------------------------
   // Creates the job and one queued instance per member of every task.
@@ -221,19 +210,12 @@ class Controller {
   Result<int64_t> desired_generation(std::string_view node_id) const;
   // Applies a node's report (also its heartbeat); returns the node's current generation.
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
-  // The instances holding a GPU (several when it is shared), in id order.
-  std::vector<std::string> gpu_holders(std::string_view uuid) const;
   // Operators: a cordoned node gets no new work; its running work stays.
   Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
                                           bool cordoned);
   // Operators: cordons the node and moves its work: each instance is stopped there and queued
   // again to be placed elsewhere. Returns how many instances were asked to move.
   Result<int> drain_node(const model::Principal& caller, std::string_view id);
-  std::vector<Offer> offers() const;
-  // How the node is, for operators: "down" (silent past the heartbeat timeout), "draining"
-  // (cordoned, and work it was asked to move has not left yet), "cordoned", "degraded" (a GPU of
-  // it is quarantined), or "ready".
-  std::string_view node_status(const model::Node& node) const;
 
   // --- GPU quarantine (quarantine.cc, gpu_quarantines.h) ------------------------------------
   // A GPU whose report carries a fatal XID or a rise of its double-bit ECC count is quarantined:
@@ -245,23 +227,15 @@ class Controller {
   Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
                                            int gpu_index);
 
-  // --- Monitoring (monitoring.cc, monitoring.h) ----------------------------------------------
-  // A node's GPU samples (from its report). kNotFound when the node is unknown; samples of GPUs
-  // that are not the node's, or out of order, are skipped and counted.
-  Status ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus);
-  // Tenants: only the GPUs of their own instances (404 otherwise); operators: any.
-  Result<MetricsAnswer> query_metrics(const model::Principal& caller,
-                                      const MetricsQuery& query) const;
-  // A tenant's idle rule for its instance (monitor::idle_rule): notify, and stop it if auto_stop.
-  Result<monitor::Rule> set_idle_alert(const model::Principal& caller, std::string_view instance_id,
-                                       double below_percent, int64_t for_ms, bool auto_stop);
-  // The latest sample of every GPU that reported within kSampleMaxAgeMs, for /metrics.
-  std::vector<monitor::GpuReading> gpu_readings() const;
-  PlatformStats platform_stats() const;
+  // --- The fleet as people and the alert rules see it (fleet.h) ---------------------------------
+  // Offers, node statuses, GPU metrics and readings, platform statistics, the alert rules'
+  // observations; samples pushed outside a report, tenants' idle rules.
+  Fleet& fleet() { return fleet_; }
+  const Fleet& fleet() const { return fleet_; }
 
   // --- Checks ------------------------------------------------------------------------------
-  // The scheduler's view of the cluster (read-only: statistics, simulation reports).
-  const sched::Cluster& cluster() const { return cluster_; }
+  // What each placed instance holds, and the scheduler's view of the cluster (placements.h).
+  const Placements& placements() const { return placements_; }
   // Requests the scheduling passes have tried to place, in all: their work, which a command
   // that queues must not make grow with the queue.
   uint64_t requests_tried() const { return requests_tried_; }
@@ -320,8 +294,6 @@ class Controller {
   // A job member's gang rendezvous (master_address, master_port) is set before; `job` is its job
   // (null for an instance of its own).
   void place(model::Instance& instance, sched::NodeAssignment part, const model::Job* job);
-  // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
-  void hold(const model::Instance& instance, int sign);
   // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
   void observe_request(const model::InstanceSpec& spec, int count);
   int gang_size(const model::Instance& instance) const;
@@ -364,37 +336,13 @@ class Controller {
   void request_stop(model::Instance& instance, std::string reason);
   // Back in the queue as a new arrival, from stopped, failed or preempted.
   void queue_again(model::Instance& instance);
-  void meter(model::Instance& instance, Timestamp until);
-  // --- Metering of running work (metering.cc) ---
-  // Meters one open run up to `until`: its packages first, then cash. `names`: its tenant's in
-  // the ledger.
-  void meter_run(model::UsageRecord& usage, Timestamp until, billing::Ledger::TenantNames names);
-  // Adds a run that just began to the runs the billing tick meters.
-  void index_run(model::Instance& instance, model::UsageRecord& usage);
-  // Rebuilds that index from the restored instances and usage records.
-  void reindex_runs();
-  // The billing tick's metering of every running instance up to `t` (or its node's last report).
-  void meter_runs(Timestamp t);
   // --- Prices (prices.cc) ---
-  // Posts a record's newly due charge, if any (billing::usage_transfer, packed in the ChangeSet),
-  // and marks its metering changed; a failure is a bug, logged with the record.
-  void post_usage(model::UsageRecord& usage, Micros due);
-  void post_usage(model::UsageRecord& usage, Micros due, billing::Ledger::TenantNames names);
-  // A run ends: the minimum billed duration of the version in force at its start.
-  void charge_minimum_duration(model::UsageRecord& usage);
-  // A stopped instance with a disk pays storage for it until it is started again or removed.
-  void open_stopped_disk(const model::Instance& instance);
-  void close_stopped_disk(const model::Instance& instance);
-  void meter_stopped_disks(Timestamp until);
   // Observes every type's utilisation (GPUs held / GPUs on ready nodes); true if a price moved.
   bool update_spot_market();
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
   void mark_node_down(model::Node& node);
-  // Instances in id order, by address: the keys view the instances' own ids, and instances are
-  // never erased. What runs on a node is walked on every report and every alert evaluation, where
-  // a lookup by id per instance cost a cache miss each.
-  using PlacedInstances = std::map<std::string_view, model::Instance*>;
+  using PlacedInstances = Placements::PlacedInstances;
   // What failed under running work: a whole node, or one GPU of it (quarantine.cc).
   struct Failure {
     const model::Node& node;
@@ -412,19 +360,8 @@ class Controller {
   void quarantine_gpu(model::Node& node, const model::Gpu& gpu, model::GpuQuarantine record);
   // Mirrors the node's quarantined GPUs into the scheduler's availability mask.
   void sync_gpu_availability(const model::Node& node);
-  // --- Monitoring (monitoring.cc) ---
   // The monitor's tick; stops the instances whose idle alert fired with auto_stop.
   void monitor_tick();
-  // What the alert rules watch of the fleet, now, into `out` (empty): `watched` GPU metrics,
-  // heartbeats, clock skews, instances' utilisation. The strings are the controller's (valid until
-  // it changes).
-  void observe(std::vector<monitor::ObservationRef>& out,
-               const std::vector<monitor::Metric>& watched) const;
-  model::UsageRecord* current_usage(const model::Instance& instance);
-  // --- Statements (statements.cc) ---
-  // At the first billing tick of a month, credits last month's instances whose availability fell
-  // short (billing/sla.h); the credit's id makes a second pass (after a restart) a no-op.
-  void settle_sla_credits();
 
   const Clock& clock_;
   ControllerOptions options_;
@@ -440,15 +377,20 @@ class Controller {
   FleetMonitor monitor_{{clock_, changes_, events_, options_.heartbeat_timeout,
                          options_.clock_skew_limit, options_.series_fed_by_host}};
   Pricing pricing_{{clock_, changes_, options_.currency}};
-  // Open stopped-disk records: instance id -> usage record id.
-  std::map<std::string, std::string, std::less<>> stopped_disks_;
   DowntimeLog downtime_{changes_};
-  std::string sla_settled_month_;  // "YYYY-MM"; in memory only (see settle_sla_credits)
 
   NodeRegistry nodes_;
+  Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
+                      options_.currency, [this](std::string_view id) -> const model::Instance* {
+                        const auto it = instances_.find(id);
+                        return it == instances_.end() ? nullptr : &it->second;
+                      }}};
   Quotas quotas_{{changes_, accounts_}};
   GpuQuarantines quarantines_{{clock_, changes_, nodes_}};
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
+  Placements placements_{options_.placement_policy, {reservations_}};
+  Fleet fleet_{{clock_, nodes_, placements_, quarantines_, pricing_, monitor_, instances_,
+                options_.heartbeat_timeout, [this] { return pending_.size(); }}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
   // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
@@ -489,24 +431,14 @@ class Controller {
   int64_t last_queue_sequence_ = 0;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
-  sched::Cluster cluster_;
-  std::unordered_map<std::string, sched::Assignment> assignments_;
   // Running instances with a declared max_runtime_s, by the time it runs out.
-  std::set<std::pair<Timestamp, std::string>> deadlines_;               // of instances holding GPUs
-  std::unordered_map<std::string, std::set<std::string>> gpu_holders_;  // GPU UUID -> instances
+  std::set<std::pair<Timestamp, std::string>> deadlines_;  // of instances holding GPUs
   // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
   void record_telemetry(const model::Node& node, const model::TelemetryBatch& batch);
   // Hands a report's samples to the series (unless the host does: series_fed_by_host).
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  // What each tenant holds now, for quotas and fair share.
-  struct Holding {
-    std::map<std::string, int64_t> milli_by_type;
-    int64_t milli = 0;
-    int instances = 0;
-  };
-  std::unordered_map<std::string, Holding> held_;
   // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
   std::map<std::string, sched::ProfileEntry> request_shapes_;
   int64_t requests_seen_ = 0;
@@ -514,24 +446,6 @@ class Controller {
   IndexedMap<model::Job> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
-  // The instances placed on each node (holding its GPUs), in id order.
-  std::unordered_map<std::string, PlacedInstances> instances_on_node_;
-  // By id; hashed, not ordered: nothing walks it, and each started run inserts one (8,000 at once
-  // for an array), which in an ordered map is a descent of string comparisons. Never erased, and
-  // node-based: pointers to records stay valid (the change tracker and metered_runs_ hold them).
-  std::unordered_map<std::string, model::UsageRecord, StringHash, std::equal_to<>> usage_;
-  // The open runs the billing tick meters, in the order they began, with the instance and node
-  // each runs on (instances_, nodes_ and usage_ are maps that never erase, so the pointers
-  // stay valid): the tick does no lookups by name. Ended runs are dropped by the tick.
-  struct MeteredRun {
-    model::Instance* instance;
-    model::UsageRecord* usage;
-    const model::Node* node;
-    billing::Ledger::TenantNames names;  // its tenant's, in ledger_
-  };
-  std::vector<MeteredRun> metered_runs_;
-  std::vector<Timestamp> metered_until_;  // meter_runs()'s, one per run; kept for its capacity
-  std::unordered_map<std::string, std::vector<std::string>> usage_by_tenant_;
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };

@@ -39,7 +39,7 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
   EXPECT_TRUE(ctl_.desired_state(node_)->workloads.empty());
 
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->billed_seconds, 100);  // 100.5 s running, whole seconds billed
   EXPECT_EQ(usage[0]->charged, 100 * 2 * kH100PerSecond);
@@ -268,12 +268,13 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   clock_.advance(Millis(120'000));  // silent for two minutes
   ctl_.tick();
   EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 5);  // up to the last report
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds,
+            5);  // up to the last report
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kReady);
   clock_.advance(Millis(7'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 12);
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds, 12);
 }
 
 TEST_F(ControllerTest, EventsSayWhatHappenedAndOnlyToTheirOwners) {
@@ -322,7 +323,7 @@ TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
   ctl_.tick();
   EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   // Billing still ends at the node's last report, not at the forgiven time.
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->metered_until, last_report);
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->metered_until, last_report);
 }
 
 TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
@@ -383,9 +384,10 @@ TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
   ASSERT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
-  EXPECT_TRUE(ctl_.gpu_holders("GPU-a0").empty());
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 0);  // billed to the last report
-  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));          // and it can be started again
+  EXPECT_TRUE(ctl_.placements().holders("GPU-a0").empty());
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds,
+            0);                                           // billed to the last report
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));  // and it can be started again
   EXPECT_EQ(get(instance.id).state, InstanceState::kPending);
 }
 
@@ -398,8 +400,8 @@ TEST_F(ControllerTest, AProcessStoppedBeforeItReportedRunningIsStillBilled) {
   clock_.advance(Millis(4'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
-  ASSERT_EQ(ctl_.usage(alice_.tenant_id).size(), 1u);
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 4);
+  ASSERT_EQ(ctl_.metering().usage(alice_.tenant_id).size(), 1u);
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds, 4);
 }
 
 TEST_F(ControllerTest, TicksNeverBillPastTheLastGoodReport) {
@@ -409,7 +411,7 @@ TEST_F(ControllerTest, TicksNeverBillPastTheLastGoodReport) {
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(8'000));  // silent, not yet past the heartbeat timeout
   ctl_.tick();
-  EXPECT_EQ(ctl_.usage(alice_.tenant_id)[0]->billed_seconds, 55);
+  EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds, 55);
 }
 
 TEST_F(ControllerTest, AnotherTenantsInstanceIsNoCursor) {

@@ -56,7 +56,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   EXPECT_TRUE(desired_on(other, instance.id));
   EXPECT_FALSE(desired_on(first_node, instance.id));
   // The first run was billed up to the last good report, and ended there.
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->ended_at, last_report);
   EXPECT_EQ(usage[0]->metered_until, last_report);
@@ -77,7 +77,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   EXPECT_EQ(get(instance.id).run, 2);
   EXPECT_FALSE(desired_on(first_node, instance.id));
   report(other, {{instance.id, 2, model::WorkloadPhase::kExited, 0, ""}});
-  const auto after = ctl_.usage(alice_.tenant_id);
+  const auto after = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(after.size(), 2u);
   // The platform cut run 1 short: no minimum duration. Run 2 ended by itself after 30 s: it pays
   // the minimum billed duration of the price book (60 s).
@@ -99,10 +99,10 @@ TEST_F(HealingTest, SpotWorkAndNeverPoliciesWaitForTheirNode) {
   EXPECT_EQ(get(waiting.id).node_id, home);
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
   EXPECT_EQ(get(waiting.id).run, 1);
-  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "down");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "down");
   report_desired(home);  // back: it goes on where it was
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
-  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "ready");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "ready");
 }
 
 TEST_F(HealingTest, AGangMovesAsAWholeWithoutSpendingARetry) {
@@ -147,9 +147,9 @@ TEST_F(HealingTest, ADrainingNodeSaysSoUntilItsWorkHasLeft) {
   run(instance.id);
   const std::string home = instance.node_id;
   ASSERT_TRUE(ctl_.drain_node(admin_, home));
-  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "draining");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "draining");
   report(home, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
-  EXPECT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, home)), "cordoned");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "cordoned");
   EXPECT_NE(get(instance.id).node_id, home);
 }
 

@@ -78,10 +78,10 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   EXPECT_EQ(ids(again.accounts().transfers(alice_.tenant_id)),
             ids(ctl_.accounts().transfers(alice_.tenant_id)));
   EXPECT_EQ(*again.accounts().balance(bob_, bob_.tenant_id), balance(bob_));
-  const auto usage = again.usage(alice_.tenant_id);
+  const auto usage = again.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->billed_seconds, 121);
-  EXPECT_EQ(usage[0]->charged, ctl_.usage(alice_.tenant_id)[0]->charged);
+  EXPECT_EQ(usage[0]->charged, ctl_.metering().usage(alice_.tenant_id)[0]->charged);
 }
 
 // A run's start writes its usage record and not its instance: a restart reads the start back from
@@ -162,6 +162,139 @@ TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
   EXPECT_EQ(charged(bob_, spot.id), quoted(spot));
   // The new price from second 91 of the run (the first that starts after it took effect).
   EXPECT_EQ(charged(alice_, on_demand.id), 2 * (91 * kH100PerSecond + 29 * 2 * kH100PerSecond));
+}
+
+// Metering on its own, without a Controller: one node, one tenant, instances made by hand.
+class MeteringComponentTest : public ::testing::Test {
+ protected:
+  MeteringComponentTest() {
+    const model::Principal op{"", "key-op", model::Role::kOperator};
+    billing::PriceChange change;
+    change.minimum_billed_seconds = 60;
+    EXPECT_TRUE(pricing_.set(op, change, [](std::string_view) { return true; }));
+    tenant_ = accounts_.create_tenant(op, "alice")->id;
+    model::Node node;
+    node.id = "n-1";
+    node.state = model::NodeState::kReady;
+    node.last_heartbeat = clock_.now();
+    node_ = &nodes_.add(std::move(node));
+  }
+
+  // A running instance of one H100 (18 CNY, 5,000 micros a second) on n-1, in its first run.
+  model::Instance& running(const std::string& id) {
+    model::Instance& instance = instances_.emplace(id).first->second;
+    instance.id = id;
+    instance.tenant_id = tenant_;
+    instance.node_id = "n-1";
+    instance.gpu_type = "h100-80g";
+    instance.gpus = {"GPU-0"};
+    instance.run = 1;
+    instance.state = model::InstanceState::kRunning;
+    return instance;
+  }
+
+  Micros charged(const model::Instance& instance) const {
+    return metering_.current(instance)->charged;
+  }
+
+  ManualClock clock_{Timestamp(Millis(1'800'000'000'000))};
+  Rng rng_{1};
+  ChangeSet changes_;
+  ChangeTracker tracker_{changes_};
+  EventLog events_{clock_, changes_};
+  IdempotencyKeys idempotency_{clock_, changes_};
+  Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, "CNY"}};
+  std::string currency_ = "CNY";
+  Pricing pricing_{{clock_, changes_, currency_}};
+  NodeRegistry nodes_;
+  DowntimeLog downtime_{changes_};
+  IndexedMap<model::Instance> instances_;
+  Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
+                      currency_, [this](std::string_view id) -> const model::Instance* {
+                        const auto it = instances_.find(id);
+                        return it == instances_.end() ? nullptr : &it->second;
+                      }}};
+  std::string tenant_;
+  model::Node* node_ = nullptr;
+};
+
+TEST_F(MeteringComponentTest, ARunEndedByItsTenantPaysTheMinimumAndOneCutShortPaysItsSeconds) {
+  model::Instance& stopped = running("i-1");
+  model::Instance& failed_under = running("i-2");
+  metering_.open_run(stopped, clock_.now());
+  metering_.open_run(failed_under, clock_.now());
+  EXPECT_EQ(metering_.price_per_gpu_hour(stopped), 18'000'000);
+  clock_.advance(Millis(10'000));
+
+  metering_.close_run(stopped, clock_.now(), /*cut_short=*/false);
+  metering_.close_run(failed_under, clock_.now(), /*cut_short=*/true);
+  EXPECT_EQ(charged(stopped), 60 * 5'000);
+  EXPECT_EQ(charged(failed_under), 10 * 5'000);
+  EXPECT_EQ(metering_.current(stopped)->ended_at, clock_.now());
+
+  // A closed run is not metered again, nor closed twice.
+  clock_.advance(Millis(30'000));
+  metering_.meter(stopped, clock_.now());
+  metering_.close_run(stopped, clock_.now(), false);
+  EXPECT_EQ(charged(stopped), 60 * 5'000);
+  EXPECT_EQ(*accounts_.balance(model::platform_principal(), tenant_), -70 * 5'000);
+}
+
+TEST_F(MeteringComponentTest, TheTickMetersUpToTheNodesLastReportAndSkipsItsSilence) {
+  model::Instance& instance = running("i-1");
+  metering_.open_run(instance, clock_.now());
+  clock_.advance(Millis(5'000));
+  node_->last_heartbeat = clock_.now();
+  clock_.advance(Millis(15'000));
+  metering_.meter_all(clock_.now());
+  EXPECT_EQ(charged(instance), 5 * 5'000);
+
+  // The node was unreachable until now and reports again: the silence is not billed.
+  metering_.skip_silence(instance, clock_.now());
+  clock_.advance(Millis(3'000));
+  node_->last_heartbeat = clock_.now();
+  metering_.meter_all(clock_.now());
+  EXPECT_EQ(charged(instance), 8 * 5'000);
+}
+
+TEST_F(MeteringComponentTest, AStoppedInstancesDiskOpensOncePerRunAndPaysUntilClosed) {
+  model::Instance& instance = running("i-1");
+  instance.spec.disk_gb = 100;
+  metering_.open_run(instance, clock_.now());
+  metering_.close_run(instance, clock_.now(), true);
+  instance.state = model::InstanceState::kStopped;
+  metering_.open_stopped_disk(instance);
+  metering_.open_stopped_disk(instance);           // a replayed report
+  ASSERT_EQ(metering_.usage(tenant_).size(), 2u);  // the run's, the disk's
+  const model::UsageRecord& disk = *metering_.usage(tenant_).back();
+  EXPECT_EQ(disk.kind, model::UsageKind::kStoppedDisk);
+  EXPECT_FALSE(disk.ended_at);
+
+  clock_.advance(Millis(3'600'000));
+  metering_.close_stopped_disk(instance);
+  EXPECT_TRUE(disk.ended_at);
+  EXPECT_GT(disk.charged, 0);
+  EXPECT_EQ(disk.metered_until, clock_.now());
+}
+
+TEST_F(MeteringComponentTest, InvoicesAreTheTenantsOwnAndDescribeRunsByTypeAndPricing) {
+  model::Instance& instance = running("i-1");
+  metering_.open_run(instance, clock_.now());
+  clock_.advance(Millis(120'000));
+  metering_.close_run(instance, clock_.now(), false);
+
+  const model::Principal alice{tenant_, "key-a", model::Role::kTenant};
+  const model::Principal bob{"t-other", "key-b", model::Role::kTenant};
+  EXPECT_FALSE(metering_.invoice_months(bob, tenant_));
+  const auto months = metering_.invoice_months(alice, tenant_);
+  ASSERT_TRUE(months);
+  ASSERT_EQ(months->size(), 1u);
+  const auto invoice = metering_.invoice(alice, tenant_, months->front());
+  ASSERT_TRUE(invoice) << invoice.error().message;
+  EXPECT_EQ(invoice->charges, 120 * 5'000);
+  ASSERT_FALSE(invoice->lines.empty());
+  EXPECT_NE(invoice->lines.front().description.find("h100-80g on_demand"), std::string::npos)
+      << invoice->lines.front().description;
 }
 
 }  // namespace

@@ -22,13 +22,13 @@ class MonitoringTest : public ControllerTest {
  protected:
   void sample(const std::string& uuid, Metric metric, double value) {
     const GpuSamples gpu{uuid, {{metric, to_unix_ms(clock_.now()), value}}};
-    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+    ASSERT_TRUE(ctl_.fleet().ingest_gpu_samples(node_, std::span(&gpu, 1)));
   }
   // A GPU temperature, with the utilisation the agent reports alongside (else gpu_missing fires).
   void temperature(const std::string& uuid, double value) {
     const int64_t t = to_unix_ms(clock_.now());
     const GpuSamples gpu{uuid, {{Metric::kGpuTemp, t, value}, {Metric::kGpuUtil, t, 50}}};
-    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+    ASSERT_TRUE(ctl_.fleet().ingest_gpu_samples(node_, std::span(&gpu, 1)));
   }
   // Seconds one at a time: `each` (reports and samples), then a tick.
   void seconds(int count, const std::function<void()>& each) {
@@ -63,14 +63,14 @@ TEST_F(MonitoringTest, QueriesAreScopedToTheCallersInstances) {
   }
   // A GPU that is not the node's is skipped and counted.
   const GpuSamples foreign{"GPU-elsewhere", {{Metric::kGpuUtil, to_unix_ms(clock_.now()), 1}}};
-  ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&foreign, 1)));
-  EXPECT_EQ(ctl_.platform_stats().samples_accepted, 10u);
-  EXPECT_EQ(ctl_.platform_stats().samples_refused, 1u);
-  EXPECT_FALSE(ctl_.ingest_gpu_samples("n-unknown", std::span(&foreign, 1)));
+  ASSERT_TRUE(ctl_.fleet().ingest_gpu_samples(node_, std::span(&foreign, 1)));
+  EXPECT_EQ(ctl_.fleet().platform_stats().samples_accepted, 10u);
+  EXPECT_EQ(ctl_.fleet().platform_stats().samples_refused, 1u);
+  EXPECT_FALSE(ctl_.fleet().ingest_gpu_samples("n-unknown", std::span(&foreign, 1)));
 
   MetricsQuery query{.instance = instance.id, .step_ms = 60'000, .resolution = {}};
   query.aggregation = monitor::Aggregation::kMax;
-  auto mine = ctl_.query_metrics(alice_, query);
+  auto mine = ctl_.fleet().query_metrics(alice_, query);
   ASSERT_TRUE(mine) << mine.error().message;
   EXPECT_EQ(mine->gpus, std::vector<std::string>{gpu});
   ASSERT_FALSE(mine->result.points.empty());
@@ -78,17 +78,17 @@ TEST_F(MonitoringTest, QueriesAreScopedToTheCallersInstances) {
   for (const auto& point : mine->result.points) max = std::max(max, point.value);
   EXPECT_EQ(max, 40);
 
-  EXPECT_EQ(ctl_.query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.fleet().query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
   query.instance.reset();
   query.gpu = gpu;
-  EXPECT_TRUE(ctl_.query_metrics(alice_, query));
-  EXPECT_EQ(ctl_.query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(ctl_.fleet().query_metrics(alice_, query));
+  EXPECT_EQ(ctl_.fleet().query_metrics(bob_, query).error().kind, ErrorKind::kNotFound);
   query.gpu = other;  // on alice's node, but not hers
-  EXPECT_EQ(ctl_.query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.fleet().query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
   query.gpu.reset();
   query.node = node_;
-  EXPECT_EQ(ctl_.query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
-  auto fleet = ctl_.query_metrics(admin_, query);
+  EXPECT_EQ(ctl_.fleet().query_metrics(alice_, query).error().kind, ErrorKind::kNotFound);
+  auto fleet = ctl_.fleet().query_metrics(admin_, query);
   ASSERT_TRUE(fleet);
   EXPECT_EQ(fleet->gpus.size(), 8u);
 }
@@ -120,7 +120,7 @@ TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAckno
   ASSERT_EQ(events(admin_, "alert.firing").size(), 1u);
   EXPECT_EQ(events(admin_, "alert.firing")[0]->object_id, "GPU-a3");
   EXPECT_EQ(events(admin_, "alert.firing")[0]->tenant_id, "");
-  EXPECT_EQ(ctl_.platform_stats().alerts_firing.at("critical"), 1);
+  EXPECT_EQ(ctl_.fleet().platform_stats().alerts_firing.at("critical"), 1);
   // A platform alert is not a tenant's.
   EXPECT_TRUE(ctl_.monitor().alerts(alice_, 100).active.empty());
   EXPECT_EQ(ctl_.monitor().acknowledge(alice_, "hot:GPU-a3").error().code, "alert_not_found");
@@ -151,7 +151,7 @@ TEST_F(MonitoringTest, ANodeThatGoesDownFiresHeartbeatLostFromItsState) {
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0]->object_id, node_);
   EXPECT_NE(fired[0]->message.find("node_heartbeat_lost"), std::string::npos);
-  EXPECT_EQ(ctl_.platform_stats().nodes_by_status.at("down"), 1);
+  EXPECT_EQ(ctl_.fleet().platform_stats().nodes_by_status.at("down"), 1);
   seconds(6, [&] { report(node_, {}); });
   EXPECT_EQ(events(admin_, "alert.resolved").size(), 1u);
 }
@@ -160,9 +160,9 @@ TEST_F(MonitoringTest, AnIdleInstanceIsReportedToItsTenantAndStoppedByItsPolicy)
   const auto instance = launch(alice_, 1);
   run(instance.id);
   const std::string gpu = get(instance.id).gpus.at(0);
-  EXPECT_EQ(ctl_.set_idle_alert(bob_, instance.id, 10, 60'000, true).error().kind,
+  EXPECT_EQ(ctl_.fleet().set_idle_alert(bob_, instance.id, 10, 60'000, true).error().kind,
             ErrorKind::kNotFound);
-  ASSERT_TRUE(ctl_.set_idle_alert(alice_, instance.id, 10, 60'000, true));
+  ASSERT_TRUE(ctl_.fleet().set_idle_alert(alice_, instance.id, 10, 60'000, true));
   seconds(70, [&] {
     run(instance.id);
     sample(gpu, Metric::kGpuUtil, 1);
@@ -209,7 +209,7 @@ TEST_F(MonitoringTest, GpusNameTheirFirstHolderAndInstancesAverageTheirGpus) {
     const std::string uuid = "GPU-a" + std::to_string(i);
     const int64_t t = to_unix_ms(clock_.now());
     const GpuSamples gpu{uuid, {{Metric::kGpuTemp, t, 50}, {Metric::kGpuUtil, t, util(uuid)}}};
-    ASSERT_TRUE(ctl_.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+    ASSERT_TRUE(ctl_.fleet().ingest_gpu_samples(node_, std::span(&gpu, 1)));
   }
   clock_.advance(kAlertEvaluationInterval);
   run(pair.id);  // a report of all three running
@@ -269,7 +269,7 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   MetricsQuery query{.node = node_,
                      .from_ms = to_unix_ms(clock_.now()) - 30 * 60'000,
                      .resolution = monitor::Resolution::kMinute};
-  auto before = ctl_.query_metrics(admin_, query);
+  auto before = ctl_.fleet().query_metrics(admin_, query);
   ASSERT_TRUE(before);
   EXPECT_GE(before->result.points.size(), 3u);
   const auto history_before = ctl_.monitor().alerts(admin_, 100).history.size();
@@ -279,7 +279,7 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   ASSERT_TRUE(snapshot) << snapshot.error().message;
   Controller restored(clock_, {.seed = 7});
   ASSERT_TRUE(restored.restore(std::move(*snapshot)));
-  auto after = restored.query_metrics(admin_, query);
+  auto after = restored.fleet().query_metrics(admin_, query);
   ASSERT_TRUE(after) << after.error().message;
   EXPECT_EQ(after->result.points, before->result.points);
   const auto rules = restored.monitor().rules(admin_);
@@ -317,7 +317,7 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
       ASSERT_TRUE(c.apply_report(node_, {generation, {}}));
       const int64_t t = to_unix_ms(clock_.now());
       const GpuSamples gpu{"GPU-a3", {{Metric::kGpuTemp, t, 90}, {Metric::kGpuUtil, t, 50}}};
-      ASSERT_TRUE(c.ingest_gpu_samples(node_, std::span(&gpu, 1)));
+      ASSERT_TRUE(c.fleet().ingest_gpu_samples(node_, std::span(&gpu, 1)));
       c.tick();
     }
   };

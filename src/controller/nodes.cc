@@ -100,7 +100,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
         known.name == registration.name && known.gpus.size() == uuids.size() &&
         std::all_of(known.gpus.begin(), known.gpus.end(),
                     [&](const model::Gpu& gpu) { return uuids.contains(gpu.uuid); });
-    if (!same_host || !instances_on_node_[id].empty()) {
+    if (!same_host || !placements_.on_node(id).empty()) {
       return fail(Error::conflict("gpu_already_registered",
                                   fmt::format("these GPUs already belong to node {}", id)));
     }
@@ -159,30 +159,28 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
   model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
   desired.volumes = volumes_.on_node(node->second.id);
   const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
-  if (const auto it = instances_on_node_.find(node->second.id); it != instances_on_node_.end()) {
-    for (const auto& [id, placed] : it->second) {
-      const Instance& instance = *placed;
-      // Work with both forms (a template's image and process command) runs the one this node
-      // can: the image where there is an engine, else the process.
-      const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
-                              !instance.spec.process_command.empty();
-      desired.workloads.push_back(
-          {.instance_id = instance.id,
-           .tenant_id = instance.tenant_id,
-           .run = instance.run,
-           .should_run = instance.state != InstanceState::kStopping,
-           .image = as_process ? std::string() : instance.spec.image,
-           .command = as_process ? instance.spec.process_command : instance.spec.command,
-           .env = workload_env(instance, gpu_memory_mb),
-           .gpus = instance.gpus,
-           .cpu = instance.spec.cpu,
-           .memory_gb = instance.spec.memory_gb,
-           .volumes = instance.spec.volumes,
-           .services = instance.spec.services,
-           .workdir = instance.spec.workdir});
-      if (const model::Job* job = job_of(instance)) {
-        desired.workloads.back().job = model::job_member_placement(*job, instance);
-      }
+  for (const auto& [id, placed] : placements_.on_node(node->second.id)) {
+    const Instance& instance = *placed;
+    // Work with both forms (a template's image and process command) runs the one this node
+    // can: the image where there is an engine, else the process.
+    const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
+                            !instance.spec.process_command.empty();
+    desired.workloads.push_back(
+        {.instance_id = instance.id,
+         .tenant_id = instance.tenant_id,
+         .run = instance.run,
+         .should_run = instance.state != InstanceState::kStopping,
+         .image = as_process ? std::string() : instance.spec.image,
+         .command = as_process ? instance.spec.process_command : instance.spec.command,
+         .env = workload_env(instance, gpu_memory_mb),
+         .gpus = instance.gpus,
+         .cpu = instance.spec.cpu,
+         .memory_gb = instance.spec.memory_gb,
+         .volumes = instance.spec.volumes,
+         .services = instance.spec.services,
+         .workdir = instance.spec.workdir});
+    if (const model::Job* job = job_of(instance)) {
+      desired.workloads.back().job = model::job_member_placement(*job, instance);
     }
   }
   return desired;
@@ -217,19 +215,16 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
     update_schedulable(node);
     events_.record("", node.id, model::event_kind::kNodeUp, "the node reports again");
     // The time it was unreachable is not billed.
-    for (const auto& [id, instance] : instances_on_node_[node.id]) {
+    for (const auto& [id, instance] : placements_.on_node(node.id)) {
       downtime_.end(*instance, now());
-      if (auto* usage = current_usage(*instance); usage && !usage->ended_at) {
-        usage->metered_until = std::max(usage->metered_until, now());
-        tracker_.touch_usage(*usage);
-      }
+      metering_.skip_silence(*instance, now());
     }
   }
   std::map<std::pair<std::string_view, int64_t>, const model::WorkloadStatus*> reported;
   for (const auto& status : report.workloads) reported[{status.instance_id, status.run}] = &status;
 
   // Copy: end_run edits the set.
-  const PlacedInstances assigned = instances_on_node_[node.id];
+  const PlacedInstances assigned = placements_.on_node(node.id);
   for (const auto& [id, placed] : assigned) {
     Instance& instance = *placed;
     const auto it = reported.find({instance.id, instance.run});
@@ -272,12 +267,6 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   return node.generation;
 }
 
-std::vector<std::string> Controller::gpu_holders(std::string_view uuid) const {
-  const auto it = gpu_holders_.find(std::string(uuid));
-  if (it == gpu_holders_.end()) return {};
-  return {it->second.begin(), it->second.end()};
-}
-
 Result<const Node*> Controller::set_cordoned(const Principal& caller, std::string_view id,
                                              bool cordoned) {
   if (!caller.is_operator()) return fail(forbidden("cordon nodes"));
@@ -294,27 +283,10 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
   return &node;
 }
 
-std::string_view Controller::node_status(const Node& node) const {
-  if (node.state == NodeState::kDown) return "down";
-  if (!node.cordoned) {
-    const bool degraded =
-        std::any_of(node.gpus.begin(), node.gpus.end(),
-                    [&](const model::Gpu& gpu) { return quarantines_.quarantined(gpu.uuid); });
-    return degraded ? "degraded" : "ready";
-  }
-  const auto on_node = instances_on_node_.find(node.id);
-  if (on_node != instances_on_node_.end()) {
-    for (const auto& [id, instance] : on_node->second) {
-      if (instance->requeue_requested) return "draining";
-    }
-  }
-  return "cordoned";
-}
-
 Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
   GPURENT_TRY(node, set_cordoned(caller, id, true));
   int moving = 0;
-  const PlacedInstances on_node = instances_on_node_[node->id];  // request_stop may edit it
+  const PlacedInstances on_node = placements_.on_node(node->id);  // request_stop may edit it
   for (const auto& [instance_id, placed] : on_node) {
     Instance& instance = *placed;
     if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
@@ -330,34 +302,6 @@ Result<int> Controller::drain_node(const Principal& caller, std::string_view id)
   return moving;
 }
 
-std::vector<Offer> Controller::offers() const {
-  std::map<std::string, Offer> by_type;
-  for (const auto& [id, node] : nodes_) {
-    if (node.state != NodeState::kReady) continue;
-    std::map<std::string, int> free_here;
-    if (node.cordoned) continue;
-    for (const auto& gpu : node.gpus) {
-      if (quarantines_.quarantined(gpu.uuid)) continue;  // out of service: not on offer
-      Offer& offer = by_type[gpu.type];
-      offer.gpu_type = gpu.type;
-      offer.total += 1;
-      if (!gpu_holders_.contains(gpu.uuid)) {
-        offer.free += 1;
-        free_here[gpu.type] += 1;
-      }
-    }
-    for (const auto& [type, count] : free_here) {
-      by_type[type].max_free_per_node = std::max(by_type[type].max_free_per_node, count);
-    }
-  }
-  std::vector<Offer> out;
-  for (auto& [type, offer] : by_type) {
-    offer.price_per_gpu_hour = pricing_.book().on_demand_price(type, now());
-    out.push_back(std::move(offer));
-  }
-  return out;
-}
-
 // --- Time ---------------------------------------------------------------------------------------
 
 void Controller::mark_node_down(Node& node) {
@@ -366,11 +310,11 @@ void Controller::mark_node_down(Node& node) {
   update_schedulable(node);
   events_.record("", node.id, model::event_kind::kNodeDown,
                  fmt::format("no report since {}", format_rfc3339(node.last_heartbeat)));
-  const PlacedInstances on_node = instances_on_node_[node.id];  // end_run edits it
+  const PlacedInstances on_node = placements_.on_node(node.id);  // end_run edits it
   for (const auto& [id, placed] : on_node) {
     Instance& instance = *placed;
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStopping) {
-      meter(instance, node.last_heartbeat);
+      metering_.meter(instance, node.last_heartbeat);
     }
     if (instance.state == InstanceState::kRunning) {
       downtime_.start(instance, node.last_heartbeat, "node_down");
@@ -459,12 +403,11 @@ void Controller::tick() {
   if (update_spot_market()) interrupt_spot_over_max_price();
   if (t - last_billing_ >= options_.billing_interval) {
     last_billing_ = t;
-    meter_runs(t);
+    metering_.meter_all(t);
     volumes_.meter(t);
-    meter_stopped_disks(t);
     accounts_.packages().expire();
     reservations_.settle_all();
-    settle_sla_credits();
+    metering_.settle_sla_credits();
     enforce_balances();
   }
   advance_reservations();
@@ -481,6 +424,20 @@ void Controller::tick() {
   }
   schedule();
   monitor_tick();
+}
+
+void Controller::monitor_tick() {
+  const auto auto_stops = monitor_.tick(
+      [this](std::vector<monitor::ObservationRef>& out,
+             const std::vector<monitor::Metric>& watched) { fleet_.observe(out, watched); });
+  for (const auto& transition : auto_stops) {
+    const auto it = instances_.find(transition.subject.subject);
+    if (it == instances_.end() || !it->second.job_id.empty()) continue;
+    model::Instance& instance = it->second;
+    if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
+      request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));
+    }
+  }
 }
 
 }  // namespace gpurent::controller

@@ -32,13 +32,7 @@ Status Controller::restore(Snapshot snapshot) {
     sync_cluster_node(restored);
   }
   // Before the instances: a run's start is read from its usage record (restore_run_start).
-  for (auto& usage : snapshot.usage) {
-    if (usage.kind == model::UsageKind::kStoppedDisk && !usage.ended_at) {
-      stopped_disks_.emplace(usage.instance_id, usage.id);
-    }
-    usage_by_tenant_[usage.tenant_id].push_back(usage.id);
-    usage_.emplace(usage.id, std::move(usage));
-  }
+  metering_.restore(snapshot);
   std::sort(snapshot.instances.begin(), snapshot.instances.end(),
             [](const Instance& a, const Instance& b) {
               return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
@@ -55,19 +49,12 @@ Status Controller::restore(Snapshot snapshot) {
     if (restored.state == InstanceState::kPending && restored.job_rank == 0) enqueue(restored);
     if (model::holds_gpus(restored.state)) {
       GPURENT_TRY(assignment, assignment_of(restored));
-      if (auto allocated = cluster_.allocate(assignment); !allocated) {
-        return fail(Error::internal(
-            fmt::format("restoring instance {}: {}", restored.id, allocated.error().message)));
-      }
-      assignments_.emplace(restored.id, std::move(assignment));
-      hold(restored, 1);
+      GPURENT_CHECK(placements_.restore(restored, std::move(assignment)));
       if (restored.state == InstanceState::kRunning && restored.spec.max_runtime_s &&
           restored.started_at) {
         deadlines_.emplace(*restored.started_at + Millis(*restored.spec.max_runtime_s * 1000),
                            restored.id);
       }
-      for (const auto& gpu : restored.gpus) gpu_holders_[gpu].insert(restored.id);
-      instances_on_node_[restored.node_id].emplace(restored.id, &restored);
     }
   }
   for (auto& job : snapshot.jobs) {
@@ -83,7 +70,7 @@ Status Controller::restore(Snapshot snapshot) {
   quotas_.restore(snapshot);
   templates_.restore(std::move(snapshot.templates));
   GPURENT_CHECK(pricing_.restore(snapshot));
-  reindex_runs();
+  metering_.reindex(instances_);
   volumes_.restore(snapshot);
   idempotency_.restore(std::move(snapshot.idempotency));
   downtime_.restore(snapshot);

@@ -1,7 +1,6 @@
 // The controller's side of pricing (pricing.h has the book and the market): who may set prices
 // and what a new version wakes, the utilisation the spot market observes and the max_price
-// interruptions it causes, and the metering of what billing/billing.h prices (the minimum
-// duration of a run, stopped instances' disks).
+// interruptions it causes.
 #include <spdlog/spdlog.h>
 
 #include "controller/controller.h"
@@ -9,14 +8,6 @@
 #include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
-
-namespace {
-
-std::string stopped_disk_id(const Instance& instance) {
-  return fmt::format("{}/{}/disk", instance.id, instance.run);
-}
-
-}  // namespace
 
 Result<model::PriceVersion> Controller::set_prices(const Principal& caller,
                                                    const billing::PriceChange& change) {
@@ -39,71 +30,6 @@ Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) 
   return pricing_.estimate(spec);
 }
 
-void Controller::post_usage(model::UsageRecord& usage, Micros due) {
-  post_usage(usage, due, accounts_.tenant_names(usage.tenant_id));
-}
-
-void Controller::post_usage(model::UsageRecord& usage, Micros due,
-                            billing::Ledger::TenantNames names) {
-  tracker_.touch_metering(usage);
-  if (due <= 0) return;
-  if (auto posted = accounts_.post_usage(usage, due, names); !posted) {
-    spdlog::error("metering usage={} failed: {}", usage.id, posted.error().message);
-  }
-}
-
-void Controller::charge_minimum_duration(model::UsageRecord& usage) {
-  const int64_t minimum = pricing_.book().at(usage.started_at).minimum_billed_seconds;
-  // The unrun seconds draw from the tenant's packages first, as if the run had gone on for them
-  // (charge_minimum then charges only what the packages left); the run still ended when it did.
-  const int64_t missing = minimum - usage.billed_seconds - usage.package_seconds;
-  if (usage.kind == model::UsageKind::kRun && missing > 0) {
-    const Timestamp ended = usage.metered_until;
-    if (accounts_.packages().draw(usage, ended + Millis(missing * 1000))) {
-      tracker_.touch_metering(usage);
-    }
-    usage.metered_until = ended;
-  }
-  post_usage(usage, billing::charge_minimum_due(pricing_.rates(), usage, minimum));
-}
-
-void Controller::open_stopped_disk(const Instance& instance) {
-  const bool stopped = instance.state == InstanceState::kStopped ||
-                       instance.state == InstanceState::kFailed ||
-                       instance.state == InstanceState::kPreempted;
-  if (!stopped || instance.spec.disk_gb <= 0 || instance.run == 0) return;
-  model::UsageRecord disk = billing::usage_shape(instance.spec, instance.gpu_type);
-  disk.kind = model::UsageKind::kStoppedDisk;
-  disk.id = stopped_disk_id(instance);
-  disk.tenant_id = instance.tenant_id;
-  disk.instance_id = instance.id;
-  disk.run = instance.run;
-  disk.started_at = now();
-  disk.metered_until = now();
-  if (!usage_.contains(disk.id)) {  // a run ends once; a replayed report must not reopen it
-    stopped_disks_.insert_or_assign(instance.id, disk.id);
-    usage_by_tenant_[disk.tenant_id].push_back(disk.id);
-    tracker_.touch_usage(usage_.emplace(disk.id, std::move(disk)).first->second);
-  }
-}
-
-void Controller::close_stopped_disk(const Instance& instance) {
-  const auto it = stopped_disks_.find(instance.id);
-  if (it == stopped_disks_.end()) return;
-  model::UsageRecord& disk = usage_.at(it->second);
-  post_usage(disk, billing::meter_usage_due(pricing_.rates(), disk, now()));
-  disk.ended_at = disk.metered_until;
-  tracker_.touch_usage(disk);
-  stopped_disks_.erase(it);
-}
-
-void Controller::meter_stopped_disks(Timestamp until) {
-  for (const auto& [instance_id, usage_id] : stopped_disks_) {
-    model::UsageRecord& disk = usage_.at(usage_id);
-    post_usage(disk, billing::meter_usage_due(pricing_.rates(), disk, until));
-  }
-}
-
 bool Controller::update_spot_market() {
   // GPUs of each type on ready nodes (quarantined ones are not capacity), and those held.
   MilliGpusByType capacity;
@@ -123,7 +49,7 @@ bool Controller::update_spot_market() {
     }
   }
   MilliGpusByType held;
-  for (const auto& [tenant, holding] : held_) {
+  for (const auto& [tenant, holding] : placements_.holdings()) {
     for (const auto& [type, milli] : holding.milli_by_type) held[type] += milli;
   }
   return pricing_.observe_utilisation(capacity, held);

@@ -13,7 +13,7 @@ class PricesTest : public ControllerTest {
  protected:
   Micros charged(const model::Instance& instance) {
     Micros total = 0;
-    for (const auto* usage : ctl_.usage(instance.tenant_id)) {
+    for (const auto* usage : ctl_.metering().usage(instance.tenant_id)) {
       if (usage->instance_id == instance.id) total += usage->charged;
     }
     return total;
@@ -36,7 +36,7 @@ TEST_F(PricesTest, APriceSetForLaterChargesRunningWorkFromThenOn) {
   run(instance.id);
   ctl_.tick();
   EXPECT_EQ(before - balance(alice_), 60 * kH100PerSecond + 60 * 2 * kH100PerSecond);
-  EXPECT_EQ(ctl_.instance_price(get(instance.id)), 36'000'000);
+  EXPECT_EQ(ctl_.metering().price_per_gpu_hour(get(instance.id)), 36'000'000);
   EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
 }
 
@@ -130,7 +130,7 @@ TEST_F(PricesTest, AStoppedInstancesDiskPaysStorageUntilItStartsAgain) {
   ctl_.tick();
   EXPECT_EQ(before - balance(alice_), 1'500'000 + 0);  // placed again: no storage while it runs
   bool found = false;
-  for (const auto* usage : ctl_.usage(alice_.tenant_id)) {
+  for (const auto* usage : ctl_.metering().usage(alice_.tenant_id)) {
     if (usage->kind != model::UsageKind::kStoppedDisk) continue;
     found = true;
     EXPECT_EQ(usage->id, instance.id + "/1/disk");

@@ -13,13 +13,14 @@
 namespace gpurent::controller {
 
 void Controller::sync_gpu_availability(const Node& node) {
-  const auto handle = cluster_.find(node.id);
+  sched::Cluster& cluster = placements_.cluster();
+  const auto handle = cluster.find(node.id);
   if (!handle) return;
   const auto gpus = gpus_by_index(node);
   for (size_t position = 0; position < gpus.size(); ++position) {
     // Fails only when the scheduler kept an older spec of the node (sync_cluster_node logged it).
-    if (auto set = cluster_.set_gpu_available(*handle, static_cast<int>(position),
-                                              !quarantines_.quarantined(gpus[position]->uuid));
+    if (auto set = cluster.set_gpu_available(*handle, static_cast<int>(position),
+                                             !quarantines_.quarantined(gpus[position]->uuid));
         !set) {
       spdlog::error("node={} GPU mask: {}", node.id, set.error().message);
     }
@@ -48,7 +49,7 @@ void Controller::quarantine_gpu(Node& node, const model::Gpu& gpu, model::GpuQua
   // Billing of the work on it ends at this report, which carried the fault; the downtime runs
   // until it runs again.
   PlacedInstances holders;
-  for (const auto& id : gpu_holders(gpu.uuid)) {
+  for (const auto& id : placements_.holders(gpu.uuid)) {
     Instance& instance = instances_.at(id);
     holders.emplace(instance.id, &instance);
     if (instance.state == model::InstanceState::kRunning) {

@@ -34,7 +34,7 @@ class QuarantineTest : public ControllerTest {
     return {.samples = {sample}};
   }
   std::string status(const std::string& node) {
-    return std::string(ctl_.node_status(**ctl_.nodes().get(admin_, node)));
+    return std::string(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, node)));
   }
   std::vector<std::string> quarantined(const std::string& node) {
     std::vector<std::string> out;
@@ -79,7 +79,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   EXPECT_EQ(moved.state, InstanceState::kStarting);
   ASSERT_EQ(moved.gpus.size(), 1u);
   EXPECT_NE(moved.gpus[0], bad);
-  const auto usage = ctl_.usage(alice_.tenant_id);
+  const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
   EXPECT_EQ(usage[0]->ended_at, fault);
   EXPECT_EQ(usage[0]->metered_until, fault);
@@ -106,7 +106,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   // Nothing new lands on the quarantined GPU, even when the node is otherwise full.
   for (int i = 0; i < 5; ++i) EXPECT_NE(get(launch(bob_, 1).id).gpus.at(0), bad);
   EXPECT_EQ(get(launch(bob_, 1).id).state, InstanceState::kPending);
-  for (const auto& offer : ctl_.offers()) EXPECT_EQ(offer.total, 7);
+  for (const auto& offer : ctl_.fleet().offers()) EXPECT_EQ(offer.total, 7);
   EXPECT_EQ(ctl_.accounts().ledger_total(), 0);
   ASSERT_TRUE(ctl_.check_invariants());
 }
@@ -235,7 +235,7 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
   auto restored = restart();
   ASSERT_EQ(restored->quarantines().on_node(node_).size(), 1u);
   EXPECT_EQ(restored->quarantines().on_node(node_)[0]->xid, 94);
-  EXPECT_EQ(restored->node_status(**restored->nodes().get(admin_, node_)), "degraded");
+  EXPECT_EQ(restored->fleet().node_status(**restored->nodes().get(admin_, node_)), "degraded");
   auto whole_node = restored->create_instance(alice_, spec(8), std::nullopt, "");
   ASSERT_TRUE(whole_node);
   EXPECT_EQ(whole_node->instance.state, InstanceState::kPending);  // GPU 2 is still out
@@ -246,7 +246,7 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
 
   auto again = restart();
   EXPECT_TRUE(again->quarantines().on_node(node_).empty());
-  EXPECT_EQ(again->node_status(**again->nodes().get(admin_, node_)), "ready");
+  EXPECT_EQ(again->fleet().node_status(**again->nodes().get(admin_, node_)), "ready");
   ASSERT_TRUE(again->check_invariants());
   std::filesystem::remove_all(dir);
 }

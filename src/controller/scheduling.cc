@@ -93,8 +93,7 @@ void Controller::schedule() {
         it == pending_.end() ? std::nullopt : std::optional<QueuePosition>(*it);
     const auto share = [this](const std::string& tenant) {
       const int weight = quotas_.weight(tenant);
-      const auto holding = held_.find(tenant);
-      const double milli = holding == held_.end() ? 0.0 : double(holding->second.milli);
+      const auto milli = static_cast<double>(placements_.holding(tenant).milli);
       return milli / weight;
     };
     using Turn = std::pair<double, std::string>;
@@ -120,8 +119,7 @@ void Controller::schedule() {
 
 std::string Controller::admission_hold(const Instance& instance, int members) const {
   const model::Quota* quota = quotas_.of(instance.tenant_id);
-  const auto holding = held_.find(instance.tenant_id);
-  const int instances = holding == held_.end() ? 0 : holding->second.instances;
+  const int instances = placements_.holding(instance.tenant_id).instances;
   if (quota != nullptr && quota->max_instances && instances + members > *quota->max_instances) {
     return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
                        *quota->max_instances);
@@ -149,15 +147,16 @@ std::optional<Timestamp> Controller::earliest_start(const Instance& instance) co
   // end as it ends. Work without one never ends as far as this estimate knows.
   const int wanted = instance.spec.gpu_count;
   std::optional<Timestamp> earliest;
-  for (const auto& [node_id, placed] : instances_on_node_) {
-    const auto handle = cluster_.find(node_id);
-    if (!handle || !cluster_.schedulable(*handle)) continue;
+  const sched::Cluster& cluster = placements_.cluster();
+  for (const auto& [node_id, placed] : placements_.by_node()) {
+    const auto handle = cluster.find(node_id);
+    if (!handle || !cluster.schedulable(*handle)) continue;
     const auto& types = instance.spec.gpu_types;
     if (!types.empty() &&
-        std::find(types.begin(), types.end(), cluster_.spec(*handle).gpu_type) == types.end()) {
+        std::find(types.begin(), types.end(), cluster.spec(*handle).gpu_type) == types.end()) {
       continue;
     }
-    const auto free = cluster_.free_gpu_milli(*handle);
+    const auto free = cluster.free_gpu_milli(*handle);
     int whole = static_cast<int>(std::count(free.begin(), free.end(), sched::kMilliPerGpu));
     std::vector<std::pair<Timestamp, int>> endings;
     for (const auto& [id, placed_instance] : placed) {
@@ -223,12 +222,12 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   auto request = scheduling_request(instance.spec);
   request.nodes = members;
   request.node_id = pinned;
-  auto assignment = cluster_.place(request);
+  auto assignment = placements_.cluster().place(request);
   if (!assignment) {
     if (preempt_for(instance, request)) return;
     // Admitted although no node could hold it: say so, rather than "waiting for capacity".
     if (instance.spec.wait_for_capacity) {
-      if (const auto never = cluster_.why_never_fits(request)) {
+      if (const auto never = placements_.cluster().why_never_fits(request)) {
         set_reason(instance,
                    fmt::format("waiting for a node that can hold it to join: {}", never->message));
       }
@@ -247,13 +246,12 @@ void Controller::try_place(Instance& instance, PassState& pass) {
     return;
   }
   const auto& first = assignment->nodes.front();
-  const std::string gpu_type = cluster_.spec(first.node).gpu_type;
+  const std::string gpu_type = placements_.cluster().spec(first.node).gpu_type;
   const int64_t milli =
       int64_t{first.gpu_milli} * static_cast<int64_t>(first.gpus.size()) * members;
   if (const model::Quota* quota = quotas_.of(instance.tenant_id)) {
     const auto limit = quota->max_gpus_per_type.find(gpu_type);
-    const auto holding = held_.find(instance.tenant_id);
-    const int64_t held = holding == held_.end() ? 0 : holding->second.milli_by_type[gpu_type];
+    const int64_t held = placements_.holding(instance.tenant_id).milli_of_type(gpu_type);
     if (limit != quota->max_gpus_per_type.end() &&
         held + milli > int64_t{limit->second} * sched::kMilliPerGpu) {
       set_reason(instance, fmt::format("waiting: the tenant's quota allows {} {} GPU(s) at once",
@@ -264,15 +262,15 @@ void Controller::try_place(Instance& instance, PassState& pass) {
   if (const int64_t held_back = reserved_hold(instance, gpu_type); held_back > 0) {
     int64_t whole_taken = 0;
     for (const auto& part : assignment->nodes) {
-      const auto free = cluster_.free_gpu_milli(part.node);
+      const auto free = placements_.cluster().free_gpu_milli(part.node);
       for (int position : part.gpus) whole_taken += free[position] == sched::kMilliPerGpu;
     }
-    if (cluster_.free_whole_gpus(gpu_type) - whole_taken < held_back) {
+    if (placements_.cluster().free_whole_gpus(gpu_type) - whole_taken < held_back) {
       set_reason(instance, "waiting: the free capacity is held for reservations");
       return;
     }
   }
-  if (auto allocated = cluster_.allocate(*assignment); !allocated) {
+  if (auto allocated = placements_.cluster().allocate(*assignment); !allocated) {
     spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
                   allocated.error().message);
     pass.no_room.insert(shape());
@@ -300,16 +298,14 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
   };
   std::vector<Choice> choices;  // in node id order
   for (const auto& [node_id, node] : nodes_) {
-    const auto handle = cluster_.find(node_id);
-    if (!handle || !cluster_.schedulable(*handle)) continue;
-    if (gang && cluster_.place_on(*handle, member)) {
+    const auto handle = placements_.cluster().find(node_id);
+    if (!handle || !placements_.cluster().schedulable(*handle)) continue;
+    if (gang && placements_.cluster().place_on(*handle, member)) {
       choices.emplace_back();
       continue;
     }
-    const auto on_node = instances_on_node_.find(node_id);
-    if (on_node == instances_on_node_.end()) continue;
     std::vector<Instance*> spot;
-    for (const auto& [id, placed] : on_node->second) {
+    for (const auto& [id, placed] : placements_.on_node(node_id)) {
       Instance& candidate = *placed;
       if (candidate.spec.pricing == model::PricingModel::kSpot &&
           (candidate.state == InstanceState::kStarting ||
@@ -319,7 +315,8 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
     }
     if (spot.empty()) continue;
     std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
-      const auto pa = instance_price(*a).value_or(0), pb = instance_price(*b).value_or(0);
+      const auto pa = metering_.price_per_gpu_hour(*a).value_or(0),
+                 pb = metering_.price_per_gpu_hour(*b).value_or(0);
       if (pa != pb) return pa < pb;
       return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
     });
@@ -328,16 +325,16 @@ bool Controller::preempt_for(const Instance& instance, const sched::Request& req
     Choice choice;
     bool fits = false;
     for (Instance* victim : spot) {
-      if (!cluster_.release(assignments_.at(victim->id))) break;
+      if (!placements_.cluster().release(placements_.assignment(victim->id))) break;
       choice.victims.push_back(victim);
-      choice.price += instance_price(*victim).value_or(0);
-      if (cluster_.place_on(*handle, member)) {
+      choice.price += metering_.price_per_gpu_hour(*victim).value_or(0);
+      if (placements_.cluster().place_on(*handle, member)) {
         fits = true;
         break;
       }
     }
     for (Instance* victim : choice.victims) {
-      const auto restored = cluster_.allocate(assignments_.at(victim->id));
+      const auto restored = placements_.cluster().allocate(placements_.assignment(victim->id));
       GPURENT_ASSERT(restored, "could not restore the allocation of {}: {}", victim->id,
                      restored.error().message);
     }
@@ -380,7 +377,7 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
   task.attempts += 1;
   task.exit_code.reset();
   tracker_.touch_task(job, task.index);
-  const Node& master = nodes_.at(cluster_.spec(assignment.nodes.front().node).id);
+  const Node& master = nodes_.at(placements_.cluster().spec(assignment.nodes.front().node).id);
   const std::string& address = master.address.empty() ? master.name : master.address;
   const int port = free_master_port(master.id);
   for (size_t rank = 0; rank < assignment.nodes.size(); ++rank) {
@@ -396,19 +393,16 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
 }
 
 void Controller::place(Instance& instance, sched::NodeAssignment part, const Job* job) {
-  Node& node = nodes_.at(cluster_.spec(part.node).id);
+  Node& node = nodes_.at(placements_.cluster().spec(part.node).id);
   const auto gpus = gpus_by_index(node);
   instance.node_id = node.id;
   instance.gpus.clear();
   for (int position : part.gpus) {
     instance.gpus.push_back(gpus.at(position)->uuid);
-    gpu_holders_[instance.gpus.back()].insert(instance.id);
   }
-  instance.gpu_type = cluster_.spec(part.node).gpu_type;
+  instance.gpu_type = placements_.cluster().spec(part.node).gpu_type;
   instance.gpu_milli = part.gpu_milli;
-  assignments_[instance.id] = sched::Assignment{{std::move(part)}};
-  hold(instance, 1);
-  instances_on_node_[node.id].emplace(instance.id, &instance);
+  placements_.add(instance, std::move(part));
   instance.run += 1;
   instance.state = InstanceState::kStarting;
   instance.reason = "";
@@ -437,7 +431,7 @@ void Controller::observe_request(const model::InstanceSpec& spec, int count) {
   std::vector<sched::ProfileEntry> seen;
   // In shape order (the map's), which breaks ties in frequency deterministically.
   for (const auto& [shape, entry] : request_shapes_) seen.push_back(entry);
-  cluster_.set_profile(
+  placements_.cluster().set_profile(
       sched::most_common_shapes(std::move(seen), sched::kDefaultProfileCoverage, kProfileShapes));
   queue_changed_ = true;
 }
@@ -445,34 +439,19 @@ void Controller::observe_request(const model::InstanceSpec& spec, int count) {
 int Controller::free_master_port(std::string_view node_id) const {
   // Rendezvous ports of the gangs whose rank 0 runs on this node: each gang gets its own.
   std::vector<int> taken;
-  if (const auto it = instances_on_node_.find(std::string(node_id));
-      it != instances_on_node_.end()) {
-    for (const auto& [id, placed] : it->second) {
-      const Instance& other = *placed;
-      if (other.job_id.empty() || other.job_rank != 0) continue;  // only a gang's rank 0 listens
-      if (other.master_port != 0) taken.push_back(other.master_port);
-    }
+  for (const auto& [id, placed] : placements_.on_node(node_id)) {
+    const Instance& other = *placed;
+    if (other.job_id.empty() || other.job_rank != 0) continue;  // only a gang's rank 0 listens
+    if (other.master_port != 0) taken.push_back(other.master_port);
   }
   int port = model::kGangMasterPort;
   while (std::find(taken.begin(), taken.end(), port) != taken.end()) ++port;
   return port;
 }
 
-void Controller::hold(const Instance& instance, int sign) {
-  auto& holding = held_[instance.tenant_id];
-  const int64_t milli = int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
-  holding.milli_by_type[instance.gpu_type] += sign * milli;
-  holding.milli += sign * milli;
-  holding.instances += sign;
-  if (instance.spec.pricing == model::PricingModel::kReserved) {
-    reservations_.count_use(instance.spec.reservation_id,
-                            sign * static_cast<int>(instance.gpus.size()));
-  }
-}
-
 Result<sched::Assignment> Controller::assignment_of(const Instance& instance) const {
   const auto node_it = nodes_.find(instance.node_id);
-  const auto handle = cluster_.find(instance.node_id);
+  const auto handle = placements_.cluster().find(instance.node_id);
   if (node_it == nodes_.end() || !handle) {
     return fail(Error::internal(
         fmt::format("instance {} is on unknown node {}", instance.id, instance.node_id)));
@@ -499,7 +478,7 @@ Result<sched::Assignment> Controller::assignment_of(const Instance& instance) co
 
 void Controller::sync_cluster_node(const Node& node) {
   queue_changed_ = true;
-  if (auto synced = cluster_.upsert_node(node_spec(node)); !synced) {
+  if (auto synced = placements_.cluster().upsert_node(node_spec(node)); !synced) {
     spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
     return;
   }
@@ -509,58 +488,17 @@ void Controller::sync_cluster_node(const Node& node) {
 
 void Controller::update_schedulable(const Node& node) {
   queue_changed_ = true;
-  if (const auto handle = cluster_.find(node.id)) {
-    cluster_.set_schedulable(*handle, node.state == NodeState::kReady && !node.cordoned);
+  if (const auto handle = placements_.cluster().find(node.id)) {
+    placements_.cluster().set_schedulable(*handle,
+                                          node.state == NodeState::kReady && !node.cordoned);
   }
 }
 
 Status Controller::check_invariants() const {
-  GPURENT_CHECK(cluster_.check_invariants());
+  GPURENT_CHECK(placements_.check_invariants(instances_));
   const auto broken = [](const std::string& what) {
     return fail(Error::internal("controller invariant broken: " + what));
   };
-  std::map<std::string, int> milli_per_gpu;
-  std::unordered_map<std::string, Holding> held;
-  size_t holding = 0;
-  for (const auto& [id, instance] : instances_) {
-    if (!model::holds_gpus(instance.state)) continue;
-    ++holding;
-    if (!assignments_.contains(id)) return broken(fmt::format("{} holds GPUs unrecorded", id));
-    for (const auto& gpu : instance.gpus) milli_per_gpu[gpu] += instance.gpu_milli;
-    auto& tenant = held[instance.tenant_id];
-    tenant.milli_by_type[instance.gpu_type] +=
-        int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
-  }
-  if (holding != assignments_.size()) {
-    return broken(
-        fmt::format("{} allocations for {} placed instances", assignments_.size(), holding));
-  }
-  for (const auto& [node_id, placed] : instances_on_node_) {
-    for (const auto& [id, instance] : placed) {
-      if (id != instance->id || instance->node_id != node_id) {
-        return broken(fmt::format("node {} lists instance {} as {} of node {}", node_id,
-                                  instance->id, id, instance->node_id));
-      }
-    }
-  }
-  for (const auto& [gpu, milli] : milli_per_gpu) {
-    if (milli > sched::kMilliPerGpu) {
-      return broken(fmt::format("GPU {} is held {} milli", gpu, milli));
-    }
-  }
-  for (const auto& [tenant, holding_now] : held) {
-    const auto tracked = held_.find(tenant);
-    if (tracked == held_.end())
-      return broken(fmt::format("tenant {} holds untracked GPUs", tenant));
-    for (const auto& [type, milli] : holding_now.milli_by_type) {
-      const auto it = tracked->second.milli_by_type.find(type);
-      if (it == tracked->second.milli_by_type.end() || it->second != milli) {
-        return broken(fmt::format("tenant {} is tracked with the wrong {} holdings", tenant, type));
-      }
-    }
-    // Holdings above a quota are no breach: a quota lowered below what a tenant holds stops
-    // nothing. Placement's own check is tested where quotas are (scheduling_test.cc).
-  }
   GPURENT_CHECK(reservations_.check_invariants());
   for (const auto& [id, job] : jobs_) {
     for (const auto& task : job.tasks) {

@@ -214,7 +214,7 @@ TEST_F(SchedulingTest, GpuSharesPackOntoOneGpuAndAreBilledByShare) {
   const auto a = launch(alice_, half);
   const auto b = launch(bob_, half);
   EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(ctl_.gpu_holders(a.gpus.at(0)).size(), 2u);
+  EXPECT_EQ(ctl_.placements().holders(a.gpus.at(0)).size(), 2u);
   const Micros before = balance(alice_);
   run(a.id);
   clock_.advance(Millis(60'000));
@@ -254,7 +254,7 @@ TEST_F(SchedulingTest, TypeListsAndAnyTypeAreBilledAtTheTypeTheyGot) {
   EXPECT_EQ(first.gpu_type, "a100-80g");  // the fuller node: best fit
   const auto second = launch(alice_, any);
   EXPECT_EQ(second.gpu_type, "h100-80g");
-  const auto price = ctl_.instance_price(get(first.id));
+  const auto price = ctl_.metering().price_per_gpu_hour(get(first.id));
   EXPECT_EQ(price, ctl_.pricing().book().on_demand_price("a100-80g", clock_.now()));
   auto too_big = spec(1);
   too_big.gpu_types = {};

@@ -112,7 +112,7 @@ class Simulation {
   Micros charged_total() const {
     Micros total = 0;
     for (const auto& who : tenants_) {
-      for (const auto* usage : ctl_.usage(who.tenant_id)) total += usage->charged;
+      for (const auto* usage : ctl_.metering().usage(who.tenant_id)) total += usage->charged;
     }
     return total;
   }
@@ -187,7 +187,7 @@ class Simulation {
     // The runs on each failing GPU as the report arrives.
     std::map<std::string, std::vector<std::pair<std::string, int64_t>>> hit;
     for (const auto& xid : report.telemetry.xids) {
-      for (const auto& id : ctl_.gpu_holders(xid.uuid)) {
+      for (const auto& id : ctl_.placements().holders(xid.uuid)) {
         hit[xid.uuid].emplace_back(id, (*ctl_.instance(admin_, id))->run);
       }
     }
@@ -202,19 +202,19 @@ class Simulation {
       // Detected at the report that carried it; nothing runs on the GPU any more, and the node's
       // desired set holds nothing on it (its agent stops the old runs).
       ASSERT_TRUE(out.contains(xid.uuid)) << xid.uuid;
-      ASSERT_TRUE(ctl_.gpu_holders(xid.uuid).empty()) << xid.uuid;
+      ASSERT_TRUE(ctl_.placements().holders(xid.uuid).empty()) << xid.uuid;
       const auto desired = ctl_.desired_state(node.id);
       for (const auto& workload : desired->workloads) {
         ASSERT_EQ(std::count(workload.gpus.begin(), workload.gpus.end(), xid.uuid), 0);
       }
       if (was_ready) {
-        ASSERT_EQ(ctl_.node_status(**ctl_.nodes().get(admin_, node.id)), "degraded");
+        ASSERT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, node.id)), "degraded");
       }
       for (const auto& [id, run] : hit[xid.uuid]) {
         const model::Instance& instance = **ctl_.instance(admin_, id);
         // Moved (a new run, or waiting for one) or stopped; its old run billed no further.
         ASSERT_TRUE(instance.run > run || !model::holds_gpus(instance.state)) << id;
-        for (const auto* usage : ctl_.usage(instance.tenant_id)) {
+        for (const auto* usage : ctl_.metering().usage(instance.tenant_id)) {
           if (usage->instance_id == id && usage->run == run) {
             ASSERT_TRUE(usage->ended_at) << id;
             ASSERT_LE(*usage->ended_at, clock_.now());
@@ -235,7 +235,7 @@ class Simulation {
     std::set<std::string> held;
     for (const auto& who : tenants_) {
       Micros charged = 0;
-      for (const auto* usage : ctl_.usage(who.tenant_id)) {
+      for (const auto* usage : ctl_.metering().usage(who.tenant_id)) {
         // One rounding per price segment (billing/billing.h): the open one is exact.
         ASSERT_EQ(usage->segment_charged,
                   charge_pro_rata(usage->segment_rate, 1, usage->segment_seconds,
@@ -253,7 +253,7 @@ class Simulation {
       }
       ASSERT_EQ(*ctl_.accounts().balance(who, who.tenant_id), topped_up_[who.tenant_id] - charged);
       std::map<std::string, int> open_runs;  // every second is billed to one run at most
-      for (const auto* usage : ctl_.usage(who.tenant_id)) {
+      for (const auto* usage : ctl_.metering().usage(who.tenant_id)) {
         if (!usage->ended_at) {
           ASSERT_EQ(++open_runs[usage->instance_id], 1) << usage->instance_id;
         }
@@ -265,7 +265,7 @@ class Simulation {
           if (node.state == model::NodeState::kDown) {
             // Moved at once, unless it waits for its node; never billed past the last report.
             ASSERT_EQ(instance->spec.restart_policy, model::RestartPolicy::kNever) << instance->id;
-            for (const auto* usage : ctl_.usage(who.tenant_id)) {
+            for (const auto* usage : ctl_.metering().usage(who.tenant_id)) {
               if (usage->instance_id == instance->id && !usage->ended_at) {
                 ASSERT_LE(usage->metered_until, node.last_heartbeat);
               }
@@ -282,7 +282,7 @@ class Simulation {
         for (const auto& gpu : instance->gpus) {
           ASSERT_FALSE(out.contains(gpu)) << instance->id << " is on quarantined GPU " << gpu;
           ASSERT_TRUE(held.insert(gpu).second) << "GPU " << gpu << " is held twice";
-          ASSERT_EQ(ctl_.gpu_holders(gpu), std::vector<std::string>{instance->id});
+          ASSERT_EQ(ctl_.placements().holders(gpu), std::set<std::string>{instance->id});
         }
       }
     }

@@ -1,4 +1,4 @@
-// What the controller bills beyond metering: monthly invoices and the SLA's credits.
+// Metering's statements: monthly invoices and the SLA's credits.
 #include <charconv>
 
 #include <fmt/format.h>
@@ -6,49 +6,47 @@
 
 #include "billing/reserved.h"
 #include "billing/sla.h"
-#include "controller/controller.h"
 #include "controller/internal.h"
-#include "model/gpu_catalog.h"
+#include "controller/metering.h"
 
 namespace gpurent::controller {
 
-Result<std::vector<billing::Month>> Controller::invoice_months(const Principal& caller,
-                                                               std::string_view tenant_id) const {
-  GPURENT_CHECK(accounts_.balance(caller, tenant_id));
-  return billing::invoice_months(tenant_id, accounts_.transfers(tenant_id));
+Result<std::vector<billing::Month>> Metering::invoice_months(const Principal& caller,
+                                                             std::string_view tenant_id) const {
+  GPURENT_CHECK(c_.accounts.balance(caller, tenant_id));
+  return billing::invoice_months(tenant_id, c_.accounts.transfers(tenant_id));
 }
 
-Result<billing::Invoice> Controller::invoice(const Principal& caller, std::string_view tenant_id,
-                                             billing::Month month) const {
-  GPURENT_CHECK(accounts_.balance(caller, tenant_id));
+Result<billing::Invoice> Metering::invoice(const Principal& caller, std::string_view tenant_id,
+                                           billing::Month month) const {
+  GPURENT_CHECK(c_.accounts.balance(caller, tenant_id));
   // Usage records are "<instance>/<run>"; the run's type is its own (a restart may move types).
   const auto describe = [&](std::string_view run) {
     const auto colon = run.rfind(':');
-    const auto instance = instances_.find(run.substr(0, colon));
+    const model::Instance* instance = c_.instance(run.substr(0, colon));
     const auto usage =
         usage_.find(fmt::format("{}/{}", run.substr(0, colon), run.substr(colon + 1)));
-    if (instance == instances_.end() || usage == usage_.end()) return std::string(run);
-    return fmt::format("{} {}", usage->second.gpu_type,
-                       model::to_string(instance->second.spec.pricing));
+    if (instance == nullptr || usage == usage_.end()) return std::string(run);
+    return fmt::format("{} {}", usage->second.gpu_type, model::to_string(instance->spec.pricing));
   };
-  return billing::build_invoice(tenant_id, options_.currency, month, accounts_.transfers(tenant_id),
+  return billing::build_invoice(tenant_id, c_.currency, month, c_.accounts.transfers(tenant_id),
                                 describe);
 }
 
-void Controller::settle_sla_credits() {
+void Metering::settle_sla_credits() {
   const billing::Month current = billing::month_of(now());
   const billing::Month last = billing::month_of(current.start() - Millis(1));
   if (sla_settled_month_ == last.id()) return;
   sla_settled_month_ = last.id();
-  const std::map<std::string, int64_t> down = downtime_.seconds_down(last.start(), last.end());
+  const std::map<std::string, int64_t> down = c_.downtime.seconds_down(last.start(), last.end());
   // Each tenant's transfers, unpacked from the ledger once for all its instances.
   std::map<std::string, std::vector<model::Transfer>, std::less<>> transfers_of;
   for (const auto& [instance_id, down_seconds] : down) {
-    const model::Instance& instance = instances_.at(instance_id);
+    const model::Instance& instance = *c_.instance(instance_id);
     auto transfers = transfers_of.find(instance.tenant_id);
     if (transfers == transfers_of.end()) {
       transfers =
-          transfers_of.emplace(instance.tenant_id, accounts_.transfers(instance.tenant_id)).first;
+          transfers_of.emplace(instance.tenant_id, c_.accounts.transfers(instance.tenant_id)).first;
     }
     const std::string id = fmt::format("sla:{}:{}", instance_id, last.id());
     billing::SlaMonth month{.down_seconds = down_seconds};
@@ -75,19 +73,19 @@ void Controller::settle_sla_credits() {
     const Micros credit = billing::sla_credit(month);
     if (credited || credit <= 0) continue;
     // Dated in the month it is for, so that month's invoice shows it.
-    auto posted = accounts_.post({.id = id,
-                                  .at = last.end() - Millis(1),
-                                  .from_account = std::string(model::kSlaCreditsAccount),
-                                  .to_account = model::tenant_cash_account(instance.tenant_id),
-                                  .amount = credit,
-                                  .kind = model::TransferKind::kCredit,
-                                  .tenant_id = instance.tenant_id,
-                                  .reference = instance_id});
+    auto posted = c_.accounts.post({.id = id,
+                                    .at = last.end() - Millis(1),
+                                    .from_account = std::string(model::kSlaCreditsAccount),
+                                    .to_account = model::tenant_cash_account(instance.tenant_id),
+                                    .amount = credit,
+                                    .kind = model::TransferKind::kCredit,
+                                    .tenant_id = instance.tenant_id,
+                                    .reference = instance_id});
     if (!posted) {
       spdlog::error("SLA credit {} failed: {}", id, posted.error().message);
       continue;
     }
-    events_.record(
+    c_.events.record(
         instance.tenant_id, instance_id, model::event_kind::kSlaCredit,
         fmt::format("{}: availability {} s up, {} s down: credit {} ({} % of {})", last.id(),
                     month.up_seconds, month.down_seconds, format_micros(credit),

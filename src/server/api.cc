@@ -82,7 +82,8 @@ void Api::Impl::add_routes() {
   keyed("GET", "/v1/offers",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           Json items = Json::array();
-          for (const auto& offer : ctl().offers()) items.push_back(offer_view(ctl(), offer));
+          for (const auto& offer : ctl().fleet().offers())
+            items.push_back(offer_view(ctl(), offer));
           co_return json_response(200, whole_list(std::move(items)));
         });
   add_instance_routes();
@@ -105,7 +106,7 @@ void Api::Impl::add_routes() {
 
 Json Api::Impl::gpu_types() {
   std::map<std::string, controller::Offer> capacity;
-  for (auto& offer : ctl().offers()) capacity.emplace(offer.gpu_type, offer);
+  for (auto& offer : ctl().fleet().offers()) capacity.emplace(offer.gpu_type, offer);
   Json items = Json::array();
   for (const auto& type : model::gpu_catalog()) {
     const auto price = ctl().pricing().book().on_demand_price(type.slug, ctl().current_time());

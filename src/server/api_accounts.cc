@@ -38,7 +38,7 @@ void Api::Impl::add_billing_routes() {
           if (!tenant) co_return problem_response(tenant.error());
           Json items = Json::array();
           Micros total = 0;
-          for (const auto* usage : ctl().usage(*tenant)) {
+          for (const auto* usage : ctl().metering().usage(*tenant)) {
             items.push_back(usage_view(*usage));
             total += usage->charged;
           }
@@ -183,11 +183,11 @@ void Api::Impl::add_account_routes() {
                const PathParams&) -> asio::awaitable<Response> {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
-          auto months = ctl().invoice_months(caller, *tenant);
+          auto months = ctl().metering().invoice_months(caller, *tenant);
           if (!months) co_return problem_response(months.error());
           Json items = Json::array();
           for (const auto& month : *months) {
-            auto invoice = ctl().invoice(caller, *tenant, month);
+            auto invoice = ctl().metering().invoice(caller, *tenant, month);
             if (!invoice) co_return problem_response(invoice.error());
             items.push_back(invoice_summary_view(*invoice));
           }
@@ -222,7 +222,7 @@ void Api::Impl::add_account_routes() {
             co_return problem_response(
                 Error::invalid("invalid_query", "query parameter 'format' must be json or csv"));
           }
-          auto invoice = ctl().invoice(caller, *tenant, *month);
+          auto invoice = ctl().metering().invoice(caller, *tenant, *month);
           if (!invoice) co_return problem_response(invoice.error());
           const bool csv =
               format ? *format == "csv" : request.accept.find("text/csv") != std::string::npos;
@@ -258,7 +258,7 @@ Result<billing::RevenueReport> Api::Impl::revenue(const Principal& caller, const
     for (const auto* reservation : ctl().reservations().list(caller)) {
       if (reservation->tenant_id == tenant->id) type_of[reservation->id] = reservation->gpu_type;
     }
-    for (const auto* usage : ctl().usage(tenant->id)) {
+    for (const auto* usage : ctl().metering().usage(tenant->id)) {
       type_of[fmt::format("{}:{}", usage->instance_id, usage->run)] = usage->gpu_type;
     }
     for (const auto* package : ctl().accounts().packages().of_tenant(tenant->id)) {

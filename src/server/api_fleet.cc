@@ -151,7 +151,7 @@ void Api::Impl::add_monitoring_routes() {
                const PathParams&) -> asio::awaitable<Response> {
           auto query = parse_metrics_query(request.query);
           if (!query) co_return problem_response(query.error());
-          auto answer = ctl().query_metrics(caller, *query);
+          auto answer = ctl().fleet().query_metrics(caller, *query);
           co_return result_response(200, answer, [&](const controller::MetricsAnswer& a) {
             return metrics_answer_view(*query, a);
           });
@@ -205,7 +205,8 @@ void Api::Impl::add_monitoring_routes() {
           if (!idle) co_return problem_response(idle.error());
           const std::string id = params.find("id")->second;
           auto saved = co_await host.mutate([&](Controller& c) {
-            return c.set_idle_alert(caller, id, idle->below_percent, idle->for_ms, idle->auto_stop);
+            return c.fleet().set_idle_alert(caller, id, idle->below_percent, idle->for_ms,
+                                            idle->auto_stop);
           });
           co_return result_response(200, saved, monitor::rule_to_json);
         });
@@ -342,7 +343,7 @@ asio::awaitable<Response> Api::Impl::download_upload(const std::string& node,
                                                      const Request& request) {
   if (!uploads) co_return problem_response(uploads_unavailable());
   const auto id = query_string(request, "id").value_or("");
-  if (!ctl().node_uses_workdir(node, id) && !proxy.node_may_read(node, id)) {
+  if (!ctl().fleet().node_uses_workdir(node, id) && !proxy.node_may_read(node, id)) {
     co_return problem_response(Error::not_found("upload", id));
   }
   auto read = [this, id] { return uploads->read(id); };

@@ -225,9 +225,9 @@ void RequestMetrics::expose(Exposition& exposition) const {
 std::string render_metrics(const controller::Controller& controller,
                            const RequestMetrics& requests) {
   Exposition out;
-  const auto readings = controller.gpu_readings();
+  const auto readings = controller.fleet().gpu_readings();
   (void)monitor::add_gpu_families(out, readings);
-  const auto stats = controller.platform_stats();
+  const auto stats = controller.fleet().platform_stats();
   // The names below are fixed and valid, so the Exposition's errors cannot happen.
   for (const auto& [status, count] : stats.nodes_by_status) {
     (void)out.gauge("gpurent_nodes", "Nodes by status", {{"status", status}}, count);

@@ -83,23 +83,24 @@ Json template_view(const model::Template& t) {
 }
 
 Json instance_view(const controller::Controller& controller, const model::Instance& instance) {
-  api::Instance view{.id = instance.id,
-                     .tenant_id = instance.tenant_id,
-                     .state = instance.state,
-                     .workload = workload_view(instance.spec),
-                     .queue = instance.spec.queue,
-                     .wait_for_capacity = instance.spec.wait_for_capacity,
-                     .node_id = unless_empty(instance.node_id),
-                     .gpus = instance.gpus,
-                     .run = instance.run,
-                     .created_at = instance.created_at,
-                     .started_at = instance.started_at,
-                     .ended_at = instance.ended_at,
-                     .exit_code = instance.exit_code,
-                     .reason = instance.reason,
-                     .start_requested = instance.start_requested,
-                     .price_per_gpu_hour_micros = controller.instance_price(instance),
-                     .currency = controller.options().currency};
+  api::Instance view{
+      .id = instance.id,
+      .tenant_id = instance.tenant_id,
+      .state = instance.state,
+      .workload = workload_view(instance.spec),
+      .queue = instance.spec.queue,
+      .wait_for_capacity = instance.spec.wait_for_capacity,
+      .node_id = unless_empty(instance.node_id),
+      .gpus = instance.gpus,
+      .run = instance.run,
+      .created_at = instance.created_at,
+      .started_at = instance.started_at,
+      .ended_at = instance.ended_at,
+      .exit_code = instance.exit_code,
+      .reason = instance.reason,
+      .start_requested = instance.start_requested,
+      .price_per_gpu_hour_micros = controller.metering().price_per_gpu_hour(instance),
+      .currency = controller.options().currency};
   // The type it runs (or last ran) on; before its first placement, what it asked for.
   if (!instance.gpu_type.empty()) view.workload.gpu_type = instance.gpu_type;
   if (!instance.job_id.empty()) {
@@ -185,7 +186,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                  .name = node.name,
                  .state = node.state,
                  .cordoned = node.cordoned,
-                 .status = std::string(controller.node_status(node)),
+                 .status = std::string(controller.fleet().node_status(node)),
                  .schedulable = node.state == model::NodeState::kReady && !node.cordoned,
                  .gpu_count = static_cast<int>(node.gpus.size()),
                  .cpu_count = node.cpu_count,
@@ -203,7 +204,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                  .clock_skew_ms = controller.nodes().clock_skew_ms(node.id)};
   for (const auto* q : quarantined) view.quarantined_gpus.push_back(quarantine_view(*q));
   for (const auto& gpu : node.gpus) {
-    const auto holders = controller.gpu_holders(gpu.uuid);
+    const auto& holders = controller.placements().holders(gpu.uuid);
     const bool out = std::any_of(quarantined.begin(), quarantined.end(),
                                  [&](const model::GpuQuarantine* q) { return q->id == gpu.uuid; });
     if (holders.empty() && !out) ++view.free_gpus;
@@ -215,7 +216,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
          .memory_mb = gpu.memory_mb,
          .nvlink_domain = gpu.nvlink_domain,
          .quarantined = out,
-         .instance_id = holders.empty() ? std::nullopt : std::optional(holders.front()),
+         .instance_id = holders.empty() ? std::nullopt : std::optional(*holders.begin()),
          .instance_ids = {holders.begin(), holders.end()},
          .telemetry = gpu_telemetry_view(controller.nodes().gpu_telemetry(gpu.uuid))});
   }

@@ -300,7 +300,7 @@ class Replay {
         capacity > 0 && end_ms > 0
             ? 100.0 * allocated_area_ / (capacity * static_cast<double>(end_ms))
             : 0;
-    const auto stats = controller_.cluster().stats();
+    const auto stats = controller_.placements().cluster().stats();
     report_.fragmented_gpu_pct = capacity > 0 ? 100.0 * stats.gpu_milli_fragmented / capacity : 0;
     report_.decisions_per_sec = seconds > 0 ? static_cast<double>(report_.decisions) / seconds : 0;
     return report_;

@@ -233,11 +233,11 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   ASSERT_TRUE(restored.restore(std::move(*snapshot)));
   const auto* instance = *restored.instance(admin, created->instance.id);
   EXPECT_EQ(instance->state, model::InstanceState::kRunning);
-  EXPECT_EQ(restored.gpu_holders("GPU-0"), std::vector<std::string>{created->instance.id});
+  EXPECT_EQ(restored.placements().holders("GPU-0"), std::set<std::string>{created->instance.id});
   EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id),
             *ctl.accounts().balance(admin, admin.tenant_id));
   EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - 61 * 5000);
-  EXPECT_EQ(restored.usage(admin.tenant_id)[0]->billed_seconds, 61);
+  EXPECT_EQ(restored.metering().usage(admin.tenant_id)[0]->billed_seconds, 61);
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
   EXPECT_EQ(restored.accounts().ledger_total(), 0);
   EXPECT_EQ(restored.nodes().authenticate(hash_secret("c")), node->node_id);

@@ -1,13 +1,9 @@
-// The controller's side of monitoring: what the alert rules observe of the fleet, telemetry
-// ingestion and queries, idle alerts on instances, what /metrics reads. The rules, their
-// evaluation and the alert history are the FleetMonitor's (fleet_monitor.h).
-#include <spdlog/spdlog.h>
+#include "controller/fleet.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <set>
+#include <map>
 
-#include "controller/controller.h"
 #include "controller/internal.h"
 
 namespace gpurent::controller {
@@ -25,36 +21,22 @@ int64_t unix_ms(Timestamp t) { return to_unix_ms(t); }
 
 }  // namespace
 
-void Controller::monitor_tick() {
-  const auto auto_stops =
-      monitor_.tick([this](std::vector<monitor::ObservationRef>& out,
-                           const std::vector<monitor::Metric>& watched) { observe(out, watched); });
-  for (const auto& transition : auto_stops) {
-    const auto it = instances_.find(transition.subject.subject);
-    if (it == instances_.end() || !it->second.job_id.empty()) continue;
-    model::Instance& instance = it->second;
-    if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
-      request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));
-    }
-  }
-}
-
-Status Controller::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
-  if (!nodes_.contains(node_id)) return fail(Error::not_found("node", node_id));
-  monitor_.series().ingest(node_id, gpus);
-  monitor_.collect_rollups();
+Status Fleet::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
+  if (!c_.nodes.contains(node_id)) return fail(Error::not_found("node", node_id));
+  c_.monitor.series().ingest(node_id, gpus);
+  c_.monitor.collect_rollups();
   return {};
 }
 
-void Controller::observe(std::vector<monitor::ObservationRef>& out,
-                         const std::vector<monitor::Metric>& watched) const {
+void Fleet::observe(std::vector<monitor::ObservationRef>& out,
+                    const std::vector<monitor::Metric>& watched) const {
   const Timestamp t = now();
   const int64_t now_ms = unix_ms(t);
   const auto fresh = [&](const std::optional<monitor::Sample>& sample) -> std::optional<double> {
     if (!sample || sample->t_ms < now_ms - kSampleMaxAgeMs) return std::nullopt;
     return sample->value;
   };
-  const double timeout_s = static_cast<double>(options_.heartbeat_timeout.count()) / 1000.0;
+  const double timeout_s = static_cast<double>(c_.heartbeat_timeout.count()) / 1000.0;
   // The holders of the node's GPUs (by the GPU's position in node.gpus), in instance id order;
   // and each holder's sum and count of its GPUs' fresh utilisation, for all nodes.
   std::vector<std::pair<size_t, const model::Instance*>> holders;
@@ -66,14 +48,14 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out,
   };
   std::vector<Utilisation> utilisation;
   // One lock for the whole pass: the telemetry thread waits for it, not the other way round.
-  monitor_.series().read([&](const monitor::SeriesStore& series) {
-    for (const auto& [id, node] : nodes_) {
+  c_.monitor.series().read([&](const monitor::SeriesStore& series) {
+    for (const auto& [id, node] : c_.nodes) {
       const bool down = node.state == NodeState::kDown;
       double age_s = static_cast<double>((t - node.last_heartbeat).count()) / 1000.0;
       if (!down) age_s = std::min(age_s, timeout_s);
       out.push_back(
           {.signal = {SignalKind::kNodeHeartbeatAge}, .subject = id, .node = id, .value = age_s});
-      if (const auto skew = nodes_.clock_skew_ms(id); skew && !down) {
+      if (const auto skew = c_.nodes.clock_skew_ms(id); skew && !down) {
         out.push_back({.signal = {SignalKind::kNodeClockSkew},
                        .subject = id,
                        .node = id,
@@ -82,24 +64,21 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out,
       // Lookups per node, not per GPU: a node's instances, then its GPUs' latest samples.
       holders.clear();
       const size_t first_holder = utilisation.size();
-      if (const auto on_node = instances_on_node_.find(id); on_node != instances_on_node_.end()) {
-        for (const auto& [instance_id, placed] : on_node->second) {
-          const model::Instance& instance = *placed;
-          const size_t its_first = holders.size();
-          for (const auto& uuid : instance.gpus) {
-            for (size_t g = 0; g < node.gpus.size(); ++g) {
-              if (node.gpus[g].uuid != uuid) continue;
-              holders.emplace_back(g, &instance);
-              break;
-            }
+      for (const auto& [instance_id, placed] : c_.placements.on_node(id)) {
+        const model::Instance& instance = *placed;
+        const size_t its_first = holders.size();
+        for (const auto& uuid : instance.gpus) {
+          for (size_t g = 0; g < node.gpus.size(); ++g) {
+            if (node.gpus[g].uuid != uuid) continue;
+            holders.emplace_back(g, &instance);
+            break;
           }
-          // The instance's GPU type: its first GPU's.
-          const std::string_view gpu_type =
-              holders.size() > its_first
-                  ? std::string_view(node.gpus[holders[its_first].first].type)
-                  : std::string_view();
-          utilisation.push_back({&instance, gpu_type});
         }
+        // The instance's GPU type: its first GPU's.
+        const std::string_view gpu_type =
+            holders.size() > its_first ? std::string_view(node.gpus[holders[its_first].first].type)
+                                       : std::string_view();
+        utilisation.push_back({&instance, gpu_type});
       }
       const auto reported = series.latest_of_node(id);
       for (size_t g = 0; g < node.gpus.size(); ++g) {
@@ -167,31 +146,32 @@ void Controller::observe(std::vector<monitor::ObservationRef>& out,
   }
 }
 
-Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
-                                                const MetricsQuery& query) const {
+Result<MetricsAnswer> Fleet::query_metrics(const Principal& caller,
+                                           const MetricsQuery& query) const {
   MetricsAnswer answer;
   if (query.gpu) {
     bool visible =
-        caller.is_operator() && (!nodes_.owner_of_gpu(*query.gpu).empty() ||
-                                 monitor_.series().read([&](const monitor::SeriesStore& series) {
+        caller.is_operator() && (!c_.nodes.owner_of_gpu(*query.gpu).empty() ||
+                                 c_.monitor.series().read([&](const monitor::SeriesStore& series) {
                                    return !series.node_of(*query.gpu).empty();
                                  }));
-    if (const auto held = gpu_holders_.find(*query.gpu); !visible && held != gpu_holders_.end()) {
-      visible = std::any_of(held->second.begin(), held->second.end(), [&](const auto& id) {
-        return instances_.at(id).tenant_id == caller.tenant_id;
+    if (!visible) {
+      const auto& holders = c_.placements.holders(*query.gpu);
+      visible = std::any_of(holders.begin(), holders.end(), [&](const auto& id) {
+        return c_.instances.at(id).tenant_id == caller.tenant_id;
       });
     }
     if (!visible) return fail(Error::not_found("gpu", *query.gpu));
     answer.gpus.push_back(*query.gpu);
   } else if (query.node) {
-    const auto node = nodes_.find(*query.node);
-    if (!caller.is_operator() || node == nodes_.end()) {
+    const auto node = c_.nodes.find(*query.node);
+    if (!caller.is_operator() || node == c_.nodes.end()) {
       return fail(Error::not_found("node", *query.node));
     }
     for (const auto& gpu : node->second.gpus) answer.gpus.push_back(gpu.uuid);
   } else if (query.instance) {
-    const auto it = instances_.find(*query.instance);
-    if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
+    const auto it = c_.instances.find(*query.instance);
+    if (it == c_.instances.end() || !visible_to(caller, it->second.tenant_id)) {
       return fail(Error::not_found("instance", *query.instance));
     }
     answer.gpus = it->second.gpus;
@@ -206,38 +186,36 @@ Result<MetricsAnswer> Controller::query_metrics(const Principal& caller,
                                     .step_ms = query.step_ms,
                                     .aggregation = query.aggregation,
                                     .resolution = query.resolution};
-  GPURENT_TRY(result, monitor_.series().read([&](const monitor::SeriesStore& series) {
+  GPURENT_TRY(result, c_.monitor.series().read([&](const monitor::SeriesStore& series) {
     return series.query(series_query, unix_ms(now()));
   }));
   answer.result = std::move(result);
   return answer;
 }
 
-Result<monitor::Rule> Controller::set_idle_alert(const Principal& caller,
-                                                 std::string_view instance_id, double below_percent,
-                                                 int64_t for_ms, bool auto_stop) {
-  const auto it = instances_.find(instance_id);
-  if (it == instances_.end() || !visible_to(caller, it->second.tenant_id)) {
+Result<monitor::Rule> Fleet::set_idle_alert(const Principal& caller, std::string_view instance_id,
+                                            double below_percent, int64_t for_ms, bool auto_stop) {
+  const auto it = c_.instances.find(instance_id);
+  if (it == c_.instances.end() || !visible_to(caller, it->second.tenant_id)) {
     return fail(Error::not_found("instance", instance_id));
   }
   monitor::Rule rule = monitor::idle_rule(instance_id, below_percent, for_ms, auto_stop);
   GPURENT_CHECK(monitor::validate(rule));
   // Set on the platform's behalf: a tenant may not set other rules.
-  return monitor_.put_rule(model::platform_principal(), std::move(rule));
+  return c_.monitor.put_rule(model::platform_principal(), std::move(rule));
 }
 
-std::vector<monitor::GpuReading> Controller::gpu_readings() const {
+std::vector<monitor::GpuReading> Fleet::gpu_readings() const {
   const int64_t now_ms = unix_ms(now());
   std::vector<monitor::GpuReading> readings;
-  monitor_.series().read([&](const monitor::SeriesStore& series) {
-    for (const auto& [id, node] : nodes_) {
+  c_.monitor.series().read([&](const monitor::SeriesStore& series) {
+    for (const auto& [id, node] : c_.nodes) {
       for (const auto& gpu : node.gpus) {
         monitor::GpuInfo info{
             .uuid = gpu.uuid, .index = gpu.index, .hostname = node.name, .model_name = gpu.name};
-        if (const auto held = gpu_holders_.find(gpu.uuid);
-            held != gpu_holders_.end() && !held->second.empty()) {
-          info.instance_id = *held->second.begin();
-          info.tenant = instances_.at(info.instance_id).tenant_id;
+        if (const auto& holders = c_.placements.holders(gpu.uuid); !holders.empty()) {
+          info.instance_id = *holders.begin();
+          info.tenant = c_.instances.at(info.instance_id).tenant_id;
         }
         auto reading = monitor::latest_reading(series, std::move(info), now_ms, kSampleMaxAgeMs);
         if (!reading.values.empty()) readings.push_back(std::move(reading));
@@ -247,42 +225,91 @@ std::vector<monitor::GpuReading> Controller::gpu_readings() const {
   return readings;
 }
 
-PlatformStats Controller::platform_stats() const {
+PlatformStats Fleet::platform_stats() const {
   PlatformStats stats;
   for (const char* status : {"ready", "degraded", "draining", "cordoned", "down"}) {
     stats.nodes_by_status[status] = 0;
   }
-  for (const auto& [id, node] : nodes_) ++stats.nodes_by_status[std::string(node_status(node))];
+  for (const auto& [id, node] : c_.nodes) ++stats.nodes_by_status[std::string(node_status(node))];
   for (const auto state :
        {InstanceState::kPending, InstanceState::kStarting, InstanceState::kRunning,
         InstanceState::kStopping, InstanceState::kStopped, InstanceState::kFailed,
         InstanceState::kPreempted, InstanceState::kTerminated}) {
     stats.instances_by_state[std::string(model::to_string(state))] = 0;
   }
-  for (const auto& [id, instance] : instances_) {
+  for (const auto& [id, instance] : c_.instances) {
     ++stats.instances_by_state[std::string(model::to_string(instance.state))];
   }
-  stats.queue_length = static_cast<int>(pending_.size());
-  for (const auto& [id, skew] : nodes_.clock_skews()) {
-    const auto node = nodes_.find(id);
-    if (node == nodes_.end()) continue;
+  stats.queue_length = static_cast<int>(c_.queue_length());
+  for (const auto& [id, skew] : c_.nodes.clock_skews()) {
+    const auto node = c_.nodes.find(id);
+    if (node == c_.nodes.end()) continue;
     stats.clock_skews.push_back({.node_id = id,
                                  .node_name = node->second.name,
                                  .seconds = static_cast<double>(skew) / 1000});
   }
   std::ranges::sort(stats.clock_skews, {}, &NodeClockSkew::node_id);
-  stats.alerts_firing = monitor_.firing_by_severity();
+  stats.alerts_firing = c_.monitor.firing_by_severity();
   for (const auto& offer : offers()) {
     if (offer.price_per_gpu_hour) {
       stats.price_per_gpu_hour[offer.gpu_type] =
           static_cast<double>(*offer.price_per_gpu_hour) / static_cast<double>(kMicrosPerUnit);
     }
   }
-  stats.samples_accepted = monitor_.series().accepted();
-  stats.samples_refused = monitor_.series().refused();
+  stats.samples_accepted = c_.monitor.series().accepted();
+  stats.samples_refused = c_.monitor.series().refused();
   stats.series_memory =
-      monitor_.series().read([](const monitor::SeriesStore& series) { return series.memory(); });
+      c_.monitor.series().read([](const monitor::SeriesStore& series) { return series.memory(); });
   return stats;
+}
+
+std::vector<Offer> Fleet::offers() const {
+  std::map<std::string, Offer> by_type;
+  for (const auto& [id, node] : c_.nodes) {
+    if (node.state != NodeState::kReady) continue;
+    std::map<std::string, int> free_here;
+    if (node.cordoned) continue;
+    for (const auto& gpu : node.gpus) {
+      if (c_.quarantines.quarantined(gpu.uuid)) continue;  // out of service: not on offer
+      Offer& offer = by_type[gpu.type];
+      offer.gpu_type = gpu.type;
+      offer.total += 1;
+      if (c_.placements.holders(gpu.uuid).empty()) {
+        offer.free += 1;
+        free_here[gpu.type] += 1;
+      }
+    }
+    for (const auto& [type, count] : free_here) {
+      by_type[type].max_free_per_node = std::max(by_type[type].max_free_per_node, count);
+    }
+  }
+  std::vector<Offer> out;
+  for (auto& [type, offer] : by_type) {
+    offer.price_per_gpu_hour = c_.pricing.book().on_demand_price(type, now());
+    out.push_back(std::move(offer));
+  }
+  return out;
+}
+
+std::string_view Fleet::node_status(const Node& node) const {
+  if (node.state == NodeState::kDown) return "down";
+  if (!node.cordoned) {
+    const bool degraded =
+        std::any_of(node.gpus.begin(), node.gpus.end(),
+                    [&](const model::Gpu& gpu) { return c_.quarantines.quarantined(gpu.uuid); });
+    return degraded ? "degraded" : "ready";
+  }
+  for (const auto& [id, instance] : c_.placements.on_node(node.id)) {
+    if (instance->requeue_requested) return "draining";
+  }
+  return "cordoned";
+}
+
+bool Fleet::node_uses_workdir(std::string_view node_id, std::string_view upload_id) const {
+  if (upload_id.empty()) return false;
+  const auto& placed = c_.placements.on_node(node_id);
+  return std::any_of(placed.begin(), placed.end(),
+                     [&](const auto& entry) { return entry.second->spec.workdir == upload_id; });
 }
 
 }  // namespace gpurent::controller

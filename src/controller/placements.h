@@ -1,0 +1,99 @@
+// Placements: what each placed instance holds (its node, its GPUs, shared or whole, its share of
+// its tenant's holdings), and the scheduler's view of the cluster (sched::Cluster) kept equal to
+// it. An instance is placed from the moment the scheduler allocates it capacity until its run
+// ends (Controller::end_run); restore() places again what the store says holds GPUs.
+//
+// Invariants: the cluster's allocations are exactly the recorded instances' assignments; a node
+// lists exactly the instances recorded on it, and a GPU exactly the instances that hold it; a
+// tenant's holding is the sum of its recorded instances'; a reserved instance counts its GPUs in
+// its reservation's use (Reservations::count_use) while it is recorded. check_invariants() holds
+// them against the instances.
+//
+// Part of the Controller (controller.h), which decides where work goes (scheduling.cc); the
+// scheduling pass allocates in cluster() first, then records the instance with add().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/indexed_map.h"
+#include "common/result.h"
+#include "common/string_hash.h"
+#include "controller/reservations.h"
+#include "model/instance.h"
+#include "sched/cluster.h"
+
+namespace gpurent::controller {
+
+class Placements {
+ public:
+  // The instances on a node in id order, by address: the keys view the instances' own ids, and
+  // the controller never erases an instance. What runs on a node is walked on every report and
+  // every alert evaluation, where a lookup by id per instance cost a cache miss each.
+  using PlacedInstances = std::map<std::string_view, model::Instance*>;
+  // What a tenant holds now, for quotas and fair share.
+  struct Holding {
+    std::map<std::string, int64_t, std::less<>> milli_by_type;
+    int64_t milli = 0;
+    int instances = 0;
+    int64_t milli_of_type(std::string_view gpu_type) const;
+  };
+  struct Context {
+    Reservations& reservations;  // counts the GPUs reserved work uses
+  };
+  Placements(sched::Policy policy, Context context) : c_(context), cluster_(policy) {}
+  Placements(const Placements&) = delete;
+  Placements& operator=(const Placements&) = delete;
+
+  // The scheduler's view: capacity, what is allocated, which nodes take work.
+  sched::Cluster& cluster() { return cluster_; }
+  const sched::Cluster& cluster() const { return cluster_; }
+
+  // Records an instance the scheduler placed with `part` (allocated in cluster() already); the
+  // instance's node_id, gpus, gpu_type and gpu_milli say what it holds.
+  void add(model::Instance& instance, sched::NodeAssignment part);
+  // At restore: allocates what the instance holds in the cluster, then add()s it.
+  Status restore(model::Instance& instance, sched::Assignment assignment);
+  // The instance's run ended: its allocation is released, and it leaves its node's, its GPUs' and
+  // its tenant's holdings. False (and nothing done) for an instance not recorded.
+  bool remove(const model::Instance& instance);
+
+  // The instances placed on the node (empty if none).
+  const PlacedInstances& on_node(std::string_view node_id) const;
+  // Every node work was ever placed on, with what is placed there now (empty when its work
+  // ended), in no order.
+  const std::unordered_map<std::string, PlacedInstances, StringHash, std::equal_to<>>& by_node()
+      const {
+    return on_node_;
+  }
+  // The instances holding a GPU, in id order (several when it is shared; empty if none).
+  const std::set<std::string>& holders(std::string_view gpu_uuid) const;
+  // What the tenant holds (nothing held: zeros).
+  const Holding& holding(std::string_view tenant_id) const;
+  const std::unordered_map<std::string, Holding, StringHash, std::equal_to<>>& holdings() const {
+    return held_;
+  }
+  // What a recorded instance was allocated.
+  const sched::Assignment& assignment(std::string_view instance_id) const;
+  size_t size() const { return assignments_.size(); }
+
+  // The invariants above against the instances; fails with what broke. O(instances + nodes).
+  Status check_invariants(const IndexedMap<model::Instance>& instances) const;
+
+ private:
+  // Adds (sign 1) or removes (-1) a placed instance from its tenant's holdings.
+  void hold(const model::Instance& instance, int sign);
+
+  Context c_;
+  sched::Cluster cluster_;
+  std::unordered_map<std::string, sched::Assignment, StringHash, std::equal_to<>> assignments_;
+  std::unordered_map<std::string, PlacedInstances, StringHash, std::equal_to<>> on_node_;
+  std::unordered_map<std::string, std::set<std::string>, StringHash, std::equal_to<>> holders_;
+  std::unordered_map<std::string, Holding, StringHash, std::equal_to<>> held_;
+};
+
+}  // namespace gpurent::controller
