@@ -141,9 +141,9 @@ Result<CreatedInstance> Controller::create_instance(
   GPURENT_CHECK(reservations_.check_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   GPURENT_CHECK(check_placeable(spec, 1));
-  observe_request(spec, 1);
+  scheduler_.observe_request(spec, 1);
   Instance& created = add_instance(caller.tenant_id, std::move(spec));
-  enqueue(created);
+  scheduler_.enqueue(created);
   tracker_.touch(created);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
   const std::string id = created.id;
@@ -276,7 +276,7 @@ void Controller::queue_again(Instance& instance) {
   instance.exit_code.reset();
   instance.queued_at = now();
   instance.queue_sequence = 0;  // a new arrival
-  enqueue(instance);
+  scheduler_.enqueue(instance);
   tracker_.touch(instance);
 }
 
@@ -284,7 +284,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
   GPURENT_TRY(instance, owned_instance(caller, id));
   switch (instance->state) {
     case InstanceState::kPending:
-      dequeue(*instance);
+      scheduler_.dequeue(*instance);
       [[fallthrough]];
     case InstanceState::kStopped:
     case InstanceState::kFailed:
@@ -312,7 +312,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
 }
 
 void Controller::withdraw(Instance& instance, std::string reason) {
-  dequeue(instance);
+  scheduler_.dequeue(instance);
   instance.state = InstanceState::kStopped;
   instance.reason = std::move(reason);
   tracker_.touch(instance);
@@ -353,7 +353,7 @@ void Controller::begin_run(Instance& instance) {
   downtime_.end(instance, started);
   if (instance.spec.max_runtime_s) {
     deadlines_.emplace(started + Millis(*instance.spec.max_runtime_s * 1000), instance.id);
-    settled_.reset();  // its end is known now: the backfill estimates move
+    scheduler_.forget_settled_pass();  // its end is known now: the backfill estimates move
   }
   // Not written: the run's usage record, written below, says when it started, and restore
   // derives the start from it (restore_run_start); an array's start would otherwise write every
@@ -394,8 +394,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   if (instance.state != InstanceState::kPending) downtime_.end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
-  if (placements_.remove(instance)) queue_changed_ = true;
-  for (auto& [waiting, victims] : preemptions_) victims.erase(instance.id);
+  if (placements_.remove(instance)) scheduler_.queue_changed();
+  scheduler_.victim_ended(instance.id);
   if (instance.spec.max_runtime_s && instance.started_at) {
     deadlines_.erase(
         {*instance.started_at + Millis(*instance.spec.max_runtime_s * 1000), instance.id});
@@ -411,7 +411,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
         "moving off drained node {}: waiting for capacity on another node (or for `gpurent "
         "nodes uncordon {}`)",
         node.id, node.id);
-    if (instance.job_id.empty()) enqueue(instance);
+    if (instance.job_id.empty()) scheduler_.enqueue(instance);
   }
   metering_.open_stopped_disk(instance);
   tracker_.touch(instance);

@@ -52,6 +52,7 @@
 #include "controller/pricing.h"
 #include "controller/quotas.h"
 #include "controller/reservations.h"
+#include "controller/scheduler.h"
 #include "controller/template_catalog.h"
 #include "controller/volumes.h"
 #include "model/accounts.h"
@@ -83,12 +84,6 @@ struct ControllerOptions {
 // A launch needs a balance that covers this long at the instance's price.
 inline constexpr int64_t kMinimumPrepaidSeconds = 60;
 inline constexpr int kMaxGpusPerInstance = 8;
-// Blocked requests per scheduling pass that hold back later work (backfill reservations).
-inline constexpr size_t kMaxBackfillBlockers = 8;
-// The placement profile holds the most common request shapes, and is refreshed as the number
-// of requests seen grows by a quarter (re-indexing the cluster costs O(nodes)).
-inline constexpr size_t kProfileShapes = 32;
-inline constexpr int64_t kMinRequestsBetweenProfileRefreshes = 64;
 
 class Controller {
  public:
@@ -236,9 +231,8 @@ class Controller {
   // --- Checks ------------------------------------------------------------------------------
   // What each placed instance holds, and the scheduler's view of the cluster (placements.h).
   const Placements& placements() const { return placements_; }
-  // Requests the scheduling passes have tried to place, in all: their work, which a command
-  // that queues must not make grow with the queue.
-  uint64_t requests_tried() const { return requests_tried_; }
+  // The queue and the scheduling passes' decisions (scheduler.h).
+  const Scheduler& scheduler() const { return scheduler_; }
   // Verifies the scheduling invariants: the scheduler's allocations are exactly the placed
   // instances', no GPU is held above 1000 milli, the tenants' holdings are tracked exactly, job
   // gangs are placed all or none, reservations are not exceeded. Fails loudly with what broke;
@@ -271,31 +265,13 @@ class Controller {
   model::Instance& add_instance(std::string_view tenant_id, model::InstanceSpec spec);
   // Places what it can from the queue, if anything changed since the last pass.
   void schedule();
-  // A request that could not be placed and holds back lower-ordered work that would delay it
-  // (EASY backfill): `start` is the earliest it could start, from declared runtimes.
-  struct Blocker {
-    std::vector<std::string> gpu_types;  // empty: any
-    Timestamp start{};
-  };
-  struct PassState {
-    std::set<std::string> no_room;  // request shapes that found no room in this pass
-    std::vector<Blocker> blockers;
-  };
-  void try_place(model::Instance& instance, PassState& pass);
-  // Why the instance may not be placed now regardless of capacity (quota, reservation), or "".
-  std::string admission_hold(const model::Instance& instance, int members) const;
-  // GPUs of a type that reservations hold back from this instance over its declared run.
-  int64_t reserved_hold(const model::Instance& instance, std::string_view gpu_type) const;
-  std::optional<Timestamp> earliest_start(const model::Instance& instance) const;
-  // Asks spot work to make room for a higher-class request that found none; true if it did.
-  bool preempt_for(const model::Instance& instance, const sched::Request& request);
+  // Applies what the pass decided for a request (Scheduler::Decision).
+  void apply(model::Instance& request, Scheduler::Decision decision);
   // Places a single instance, or a job task's gang of members (one per assignment part).
   void place_members(model::Instance& first, sched::Assignment assignment);
   // A job member's gang rendezvous (master_address, master_port) is set before; `job` is its job
   // (null for an instance of its own).
   void place(model::Instance& instance, sched::NodeAssignment part, const model::Job* job);
-  // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
-  void observe_request(const model::InstanceSpec& spec, int count);
   int gang_size(const model::Instance& instance) const;
   // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
   int free_master_port(std::string_view node_id) const;
@@ -390,9 +366,12 @@ class Controller {
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{options_.placement_policy, {reservations_}};
   Fleet fleet_{{clock_, nodes_, placements_, quarantines_, pricing_, monitor_, instances_,
-                options_.heartbeat_timeout, [this] { return pending_.size(); }}};
+                options_.heartbeat_timeout, [this] { return scheduler_.queue_length(); }}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
+  Scheduler scheduler_{
+      {clock_, instances_, [this](const model::Instance& request) { return gang_size(request); },
+       placements_, nodes_, quotas_, pricing_, reservations_, volumes_, metering_}};
   // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
   std::vector<std::string> mounted_by(std::string_view volume_id) const;
   IndexedMap<model::Instance> instances_;
@@ -401,36 +380,6 @@ class Controller {
   std::vector<const model::Instance*> instance_order_;
   // Gives a new (or restored) instance its place at the end of the creation order.
   void append_to_creation_order(model::Instance& instance);
-  // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
-  // tenant's priority, then first come first served.
-  struct QueuePosition {
-    int negated_class = 0;  // negated, so that ascending order is placement order
-    int negated_priority = 0;
-    int64_t sequence = 0;
-    std::string id;
-    auto operator<=>(const QueuePosition&) const = default;
-  };
-  static QueuePosition queue_position(const model::Instance& instance);
-  void enqueue(model::Instance& instance);
-  void dequeue(const model::Instance& instance);
-  std::set<QueuePosition> pending_;
-  bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
-  std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
-  // The last pass, while what it did still holds: it placed nothing, and nothing it read has
-  // changed since (queue_changed_ is false, nothing left the queue). `state` is its state at the
-  // end, after trying `last`.
-  struct SettledPass {
-    PassState state;
-    QueuePosition last;
-  };
-  std::optional<SettledPass> settled_;
-  // Whether a full pass would try the arrival after every request the settled pass tried, with
-  // that pass's state.
-  bool follows_settled_pass(const QueuePosition& arrival) const;
-  uint64_t requests_tried_ = 0;
-  int64_t last_queue_sequence_ = 0;
-  // Pending instances that already asked spot work to leave, and the victims still leaving.
-  std::unordered_map<std::string, std::set<std::string>> preemptions_;
   // Running instances with a declared max_runtime_s, by the time it runs out.
   std::set<std::pair<Timestamp, std::string>> deadlines_;  // of instances holding GPUs
   // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
@@ -439,10 +388,6 @@ class Controller {
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
-  std::map<std::string, sched::ProfileEntry> request_shapes_;
-  int64_t requests_seen_ = 0;
-  int64_t profile_refreshed_at_ = 0;
   IndexedMap<model::Job> jobs_;
   std::vector<std::string> job_order_;                    // creation order, for listings
   std::unordered_map<std::string, size_t> job_position_;  // index in job_order_

@@ -60,7 +60,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   GPURENT_CHECK(check_funds(caller.tenant_id, one_task));
   // Without queueing, the first task must start now; the later ones wait for it as usual.
   GPURENT_CHECK(check_placeable(spec.task, spec.nodes));
-  observe_request(spec.task, spec.array * spec.nodes);
+  scheduler_.observe_request(spec.task, spec.array * spec.nodes);
 
   Job job;
   job.id = rng_.id("j-");
@@ -77,7 +77,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
       member.job_id = job.id;
       member.job_task = index;
       member.job_rank = rank;
-      if (rank == 0) enqueue(member);
+      if (rank == 0) scheduler_.enqueue(member);
       tracker_.touch(member);
       task.members.push_back(member.id);
     }
@@ -156,7 +156,7 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   job.reason = "cancelled by the tenant";
   if (!job.ended_at) job.ended_at = now();
   tracker_.touch_job(job);
-  queue_changed_ = true;
+  scheduler_.queue_changed();
   return job;
 }
 
@@ -233,7 +233,7 @@ void Controller::settle_task(Job& job, JobTask& task) {
       member.state = InstanceState::kPending;
       member.exit_code.reset();
       member.reason = reason;
-      if (member.job_rank == 0) enqueue(member);
+      if (member.job_rank == 0) scheduler_.enqueue(member);
       tracker_.touch(member);
     }
     task.state = JobState::kQueued;
@@ -270,14 +270,14 @@ Result<CreatedReservation> Controller::create_reservation(
   GPURENT_TRY(created, reservations_.book(caller, std::move(request), idempotency_key,
                                           std::move(fingerprint)));
   // What bookings hold back from other work changed.
-  if (!created.replayed) queue_changed_ = true;
+  if (!created.replayed) scheduler_.queue_changed();
   return created;
 }
 
 Result<Reservation> Controller::cancel_reservation(const Principal& caller, std::string_view id) {
   GPURENT_TRY(reservation, reservations_.cancel(caller, id));
   if (reservation.state == ReservationState::kCancelled) {
-    settled_.reset();  // what it held back is free, and its work waits for nothing
+    scheduler_.forget_settled_pass();  // what it held back is free, and its work waits for nothing
     advance_reservations();
   }
   return reservation;
@@ -285,7 +285,7 @@ Result<Reservation> Controller::cancel_reservation(const Principal& caller, std:
 
 void Controller::advance_reservations() {
   const auto advanced = reservations_.advance();
-  if (advanced.changed) queue_changed_ = true;
+  if (advanced.changed) scheduler_.queue_changed();
   // A window that is over: the work that ran in it stops.
   for (const Reservation* over : advanced.over_in_use) {
     for (auto& [instance_id, instance] : instances_) {
@@ -303,7 +303,7 @@ void Controller::advance_reservations() {
 Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota quota) {
   GPURENT_TRY(set, quotas_.set(caller, std::move(quota)));
   // A raised limit or a new weight may let queued work in now.
-  queue_changed_ = true;
+  scheduler_.queue_changed();
   schedule();
   return set;
 }

@@ -412,7 +412,7 @@ void Controller::tick() {
   }
   advance_reservations();
   // Time alone changes what a pass may do (reservation windows, backfill estimates).
-  queue_changed_ = true;
+  scheduler_.queue_changed();
   while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
     const auto [deadline, id] = *deadlines_.begin();
     deadlines_.erase(deadlines_.begin());

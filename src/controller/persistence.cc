@@ -41,12 +41,7 @@ Status Controller::restore(Snapshot snapshot) {
     auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
     append_to_creation_order(restored);
     restore_run_start(restored);
-    if (restored.state == InstanceState::kPending || model::holds_gpus(restored.state)) {
-      observe_request(restored.spec, 1);
-    }
-    last_queue_sequence_ = std::max(last_queue_sequence_, restored.queue_sequence);
-    // A job task queues as one entry, its rank-0 member.
-    if (restored.state == InstanceState::kPending && restored.job_rank == 0) enqueue(restored);
+    scheduler_.restore(restored);
     if (model::holds_gpus(restored.state)) {
       GPURENT_TRY(assignment, assignment_of(restored));
       GPURENT_CHECK(placements_.restore(restored, std::move(assignment)));

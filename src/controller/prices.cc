@@ -21,7 +21,7 @@ Result<model::PriceVersion> Controller::set_prices(const Principal& caller,
   };
   GPURENT_TRY(version, pricing_.set(caller, change, known_type));
   // Work queued for a type that just got a price may now be placed.
-  queue_changed_ = true;
+  scheduler_.queue_changed();
   return version;
 }
 

@@ -25,7 +25,7 @@ void Controller::sync_gpu_availability(const Node& node) {
       spdlog::error("node={} GPU mask: {}", node.id, set.error().message);
     }
   }
-  queue_changed_ = true;
+  scheduler_.queue_changed();
 }
 
 void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch& batch) {

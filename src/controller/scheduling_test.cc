@@ -290,9 +290,9 @@ TEST_F(SchedulingTest, QueueingBehindWorkThatDoesNotFitCostsTheSameForAnyQueueLe
     array.array = queued;
     EXPECT_TRUE(ctl_.create_job(alice_, std::move(array), std::nullopt, ""));
     constexpr int kLaunches = 10;
-    const uint64_t before = ctl_.requests_tried();
+    const uint64_t before = ctl_.scheduler().requests_tried();
     for (int i = 0; i < kLaunches; ++i) EXPECT_EQ(launch(alice_, 8).state, InstanceState::kPending);
-    return (ctl_.requests_tried() - before) / kLaunches;
+    return (ctl_.scheduler().requests_tried() - before) / kLaunches;
   };
   const uint64_t short_queue = tried_per_launch(100);
   const uint64_t long_queue = tried_per_launch(10'000);

@@ -1,0 +1,187 @@
+// Scheduler: the queue of pending work, and the scheduling pass that decides, request by request
+// in placement order, what becomes of each: placed (with the capacity it takes), left waiting
+// (and why), or making room by preempting spot work. The controller applies each Decision before
+// the next request is decided, so that the next one sees its effect: the capacity taken, the
+// tenant's holdings (quotas, fair share), the queue.
+//
+// - Order: scheduling class (reserved, on-demand, spot), then the tenant's priority, then first
+//   come first served. Within a band of equal class and priority the tenants take turns: the one
+//   holding the least (weighted by its quota weight) goes next, each in arrival order.
+// - Admission before capacity: the tenant's quota, max_price against the spot price, the
+//   reservation's window and size, volumes that live on different nodes.
+// - Backfill (EASY): a request that finds no room holds back, for the rest of the pass, the
+//   work of the types it accepts that would not be done by the time it could start (estimated
+//   from declared runtimes); up to kMaxBackfillBlockers such requests per pass.
+// - Preemption: on-demand and reserved work that finds no room asks the fewest, cheapest, most
+//   recently started spot instances that make it fit to leave; it waits for them (and asks no
+//   more) until they are gone.
+// - A pass is skipped when nothing it depends on changed (queue_changed()) and nothing arrived;
+//   arrivals that a full pass would try after every request the last pass tried are tried alone,
+//   from where it ended, so a command into a long queue of work that does not fit costs no pass
+//   over that queue.
+//
+// Invariants: the queue holds exactly the pending instances that are not job members of rank
+// above 0 (a job task queues as its rank-0 member), each at its queue position; a Decision to
+// place is allocated in the cluster view when the pass hands it over.
+//
+// Part of the Controller (controller.h), which applies the decisions (scheduling.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/indexed_map.h"
+#include "controller/metering.h"
+#include "controller/node_registry.h"
+#include "controller/placements.h"
+#include "controller/pricing.h"
+#include "controller/quotas.h"
+#include "controller/reservations.h"
+#include "controller/volumes.h"
+#include "model/instance.h"
+#include "sched/cluster.h"
+
+namespace gpurent::controller {
+
+// Blocked requests per scheduling pass that hold back later work (backfill reservations).
+inline constexpr size_t kMaxBackfillBlockers = 8;
+// The placement profile holds the most common request shapes, and is refreshed as the number
+// of requests seen grows by a quarter (re-indexing the cluster costs O(nodes)).
+inline constexpr size_t kProfileShapes = 32;
+inline constexpr int64_t kMinRequestsBetweenProfileRefreshes = 64;
+
+class Scheduler {
+ public:
+  // What the pass decided for one request.
+  struct Decision {
+    enum class Kind {
+      kPlace,     // `assignment`, allocated in the cluster view: one part per gang member
+      kWait,      // it waits; `reason` (if not empty) says why, for its tenant
+      kMakeRoom,  // `victims` are asked to leave; it waits for them
+      kNone,      // nothing to do now (no room, held back by backfill, room being made)
+    };
+    Kind kind = Kind::kNone;
+    sched::Assignment assignment;
+    std::string reason;
+    std::vector<model::Instance*> victims;
+  };
+  // Called once per request the pass tries, in order, with what was decided for it.
+  using Apply = std::function<void(model::Instance& request, Decision decision)>;
+
+  struct Context {
+    const Clock& clock;
+    IndexedMap<model::Instance>& instances;
+    // Members of the request's gang: its job's nodes, 1 for an instance of its own.
+    std::function<int(const model::Instance& request)> gang_size;
+    Placements& placements;  // the cluster view the pass allocates in
+    const NodeRegistry& nodes;
+    const Quotas& quotas;
+    const Pricing& pricing;
+    const Reservations& reservations;
+    const Volumes& volumes;    // where a request's volumes pin it
+    const Metering& metering;  // what spot work pays, to pick the cheapest to preempt
+  };
+  explicit Scheduler(Context context) : c_(std::move(context)) {}
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // --- The queue ---
+  // Queues a pending instance. A new arrival (queue_sequence 0) gets the next sequence and comes
+  // last in its band; work that comes back (moved, retried) keeps its place.
+  void enqueue(model::Instance& instance);
+  // Takes it out (placed, withdrawn, removed); the preemptions it asked for are forgotten.
+  void dequeue(const model::Instance& instance);
+  // At restore, for every instance in creation order: its sequence is taken (new arrivals come
+  // after it), and it is queued if pending (a job task as its rank-0 member).
+  void restore(model::Instance& instance);
+  size_t queue_length() const { return pending_.size(); }
+
+  // --- What a pass depends on ---
+  // Something it reads changed (capacity, a price, a quota, a booking, time): the next pass takes
+  // the whole queue.
+  void queue_changed() { queue_changed_ = true; }
+  // What the last pass estimated moved (a declared end became known, a booking was cancelled):
+  // arrivals are not tried from where it ended. Asks for no pass by itself.
+  void forget_settled_pass() { settled_.reset(); }
+  // Spot work asked to leave is gone: whoever asked waits for it no more.
+  void victim_ended(std::string_view instance_id);
+  // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
+  void observe_request(const model::InstanceSpec& spec, int count);
+
+  // --- The pass ---
+  // Decides what it can for the queue, in order, handing each decision to `apply` before the next
+  // is made; nothing when nothing changed since the last pass.
+  void pass(const Apply& apply);
+  // Requests the passes have tried, in all: their work, which a command that queues must not make
+  // grow with the queue.
+  uint64_t requests_tried() const { return requests_tried_; }
+
+ private:
+  Timestamp now() const { return c_.clock.now(); }
+  // A request that could not be placed and holds back lower-ordered work that would delay it
+  // (EASY backfill): `start` is the earliest it could start, from declared runtimes.
+  struct Blocker {
+    std::vector<std::string> gpu_types;  // empty: any
+    Timestamp start{};
+  };
+  struct PassState {
+    std::set<std::string> no_room;  // request shapes that found no room in this pass
+    std::vector<Blocker> blockers;
+  };
+  Decision decide(const model::Instance& request, PassState& pass);
+  // Why the instance may not be placed now regardless of capacity (quota, max_price,
+  // reservation), or "".
+  std::string admission_hold(const model::Instance& instance, int members) const;
+  // GPUs of a type that reservations hold back from this instance over its declared run.
+  int64_t reserved_hold(const model::Instance& instance, std::string_view gpu_type) const;
+  std::optional<Timestamp> earliest_start(const model::Instance& instance) const;
+  // The spot work to ask to leave so that a higher-class request that found no room fits: none
+  // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
+  // they are leaving.
+  Decision make_room(const model::Instance& instance, const sched::Request& request);
+
+  // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
+  // tenant's priority, then first come first served.
+  struct QueuePosition {
+    int negated_class = 0;  // negated, so that ascending order is placement order
+    int negated_priority = 0;
+    int64_t sequence = 0;
+    std::string id;
+    auto operator<=>(const QueuePosition&) const = default;
+  };
+  static QueuePosition queue_position(const model::Instance& instance);
+  // Whether a full pass would try the arrival after every request the settled pass tried, with
+  // that pass's state.
+  bool follows_settled_pass(const QueuePosition& arrival) const;
+
+  Context c_;
+  std::set<QueuePosition> pending_;
+  bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
+  std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
+  // The last pass, while what it did still holds: it placed nothing, and nothing it read has
+  // changed since (queue_changed_ is false, nothing left the queue). `state` is its state at the
+  // end, after trying `last`.
+  struct SettledPass {
+    PassState state;
+    QueuePosition last;
+  };
+  std::optional<SettledPass> settled_;
+  uint64_t requests_tried_ = 0;
+  int64_t last_queue_sequence_ = 0;
+  // Pending instances that already asked spot work to leave, and the victims still leaving.
+  std::unordered_map<std::string, std::set<std::string>> preemptions_;
+  // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
+  std::map<std::string, sched::ProfileEntry> request_shapes_;
+  int64_t requests_seen_ = 0;
+  int64_t profile_refreshed_at_ = 0;
+};
+
+}  // namespace gpurent::controller
