@@ -1,4 +1,5 @@
 // The billing tick's packed charges (change_set.h) through the store and a restart.
+#include "controller/component_test_fixture.h"
 #include "controller/controller_test_fixture.h"
 
 namespace gpurent::controller {
@@ -165,7 +166,7 @@ TEST_F(MeteringTest, TheTickChargesPriceAndSpotChangesMadeBetweenTicks) {
 }
 
 // Metering on its own, without a Controller: one node, one tenant, instances made by hand.
-class MeteringComponentTest : public ::testing::Test {
+class MeteringComponentTest : public ComponentTest {
  protected:
   MeteringComponentTest() {
     const model::Principal op{"", "key-op", model::Role::kOperator};
@@ -197,18 +198,6 @@ class MeteringComponentTest : public ::testing::Test {
     return metering_.current(instance)->charged;
   }
 
-  ManualClock clock_{Timestamp(Millis(1'800'000'000'000))};
-  Rng rng_{1};
-  ChangeSet changes_;
-  ChangeTracker tracker_{changes_};
-  EventLog events_{clock_, changes_};
-  IdempotencyKeys idempotency_{clock_, changes_};
-  Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, "CNY"}};
-  std::string currency_ = "CNY";
-  Pricing pricing_{{clock_, changes_, currency_}};
-  NodeRegistry nodes_;
-  DowntimeLog downtime_{changes_};
-  IndexedMap<model::Instance> instances_;
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
                       currency_, [this](std::string_view id) -> const model::Instance* {
                         const auto it = instances_.find(id);

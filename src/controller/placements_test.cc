@@ -2,27 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/accounts.h"
-#include "controller/event_log.h"
-#include "controller/idempotency.h"
-#include "controller/node_registry.h"
-#include "controller/pricing.h"
+#include "controller/component_test_fixture.h"
 
 namespace gpurent::controller {
 namespace {
 
-class PlacementsTest : public ::testing::Test {
+class PlacementsTest : public ComponentTest {
  protected:
-  PlacementsTest() {
-    sched::NodeSpec node{.id = "n-1",
-                         .gpu_type = "h100-80g",
-                         .gpu_memory_mib = 81'920,
-                         .gpus = {{.index = 0}, {.index = 1}},
-                         .cpu_milli = 64'000,
-                         .memory_mib = 512 * 1024};
-    handle_ = *placements_.cluster().upsert_node(std::move(node));
-    placements_.cluster().set_schedulable(handle_, true);
-  }
+  PlacementsTest() { handle_ = add_two_h100s(placements_.cluster(), "n-1"); }
 
   // An instance of `tenant` on GPU `position` of n-1, taking `milli` of it, allocated in the
   // cluster as the scheduling pass does before it records the instance.
@@ -47,19 +34,8 @@ class PlacementsTest : public ::testing::Test {
     return placements_.cluster().free_gpu_milli(handle_).at(position);
   }
 
-  ManualClock clock_{Timestamp(Millis(1'800'000'000'000))};
-  Rng rng_{1};
-  ChangeSet changes_;
-  EventLog events_{clock_, changes_};
-  IdempotencyKeys idempotency_{clock_, changes_};
-  Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, "CNY"}};
-  std::string currency_ = "CNY";
-  Pricing pricing_{{clock_, changes_, currency_}};
-  NodeRegistry nodes_;
-  Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{sched::Policy::kBinpack, {reservations_}};
   sched::NodeHandle handle_ = 0;
-  IndexedMap<model::Instance> instances_;
 };
 
 TEST_F(PlacementsTest, APlacedInstanceIsListedOnItsNodeItsGpuAndItsTenantsHolding) {

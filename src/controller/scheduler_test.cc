@@ -2,11 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/accounts.h"
-#include "controller/change_tracker.h"
-#include "controller/downtime_log.h"
-#include "controller/event_log.h"
-#include "controller/idempotency.h"
+#include "controller/component_test_fixture.h"
 
 namespace gpurent::controller {
 namespace {
@@ -18,7 +14,7 @@ const model::Principal kOperator{"", "key-op", model::Role::kOperator};
 // The Scheduler on its own: one node of two H100s, tenants made in Accounts, instances made by
 // hand. Each pass's decisions are applied as the controller would (placing records the instance
 // in Placements and takes it out of the queue; asking spot work to leave marks it).
-class SchedulerTest : public ::testing::Test {
+class SchedulerTest : public ComponentTest {
  protected:
   SchedulerTest() {
     alice_ = accounts_.create_tenant(kOperator, "alice")->id;
@@ -27,14 +23,7 @@ class SchedulerTest : public ::testing::Test {
     node.id = "n-1";
     node.state = model::NodeState::kReady;
     nodes_.add(std::move(node));
-    sched::NodeSpec spec{.id = "n-1",
-                         .gpu_type = "h100-80g",
-                         .gpu_memory_mib = 81'920,
-                         .gpus = {{.index = 0}, {.index = 1}},
-                         .cpu_milli = 64'000,
-                         .memory_mib = 512 * 1024};
-    const auto handle = placements_.cluster().upsert_node(std::move(spec));
-    placements_.cluster().set_schedulable(*handle, true);
+    add_two_h100s(placements_.cluster(), "n-1");
   }
 
   model::Instance& queue(const std::string& id, const std::string& tenant,
@@ -71,20 +60,7 @@ class SchedulerTest : public ::testing::Test {
     placements_.add(instance, part);
   }
 
-  ManualClock clock_{Timestamp(Millis(1'800'000'000'000))};
-  Rng rng_{1};
-  ChangeSet changes_;
-  ChangeTracker tracker_{changes_};
-  EventLog events_{clock_, changes_};
-  IdempotencyKeys idempotency_{clock_, changes_};
-  std::string currency_ = "CNY";
-  Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, currency_}};
-  Pricing pricing_{{clock_, changes_, currency_}};
-  NodeRegistry nodes_;
-  DowntimeLog downtime_{changes_};
-  IndexedMap<model::Instance> instances_;
   Quotas quotas_{{changes_, accounts_}};
-  Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{sched::Policy::kBinpack, {reservations_}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [](std::string_view) { return std::vector<std::string>(); }}};
