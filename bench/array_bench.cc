@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
       for (const auto& b : batches) commit(b);
       return 0;
     });
-    const auto view = ctl.job(caller, job);
+    const auto view = ctl.jobs().get(caller, job);
     int running = 0;
     for (const auto& task : (*view)->tasks) running += task.state == model::JobState::kRunning;
     fmt::print("  {} of {} tasks running; desired answers {:.1f} MB\n", running, tasks,

@@ -359,7 +359,7 @@ void Controller::begin_run(Instance& instance) {
   // derives the start from it (restore_run_start); an array's start would otherwise write every
   // member a second time.
   tracker_.note_change(instance);
-  if (!instance.job_id.empty()) member_running(instance);
+  if (!instance.job_id.empty()) jobs_.member_started(instance);
   metering_.open_run(instance, started);
   spdlog::debug("running instance={} run={}", instance.id, instance.run);
 }

@@ -46,6 +46,7 @@
 #include "controller/gpu_quarantines.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
+#include "controller/job_registry.h"
 #include "controller/metering.h"
 #include "controller/node_registry.h"
 #include "controller/placements.h"
@@ -167,12 +168,8 @@ class Controller {
   Result<CreatedJob> create_job(const model::Principal& caller, model::JobSpec spec,
                                 const std::optional<std::string>& idempotency_key,
                                 std::string fingerprint);
-  Result<const model::Job*> job(const model::Principal& caller, std::string_view id) const;
-  // In creation order; operators may filter by tenant (else they see all).
-  // A page of the jobs the caller sees, in creation order, after the job named by `cursor`
-  // (empty: from the first); next_cursor names the last item when more may follow.
-  Result<JobPage> list_jobs(const model::Principal& caller, const JobFilter& filter,
-                            std::string_view cursor, size_t limit) const;
+  // The jobs by id or name, listings, the job of a member (job_registry.h).
+  const JobRegistry& jobs() const { return jobs_; }
   // Withdraws queued members and stops running ones; the unfinished tasks end cancelled.
   Result<model::Job> cancel_job(const model::Principal& caller, std::string_view id);
 
@@ -276,9 +273,6 @@ class Controller {
   // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
   int free_master_port(std::string_view node_id) const;
   // --- Jobs (jobs.cc) ---
-  // A member's process runs: its task (and job) is running. The task's row is not written for
-  // this; restore_started_tasks derives it from the members' rows.
-  void member_running(const model::Instance& member);
   // At restore (members first): a task stored queued whose member has started in its current
   // run is running.
   void restore_started_tasks(model::Job& job) const;
@@ -287,8 +281,6 @@ class Controller {
   void settle_task(model::Job& job, model::JobTask& task);
   // Moves reservations with time, and stops the work of those whose window is over.
   void advance_reservations();
-  model::Job* job_of(const model::Instance& instance);
-  const model::Job* job_of(const model::Instance& instance) const;
   // Mirrors a node's capacity and readiness into the scheduler's cluster view.
   void sync_cluster_node(const model::Node& node);
   void update_schedulable(const model::Node& node);
@@ -388,9 +380,7 @@ class Controller {
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  IndexedMap<model::Job> jobs_;
-  std::vector<std::string> job_order_;                    // creation order, for listings
-  std::unordered_map<std::string, size_t> job_position_;  // index in job_order_
+  JobRegistry jobs_{{clock_, tracker_}};
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };

@@ -135,7 +135,7 @@ TEST_F(HealingTest, AGangMovesAsAWholeWithoutSpendingARetry) {
   EXPECT_NE(get(members[1]).node_id, failed);
   report_desired(get(members[0]).node_id);
   report_desired(get(members[1]).node_id);
-  const auto& task = (*ctl_.job(alice_, job->job.id))->tasks[0];
+  const auto& task = (*ctl_.jobs().get(alice_, job->job.id))->tasks[0];
   EXPECT_EQ(task.state, model::JobState::kRunning);  // not failed: a move is not an attempt lost
   EXPECT_EQ(ctl_.events().list(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
   ASSERT_TRUE(ctl_.check_invariants());

@@ -25,20 +25,11 @@ constexpr int kMaxJobMembers = 100'000;  // array × nodes: instances one job ma
 
 // --- Jobs ---------------------------------------------------------------------------------------
 
-Job* Controller::job_of(const Instance& instance) {
-  return const_cast<Job*>(std::as_const(*this).job_of(instance));
-}
-
-const Job* Controller::job_of(const Instance& instance) const {
-  const auto it = jobs_.find(instance.job_id);
-  return it == jobs_.end() ? nullptr : &it->second;
-}
-
 Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpec spec,
                                           const std::optional<std::string>& idempotency_key,
                                           std::string fingerprint) {
   GPURENT_TRY(first, replayed_creation<CreatedJob>(idempotency_, caller, idempotency_key,
-                                                   fingerprint, jobs_));
+                                                   fingerprint, jobs_.all()));
   if (first) return std::move(*first);
   if (spec.array < 1 || spec.array > model::kMaxJobArray || spec.nodes < 1 ||
       spec.nodes > model::kMaxJobNodes || spec.retries < 0 ||
@@ -83,10 +74,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
     }
     job.tasks.push_back(std::move(task));
   }
-  job_position_[job.id] = job_order_.size();
-  job_order_.push_back(job.id);
   const std::string id = job.id;
-  Job& created = jobs_.emplace(id, std::move(job)).first->second;
+  Job& created = jobs_.add(std::move(job));
   tracker_.touch_job(created);
   for (const auto& task : created.tasks) tracker_.touch_task(created, task.index);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), id);
@@ -94,48 +83,8 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   return CreatedJob{jobs_.at(id), false};
 }
 
-Result<const Job*> Controller::job(const Principal& caller, std::string_view id) const {
-  const auto it = jobs_.find(id);
-  if (it != jobs_.end() && visible_to(caller, it->second.tenant_id)) return &it->second;
-  std::vector<std::pair<const Job*, NamedObject>> candidates;
-  for (const auto& job_id : job_order_) {
-    const Job& candidate = jobs_.at(job_id);
-    if (candidate.tenant_id == caller.tenant_id) {
-      candidates.push_back({&candidate, {candidate.id, candidate.spec.task.name}});
-    }
-  }
-  return find_by_name<Job>("job", id, candidates);
-}
-
-Result<JobPage> Controller::list_jobs(const Principal& caller, const JobFilter& filter,
-                                      std::string_view cursor, size_t limit) const {
-  size_t position = 0;
-  if (!cursor.empty()) {
-    const auto it = job_position_.find(std::string(cursor));
-    // A cursor names a job; one the caller may not see is as unknown as a made-up one.
-    if (it == job_position_.end() || !job(caller, cursor)) {
-      return fail(Error::invalid("invalid_query", "unknown cursor"));
-    }
-    position = it->second + 1;
-  }
-  const std::optional<std::string> tenant =
-      caller.is_operator() ? filter.tenant_id : caller.tenant_id;
-  JobPage page;
-  for (; position < job_order_.size(); ++position) {
-    const Job& job = jobs_.at(job_order_[position]);
-    if (tenant && job.tenant_id != *tenant) continue;
-    if (filter.state && job.state != *filter.state) continue;
-    if (page.items.size() == limit) {
-      page.next_cursor = page.items.back()->id;
-      break;
-    }
-    page.items.push_back(&job);
-  }
-  return page;
-}
-
 Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id) {
-  GPURENT_TRY(found, this->job(caller, id));
+  GPURENT_TRY(found, jobs_.get(caller, id));
   Job& job = jobs_.at(found->id);
   for (auto& task : job.tasks) {
     if (model::is_final(task.state)) continue;
@@ -160,25 +109,6 @@ Result<Job> Controller::cancel_job(const Principal& caller, std::string_view id)
   return job;
 }
 
-void Controller::member_running(const Instance& member) {
-  Job* job = job_of(member);
-  if (!job) return;
-  JobTask& task = job->tasks.at(member.job_task);
-  if (task.state != JobState::kQueued) return;
-  // Not written: the member's row says it started, and restore_started_tasks reads the task's
-  // state from there (an array's start would otherwise write every task row a second time).
-  task.state = JobState::kRunning;
-  // The job's own row changes with its first running member only (what derive_job_state gives
-  // with a task running, without its pass over every task: per task, that pass made starting an
-  // array quadratic). Touched for every member, each agent's report of an array's start carried
-  // a copy of the job, and the committer wrote the row once per report in every group commit.
-  if (job->started_at && job->reason.empty() && job->state == JobState::kRunning) return;
-  if (!job->started_at) job->started_at = now();
-  job->reason = "";
-  job->state = JobState::kRunning;
-  tracker_.touch_job(*job);
-}
-
 void Controller::restore_started_tasks(Job& job) const {
   for (auto& task : job.tasks) {
     if (task.state != JobState::kQueued) continue;
@@ -194,7 +124,7 @@ void Controller::restore_started_tasks(Job& job) const {
 }
 
 void Controller::member_ended(const Instance& member) {
-  Job* job = job_of(member);
+  Job* job = jobs_.of(member);
   if (!job) return;
   JobTask& task = job->tasks.at(member.job_task);
   if (model::is_final(task.state)) return;

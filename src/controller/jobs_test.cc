@@ -27,7 +27,7 @@ class JobsTest : public StoredControllerTest {
     EXPECT_TRUE(created) << created.error().message;
     return created->job;
   }
-  const model::Job& job(const std::string& id) { return **ctl_.job(admin_, id); }
+  const model::Job& job(const std::string& id) { return **ctl_.jobs().get(admin_, id); }
   const model::Instance& member(const std::string& job_id, int task, int rank = 0) {
     return get(job(job_id).tasks.at(task).members.at(rank));
   }
@@ -50,9 +50,9 @@ TEST_F(JobsTest, AJobIsNamedByItsIdOrItsName) {
   auto named = job_spec(1);
   named.task.name = "sweep";
   const auto sweep = submit(alice_, named);
-  EXPECT_EQ((*ctl_.job(alice_, "sweep"))->id, sweep.id);
+  EXPECT_EQ((*ctl_.jobs().get(alice_, "sweep"))->id, sweep.id);
   EXPECT_EQ(ctl_.cancel_job(alice_, "sweep")->id, sweep.id);
-  EXPECT_EQ(ctl_.job(bob_, "sweep").error().code, "job_not_found");
+  EXPECT_EQ(ctl_.jobs().get(bob_, "sweep").error().code, "job_not_found");
 }
 
 TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
@@ -180,7 +180,7 @@ TEST_F(JobsTest, PlacedRowsHandedOverMidCommandAndTheCommandsChangeSetWriteEvery
   }
   // And the store, pieces and all, gives back what the controller holds.
   const auto restored = restarted(8);
-  expect_same_job(**restored->job(admin_, submitted.id), job(submitted.id));
+  expect_same_job(**restored->jobs().get(admin_, submitted.id), job(submitted.id));
   for (int task = 0; task < 20; ++task) {
     const auto& m = member(submitted.id, task);
     EXPECT_EQ(Json(**restored->instance(admin_, m.id)), Json(m)) << task;
@@ -216,7 +216,7 @@ TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndAStoreRestartRebuildsTheJob) {
   uint64_t seed = 100;
   const auto expect_restored = [&](const std::string& id) {
     const auto back = restarted(++seed);
-    const auto restored = back->job(admin_, id);
+    const auto restored = back->jobs().get(admin_, id);
     ASSERT_TRUE(restored);
     expect_same_job(**restored, job(id));
   };
@@ -268,7 +268,7 @@ TEST_F(JobsTest, AGangTaskWithOneMemberDoneIsStillRunningAfterARestart) {
   commit(ctl_);
   ASSERT_EQ(job(submitted.id).tasks[0].state, JobState::kRunning);
   const auto back = restarted(5);
-  const auto restored = back->job(admin_, submitted.id);
+  const auto restored = back->jobs().get(admin_, submitted.id);
   ASSERT_TRUE(restored);
   expect_same_job(**restored, job(submitted.id));
 }
@@ -280,7 +280,7 @@ TEST_F(JobsTest, JobListingsArePagesInCreationOrderFilteredByTenantAndState) {
   std::vector<std::string> seen;
   std::string cursor;
   for (int page = 0;; ++page) {
-    auto listed = ctl_.list_jobs(alice_, {}, cursor, 2);
+    auto listed = ctl_.jobs().list(alice_, {}, cursor, 2);
     ASSERT_TRUE(listed) << listed.error().message;
     EXPECT_LE(listed->items.size(), 2u);
     for (const auto* job : listed->items) seen.push_back(job->id);
@@ -289,15 +289,15 @@ TEST_F(JobsTest, JobListingsArePagesInCreationOrderFilteredByTenantAndState) {
     ASSERT_LT(page, 3);
   }
   EXPECT_EQ(seen, mine);  // bob's is not alice's to see, even with tenant set
-  EXPECT_EQ(ctl_.list_jobs(alice_, {.tenant_id = bob_.tenant_id}, "", 10)->items.size(), 5u);
-  EXPECT_EQ(ctl_.list_jobs(alice_, {}, theirs, 10).error().code, "invalid_query");
-  EXPECT_EQ(ctl_.list_jobs(alice_, {}, "j-made-up", 10).error().code, "invalid_query");
-  const auto queued = ctl_.list_jobs(admin_, {.state = JobState::kQueued}, "", 10);
+  EXPECT_EQ(ctl_.jobs().list(alice_, {.tenant_id = bob_.tenant_id}, "", 10)->items.size(), 5u);
+  EXPECT_EQ(ctl_.jobs().list(alice_, {}, theirs, 10).error().code, "invalid_query");
+  EXPECT_EQ(ctl_.jobs().list(alice_, {}, "j-made-up", 10).error().code, "invalid_query");
+  const auto queued = ctl_.jobs().list(admin_, {.state = JobState::kQueued}, "", 10);
   ASSERT_EQ(queued->items.size(), 5u);  // alice's first was placed: it runs
   EXPECT_EQ(queued->items[0]->id, mine[1]);
   EXPECT_EQ(queued->items[4]->id, theirs);
   EXPECT_FALSE(queued->next_cursor);
-  const auto bobs = ctl_.list_jobs(admin_, {.tenant_id = bob_.tenant_id}, "", 10);
+  const auto bobs = ctl_.jobs().list(admin_, {.tenant_id = bob_.tenant_id}, "", 10);
   ASSERT_EQ(bobs->items.size(), 1u);
   EXPECT_EQ(bobs->items[0]->id, theirs);
 }
@@ -314,12 +314,12 @@ TEST_F(JobsTest, RestoredJobsAreListedInCreationOrderWithWorkingCursors) {
   }
   Controller restored(clock_, {.seed = 1});
   ASSERT_TRUE(restored.restore(std::move(snapshot)));
-  const auto first = restored.list_jobs(admin_, {}, "", 2);
+  const auto first = restored.jobs().list(admin_, {}, "", 2);
   ASSERT_TRUE(first);
   ASSERT_EQ(first->items.size(), 2u);
   EXPECT_EQ(first->items[0]->id, "j-a");
   EXPECT_EQ(first->next_cursor, "j-b");
-  const auto rest = restored.list_jobs(admin_, {}, "j-b", 2);
+  const auto rest = restored.jobs().list(admin_, {}, "j-b", 2);
   ASSERT_EQ(rest->items.size(), 1u);
   EXPECT_EQ(rest->items[0]->id, "j-c");
 }

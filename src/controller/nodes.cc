@@ -179,7 +179,7 @@ Result<model::DesiredState> Controller::desired_state(std::string_view node_id) 
          .volumes = instance.spec.volumes,
          .services = instance.spec.services,
          .workdir = instance.spec.workdir});
-    if (const model::Job* job = job_of(instance)) {
+    if (const model::Job* job = jobs_.of(instance)) {
       desired.workloads.back().job = model::job_member_placement(*job, instance);
     }
   }
@@ -352,7 +352,7 @@ void Controller::move_off_failure(const Failure& failure, const PlacedInstances&
     }
     // A gang without one of its ranks cannot go on: the whole task moves.
     std::vector<Instance*> moving{&instance};
-    if (model::Job* job = job_of(instance)) {
+    if (model::Job* job = jobs_.of(instance)) {
       moving.clear();
       for (const auto& member_id : job->tasks.at(static_cast<size_t>(instance.job_task)).members) {
         Instance& member = instances_.at(member_id);

@@ -52,15 +52,8 @@ Status Controller::restore(Snapshot snapshot) {
       }
     }
   }
-  for (auto& job : snapshot.jobs) {
-    restore_started_tasks(job);
-    job_order_.push_back(job.id);
-    jobs_.emplace(job.id, std::move(job));
-  }
-  std::sort(job_order_.begin(), job_order_.end(), [this](const auto& a, const auto& b) {
-    return std::tie(jobs_.at(a).created_at, a) < std::tie(jobs_.at(b).created_at, b);
-  });
-  for (size_t i = 0; i < job_order_.size(); ++i) job_position_[job_order_[i]] = i;
+  for (auto& job : snapshot.jobs) restore_started_tasks(job);
+  jobs_.restore(std::move(snapshot.jobs));
   reservations_.restore(snapshot);
   quotas_.restore(snapshot);
   templates_.restore(std::move(snapshot.templates));

@@ -182,7 +182,7 @@ TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
   // No node has 8 healthy free GPUs for both ranks: the task waits, not failed.
   EXPECT_EQ(get(members[0]).state, InstanceState::kPending);
   EXPECT_EQ(get(members[1]).state, InstanceState::kPending);
-  EXPECT_NE((*ctl_.job(alice_, job->job.id))->tasks[0].state, model::JobState::kFailed);
+  EXPECT_NE((*ctl_.jobs().get(alice_, job->job.id))->tasks[0].state, model::JobState::kFailed);
   EXPECT_EQ(ctl_.events().list(alice_, {.kind = "instance.moved"}, 10).size(), 2u);
   ASSERT_TRUE(ctl_.check_invariants());
 }

@@ -168,7 +168,7 @@ Status Controller::check_invariants() const {
     return fail(Error::internal("controller invariant broken: " + what));
   };
   GPURENT_CHECK(reservations_.check_invariants());
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : jobs_.all()) {
     for (const auto& task : job.tasks) {
       int placed = 0, pending = 0;
       for (const auto& member_id : task.members) {

@@ -142,7 +142,7 @@ TEST_F(SchedulingTest, WorkNoNodeCouldEverHoldIsRefusedUnlessItWaitsForCapacity)
   EXPECT_EQ(gang_refused.error().code, "never_fits");
   EXPECT_NE(gang_refused.error().message.find("a gang of 2 needs 2 nodes"), std::string::npos)
       << gang_refused.error().message;
-  EXPECT_TRUE(ctl_.list_jobs(alice_, {}, "", 100)->items.empty());
+  EXPECT_TRUE(ctl_.jobs().list(alice_, {}, "", 100)->items.empty());
   // Asked to wait for capacity, the gang waits, saying for what, and starts once a node joins.
   gang.task.wait_for_capacity = true;
   const auto waiting = ctl_.create_job(alice_, gang, std::nullopt, "");
@@ -164,7 +164,7 @@ TEST_F(SchedulingTest, AJobWithoutQueueingIsRefusedUnlessItsFirstTaskStartsNow) 
   const auto refused = ctl_.create_job(alice_, job, std::nullopt, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, "insufficient_capacity");
-  EXPECT_TRUE(ctl_.list_jobs(alice_, {}, "", 100)->items.empty());
+  EXPECT_TRUE(ctl_.jobs().list(alice_, {}, "", 100)->items.empty());
   job.task.gpu_count = 2;
   const auto created = ctl_.create_job(alice_, job, std::nullopt, "");
   ASSERT_TRUE(created) << created.error().message;

@@ -255,7 +255,7 @@ void Api::Impl::add_job_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           auto all_tasks = query_flag(request, "tasks", false);
           if (!all_tasks) co_return problem_response(all_tasks.error());
-          auto found = ctl().job(caller, params.find("id")->second);
+          auto found = ctl().jobs().get(caller, params.find("id")->second);
           co_return result_response(
               200, found, [&](const model::Job* job) { return job_view(*job, *all_tasks); });
         });
@@ -287,8 +287,8 @@ Response Api::Impl::list_jobs(const Principal& caller, const Request& request) {
     }
     filter.state = parsed;
   }
-  auto page = ctl().list_jobs(caller, filter, query_string(request, "cursor").value_or(""),
-                              static_cast<size_t>(*limit));
+  auto page = ctl().jobs().list(caller, filter, query_string(request, "cursor").value_or(""),
+                                static_cast<size_t>(*limit));
   if (!page) return problem_response(page.error());
   Json items = Json::array();
   for (const auto* job : page->items) items.push_back(job_view(*job));
@@ -325,7 +325,7 @@ asio::awaitable<Response> Api::Impl::create_job(const Principal& caller, Request
 
 Response Api::Impl::job_logs(const Principal& caller, const Request& request,
                              const std::string& id) {
-  auto found = ctl().job(caller, id);
+  auto found = ctl().jobs().get(caller, id);
   if (!found) return problem_response(found.error());
   const model::Job& job = **found;
   auto task = query_int(request, "task", 0, 0, job.spec.array - 1);
