@@ -269,7 +269,6 @@ class Controller {
   // A job member's gang rendezvous (master_address, master_port) is set before; `job` is its job
   // (null for an instance of its own).
   void place(model::Instance& instance, sched::NodeAssignment part, const model::Job* job);
-  int gang_size(const model::Instance& instance) const;
   // The lowest rendezvous port (from model::kGangMasterPort) no gang led from this node uses.
   int free_master_port(std::string_view node_id) const;
   // --- Jobs (jobs.cc) ---
@@ -349,10 +348,7 @@ class Controller {
 
   NodeRegistry nodes_;
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
-                      options_.currency, [this](std::string_view id) -> const model::Instance* {
-                        const auto it = instances_.find(id);
-                        return it == instances_.end() ? nullptr : &it->second;
-                      }}};
+                      options_.currency, instances_}};
   Quotas quotas_{{changes_, accounts_}};
   GpuQuarantines quarantines_{{clock_, changes_, nodes_}};
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
@@ -361,12 +357,12 @@ class Controller {
                 options_.heartbeat_timeout, [this] { return scheduler_.queue_length(); }}};
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
-  Scheduler scheduler_{
-      {clock_, instances_, [this](const model::Instance& request) { return gang_size(request); },
-       placements_, nodes_, quotas_, pricing_, reservations_, volumes_, metering_}};
+  Scheduler scheduler_{{clock_, instances_, jobs_, placements_, nodes_, quotas_, pricing_,
+                        reservations_, volumes_, metering_}};
   // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
   std::vector<std::string> mounted_by(std::string_view volume_id) const;
   IndexedMap<model::Instance> instances_;
+  JobRegistry jobs_{{clock_, tracker_}};
   // Creation order, for listings (Instance::creation_position is each one's place). Pointers:
   // instances are never erased, and a map's elements do not move.
   std::vector<const model::Instance*> instance_order_;
@@ -380,7 +376,6 @@ class Controller {
   void feed_series(const model::Node& node, const model::TelemetryBatch& batch);
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
-  JobRegistry jobs_{{clock_, tracker_}};
   Timestamp last_billing_{};
   Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };

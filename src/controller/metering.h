@@ -9,11 +9,10 @@
 // ledger exactly once (the posting's id carries the billed seconds); every record opened, closed
 // or charged is in the pending ChangeSet, durable with the command, report or tick that did it.
 //
-// Part of the Controller (controller.h), which decides when a run begins and ends; Metering finds
-// an instance by id through Context::instance (invoices describe runs, credits go to tenants).
+// Part of the Controller (controller.h), which decides when a run begins and ends; Metering reads
+// the instances (invoices describe runs, credits go to tenants) and changes none of them.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,10 +51,9 @@ class Metering {
     const NodeRegistry& nodes;
     const DowntimeLog& downtime;  // what the SLA credits
     const std::string& currency;
-    // The instance of an id, or null.
-    std::function<const model::Instance*(std::string_view id)> instance;
+    const IndexedMap<model::Instance>& instances;
   };
-  explicit Metering(Context context) : c_(std::move(context)) {}
+  explicit Metering(Context context) : c_(context) {}
   Metering(const Metering&) = delete;
   Metering& operator=(const Metering&) = delete;
 

@@ -199,10 +199,7 @@ class MeteringComponentTest : public ComponentTest {
   }
 
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
-                      currency_, [this](std::string_view id) -> const model::Instance* {
-                        const auto it = instances_.find(id);
-                        return it == instances_.end() ? nullptr : &it->second;
-                      }}};
+                      currency_, instances_}};
   std::string tenant_;
   model::Node* node_ = nullptr;
 };

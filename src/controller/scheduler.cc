@@ -48,8 +48,13 @@ void Scheduler::restore(Instance& instance) {
   if (instance.state == InstanceState::kPending && instance.job_rank == 0) enqueue(instance);
 }
 
-void Scheduler::victim_ended(std::string_view instance_id) {
-  for (auto& [waiting, victims] : preemptions_) victims.erase(std::string(instance_id));
+void Scheduler::victim_ended(const std::string& instance_id) {
+  for (auto& [waiting, victims] : preemptions_) victims.erase(instance_id);
+}
+
+int Scheduler::gang_size(const Instance& request) const {
+  if (request.job_id.empty()) return 1;
+  return c_.jobs.at(request.job_id).spec.nodes;
 }
 
 void Scheduler::observe_request(const model::InstanceSpec& spec, int count) {
@@ -149,7 +154,7 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   const auto wait = [](std::string reason) {
     return Decision{.kind = Kind::kWait, .reason = std::move(reason)};
   };
-  const int members = c_.gang_size(instance);
+  const int members = gang_size(instance);
   if (auto hold = admission_hold(instance, members); !hold.empty()) return wait(std::move(hold));
   // Volumes that were placed apart (each first used by other work) leave it nowhere to go.
   std::string conflict;

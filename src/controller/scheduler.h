@@ -39,6 +39,7 @@
 
 #include "common/clock.h"
 #include "common/indexed_map.h"
+#include "controller/job_registry.h"
 #include "controller/metering.h"
 #include "controller/node_registry.h"
 #include "controller/placements.h"
@@ -79,9 +80,8 @@ class Scheduler {
   struct Context {
     const Clock& clock;
     IndexedMap<model::Instance>& instances;
-    // Members of the request's gang: its job's nodes, 1 for an instance of its own.
-    std::function<int(const model::Instance& request)> gang_size;
-    Placements& placements;  // the cluster view the pass allocates in
+    const JobRegistry& jobs;  // a job task's gang is as many members as its job's nodes
+    Placements& placements;   // the cluster view the pass allocates in
     const NodeRegistry& nodes;
     const Quotas& quotas;
     const Pricing& pricing;
@@ -89,7 +89,7 @@ class Scheduler {
     const Volumes& volumes;    // where a request's volumes pin it
     const Metering& metering;  // what spot work pays, to pick the cheapest to preempt
   };
-  explicit Scheduler(Context context) : c_(std::move(context)) {}
+  explicit Scheduler(Context context) : c_(context) {}
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
@@ -112,7 +112,7 @@ class Scheduler {
   // arrivals are not tried from where it ended. Asks for no pass by itself.
   void forget_settled_pass() { settled_.reset(); }
   // Spot work asked to leave is gone: whoever asked waits for it no more.
-  void victim_ended(std::string_view instance_id);
+  void victim_ended(const std::string& instance_id);
   // Learns the shapes of requests for fragmentation-aware placement (see sched::Cluster).
   void observe_request(const model::InstanceSpec& spec, int count);
 
@@ -137,6 +137,8 @@ class Scheduler {
     std::vector<Blocker> blockers;
   };
   Decision decide(const model::Instance& request, PassState& pass);
+  // Members of the request's gang: its job's nodes, 1 for an instance of its own.
+  int gang_size(const model::Instance& request) const;
   // Why the instance may not be placed now regardless of capacity (quota, max_price,
   // reservation), or "".
   std::string admission_hold(const model::Instance& instance, int members) const;

@@ -65,10 +65,10 @@ class SchedulerTest : public ComponentTest {
   Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
                     [](std::string_view) { return std::vector<std::string>(); }}};
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
-                      currency_,
-                      [](std::string_view) -> const model::Instance* { return nullptr; }}};
-  Scheduler scheduler_{{clock_, instances_, [](const model::Instance&) { return 1; }, placements_,
-                        nodes_, quotas_, pricing_, reservations_, volumes_, metering_}};
+                      currency_, instances_}};
+  JobRegistry jobs_{{clock_, tracker_}};  // none: every request is an instance of its own
+  Scheduler scheduler_{{clock_, instances_, jobs_, placements_, nodes_, quotas_, pricing_,
+                        reservations_, volumes_, metering_}};
   std::string alice_;
   std::string bob_;
 };

@@ -11,11 +11,6 @@ namespace gpurent::controller {
 using model::Job;
 using model::JobTask;
 
-int Controller::gang_size(const Instance& instance) const {
-  if (instance.job_id.empty()) return 1;
-  return jobs_.at(instance.job_id).spec.nodes;
-}
-
 void Controller::schedule() {
   scheduler_.pass([this](Instance& request, Scheduler::Decision decision) {
     apply(request, std::move(decision));

@@ -23,11 +23,12 @@ Result<billing::Invoice> Metering::invoice(const Principal& caller, std::string_
   // Usage records are "<instance>/<run>"; the run's type is its own (a restart may move types).
   const auto describe = [&](std::string_view run) {
     const auto colon = run.rfind(':');
-    const model::Instance* instance = c_.instance(run.substr(0, colon));
+    const auto instance = c_.instances.find(run.substr(0, colon));
     const auto usage =
         usage_.find(fmt::format("{}/{}", run.substr(0, colon), run.substr(colon + 1)));
-    if (instance == nullptr || usage == usage_.end()) return std::string(run);
-    return fmt::format("{} {}", usage->second.gpu_type, model::to_string(instance->spec.pricing));
+    if (instance == c_.instances.end() || usage == usage_.end()) return std::string(run);
+    return fmt::format("{} {}", usage->second.gpu_type,
+                       model::to_string(instance->second.spec.pricing));
   };
   return billing::build_invoice(tenant_id, c_.currency, month, c_.accounts.transfers(tenant_id),
                                 describe);
@@ -42,7 +43,7 @@ void Metering::settle_sla_credits() {
   // Each tenant's transfers, unpacked from the ledger once for all its instances.
   std::map<std::string, std::vector<model::Transfer>, std::less<>> transfers_of;
   for (const auto& [instance_id, down_seconds] : down) {
-    const model::Instance& instance = *c_.instance(instance_id);
+    const model::Instance& instance = c_.instances.at(instance_id);
     auto transfers = transfers_of.find(instance.tenant_id);
     if (transfers == transfers_of.end()) {
       transfers =
