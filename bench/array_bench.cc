@@ -4,7 +4,7 @@
 //
 // Stages, each timed in this thread's CPU time:
 //   create    Controller::create_job (N members made, queued and placed)
-//   rows      take_changes_for_store (the ChangeSet: the members' rows serialized)
+//   rows      take_changes(kStoreRows)(the ChangeSet: the members' rows serialized)
 //   commit    the SQLite store's commit of that ChangeSet (the committer thread's work)
 //   desired   every node's desired state built and written as JSON (the long-poll answers)
 //   reports   every node's report of its 8 tasks running applied, in batches of --batch nodes
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     store.commit(changes);
     return 0;
   };
-  commit(ctl.take_changes_for_store());
+  commit(ctl.take_changes(controller::Controller::Form::kStoreRows));
 
   fmt::print("tasks={} nodes={} report batch={} store={}\n", tasks, nodes, batch,
              store ? store_path : "none");
@@ -87,12 +87,13 @@ int main(int argc, char** argv) {
       if (!created) die(created.error().message);
       return created->job.id;
     });
-    auto changes = timed("rows", [&] { return ctl.take_changes_for_store(); });
+    auto changes =
+        timed("rows", [&] { return ctl.take_changes(controller::Controller::Form::kStoreRows); });
     timed("commit", [&] { return commit(changes); });
     const auto answers = timed("desired", [&] {
       size_t bytes = 0;
       for (const auto& node : node_ids) {
-        auto desired = ctl.desired_state(node);
+        auto desired = ctl.fleet().desired_state(node);
         if (!desired) die(desired.error().message);
         bytes += model::desired_state_json(*desired).size();
       }
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
     std::vector<controller::ChangeSet> batches;
     timed("reports", [&] {
       for (size_t n = 0; n < node_ids.size(); ++n) {
-        const auto desired = ctl.desired_state(node_ids[n]);
+        const auto desired = ctl.fleet().desired_state(node_ids[n]);
         model::NodeReport report{desired->generation, {}};
         for (const auto& w : desired->workloads) {
           report.workloads.push_back(
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
         }
         if (!ctl.apply_report(node_ids[n], report)) die("report");
         if ((n + 1) % static_cast<size_t>(batch) == 0 || n + 1 == node_ids.size()) {
-          batches.push_back(ctl.take_changes_for_store());
+          batches.push_back(ctl.take_changes(controller::Controller::Form::kStoreRows));
         }
       }
       return 0;
@@ -127,11 +128,11 @@ int main(int argc, char** argv) {
     // Cancelled and gone before the next round.
     if (!ctl.cancel_job(caller, job)) die("cancel");
     for (const auto& node : node_ids) {
-      const auto desired = ctl.desired_state(node);
+      const auto desired = ctl.fleet().desired_state(node);
       model::NodeReport report{desired->generation, {}};
       if (!ctl.apply_report(node, report)) die("report");
     }
-    commit(ctl.take_changes_for_store());
+    commit(ctl.take_changes(controller::Controller::Form::kStoreRows));
   }
   return 0;
 }

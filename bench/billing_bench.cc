@@ -7,7 +7,7 @@
 // reports before each tick (reports are untimed). Each timed tick is what the server's host does
 // on the controller's thread one billing interval (60 s) after the last: Controller::tick() (it
 // observes the spot market, meters every run, one ledger transfer each, and checks balances) and
-// take_changes_for_store() (the ChangeSet it hands to the committer). Ticks repeat `--ticks` times
+// take_changes(kStoreRows) (the ChangeSet it hands to the committer). Ticks repeat `--ticks` times
 // (default 5); wall-clock and this thread's CPU time are printed per tick, with the ledger's sum
 // (must be 0).
 //
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   const auto commit = [&](const controller::ChangeSet& changes) { store.commit(changes); };
   bench::report_all_running(ctl, node_ids);
   ctl.tick();  // the first: the market observes the fleet
-  commit(ctl.take_changes_for_store());
+  commit(ctl.take_changes(controller::Controller::Form::kStoreRows));
 
   fmt::print("workloads={} nodes={} ticks={}\n", workloads, nodes, ticks);
   std::vector<double> wall_ms;
@@ -102,12 +102,12 @@ int main(int argc, char** argv) {
     }
     clock.advance(Millis(60'000));
     bench::report_all_running(ctl, node_ids);
-    commit(ctl.take_changes_for_store());
+    commit(ctl.take_changes(controller::Controller::Form::kStoreRows));
     const double cpu_before = thread_cpu_seconds();
     const auto start = std::chrono::steady_clock::now();
     ctl.tick();
     const double cpu_tick = thread_cpu_seconds() - cpu_before;
-    const auto changes = ctl.take_changes_for_store();
+    const auto changes = ctl.take_changes(controller::Controller::Form::kStoreRows);
     const auto end = std::chrono::steady_clock::now();
     const double cpu = thread_cpu_seconds() - cpu_before;
     const double ms = std::chrono::duration<double, std::milli>(end - start).count();

@@ -122,7 +122,7 @@ inline model::Principal funded_tenant(controller::Controller& ctl, const model::
 inline void report_all_running(controller::Controller& ctl,
                                const std::vector<std::string>& node_ids) {
   for (const auto& node : node_ids) {
-    const auto desired = ctl.desired_state(node);
+    const auto desired = ctl.fleet().desired_state(node);
     model::NodeReport report{desired->generation, {}};
     for (const auto& w : desired->workloads) {
       report.workloads.push_back(

@@ -23,6 +23,7 @@ Status Accounts::restore(Snapshot& snapshot) {
   }
   if (ledger_.total() != 0) return fail(Error::internal("restored ledger does not sum to zero"));
   packages_.restore(snapshot);
+  quotas_.restore(snapshot);
   for (auto& settings : snapshot.balance_settings) {
     balance_settings_.insert_or_assign(settings.tenant_id, std::move(settings));
   }

@@ -1,6 +1,7 @@
 // Accounts: who may call, and their money. Tenants, API keys, join tokens, the double-entry
 // ledger (billing::Ledger: top-ups, charges, refunds, credits), the balance settings (warning
-// threshold, credit limit), and prepaid compute packages (Packages, packages.h).
+// threshold, credit limit), prepaid compute packages (Packages, packages.h) and quotas (Quotas,
+// quotas.h).
 //
 // Invariants: the ledger sums to zero; each key and join token is found by its hash; a tenant's
 // name is unique. Every change goes into the
@@ -26,6 +27,7 @@
 #include "controller/event_log.h"
 #include "controller/idempotency.h"
 #include "controller/packages.h"
+#include "controller/quotas.h"
 #include "model/accounts.h"
 #include "model/ledger.h"
 #include "model/tenant.h"
@@ -107,6 +109,11 @@ class Accounts {
   Packages& packages() { return packages_; }
   const Packages& packages() const { return packages_; }
 
+  // --- Quotas and fair-share weights (quotas.h) -------------------------------------------------
+  // Set through Controller::set_quota, which tries queued work again under the new quota.
+  Quotas& quotas() { return quotas_; }
+  const Quotas& quotas() const { return quotas_; }
+
  private:
   Timestamp now() const { return c_.clock.now(); }
 
@@ -120,6 +127,7 @@ class Accounts {
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
   std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
   Packages packages_{{c_.clock, c_.rng, c_.changes, c_.idempotency, *this}};
+  Quotas quotas_{{c_.changes, *this}};
 };
 
 }  // namespace gpurent::controller

@@ -280,7 +280,7 @@ TEST_F(AccountsTest, NodeDowntimeEarnsAnSlaCreditOnceAtMonthEnd) {
   // placed there again as run 2, and is down until that run reports running.
   run(instance.id);
   run(instance.id);
-  const auto records = ctl_.downtime().of_instance(instance.id);
+  const auto records = ctl_.metering().downtime().of_instance(instance.id);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]->start, last_report);
   EXPECT_EQ(records[0]->end, clock_.now());

@@ -193,7 +193,7 @@ class BillingSimulation {
 
   void stop_or_start() {
     const auto& who = random_tenant();
-    const auto page = ctl_->list_instances(who, {}, "", 1000);
+    const auto page = ctl_->instances().list(who, {}, "", 1000);
     if (page->items.empty()) return;
     const std::string id = page->items[rng_.uniform(page->items.size())]->id;
     if (rng_.uniform(2) == 0) {
@@ -204,14 +204,14 @@ class BillingSimulation {
   }
 
   void converge_and_report(SimNode& node) {
-    const auto desired = ctl_->desired_state(node.id);
+    const auto desired = ctl_->fleet().desired_state(node.id);
     ASSERT_TRUE(desired);
     ASSERT_TRUE(ctl_->apply_report(
         node.id,
         agent::converge_and_report(node.workloads, *desired, agent::sim_time(clock_.now()))));
   }
 
-  void commit() { ASSERT_TRUE(store_->commit(ctl_->take_changes_for_store())); }
+  void commit() { ASSERT_TRUE(store_->commit(ctl_->take_changes(Controller::Form::kStoreRows))); }
 
   // A new controller from what the store holds, as a server restart does.
   void restart() {
@@ -220,7 +220,7 @@ class BillingSimulation {
     ASSERT_TRUE(snapshot);
     ctl_ = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed_ + ++restarts_});
     ASSERT_TRUE(ctl_->restore(std::move(*snapshot)));
-    ctl_->forgive_silence_until_now();
+    ctl_->fleet().forgive_silence_until_now();
     ASSERT_EQ(balances(), before);
   }
 
@@ -233,7 +233,7 @@ class BillingSimulation {
   void check_invariants(bool money) {
     ASSERT_EQ(ctl_->accounts().ledger_total(), 0);
     std::map<std::string, const model::Node*> down;
-    for (const auto* node : ctl_->nodes().list(admin_, "", SIZE_MAX).items) {
+    for (const auto* node : ctl_->fleet().nodes().list(admin_, "", SIZE_MAX).items) {
       if (node->state == model::NodeState::kDown) down[node->id] = node;
     }
     package_seconds_ = 0;
@@ -272,7 +272,7 @@ class BillingSimulation {
         }
         if (usage->package_seconds > 0) drawn[usage->gpu_type] += usage->package_seconds * milli;
         package_seconds_ += usage->package_seconds;
-        const auto* instance = *ctl_->instance(admin_, usage->instance_id);
+        const auto* instance = *ctl_->instances().get(admin_, usage->instance_id);
         if (!usage->ended_at && down.contains(instance->node_id)) {
           ASSERT_LE(usage->metered_until, down.at(instance->node_id)->last_heartbeat)
               << "charged past a down node's last good report";

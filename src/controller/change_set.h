@@ -72,7 +72,8 @@ struct TemplateChange {
   std::optional<model::Template> template_;
 };
 
-// An object already serialized (its store body): see Controller::take_changes_for_store().
+// An object already serialized (its store body): see
+// Controller::take_changes(Controller::Form::kStoreRows).
 struct ObjectRow {
   std::string id;
   std::string tenant_id;

@@ -13,7 +13,7 @@ class ClockSkewTest : public ControllerTest {
  protected:
   // A report whose agent clock is `skew_ms` ahead of the controller's (behind when negative).
   void report_skewed(int64_t skew_ms) {
-    model::NodeReport sent{.applied_generation = ctl_.desired_state(node_)->generation};
+    model::NodeReport sent{.applied_generation = ctl_.fleet().desired_state(node_)->generation};
     sent.sent_at_ms = to_unix_ms(clock_.now()) + skew_ms;
     ASSERT_TRUE(ctl_.apply_report(node_, sent));
   }
@@ -25,22 +25,22 @@ class ClockSkewTest : public ControllerTest {
     }
   }
   std::vector<monitor::Alert> skew_alerts() {
-    auto active = ctl_.monitor().alerts(admin_, 100).active;
+    auto active = ctl_.fleet().monitor().alerts(admin_, 100).active;
     std::erase_if(active, [](const monitor::Alert& a) { return a.rule != "agent_clock_skew"; });
     return active;
   }
 };
 
 TEST_F(ClockSkewTest, IsUnknownUntilAReportSaysWhenItWasSent) {
-  EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
+  EXPECT_FALSE(ctl_.fleet().nodes().clock_skew_ms(node_));
   report(node_, {});  // no send time: not measured
-  EXPECT_FALSE(ctl_.nodes().clock_skew_ms(node_));
+  EXPECT_FALSE(ctl_.fleet().nodes().clock_skew_ms(node_));
   EXPECT_TRUE(ctl_.fleet().platform_stats().clock_skews.empty());
   report_skewed(-1'250);
-  EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), -1'250);
+  EXPECT_EQ(ctl_.fleet().nodes().clock_skew_ms(node_), -1'250);
   // The latest report counts.
   report_skewed(40);
-  EXPECT_EQ(ctl_.nodes().clock_skew_ms(node_), 40);
+  EXPECT_EQ(ctl_.fleet().nodes().clock_skew_ms(node_), 40);
   const auto stats = ctl_.fleet().platform_stats();
   ASSERT_EQ(stats.clock_skews.size(), 1u);
   EXPECT_EQ(stats.clock_skews[0].node_id, node_);
@@ -74,7 +74,7 @@ TEST_F(ClockSkewTest, ASkewAboveTheLimitForAMinuteFiresAndResolvesWhenFixed) {
 
 TEST_F(ClockSkewTest, TheLimitIsAnOption) {
   Controller strict(clock_, {.seed = 3, .clock_skew_limit = Millis(100)});
-  const auto rules = strict.monitor().rules(admin_);
+  const auto rules = strict.fleet().monitor().rules(admin_);
   ASSERT_TRUE(rules);
   const auto rule = std::find_if(rules->begin(), rules->end(), [](const monitor::Rule& r) {
     return r.name == "agent_clock_skew";

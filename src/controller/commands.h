@@ -29,6 +29,11 @@ struct Offer {
   std::optional<Micros> price_per_gpu_hour;
 };
 
+// What operators do to a node, as kubectl's verbs: a cordoned node gets no new work (its running
+// work stays); uncordon undoes it; drain cordons the node and moves its work (each instance is
+// stopped there and queued again to be placed elsewhere).
+enum class NodeAction { kCordon, kUncordon, kDrain };
+
 struct CreatedInstance {
   model::Instance instance;
   bool replayed = false;  // an Idempotency-Key retry: nothing new was created

@@ -58,7 +58,7 @@ Status Controller::check_funds(std::string_view tenant_id, const model::Instance
   return {};
 }
 
-Status Controller::validate_spec(const model::InstanceSpec& spec, int nodes) const {
+Status detail::validate_spec(const model::InstanceSpec& spec, int nodes) {
   for (const auto& type : spec.gpu_types) {
     if (!model::find_gpu_type(type)) {
       return fail(Error::unprocessable("unknown_gpu_type", model::unknown_gpu_type_message(type)));
@@ -108,32 +108,11 @@ Status Controller::check_placeable(const model::InstanceSpec& spec, int nodes) c
   return {};
 }
 
-Instance& Controller::add_instance(std::string_view tenant_id, model::InstanceSpec spec) {
-  Instance instance;
-  instance.id = rng_.id("i-");
-  instance.tenant_id = tenant_id;
-  if (spec.name.empty()) spec.name = instance.id;
-  instance.spec = std::move(spec);
-  instance.state = InstanceState::kPending;
-  instance.created_at = now();
-  instance.queued_at = now();
-  instance.reason = "waiting for capacity";
-  const std::string id = instance.id;
-  Instance& added = instances_.emplace(id, std::move(instance)).first->second;
-  append_to_creation_order(added);
-  return added;
-}
-
-void Controller::append_to_creation_order(Instance& instance) {
-  instance.creation_position = instance_order_.size();
-  instance_order_.push_back(&instance);
-}
-
 Result<CreatedInstance> Controller::create_instance(
     const Principal& caller, model::InstanceSpec spec,
     const std::optional<std::string>& idempotency_key, std::string fingerprint) {
   GPURENT_TRY(first, replayed_creation<CreatedInstance>(idempotency_, caller, idempotency_key,
-                                                        fingerprint, instances_));
+                                                        fingerprint, instances_.all()));
   if (first) return std::move(*first);
   GPURENT_CHECK(validate_spec(spec, 1));
   GPURENT_CHECK(volumes_.resolve_names(caller, spec));
@@ -142,7 +121,7 @@ Result<CreatedInstance> Controller::create_instance(
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
   GPURENT_CHECK(check_placeable(spec, 1));
   scheduler_.observe_request(spec, 1);
-  Instance& created = add_instance(caller.tenant_id, std::move(spec));
+  Instance& created = instances_.add(caller.tenant_id, std::move(spec));
   scheduler_.enqueue(created);
   tracker_.touch(created);
   idempotency_.remember(caller.tenant_id, idempotency_key, std::move(fingerprint), created.id);
@@ -152,67 +131,13 @@ Result<CreatedInstance> Controller::create_instance(
 }
 
 Result<Instance*> Controller::owned_instance(const Principal& caller, std::string_view id) {
-  GPURENT_TRY(found, instance(caller, id));
+  GPURENT_TRY(found, instances_.get(caller, id));
   if (!found->job_id.empty()) {
     return fail(Error::conflict(
         "owned_by_job", fmt::format("instance {} runs a task of job {}; use the job's commands",
                                     found->id, found->job_id)));
   }
   return const_cast<Instance*>(found);
-}
-
-Result<const Instance*> Controller::instance(const Principal& caller, std::string_view id) const {
-  const auto it = instances_.find(id);
-  if (it != instances_.end() && visible_to(caller, it->second.tenant_id)) return &it->second;
-  std::vector<std::pair<const Instance*, NamedObject>> candidates;
-  for (const Instance* candidate : instance_order_) {
-    if (candidate->tenant_id == caller.tenant_id &&
-        candidate->state != InstanceState::kTerminated) {
-      candidates.push_back({candidate, {candidate->id, candidate->spec.name}});
-    }
-  }
-  return find_by_name<Instance>("instance", id, candidates);
-}
-
-Result<InstancePage> Controller::list_instances(const Principal& caller,
-                                                const InstanceFilter& filter,
-                                                std::string_view cursor, size_t limit) const {
-  size_t position = 0;
-  if (!cursor.empty()) {
-    const auto it = instances_.find(cursor);
-    // A cursor names an instance; one the caller may not see is as unknown as a made-up one.
-    if (it == instances_.end() || !instance(caller, cursor)) {
-      return fail(Error::invalid("invalid_query", "unknown cursor"));
-    }
-    position = it->second.creation_position + 1;
-  }
-  std::optional<std::string> tenant = caller.is_operator() ? filter.tenant_id : caller.tenant_id;
-  InstancePage page;
-  for (; position < instance_order_.size(); ++position) {
-    const Instance& instance = *instance_order_[position];
-    if (tenant && instance.tenant_id != *tenant) continue;
-    if (instance.job_id != filter.job_id.value_or("")) continue;
-    if (filter.state && instance.state != *filter.state) continue;
-    if (page.items.size() == limit) {
-      page.next_cursor = page.items.back()->id;
-      break;
-    }
-    page.items.push_back(&instance);
-  }
-  return page;
-}
-
-std::vector<std::string> Controller::mounted_by(std::string_view volume_id) const {
-  // A scan of all instances: deletions are rare, and an index of mounts would have to follow
-  // every instance's life cycle.
-  std::vector<std::string> users;
-  for (const auto& [instance_id, instance] : instances_) {
-    if (instance.state == InstanceState::kTerminated) continue;
-    for (const auto& mount : instance.spec.volumes) {
-      if (mount.volume_id == volume_id) users.push_back(instance_id);
-    }
-  }
-  return users;
 }
 
 Result<Instance> Controller::stop_instance(const Principal& caller, std::string_view id) {

@@ -46,6 +46,7 @@
 #include "controller/gpu_quarantines.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
+#include "controller/instance_registry.h"
 #include "controller/job_registry.h"
 #include "controller/metering.h"
 #include "controller/node_registry.h"
@@ -95,60 +96,46 @@ class Controller {
 
   // Rebuilds the state from the store. Call once, before anything else.
   Status restore(Snapshot snapshot);
+  // How take_changes hands over the changed instances: copied (ChangeSet::instances), for callers
+  // that read them, or serialized (ChangeSet::instance_rows), what a store needs, at a fraction
+  // of the cost of a copy. A caller uses one of the two.
+  enum class Form { kCopies, kStoreRows };
   // The changes since the last call, for the caller to make durable.
-  ChangeSet take_changes();
-  // The same, with the changed instances serialized (ChangeSet::instance_rows) rather than
-  // copied: what a store needs, at a fraction of the cost of a copy. A caller uses one of the two.
-  ChangeSet take_changes_for_store();
+  ChangeSet take_changes(Form form = Form::kCopies);
   // Lets a long command's rows go to the store while the command runs: a scheduling pass hands
   // `sink` the rows of the instances it has placed, and of their job tasks, `every` placements at
   // a time (an array of 8,000 members makes eight pieces of 1,000), so that the store writes them
   // while the pass goes on. A piece holds those rows only and belongs to the command that made
   // it: the caller writes it into the transaction that commits that command's
-  // take_changes_for_store(), never alone. That ChangeSet leaves out the rows handed over whose
-  // instance or task did not change again. An empty sink (the default) hands nothing over; with
-  // take_changes(), use none.
+  // take_changes(Form::kStoreRows), never alone. That ChangeSet leaves out the rows handed over
+  // whose instance or task did not change again. An empty sink (the default) hands nothing over;
+  // with Form::kCopies, use none.
   void stream_placed_rows(std::function<void(ChangeSet)> sink, size_t every);
 
   const ControllerOptions& options() const { return options_; }
-  // The controller's clock, for reads that depend on time (prices in force, spot windows).
-  Timestamp current_time() const { return now(); }
 
   // --- Prices (prices.cc) ----------------------------------------------------------------------
   // Operators: a new price-book version (Pricing::set); work queued for a type that just got a
   // price may then be placed.
   Result<model::PriceVersion> set_prices(const model::Principal& caller,
                                          const billing::PriceChange& change);
-  // The hourly price of a valid launch request, broken down, on the acceptable type that costs
-  // most (what check_funds prices a launch at).
-  Result<billing::Estimate> estimate(const model::InstanceSpec& spec) const;
 
   // --- Components -------------------------------------------------------------------------
-  // The price book, the spot market and the price lookups on them (pricing.h).
+  // The price book, the spot market and the price lookups on them, launch estimates (pricing.h).
   const Pricing& pricing() const { return pricing_; }
-  // Tenants, keys, join tokens, the ledger, balance settings and packages (accounts.h).
+  // Tenants, keys, join tokens, the ledger, balance settings, packages and quotas (accounts.h).
   Accounts& accounts() { return accounts_; }
   const Accounts& accounts() const { return accounts_; }
   TemplateCatalog& templates() { return templates_; }
   const TemplateCatalog& templates() const { return templates_; }
   const EventLog& events() const { return events_; }
-  // The GPU series, alert rules, alerts and their history (fleet_monitor.h).
-  FleetMonitor& monitor() { return monitor_; }
-  const FleetMonitor& monitor() const { return monitor_; }
-
-  // The nodes: found by id, credential or GPU; operators' listings; what reports say of GPUs and
-  // clocks (node_registry.h).
-  const NodeRegistry& nodes() const { return nodes_; }
   // Tenants' persistent volumes (volumes.h).
   Volumes& volumes() { return volumes_; }
   const Volumes& volumes() const { return volumes_; }
 
-  // Usage records, what they were charged, prices instances pay, statements (metering.h).
+  // Usage records, what they were charged, prices instances pay, statements, SLA downtime
+  // (metering.h).
   const Metering& metering() const { return metering_; }
-  // SLA: each instance's platform-caused downtime (downtime_log.h). It starts when a node fails
-  // (at the node's last good report) or a GPU under the instance is quarantined, and ends when the
-  // instance runs again or is stopped.
-  const DowntimeLog& downtime() const { return downtime_; }
 
   // --- Instances ---------------------------------------------------------------------------
   Result<CreatedInstance> create_instance(const model::Principal& caller, model::InstanceSpec spec,
@@ -157,11 +144,9 @@ class Controller {
   Result<model::Instance> stop_instance(const model::Principal& caller, std::string_view id);
   Result<model::Instance> start_instance(const model::Principal& caller, std::string_view id);
   Result<model::Instance> delete_instance(const model::Principal& caller, std::string_view id);
-  Result<const model::Instance*> instance(const model::Principal& caller,
-                                          std::string_view id) const;
-  // Cursor pagination in creation order; the cursor is opaque to callers.
-  Result<InstancePage> list_instances(const model::Principal& caller, const InstanceFilter& filter,
-                                      std::string_view cursor, size_t limit) const;
+  // The instances by id or name, listings, the instances that mount a volume
+  // (instance_registry.h).
+  const InstanceRegistry& instances() const { return instances_; }
 
   // --- Jobs ------------------------------------------------------------------------------
   // Creates the job and one queued instance per member of every task.
@@ -185,8 +170,7 @@ class Controller {
   Result<model::Reservation> cancel_reservation(const model::Principal& caller,
                                                 std::string_view id);
 
-  // --- Quotas (quotas.h) ------------------------------------------------------------------
-  const Quotas& quotas() const { return quotas_; }
+  // --- Quotas (accounts().quotas(), quotas.h) ---------------------------------------------------
   // Operators set a tenant's limits and fair-share weight (Quotas::set); queued work is tried
   // again under them.
   Result<model::Quota> set_quota(const model::Principal& caller, model::Quota quota);
@@ -196,40 +180,30 @@ class Controller {
                                                   model::NodeRegistration registration,
                                                   std::string credential,
                                                   std::string credential_hash);
-  Result<model::DesiredState> desired_state(std::string_view node_id) const;
-  // The generation of the node's desired set, without building the set (a long-poll checks it on
-  // every wake-up, and builds the set only to answer).
-  Result<int64_t> desired_generation(std::string_view node_id) const;
   // Applies a node's report (also its heartbeat); returns the node's current generation.
   Result<int64_t> apply_report(std::string_view node_id, const model::NodeReport& report);
-  // Operators: a cordoned node gets no new work; its running work stays.
-  Result<const model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
-                                          bool cordoned);
-  // Operators: cordons the node and moves its work: each instance is stopped there and queued
-  // again to be placed elsewhere. Returns how many instances were asked to move.
-  Result<int> drain_node(const model::Principal& caller, std::string_view id);
+  // Operators: cordon, uncordon or drain the node (NodeAction). Returns how many instances were
+  // asked to move (only a drain moves any).
+  Result<int> manage_node(const model::Principal& caller, std::string_view id, NodeAction action);
 
   // --- GPU quarantine (quarantine.cc, gpu_quarantines.h) ------------------------------------
   // A GPU whose report carries a fatal XID or a rise of its double-bit ECC count is quarantined:
   // no new work, the work on it ends at that report and moves by its restart policy. The
-  // records, and each node's quarantined GPUs (quarantines().on_node).
-  const GpuQuarantines& quarantines() const { return quarantines_; }
+  // records, and each node's quarantined GPUs: fleet().quarantines().
   // Operators put a quarantined GPU back in service. 404 node_not_found / gpu_not_found, 409
   // gpu_not_quarantined.
   Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
                                            int gpu_index);
 
-  // --- The fleet as people and the alert rules see it (fleet.h) ---------------------------------
-  // Offers, node statuses, GPU metrics and readings, platform statistics, the alert rules'
-  // observations; samples pushed outside a report, tenants' idle rules.
+  // --- The fleet as people, agents and the alert rules see it (fleet.h) ------------------------
+  // The nodes, what is placed where, quarantined GPUs, the GPU series and alerts; each node's
+  // desired set; offers, node statuses, GPU metrics and readings, platform statistics, the alert
+  // rules' observations; samples pushed outside a report, tenants' idle rules; when silence
+  // counts from.
   Fleet& fleet() { return fleet_; }
   const Fleet& fleet() const { return fleet_; }
 
   // --- Checks ------------------------------------------------------------------------------
-  // What each placed instance holds, and the scheduler's view of the cluster (placements.h).
-  const Placements& placements() const { return placements_; }
-  // The queue and the scheduling passes' decisions (scheduler.h).
-  const Scheduler& scheduler() const { return scheduler_; }
   // Verifies the scheduling invariants: the scheduler's allocations are exactly the placed
   // instances', no GPU is held above 1000 milli, the tenants' holdings are tracked exactly, job
   // gangs are placed all or none, reservations are not exceeded. Fails loudly with what broke;
@@ -241,25 +215,17 @@ class Controller {
   // Marks silent nodes down, places pending instances, reprices spot, meters running work and
   // stopped disks, interrupts spot work priced above its max_price, enforces balances.
   void tick();
-  // The host was not listening until now (its thread was stalled): reports may have waited
-  // unread, so no node is marked down for silence before now + heartbeat_timeout. Billing still
-  // ends at a node's last report if it does go down.
-  void forgive_silence_until_now();
-  Timestamp silence_counted_from() const { return silence_counted_from_; }
 
  private:
   Timestamp now() const { return clock_.now(); }
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
-  Status validate_spec(const model::InstanceSpec& spec, int nodes) const;
   // Admission of work on `nodes` nodes: refused (422 never_fits) when no node of the cluster
   // could hold it even empty, unless it waits for capacity; with queue false, refused (409
   // insufficient_capacity) when it cannot be placed now. Both name the rule broken.
   Status check_placeable(const model::InstanceSpec& spec, int nodes) const;
   // Sets the instance's reason (why it waits), recording a change only if it differs.
   void set_reason(model::Instance& instance, std::string reason);
-  // A new pending instance (not yet queued or recorded as changed).
-  model::Instance& add_instance(std::string_view tenant_id, model::InstanceSpec spec);
   // Places what it can from the queue, if anything changed since the last pass.
   void schedule();
   // Applies what the pass decided for a request (Scheduler::Decision).
@@ -308,6 +274,11 @@ class Controller {
   bool update_spot_market();
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
+  // Cordons or uncordons the node.
+  Result<model::Node*> set_cordoned(const model::Principal& caller, std::string_view id,
+                                    bool cordoned);
+  // Asks the node's starting and running instances to move; returns how many.
+  int move_work_off(const model::Node& node);
   void mark_node_down(model::Node& node);
   using PlacedInstances = Placements::PlacedInstances;
   // What failed under running work: a whole node, or one GPU of it (quarantine.cc).
@@ -347,27 +318,20 @@ class Controller {
   DowntimeLog downtime_{changes_};
 
   NodeRegistry nodes_;
+  InstanceRegistry instances_{{clock_, rng_}};
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
-                      options_.currency, instances_}};
-  Quotas quotas_{{changes_, accounts_}};
+                      options_.currency, instances_.all()}};
   GpuQuarantines quarantines_{{clock_, changes_, nodes_}};
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{options_.placement_policy, {reservations_}};
-  Fleet fleet_{{clock_, nodes_, placements_, quarantines_, pricing_, monitor_, instances_,
-                options_.heartbeat_timeout, [this] { return scheduler_.queue_length(); }}};
-  Volumes volumes_{{clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
-                    [this](std::string_view volume_id) { return mounted_by(volume_id); }}};
-  Scheduler scheduler_{{clock_, instances_, jobs_, placements_, nodes_, quotas_, pricing_,
-                        reservations_, volumes_, metering_}};
-  // The instances, not terminated, that mount the volume (Volumes::Context::mounted_by).
-  std::vector<std::string> mounted_by(std::string_view volume_id) const;
-  IndexedMap<model::Instance> instances_;
+  Fleet fleet_{{clock_, nodes_, placements_, quarantines_, pricing_, monitor_, instances_.all(),
+                jobs_, volumes_, scheduler_, options_.heartbeat_timeout}};
+  Volumes volumes_{
+      {clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
+       [this](std::string_view volume_id) { return instances_.mounted_by(volume_id); }}};
+  Scheduler scheduler_{{clock_, instances_.all(), jobs_, placements_, nodes_, accounts_.quotas(),
+                        pricing_, reservations_, volumes_, metering_}};
   JobRegistry jobs_{{clock_, tracker_}};
-  // Creation order, for listings (Instance::creation_position is each one's place). Pointers:
-  // instances are never erased, and a map's elements do not move.
-  std::vector<const model::Instance*> instance_order_;
-  // Gives a new (or restored) instance its place at the end of the creation order.
-  void append_to_creation_order(model::Instance& instance);
   // Running instances with a declared max_runtime_s, by the time it runs out.
   std::set<std::pair<Timestamp, std::string>> deadlines_;  // of instances holding GPUs
   // Keeps the reported telemetry of the node's GPUs (telemetry.cc); in memory only.
@@ -377,7 +341,6 @@ class Controller {
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
   Timestamp last_billing_{};
-  Timestamp silence_counted_from_{};  // see forgive_silence_until_now()
 };
 
 }  // namespace gpurent::controller

@@ -16,7 +16,7 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
   EXPECT_EQ(instance.node_id, node_);
   EXPECT_EQ(instance.gpus, (std::vector<std::string>{"GPU-a0", "GPU-a1"}));
 
-  const auto desired = ctl_.desired_state(node_);
+  const auto desired = ctl_.fleet().desired_state(node_);
   ASSERT_EQ(desired->workloads.size(), 1u);
   EXPECT_TRUE(desired->workloads[0].should_run);
   EXPECT_EQ(desired->workloads[0].gpus, instance.gpus);
@@ -33,11 +33,11 @@ TEST_F(ControllerTest, LaunchIsPlacedStartedAndBilledPerSecondExactly) {
 
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopping);
-  EXPECT_FALSE(ctl_.desired_state(node_)->workloads[0].should_run);
+  EXPECT_FALSE(ctl_.fleet().desired_state(node_)->workloads[0].should_run);
   clock_.advance(Millis(10'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
-  EXPECT_TRUE(ctl_.desired_state(node_)->workloads.empty());
+  EXPECT_TRUE(ctl_.fleet().desired_state(node_)->workloads.empty());
 
   const auto usage = ctl_.metering().usage(alice_.tenant_id);
   ASSERT_EQ(usage.size(), 1u);
@@ -80,23 +80,23 @@ TEST_F(ControllerTest, AnInstanceIsNamedByItsIdOrItsTenantsNameForIt) {
   auto named = spec(1);
   named.name = "train";
   const auto train = launch(alice_, named);
-  ASSERT_TRUE(ctl_.instance(alice_, "train"));
-  EXPECT_EQ((*ctl_.instance(alice_, "train"))->id, train.id);
+  ASSERT_TRUE(ctl_.instances().get(alice_, "train"));
+  EXPECT_EQ((*ctl_.instances().get(alice_, "train"))->id, train.id);
   EXPECT_EQ(ctl_.stop_instance(alice_, "train")->id, train.id);
   // Another tenant's name means nothing to bob, and says nothing of it.
-  EXPECT_EQ(ctl_.instance(bob_, "train").error().code, "instance_not_found");
+  EXPECT_EQ(ctl_.instances().get(bob_, "train").error().code, "instance_not_found");
   // A typo is answered with what was likely meant, among the caller's own.
-  const auto typo = ctl_.instance(alice_, "trian");
+  const auto typo = ctl_.instances().get(alice_, "trian");
   ASSERT_FALSE(typo);
   EXPECT_NE(typo.error().message.find("did you mean train?"), std::string::npos)
       << typo.error().message;
   // A name two instances share is refused with their ids.
   const auto twin = launch(alice_, named);
-  const auto ambiguous = ctl_.instance(alice_, "train");
+  const auto ambiguous = ctl_.instances().get(alice_, "train");
   ASSERT_FALSE(ambiguous);
   EXPECT_EQ(ambiguous.error().code, "ambiguous_name");
   EXPECT_NE(ambiguous.error().message.find(twin.id), std::string::npos);
-  EXPECT_EQ((*ctl_.instance(alice_, twin.id))->id, twin.id);
+  EXPECT_EQ((*ctl_.instances().get(alice_, twin.id))->id, twin.id);
 }
 
 TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) {
@@ -115,8 +115,8 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
   // change (kGenerationsBetweenNodeWrites); the node's long-polls are woken after the commit.
   EXPECT_TRUE(changes.nodes.empty());
   EXPECT_EQ(changes.woken_nodes, std::set<std::string>{node_});
-  EXPECT_EQ(*ctl_.desired_generation(node_), ctl_.desired_state(node_)->generation);
-  EXPECT_EQ(ctl_.desired_generation("n-unknown").error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(*ctl_.fleet().desired_generation(node_), ctl_.fleet().desired_state(node_)->generation);
+  EXPECT_EQ(ctl_.fleet().desired_generation("n-unknown").error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(changes.usage.size(), 2u);
   EXPECT_EQ(changes.changed_instances, (std::vector<std::string>{a.id, b.id}));  // once each
 
@@ -138,10 +138,10 @@ TEST_F(ControllerTest, EachChangedObjectIsHandedToTheStoreOnceAtItsLatestState) 
 }
 
 TEST_F(ControllerTest, ForTheStoreChangedInstancesComeSerializedOnce) {
-  ctl_.take_changes_for_store();
+  ctl_.take_changes(Controller::Form::kStoreRows);
   const auto a = launch(alice_, 1);
   run(a.id);
-  auto changes = ctl_.take_changes_for_store();
+  auto changes = ctl_.take_changes(Controller::Form::kStoreRows);
   EXPECT_TRUE(changes.instances.empty());
   ASSERT_EQ(changes.instance_rows.size(), 1u);
   EXPECT_EQ(changes.instance_rows[0].id, a.id);
@@ -149,39 +149,39 @@ TEST_F(ControllerTest, ForTheStoreChangedInstancesComeSerializedOnce) {
   EXPECT_EQ(changes.instance_rows[0].body, model::instance_json(get(a.id)));
   EXPECT_EQ(changes.changed_instances, std::vector<std::string>{a.id});
   EXPECT_EQ(changes.usage.size(), 1u);  // the rest as take_changes() gives it
-  EXPECT_TRUE(ctl_.take_changes_for_store().empty());
+  EXPECT_TRUE(ctl_.take_changes(Controller::Form::kStoreRows).empty());
 }
 
 TEST_F(ControllerTest, NodesAreListedInIdOrderAPageAtATime) {
   add_node("node-b", "h100-80g", 8, "GPU-b");
   add_node("node-c", "a100-80g", 4, "GPU-c");
   std::vector<std::string> all;
-  for (const auto* node : ctl_.nodes().list(admin_, "", 100).items) all.push_back(node->id);
+  for (const auto* node : ctl_.fleet().nodes().list(admin_, "", 100).items) all.push_back(node->id);
   ASSERT_EQ(all.size(), 3u);
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
-  const auto first = ctl_.nodes().list(admin_, "", 2);
+  const auto first = ctl_.fleet().nodes().list(admin_, "", 2);
   ASSERT_EQ(first.items.size(), 2u);
   EXPECT_EQ(first.items[1]->id, all[1]);
   ASSERT_EQ(first.next_cursor, all[1]);
-  const auto last = ctl_.nodes().list(admin_, *first.next_cursor, 2);
+  const auto last = ctl_.fleet().nodes().list(admin_, *first.next_cursor, 2);
   ASSERT_EQ(last.items.size(), 1u);
   EXPECT_EQ(last.items[0]->id, all[2]);
   EXPECT_FALSE(last.next_cursor);
   // A cursor is a position: a node gone since the page that named it does not break the walk.
-  const auto after_gone = ctl_.nodes().list(admin_, all[1] + "-gone", 2);
+  const auto after_gone = ctl_.fleet().nodes().list(admin_, all[1] + "-gone", 2);
   ASSERT_EQ(after_gone.items.size(), 1u);
   EXPECT_EQ(after_gone.items[0]->id, all[2]);
-  EXPECT_TRUE(ctl_.nodes().list(alice_, "", 100).items.empty());  // operators only
+  EXPECT_TRUE(ctl_.fleet().nodes().list(alice_, "", 100).items.empty());  // operators only
 }
 
 TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
   const auto instance = launch(alice_, 1);
-  EXPECT_EQ(ctl_.instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.instances().get(bob_, instance.id).error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(ctl_.stop_instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(ctl_.delete_instance(bob_, instance.id).error().kind, ErrorKind::kNotFound);
-  EXPECT_TRUE(ctl_.list_instances(bob_, {}, "", 100)->items.empty());
-  EXPECT_EQ(ctl_.list_instances(alice_, {}, "", 100)->items.size(), 1u);
-  EXPECT_EQ(ctl_.list_instances(admin_, {}, "", 100)->items.size(), 1u);
+  EXPECT_TRUE(ctl_.instances().list(bob_, {}, "", 100)->items.empty());
+  EXPECT_EQ(ctl_.instances().list(alice_, {}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(ctl_.instances().list(admin_, {}, "", 100)->items.size(), 1u);
   EXPECT_EQ(ctl_.accounts().balance(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(ctl_.accounts().create_tenant(bob_, "mallory").error().kind,
             ErrorKind::kPermissionDenied);
@@ -199,7 +199,7 @@ TEST_F(ControllerTest, IdempotencyKeyReturnsTheSameInstance) {
   EXPECT_FALSE(first->replayed);
   EXPECT_TRUE(again->replayed);
   EXPECT_EQ(first->instance.id, again->instance.id);
-  EXPECT_EQ(ctl_.list_instances(alice_, {}, "", 100)->items.size(), 1u);
+  EXPECT_EQ(ctl_.instances().list(alice_, {}, "", 100)->items.size(), 1u);
   EXPECT_EQ(ctl_.create_instance(alice_, spec(2), "key-1", "other").error().code,
             "idempotency_key_reused");
   // Keys are per tenant.
@@ -218,7 +218,7 @@ TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
   const auto empty = *ctl_.accounts().authenticate(hash_secret("e"));
   const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
-  EXPECT_TRUE(ctl_.list_instances(empty, {}, "", 100)->items.empty());
+  EXPECT_TRUE(ctl_.instances().list(empty, {}, "", 100)->items.empty());
   EXPECT_TRUE(ctl_.create_instance(broke, spec(1), std::nullopt, ""));
 }
 
@@ -267,11 +267,11 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(120'000));  // silent for two minutes
   ctl_.tick();
-  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kDown);
   EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds,
             5);  // up to the last report
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
-  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kReady);
   clock_.advance(Millis(7'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
   EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds, 12);
@@ -314,14 +314,14 @@ TEST_F(ControllerTest, SilenceWhileTheHostWasStalledDoesNotMarkNodesDown) {
   run(instance.id);
   const Timestamp last_report = clock_.now();
   clock_.advance(Millis(9'000));
-  ctl_.forgive_silence_until_now();  // the host's thread was stalled until now
-  EXPECT_EQ(ctl_.silence_counted_from(), clock_.now());
+  ctl_.fleet().forgive_silence_until_now();  // the host's thread was stalled until now
+  EXPECT_EQ(ctl_.fleet().silence_counted_from(), clock_.now());
   clock_.advance(Millis(9'000));  // 18 s since the report, 9 s since the host listened again
   ctl_.tick();
-  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kReady);
   clock_.advance(Millis(1'500));  // now silent for longer than the timeout while listened to
   ctl_.tick();
-  EXPECT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kDown);
   // Billing still ends at the node's last report, not at the forgiven time.
   EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->metered_until, last_report);
 }
@@ -365,12 +365,12 @@ TEST_F(ControllerTest, TopupIdempotencyAndPagination) {
             ErrorKind::kPermissionDenied);
 
   for (int i = 0; i < 5; ++i) launch(alice_, 1);
-  auto page = ctl_.list_instances(alice_, {}, "", 2);
+  auto page = ctl_.instances().list(alice_, {}, "", 2);
   ASSERT_EQ(page->items.size(), 2u);
   ASSERT_TRUE(page->next_cursor);
   size_t seen = 2;
   while (page->next_cursor) {
-    page = ctl_.list_instances(alice_, {}, *page->next_cursor, 2);
+    page = ctl_.instances().list(alice_, {}, *page->next_cursor, 2);
     seen += page->items.size();
   }
   EXPECT_EQ(seen, 5u);
@@ -381,10 +381,10 @@ TEST_F(ControllerTest, StoppingWorkOnADownNodeEndsItAndFreesTheGpus) {
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
   clock_.advance(Millis(30'000));  // the node goes silent
   ctl_.tick();
-  ASSERT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
+  ASSERT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kDown);
   ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
-  EXPECT_TRUE(ctl_.placements().holders("GPU-a0").empty());
+  EXPECT_TRUE(ctl_.fleet().placements().holders("GPU-a0").empty());
   EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds,
             0);                                           // billed to the last report
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));  // and it can be started again
@@ -417,9 +417,9 @@ TEST_F(ControllerTest, TicksNeverBillPastTheLastGoodReport) {
 TEST_F(ControllerTest, AnotherTenantsInstanceIsNoCursor) {
   const auto theirs = launch(bob_, 1);
   launch(alice_, 1);
-  EXPECT_EQ(ctl_.list_instances(alice_, {}, theirs.id, 10).error().code, "invalid_query");
-  EXPECT_EQ(ctl_.list_instances(alice_, {}, "i-made-up", 10).error().code, "invalid_query");
-  EXPECT_TRUE(ctl_.list_instances(bob_, {}, theirs.id, 10));
+  EXPECT_EQ(ctl_.instances().list(alice_, {}, theirs.id, 10).error().code, "invalid_query");
+  EXPECT_EQ(ctl_.instances().list(alice_, {}, "i-made-up", 10).error().code, "invalid_query");
+  EXPECT_TRUE(ctl_.instances().list(bob_, {}, theirs.id, 10));
 }
 
 TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGpus) {
@@ -429,8 +429,8 @@ TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGp
   const auto result = ctl_.register_node(hash_secret("join"), again, "new", hash_secret("new"));
   ASSERT_TRUE(result);
   EXPECT_EQ(result->node_id, node_);
-  EXPECT_EQ(ctl_.nodes().authenticate(hash_secret("new")), node_);
-  EXPECT_FALSE(ctl_.nodes().authenticate(hash_secret("cred-node-a")));
+  EXPECT_EQ(ctl_.fleet().nodes().authenticate(hash_secret("new")), node_);
+  EXPECT_FALSE(ctl_.fleet().nodes().authenticate(hash_secret("cred-node-a")));
 
   launch(alice_, 1);  // now the node has work: its GPUs cannot be claimed again
   EXPECT_EQ(ctl_.register_node(hash_secret("join"), again, "x", hash_secret("x")).error().code,

@@ -75,7 +75,7 @@ class ControllerTest : public testing::Test {
   }
 
   void report(const std::string& node, std::vector<model::WorkloadStatus> workloads) {
-    const int64_t generation = ctl_.desired_state(node)->generation;
+    const int64_t generation = ctl_.fleet().desired_state(node)->generation;
     ASSERT_TRUE(ctl_.apply_report(node, {generation, std::move(workloads)}));
   }
 
@@ -83,7 +83,7 @@ class ControllerTest : public testing::Test {
   void run(const std::string& id, std::optional<int> exit_code = std::nullopt) {
     const auto& instance = get(id);
     std::vector<model::WorkloadStatus> workloads;
-    const auto desired = ctl_.desired_state(instance.node_id);
+    const auto desired = ctl_.fleet().desired_state(instance.node_id);
     for (const auto& workload : desired->workloads) {
       const bool target = workload.instance_id == id;
       workloads.push_back(
@@ -94,7 +94,7 @@ class ControllerTest : public testing::Test {
     report(instance.node_id, std::move(workloads));
   }
 
-  const model::Instance& get(const std::string& id) { return **ctl_.instance(admin_, id); }
+  const model::Instance& get(const std::string& id) { return **ctl_.instances().get(admin_, id); }
   Micros balance(const Principal& who) { return *ctl_.accounts().balance(who, who.tenant_id); }
 
   ManualClock clock_;
@@ -118,7 +118,7 @@ class StoredControllerTest : public ControllerTest {
 
   // What the server's committer does with a controller's changes.
   ChangeSet commit(Controller& ctl) {
-    ChangeSet changes = ctl.take_changes_for_store();
+    ChangeSet changes = ctl.take_changes(Controller::Form::kStoreRows);
     EXPECT_TRUE(store_->commit(changes));
     return changes;
   }

@@ -19,7 +19,64 @@ namespace {
 
 int64_t unix_ms(Timestamp t) { return to_unix_ms(t); }
 
+// The tenant's environment, with the GPU share's variables on top (a job member's come from its
+// placement, on the node). gpu_memory_mb: of the node's GPUs (0: unknown).
+std::map<std::string, std::string> workload_env(const model::Instance& instance,
+                                                int64_t gpu_memory_mb) {
+  auto env = instance.spec.env;
+  // A share of a GPU (the shared tier) runs as a CUDA MPS client: at most its share of the GPU's
+  // SMs, and of its memory the GPU memory it asked for (else its share of the GPU's), on device
+  // 0 of the one GPU it sees.
+  if (instance.gpu_milli < model::kMilliPerGpu) {
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string((instance.gpu_milli + 9) / 10);
+    const int64_t memory_mb = instance.spec.gpu_memory_gb > 0
+                                  ? int64_t{instance.spec.gpu_memory_gb} * 1024
+                                  : gpu_memory_mb * instance.gpu_milli / model::kMilliPerGpu;
+    if (memory_mb > 0) env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = fmt::format("0={}M", memory_mb);
+  }
+  return env;
+}
+
 }  // namespace
+
+Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const {
+  const auto node = c_.nodes.find(node_id);
+  if (node == c_.nodes.end()) return fail(Error::not_found("node", node_id));
+  model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
+  desired.volumes = c_.volumes.on_node(node->second.id);
+  const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
+  for (const auto& [id, placed] : c_.placements.on_node(node->second.id)) {
+    const model::Instance& instance = *placed;
+    // Work with both forms (a template's image and process command) runs the one this node
+    // can: the image where there is an engine, else the process.
+    const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
+                            !instance.spec.process_command.empty();
+    desired.workloads.push_back(
+        {.instance_id = instance.id,
+         .tenant_id = instance.tenant_id,
+         .run = instance.run,
+         .should_run = instance.state != InstanceState::kStopping,
+         .image = as_process ? std::string() : instance.spec.image,
+         .command = as_process ? instance.spec.process_command : instance.spec.command,
+         .env = workload_env(instance, gpu_memory_mb),
+         .gpus = instance.gpus,
+         .cpu = instance.spec.cpu,
+         .memory_gb = instance.spec.memory_gb,
+         .volumes = instance.spec.volumes,
+         .services = instance.spec.services,
+         .workdir = instance.spec.workdir});
+    if (const model::Job* job = c_.jobs.of(instance)) {
+      desired.workloads.back().job = model::job_member_placement(*job, instance);
+    }
+  }
+  return desired;
+}
+
+Result<int64_t> Fleet::desired_generation(std::string_view node_id) const {
+  const auto node = c_.nodes.find(node_id);
+  if (node == c_.nodes.end()) return fail(Error::not_found("node", node_id));
+  return node->second.generation;
+}
 
 Status Fleet::ingest_gpu_samples(std::string_view node_id, std::span<const GpuSamples> gpus) {
   if (!c_.nodes.contains(node_id)) return fail(Error::not_found("node", node_id));
@@ -240,7 +297,8 @@ PlatformStats Fleet::platform_stats() const {
   for (const auto& [id, instance] : c_.instances) {
     ++stats.instances_by_state[std::string(model::to_string(instance.state))];
   }
-  stats.queue_length = static_cast<int>(c_.queue_length());
+  stats.queue_length = static_cast<int>(c_.scheduler.queue_length());
+  stats.scheduling_requests_tried = c_.scheduler.requests_tried();
   for (const auto& [id, skew] : c_.nodes.clock_skews()) {
     const auto node = c_.nodes.find(id);
     if (node == c_.nodes.end()) continue;

@@ -1,8 +1,9 @@
-// Fleet: the fleet as people and the alert rules see it. What is on offer (free GPUs by type, at
-// their price), each node's status, GPU metrics for tenants and operators, the latest reading of
-// every GPU and the platform's statistics for /metrics, what the alert rules observe, and the two
-// ways into the GPU series from outside a report (samples pushed on their own, tenants' idle
-// rules).
+// Fleet: the fleet as people, agents and the alert rules see it. The nodes, what is placed on
+// them and their quarantined GPUs; each node's desired set (what its agent should run); what is
+// on offer (free GPUs by type, at their price), each node's status, GPU metrics for tenants and
+// operators, the latest reading of every GPU and the platform's statistics for /metrics, what the
+// alert rules observe, and the two ways into the GPU series from outside a report (samples pushed
+// on their own, tenants' idle rules). It also keeps when nodes' silence starts to count.
 //
 // Invariants: a tenant sees the metrics of the GPUs its own instances hold and of its own
 // instances only (anything else is not found); quarantined GPUs and GPUs of nodes that are not
@@ -10,10 +11,9 @@
 // reported, and not while its node is down (the node's heartbeat alert says it).
 //
 // Part of the Controller (controller.h). Reads the components it names in its Context, and the
-// instances; changes only the GPU series and the monitor's rules.
+// instances; changes only the GPU series, the monitor's rules and the start of silence.
 #pragma once
 
-#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -24,10 +24,14 @@
 #include "controller/commands.h"
 #include "controller/fleet_monitor.h"
 #include "controller/gpu_quarantines.h"
+#include "controller/job_registry.h"
 #include "controller/monitoring.h"
 #include "controller/node_registry.h"
 #include "controller/placements.h"
 #include "controller/pricing.h"
+#include "controller/scheduler.h"
+#include "controller/volumes.h"
+#include "model/agent_protocol.h"
 #include "model/instance.h"
 #include "model/node.h"
 #include "model/tenant.h"
@@ -46,17 +50,41 @@ class Fleet {
     const Pricing& pricing;
     FleetMonitor& monitor;
     const IndexedMap<model::Instance>& instances;
+    const JobRegistry& jobs;
+    const Volumes& volumes;
+    const Scheduler& scheduler;  // the queue, for the statistics
     Millis heartbeat_timeout;
-    // Pending instances, for the statistics.
-    std::function<size_t()> queue_length;
   };
-  explicit Fleet(Context context) : c_(std::move(context)) {}
+  explicit Fleet(Context context) : c_(context) {}
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
   // Per GPU type on ready, uncordoned nodes: GPUs in service, those free, the most free on one
   // node, and the on-demand price now.
   std::vector<Offer> offers() const;
+  // The nodes: found by id, credential or GPU; operators' listings; what reports say of GPUs and
+  // clocks (node_registry.h).
+  const NodeRegistry& nodes() const { return c_.nodes; }
+  // What each placed instance holds, and the scheduler's view of the cluster (placements.h).
+  const Placements& placements() const { return c_.placements; }
+  // The quarantine records, and each node's quarantined GPUs (gpu_quarantines.h).
+  const GpuQuarantines& quarantines() const { return c_.quarantines; }
+  // The GPU series, alert rules, alerts and their history (fleet_monitor.h).
+  FleetMonitor& monitor() { return c_.monitor; }
+  const FleetMonitor& monitor() const { return c_.monitor; }
+
+  // --- Agents ---
+  // What the node's agent should run: the instances placed on it, with their volumes.
+  Result<model::DesiredState> desired_state(std::string_view node_id) const;
+  // The generation of the node's desired set, without building the set (a long-poll checks it on
+  // every wake-up, and builds the set only to answer).
+  Result<int64_t> desired_generation(std::string_view node_id) const;
+  // The host was not listening until now (its thread was stalled): reports may have waited
+  // unread, so no node is marked down for silence before now + heartbeat_timeout. Billing still
+  // ends at a node's last report if it does go down.
+  void forgive_silence_until_now() { silence_counted_from_ = now(); }
+  // A node's silence counts from its last heartbeat, or from here if that is later.
+  Timestamp silence_counted_from() const { return silence_counted_from_; }
   // How the node is, for operators: "down" (silent past the heartbeat timeout), "draining"
   // (cordoned, and work it was asked to move has not left yet), "cordoned", "degraded" (a GPU of
   // it is quarantined), or "ready".
@@ -88,6 +116,7 @@ class Fleet {
   Timestamp now() const { return c_.clock.now(); }
 
   Context c_;
+  Timestamp silence_counted_from_{};
 };
 
 }  // namespace gpurent::controller

@@ -19,19 +19,19 @@ class HealingTest : public ControllerTest {
       for (const auto& node : healthy) report_desired(node);
       ctl_.tick();
     }
-    ASSERT_EQ((*ctl_.nodes().get(admin_, failed))->state, model::NodeState::kDown);
+    ASSERT_EQ((*ctl_.fleet().nodes().get(admin_, failed))->state, model::NodeState::kDown);
   }
   // The node's agent reports every workload of its desired set as running.
   void report_desired(const std::string& node) {
     std::vector<model::WorkloadStatus> workloads;
-    const auto desired = ctl_.desired_state(node);
+    const auto desired = ctl_.fleet().desired_state(node);
     for (const auto& w : desired->workloads) {
       workloads.push_back({w.instance_id, w.run, model::WorkloadPhase::kRunning, std::nullopt, ""});
     }
     report(node, std::move(workloads));
   }
   bool desired_on(const std::string& node, const std::string& instance_id) {
-    const auto desired = ctl_.desired_state(node);
+    const auto desired = ctl_.fleet().desired_state(node);
     for (const auto& w : desired->workloads) {
       if (w.instance_id == instance_id) return true;
     }
@@ -72,7 +72,7 @@ TEST_F(HealingTest, OnDemandWorkMovesOffADownNodeKeepingItsIdAndIsNeverBilledTwi
   // Fencing: the old node comes back still running run 1. The report is ignored, the instance
   // stays where it is, and the old node's desired set does not hold it (its agent stops it).
   report(first_node, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});
-  EXPECT_EQ((*ctl_.nodes().get(admin_, first_node))->state, model::NodeState::kReady);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, first_node))->state, model::NodeState::kReady);
   EXPECT_EQ(get(instance.id).node_id, other);
   EXPECT_EQ(get(instance.id).run, 2);
   EXPECT_FALSE(desired_on(first_node, instance.id));
@@ -99,10 +99,10 @@ TEST_F(HealingTest, SpotWorkAndNeverPoliciesWaitForTheirNode) {
   EXPECT_EQ(get(waiting.id).node_id, home);
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
   EXPECT_EQ(get(waiting.id).run, 1);
-  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "down");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, home)), "down");
   report_desired(home);  // back: it goes on where it was
   EXPECT_EQ(get(waiting.id).state, InstanceState::kRunning);
-  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "ready");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, home)), "ready");
 }
 
 TEST_F(HealingTest, AGangMovesAsAWholeWithoutSpendingARetry) {
@@ -146,10 +146,10 @@ TEST_F(HealingTest, ADrainingNodeSaysSoUntilItsWorkHasLeft) {
   const auto instance = launch(alice_, 2);
   run(instance.id);
   const std::string home = instance.node_id;
-  ASSERT_TRUE(ctl_.drain_node(admin_, home));
-  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "draining");
+  ASSERT_TRUE(ctl_.manage_node(admin_, home, NodeAction::kDrain));
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, home)), "draining");
   report(home, {{instance.id, 1, model::WorkloadPhase::kExited, 143, ""}});
-  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, home)), "cordoned");
+  EXPECT_EQ(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, home)), "cordoned");
   EXPECT_NE(get(instance.id).node_id, home);
 }
 

@@ -64,7 +64,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
     JobTask task;
     task.index = index;
     for (int rank = 0; rank < job.spec.nodes; ++rank) {
-      Instance& member = add_instance(job.tenant_id, model::job_member_spec(job, index, rank));
+      Instance& member = instances_.add(job.tenant_id, model::job_member_spec(job, index, rank));
       member.job_id = job.id;
       member.job_task = index;
       member.job_rank = rank;
@@ -115,8 +115,8 @@ void Controller::restore_started_tasks(Job& job) const {
     // Running from its first member's start until it settles; a requeued task's members wait
     // pending, and a placed one's have not started in their new run.
     const bool started = std::ranges::any_of(task.members, [&](const std::string& id) {
-      const auto member = instances_.find(id);
-      return member != instances_.end() && member->second.started_at &&
+      const auto member = instances_.all().find(id);
+      return member != instances_.all().end() && member->second.started_at &&
              member->second.state != InstanceState::kPending;
     });
     if (started) task.state = JobState::kRunning;
@@ -218,7 +218,7 @@ void Controller::advance_reservations() {
   if (advanced.changed) scheduler_.queue_changed();
   // A window that is over: the work that ran in it stops.
   for (const Reservation* over : advanced.over_in_use) {
-    for (auto& [instance_id, instance] : instances_) {
+    for (auto& [instance_id, instance] : instances_.all()) {
       if (instance.spec.reservation_id == over->id && (instance.state == InstanceState::kStarting ||
                                                        instance.state == InstanceState::kRunning)) {
         request_stop(instance, fmt::format("its reservation {} is {}", over->id,
@@ -231,7 +231,7 @@ void Controller::advance_reservations() {
 // --- Quotas -------------------------------------------------------------------------------------
 
 Result<model::Quota> Controller::set_quota(const Principal& caller, model::Quota quota) {
-  GPURENT_TRY(set, quotas_.set(caller, std::move(quota)));
+  GPURENT_TRY(set, accounts_.quotas().set(caller, std::move(quota)));
   // A raised limit or a new weight may let queued work in now.
   scheduler_.queue_changed();
   schedule();

@@ -33,7 +33,7 @@ class JobsTest : public StoredControllerTest {
   }
   // The job's variables the member's node gives it, from its placement in the desired state.
   std::map<std::string, std::string> served_env(const model::Instance& m) {
-    const auto desired = ctl_.desired_state(m.node_id);
+    const auto desired = ctl_.fleet().desired_state(m.node_id);
     for (const auto& workload : desired->workloads) {
       if (workload.instance_id != m.id) continue;
       EXPECT_TRUE(workload.job) << m.id;
@@ -67,8 +67,8 @@ TEST_F(JobsTest, ArrayTasksRunWithTheirIndexAndTheJobSucceeds) {
     EXPECT_EQ(env.at("GPURENT_JOB_ID"), submitted.id);
   }
   // Job members are the job's: not listed with instances, not commanded one by one.
-  EXPECT_TRUE(ctl_.list_instances(alice_, {}, "", 100)->items.empty());
-  EXPECT_EQ(ctl_.list_instances(alice_, {.job_id = submitted.id}, "", 100)->items.size(), 4u);
+  EXPECT_TRUE(ctl_.instances().list(alice_, {}, "", 100)->items.empty());
+  EXPECT_EQ(ctl_.instances().list(alice_, {.job_id = submitted.id}, "", 100)->items.size(), 4u);
   EXPECT_EQ(ctl_.stop_instance(alice_, member(submitted.id, 0).id).error().code, "owned_by_job");
   for (int task = 0; task < 4; ++task) finish(member(submitted.id, task).id, 0);
   EXPECT_EQ(job(submitted.id).state, JobState::kSucceeded);
@@ -183,7 +183,7 @@ TEST_F(JobsTest, PlacedRowsHandedOverMidCommandAndTheCommandsChangeSetWriteEvery
   expect_same_job(**restored->jobs().get(admin_, submitted.id), job(submitted.id));
   for (int task = 0; task < 20; ++task) {
     const auto& m = member(submitted.id, task);
-    EXPECT_EQ(Json(**restored->instance(admin_, m.id)), Json(m)) << task;
+    EXPECT_EQ(Json(**restored->instances().get(admin_, m.id)), Json(m)) << task;
   }
 }
 
@@ -194,7 +194,7 @@ TEST_F(JobsTest, ARowHandedOverAndChangedAgainInTheSameBatchIsWrittenAgain) {
   const auto submitted = submit(alice_, job_spec(1, 4));
   ASSERT_EQ(pieces.size(), 2u);
   ASSERT_TRUE(ctl_.cancel_job(alice_, submitted.id));  // before the batch is taken
-  const ChangeSet rest = ctl_.take_changes_for_store();
+  const ChangeSet rest = ctl_.take_changes(Controller::Form::kStoreRows);
   ASSERT_EQ(rest.job_tasks.size(), 4u);
   for (const auto& change : rest.job_tasks) EXPECT_EQ(change.task.state, JobState::kCancelled);
   std::map<std::string, std::string> rows;
@@ -209,7 +209,7 @@ TEST_F(JobsTest, ARowHandedOverAndChangedAgainInTheSameBatchIsWrittenAgain) {
   pieces.clear();
   submit(alice_, job_spec(1, 4));
   EXPECT_TRUE(pieces.empty());
-  EXPECT_EQ(ctl_.take_changes_for_store().instance_rows.size(), 4u);
+  EXPECT_EQ(ctl_.take_changes(Controller::Form::kStoreRows).instance_rows.size(), 4u);
 }
 
 TEST_F(JobsTest, OnlyChangedTasksAreWrittenAndAStoreRestartRebuildsTheJob) {
@@ -352,7 +352,7 @@ TEST_F(JobsTest, GangMembersArePlacedTogetherWithTorchrunEnvironment) {
   EXPECT_EQ(env1.at("WORLD_SIZE"), "16");
   EXPECT_EQ(env1.at("LOCAL_WORLD_SIZE"), "8");
   // Rank 0's node, by name (the nodes do not advertise an address).
-  EXPECT_EQ(env1.at("MASTER_ADDR"), (*ctl_.nodes().get(admin_, rank0.node_id))->name);
+  EXPECT_EQ(env1.at("MASTER_ADDR"), (*ctl_.fleet().nodes().get(admin_, rank0.node_id))->name);
   EXPECT_EQ(env0.at("MASTER_ADDR"), env1.at("MASTER_ADDR"));
   EXPECT_EQ(env0.at("MASTER_PORT"), env1.at("MASTER_PORT"));
   EXPECT_EQ(env0.at("MASTER_PORT"), std::to_string(model::kGangMasterPort));
@@ -456,8 +456,9 @@ TEST_F(JobsTest, QuotasCapGpusPerTypeAndInstances) {
   EXPECT_EQ(get(c.id).state, model::InstanceState::kStarting);
   ASSERT_TRUE(ctl_.set_quota(admin_, {alice_.tenant_id, {}, 2, 1}));
   EXPECT_EQ(launch(alice_, 1).state, model::InstanceState::kPending);
-  EXPECT_EQ(ctl_.quotas().get(bob_, alice_.tenant_id).error().kind, ErrorKind::kNotFound);
-  EXPECT_EQ(ctl_.quotas().get(alice_, alice_.tenant_id)->max_instances, 2);
+  EXPECT_EQ(ctl_.accounts().quotas().get(bob_, alice_.tenant_id).error().kind,
+            ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.accounts().quotas().get(alice_, alice_.tenant_id)->max_instances, 2);
   (void)b;
 }
 

@@ -70,6 +70,10 @@ class Metering {
   // The price per GPU-hour the instance pays: its open run's locked price, else the book's for its
   // type, else (not placed yet) the dearest type it accepts.
   std::optional<Micros> price_per_gpu_hour(const model::Instance& instance) const;
+  // SLA: each instance's platform-caused downtime, which statements credit (downtime_log.h). It
+  // starts when a node fails (at the node's last good report) or a GPU under the instance is
+  // quarantined, and ends when the instance runs again or is stopped.
+  const DowntimeLog& downtime() const { return c_.downtime; }
 
   // --- Runs (the controller calls these as an instance's run begins and ends) ---
   // Opens the record of the instance's run, which began at `started` (its first report), at the

@@ -9,7 +9,7 @@ class MeteringTest : public StoredControllerTest {
  protected:
   // The node reports everything it was asked to run as running (to `ctl`).
   static void report_running(Controller& ctl, const std::string& node) {
-    const auto desired = ctl.desired_state(node);
+    const auto desired = ctl.fleet().desired_state(node);
     model::NodeReport report{desired->generation, {}};
     for (const auto& w : desired->workloads) {
       report.workloads.push_back(
@@ -63,7 +63,7 @@ TEST_F(MeteringTest, ATickReplayedAfterARestartPostsNothingTwice) {
   report_running(second, node_);
   ctl_.tick();
   second.tick();
-  const auto expected = ctl_.take_changes_for_store().all_transfers();
+  const auto expected = ctl_.take_changes(Controller::Form::kStoreRows).all_transfers();
   const ChangeSet next = commit(second);
   EXPECT_EQ(ids(next.all_transfers()),
             (std::vector<std::string>{"usage:" + a.id + ":1:121", "usage:" + b.id + ":1:121"}));
@@ -107,10 +107,10 @@ TEST_F(MeteringTest, ARestartReadsARunsStartFromItsUsageRecord) {
   clock_.advance(Millis(1'000));
   const auto back_ptr = restarted(11);
   const Controller& back = *back_ptr;
-  const model::Instance& runs = **back.instance(admin_, running.id);
+  const model::Instance& runs = **back.instances().get(admin_, running.id);
   EXPECT_EQ(runs.state, model::InstanceState::kRunning);
   EXPECT_EQ(runs.started_at, started);
-  const model::Instance& stops = **back.instance(admin_, stopping.id);
+  const model::Instance& stops = **back.instances().get(admin_, stopping.id);
   EXPECT_EQ(stops.state, model::InstanceState::kStopping);
   EXPECT_EQ(stops.started_at, started);
 }

@@ -137,10 +137,11 @@ struct NodeClockSkew {
 
 // What /metrics says about the platform besides the GPUs.
 struct PlatformStats {
-  std::map<std::string, int> nodes_by_status;        // every status, 0 included
-  std::map<std::string, int> instances_by_state;     // every state, 0 included
-  int queue_length = 0;                              // pending instances
-  std::map<std::string, int> alerts_firing;          // by severity, 0 included
+  std::map<std::string, int> nodes_by_status;     // every status, 0 included
+  std::map<std::string, int> instances_by_state;  // every state, 0 included
+  int queue_length = 0;                           // pending instances
+  uint64_t scheduling_requests_tried = 0;         // requests the scheduling passes tried to place
+  std::map<std::string, int> alerts_firing;       // by severity, 0 included
   std::map<std::string, double> price_per_gpu_hour;  // on-demand, by GPU type, currency units
   uint64_t samples_accepted = 0;
   uint64_t samples_refused = 0;  // out of order, too late, or of a GPU not the node's

@@ -94,18 +94,19 @@ TEST_F(MonitoringTest, QueriesAreScopedToTheCallersInstances) {
 }
 
 TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAcknowledgement) {
-  ASSERT_TRUE(ctl_.monitor().put_rule(admin_, hot_rule()));
-  EXPECT_EQ(ctl_.monitor().put_rule(alice_, hot_rule()).error().kind, ErrorKind::kPermissionDenied);
+  ASSERT_TRUE(ctl_.fleet().monitor().put_rule(admin_, hot_rule()));
+  EXPECT_EQ(ctl_.fleet().monitor().put_rule(alice_, hot_rule()).error().kind,
+            ErrorKind::kPermissionDenied);
   auto builtin = hot_rule();
   builtin.name = "gpu_temperature_high";
-  EXPECT_EQ(ctl_.monitor().put_rule(admin_, builtin).error().code, "rule_not_editable");
+  EXPECT_EQ(ctl_.fleet().monitor().put_rule(admin_, builtin).error().code, "rule_not_editable");
 
   const auto heartbeat = [&] { report(node_, {}); };
   seconds(6, [&] {
     heartbeat();
     temperature("GPU-a3", 83);
   });
-  auto list = ctl_.monitor().alerts(admin_, 100);
+  auto list = ctl_.fleet().monitor().alerts(admin_, 100);
   ASSERT_EQ(list.active.size(), 1u);
   EXPECT_EQ(list.active[0].state, AlertState::kPending);
   EXPECT_TRUE(events(admin_, "alert.firing").empty());
@@ -114,7 +115,7 @@ TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAckno
     heartbeat();
     temperature("GPU-a3", 84);
   });
-  list = ctl_.monitor().alerts(admin_, 100);
+  list = ctl_.fleet().monitor().alerts(admin_, 100);
   ASSERT_EQ(list.active.size(), 1u);
   EXPECT_EQ(list.active[0].state, AlertState::kFiring);
   ASSERT_EQ(events(admin_, "alert.firing").size(), 1u);
@@ -122,17 +123,19 @@ TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAckno
   EXPECT_EQ(events(admin_, "alert.firing")[0]->tenant_id, "");
   EXPECT_EQ(ctl_.fleet().platform_stats().alerts_firing.at("critical"), 1);
   // A platform alert is not a tenant's.
-  EXPECT_TRUE(ctl_.monitor().alerts(alice_, 100).active.empty());
-  EXPECT_EQ(ctl_.monitor().acknowledge(alice_, "hot:GPU-a3").error().code, "alert_not_found");
-  ASSERT_TRUE(ctl_.monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
-  EXPECT_TRUE(ctl_.monitor().alerts(admin_, 100).active[0].acknowledged);
-  EXPECT_EQ(ctl_.monitor().acknowledge(admin_, "hot:GPU-a4").error().code, "alert_not_found");
+  EXPECT_TRUE(ctl_.fleet().monitor().alerts(alice_, 100).active.empty());
+  EXPECT_EQ(ctl_.fleet().monitor().acknowledge(alice_, "hot:GPU-a3").error().code,
+            "alert_not_found");
+  ASSERT_TRUE(ctl_.fleet().monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
+  EXPECT_TRUE(ctl_.fleet().monitor().alerts(admin_, 100).active[0].acknowledged);
+  EXPECT_EQ(ctl_.fleet().monitor().acknowledge(admin_, "hot:GPU-a4").error().code,
+            "alert_not_found");
 
   seconds(6, [&] {
     heartbeat();
     temperature("GPU-a3", 60);
   });
-  list = ctl_.monitor().alerts(admin_, 100);
+  list = ctl_.fleet().monitor().alerts(admin_, 100);
   EXPECT_TRUE(list.active.empty());
   ASSERT_EQ(events(admin_, "alert.resolved").size(), 1u);
   ASSERT_EQ(list.history.size(), 3u);
@@ -144,9 +147,9 @@ TEST_F(MonitoringTest, AnAlertGoesPendingFiringResolvedWithEventsHistoryAndAckno
 
 TEST_F(MonitoringTest, ANodeThatGoesDownFiresHeartbeatLostFromItsState) {
   seconds(5, [&] { report(node_, {}); });
-  EXPECT_TRUE(ctl_.monitor().alerts(admin_, 100).active.empty());
+  EXPECT_TRUE(ctl_.fleet().monitor().alerts(admin_, 100).active.empty());
   seconds(20, [] {});
-  ASSERT_EQ((*ctl_.nodes().get(admin_, node_))->state, model::NodeState::kDown);
+  ASSERT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kDown);
   const auto fired = events(admin_, "alert.firing");
   ASSERT_EQ(fired.size(), 1u);
   EXPECT_EQ(fired[0]->object_id, node_);
@@ -174,12 +177,12 @@ TEST_F(MonitoringTest, AnIdleInstanceIsReportedToItsTenantAndStoppedByItsPolicy)
   EXPECT_NE(fired[0]->message.find("instance_idle." + instance.id), std::string::npos);
   EXPECT_TRUE(events(bob_, "alert.firing").empty());
   // Stopping, it is no longer observed: the alert resolved; its history is alice's alone.
-  const auto history = ctl_.monitor().alerts(alice_, 100).history;
+  const auto history = ctl_.fleet().monitor().alerts(alice_, 100).history;
   ASSERT_FALSE(history.empty());
   EXPECT_TRUE(std::any_of(history.begin(), history.end(), [](const AlertRecord* r) {
     return r->transition.to == AlertState::kFiring && r->transition.auto_stop;
   }));
-  EXPECT_TRUE(ctl_.monitor().alerts(bob_, 100).history.empty());
+  EXPECT_TRUE(ctl_.fleet().monitor().alerts(bob_, 100).history.empty());
 }
 
 TEST_F(MonitoringTest, GpusNameTheirFirstHolderAndInstancesAverageTheirGpus) {
@@ -188,8 +191,9 @@ TEST_F(MonitoringTest, GpusNameTheirFirstHolderAndInstancesAverageTheirGpus) {
   warm.name = "warm";
   warm.threshold = 0;
   warm.for_ms = 0;
-  ASSERT_TRUE(ctl_.monitor().put_rule(admin_, warm));
-  ASSERT_TRUE(ctl_.monitor().put_rule(admin_, {.name = "busy",
+  ASSERT_TRUE(ctl_.fleet().monitor().put_rule(admin_, warm));
+  ASSERT_TRUE(
+      ctl_.fleet().monitor().put_rule(admin_, {.name = "busy",
                                                .signal = {monitor::SignalKind::kInstanceGpuUtil},
                                                .comparison = monitor::Comparison::kGt,
                                                .threshold = 0,
@@ -216,7 +220,7 @@ TEST_F(MonitoringTest, GpusNameTheirFirstHolderAndInstancesAverageTheirGpus) {
   ctl_.tick();
 
   std::map<std::string, monitor::Observation> warm_gpus, busy_instances;
-  for (const auto& alert : ctl_.monitor().alerts(admin_, 0).active) {
+  for (const auto& alert : ctl_.fleet().monitor().alerts(admin_, 0).active) {
     if (alert.rule == "warm") warm_gpus[alert.subject.subject] = alert.subject;
     if (alert.rule == "busy") busy_instances[alert.subject.subject] = alert.subject;
   }
@@ -255,7 +259,7 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   auto first = (*store)->commit(ctl_.take_changes());
   ASSERT_TRUE(first) << first.error().message;
 
-  ASSERT_TRUE(ctl_.monitor().put_rule(admin_, hot_rule()));
+  ASSERT_TRUE(ctl_.fleet().monitor().put_rule(admin_, hot_rule()));
   // Three minutes of samples, then quiet past the seal: three closed minutes.
   seconds(180, [&] {
     report(node_, {});
@@ -272,7 +276,7 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   auto before = ctl_.fleet().query_metrics(admin_, query);
   ASSERT_TRUE(before);
   EXPECT_GE(before->result.points.size(), 3u);
-  const auto history_before = ctl_.monitor().alerts(admin_, 100).history.size();
+  const auto history_before = ctl_.fleet().monitor().alerts(admin_, 100).history.size();
   EXPECT_GE(history_before, 3u);  // pending, firing, resolved (the samples stopped)
 
   auto snapshot = (*store)->load();
@@ -282,20 +286,21 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   auto after = restored.fleet().query_metrics(admin_, query);
   ASSERT_TRUE(after) << after.error().message;
   EXPECT_EQ(after->result.points, before->result.points);
-  const auto rules = restored.monitor().rules(admin_);
+  const auto rules = restored.fleet().monitor().rules(admin_);
   ASSERT_TRUE(rules);
   EXPECT_TRUE(std::any_of(rules->begin(), rules->end(),
                           [](const monitor::Rule& r) { return r.name == "hot"; }));
-  EXPECT_EQ(restored.monitor().alerts(admin_, 100).history.size(), history_before);
+  EXPECT_EQ(restored.fleet().monitor().alerts(admin_, 100).history.size(), history_before);
   // GPU-a0 is known from its rollups alone, with no sample since the restart: it is observed, and
   // missing. The GPUs that never reported are not.
   for (int i = 0; i < 6; ++i) {
     clock_.advance(Millis(1'000));
-    ASSERT_TRUE(restored.apply_report(node_, {restored.desired_state(node_)->generation, {}}));
+    ASSERT_TRUE(
+        restored.apply_report(node_, {restored.fleet().desired_state(node_)->generation, {}}));
     restored.tick();
   }
   std::vector<std::string> missing;
-  for (const auto& alert : restored.monitor().alerts(admin_, 0).active) {
+  for (const auto& alert : restored.fleet().monitor().alerts(admin_, 0).active) {
     if (alert.rule == "gpu_missing") missing.push_back(alert.subject.subject);
   }
   EXPECT_EQ(missing, std::vector<std::string>{"GPU-a0"});
@@ -309,11 +314,11 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
   std::filesystem::create_directories(dir);
   auto store = store::open_sqlite_store((dir / "db").string());
   ASSERT_TRUE(store) << store.error().message;
-  ASSERT_TRUE(ctl_.monitor().put_rule(admin_, hot_rule()));
+  ASSERT_TRUE(ctl_.fleet().monitor().put_rule(admin_, hot_rule()));
   const auto hot = [&](Controller& c, int count) {
     for (int i = 0; i < count; ++i) {
       clock_.advance(Millis(1'000));
-      const int64_t generation = c.desired_state(node_)->generation;
+      const int64_t generation = c.fleet().desired_state(node_)->generation;
       ASSERT_TRUE(c.apply_report(node_, {generation, {}}));
       const int64_t t = to_unix_ms(clock_.now());
       const GpuSamples gpu{"GPU-a3", {{Metric::kGpuTemp, t, 90}, {Metric::kGpuUtil, t, 50}}};
@@ -322,7 +327,7 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
     }
   };
   const auto hot_alert = [&](const Controller& c) -> std::optional<monitor::Alert> {
-    for (auto& alert : c.monitor().alerts(admin_, 100).active) {
+    for (auto& alert : c.fleet().monitor().alerts(admin_, 100).active) {
       if (alert.rule == "hot") return alert;
     }
     return std::nullopt;
@@ -331,17 +336,17 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
   hot(ctl_, 6);
   ASSERT_TRUE(hot_alert(ctl_));
   const int64_t acked_at = to_unix_ms(clock_.now());
-  ASSERT_TRUE(ctl_.monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
+  ASSERT_TRUE(ctl_.fleet().monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
   hot(ctl_, 10);
   ASSERT_EQ(hot_alert(ctl_)->state, AlertState::kFiring);
-  auto list = ctl_.monitor().alerts(admin_, 100);
+  auto list = ctl_.fleet().monitor().alerts(admin_, 100);
   ASSERT_EQ(list.history.back()->transition.to, AlertState::kFiring);
   ASSERT_TRUE(list.history.back()->ack);
   EXPECT_EQ(list.history.back()->ack->by, admin_.key_id);
   auto committed = (*store)->commit(ctl_.take_changes());
   ASSERT_TRUE(committed) << committed.error().message;
   // Acknowledging again changes nothing.
-  ASSERT_TRUE(ctl_.monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
+  ASSERT_TRUE(ctl_.fleet().monitor().acknowledge(admin_, FleetMonitor::alert_id("hot", "GPU-a3")));
   EXPECT_TRUE(ctl_.take_changes().monitoring_changes.acknowledged.empty());
 
   // A restart: the alert comes back from new samples, acknowledged as before.
@@ -357,7 +362,7 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
   EXPECT_EQ(again->acknowledged_by, admin_.key_id);
   EXPECT_EQ(again->acknowledged_at_ms, acked_at);
   // ... and its new records carry it, so that a second restart keeps it too.
-  list = restored.monitor().alerts(admin_, 100);
+  list = restored.fleet().monitor().alerts(admin_, 100);
   ASSERT_EQ(list.history.back()->transition.rule, "hot");
   ASSERT_TRUE(list.history.back()->ack);
   committed = (*store)->commit(restored.take_changes());
@@ -375,7 +380,7 @@ TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
   ASSERT_TRUE(later.restore(std::move(*snapshot)));
   for (int i = 0; i < 11 * 60; ++i) {
     clock_.advance(Millis(1'000));
-    ASSERT_TRUE(later.apply_report(node_, {later.desired_state(node_)->generation, {}}));
+    ASSERT_TRUE(later.apply_report(node_, {later.fleet().desired_state(node_)->generation, {}}));
     later.tick();
   }
   hot(later, 6);

@@ -1,4 +1,4 @@
-// The controller's nodes and agents (registration, desired sets, reports, cordon and drain, offers)
+// The controller's nodes and agents (registration, reports, cordon and drain)
 // and its clock (silent nodes, failures, balances, the tick): controller.h has the contracts.
 #include <algorithm>
 
@@ -12,27 +12,6 @@
 #include "model/gpu_catalog.h"
 
 namespace gpurent::controller {
-
-namespace {
-
-// The tenant's environment, with the GPU share's variables on top (a job member's come from its
-// placement, on the node). gpu_memory_mb: of the node's GPUs (0: unknown).
-std::map<std::string, std::string> workload_env(const Instance& instance, int64_t gpu_memory_mb) {
-  auto env = instance.spec.env;
-  // A share of a GPU (the shared tier) runs as a CUDA MPS client: at most its share of the GPU's
-  // SMs, and of its memory the GPU memory it asked for (else its share of the GPU's), on device
-  // 0 of the one GPU it sees.
-  if (instance.gpu_milli < model::kMilliPerGpu) {
-    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string((instance.gpu_milli + 9) / 10);
-    const int64_t memory_mb = instance.spec.gpu_memory_gb > 0
-                                  ? int64_t{instance.spec.gpu_memory_gb} * 1024
-                                  : gpu_memory_mb * instance.gpu_milli / model::kMilliPerGpu;
-    if (memory_mb > 0) env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = fmt::format("0={}M", memory_mb);
-  }
-  return env;
-}
-
-}  // namespace
 
 // --- Nodes and agents ---------------------------------------------------------------------------
 
@@ -153,45 +132,6 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   return model::RegistrationResult{id, std::move(credential)};
 }
 
-Result<model::DesiredState> Controller::desired_state(std::string_view node_id) const {
-  const auto node = nodes_.find(node_id);
-  if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
-  model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
-  desired.volumes = volumes_.on_node(node->second.id);
-  const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
-  for (const auto& [id, placed] : placements_.on_node(node->second.id)) {
-    const Instance& instance = *placed;
-    // Work with both forms (a template's image and process command) runs the one this node
-    // can: the image where there is an engine, else the process.
-    const bool as_process = !node->second.container_runtime && !instance.spec.image.empty() &&
-                            !instance.spec.process_command.empty();
-    desired.workloads.push_back(
-        {.instance_id = instance.id,
-         .tenant_id = instance.tenant_id,
-         .run = instance.run,
-         .should_run = instance.state != InstanceState::kStopping,
-         .image = as_process ? std::string() : instance.spec.image,
-         .command = as_process ? instance.spec.process_command : instance.spec.command,
-         .env = workload_env(instance, gpu_memory_mb),
-         .gpus = instance.gpus,
-         .cpu = instance.spec.cpu,
-         .memory_gb = instance.spec.memory_gb,
-         .volumes = instance.spec.volumes,
-         .services = instance.spec.services,
-         .workdir = instance.spec.workdir});
-    if (const model::Job* job = jobs_.of(instance)) {
-      desired.workloads.back().job = model::job_member_placement(*job, instance);
-    }
-  }
-  return desired;
-}
-
-Result<int64_t> Controller::desired_generation(std::string_view node_id) const {
-  const auto node = nodes_.find(node_id);
-  if (node == nodes_.end()) return fail(Error::not_found("node", node_id));
-  return node->second.generation;
-}
-
 Result<int64_t> Controller::apply_report(std::string_view node_id,
                                          const model::NodeReport& report) {
   const auto node_it = nodes_.find(node_id);
@@ -267,8 +207,17 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   return node.generation;
 }
 
-Result<const Node*> Controller::set_cordoned(const Principal& caller, std::string_view id,
-                                             bool cordoned) {
+Result<int> Controller::manage_node(const Principal& caller, std::string_view id,
+                                    NodeAction action) {
+  GPURENT_TRY(node, set_cordoned(caller, id, action != NodeAction::kUncordon));
+  if (action != NodeAction::kDrain) return 0;
+  const int moving = move_work_off(*node);
+  schedule();
+  return moving;
+}
+
+Result<Node*> Controller::set_cordoned(const Principal& caller, std::string_view id,
+                                       bool cordoned) {
   if (!caller.is_operator()) return fail(forbidden("cordon nodes"));
   const auto it = nodes_.find(id);
   if (it == nodes_.end()) return fail(Error::not_found("node", id));
@@ -283,10 +232,9 @@ Result<const Node*> Controller::set_cordoned(const Principal& caller, std::strin
   return &node;
 }
 
-Result<int> Controller::drain_node(const Principal& caller, std::string_view id) {
-  GPURENT_TRY(node, set_cordoned(caller, id, true));
+int Controller::move_work_off(const Node& node) {
   int moving = 0;
-  const PlacedInstances on_node = placements_.on_node(node->id);  // request_stop may edit it
+  const PlacedInstances on_node = placements_.on_node(node.id);  // request_stop may edit it
   for (const auto& [instance_id, placed] : on_node) {
     Instance& instance = *placed;
     if (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning) {
@@ -295,10 +243,9 @@ Result<int> Controller::drain_node(const Principal& caller, std::string_view id)
     instance.requeue_requested = true;
     request_stop(instance, "moving: its node is being drained");
     events_.record(instance.tenant_id, instance.id, model::event_kind::kInstanceMoved,
-                   fmt::format("moving off node {}: the node is being drained", node->id));
+                   fmt::format("moving off node {}: the node is being drained", node.id));
     ++moving;
   }
-  schedule();
   return moving;
 }
 
@@ -378,7 +325,7 @@ void Controller::move_off_failure(const Failure& failure, const PlacedInstances&
 void Controller::enforce_balances() {
   const std::set<std::string> overdrawn = accounts_.guard_balances();
   if (overdrawn.empty()) return;
-  for (auto& [id, instance] : instances_) {
+  for (auto& [id, instance] : instances_.all()) {
     if (!overdrawn.contains(instance.tenant_id)) continue;
     if (instance.state == InstanceState::kStarting || instance.state == InstanceState::kRunning) {
       request_stop(instance, "stopped: the balance is exhausted");
@@ -390,12 +337,10 @@ void Controller::enforce_balances() {
   }
 }
 
-void Controller::forgive_silence_until_now() { silence_counted_from_ = now(); }
-
 void Controller::tick() {
   const Timestamp t = now();
   for (Node* node : nodes_.in_order()) {
-    const Timestamp silent_since = std::max(node->last_heartbeat, silence_counted_from_);
+    const Timestamp silent_since = std::max(node->last_heartbeat, fleet_.silence_counted_from());
     if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
       mark_node_down(*node);
     }
@@ -431,8 +376,8 @@ void Controller::monitor_tick() {
       [this](std::vector<monitor::ObservationRef>& out,
              const std::vector<monitor::Metric>& watched) { fleet_.observe(out, watched); });
   for (const auto& transition : auto_stops) {
-    const auto it = instances_.find(transition.subject.subject);
-    if (it == instances_.end() || !it->second.job_id.empty()) continue;
+    const auto it = instances_.all().find(transition.subject.subject);
+    if (it == instances_.all().end() || !it->second.job_id.empty()) continue;
     model::Instance& instance = it->second;
     if (instance.state == InstanceState::kRunning || instance.state == InstanceState::kStarting) {
       request_stop(instance, fmt::format("stopped while idle (alert rule {})", transition.rule));

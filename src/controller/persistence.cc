@@ -38,8 +38,7 @@ Status Controller::restore(Snapshot snapshot) {
               return std::tie(a.created_at, a.id) < std::tie(b.created_at, b.id);
             });
   for (auto& instance : snapshot.instances) {
-    auto& restored = instances_.emplace(instance.id, std::move(instance)).first->second;
-    append_to_creation_order(restored);
+    auto& restored = instances_.restore(std::move(instance));
     restore_run_start(restored);
     scheduler_.restore(restored);
     if (model::holds_gpus(restored.state)) {
@@ -55,19 +54,18 @@ Status Controller::restore(Snapshot snapshot) {
   for (auto& job : snapshot.jobs) restore_started_tasks(job);
   jobs_.restore(std::move(snapshot.jobs));
   reservations_.restore(snapshot);
-  quotas_.restore(snapshot);
   templates_.restore(std::move(snapshot.templates));
   GPURENT_CHECK(pricing_.restore(snapshot));
-  metering_.reindex(instances_);
+  metering_.reindex(instances_.all());
   volumes_.restore(snapshot);
   idempotency_.restore(std::move(snapshot.idempotency));
   downtime_.restore(snapshot);
   return events_.restore(std::move(snapshot.events));
 }
 
-ChangeSet Controller::take_changes() { return tracker_.take_changes(); }
-
-ChangeSet Controller::take_changes_for_store() { return tracker_.take_changes_for_store(); }
+ChangeSet Controller::take_changes(Form form) {
+  return form == Form::kStoreRows ? tracker_.take_changes_for_store() : tracker_.take_changes();
+}
 
 void Controller::stream_placed_rows(std::function<void(ChangeSet)> sink, size_t every) {
   tracker_.stream_placed_rows(std::move(sink), every);

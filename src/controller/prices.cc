@@ -25,11 +25,6 @@ Result<model::PriceVersion> Controller::set_prices(const Principal& caller,
   return version;
 }
 
-Result<billing::Estimate> Controller::estimate(const model::InstanceSpec& spec) const {
-  GPURENT_CHECK(validate_spec(spec, 1));
-  return pricing_.estimate(spec);
-}
-
 bool Controller::update_spot_market() {
   // GPUs of each type on ready nodes (quarantined ones are not capacity), and those held.
   MilliGpusByType capacity;
@@ -56,7 +51,7 @@ bool Controller::update_spot_market() {
 }
 
 void Controller::interrupt_spot_over_max_price() {
-  for (auto& [id, instance] : instances_) {
+  for (auto& [id, instance] : instances_.all()) {
     if (instance.spec.pricing != model::PricingModel::kSpot || !instance.spec.max_price ||
         (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning)) {
       continue;

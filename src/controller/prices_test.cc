@@ -178,12 +178,12 @@ TEST_F(PricesTest, EstimatePricesTheMostExpensiveAcceptableType) {
   s.gpu_types = {"h100-80g", "a100-80g"};
   s.cpu = 4;
   ASSERT_TRUE(ctl_.set_prices(admin_, {.cpu_per_core_hour = 100'000}));
-  const auto e = ctl_.estimate(s);
+  const auto e = ctl_.pricing().estimate(s);
   ASSERT_TRUE(e) << e.error().message;
   EXPECT_EQ(e->gpu_type, "h100-80g");
   EXPECT_EQ(e->total_per_hour, 36'000'000 + 400'000);
   s.gpu_types = {"mystery-12g"};
-  EXPECT_EQ(ctl_.estimate(s).error().code, "unknown_gpu_type");
+  EXPECT_EQ(ctl_.pricing().estimate(s).error().code, "unknown_gpu_type");
 }
 
 TEST_F(PricesTest, VersionsAndSpotPointsAreHandedToTheStoreAndRestored) {

@@ -57,6 +57,7 @@ std::optional<Pricing::PricedType> Pricing::dearest_type(const model::InstanceSp
 }
 
 Result<billing::Estimate> Pricing::estimate(const model::InstanceSpec& spec) const {
+  GPURENT_CHECK(detail::validate_spec(spec, 1));
   const auto dearest = dearest_type(spec);
   return billing::estimate(rates(), spec,
                            dearest ? dearest->gpu_type : model::requested_gpu_type(spec), now());

@@ -67,8 +67,9 @@ class Pricing {
     std::string gpu_type;
   };
   std::optional<PricedType> dearest_type(const model::InstanceSpec& spec) const;
-  // The hourly price of the request, broken down, on its dearest type (the requested type when
-  // none has a price).
+  // The hourly price of a launch request, broken down, on its dearest type (the requested type
+  // when none has a price): what a launch is checked for funds at. 400/422 for a request that is
+  // not valid (as a launch would be refused).
   Result<billing::Estimate> estimate(const model::InstanceSpec& spec) const;
   // The spot price of a type now; nullopt for an unpriced type.
   std::optional<Micros> spot_price(std::string_view gpu_type) const;
@@ -80,9 +81,10 @@ class Pricing {
   // moved.
   bool observe_utilisation(const MilliGpusByType& capacity, const MilliGpusByType& held);
 
- private:
+  // The controller's clock: the time at which reads of the prices in force are made.
   Timestamp now() const { return c_.clock.now(); }
 
+ private:
   Context c_;
   billing::PriceBook book_;
   billing::SpotMarket spot_;

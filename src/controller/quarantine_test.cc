@@ -16,7 +16,7 @@ class QuarantineTest : public ControllerTest {
  protected:
   // The node's agent reports every workload of its desired set as running, with telemetry.
   void report_desired(const std::string& node, model::TelemetryBatch telemetry = {}) {
-    const auto desired = ctl_.desired_state(node);
+    const auto desired = ctl_.fleet().desired_state(node);
     model::NodeReport report{.applied_generation = desired->generation};
     for (const auto& w : desired->workloads) {
       report.workloads.push_back(
@@ -34,15 +34,15 @@ class QuarantineTest : public ControllerTest {
     return {.samples = {sample}};
   }
   std::string status(const std::string& node) {
-    return std::string(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, node)));
+    return std::string(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, node)));
   }
   std::vector<std::string> quarantined(const std::string& node) {
     std::vector<std::string> out;
-    for (const auto* q : ctl_.quarantines().on_node(node)) out.push_back(q->id);
+    for (const auto* q : ctl_.fleet().quarantines().on_node(node)) out.push_back(q->id);
     return out;
   }
   const model::WorkloadSpec* desired(const std::string& node, const std::string& instance_id) {
-    desired_ = *ctl_.desired_state(node);
+    desired_ = *ctl_.fleet().desired_state(node);
     for (const auto& w : desired_.workloads) {
       if (w.instance_id == instance_id) return &w;
     }
@@ -66,7 +66,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   report_desired(node_, xid(bad, 79));
 
   EXPECT_EQ(quarantined(node_), std::vector<std::string>{bad});
-  const auto* record = ctl_.quarantines().on_node(node_).at(0);
+  const auto* record = ctl_.fleet().quarantines().on_node(node_).at(0);
   EXPECT_EQ(record->cause, "xid");
   EXPECT_EQ(record->xid, 79);
   EXPECT_EQ(record->at, fault);
@@ -84,7 +84,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   EXPECT_EQ(usage[0]->ended_at, fault);
   EXPECT_EQ(usage[0]->metered_until, fault);
   EXPECT_EQ(usage[0]->billed_seconds, 30);  // no minimum: the platform cut it short
-  const auto downtime = ctl_.downtime().of_instance(hit.id);
+  const auto downtime = ctl_.metering().downtime().of_instance(hit.id);
   ASSERT_EQ(downtime.size(), 1u);
   EXPECT_EQ(downtime[0]->cause, "gpu_quarantined");
   EXPECT_EQ(downtime[0]->start, fault);
@@ -102,7 +102,7 @@ TEST_F(QuarantineTest, AFatalXidMovesTheWorkOnThatGpuAndLeavesTheRestRunning) {
   clock_.advance(Millis(5'000));
   report_desired(moved.node_id);  // run 2 starts: the downtime ends
   EXPECT_EQ(get(hit.id).state, InstanceState::kRunning);
-  EXPECT_EQ(ctl_.downtime().of_instance(hit.id)[0]->end, clock_.now());
+  EXPECT_EQ(ctl_.metering().downtime().of_instance(hit.id)[0]->end, clock_.now());
   // Nothing new lands on the quarantined GPU, even when the node is otherwise full.
   for (int i = 0; i < 5; ++i) EXPECT_NE(get(launch(bob_, 1).id).gpus.at(0), bad);
   EXPECT_EQ(get(launch(bob_, 1).id).state, InstanceState::kPending);
@@ -131,7 +131,7 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   EXPECT_TRUE(quarantined(node_).empty());
   report_desired(node_, dbe("GPU-a0", 2));
   EXPECT_EQ(quarantined(node_), std::vector<std::string>{"GPU-a0"});
-  EXPECT_EQ(ctl_.quarantines().on_node(node_)[0]->cause, "ecc_dbe");
+  EXPECT_EQ(ctl_.fleet().quarantines().on_node(node_)[0]->cause, "ecc_dbe");
   // A rise within one batch counts as well.
   auto batch = dbe("GPU-a2", 1);
   batch.samples.push_back(batch.samples[0]);
@@ -145,7 +145,7 @@ TEST_F(QuarantineTest, ADoubleBitEccRiseQuarantinesAndTheFirstCountSeenIsTheBase
   report_desired(node_, dbe("GPU-elsewhere", 1));
   report_desired(node_, dbe("GPU-elsewhere", 5));
   EXPECT_EQ(quarantined(node_), (std::vector<std::string>{"GPU-a0", "GPU-a2"}));
-  EXPECT_FALSE((*ctl_.nodes().get(admin_, node_))->ecc_dbe_seen.contains("GPU-elsewhere"));
+  EXPECT_FALSE((*ctl_.fleet().nodes().get(admin_, node_))->ecc_dbe_seen.contains("GPU-elsewhere"));
 }
 
 TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
@@ -190,9 +190,9 @@ TEST_F(QuarantineTest, NeverRestartedWorkIsStoppedAndAGangMovesWhole) {
 TEST_F(QuarantineTest, OperatorsReleaseAGpuAndItTakesWorkAgain) {
   report_desired(node_, xid("GPU-a5", 79));
   ASSERT_EQ(status(node_), "degraded");
-  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, true));
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
   EXPECT_EQ(status(node_), "cordoned");  // degraded only while otherwise healthy
-  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, false));
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kUncordon));
 
   EXPECT_EQ(ctl_.release_gpu(alice_, node_, 5).error().code, "forbidden");
   EXPECT_EQ(ctl_.release_gpu(admin_, "n-nope", 5).error().code, "node_not_found");
@@ -209,7 +209,7 @@ TEST_F(QuarantineTest, OperatorsReleaseAGpuAndItTakesWorkAgain) {
   EXPECT_EQ(ctl_.events().list(admin_, {.kind = "gpu.released"}, 10).size(), 1u);
   EXPECT_EQ(ctl_.release_gpu(admin_, node_, 5).error().code, "gpu_not_quarantined");
   // The waiting 8-GPU instance was placed on the whole node at the release.
-  const auto instances = ctl_.list_instances(alice_, {}, "", 10);
+  const auto instances = ctl_.instances().list(alice_, {}, "", 10);
   ASSERT_EQ(instances->items.size(), 1u);
   EXPECT_EQ(instances->items[0]->state, InstanceState::kStarting);
   ASSERT_TRUE(ctl_.check_invariants());
@@ -233,20 +233,21 @@ TEST_F(QuarantineTest, AQuarantineSurvivesARestartThroughTheStore) {
     return restored;
   };
   auto restored = restart();
-  ASSERT_EQ(restored->quarantines().on_node(node_).size(), 1u);
-  EXPECT_EQ(restored->quarantines().on_node(node_)[0]->xid, 94);
-  EXPECT_EQ(restored->fleet().node_status(**restored->nodes().get(admin_, node_)), "degraded");
+  ASSERT_EQ(restored->fleet().quarantines().on_node(node_).size(), 1u);
+  EXPECT_EQ(restored->fleet().quarantines().on_node(node_)[0]->xid, 94);
+  EXPECT_EQ(restored->fleet().node_status(**restored->fleet().nodes().get(admin_, node_)),
+            "degraded");
   auto whole_node = restored->create_instance(alice_, spec(8), std::nullopt, "");
   ASSERT_TRUE(whole_node);
   EXPECT_EQ(whole_node->instance.state, InstanceState::kPending);  // GPU 2 is still out
   ASSERT_TRUE(restored->release_gpu(admin_, node_, 2));
-  EXPECT_EQ((*restored->instance(admin_, whole_node->instance.id))->state,
+  EXPECT_EQ((*restored->instances().get(admin_, whole_node->instance.id))->state,
             InstanceState::kStarting);
   ASSERT_TRUE((*store)->commit(restored->take_changes()));
 
   auto again = restart();
-  EXPECT_TRUE(again->quarantines().on_node(node_).empty());
-  EXPECT_EQ(again->fleet().node_status(**again->nodes().get(admin_, node_)), "ready");
+  EXPECT_TRUE(again->fleet().quarantines().on_node(node_).empty());
+  EXPECT_EQ(again->fleet().node_status(**again->fleet().nodes().get(admin_, node_)), "ready");
   ASSERT_TRUE(again->check_invariants());
   std::filesystem::remove_all(dir);
 }
@@ -269,11 +270,11 @@ TEST_F(QuarantineTest, AnEccRiseWhileTheServerWasDownIsSeenAtTheFirstReportAfter
   Controller restarted(clock_, ControllerOptions{.seed = 7});
   ASSERT_TRUE(restarted.restore(std::move(*snapshot)));
   clock_.advance(Millis(60'000));
-  const auto desired = restarted.desired_state(node_);
+  const auto desired = restarted.fleet().desired_state(node_);
   ASSERT_TRUE(desired);
   ASSERT_TRUE(restarted.apply_report(
       node_, {.applied_generation = desired->generation, .telemetry = dbe("GPU-a3", 2)}));
-  const auto out = restarted.quarantines().on_node(node_);
+  const auto out = restarted.fleet().quarantines().on_node(node_);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]->id, "GPU-a3");
   EXPECT_EQ(out[0]->cause, "ecc_dbe");

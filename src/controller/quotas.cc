@@ -1,5 +1,7 @@
 #include "controller/quotas.h"
 
+#include "controller/accounts.h"
+
 #include <utility>
 
 #include <fmt/format.h>

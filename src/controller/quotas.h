@@ -5,7 +5,7 @@
 // not negative; every change is in the pending ChangeSet, durable with the command that made it.
 // A quota lowered below what a tenant holds stops nothing: it holds back what comes next.
 //
-// Part of the Controller (controller.h), whose scheduling passes read it.
+// Part of Accounts (accounts.h): Accounts::quotas(). The controller's scheduling passes read it.
 #pragma once
 
 #include <map>
@@ -13,12 +13,13 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "controller/accounts.h"
 #include "controller/change_set.h"
 #include "model/job.h"
 #include "model/tenant.h"
 
 namespace gpurent::controller {
+
+class Accounts;
 
 class Quotas {
  public:

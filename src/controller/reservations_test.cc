@@ -78,12 +78,12 @@ TEST_F(ReservationsTest, BookingsHoldBackWhatTheirWorkDoesNotUseUntilTheirWindow
 }
 
 TEST_F(ReservationsTest, QuotasDefaultToNoLimitsAndRefuseBadValues) {
-  const auto none = ctl_.quotas().get(alice_, alice_.tenant_id);
+  const auto none = ctl_.accounts().quotas().get(alice_, alice_.tenant_id);
   ASSERT_TRUE(none);
   EXPECT_EQ(none->weight, 1);
   EXPECT_FALSE(none->max_instances);
-  EXPECT_EQ(ctl_.quotas().of(alice_.tenant_id), nullptr);
-  EXPECT_EQ(ctl_.quotas().get(alice_, bob_.tenant_id).error().code, "tenant_not_found");
+  EXPECT_EQ(ctl_.accounts().quotas().of(alice_.tenant_id), nullptr);
+  EXPECT_EQ(ctl_.accounts().quotas().get(alice_, bob_.tenant_id).error().code, "tenant_not_found");
 
   EXPECT_EQ(ctl_.set_quota(alice_, {alice_.tenant_id, {}, std::nullopt, 2}).error().code,
             "forbidden");
@@ -94,8 +94,8 @@ TEST_F(ReservationsTest, QuotasDefaultToNoLimitsAndRefuseBadValues) {
                 .code,
             "invalid_field");
   ASSERT_TRUE(ctl_.set_quota(admin_, {alice_.tenant_id, {{"h100-80g", 2}}, 3, 5}));
-  EXPECT_EQ(ctl_.quotas().weight(alice_.tenant_id), 5);
-  EXPECT_EQ(ctl_.quotas().of(alice_.tenant_id)->max_instances, 3);
+  EXPECT_EQ(ctl_.accounts().quotas().weight(alice_.tenant_id), 5);
+  EXPECT_EQ(ctl_.accounts().quotas().of(alice_.tenant_id)->max_instances, 3);
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ void Controller::update_schedulable(const Node& node) {
 }
 
 Status Controller::check_invariants() const {
-  GPURENT_CHECK(placements_.check_invariants(instances_));
+  GPURENT_CHECK(placements_.check_invariants(instances_.all()));
   const auto broken = [](const std::string& what) {
     return fail(Error::internal("controller invariant broken: " + what));
   };

@@ -184,20 +184,21 @@ TEST_F(SchedulingTest, QueueFalseFailsFastWithTheReasonAndCreatesNothing) {
   EXPECT_NE(refused.error().message.find("free GPUs of the requested type(s): 2"),
             std::string::npos)
       << refused.error().message;
-  EXPECT_TRUE(ctl_.list_instances(bob_, {}, "", 100)->items.empty());
+  EXPECT_TRUE(ctl_.instances().list(bob_, {}, "", 100)->items.empty());
   s.gpu_count = 2;
   EXPECT_EQ(launch(bob_, s).state, InstanceState::kStarting);
 }
 
 TEST_F(SchedulingTest, CordonKeepsNewWorkAwayAndDrainMovesWorkElsewhere) {
   const auto other = add_node("node-b", "h100-80g", 8, "GPU-b");
-  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, true));
-  EXPECT_EQ(ctl_.set_cordoned(alice_, node_, false).error().kind, ErrorKind::kPermissionDenied);
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
+  EXPECT_EQ(ctl_.manage_node(alice_, node_, NodeAction::kUncordon).error().kind,
+            ErrorKind::kPermissionDenied);
   const auto first = launch(alice_, 2);
   EXPECT_EQ(first.node_id, other);
   run(first.id);
-  ASSERT_TRUE(ctl_.set_cordoned(admin_, node_, false));
-  EXPECT_EQ(*ctl_.drain_node(admin_, other), 1);
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kUncordon));
+  EXPECT_EQ(*ctl_.manage_node(admin_, other, NodeAction::kDrain), 1);
   EXPECT_EQ(get(first.id).state, InstanceState::kStopping);
   run(first.id, 143);
   // Its process is gone from the drained node: placed again, on the other node, in a new run.
@@ -205,7 +206,8 @@ TEST_F(SchedulingTest, CordonKeepsNewWorkAwayAndDrainMovesWorkElsewhere) {
   EXPECT_EQ(get(first.id).node_id, node_);
   EXPECT_EQ(get(first.id).run, 2);
   EXPECT_EQ(launch(bob_, 8).state, InstanceState::kPending);  // node-b stays cordoned
-  EXPECT_EQ(ctl_.drain_node(admin_, "n-unknown").error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(ctl_.manage_node(admin_, "n-unknown", NodeAction::kDrain).error().kind,
+            ErrorKind::kNotFound);
 }
 
 TEST_F(SchedulingTest, GpuSharesPackOntoOneGpuAndAreBilledByShare) {
@@ -214,7 +216,7 @@ TEST_F(SchedulingTest, GpuSharesPackOntoOneGpuAndAreBilledByShare) {
   const auto a = launch(alice_, half);
   const auto b = launch(bob_, half);
   EXPECT_EQ(a.gpus, b.gpus);
-  EXPECT_EQ(ctl_.placements().holders(a.gpus.at(0)).size(), 2u);
+  EXPECT_EQ(ctl_.fleet().placements().holders(a.gpus.at(0)).size(), 2u);
   const Micros before = balance(alice_);
   run(a.id);
   clock_.advance(Millis(60'000));
@@ -232,7 +234,7 @@ TEST_F(SchedulingTest, GpuSharesRunAsMpsClientsLimitedToTheirShare) {
   const auto a = launch(alice_, quarter);
   const auto b = launch(bob_, with_memory);
   const auto whole = launch(bob_, spec(1));
-  const auto desired = ctl_.desired_state(node_);
+  const auto desired = ctl_.fleet().desired_state(node_);
   ASSERT_TRUE(desired);
   std::map<std::string, std::map<std::string, std::string>> env;
   for (const auto& workload : desired->workloads) env[workload.instance_id] = workload.env;
@@ -290,9 +292,9 @@ TEST_F(SchedulingTest, QueueingBehindWorkThatDoesNotFitCostsTheSameForAnyQueueLe
     array.array = queued;
     EXPECT_TRUE(ctl_.create_job(alice_, std::move(array), std::nullopt, ""));
     constexpr int kLaunches = 10;
-    const uint64_t before = ctl_.scheduler().requests_tried();
+    const uint64_t before = ctl_.fleet().platform_stats().scheduling_requests_tried;
     for (int i = 0; i < kLaunches; ++i) EXPECT_EQ(launch(alice_, 8).state, InstanceState::kPending);
-    return (ctl_.scheduler().requests_tried() - before) / kLaunches;
+    return (ctl_.fleet().platform_stats().scheduling_requests_tried - before) / kLaunches;
   };
   const uint64_t short_queue = tried_per_launch(100);
   const uint64_t long_queue = tried_per_launch(10'000);

@@ -93,7 +93,7 @@ class Simulation {
     std::string out = std::to_string(ctl_.accounts().ledger_total());
     for (const auto& who : tenants_) {
       out += "|" + std::to_string(*ctl_.accounts().balance(who, who.tenant_id));
-      const auto page = ctl_.list_instances(who, {}, "", 1000);
+      const auto page = ctl_.instances().list(who, {}, "", 1000);
       for (const auto* instance : page->items) {
         out += fmt::format(",{}:{}:{}", instance->id, model::to_string(instance->state),
                            instance->run);
@@ -133,7 +133,7 @@ class Simulation {
 
   void act_on_random_instance() {
     const auto& who = random_tenant();
-    const auto page = ctl_.list_instances(who, {}, "", 1000);
+    const auto page = ctl_.instances().list(who, {}, "", 1000);
     if (page->items.empty()) return;
     const std::string id = page->items[rng_.uniform(page->items.size())]->id;
     switch (rng_.uniform(3)) {
@@ -164,13 +164,13 @@ class Simulation {
   // quarantined GPU.
   void gpu_fault_or_release() {
     auto& node = nodes_[rng_.uniform(nodes_.size())];
-    const auto quarantined = ctl_.quarantines().on_node(node.id);
+    const auto quarantined = ctl_.fleet().quarantines().on_node(node.id);
     if (!quarantined.empty() && rng_.uniform(2) == 0) {
       const int index = quarantined[rng_.uniform(quarantined.size())]->gpu_index;
       ASSERT_TRUE(ctl_.release_gpu(admin_, node.id, index));
       return;
     }
-    const auto& gpus = (*ctl_.nodes().get(admin_, node.id))->gpus;
+    const auto& gpus = (*ctl_.fleet().nodes().get(admin_, node.id))->gpus;
     constexpr int64_t kCodes[] = {79, 48, 94, 95, 13, 31};
     node.xids.push_back({gpus[rng_.uniform(gpus.size())].uuid, to_unix_ms(clock_.now()),
                          kCodes[rng_.uniform(std::size(kCodes))]});
@@ -178,7 +178,7 @@ class Simulation {
 
   // The agent: starts what should run, stops what should not, reports.
   void converge_and_report(SimNode& node) {
-    const auto desired = ctl_.desired_state(node.id);
+    const auto desired = ctl_.fleet().desired_state(node.id);
     ASSERT_TRUE(desired);
     auto report =
         agent::converge_and_report(node.workloads, *desired, agent::sim_time(clock_.now()));
@@ -187,31 +187,33 @@ class Simulation {
     // The runs on each failing GPU as the report arrives.
     std::map<std::string, std::vector<std::pair<std::string, int64_t>>> hit;
     for (const auto& xid : report.telemetry.xids) {
-      for (const auto& id : ctl_.placements().holders(xid.uuid)) {
-        hit[xid.uuid].emplace_back(id, (*ctl_.instance(admin_, id))->run);
+      for (const auto& id : ctl_.fleet().placements().holders(xid.uuid)) {
+        hit[xid.uuid].emplace_back(id, (*ctl_.instances().get(admin_, id))->run);
       }
     }
-    const bool was_ready = (*ctl_.nodes().get(admin_, node.id))->state == model::NodeState::kReady;
+    const bool was_ready =
+        (*ctl_.fleet().nodes().get(admin_, node.id))->state == model::NodeState::kReady;
     ASSERT_TRUE(ctl_.apply_report(node.id, report));
     node.last_report = clock_.now();
     for (const auto& xid : report.telemetry.xids) {
       std::set<std::string> out;
-      for (const auto* q : ctl_.quarantines().on_node(node.id)) out.insert(q->id);
+      for (const auto* q : ctl_.fleet().quarantines().on_node(node.id)) out.insert(q->id);
       if (!model::is_fatal_xid(xid.code)) continue;
       ++quarantines_;
       // Detected at the report that carried it; nothing runs on the GPU any more, and the node's
       // desired set holds nothing on it (its agent stops the old runs).
       ASSERT_TRUE(out.contains(xid.uuid)) << xid.uuid;
-      ASSERT_TRUE(ctl_.placements().holders(xid.uuid).empty()) << xid.uuid;
-      const auto desired = ctl_.desired_state(node.id);
+      ASSERT_TRUE(ctl_.fleet().placements().holders(xid.uuid).empty()) << xid.uuid;
+      const auto desired = ctl_.fleet().desired_state(node.id);
       for (const auto& workload : desired->workloads) {
         ASSERT_EQ(std::count(workload.gpus.begin(), workload.gpus.end(), xid.uuid), 0);
       }
       if (was_ready) {
-        ASSERT_EQ(ctl_.fleet().node_status(**ctl_.nodes().get(admin_, node.id)), "degraded");
+        ASSERT_EQ(ctl_.fleet().node_status(**ctl_.fleet().nodes().get(admin_, node.id)),
+                  "degraded");
       }
       for (const auto& [id, run] : hit[xid.uuid]) {
-        const model::Instance& instance = **ctl_.instance(admin_, id);
+        const model::Instance& instance = **ctl_.instances().get(admin_, id);
         // Moved (a new run, or waiting for one) or stopped; its old run billed no further.
         ASSERT_TRUE(instance.run > run || !model::holds_gpus(instance.state)) << id;
         for (const auto* usage : ctl_.metering().usage(instance.tenant_id)) {
@@ -229,7 +231,8 @@ class Simulation {
     // A node silent past the heartbeat timeout is found down by the next tick.
     for (const auto& node : nodes_) {
       if (clock_.now() - node.last_report > ctl_.options().heartbeat_timeout) {
-        ASSERT_EQ((*ctl_.nodes().get(admin_, node.id))->state, model::NodeState::kDown) << node.id;
+        ASSERT_EQ((*ctl_.fleet().nodes().get(admin_, node.id))->state, model::NodeState::kDown)
+            << node.id;
       }
     }
     std::set<std::string> held;
@@ -258,10 +261,10 @@ class Simulation {
           ASSERT_EQ(++open_runs[usage->instance_id], 1) << usage->instance_id;
         }
       }
-      const auto page = ctl_.list_instances(who, {}, "", 1000);
+      const auto page = ctl_.instances().list(who, {}, "", 1000);
       for (const auto* instance : page->items) {
         if (model::holds_gpus(instance->state)) {
-          const model::Node& node = **ctl_.nodes().get(admin_, instance->node_id);
+          const model::Node& node = **ctl_.fleet().nodes().get(admin_, instance->node_id);
           if (node.state == model::NodeState::kDown) {
             // Moved at once, unless it waits for its node; never billed past the last report.
             ASSERT_EQ(instance->spec.restart_policy, model::RestartPolicy::kNever) << instance->id;
@@ -278,11 +281,12 @@ class Simulation {
         }
         ASSERT_EQ(static_cast<int>(instance->gpus.size()), instance->spec.gpu_count);
         std::set<std::string> out;  // no work on a quarantined GPU, ever
-        for (const auto* q : ctl_.quarantines().on_node(instance->node_id)) out.insert(q->id);
+        for (const auto* q : ctl_.fleet().quarantines().on_node(instance->node_id))
+          out.insert(q->id);
         for (const auto& gpu : instance->gpus) {
           ASSERT_FALSE(out.contains(gpu)) << instance->id << " is on quarantined GPU " << gpu;
           ASSERT_TRUE(held.insert(gpu).second) << "GPU " << gpu << " is held twice";
-          ASSERT_EQ(ctl_.placements().holders(gpu), std::set<std::string>{instance->id});
+          ASSERT_EQ(ctl_.fleet().placements().holders(gpu), std::set<std::string>{instance->id});
         }
       }
     }

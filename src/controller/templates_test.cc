@@ -33,7 +33,7 @@ class TemplatesTest : public ControllerTest {
   }
 
   const model::WorkloadSpec& workload_of(const model::Instance& instance) {
-    desired_ = *ctl_.desired_state(get(instance.id).node_id);
+    desired_ = *ctl_.fleet().desired_state(get(instance.id).node_id);
     for (const auto& w : desired_.workloads) {
       if (w.instance_id == instance.id) return w;
     }
@@ -132,15 +132,15 @@ TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) 
   ASSERT_EQ(get(waiting.id).state, InstanceState::kPending);
   EXPECT_TRUE(get(waiting.id).reason.starts_with("waiting for a node that can hold it to join"))
       << get(waiting.id).reason;
-  model::NodeReport report{.applied_generation = ctl_.desired_state(node_)->generation};
+  model::NodeReport report{.applied_generation = ctl_.fleet().desired_state(node_)->generation};
   report.container_runtime = true;
   ASSERT_TRUE(ctl_.apply_report(node_, report));
   ctl_.tick();
   EXPECT_EQ(get(waiting.id).node_id, node_);
-  EXPECT_TRUE((*ctl_.nodes().get(admin_, node_))->container_runtime);
+  EXPECT_TRUE((*ctl_.fleet().nodes().get(admin_, node_))->container_runtime);
   // A report that does not say leaves it as it is.
   ASSERT_TRUE(ctl_.apply_report(node_, {.applied_generation = report.applied_generation}));
-  EXPECT_TRUE((*ctl_.nodes().get(admin_, node_))->container_runtime);
+  EXPECT_TRUE((*ctl_.fleet().nodes().get(admin_, node_))->container_runtime);
 }
 
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {

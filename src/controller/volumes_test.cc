@@ -91,7 +91,7 @@ TEST_F(VolumesTest, BadRequestsAreRefusedWithTheirReason) {
   // A gang spans nodes; a node-local volume cannot follow it.
   model::JobSpec job{.task = mounting(1, {{volume.id, "/data"}}), .nodes = 2};
   EXPECT_EQ(error_code(ctl_.create_job(alice_, job, {}, "")), "invalid_field");
-  EXPECT_TRUE(ctl_.list_instances(admin_, {}, "", 10)->items.empty());
+  EXPECT_TRUE(ctl_.instances().list(admin_, {}, "", 10)->items.empty());
 }
 
 TEST_F(VolumesTest, IdempotencyKeyReturnsTheFirstVolume) {
@@ -116,11 +116,11 @@ TEST_F(VolumesTest, TheFirstPlacementChoosesItsNodeAndPinsLaterWorkThere) {
   EXPECT_EQ((*ctl_.volumes().get(alice_, volume.id))->node_id, home);
 
   // The node's desired state lists the volume and hands the mount to the agent.
-  const auto desired = ctl_.desired_state(home);
+  const auto desired = ctl_.fleet().desired_state(home);
   EXPECT_EQ(desired->volumes, std::vector<std::string>{volume.id});
   ASSERT_EQ(desired->workloads.size(), 1u);
   EXPECT_EQ(desired->workloads[0].volumes, (std::vector<VolumeMount>{{volume.id, "/data"}}));
-  EXPECT_TRUE(ctl_.desired_state(away)->volumes.empty());
+  EXPECT_TRUE(ctl_.fleet().desired_state(away)->volumes.empty());
 
   // 8 GPUs fit only on the other node, which is empty; the volume keeps the work waiting for
   // its own node instead.
@@ -144,7 +144,7 @@ TEST_F(VolumesTest, AnOperatorMayPlaceAVolumeAndItsWorkFollows) {
   ctl_.take_changes();
   const auto volume = create(admin_, "pinned", 10, other);
   EXPECT_EQ(volume.node_id, other);
-  EXPECT_EQ(ctl_.desired_state(other)->volumes, std::vector<std::string>{volume.id});
+  EXPECT_EQ(ctl_.fleet().desired_state(other)->volumes, std::vector<std::string>{volume.id});
   EXPECT_EQ(ctl_.take_changes().woken_nodes, std::set<std::string>{other});  // agent hears of it
   const auto instance = launch(admin_, mounting(1, {{volume.id, "/data"}}));
   EXPECT_EQ(instance.node_id, other);
@@ -165,7 +165,7 @@ TEST_F(VolumesTest, AnArrayJobWithAVolumeRunsEveryTaskOnTheVolumesNode) {
   ASSERT_FALSE(home.empty());
   // Two tasks of 4 GPUs fill the volume's node; the third waits for it, though the other node is
   // empty.
-  const auto members = ctl_.list_instances(alice_, {.job_id = created->job.id}, "", 10);
+  const auto members = ctl_.instances().list(alice_, {.job_id = created->job.id}, "", 10);
   ASSERT_EQ(members->items.size(), 3u);
   int placed = 0;
   for (const auto* member : members->items) {
@@ -177,7 +177,7 @@ TEST_F(VolumesTest, AnArrayJobWithAVolumeRunsEveryTaskOnTheVolumesNode) {
     }
   }
   EXPECT_EQ(placed, 2);
-  EXPECT_TRUE(ctl_.desired_state(home == node_ ? other : node_)->workloads.empty());
+  EXPECT_TRUE(ctl_.fleet().desired_state(home == node_ ? other : node_)->workloads.empty());
   EXPECT_TRUE(ctl_.check_invariants());
 }
 
@@ -199,12 +199,12 @@ TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   // Started again it mounts the same volume on the same node.
   ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
   EXPECT_EQ(get(instance.id).node_id, node_);
-  EXPECT_EQ(ctl_.desired_state(node_)->workloads.at(0).volumes.at(0).volume_id, volume.id);
+  EXPECT_EQ(ctl_.fleet().desired_state(node_)->workloads.at(0).volumes.at(0).volume_id, volume.id);
 
   ASSERT_TRUE(ctl_.delete_instance(alice_, instance.id));
   exited(instance.id);
   EXPECT_EQ(get(instance.id).state, InstanceState::kTerminated);
-  const int64_t generation = ctl_.desired_state(node_)->generation;
+  const int64_t generation = ctl_.fleet().desired_state(node_)->generation;
   const auto deleted = ctl_.volumes().remove(alice_, volume.id);
   ASSERT_TRUE(deleted) << deleted.error().message;
   EXPECT_EQ(deleted->state, model::VolumeState::kDeleted);
@@ -213,8 +213,8 @@ TEST_F(VolumesTest, DeletingAVolumeInUseIsRefusedUntilItsInstancesAreGone) {
   EXPECT_EQ(error_code(ctl_.volumes().get(alice_, volume.id)), "volume_not_found");
   EXPECT_EQ(error_code(ctl_.volumes().remove(alice_, volume.id)), "volume_not_found");
   EXPECT_TRUE(ctl_.volumes().list(alice_).empty());
-  EXPECT_TRUE(ctl_.desired_state(node_)->volumes.empty());
-  EXPECT_GT(ctl_.desired_state(node_)->generation, generation);
+  EXPECT_TRUE(ctl_.fleet().desired_state(node_)->volumes.empty());
+  EXPECT_GT(ctl_.fleet().desired_state(node_)->generation, generation);
   EXPECT_EQ(error_code(ctl_.create_instance(alice_, mounting(1, {{volume.id, "/data"}}), {}, "")),
             "volume_not_found");
   // Its storage line stays on the bill.

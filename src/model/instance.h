@@ -188,12 +188,8 @@ struct Instance {
   int master_port = 0;
   // Increases with every change of the instance; caches of its view are keyed by it.
   int64_t revision = 0;
-  // In memory only: the instance's place in the controller's creation order, where an instance
-  // listing's cursor (an instance id) resumes.
-  size_t creation_position = 0;
 };
 
-// creation_position, in memory only, is not in it.
 template <class V, schema::Of<Instance> S>
 void fields(V& visit, S& x) {
   visit("created_at", x.created_at);

@@ -33,11 +33,11 @@ Result<Principal> Api::Impl::principal(const Request& request) {
 Result<std::string> Api::Impl::node_of(const Request& request) {
   const auto token = bearer_token(request);
   if (!token) return fail(unauthenticated("send 'Authorization: Bearer <node credential>'"));
-  auto found = ctl().nodes().authenticate(hash_secret(*token));
+  auto found = ctl().fleet().nodes().authenticate(hash_secret(*token));
   if (!found) return fail(unauthenticated("unknown node credential"));
   // A credential copied off its node is refused from anywhere else, when the operator asks.
   if (bind_node_credentials) {
-    const std::string_view from = ctl().nodes().registered_from(*found);
+    const std::string_view from = ctl().fleet().nodes().registered_from(*found);
     if (from != request.peer_address) {
       spdlog::warn("node_credential_refused node={} from={} registered_from={}", *found,
                    request.peer_address, from);
@@ -109,7 +109,7 @@ Json Api::Impl::gpu_types() {
   for (auto& offer : ctl().fleet().offers()) capacity.emplace(offer.gpu_type, offer);
   Json items = Json::array();
   for (const auto& type : model::gpu_catalog()) {
-    const auto price = ctl().pricing().book().on_demand_price(type.slug, ctl().current_time());
+    const auto price = ctl().pricing().book().on_demand_price(type.slug, ctl().pricing().now());
     const auto it = capacity.find(type.slug);
     items.push_back({{"slug", type.slug},
                      {"display_name", type.display_name},

@@ -359,7 +359,7 @@ void Api::Impl::add_volume_routes() {
 void Api::Impl::add_price_routes() {
   keyed("GET", "/v1/prices",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
-          const Timestamp now = ctl().current_time();
+          const Timestamp now = ctl().pricing().now();
           Json upcoming = Json::array();
           for (const auto* v : ctl().pricing().book().upcoming(now)) {
             upcoming.push_back(price_version_view(*v));
@@ -394,14 +394,14 @@ void Api::Impl::add_price_routes() {
           auto spec = parse_instance_spec(*body);
           if (spec) spec = with_template(*body, std::move(*spec));
           if (!spec) co_return problem_response(spec.error());
-          co_return result_response(200, ctl().estimate(*spec), [&](const auto& e) {
+          co_return result_response(200, ctl().pricing().estimate(*spec), [&](const auto& e) {
             return estimate_view(e, ctl().pricing().book().currency());
           });
         });
 }
 
 Response Api::Impl::spot_prices(const Request& request) {
-  const Timestamp now = ctl().current_time();
+  const Timestamp now = ctl().pricing().now();
   const auto time_param = [&](const std::string& name, Timestamp fallback) -> Result<Timestamp> {
     const auto text = query_string(request, name);
     if (!text) return fallback;
@@ -463,7 +463,8 @@ void Api::Impl::add_quota_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           co_return result_response(
               200,
-              ctl().quotas().get(caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
+              ctl().accounts().quotas().get(
+                  caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
               quota_view);
         });
 }

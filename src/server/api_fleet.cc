@@ -30,8 +30,8 @@ void Api::Impl::add_node_routes() {
           // a large fleet at once held the controller's thread for seconds.
           auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
           if (!limit) co_return problem_response(limit.error());
-          const auto page = ctl().nodes().list(caller, query_string(request, "cursor").value_or(""),
-                                               static_cast<size_t>(*limit));
+          const auto page = ctl().fleet().nodes().list(
+              caller, query_string(request, "cursor").value_or(""), static_cast<size_t>(*limit));
           Json items = Json::array();
           for (const auto* node : page.items) items.push_back(node_view(ctl(), *node));
           co_return json_response(
@@ -43,22 +43,13 @@ void Api::Impl::add_node_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           if (auto allowed = require_operator(caller); !allowed)
             co_return problem_response(allowed.error());
-          auto node = ctl().nodes().get(caller, params.find("id")->second);
+          auto node = ctl().fleet().nodes().get(caller, params.find("id")->second);
           co_return result_response(200, node,
                                     [this](const model::Node* n) { return node_view(ctl(), *n); });
         });
-  node_action("/v1/nodes/{id}/cordon",
-              [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
-                GPURENT_CHECK(c.set_cordoned(caller, id, true));
-                return 0;
-              });
-  node_action("/v1/nodes/{id}/uncordon",
-              [](Controller& c, const Principal& caller, std::string_view id) -> Result<int> {
-                GPURENT_CHECK(c.set_cordoned(caller, id, false));
-                return 0;
-              });
-  node_action("/v1/nodes/{id}/drain", [](Controller& c, const Principal& caller,
-                                         std::string_view id) { return c.drain_node(caller, id); });
+  node_action("/v1/nodes/{id}/cordon", controller::NodeAction::kCordon);
+  node_action("/v1/nodes/{id}/uncordon", controller::NodeAction::kUncordon);
+  node_action("/v1/nodes/{id}/drain", controller::NodeAction::kDrain);
 }
 
 void Api::Impl::add_agent_routes() {
@@ -75,14 +66,14 @@ void Api::Impl::add_agent_routes() {
   });
 }
 
-void Api::Impl::node_action(std::string pattern, NodeCommand command) {
+void Api::Impl::node_action(std::string pattern, controller::NodeAction action) {
   keyed("POST", std::move(pattern),
-        [this, command](const Principal& caller, Request&,
-                        const PathParams& params) -> asio::awaitable<Response> {
+        [this, action](const Principal& caller, Request&,
+                       const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
-            GPURENT_TRY(moving, command(c, caller, id));
-            GPURENT_TRY(node, c.nodes().get(caller, id));
+            GPURENT_TRY(moving, c.manage_node(caller, id, action));
+            GPURENT_TRY(node, c.fleet().nodes().get(caller, id));
             Json view = node_view(c, *node);
             view["moving_instances"] = moving;
             return view;
@@ -126,7 +117,7 @@ void Api::Impl::add_quarantine_routes() {
           if (ec != std::errc() || end != text.data() + text.size()) index = -1;
           auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
             GPURENT_CHECK(c.release_gpu(caller, id, index));
-            GPURENT_TRY(node, c.nodes().get(caller, id));
+            GPURENT_TRY(node, c.fleet().nodes().get(caller, id));
             return node_view(c, *node);
           });
           co_return result_response(200, result, [](const Json& view) { return view; });
@@ -162,37 +153,38 @@ void Api::Impl::add_monitoring_routes() {
           auto limit = query_int(request, "history", kDefaultListLimit, 0,
                                  static_cast<int64_t>(controller::kMaxAlertHistory));
           if (!limit) co_return problem_response(limit.error());
-          co_return json_response(
-              200, alert_list_view(ctl().monitor().alerts(caller, static_cast<size_t>(*limit))));
+          co_return json_response(200, alert_list_view(ctl().fleet().monitor().alerts(
+                                           caller, static_cast<size_t>(*limit))));
         });
   keyed("POST", "/v1/alerts/{id}/ack",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           auto acked = co_await host.mutate(
-              [&](Controller& c) { return c.monitor().acknowledge(caller, id); });
+              [&](Controller& c) { return c.fleet().monitor().acknowledge(caller, id); });
           if (!acked) co_return problem_response(acked.error());
           co_return json_response(200, {{"id", id}, {"acknowledged", true}});
         });
   keyed("GET", "/v1/alerts/rules",
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-          co_return result_response(200, ctl().monitor().rules(caller), rule_list_view);
+          co_return result_response(200, ctl().fleet().monitor().rules(caller), rule_list_view);
         });
-  keyed(
-      "POST", "/v1/alerts/rules",
-      [this](const Principal& caller, Request& request,
-             const PathParams&) -> asio::awaitable<Response> {
-        co_return co_await operator_write(
-            caller, request, monitor::rule_from_json,
-            [&](Controller& c, auto rule) { return c.monitor().put_rule(caller, std::move(rule)); },
-            monitor::rule_to_json);
-      });
+  keyed("POST", "/v1/alerts/rules",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          co_return co_await operator_write(
+              caller, request, monitor::rule_from_json,
+              [&](Controller& c, auto rule) {
+                return c.fleet().monitor().put_rule(caller, std::move(rule));
+              },
+              monitor::rule_to_json);
+        });
   keyed("DELETE", "/v1/alerts/rules/{name}",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string name = params.find("name")->second;
           auto deleted = co_await host.mutate(
-              [&](Controller& c) { return c.monitor().delete_rule(caller, name); });
+              [&](Controller& c) { return c.fleet().monitor().delete_rule(caller, name); });
           if (!deleted) co_return problem_response(deleted.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -240,7 +232,7 @@ asio::awaitable<Response> Api::Impl::desired(const std::string& node, Request& r
   if (!wait_s) co_return problem_response(wait_s.error());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait_s);
   for (;;) {
-    auto generation = ctl().desired_generation(node);
+    auto generation = ctl().fleet().desired_generation(node);
     if (!generation) co_return problem_response(generation.error());
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -248,7 +240,7 @@ asio::awaitable<Response> Api::Impl::desired(const std::string& node, Request& r
       // Built now, before the barrier: everything in it was queued for commit before it. The
       // node is woken as soon as its change is queued (host.h), so the answer is built while
       // the committer writes that change.
-      auto state = ctl().desired_state(node);
+      auto state = ctl().fleet().desired_state(node);
       if (!state) co_return problem_response(state.error());
       std::string answer = model::desired_state_json(*state);
       // Only committed state may be acted on: were this set lost in a crash, the agent would
@@ -261,7 +253,7 @@ asio::awaitable<Response> Api::Impl::desired(const std::string& node, Request& r
 }
 
 Response Api::Impl::watch_desired(const std::string& node, int64_t after) {
-  if (auto generation = ctl().desired_generation(node); !generation) {
+  if (auto generation = ctl().fleet().desired_generation(node); !generation) {
     return problem_response(generation.error());
   }
   Response response{200, "application/x-ndjson", "", {}, {}};
@@ -269,10 +261,10 @@ Response Api::Impl::watch_desired(const std::string& node, int64_t after) {
   response.chunks = [this, node, sent]() -> asio::awaitable<std::optional<std::string>> {
     const auto keepalive_at = std::chrono::steady_clock::now() + model::kWatchKeepalive;
     for (;;) {
-      auto generation = ctl().desired_generation(node);
+      auto generation = ctl().fleet().desired_generation(node);
       if (!generation) co_return std::nullopt;  // the node is gone: the stream ends
       if (*generation > *sent) {
-        auto state = ctl().desired_state(node);
+        auto state = ctl().fleet().desired_state(node);
         if (!state) co_return std::nullopt;
         std::string line = model::desired_state_json(*state);
         line += '\n';
@@ -315,7 +307,7 @@ asio::awaitable<Response> Api::Impl::upload_logs(const std::string& node, const 
     co_return problem_response(
         Error::invalid("invalid_query", "query parameter 'run' is required"));
   if (!offset) co_return problem_response(offset.error());
-  auto instance = ctl().instance(model::platform_principal(), *id);
+  auto instance = ctl().instances().get(model::platform_principal(), *id);
   if (!instance || (*instance)->node_id != node || *run > (*instance)->run) {
     co_return problem_response(Error::not_found("instance", *id));
   }

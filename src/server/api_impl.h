@@ -56,7 +56,7 @@ struct Api::Impl {
   // they run here, off the I/O thread; reads of logs stay on the I/O thread.
   asio::thread_pool log_thread{1};
   TelemetryIngest telemetry_ingest{host.controller().options().series_fed_by_host
-                                       ? &host.controller().monitor().series()
+                                       ? &host.controller().fleet().monitor().series()
                                        : nullptr};
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
@@ -230,8 +230,7 @@ struct Api::Impl {
   void add_node_routes();
 
   // An operator command on a node; answers the node and how many instances it set moving.
-  using NodeCommand = Result<int> (*)(Controller&, const Principal&, std::string_view);
-  void node_action(std::string pattern, NodeCommand command);
+  void node_action(std::string pattern, controller::NodeAction action);
 
   // GPU quarantine (controller/quarantine.cc): operators put a quarantined GPU back in service;
   // the answer is the node's view.

@@ -31,7 +31,7 @@ void Api::Impl::add_instance_routes() {
   keyed("GET", "/v1/instances/{id}",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
-          auto found = ctl().instance(caller, params.find("id")->second);
+          auto found = ctl().instances().get(caller, params.find("id")->second);
           if (!found) co_return problem_response(found.error());
           co_return Response{200, "application/json", instance_json(**found), {}, {}};
         });
@@ -180,8 +180,8 @@ Response Api::Impl::list_instances(const Principal& caller, const Request& reque
     }
     filter.state = parsed;
   }
-  auto page = ctl().list_instances(caller, filter, query_string(request, "cursor").value_or(""),
-                                   static_cast<size_t>(*limit));
+  auto page = ctl().instances().list(caller, filter, query_string(request, "cursor").value_or(""),
+                                     static_cast<size_t>(*limit));
   if (!page) return problem_response(page.error());
   std::string body = R"({"items":[)";
   for (const auto* instance : page->items) {
@@ -208,7 +208,7 @@ const std::string& Api::Impl::instance_json(const model::Instance& instance) {
 
 Response Api::Impl::instance_logs(const Principal& caller, const Request& request,
                                   const std::string& id) {
-  auto found = ctl().instance(caller, id);
+  auto found = ctl().instances().get(caller, id);
   if (!found) return problem_response(found.error());
   const bool follow = query_string(request, "follow").value_or("false") == "true";
   // The stream reads run after run; when following it waits for more output until the instance
@@ -221,7 +221,7 @@ Response Api::Impl::instance_logs(const Principal& caller, const Request& reques
   Response response{200, "text/plain; charset=utf-8", "", {}, {}};
   response.chunks = [this, id, follow, cursor]() -> asio::awaitable<std::optional<std::string>> {
     for (;;) {
-      const model::Instance* instance = *ctl().instance(model::platform_principal(), id);
+      const model::Instance* instance = *ctl().instances().get(model::platform_principal(), id);
       auto data = logs.read(id, cursor->run, cursor->offset, kLogChunkBytes);
       if (data && !data->empty()) {
         cursor->offset += static_cast<int64_t>(data->size());

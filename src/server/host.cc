@@ -45,7 +45,7 @@ void ControllerHost::stop() {
 }
 
 Status ControllerHost::commit_now() {
-  auto changes = controller_.take_changes_for_store();
+  auto changes = controller_.take_changes(controller::Controller::Form::kStoreRows);
   if (changes.empty()) return {};
   return store_.commit(changes);
 }
@@ -59,11 +59,11 @@ void ControllerHost::schedule_tick() {
     if (late > stall_threshold_) {
       spdlog::warn("controller_host_stalled late_ms={}; node silence until now is forgiven",
                    std::chrono::duration_cast<std::chrono::milliseconds>(late).count());
-      controller_.forgive_silence_until_now();
+      controller_.fleet().forgive_silence_until_now();
     }
     controller_.tick();
     GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
-    auto changes = controller_.take_changes_for_store();
+    auto changes = controller_.take_changes(controller::Controller::Form::kStoreRows);
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
       // coroutine only after a post, and a tick's older copies must never overwrite newer ones.

@@ -71,7 +71,7 @@ class ControllerHost {
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
     auto result = fn(controller_);
     GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
-    co_await settle(controller_.take_changes_for_store());
+    co_await settle(controller_.take_changes(controller::Controller::Form::kStoreRows));
     co_return result;
   }
 

@@ -72,7 +72,7 @@ TEST_F(ControllerHostTest, ALateTickForgivesNodeSilenceUntilThen) {
   });
   io_.run_for(milliseconds(400));
   host.stop();
-  EXPECT_EQ(controller_.silence_counted_from(), from_unix_ms(1'005'000));
+  EXPECT_EQ(controller_.fleet().silence_counted_from(), from_unix_ms(1'005'000));
 }
 
 TEST_F(ControllerHostTest, TicksOnTimeForgiveNothing) {
@@ -81,7 +81,7 @@ TEST_F(ControllerHostTest, TicksOnTimeForgiveNothing) {
   asio::post(io_, [this] { clock_.advance(Millis(5'000)); });
   io_.run_for(milliseconds(200));
   host.stop();
-  EXPECT_EQ(controller_.silence_counted_from(), Timestamp{});
+  EXPECT_EQ(controller_.fleet().silence_counted_from(), Timestamp{});
 }
 
 TEST_F(ControllerHostTest, DurableWaitsForWhatIsQueuedAndOnlyThen) {
@@ -130,7 +130,7 @@ TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight)
   std::atomic<int> batches = 0;
   host.set_after_commit([&](const controller::ChangeSet&) { ++batches; });
   host.start(milliseconds(60'000));
-  const auto read_only = [](controller::Controller& c) { return c.silence_counted_from(); };
+  const auto read_only = [](controller::Controller& c) { return c.fleet().silence_counted_from(); };
   int answered = 0;
   const auto spawn = [&](auto fn) {
     asio::co_spawn(

@@ -237,6 +237,9 @@ std::string render_metrics(const controller::Controller& controller,
   }
   (void)out.gauge("gpurent_queue_length", "Pending instances waiting to be placed", {},
                   stats.queue_length);
+  (void)out.counter("gpurent_scheduler_requests_tried_total",
+                    "Queued requests the scheduling passes tried to place", {},
+                    static_cast<double>(stats.scheduling_requests_tried));
   for (const auto& [severity, count] : stats.alerts_firing) {
     (void)out.gauge("gpurent_alerts_firing", "Firing alerts by severity", {{"severity", severity}},
                     count);
@@ -245,7 +248,7 @@ std::string render_metrics(const controller::Controller& controller,
     (void)out.gauge("gpurent_gpu_price_per_hour", "On-demand price of one GPU for one hour",
                     {{"gpu_type", gpu_type}, {"currency", controller.options().currency}}, price);
   }
-  const Timestamp now = controller.current_time();
+  const Timestamp now = controller.pricing().now();
   for (const auto& [gpu_type, on_demand] : stats.price_per_gpu_hour) {
     const auto spot =
         controller.pricing().spot_market().price_at(controller.pricing().book(), gpu_type, now);

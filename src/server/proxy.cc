@@ -270,7 +270,7 @@ void TenantProxy::node_reported(const std::string& node_id, std::string_view add
 Result<std::pair<std::string, Timestamp>> TenantProxy::ticket(const model::Principal& caller,
                                                               std::string_view instance_id,
                                                               std::string_view service) {
-  GPURENT_TRY(instance, ctl().instance(caller, instance_id));
+  GPURENT_TRY(instance, ctl().instances().get(caller, instance_id));
   const auto& services = instance->spec.services;
   if (std::find(services.begin(), services.end(), service) == services.end()) {
     return fail(Error{ErrorKind::kNotFound, "service_not_found",
@@ -348,7 +348,7 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
         Error{ErrorKind::kUnavailable, "uploads_unavailable", "this server keeps no uploads"});
   }
   if (into == CopyInto::kInstance) {
-    GPURENT_TRY(instance, ctl().instance(caller, id));
+    GPURENT_TRY(instance, ctl().instances().get(caller, id));
     GPURENT_CHECK(model::check_copy_path(path));
     // The upload must be the instance's tenant's, whoever asks (an operator may copy for it).
     GPURENT_TRY(upload, uploads_->get_complete(instance->tenant_id, upload_id));
@@ -372,7 +372,7 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
                     "it is placed (gpurent launch --volume {}:/data ...)",
                     volume->id, volume->id)));
   }
-  const auto node = ctl().nodes().get(model::platform_principal(), volume->node_id);
+  const auto node = ctl().fleet().nodes().get(model::platform_principal(), volume->node_id);
   if (node && (*node)->state == model::NodeState::kDown) {
     return fail(
         Error{ErrorKind::kUnavailable, "node_down",
@@ -413,7 +413,7 @@ net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
                                               std::string_view instance_id) {
   auto caller = authenticate_api_key(ctl(), head.header("Authorization"));
   if (!caller) return net::problem_response(caller.error());
-  auto instance = ctl().instance(*caller, instance_id);
+  auto instance = ctl().instances().get(*caller, instance_id);
   if (!instance) return net::problem_response(instance.error());
   auto node = reachable(**instance);
   if (!node) return net::problem_response(node.error());
@@ -444,7 +444,7 @@ net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
   if (!authorization.empty()) {
     auto caller = authenticate_api_key(ctl(), authorization);
     if (!caller) return net::problem_response(caller.error());
-    auto found = ctl().instance(*caller, path->instance_id);
+    auto found = ctl().instances().get(*caller, path->instance_id);
     if (!found) return net::problem_response(found.error());
     instance = *found;
   } else {
@@ -461,7 +461,7 @@ net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
     if (!claims) return net::problem_response(claims.error());
     // A genuine ticket or session for another instance (another tenant's, say) opens nothing
     // here, and says nothing about this one: as for another tenant's key, it does not exist.
-    auto found = ctl().instance(model::platform_principal(), path->instance_id);
+    auto found = ctl().instances().get(model::platform_principal(), path->instance_id);
     if (claims->instance_id != path->instance_id || !found ||
         (*found)->tenant_id != claims->tenant_id) {
       return net::problem_response(Error::not_found("instance", path->instance_id));

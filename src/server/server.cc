@@ -111,7 +111,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;
   }
-  if (auto rules = controller.monitor().set_config_rules(config.alert_rules); !rules) {
+  if (auto rules = controller.fleet().monitor().set_config_rules(config.alert_rules); !rules) {
     spdlog::error("{}: {}", options.config_path, rules.error().message);
     return 2;
   }
@@ -169,7 +169,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     spdlog::error("{}", rollup_writer.error().message);
     return 1;
   }
-  RollupPersister rollups(controller.monitor().series(), std::move(*rollup_writer));
+  RollupPersister rollups(controller.fleet().monitor().series(), std::move(*rollup_writer));
   LogStore logs(options.data_dir + "/logs");
   auto sessions = SessionSigner::load_or_create(options.data_dir + "/session.key");
   if (!sessions) {

@@ -181,7 +181,7 @@ api::GpuQuarantine quarantine_view(const model::GpuQuarantine& q) {
 Json gpu_quarantine_view(const model::GpuQuarantine& q) { return quarantine_view(q); }
 
 Json node_view(const controller::Controller& controller, const model::Node& node) {
-  const auto quarantined = controller.quarantines().on_node(node.id);
+  const auto quarantined = controller.fleet().quarantines().on_node(node.id);
   api::Node view{.id = node.id,
                  .name = node.name,
                  .state = node.state,
@@ -201,10 +201,10 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                  .agent_version = node.agent_version,
                  .registered_at = node.registered_at,
                  .last_heartbeat = node.last_heartbeat,
-                 .clock_skew_ms = controller.nodes().clock_skew_ms(node.id)};
+                 .clock_skew_ms = controller.fleet().nodes().clock_skew_ms(node.id)};
   for (const auto* q : quarantined) view.quarantined_gpus.push_back(quarantine_view(*q));
   for (const auto& gpu : node.gpus) {
-    const auto& holders = controller.placements().holders(gpu.uuid);
+    const auto& holders = controller.fleet().placements().holders(gpu.uuid);
     const bool out = std::any_of(quarantined.begin(), quarantined.end(),
                                  [&](const model::GpuQuarantine* q) { return q->id == gpu.uuid; });
     if (holders.empty() && !out) ++view.free_gpus;
@@ -218,7 +218,7 @@ Json node_view(const controller::Controller& controller, const model::Node& node
          .quarantined = out,
          .instance_id = holders.empty() ? std::nullopt : std::optional(*holders.begin()),
          .instance_ids = {holders.begin(), holders.end()},
-         .telemetry = gpu_telemetry_view(controller.nodes().gpu_telemetry(gpu.uuid))});
+         .telemetry = gpu_telemetry_view(controller.fleet().nodes().gpu_telemetry(gpu.uuid))});
   }
   return view;
 }

@@ -204,7 +204,7 @@ class Replay {
   // The run's time is up: its agent ends it, and reports if the controller still counts on it.
   Status complete(const Exit& done) {
     agents_.at(done.node_id).advance(agent::sim_time(clock_.now()), {done.instance_id, done.run});
-    const auto* instance = *controller_.instance(admin_, done.instance_id);
+    const auto* instance = *controller_.instances().get(admin_, done.instance_id);
     if (instance->run != done.run || !model::holds_gpus(instance->state)) return {};
     woken_.insert(instance->node_id);
     return settle();
@@ -220,7 +220,7 @@ class Replay {
       if (woken_.empty()) break;
       const std::string node = *woken_.begin();
       woken_.erase(woken_.begin());
-      GPURENT_TRY(desired, controller_.desired_state(node));
+      GPURENT_TRY(desired, controller_.fleet().desired_state(node));
       auto& agent = agents_.try_emplace(node, agent_options()).first->second;
       const auto report = agent::converge_and_report(agent, desired, agent::sim_time(clock_.now()));
       GPURENT_CHECK(controller_.apply_report(node, report));
@@ -300,7 +300,7 @@ class Replay {
         capacity > 0 && end_ms > 0
             ? 100.0 * allocated_area_ / (capacity * static_cast<double>(end_ms))
             : 0;
-    const auto stats = controller_.placements().cluster().stats();
+    const auto stats = controller_.fleet().placements().cluster().stats();
     report_.fragmented_gpu_pct = capacity > 0 ? 100.0 * stats.gpu_milli_fragmented / capacity : 0;
     report_.decisions_per_sec = seconds > 0 ? static_cast<double>(report_.decisions) / seconds : 0;
     return report_;

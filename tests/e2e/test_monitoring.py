@@ -236,6 +236,8 @@ def test_prometheus_scrapes_the_platform_metrics(monitored, tmp_path):
     text = page.body.decode()
     assert 'gpurent_nodes{status="ready"} 1' in text
     assert "# TYPE gpurent_http_request_duration_seconds histogram" in text
+    assert "# TYPE gpurent_scheduler_requests_tried_total counter" in text
+    assert re.search(r"^gpurent_scheduler_requests_tried_total \d+$", text, re.M), text
 
     binary = shutil.which("prometheus")
     if not binary:

@@ -225,28 +225,30 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
       node->node_id,
       {2, {{created->instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}}}));
   ctl.tick();
-  ASSERT_TRUE((*store)->commit(ctl.take_changes_for_store()));  // and as serialized rows
+  ASSERT_TRUE((*store)->commit(
+      ctl.take_changes(controller::Controller::Form::kStoreRows)));  // and as serialized rows
 
   controller::Controller restored(clock, {.seed = 4});
   auto snapshot = (*store)->load();
   ASSERT_TRUE(snapshot);
   ASSERT_TRUE(restored.restore(std::move(*snapshot)));
-  const auto* instance = *restored.instance(admin, created->instance.id);
+  const auto* instance = *restored.instances().get(admin, created->instance.id);
   EXPECT_EQ(instance->state, model::InstanceState::kRunning);
-  EXPECT_EQ(restored.placements().holders("GPU-0"), std::set<std::string>{created->instance.id});
+  EXPECT_EQ(restored.fleet().placements().holders("GPU-0"),
+            std::set<std::string>{created->instance.id});
   EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id),
             *ctl.accounts().balance(admin, admin.tenant_id));
   EXPECT_EQ(*restored.accounts().balance(admin, admin.tenant_id), 5 * kMicrosPerUnit - 61 * 5000);
   EXPECT_EQ(restored.metering().usage(admin.tenant_id)[0]->billed_seconds, 61);
   EXPECT_TRUE(restored.create_instance(admin, spec, "k", "fp")->replayed);
   EXPECT_EQ(restored.accounts().ledger_total(), 0);
-  EXPECT_EQ(restored.nodes().authenticate(hash_secret("c")), node->node_id);
+  EXPECT_EQ(restored.fleet().nodes().authenticate(hash_secret("c")), node->node_id);
   // Generations served before the restart are never reused for a different desired set (a new
   // desired set alone does not rewrite the node's row: see kGenerationsBetweenNodeWrites).
-  EXPECT_GE(restored.desired_state(node->node_id)->generation,
-            ctl.desired_state(node->node_id)->generation + controller::kGenerationJumpOnRestore -
-                controller::kGenerationsBetweenNodeWrites);
-  EXPECT_EQ(restored.desired_state(node->node_id)->workloads.size(), 1u);
+  EXPECT_GE(restored.fleet().desired_state(node->node_id)->generation,
+            ctl.fleet().desired_state(node->node_id)->generation +
+                controller::kGenerationJumpOnRestore - controller::kGenerationsBetweenNodeWrites);
+  EXPECT_EQ(restored.fleet().desired_state(node->node_id)->workloads.size(), 1u);
 
   // The event log comes back, and the next event continues its sequence.
   clock.advance(Millis(60'000));

@@ -1,0 +1,73 @@
+// InstanceRegistry: the instances (model/instance.h), by id and in creation order: a new pending
+// instance, lookups by id or by the tenant's name for it, tenants' and operators' listings, and
+// the instances that mount a volume. What happens to an instance (queueing, placement, its runs,
+// stopping) is the controller's; this keeps where instances are and who may see them.
+//
+// Invariants: instances are never removed, and a map's elements do not move, so references and
+// pointers to them stay valid for the controller's lifetime (the change tracker, metering and the
+// placements hold them); the creation order lists every instance once; an instance is visible to
+// its own tenant and to operators only (to anyone else it does not exist).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/indexed_map.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "common/string_hash.h"
+#include "controller/commands.h"
+#include "model/instance.h"
+#include "model/tenant.h"
+
+namespace gpurent::controller {
+
+class InstanceRegistry {
+ public:
+  struct Context {
+    const Clock& clock;
+    Rng& rng;  // draws the new instances' ids
+  };
+  explicit InstanceRegistry(Context context) : c_(context) {}
+  InstanceRegistry(const InstanceRegistry&) = delete;
+  InstanceRegistry& operator=(const InstanceRegistry&) = delete;
+
+  // A new pending instance of the tenant, created now and last in the creation order. The caller
+  // queues it and touches it in the ChangeTracker.
+  model::Instance& add(std::string_view tenant_id, model::InstanceSpec spec);
+  // An instance from the store's snapshot, last in the creation order (restore them oldest first).
+  model::Instance& restore(model::Instance&& instance);
+
+  // By id, or by the caller's own name for one it has not deleted; another tenant's is not found.
+  Result<const model::Instance*> get(const model::Principal& caller, std::string_view id) const;
+  // A page of the instances the caller sees (operators: all, or those of filter.tenant_id), in
+  // creation order, after the instance named by `cursor` (empty: from the first); next_cursor
+  // names the last item when more may follow.
+  Result<InstancePage> list(const model::Principal& caller, const InstanceFilter& filter,
+                            std::string_view cursor, size_t limit) const;
+  // The instances, not terminated, that mount the volume.
+  std::vector<std::string> mounted_by(std::string_view volume_id) const;
+
+  // Every instance, in id order. The controller changes them in place; adding one is add's.
+  const IndexedMap<model::Instance>& all() const { return instances_; }
+  IndexedMap<model::Instance>& all() { return instances_; }
+  // Throws std::out_of_range for an unknown id: for ids the controller holds.
+  model::Instance& at(std::string_view id) { return instances_.at(id); }
+  const model::Instance& at(std::string_view id) const { return instances_.at(id); }
+
+ private:
+  model::Instance& append(model::Instance&& instance);
+
+  Context c_;
+  IndexedMap<model::Instance> instances_;
+  // Creation order, for listings and names. Pointers: instances are never erased.
+  std::vector<const model::Instance*> order_;
+  // Each instance's index in order_: where a listing's cursor (an instance id) resumes.
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> position_;
+};
+
+}  // namespace gpurent::controller
