@@ -4,7 +4,7 @@
 //
 // Stages, each timed in this thread's CPU time:
 //   create    Controller::create_job (N members made, queued and placed)
-//   rows      take_changes(kStoreRows)(the ChangeSet: the members' rows serialized)
+//   rows      take_changes(kStoreRows) (the ChangeSet: the members' rows serialized)
 //   commit    the SQLite store's commit of that ChangeSet (the committer thread's work)
 //   desired   every node's desired state built and written as JSON (the long-poll answers)
 //   reports   every node's report of its 8 tasks running applied, in batches of --batch nodes

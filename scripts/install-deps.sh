@@ -16,10 +16,11 @@ build_packages=(
 # tests/e2e/test_monitoring.py has a real Prometheus scrape /metrics, and makes the certificate of
 # an https webhook receiver with openssl; tests/e2e/test_tls_proxy.py puts nginx in front as a TLS
 # proxy for an agent and the CLI. scripts/check-tidy.sh needs clang-tidy 19 (Debian 12's default
-# 14 cannot parse libstdc++ 12's C++23 headers).
+# 14 cannot parse libstdc++ 12's C++23 headers). tests/e2e/test_console.py drives Debian's headless
+# Chromium through the DevTools protocol (nothing downloads a browser).
 test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
-  nginx-light clang-tidy-19)
+  nginx-light clang-tidy-19 chromium)
 bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")
@@ -35,11 +36,22 @@ for package in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$package")
 done
-if ((${#missing[@]})); then
-  echo "installing: ${missing[*]}"
-  sudo_cmd=()
+apt_install() {
+  echo "installing: $*"
+  local sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+    "$@" >/dev/null
+}
+if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
+
+# The console's front-end packages (web/package-lock.json), which the build embeds: with the
+# machine's Node.js and npm, else Debian's.
+if ! command -v npm >/dev/null; then apt_install nodejs npm; fi
+web="$(dirname "$0")/../web"
+if [[ ! -f "$web/node_modules/.package-lock.json" ||
+      "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]]; then
+  echo "installing: the console's npm packages (web/package-lock.json)"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -113,6 +113,38 @@ void fields(V& visit, S& x) {
   visit("key", x.key);
 }
 
+// POST /v1/session: sign the console in with an API key.
+struct SessionCreate {
+  std::string key;
+};
+
+template <class V, schema::Of<SessionCreate> S>
+void fields(V& visit, S& x) {
+  visit("key", x.key);
+}
+
+// A console session (POST and GET /v1/session): who is signed in, the API key the session was
+// made from, the CSRF token the console sends with every request that changes something, and
+// when the session ends. Its secret travels only in the HttpOnly cookie.
+struct Session {
+  std::string tenant_id;
+  std::string key_id;  // the session's own
+  model::Role role = model::Role::kTenant;
+  std::string session_of;
+  std::string csrf_token;
+  Timestamp expires_at{};
+};
+
+template <class V, schema::Of<Session> S>
+void fields(V& visit, S& x) {
+  visit("tenant_id", x.tenant_id);
+  visit("key_id", x.key_id);
+  visit("role", x.role);
+  visit("session_of", x.session_of);
+  visit("csrf_token", x.csrf_token);
+  visit("expires_at", x.expires_at);
+}
+
 // GET /v1/billing/balance.
 struct Balance {
   std::string tenant_id;
@@ -134,6 +166,7 @@ struct UsageItem {
   model::UsageKind kind = model::UsageKind::kRun;
   std::string gpu_type;
   int gpu_count = 0;
+  model::PricingModel pricing = model::PricingModel::kOnDemand;
   Micros price_per_gpu_hour_micros = 0;
   Timestamp started_at{};
   std::optional<Timestamp> ended_at;
@@ -149,6 +182,7 @@ void fields(V& visit, S& x) {
   visit("kind", x.kind);
   visit("gpu_type", x.gpu_type);
   visit("gpu_count", x.gpu_count);
+  visit("pricing", x.pricing);
   visit("price_per_gpu_hour_micros", x.price_per_gpu_hour_micros);
   visit("started_at", x.started_at);
   visit("ended_at", x.ended_at);

@@ -275,6 +275,8 @@ TEST(OpenApiSchemas, TheApisBodiesAreWhatTheDocumentSays) {
   expect_matches<ApiKeyCreate>(document, "ApiKeyCreate", Body::kRequest);
   expect_matches<ApiKey>(document, "ApiKey");
   expect_matches<ApiKeyCreated>(document, "ApiKeyCreated");
+  expect_matches<SessionCreate>(document, "SessionCreate", Body::kRequest);
+  expect_matches<Session>(document, "Session");
   expect_matches<Balance>(document, "Balance");
   expect_matches<UsageItem>(document, "UsageItem");
   expect_matches<VolumeUsageItem>(document, "VolumeUsageItem");

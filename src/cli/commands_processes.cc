@@ -58,7 +58,7 @@ server::ServerOptions server_options(const Context& ctx, const ServerFlags& flag
 // the flush.
 void announce(Context& ctx, std::string_view role, const server::ReadyInfo& info,
               const Fields& extra, std::string_view footer) {
-  Fields fields = {{"URL", info.url}};
+  Fields fields = {{"URL", info.url}, {"Web console", info.url + "/"}};
   if (info.admin_key) fields.emplace_back("Admin key", *info.admin_key);
   fields.emplace_back("Data dir", info.data_dir);
   fields.insert(fields.end(), extra.begin(), extra.end());

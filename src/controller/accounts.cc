@@ -10,7 +10,8 @@ namespace gpurent::controller {
 Status Accounts::restore(Snapshot& snapshot) {
   for (auto& tenant : snapshot.tenants) tenants_.emplace(tenant.id, std::move(tenant));
   for (auto& key : snapshot.api_keys) {
-    key_by_hash_.emplace(key.secret_hash, key.id);
+    if (!key.revoked_at) key_by_hash_.emplace(key.secret_hash, key.id);
+    if (!key.session_of.empty()) sessions_of_[key.session_of].push_back(key.id);
     api_keys_.emplace(key.id, std::move(key));
   }
   for (auto& token : snapshot.join_tokens) {
@@ -100,7 +101,75 @@ std::optional<Principal> Accounts::authenticate(std::string_view key_hash) const
   const auto it = key_by_hash_.find(std::string(key_hash));
   if (it == key_by_hash_.end()) return std::nullopt;
   const auto& key = api_keys_.at(it->second);
+  if (key.expires_at && *key.expires_at <= now()) return std::nullopt;
   return Principal{key.tenant_id, key.id, key.role};
+}
+
+const model::ApiKey* Accounts::api_key(std::string_view key_id) const {
+  const auto it = api_keys_.find(key_id);
+  return it == api_keys_.end() ? nullptr : &it->second;
+}
+
+std::vector<const model::ApiKey*> Accounts::api_keys(const Principal& caller,
+                                                     std::string_view tenant_id) const {
+  std::vector<const model::ApiKey*> out;
+  if (!visible_to(caller, tenant_id)) return out;
+  for (const auto& [id, key] : api_keys_) {
+    if (key.tenant_id == tenant_id && key.session_of.empty() && !key.revoked_at) {
+      out.push_back(&key);
+    }
+  }
+  return out;
+}
+
+Result<model::ApiKey> Accounts::create_session(const Principal& caller, std::string secret_hash,
+                                               std::string prefix, Millis lifetime) {
+  const model::ApiKey* signed_in_with = api_key(caller.key_id);
+  if (signed_in_with == nullptr || !signed_in_with->session_of.empty()) {
+    return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
+                      "sign in with an API key, not with a console session"});
+  }
+  model::ApiKey session{.id = c_.rng.id("k-"),
+                        .tenant_id = caller.tenant_id,
+                        .role = caller.role,
+                        .name = "console session",
+                        .secret_hash = std::move(secret_hash),
+                        .prefix = std::move(prefix),
+                        .created_at = now(),
+                        .session_of = caller.key_id,
+                        .expires_at = now() + lifetime};
+  key_by_hash_.emplace(session.secret_hash, session.id);
+  sessions_of_[caller.key_id].push_back(session.id);
+  api_keys_.emplace(session.id, session);
+  c_.changes.api_keys.push_back(session);
+  return session;
+}
+
+Result<model::ApiKey> Accounts::revoke_api_key(const Principal& caller, std::string_view key_id) {
+  const auto it = api_keys_.find(key_id);
+  // A session is revoked by signing out (its own caller) or with the key it was made from.
+  const bool visible = it != api_keys_.end() && !it->second.revoked_at &&
+                       visible_to(caller, it->second.tenant_id) &&
+                       (it->second.session_of.empty() || caller.key_id == it->second.id);
+  if (!visible) return fail(Error::not_found("api_key", key_id));
+  if (it->second.role == model::Role::kAdmin && caller.role != model::Role::kAdmin) {
+    return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
+                      "only an admin key may revoke an admin key"});
+  }
+  revoke(it->second);
+  if (const auto sessions = sessions_of_.find(it->second.id); sessions != sessions_of_.end()) {
+    for (const auto& session_id : sessions->second) {
+      model::ApiKey& session = api_keys_.at(session_id);
+      if (!session.revoked_at) revoke(session);
+    }
+  }
+  return it->second;
+}
+
+void Accounts::revoke(model::ApiKey& key) {
+  key.revoked_at = now();
+  key_by_hash_.erase(key.secret_hash);
+  c_.changes.api_keys.push_back(key);
 }
 
 std::string Accounts::tenant_id_for(std::string_view ref) const {

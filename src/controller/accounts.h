@@ -57,7 +57,22 @@ class Accounts {
   // credits the tenant once with `credit` (a promotion transfer) when it is created.
   Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
                                         Micros credit);
+  // The principal of the key with this hash, unless it is revoked or (a session) expired.
   std::optional<model::Principal> authenticate(std::string_view key_hash) const;
+  // By id, revoked or not; null when unknown.
+  const model::ApiKey* api_key(std::string_view key_id) const;
+  // The tenant's API keys in id order, revoked ones and console sessions left out; none for a
+  // tenant the caller may not see.
+  std::vector<const model::ApiKey*> api_keys(const model::Principal& caller,
+                                             std::string_view tenant_id) const;
+  // A console session for a caller signed in with an API key (not with a session): a key of the
+  // caller's tenant and role, made from the caller's key, expiring after `lifetime`.
+  Result<model::ApiKey> create_session(const model::Principal& caller, std::string secret_hash,
+                                       std::string prefix, Millis lifetime);
+  // Revokes a key, and the console sessions made from it. Tenants revoke their own tenant's keys,
+  // operators anyone's, admin keys only admins; a session only itself (signing out). 404
+  // api_key_not_found for a key the caller may not see or already revoked.
+  Result<model::ApiKey> revoke_api_key(const model::Principal& caller, std::string_view key_id);
   bool has_tenant(std::string_view tenant_id) const;
   // The tenant a reference names: its id, or else the name of one (names are unique); anything
   // else unchanged, for the caller's own not-found answer.
@@ -116,12 +131,15 @@ class Accounts {
 
  private:
   Timestamp now() const { return c_.clock.now(); }
+  void revoke(model::ApiKey& key);
 
   Context c_;
   billing::Ledger ledger_;
   std::map<std::string, model::Tenant, std::less<>> tenants_;
   std::map<std::string, model::ApiKey, std::less<>> api_keys_;
-  std::unordered_map<std::string, std::string> key_by_hash_;
+  std::unordered_map<std::string, std::string> key_by_hash_;  // keys not revoked
+  // The console sessions made from each key, by the key's id.
+  std::unordered_map<std::string, std::vector<std::string>> sessions_of_;
   std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
   std::unordered_map<std::string, std::string> join_token_by_hash_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries

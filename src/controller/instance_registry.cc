@@ -24,8 +24,8 @@ Instance& InstanceRegistry::restore(Instance&& instance) { return append(std::mo
 
 Instance& InstanceRegistry::append(Instance&& instance) {
   std::string id = instance.id;
-  Instance& added = instances_.emplace(id, std::move(instance)).first->second;
-  position_.emplace(std::move(id), order_.size());
+  Instance& added = instances_.emplace(std::move(id), std::move(instance)).first->second;
+  position_.emplace(added.id, order_.size());
   order_.push_back(&added);
   return added;
 }

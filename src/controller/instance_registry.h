@@ -19,7 +19,6 @@
 #include "common/indexed_map.h"
 #include "common/random.h"
 #include "common/result.h"
-#include "common/string_hash.h"
 #include "controller/commands.h"
 #include "model/instance.h"
 #include "model/tenant.h"
@@ -66,8 +65,9 @@ class InstanceRegistry {
   IndexedMap<model::Instance> instances_;
   // Creation order, for listings and names. Pointers: instances are never erased.
   std::vector<const model::Instance*> order_;
-  // Each instance's index in order_: where a listing's cursor (an instance id) resumes.
-  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> position_;
+  // Each instance's index in order_: where a listing's cursor (an instance id) resumes. Keyed by
+  // the instance's own id (it never changes, and the instance never moves): no copy of the id.
+  std::unordered_map<std::string_view, size_t> position_;
 };
 
 }  // namespace gpurent::controller

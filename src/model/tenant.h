@@ -35,16 +35,25 @@ struct ApiKey {
   std::string secret_hash;  // the secret itself is shown once, at creation, and never stored
   std::string prefix;       // the first characters of the secret, to recognise it in listings
   Timestamp created_at{};
+  // A console session (a browser's cookie) is a key of its own, made when someone signs in with
+  // an API key: session_of names that key, and the session ends at expires_at, when it is
+  // revoked (sign-out), or when that key is.
+  std::string session_of;
+  std::optional<Timestamp> expires_at;
+  std::optional<Timestamp> revoked_at;  // a revoked key authenticates nothing
 };
 
 template <class V, schema::Of<ApiKey> S>
 void fields(V& visit, S& x) {
   visit("created_at", x.created_at);
+  visit("expires_at", x.expires_at, schema::kOmitEmpty);
   visit("id", x.id);
   visit("name", x.name);
   visit("prefix", x.prefix);
+  visit("revoked_at", x.revoked_at, schema::kOmitEmpty);
   visit("role", x.role);
   visit("secret_hash", x.secret_hash);
+  visit("session_of", x.session_of, schema::kOmitEmpty);
   visit("tenant_id", x.tenant_id);
 }
 

@@ -92,6 +92,13 @@ Request to_request(http::request<http::string_body>&& message) {
   request.idempotency_key = std::string(message["Idempotency-Key"]);
   request.content_type = std::string(message[http::field::content_type]);
   request.accept = std::string(message[http::field::accept]);
+  request.cookie = std::string(message[http::field::cookie]);
+  request.origin = std::string(message[http::field::origin]);
+  request.host = std::string(message[http::field::host]);
+  request.csrf_token = std::string(message["X-CSRF-Token"]);
+  request.accept_encoding = std::string(message[http::field::accept_encoding]);
+  request.if_none_match = std::string(message[http::field::if_none_match]);
+  request.forwarded_proto = std::string(message["X-Forwarded-Proto"]);
   return request;
 }
 

@@ -47,6 +47,15 @@ struct Request {
   std::string content_type;
   std::string accept;        // the Accept header, verbatim (a few routes also speak CSV)
   std::string peer_address;  // the connection's remote IP address ("" when unknown)
+  // What the web console's requests carry besides (server/console.h): its session cookie, the
+  // page's origin and its CSRF token, and what the browser's cache and encodings allow.
+  std::string cookie;
+  std::string origin;
+  std::string host;
+  std::string csrf_token;  // the X-CSRF-Token header
+  std::string accept_encoding;
+  std::string if_none_match;
+  std::string forwarded_proto;  // X-Forwarded-Proto: "https" behind a TLS proxy
 };
 
 // Produces the next piece of a streamed body, or nullopt at its end.

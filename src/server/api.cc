@@ -27,6 +27,9 @@ std::optional<std::string> Api::Impl::tenant_query(const Request& request) const
 }
 
 Result<Principal> Api::Impl::principal(const Request& request) {
+  if (request.authorization.empty()) {
+    if (auto session = console.authenticate(ctl(), request)) return std::move(*session);
+  }
   return authenticate_api_key(ctl(), request.authorization);
 }
 
@@ -86,6 +89,7 @@ void Api::Impl::add_routes() {
             items.push_back(offer_view(ctl(), offer));
           co_return json_response(200, whole_list(std::move(items)));
         });
+  add_console_routes();
   add_instance_routes();
   add_job_routes();
   add_reservation_routes();

@@ -93,6 +93,27 @@ void Api::Impl::add_tenant_routes() {
         [this](const Principal& caller, Request& request, const PathParams&) {
           return create_api_key(caller, request);
         });
+  keyed("GET", "/v1/api-keys",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          // The caller's tenant, or (operators) ?tenant=; another tenant's is not found.
+          auto tenant = billed_tenant(caller, request);
+          if (!tenant) co_return problem_response(tenant.error());
+          Json items = Json::array();
+          for (const auto* key : ctl().accounts().api_keys(caller, *tenant)) {
+            items.push_back(api_key_view(*key));
+          }
+          co_return json_response(200, whole_list(std::move(items)));
+        });
+  keyed("DELETE", "/v1/api-keys/{id}",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          auto revoked = co_await host.mutate(
+              [&](Controller& c) { return c.accounts().revoke_api_key(caller, id); });
+          if (!revoked) co_return problem_response(revoked.error());
+          co_return Response{204, "", "", {}, {}};
+        });
   keyed("POST", "/v1/join-tokens",
         [this](const Principal& caller, Request& request, const PathParams&) {
           return create_join_token(caller, request);

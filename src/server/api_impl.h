@@ -17,6 +17,7 @@
 #include "net/router.h"
 #include "server/api.h"
 #include "server/api_http.h"
+#include "server/console.h"
 #include "server/monitoring_api.h"
 #include "server/telemetry_ingest.h"
 
@@ -39,7 +40,7 @@ using RouteHandler = std::function<asio::awaitable<Response>(Request&, const Pat
 
 struct Api::Impl {
   Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
-      : host(host), logs(logs), proxy(host, std::move(sessions)) {
+      : host(host), logs(logs), console(sessions), proxy(host, std::move(sessions)) {
     add_routes();
   }
   // Uploads queued on the log thread are written before the API (and then the LogStore) goes.
@@ -51,6 +52,7 @@ struct Api::Impl {
   };
   ControllerHost& host;
   LogStore& logs;
+  ConsoleSessions console;
   TenantProxy proxy;
   // Log uploads write files (a directory and a file per run: ext4 makes each about 0.1 ms), so
   // they run here, off the I/O thread; reads of logs stay on the I/O thread.
@@ -69,7 +71,8 @@ struct Api::Impl {
 
   // `?tenant=`: a tenant's id, or its name (names are unique).
   std::optional<std::string> tenant_query(const Request& request) const;
-  // The caller of a tenant-facing route, from its API key (401 otherwise).
+  // The caller of a tenant-facing route, from its API key, or else from its console session
+  // cookie (401 otherwise; 403 for a console request without its CSRF token).
   Result<Principal> principal(const Request& request);
   // The node calling an agent route, from its credential (401; 403 from another address when
   // credentials are bound to their node's address).
@@ -101,6 +104,13 @@ struct Api::Impl {
                  co_return co_await fn(*node, request);
                });
   }
+
+  // --- api_console.cc: the console's files, signing in and out ---------------------------------
+  void add_console_routes();
+  asio::awaitable<Response> sign_in(Request& request);
+  // The console session the caller is signed in with (404 session_not_found for an API key).
+  Result<const model::ApiKey*> console_session(const Principal& caller);
+  Json session_view(const model::ApiKey& session) const;
 
   // --- api.cc: the route table -----------------------------------------------------------------
   void add_routes();

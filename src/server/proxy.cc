@@ -497,9 +497,10 @@ net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
                     .remove_headers = {std::string(kRunHeader)},
                     .set_headers = {{"Authorization", "Bearer " + node->secret},
                                     {std::string(kRunHeader), std::to_string(instance->run)}}};
-  // The session cookie is the server's; the service gets the browser's other cookies.
+  // The session cookies are the server's; the service gets the browser's other cookies.
   if (!cookies.empty()) {
-    const std::string rest = without_cookie(cookies, kSessionCookie);
+    const std::string rest =
+        without_cookie(without_cookie(cookies, kSessionCookie), kConsoleCookie);
     if (rest.empty()) {
       to.remove_headers.emplace_back("Cookie");
     } else {

@@ -53,6 +53,8 @@
 namespace gpurent::server {
 
 inline constexpr std::string_view kSessionCookie = "gpurent_session";
+// The web console's session cookie (server/console.h): never forwarded to a service either.
+inline constexpr std::string_view kConsoleCookie = "gpurent_console";
 inline constexpr std::chrono::seconds kTicketLifetime{120};
 inline constexpr std::chrono::seconds kSessionLifetime{12 * 3600};
 inline constexpr std::chrono::seconds kCopyGrantLifetime{600};
@@ -84,9 +86,10 @@ class SessionSigner {
   // What a token of this kind, unexpired at `now` and signed with this key, says;
   // kUnauthenticated ("invalid_session") otherwise. The caller checks the instance it names.
   Result<SessionClaims> verify(std::string_view token, TokenKind kind, Timestamp now) const;
+  // The HMAC-SHA-256 of the text under the key, in hex (the console's CSRF tokens).
+  std::string mac(std::string_view text) const;
 
  private:
-  std::string mac(std::string_view text) const;
   std::string key_;
 };
 

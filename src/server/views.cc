@@ -266,6 +266,7 @@ Json usage_view(const model::UsageRecord& usage) {
                         .kind = usage.kind,
                         .gpu_type = usage.gpu_type,
                         .gpu_count = usage.gpu_count,
+                        .pricing = usage.pricing,
                         .price_per_gpu_hour_micros = usage.price_per_gpu_hour,
                         .started_at = usage.started_at,
                         .ended_at = usage.ended_at,
