@@ -28,7 +28,9 @@ std::optional<std::string> Api::Impl::tenant_query(const Request& request) const
 
 Result<Principal> Api::Impl::principal(const Request& request) {
   if (request.authorization.empty()) {
-    if (auto session = console.authenticate(ctl(), request)) return std::move(*session);
+    if (auto session = console.authenticate(ctl(), BrowserRequest::of(request))) {
+      return std::move(*session);
+    }
   }
   return authenticate_api_key(ctl(), request.authorization);
 }

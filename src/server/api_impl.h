@@ -40,7 +40,7 @@ using RouteHandler = std::function<asio::awaitable<Response>(Request&, const Pat
 
 struct Api::Impl {
   Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
-      : host(host), logs(logs), console(sessions), proxy(host, std::move(sessions)) {
+      : host(host), logs(logs), console(sessions), proxy(host, std::move(sessions), console) {
     add_routes();
   }
   // Uploads queued on the log thread are written before the API (and then the LogStore) goes.

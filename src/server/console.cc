@@ -6,6 +6,7 @@
 
 #include "common/random.h"
 #include "server/api_http.h"
+#include "server/proxy.h"
 
 namespace gpurent::server {
 
@@ -64,8 +65,17 @@ net::Response console_asset_response(const ConsoleAsset& asset, const net::Reque
 
 bool behind_tls(const net::Request& request) { return request.forwarded_proto == "https"; }
 
+BrowserRequest BrowserRequest::of(const net::Request& request) {
+  return {request.method, request.cookie, request.origin, request.host, request.csrf_token};
+}
+
+BrowserRequest BrowserRequest::of(const net::RequestHead& head) {
+  return {head.method, head.header("Cookie"), head.header("Origin"), head.header("Host"),
+          head.header("X-CSRF-Token")};
+}
+
 std::optional<Result<model::Principal>> ConsoleSessions::authenticate(
-    const controller::Controller& controller, const net::Request& request) const {
+    const controller::Controller& controller, const BrowserRequest& request) const {
   const auto secret = cookie_value(request.cookie, kConsoleCookie);
   if (!secret) return std::nullopt;
   const auto found = controller.accounts().authenticate(hash_secret(*secret));

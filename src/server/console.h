@@ -30,7 +30,7 @@
 #include "model/tenant.h"
 #include "net/http.h"
 #include "server/console_assets.h"
-#include "server/proxy.h"
+#include "server/session_signer.h"
 
 namespace gpurent::server {
 
@@ -42,6 +42,18 @@ void add_console_security_headers(net::Response& response);
 
 inline constexpr std::chrono::hours kConsoleSessionLifetime{12};
 
+// What authenticating a browser's request reads of it.
+struct BrowserRequest {
+  std::string method;
+  std::string cookie;
+  std::string origin;
+  std::string host;
+  std::string csrf_token;  // X-CSRF-Token
+
+  static BrowserRequest of(const net::Request& request);
+  static BrowserRequest of(const net::RequestHead& head);
+};
+
 class ConsoleSessions {
  public:
   explicit ConsoleSessions(SessionSigner signer) : signer_(std::move(signer)) {}
@@ -51,7 +63,7 @@ class ConsoleSessions {
   // that may change something without the session's CSRF token, or from another origin).
   // nullopt when the request has no session cookie.
   std::optional<Result<model::Principal>> authenticate(const controller::Controller& controller,
-                                                       const net::Request& request) const;
+                                                       const BrowserRequest& request) const;
   // The CSRF token of a session (by its key's id).
   std::string csrf_token(std::string_view session_id) const;
 

@@ -69,8 +69,8 @@ class ConsoleSessionsTest : public ::testing::Test {
                                                       std::chrono::hours(12));
   }
 
-  net::Request request(std::string method) {
-    net::Request r;
+  static BrowserRequest request(std::string method) {
+    BrowserRequest r;
     r.method = std::move(method);
     r.cookie = "other=1; gpurent_console=gcs_secret";
     r.host = "console.example:8080";
@@ -85,7 +85,7 @@ class ConsoleSessionsTest : public ::testing::Test {
 };
 
 TEST_F(ConsoleSessionsTest, ARequestWithoutTheCookieIsNotTheConsoles) {
-  net::Request r = request("GET");
+  BrowserRequest r = request("GET");
   r.cookie = "other=1";
   EXPECT_FALSE(sessions_.authenticate(controller_, r));
 }
@@ -96,7 +96,7 @@ TEST_F(ConsoleSessionsTest, TheCookieAuthenticatesReads) {
   EXPECT_EQ((*caller)->key_id, session_.id);
   EXPECT_EQ((*caller)->role, admin_.role);
 
-  net::Request unknown = request("GET");
+  BrowserRequest unknown = request("GET");
   unknown.cookie = "gpurent_console=gcs_made_up";
   const auto refused = sessions_.authenticate(controller_, unknown);
   ASSERT_TRUE(refused);
@@ -104,7 +104,7 @@ TEST_F(ConsoleSessionsTest, TheCookieAuthenticatesReads) {
 }
 
 TEST_F(ConsoleSessionsTest, ChangesNeedTheSessionsCsrfTokenFromTheConsolesOrigin) {
-  net::Request change = request("POST");
+  BrowserRequest change = request("POST");
   EXPECT_EQ(sessions_.authenticate(controller_, change)->error().code, "csrf_token_invalid");
   change.csrf_token = sessions_.csrf_token("k-another-session");
   EXPECT_EQ(sessions_.authenticate(controller_, change)->error().code, "csrf_token_invalid");

@@ -9,8 +9,9 @@
 //   POST /v1/volumes/<id>/files?upload=U&path=P
 //                                        -> the volume's node's agent, POST /v1/node/volume-files
 //
-// Who may: the instance's tenant (or an operator), by API key (`Authorization: Bearer`) or, on
-// /i/ only, by a browser session cookie. A browser gets the cookie from a login ticket:
+// Who may: the instance's tenant (or an operator), by API key (`Authorization: Bearer`), by the
+// web console's session (exec and copies, with its CSRF token: console.h) or, on /i/ only, by a
+// browser session cookie of the services' own. A browser gets the cookie from a login ticket:
 // `gpurent jupyter ID` asks POST /v1/instances/<id>/services/<service>/ticket for a short-lived
 // signed ticket and opens /i/<id>/<service>/?login=<ticket>; the server checks it, sets the cookie
 // (HttpOnly, SameSite=Lax, Path=/i/<id>/) and redirects to the same URL without the ticket.
@@ -47,7 +48,9 @@
 #include "common/result.h"
 #include "model/tenant.h"
 #include "net/http.h"
+#include "server/console.h"
 #include "server/host.h"
+#include "server/session_signer.h"
 #include "server/upload_store.h"
 
 namespace gpurent::server {
@@ -66,39 +69,6 @@ inline constexpr std::chrono::seconds kCopyAnswerTimeout{900};
 Result<model::Principal> authenticate_api_key(const controller::Controller& controller,
                                               std::string_view authorization);
 
-enum class TokenKind : char { kTicket = 't', kSession = 's' };
-
-// What a valid token says: which instance's services it opens, for which tenant.
-struct SessionClaims {
-  std::string instance_id;
-  std::string tenant_id;
-};
-
-class SessionSigner {
- public:
-  explicit SessionSigner(std::string key);  // 32 bytes
-  // Reads the key from `path`, or creates it there (mode 0600) with a random one.
-  static Result<SessionSigner> load_or_create(const std::string& path);
-  static SessionSigner random();
-
-  std::string sign(TokenKind kind, std::string_view instance_id, std::string_view tenant_id,
-                   Timestamp expires) const;
-  // What a token of this kind, unexpired at `now` and signed with this key, says;
-  // kUnauthenticated ("invalid_session") otherwise. The caller checks the instance it names.
-  Result<SessionClaims> verify(std::string_view token, TokenKind kind, Timestamp now) const;
-  // The HMAC-SHA-256 of the text under the key, in hex (the console's CSRF tokens).
-  std::string mac(std::string_view text) const;
-
- private:
-  std::string key_;
-};
-
-// The value of cookie `name` in a Cookie header, if present.
-std::optional<std::string> cookie_value(std::string_view header, std::string_view name);
-// The Cookie header without cookie `name` (empty when nothing else is left).
-std::string without_cookie(std::string_view header, std::string_view name);
-// Whether an Origin header names the host a request was sent to (scheme aside).
-bool origin_matches_host(std::string_view origin, std::string_view host);
 // A request target without its `login` query parameter (kept verbatim otherwise).
 std::string without_login_parameter(std::string_view target);
 
@@ -112,7 +82,7 @@ std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::s
 
 class TenantProxy {
  public:
-  TenantProxy(ControllerHost& host, SessionSigner signer);
+  TenantProxy(ControllerHost& host, SessionSigner signer, const ConsoleSessions& console);
 
   // Which requests are forwarded (see the header comment).
   static bool claims(std::string_view method, std::string_view path);
@@ -130,6 +100,8 @@ class TenantProxy {
                                                    std::string_view service);
 
  private:
+  // The caller of an exec or a copy: its API key, or else its console session.
+  Result<model::Principal> caller_of(const net::RequestHead& head);
   net::ForwardDecision decide_service(const net::RequestHead& head);
   net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id);
   enum class CopyInto { kInstance, kVolume };
@@ -148,6 +120,7 @@ class TenantProxy {
 
   ControllerHost& host_;
   SessionSigner signer_;
+  const ConsoleSessions& console_;
   // Tickets and sessions expire in wall-clock time; the controller's clock is its own.
   SystemClock clock_;
   std::unordered_map<std::string, NodeEndpoint> nodes_;

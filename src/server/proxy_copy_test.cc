@@ -86,7 +86,8 @@ TEST_F(ProxyCopyTest, ClaimsTheCopyRoutes) {
 
 TEST_F(ProxyCopyTest, AChecksCopyIsForwardedAndGrantsItsNodeTheUpload) {
   ControllerHost host(io_, controller_, store_);
-  TenantProxy proxy(host, SessionSigner::random());
+  const ConsoleSessions console(SessionSigner::random());
+  TenantProxy proxy(host, SessionSigner::random(), console);
   proxy.set_uploads(uploads_.get());
   const std::string files = "/v1/volumes/" + placed_ + "/files";
   // The node has not said where its API is yet.
@@ -108,7 +109,8 @@ TEST_F(ProxyCopyTest, AChecksCopyIsForwardedAndGrantsItsNodeTheUpload) {
 
 TEST_F(ProxyCopyTest, RefusesOthersMissingOrIncompleteUploadsBadPathsAndUnplacedVolumes) {
   ControllerHost host(io_, controller_, store_);
-  TenantProxy proxy(host, SessionSigner::random());
+  const ConsoleSessions console(SessionSigner::random());
+  TenantProxy proxy(host, SessionSigner::random(), console);
   proxy.set_uploads(uploads_.get());
   proxy.node_reported(node_, "127.0.0.1:7000", "node-secret");
   const std::string files = "/v1/volumes/" + placed_ + "/files";

@@ -190,6 +190,12 @@ class Browser:
           el.dispatchEvent(new Event('change', {{bubbles: true}}));
         }})()""")
 
+    def press(self, selector, key):
+        """A key pressed in the element (its keydown event)."""
+        self.eval(f"document.querySelector({json.dumps(selector)}).dispatchEvent("
+                  f"new KeyboardEvent('keydown', {{key: {json.dumps(key)}, bubbles: true}}))")
+        self.pump(0.05)
+
     def select(self, selector, value):
         self.type(selector, value)
 

@@ -11,6 +11,7 @@ import pytest
 
 from browser import Browser
 from conftest import http, problem, wait_for
+from test_jupyter import launch_jupyter
 
 
 def sign_in(platform, key, headers=None):
@@ -88,6 +89,12 @@ def test_a_session_cookie_authenticates_reads_and_needs_its_csrf_token_to_change
     made = http(platform.url, "POST", "/v1/api-keys", body=body,
                 headers=with_cookie(cookie, session["csrf_token"], Origin=platform.url))
     assert made.status == 201, made.body
+    # Exec and copies go through the services proxy, which checks the session the same way.
+    exec_body = {"command": ["true"]}
+    problem(http(platform.url, "POST", "/v1/instances/i-none/exec", body=exec_body,
+                 headers=with_cookie(cookie)), 403, "csrf_token_invalid")
+    problem(http(platform.url, "POST", "/v1/instances/i-none/exec", body=exec_body,
+                 headers=with_cookie(cookie, session["csrf_token"])), 404)
 
     # The tenant's keys: the one it signed in with and the new one; sessions are not keys.
     keys = http(platform.url, path="/v1/api-keys", key=key).json()["items"]
@@ -207,6 +214,12 @@ def test_a_tenant_signs_in_launches_watches_it_run_reads_its_logs_and_stops_it(
     browser.wait("Number(document.querySelector('.chart[data-metric=gpu_util]')?.dataset.points) > 0"
                  " && !!document.querySelector('.chart[data-metric=gpu_util] canvas')",
                  timeout=60, what="the utilisation chart to have data")
+    # The terminal runs each line through the exec API and streams what it prints.
+    browser.type("#terminal-input", "echo $((6*7)); echo oops >&2; exit 3")
+    browser.press("#terminal-input", "Enter")
+    browser.wait_text("#terminal-output", "[exit 3]")
+    assert "42" in browser.text("#terminal-output")
+    assert browser.text("#terminal-output .stderr") == "oops\n"
     browser.screenshot(os.path.join(artifacts, "instance.png"))
 
     browser.click("button[data-action=stop]")
@@ -341,3 +354,22 @@ def test_an_operator_tops_up_a_tenant_and_reads_alerts_and_prices(platform, brow
     browser.wait_text("main table", "h100-80g")
     browser.screenshot(os.path.join(artifacts, "prices.png"))
     assert browser.errors == []
+
+
+def test_open_jupyter_signs_the_browser_into_the_notebook(platform, browser, artifacts):
+    _, key = platform.new_tenant("notebook-co")
+    instance_id = launch_jupyter(platform, key)
+    browser_sign_in(browser, platform, key)
+    browser.eval(f"location.hash = '#/instances/{instance_id}'")
+    # The console opens the notebook in a new tab; here the tab is this one.
+    browser.wait("!!document.querySelector('#open-jupyter')")
+    browser.eval("window.open = (url) => { window.openedUrl = url; }")
+    browser.click("#open-jupyter")
+    opened = browser.wait("window.openedUrl", what="the notebook's address")
+    assert opened.startswith(f"/i/{instance_id}/jupyter/?login=")
+    browser.goto(platform.url + opened)
+    browser.wait("document.title.includes('Jupyter') || document.title.includes('Home')",
+                 timeout=60, what="Jupyter's page")
+    assert f"/i/{instance_id}/jupyter/" in browser.eval("location.pathname")
+    assert "login=" not in browser.eval("location.search")  # the ticket is spent on the cookie
+    browser.screenshot(os.path.join(artifacts, "jupyter.png"))

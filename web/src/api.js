@@ -2,7 +2,7 @@
 // cookie authenticates, with the session's CSRF token on every request that changes something.
 // Errors come back as ApiError, from the API's application/problem+json body.
 
-let csrfToken = "";
+const session = {csrfToken: ""};
 
 export class ApiError extends Error {
   constructor(status, problem) {
@@ -19,13 +19,18 @@ export class ApiError extends Error {
 }
 
 export function setCsrfToken(token) {
-  csrfToken = token || "";
+  session.csrfToken = token || "";
+}
+
+// For requests made with fetch itself (streams): what api() sends as X-CSRF-Token.
+export function csrfToken() {
+  return session.csrfToken;
 }
 
 // api("GET", "/v1/instances") -> the parsed JSON body (or the text of a text/plain answer).
 export async function api(method, path, body) {
   const headers = {Accept: "application/json"};
-  if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = csrfToken;
+  if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrfToken;
   let payload;
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";

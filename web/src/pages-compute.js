@@ -1,5 +1,5 @@
 // What a tenant rents: the GPUs on offer, the launch wizard, its instances and one instance.
-import {api, ApiError} from "./api.js";
+import {api, ApiError, csrfToken} from "./api.js";
 import {onLeave, showError} from "./app.js";
 import {drawGpuCharts, kRanges} from "./charts.js";
 import {h, replace, table} from "./dom.js";
@@ -246,6 +246,7 @@ export async function instancePage(main, id) {
         h("button", {dataset: {range}, onclick: () => { chartRange = range; refreshCharts(); }},
           range))),
       charts] : null,
+    running ? [h("h2", {}, t("instance.terminal")), terminal(path)] : null,
     h("h2", {}, t("instance.events")),
     table([
       ["", (e) => dateTime(e.at)],
@@ -288,4 +289,74 @@ function detail(label, value) {
 async function openService(id, service) {
   const ticket = await api("POST", `/v1/instances/${encodeURIComponent(id)}/services/${service}/ticket`);
   window.open(ticket.path, "_blank", "noopener");
+}
+
+// A terminal over the exec API (POST .../exec, docs/api.md "Exec"): each line runs as `sh -c` in
+// the instance's directory, with its environment, and its output streams in as it comes
+// (stdout, stderr apart), then its exit status. Up and down recall earlier lines.
+function terminal(path) {
+  const output = h("pre", {class: "terminal-output", id: "terminal-output"});
+  const line = h("input", {id: "terminal-input", class: "terminal-input", autocomplete: "off",
+                           spellcheck: "false", placeholder: "nvidia-smi", "aria-label": "command"});
+  const history = [];
+  let recalled = 0;
+  let aborter = null;
+  onLeave(() => aborter?.abort());
+  const print = (text, kind) => {
+    const atBottom = output.scrollTop + output.clientHeight >= output.scrollHeight - 4;
+    output.append(kind ? h("span", {class: kind}, text) : text);
+    if (atBottom) output.scrollTop = output.scrollHeight;
+  };
+  const run = async (command) => {
+    print(`$ ${command}\n`, "prompt");
+    aborter = new AbortController();
+    line.disabled = true;
+    try {
+      const response = await fetch(`${path}/exec`, {
+        method: "POST", credentials: "same-origin", signal: aborter.signal,
+        headers: {"Content-Type": "application/json", "X-CSRF-Token": csrfToken()},
+        body: JSON.stringify({command: ["sh", "-c", command], timeout_s: 600}),
+      });
+      if (!response.ok) {
+        const problem = await response.json().catch(() => ({}));
+        print(`${problem.detail || response.statusText}\n`, "stderr");
+        return;
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let pending = "";
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) break;
+        pending += value;
+        let newline;
+        while ((newline = pending.indexOf("\n")) >= 0) {
+          const message = JSON.parse(pending.slice(0, newline));
+          pending = pending.slice(newline + 1);
+          if (message.stream) print(message.data, message.stream === "stderr" ? "stderr" : null);
+          else if (message.exit_code !== undefined && message.exit_code !== 0) {
+            print(`[exit ${message.exit_code}${message.error ? `: ${message.error}` : ""}]\n`, "stderr");
+          }
+        }
+      }
+    } catch (error) {
+      if (error.name !== "AbortError") print(`${error.message}\n`, "stderr");
+    } finally {
+      line.disabled = false;
+      line.focus();
+    }
+  };
+  line.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && line.value.trim()) {
+      history.push(line.value);
+      recalled = history.length;
+      const command = line.value;
+      line.value = "";
+      run(command);
+    } else if (event.key === "ArrowUp" && recalled > 0) {
+      line.value = history[--recalled];
+    } else if (event.key === "ArrowDown" && recalled < history.length) {
+      line.value = history[++recalled] ?? "";
+    }
+  });
+  return h("div", {class: "terminal"}, output, line);
 }
