@@ -130,10 +130,11 @@ class Browser:
         self.send("Page.navigate", {"url": url})
         self._wait_load(url, timeout)
 
-    def reload(self, timeout=30):
-        """Loads the page again, as the browser's reload button does."""
+    def reload(self, ignore_cache=False, timeout=30):
+        """Loads the page again, as the browser's reload button does (revalidating what it has
+        cached), or as a forced reload does with ignore_cache."""
         self.events.clear()
-        self.send("Page.reload", {"ignoreCache": True})
+        self.send("Page.reload", {"ignoreCache": ignore_cache})
         self._wait_load("the page", timeout)
 
     def _wait_load(self, url, timeout):

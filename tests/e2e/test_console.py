@@ -373,3 +373,50 @@ def test_open_jupyter_signs_the_browser_into_the_notebook(platform, browser, art
     assert f"/i/{instance_id}/jupyter/" in browser.eval("location.pathname")
     assert "login=" not in browser.eval("location.search")  # the ticket is spent on the cookie
     browser.screenshot(os.path.join(artifacts, "jupyter.png"))
+
+
+def test_a_tenant_books_capacity_buys_a_package_and_mounts_a_volume(platform, browser, artifacts):
+    product = platform.call("PUT", "/v1/packages/products", body={
+        "name": "h100-10h", "gpu_type": "h100-80g", "gpu_hours": 10, "price_micros": 100_000_000,
+        "validity_days": 30})
+    assert product.status == 200, product.body
+    tenant_id, key = platform.new_tenant("planner-co", topup_micros=2_000_000_000)
+    browser_sign_in(browser, platform, key)
+
+    # A volume, made on its page, then mounted from the wizard.
+    browser.click("a[data-nav=volumes]")
+    browser.type("#volume-form input[name=name]", "datasets")
+    browser.click("#volume-form button")
+    browser.wait("!!document.querySelector('tr[data-volume=datasets]')")
+    volume_id = platform.call("GET", "/v1/volumes", key=key).json()["items"][0]["id"]
+    browser.click("a[data-nav=launch]")
+    browser.wait(f"!!document.querySelector('input[name=mount][value=\"{volume_id}\"]')")
+    browser.click(f"input[name=mount][value=\"{volume_id}\"]")
+    browser.type("#f-command", "ls -d /mnt/datasets && sleep 600")
+    browser.click("#launch button[type=submit]")
+    instance_id = browser.wait("(location.hash.match(/#\\/instances\\/(i-[^/]+)$/) || [])[1]",
+                               what="the new instance's page")
+    instance = platform.instance(instance_id, key)
+    assert instance["volumes"] == [{"volume_id": volume_id, "mount_path": "/mnt/datasets"}]
+
+    # A reservation: quoted, then booked and paid, then cancelled (refunded before its window).
+    browser.click("a[data-nav=reservations]")
+    browser.type("#reservation-form input[name=start]", "2030-01-01T08:00")
+    browser.type("#reservation-form input[name=hours]", "10")
+    browser.click("#quote")
+    browser.wait_text("#reservation-quote", "CN¥")
+    assert platform.call("GET", "/v1/reservations", key=key).json()["items"] == []
+    browser.click("#reservation-form button[type=submit]")
+    booked = wait_for(lambda: platform.call("GET", "/v1/reservations", key=key).json()["items"],
+                      what="the booking")
+    assert len(booked) == 1 and booked[0]["gpu_count"] == 1 and booked[0]["state"] == "booked"
+    browser.screenshot(os.path.join(artifacts, "reservations.png"))
+
+    # A package, bought once however the button is pressed (Idempotency-Key per purchase).
+    browser.click("a[data-nav=billing]")
+    browser.click("button[data-buy='h100-10h']")
+    browser.wait("!!document.querySelector('tr[data-package=\"h100-10h\"]')")
+    packages = platform.call("GET", f"/v1/packages?tenant={tenant_id}").json()["items"]
+    assert [p["product"] for p in packages] == ["h100-10h"]
+    assert any("h100-10h" in message for message in browser.dialogs)
+    assert browser.errors == []

@@ -28,8 +28,10 @@ export function csrfToken() {
 }
 
 // api("GET", "/v1/instances") -> the parsed JSON body (or the text of a text/plain answer).
-export async function api(method, path, body) {
+// `idempotencyKey`: sent as Idempotency-Key (a purchase or booking retried is made once).
+export async function api(method, path, body, {idempotencyKey} = {}) {
   const headers = {Accept: "application/json"};
+  if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
   if (method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] = session.csrfToken;
   let payload;
   if (body !== undefined) {

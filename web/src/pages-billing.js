@@ -39,13 +39,26 @@ function usageChart(items, currency) {
 }
 
 export async function billingPage(main) {
-  const [balance, usage, transfers, invoices, packages] = await Promise.all([
+  const [balance, usage, transfers, invoices, packages, products] = await Promise.all([
     api("GET", "/v1/billing/balance"),
     api("GET", "/v1/billing/usage"),
     api("GET", "/v1/billing/transfers"),
     api("GET", "/v1/billing/invoices"),
     api("GET", "/v1/packages"),
+    api("GET", "/v1/packages/products"),
   ]);
+  const notice = h("p", {role: "status", id: "billing-notice"});
+  const buy = async (product) => {
+    if (!confirm(t("billing.confirm_buy", {name: product.name,
+                                           amount: money(product.price_micros, currency)}))) return;
+    try {
+      await api("POST", "/v1/packages", {product: product.name},
+                {idempotencyKey: crypto.randomUUID()});
+      await billingPage(main);
+    } catch (error) {
+      replace(notice, h("span", {class: "error"}, error.message));
+    }
+  };
   const currency = balance.currency;
   const recent = [...transfers.items].reverse().slice(0, 100);
   const topups = transfers.items.filter((x) => x.kind === "topup").reverse();
@@ -67,13 +80,23 @@ export async function billingPage(main) {
       ["", (m) => h("a", {class: "button", href: `/v1/billing/invoices/${m.id}?format=csv`,
                           download: `gpurent-invoice-${m.id}.csv`, dataset: {invoice: m.id}}, "CSV")],
     ], invoices.items, {empty: t("common.none")}),
+    h("h2", {}, t("billing.products")),
+    notice,
+    table([
+      [t("billing.package"), (p) => p.name],
+      [t("offers.type"), (p) => p.gpu_type],
+      [t("billing.remaining"), (p) => `${p.gpu_hours} GPU·h`],
+      [t("billing.expires"), (p) => `${p.validity_days} d`],
+      [t("billing.amount"), (p) => money(p.price_micros, currency)],
+      ["", (p) => h("button", {dataset: {buy: p.name}, onclick: () => buy(p)}, t("billing.buy"))],
+    ], listOf(products), {empty: t("common.none")}),
     h("h2", {}, t("billing.packages")),
     table([
       [t("billing.package"), (p) => p.product],
       [t("offers.type"), (p) => p.gpu_type],
       [t("billing.remaining"), (p) => duration(p.remaining_gpu_seconds)],
       [t("billing.expires"), (p) => dateTime(p.expires_at)],
-    ], packages.items, {empty: t("common.none")}),
+    ], listOf(packages), {empty: t("common.none"), rowAttributes: (p) => ({dataset: {package: p.product}})}),
     h("h2", {}, t("billing.topups")),
     table([
       [t("billing.at"), (x) => dateTime(x.at)],
@@ -87,4 +110,8 @@ export async function billingPage(main) {
       [t("billing.amount"), (x) => money(x.amount_micros, currency)],
       [t("billing.reference"), (x) => x.reference],
     ], recent, {empty: t("common.none")}));
+}
+
+function listOf(body) {
+  return Array.isArray(body) ? body : body.items;
 }

@@ -67,7 +67,8 @@ export async function offersPage(main) {
 // --- Launch --------------------------------------------------------------------------------
 
 export async function launchPage(main) {
-  const [offers, templates] = await Promise.all([api("GET", "/v1/offers"), api("GET", "/v1/templates")]);
+  const [offers, templates, volumes] = await Promise.all([
+    api("GET", "/v1/offers"), api("GET", "/v1/templates"), api("GET", "/v1/volumes")]);
   const wanted = new URLSearchParams(location.hash.split("?")[1] || "").get("gpu_type");
   const field = (name, label, input) =>
     h("div", {class: "field", dataset: {field: name}}, h("label", {for: `f-${name}`}, label), input,
@@ -100,6 +101,10 @@ export async function launchPage(main) {
     field("template", t("launch.template"), template),
     field("image", t("launch.image"), input("image", {placeholder: "docker.io/library/python:3.11"})),
     field("command", t("launch.command"), input("command", {placeholder: "sleep infinity"})),
+    listOf(volumes).length ? field("volumes", t("volumes.mount"), h("div", {class: "mounts"},
+      listOf(volumes).map((v) => h("label", {class: "mount"},
+        h("input", {type: "checkbox", name: "mount", value: v.id}), ` ${v.name} (${v.size_gb} GB) → `,
+        h("input", {name: `path-${v.id}`, value: `/mnt/${v.name}`, class: "mount-path"}))))) : null,
     field("pricing", t("launch.pricing"), pricing),
     field("max_price_micros", t("launch.max_price"), input("max_price", {type: "number", min: 0, step: "0.01"})),
     field("reservation_id", t("launch.reservation"), input("reservation_id")),
@@ -121,6 +126,9 @@ export async function launchPage(main) {
       request.max_price_micros = Math.round(Number(v("max_price")) * 1_000_000);
     }
     if (v("pricing") === "reserved" && v("reservation_id")) request.reservation_id = v("reservation_id");
+    const mounts = [...form.querySelectorAll("input[name=mount]:checked")].map((box) => ({
+      volume_id: box.value, mount_path: form.elements[`path-${box.value}`].value.trim()}));
+    if (mounts.length) request.volumes = mounts;
     return request;
   };
   const showFieldError = (error) => {

@@ -43,7 +43,17 @@ export async function nodesPage(main) {
     table([
       [t("nodes.id"), (n) => h("span", {title: n.id}, n.name)],
       [t("nodes.status"), (n) => h("span", {class: `status status-${n.status}`}, n.status)],
-      [t("nodes.gpus"), (n) => h("span", {class: "heat"}, n.gpus.map(gpuCell))],
+      [t("nodes.gpus"), (n) => [h("span", {class: "heat"}, n.gpus.map(gpuCell)),
+        n.gpus.filter((g) => g.quarantined).map((g) => h("button", {
+          class: "small", dataset: {release: g.index, node: n.id},
+          onclick: async () => {
+            try {
+              await api("POST", `/v1/nodes/${encodeURIComponent(n.id)}/gpus/${g.index}/release`);
+              await nodesPage(main);
+            } catch (error) {
+              showError(main, error);
+            }
+          }}, t("nodes.release", {index: g.index})))]],
       ["", (n) => [n.status === "cordoned" || n.status === "draining"
         ? act(n, "uncordon") : act(n, "cordon"), act(n, "drain", "nodes.confirm_drain")]],
     ], nodes, {rowAttributes: (n) => ({dataset: {node: n.id}})}));

@@ -74,28 +74,96 @@ export async function jobPage(main, id) {
 }
 
 export async function reservationsPage(main) {
-  const [list, balance] = await Promise.all([api("GET", "/v1/reservations"),
-                                             api("GET", "/v1/billing/balance")]);
+  const [list, balance, offers] = await Promise.all([api("GET", "/v1/reservations"),
+                                                     api("GET", "/v1/billing/balance"),
+                                                     api("GET", "/v1/offers")]);
+  const quote = h("p", {id: "reservation-quote", role: "status"});
+  const form = h("form", {class: "card", id: "reservation-form"},
+    h("div", {class: "row"},
+      h("label", {}, t("launch.gpu_type"), h("select", {name: "gpu_type"},
+        offers.items.map((o) => h("option", {value: o.gpu_type}, o.display_name)))),
+      h("label", {}, t("launch.gpu_count"), h("input", {name: "gpu_count", type: "number", min: 1, value: 1})),
+      h("label", {}, t("reservations.start"), h("input", {name: "start", type: "datetime-local", required: true})),
+      h("label", {}, t("reservations.hours"), h("input", {name: "hours", type: "number", min: 1, value: 24}))),
+    h("div", {class: "toolbar"},
+      h("button", {type: "button", id: "quote", onclick: () => book(false)}, t("reservations.quote")),
+      h("button", {type: "submit", class: "primary"}, t("reservations.book"))),
+    quote);
+  const body = () => {
+    const e = form.elements;
+    const start = new Date(e.start.value);
+    const end = new Date(start.getTime() + Number(e.hours.value) * 3_600_000);
+    return {gpu_type: e.gpu_type.value, gpu_count: Number(e.gpu_count.value),
+            start: start.toISOString(), end: end.toISOString()};
+  };
+  let key = crypto.randomUUID();  // one booking, however often the button is pressed
+  const book = async (really) => {
+    try {
+      const r = really
+        ? await api("POST", "/v1/reservations", body(), {idempotencyKey: key})
+        : await api("POST", "/v1/reservations/quote", body());
+      replace(quote, t(really ? "reservations.booked" : "reservations.quoted",
+                       {id: r.id || "", amount: money(r.total_micros, balance.currency)}));
+      if (really) {
+        key = crypto.randomUUID();
+        await reservationsPage(main);
+      }
+    } catch (error) {
+      replace(quote, h("span", {class: "error"}, error.message));
+    }
+  };
+  form.addEventListener("submit", (event) => { event.preventDefault(); book(true); });
   replace(main,
     h("h1", {}, t("nav.reservations")),
+    form,
     table([
       ["ID", (r) => r.id],
       [t("offers.type"), (r) => `${r.gpu_count} × ${r.gpu_type}`],
       [t("reservations.window"), (r) => `${dateTime(r.start)} → ${dateTime(r.end)}`],
       [t("instances.state"), (r) => jobState(r.state)],
       [t("billing.amount"), (r) => money(r.total_micros, balance.currency)],
+      ["", (r) => ["booked", "active"].includes(r.state)
+        ? h("button", {class: "danger", onclick: async () => {
+          if (!confirm(t("reservations.confirm_cancel", {id: r.id}))) return;
+          await api("DELETE", `/v1/reservations/${encodeURIComponent(r.id)}`);
+          await reservationsPage(main);
+        }}, t("common.cancel")) : null],
     ], list.items, {empty: t("common.none")}));
 }
 
 export async function volumesPage(main) {
   const list = await api("GET", "/v1/volumes");
+  const notice = h("p", {role: "status", id: "volumes-notice"});
   replace(main,
     h("h1", {}, t("nav.volumes")),
+    h("form", {class: "inline", id: "volume-form", onsubmit: async (event) => {
+      event.preventDefault();
+      const e = event.target.elements;
+      try {
+        await api("POST", "/v1/volumes", {name: e.name.value, size_gb: Number(e.size_gb.value)});
+        await volumesPage(main);
+      } catch (error) {
+        replace(notice, h("span", {class: "error"}, error.message));
+      }
+    }}, h("input", {name: "name", required: true, maxlength: 63, placeholder: t("instances.name")}),
+    h("input", {name: "size_gb", type: "number", min: 1, max: 65536, value: 100, class: "short",
+                "aria-label": t("volumes.size")}), " GB",
+    h("button", {type: "submit"}, t("volumes.create"))),
+    notice,
     table([
       [t("instances.name"), (v) => v.name],
       [t("volumes.size"), (v) => `${v.size_gb} GB`],
       [t("instances.node"), (v) => v.node_id ?? "—"],
       [t("instances.state"), (v) => v.state],
       [t("instances.created"), (v) => dateTime(v.created_at)],
-    ], list.items, {empty: t("common.none")}));
+      ["", (v) => h("button", {class: "danger", onclick: async () => {
+        if (!confirm(t("volumes.confirm_delete", {name: v.name}))) return;
+        try {
+          await api("DELETE", `/v1/volumes/${encodeURIComponent(v.id)}`);
+          await volumesPage(main);
+        } catch (error) {
+          replace(notice, h("span", {class: "error"}, error.message));
+        }
+      }}, t("instance.delete"))],
+    ], list.items, {empty: t("common.none"), rowAttributes: (v) => ({dataset: {volume: v.name}})}));
 }
