@@ -349,9 +349,23 @@ def test_an_operator_tops_up_a_tenant_and_reads_alerts_and_prices(platform, brow
     browser.screenshot(os.path.join(artifacts, "tenants.png"))
     browser.click("a[data-nav=alerts]")
     browser.wait_text("main", "node_heartbeat_lost")  # a built-in rule
+    browser.type("#rule-form input[name=name]", "hot_h100")
+    browser.click("#rule-form button")
+    browser.wait("!!document.querySelector('tr[data-rule=hot_h100]')")
+    rules = platform.call("GET", "/v1/alerts/rules").json()
+    rule = next(r for r in (rules if isinstance(rules, list) else rules["items"])
+                if r["name"] == "hot_h100")
+    assert (rule["metric"], rule["comparison"], rule["threshold"]) == ("gpu_temp", ">", 85)
     browser.screenshot(os.path.join(artifacts, "alerts.png"))
+
     browser.click("a[data-nav=prices]")
     browser.wait_text("main table", "h100-80g")
+    browser.select("#price-form select[name=gpu_type]", "h100-80g")
+    browser.type("#price-form input[name=price]", "20")
+    browser.click("#price-form button")
+    wait_for(lambda: platform.call("GET", "/v1/prices").json()["current"]["gpu_per_hour_micros"]
+             ["h100-80g"] == 20_000_000, what="the new price")
+    browser.wait_text("main table", "20.00")
     browser.screenshot(os.path.join(artifacts, "prices.png"))
     assert browser.errors == []
 

@@ -84,12 +84,51 @@ export async function alertsPage(main) {
       [t("alerts.state"), (x) => `${x.from} → ${x.to}`],
     ], alerts.history, {empty: t("common.none")}),
     h("h2", {}, t("alerts.rules")),
+    ruleForm(main),
     table([
       [t("instances.name"), (r) => r.name],
       [t("alerts.condition"), (r) => `${r.metric} ${r.comparison} ${r.threshold} (${r.for_s} s)`],
       [t("alerts.severity"), (r) => r.severity],
       [t("alerts.scope"), (r) => r.scope_value ? `${r.scope} ${r.scope_value}` : r.scope],
-    ], listOf(rules)));
+      ["", (r) => h("button", {class: "small", dataset: {deleteRule: r.name}, onclick: async () => {
+        try {
+          await api("DELETE", `/v1/alerts/rules/${encodeURIComponent(r.name)}`);
+          await alertsPage(main);
+        } catch (error) {
+          showError(main, error);
+        }
+      }}, t("instance.delete"))],
+    ], listOf(rules), {rowAttributes: (r) => ({dataset: {rule: r.name}})}));
+}
+
+// A rule of the operators' own (POST /v1/alerts/rules); the API says what it refuses.
+function ruleForm(main) {
+  const notice = h("span", {class: "error", id: "rule-error"});
+  const select = (name, options) => h("select", {name, "aria-label": name},
+    options.map((o) => h("option", {value: o}, o)));
+  return h("form", {class: "inline", id: "rule-form", onsubmit: async (event) => {
+    event.preventDefault();
+    const e = event.target.elements;
+    const rule = {name: e.name.value, metric: e.metric.value, comparison: e.comparison.value,
+                  threshold: Number(e.threshold.value), for_s: Number(e.for_s.value),
+                  severity: e.severity.value};
+    try {
+      await api("POST", "/v1/alerts/rules", rule);
+      await alertsPage(main);
+    } catch (error) {
+      replace(notice, error.message);
+    }
+  }},
+  h("input", {name: "name", required: true, placeholder: t("instances.name"), class: "short-wide"}),
+  select("metric", ["gpu_temp", "gpu_util", "power_usage", "fb_used", "node_heartbeat_age_s",
+                    "node_clock_skew_ms", "instance_gpu_util"]),
+  select("comparison", [">", ">=", "<", "<=", "==", "!=", "absent"]),
+  h("input", {name: "threshold", type: "number", step: "any", value: 85, class: "short",
+              "aria-label": "threshold"}),
+  h("input", {name: "for_s", type: "number", min: 0, value: 60, class: "short", "aria-label": "for_s"}),
+  select("severity", ["warning", "critical", "info"]),
+  h("button", {type: "submit"}, t("alerts.add_rule")),
+  notice);
 }
 
 function listOf(body) {
@@ -167,6 +206,8 @@ export async function pricesPage(main) {
         ?.current_per_gpu_hour_micros, current.currency)],
       [t("prices.revenue"), ([type]) => money(revenue.by_gpu_type[type] ?? 0, revenue.currency)],
     ], Object.entries(current.gpu_per_hour_micros)),
+    h("h2", {}, t("prices.set")),
+    priceForm(main, Object.keys(current.gpu_per_hour_micros)),
     h("h2", {}, t("prices.upcoming")),
     table([
       [t("prices.from"), (v) => dateTime(v.effective_at)],
@@ -175,4 +216,27 @@ export async function pricesPage(main) {
     ], prices.upcoming, {empty: t("common.none")}),
     h("h2", {}, t("prices.revenue")),
     h("p", {id: "revenue-total"}, money(revenue.total_micros, revenue.currency)));
+}
+
+// A new price of one GPU type from a time on (PUT /v1/prices: what is not given carries over).
+function priceForm(main, types) {
+  const notice = h("span", {id: "price-notice"});
+  return h("form", {class: "inline", id: "price-form", onsubmit: async (event) => {
+    event.preventDefault();
+    const e = event.target.elements;
+    const change = {gpu_per_hour_micros: {[e.gpu_type.value]: Math.round(Number(e.price.value) * 1_000_000)}};
+    if (e.effective_at.value) change.effective_at = new Date(e.effective_at.value).toISOString();
+    try {
+      await api("PUT", "/v1/prices", change);
+      await pricesPage(main);
+    } catch (error) {
+      replace(notice, h("span", {class: "error"}, error.message));
+    }
+  }},
+  h("select", {name: "gpu_type", "aria-label": t("offers.type")}, types.map((type) => h("option", {value: type}, type))),
+  h("input", {name: "price", type: "number", min: 0, step: "0.01", required: true, class: "short",
+              "aria-label": t("offers.on_demand")}),
+  h("input", {name: "effective_at", type: "datetime-local", "aria-label": t("prices.from")}),
+  h("button", {type: "submit"}, t("prices.apply")),
+  notice);
 }
