@@ -63,13 +63,13 @@ int main(int argc, char** argv) {
     const std::string name = fmt::format("tenant-{}", t);
     auto tenant = ctl.accounts().create_tenant(admin, name);
     if (!tenant ||
-        !ctl.accounts().create_api_key(
+        !ctl.accounts().credentials().create_api_key(
             admin, {tenant->id, model::Role::kTenant, name, hash_secret(name), ""}) ||
         !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
                               std::nullopt)) {
       die("tenant");
     }
-    tenants.push_back(*ctl.accounts().authenticate(hash_secret(name)));
+    tenants.push_back(*ctl.accounts().credentials().authenticate(hash_secret(name)));
   }
   const std::vector<std::string> node_ids = bench::register_nodes(ctl, nodes);
   for (int i = 0; i < workloads; ++i) {

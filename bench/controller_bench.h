@@ -96,10 +96,10 @@ class Flags {
 
 // The controller's first admin, with a join token whose secret is "join".
 inline model::Principal admin_with_join_token(controller::Controller& ctl) {
-  const auto admin = *ctl.accounts().authenticate(
+  const auto admin = *ctl.accounts().credentials().authenticate(
       ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_admin", 0)->secret_hash);
-  if (!ctl.accounts().create_join_token(admin, "bench", std::chrono::hours(1),
-                                        hash_secret("join"))) {
+  if (!ctl.accounts().credentials().create_join_token(admin, "bench", std::chrono::hours(1),
+                                                      hash_secret("join"))) {
     die("bench", "join token");
   }
   return admin;
@@ -109,13 +109,13 @@ inline model::Principal admin_with_join_token(controller::Controller& ctl) {
 inline model::Principal funded_tenant(controller::Controller& ctl, const model::Principal& admin) {
   auto tenant = ctl.accounts().create_tenant(admin, "bench");
   if (!tenant ||
-      !ctl.accounts().create_api_key(
+      !ctl.accounts().credentials().create_api_key(
           admin, {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
       !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
                             std::nullopt)) {
     die("bench", "tenant");
   }
-  return *ctl.accounts().authenticate(hash_secret("t"));
+  return *ctl.accounts().credentials().authenticate(hash_secret("t"));
 }
 
 // Every node reports all its desired workloads running.

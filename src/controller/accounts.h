@@ -1,10 +1,9 @@
-// Accounts: who may call, and their money. Tenants, API keys, join tokens, the double-entry
-// ledger (billing::Ledger: top-ups, charges, refunds, credits), the balance settings (warning
-// threshold, credit limit), prepaid compute packages (Packages, packages.h) and quotas (Quotas,
-// quotas.h).
+// Accounts: who may call, and their money. Tenants; API keys, console sessions and join tokens
+// (Credentials, credentials.h); the double-entry ledger (billing::Ledger: top-ups, charges,
+// refunds, credits); the balance settings (warning threshold, credit limit); prepaid compute
+// packages (Packages, packages.h) and quotas (Quotas, quotas.h).
 //
-// Invariants: the ledger sums to zero; each key and join token is found by its hash; a tenant's
-// name is unique. Every change goes into the
+// Invariants: the ledger sums to zero; a tenant's name is unique. Every change goes into the
 // pending ChangeSet (durable with the command that made it); balance.low events into the EventLog.
 //
 // Visibility: tenants see their own tenant only; operators and admins see all.
@@ -24,6 +23,7 @@
 #include "common/result.h"
 #include "controller/change_set.h"
 #include "controller/commands.h"
+#include "controller/credentials.h"
 #include "controller/event_log.h"
 #include "controller/idempotency.h"
 #include "controller/packages.h"
@@ -51,40 +51,22 @@ class Accounts {
   // From the store's snapshot; kInternal when the restored ledger does not sum to zero.
   Status restore(Snapshot& snapshot);
 
-  // --- Tenants, keys, join tokens ---------------------------------------------------------------
-  bool has_admin_key() const;
+  // --- Tenants ---------------------------------------------------------------------------------
   // Ensures the bootstrap tenant ("admin") exists and an admin key with this hash belongs to it;
   // credits the tenant once with `credit` (a promotion transfer) when it is created.
   Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
                                         Micros credit);
-  // The principal of the key with this hash, unless it is revoked or (a session) expired.
-  std::optional<model::Principal> authenticate(std::string_view key_hash) const;
-  // By id, revoked or not; null when unknown.
-  const model::ApiKey* api_key(std::string_view key_id) const;
-  // The tenant's API keys in id order, revoked ones and console sessions left out; none for a
-  // tenant the caller may not see.
-  std::vector<const model::ApiKey*> api_keys(const model::Principal& caller,
-                                             std::string_view tenant_id) const;
-  // A console session for a caller signed in with an API key (not with a session): a key of the
-  // caller's tenant and role, made from the caller's key, expiring after `lifetime`.
-  Result<model::ApiKey> create_session(const model::Principal& caller, std::string secret_hash,
-                                       std::string prefix, Millis lifetime);
-  // Revokes a key, and the console sessions made from it. Tenants revoke their own tenant's keys,
-  // operators anyone's, admin keys only admins; a session only itself (signing out). 404
-  // api_key_not_found for a key the caller may not see or already revoked.
-  Result<model::ApiKey> revoke_api_key(const model::Principal& caller, std::string_view key_id);
   bool has_tenant(std::string_view tenant_id) const;
   // The tenant a reference names: its id, or else the name of one (names are unique); anything
   // else unchanged, for the caller's own not-found answer.
   std::string tenant_id_for(std::string_view ref) const;
   Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);
   std::vector<const model::Tenant*> tenants(const model::Principal& caller) const;
-  Result<model::ApiKey> create_api_key(const model::Principal& caller, NewApiKey request);
-  Result<model::JoinToken> create_join_token(const model::Principal& caller,
-                                             std::string description, Millis ttl,
-                                             std::string secret_hash);
-  // The join token with this hash, if it exists and has not expired.
-  const model::JoinToken* valid_join_token(std::string_view secret_hash) const;
+
+  // --- API keys, console sessions, join tokens (credentials.h)
+  // ------------------------------------
+  Credentials& credentials() { return credentials_; }
+  const Credentials& credentials() const { return credentials_; }
 
   // --- Money ------------------------------------------------------------------------------------
   // Operators credit a tenant's cash; the Idempotency-Key makes a retry return the first top-up.
@@ -131,21 +113,15 @@ class Accounts {
 
  private:
   Timestamp now() const { return c_.clock.now(); }
-  void revoke(model::ApiKey& key);
 
   Context c_;
   billing::Ledger ledger_;
   std::map<std::string, model::Tenant, std::less<>> tenants_;
-  std::map<std::string, model::ApiKey, std::less<>> api_keys_;
-  std::unordered_map<std::string, std::string> key_by_hash_;  // keys not revoked
-  // The console sessions made from each key, by the key's id.
-  std::unordered_map<std::string, std::vector<std::string>> sessions_of_;
-  std::map<std::string, model::JoinToken, std::less<>> join_tokens_;
-  std::unordered_map<std::string, std::string> join_token_by_hash_;
   std::map<std::string, model::Transfer, std::less<>> topups_;  // by id, for idempotent retries
   std::map<std::string, model::BalanceSettings, std::less<>> balance_settings_;
   Packages packages_{{c_.clock, c_.rng, c_.changes, c_.idempotency, *this}};
   Quotas quotas_{{c_.changes, *this}};
+  Credentials credentials_{{c_.clock, c_.rng, c_.changes, *this}};
 };
 
 }  // namespace gpurent::controller

@@ -213,9 +213,9 @@ TEST_F(AccountsTest, ANewTenantIsWarnedFromItsFirstTopUpWithoutATick) {
 
 TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
   auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
-  ASSERT_TRUE(ctl_.accounts().create_api_key(
+  ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
       admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
-  const auto poor = *ctl_.accounts().authenticate(hash_secret("p"));
+  const auto poor = *ctl_.accounts().credentials().authenticate(hash_secret("p"));
   ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = poor.tenant_id, .credit_limit = 120 * kH100PerSecond}));
   // No balance at all, but the credit limit covers a minute.

@@ -32,10 +32,10 @@ class BillingSimulation {
       : rng_(seed), clock_(from_unix_ms(1'790'000'000'000)), seed_(seed) {
     store_ = std::move(*store::open_sqlite_store(path));
     ctl_ = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed});
-    admin_ = *ctl_->accounts().authenticate(
+    admin_ = *ctl_->accounts().credentials().authenticate(
         ctl_->accounts().bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
-    EXPECT_TRUE(ctl_->accounts().create_join_token(admin_, "", std::chrono::days(365),
-                                                   hash_secret("join")));
+    EXPECT_TRUE(ctl_->accounts().credentials().create_join_token(admin_, "", std::chrono::days(365),
+                                                                 hash_secret("join")));
     for (int n = 0; n < 3; ++n) {
       model::NodeRegistration registration{.name = "node" + std::to_string(n),
                                            .cpu_count = 32,
@@ -56,9 +56,9 @@ class BillingSimulation {
         ctl_->accounts().packages().set_product(admin_, {"a100", "a100-80g", 5, 55'555'555, 10}));
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_->accounts().create_tenant(admin_, "tenant" + std::to_string(t));
-      EXPECT_TRUE(ctl_->accounts().create_api_key(
+      EXPECT_TRUE(ctl_->accounts().credentials().create_api_key(
           admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
-      tenants_.push_back(*ctl_->accounts().authenticate(hash_secret(tenant->id)));
+      tenants_.push_back(*ctl_->accounts().credentials().authenticate(hash_secret(tenant->id)));
       topup(tenant->id, (t + 1) * 300 * kMicrosPerUnit);
     }
     commit();

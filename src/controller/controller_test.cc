@@ -186,6 +186,7 @@ TEST_F(ControllerTest, TenantsCannotSeeOrTouchEachOthersInstances) {
   EXPECT_EQ(ctl_.accounts().create_tenant(bob_, "mallory").error().kind,
             ErrorKind::kPermissionDenied);
   EXPECT_EQ(ctl_.accounts()
+                .credentials()
                 .create_api_key(bob_, {bob_.tenant_id, Role::kAdmin, "", "h", ""})
                 .error()
                 .kind,
@@ -213,9 +214,9 @@ TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
   auto broke = tenant_principal("broke");
   // Spend the wallet down to almost nothing by topping up nothing more: use a fresh tenant.
   auto empty_tenant = ctl_.accounts().create_tenant(admin_, "empty");
-  ASSERT_TRUE(ctl_.accounts().create_api_key(
+  ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
       admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
-  const auto empty = *ctl_.accounts().authenticate(hash_secret("e"));
+  const auto empty = *ctl_.accounts().credentials().authenticate(hash_secret("e"));
   const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
   EXPECT_TRUE(ctl_.instances().list(empty, {}, "", 100)->items.empty());
@@ -338,9 +339,9 @@ TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
 
 TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
   auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
-  ASSERT_TRUE(ctl_.accounts().create_api_key(
+  ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
       admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
-  const auto poor = *ctl_.accounts().authenticate(hash_secret("p"));
+  const auto poor = *ctl_.accounts().credentials().authenticate(hash_secret("p"));
   ASSERT_TRUE(ctl_.accounts().topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
   const auto instance = launch(poor, 1);
   report(node_, {{instance.id, 1, model::WorkloadPhase::kRunning, std::nullopt, ""}});

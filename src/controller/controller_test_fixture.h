@@ -22,12 +22,12 @@ constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
 class ControllerTest : public testing::Test {
  protected:
   ControllerTest() : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = 7}) {
-    admin_ = *ctl_.accounts().authenticate(
+    admin_ = *ctl_.accounts().credentials().authenticate(
         ctl_.accounts().bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
     alice_ = tenant_principal("alice");
     bob_ = tenant_principal("bob");
-    auto token = ctl_.accounts().create_join_token(admin_, "test", std::chrono::hours(1),
-                                                   hash_secret("join"));
+    auto token = ctl_.accounts().credentials().create_join_token(
+        admin_, "test", std::chrono::hours(1), hash_secret("join"));
     EXPECT_TRUE(token);
     node_ = add_node("node-a", "h100-80g", 8, "GPU-a");
   }
@@ -35,12 +35,12 @@ class ControllerTest : public testing::Test {
   Principal tenant_principal(const std::string& name) {
     auto tenant = ctl_.accounts().create_tenant(admin_, name);
     EXPECT_TRUE(tenant);
-    auto key = ctl_.accounts().create_api_key(
+    auto key = ctl_.accounts().credentials().create_api_key(
         admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
     EXPECT_TRUE(key);
     EXPECT_TRUE(
         ctl_.accounts().topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));
-    return *ctl_.accounts().authenticate(hash_secret(name));
+    return *ctl_.accounts().credentials().authenticate(hash_secret(name));
   }
 
   std::string add_node(const std::string& name, const std::string& type, int gpus,

@@ -19,7 +19,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
                                                             model::NodeRegistration registration,
                                                             std::string credential,
                                                             std::string credential_hash) {
-  if (!accounts_.valid_join_token(join_token_hash)) {
+  if (!accounts_.credentials().valid_join_token(join_token_hash)) {
     return fail(Error{ErrorKind::kUnauthenticated, "invalid_join_token",
                       "the join token is unknown or expired"});
   }

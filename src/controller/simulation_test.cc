@@ -29,10 +29,10 @@ class Simulation {
  public:
   explicit Simulation(uint64_t seed)
       : rng_(seed), clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = seed}) {
-    admin_ = *ctl_.accounts().authenticate(
+    admin_ = *ctl_.accounts().credentials().authenticate(
         ctl_.accounts().bootstrap_admin(hash_secret("admin"), "", 0)->secret_hash);
-    EXPECT_TRUE(
-        ctl_.accounts().create_join_token(admin_, "", std::chrono::hours(24), hash_secret("join")));
+    EXPECT_TRUE(ctl_.accounts().credentials().create_join_token(admin_, "", std::chrono::hours(24),
+                                                                hash_secret("join")));
     for (int n = 0; n < 4; ++n) {
       model::NodeRegistration registration{.name = "node" + std::to_string(n),
                                            .cpu_count = 32,
@@ -50,11 +50,11 @@ class Simulation {
     }
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_.accounts().create_tenant(admin_, "tenant" + std::to_string(t));
-      EXPECT_TRUE(ctl_.accounts().create_api_key(
+      EXPECT_TRUE(ctl_.accounts().credentials().create_api_key(
           admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
       const Micros topup = (t + 1) * 20 * kMicrosPerUnit;  // tenant0 runs out of money sometimes
       EXPECT_TRUE(ctl_.accounts().topup(admin_, tenant->id, topup, "", std::nullopt));
-      tenants_.push_back(*ctl_.accounts().authenticate(hash_secret(tenant->id)));
+      tenants_.push_back(*ctl_.accounts().credentials().authenticate(hash_secret(tenant->id)));
       topped_up_[tenant->id] = topup;
     }
   }

@@ -45,7 +45,7 @@ class Api {
   std::vector<std::pair<std::string, std::string>> routes() const;
 
  private:
-  struct Impl;
+  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -100,7 +100,7 @@ void Api::Impl::add_tenant_routes() {
           auto tenant = billed_tenant(caller, request);
           if (!tenant) co_return problem_response(tenant.error());
           Json items = Json::array();
-          for (const auto* key : ctl().accounts().api_keys(caller, *tenant)) {
+          for (const auto* key : ctl().accounts().credentials().api_keys(caller, *tenant)) {
             items.push_back(api_key_view(*key));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -110,7 +110,7 @@ void Api::Impl::add_tenant_routes() {
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           auto revoked = co_await host.mutate(
-              [&](Controller& c) { return c.accounts().revoke_api_key(caller, id); });
+              [&](Controller& c) { return c.accounts().credentials().revoke_api_key(caller, id); });
           if (!revoked) co_return problem_response(revoked.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -572,8 +572,9 @@ asio::awaitable<Response> Api::Impl::create_api_key(const Principal& caller, Req
   const std::string secret = new_secret("gpr_");
   key.secret_hash = hash_secret(secret);
   key.prefix = secret.substr(0, 12);
-  auto created = co_await host.mutate(
-      [&](Controller& c) { return c.accounts().create_api_key(caller, std::move(key)); });
+  auto created = co_await host.mutate([&](Controller& c) {
+    return c.accounts().credentials().create_api_key(caller, std::move(key));
+  });
   co_return result_response(201, created, [&](const model::ApiKey& k) {
     Json view = api_key_view(k);
     view["key"] = secret;
@@ -593,9 +594,9 @@ asio::awaitable<Response> Api::Impl::create_join_token(const Principal& caller, 
   if (!ttl) co_return problem_response(ttl.error());
   const std::string secret = new_secret("gjt_");
   auto token = co_await host.mutate([&](Controller& c) {
-    return c.accounts().create_join_token(caller, description->value_or(""),
-                                          std::chrono::seconds(ttl->value_or(24 * 3600)),
-                                          hash_secret(secret));
+    return c.accounts().credentials().create_join_token(
+        caller, description->value_or(""), std::chrono::seconds(ttl->value_or(24 * 3600)),
+        hash_secret(secret));
   });
   co_return result_response(201, token, [&](const model::JoinToken& t) {
     return Json{{"id", t.id},

@@ -39,8 +39,9 @@ void Api::Impl::add_console_routes() {
                const PathParams&) -> asio::awaitable<Response> {
           auto session = console_session(caller);
           if (!session) co_return problem_response(session.error());
-          auto revoked = co_await host.mutate(
-              [&](Controller& c) { return c.accounts().revoke_api_key(caller, caller.key_id); });
+          auto revoked = co_await host.mutate([&](Controller& c) {
+            return c.accounts().credentials().revoke_api_key(caller, caller.key_id);
+          });
           if (!revoked) co_return problem_response(revoked.error());
           co_return Response{
               204, "", "", {{"Set-Cookie", ConsoleSessions::removed_cookie(request)}}, {}};
@@ -60,12 +61,12 @@ asio::awaitable<Response> Api::Impl::sign_in(Request& request) {
   if (parsed->key.empty() || parsed->key.size() > kMaxKeyLength) {
     co_return problem_response(unauthenticated("send an API key as 'key'"));
   }
-  const auto caller = ctl().accounts().authenticate(hash_secret(parsed->key));
+  const auto caller = ctl().accounts().credentials().authenticate(hash_secret(parsed->key));
   if (!caller) co_return problem_response(unauthenticated("unknown API key"));
   const std::string secret = new_secret("gcs_");
   auto session = co_await host.mutate([&](Controller& c) {
-    return c.accounts().create_session(*caller, hash_secret(secret), secret.substr(0, 12),
-                                       kConsoleSessionLifetime);
+    return c.accounts().credentials().create_session(*caller, hash_secret(secret),
+                                                     secret.substr(0, 12), kConsoleSessionLifetime);
   });
   if (!session) co_return problem_response(session.error());
   Response response = json_response(201, session_view(*session));
@@ -75,7 +76,7 @@ asio::awaitable<Response> Api::Impl::sign_in(Request& request) {
 }
 
 Result<const model::ApiKey*> Api::Impl::console_session(const Principal& caller) {
-  const model::ApiKey* key = ctl().accounts().api_key(caller.key_id);
+  const model::ApiKey* key = ctl().accounts().credentials().api_key(caller.key_id);
   if (key == nullptr || key->session_of.empty()) {
     return fail(Error{ErrorKind::kNotFound, "session_not_found",
                       "this request is authenticated by an API key, not by a console session"});

@@ -38,7 +38,11 @@ inline constexpr size_t kMaxReportedWorkloads = 1024;
 
 using RouteHandler = std::function<asio::awaitable<Response>(Request&, const PathParams&)>;
 
-struct Api::Impl {
+class Api::Impl {
+  // The API (api.h) is what uses the state and the handlers below; nothing else reaches them.
+  friend class Api;
+
+ public:
   Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
       : host(host), logs(logs), console(sessions), proxy(host, std::move(sessions), console) {
     add_routes();
@@ -46,6 +50,7 @@ struct Api::Impl {
   // Uploads queued on the log thread are written before the API (and then the LogStore) goes.
   ~Impl() { log_thread.join(); }
 
+ private:
   struct CachedView {
     int64_t revision = 0;
     std::string body;

@@ -78,7 +78,7 @@ std::optional<Result<model::Principal>> ConsoleSessions::authenticate(
     const controller::Controller& controller, const BrowserRequest& request) const {
   const auto secret = cookie_value(request.cookie, kConsoleCookie);
   if (!secret) return std::nullopt;
-  const auto found = controller.accounts().authenticate(hash_secret(*secret));
+  const auto found = controller.accounts().credentials().authenticate(hash_secret(*secret));
   if (!found) {
     return fail(unauthenticated("the console session is unknown, expired or signed out"));
   }

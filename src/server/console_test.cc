@@ -65,8 +65,8 @@ class ConsoleSessionsTest : public ::testing::Test {
  protected:
   ConsoleSessionsTest() {
     admin_ = testing::admin_and_node(controller_).admin;
-    session_ = *controller_.accounts().create_session(admin_, hash_secret("gcs_secret"), "gcs_",
-                                                      std::chrono::hours(12));
+    session_ = *controller_.accounts().credentials().create_session(
+        admin_, hash_secret("gcs_secret"), "gcs_", std::chrono::hours(12));
   }
 
   static BrowserRequest request(std::string method) {

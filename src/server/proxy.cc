@@ -65,7 +65,7 @@ Result<model::Principal> authenticate_api_key(const controller::Controller& cont
   if (token.empty() || token.size() > 256) {
     return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
   }
-  auto found = controller.accounts().authenticate(hash_secret(token));
+  auto found = controller.accounts().credentials().authenticate(hash_secret(token));
   if (!found) return fail(unauthenticated("unknown API key"));
   return *found;
 }

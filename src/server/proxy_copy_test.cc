@@ -26,14 +26,14 @@ class ProxyCopyTest : public ::testing::Test {
     for (const auto& [name, key] : {std::pair{"acme", "acme-key"}, {"other", "other-key"}}) {
       auto tenant = controller_.accounts().create_tenant(admin, name);
       ASSERT_TRUE(tenant);
-      ASSERT_TRUE(controller_.accounts().create_api_key(
+      ASSERT_TRUE(controller_.accounts().credentials().create_api_key(
           admin, {tenant->id, model::Role::kTenant, "k", hash_secret(key), "gpr_"}));
       tenants_.push_back(tenant->id);
     }
     // An operator of acme's places a volume on the node, and makes one that is on none yet.
-    ASSERT_TRUE(controller_.accounts().create_api_key(
+    ASSERT_TRUE(controller_.accounts().credentials().create_api_key(
         admin, {tenants_[0], model::Role::kOperator, "op", hash_secret("op-key"), "gpr_"}));
-    const auto op = *controller_.accounts().authenticate(hash_secret("op-key"));
+    const auto op = *controller_.accounts().credentials().authenticate(hash_secret("op-key"));
     placed_ = controller_.volumes().create(op, {"placed", 1, node_})->volume.id;
     unplaced_ = controller_.volumes().create(op, {"unplaced", 1, ""})->volume.id;
 

@@ -117,7 +117,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
 
   std::optional<std::string> shown_key;
-  if (options.admin_key || !controller.accounts().has_admin_key()) {
+  if (options.admin_key || !controller.accounts().credentials().has_admin_key()) {
     const std::string key = options.admin_key.value_or(new_secret("gpr_"));
     auto admin = controller.accounts().bootstrap_admin(hash_secret(key), key.substr(0, 12),
                                                        options.bootstrap_credit_micros);
@@ -143,9 +143,9 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   std::string local_join_token;
   if (local_node) {
     local_join_token = new_secret("gjt_");
-    if (auto token = controller.accounts().create_join_token(model::platform_principal(),
-                                                             "local node", std::chrono::minutes(10),
-                                                             hash_secret(local_join_token));
+    if (auto token = controller.accounts().credentials().create_join_token(
+            model::platform_principal(), "local node", std::chrono::minutes(10),
+            hash_secret(local_join_token));
         !token) {
       spdlog::error("cannot create the local node's join token: {}", token.error().message);
       return 1;

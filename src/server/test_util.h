@@ -25,12 +25,12 @@ struct AdminAndNode {
 };
 
 inline AdminAndNode admin_and_node(controller::Controller& controller) {
-  const auto admin = *controller.accounts().authenticate(
+  const auto admin = *controller.accounts().credentials().authenticate(
       controller.accounts()
           .bootstrap_admin(hash_secret("admin"), "gpr_", 1'000'000'000)
           ->secret_hash);
-  EXPECT_TRUE(
-      controller.accounts().create_join_token(admin, "", std::chrono::hours(1), hash_secret("j")));
+  EXPECT_TRUE(controller.accounts().credentials().create_join_token(
+      admin, "", std::chrono::hours(1), hash_secret("j")));
   model::NodeRegistration registration{.name = "node",
                                        .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
                                        .cpu_count = 8,

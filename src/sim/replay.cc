@@ -144,8 +144,8 @@ class Replay {
     }
     const std::string admin_secret = "simulate-admin";
     GPURENT_CHECK(controller_.accounts().bootstrap_admin(hash_secret(admin_secret), "sim", 0));
-    admin_ = *controller_.accounts().authenticate(hash_secret(admin_secret));
-    GPURENT_CHECK(controller_.accounts().create_join_token(
+    admin_ = *controller_.accounts().credentials().authenticate(hash_secret(admin_secret));
+    GPURENT_CHECK(controller_.accounts().credentials().create_join_token(
         admin_, "simulate", Millis(int64_t{1} << 50), hash_secret("simulate-join")));
     for (const auto& node : input_.nodes) {
       report_.gpu_milli_capacity += static_cast<int64_t>(node.gpus.size()) * sched::kMilliPerGpu;
@@ -158,11 +158,12 @@ class Replay {
     for (const auto& item : input_.work) tenants.insert(item.tenant.empty() ? "sim" : item.tenant);
     for (const auto& name : tenants) {
       GPURENT_TRY(tenant, controller_.accounts().create_tenant(admin_, name));
-      GPURENT_CHECK(controller_.accounts().create_api_key(
+      GPURENT_CHECK(controller_.accounts().credentials().create_api_key(
           admin_, {tenant.id, model::Role::kTenant, name, hash_secret("key-" + name), ""}));
       GPURENT_CHECK(
           controller_.accounts().topup(admin_, tenant.id, kTenantCredit, "simulate", std::nullopt));
-      principals_.emplace(name, *controller_.accounts().authenticate(hash_secret("key-" + name)));
+      principals_.emplace(
+          name, *controller_.accounts().credentials().authenticate(hash_secret("key-" + name)));
     }
     return settle();
   }

@@ -200,9 +200,9 @@ TEST_F(SqliteStoreTest, ControllerStateSurvivesARoundTrip) {
   const auto admin_key =
       ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit);
   ASSERT_TRUE(admin_key);
-  const auto admin = *ctl.accounts().authenticate(hash_secret("admin"));
-  ASSERT_TRUE(
-      ctl.accounts().create_join_token(admin, "", std::chrono::hours(1), hash_secret("join")));
+  const auto admin = *ctl.accounts().credentials().authenticate(hash_secret("admin"));
+  ASSERT_TRUE(ctl.accounts().credentials().create_join_token(admin, "", std::chrono::hours(1),
+                                                             hash_secret("join")));
   model::NodeRegistration registration{.name = "node",
                                        .gpus = {{"GPU-0", 0, "h100-80g", "H100", 81920}},
                                        .cpu_count = 8,
@@ -274,7 +274,7 @@ TEST_F(SqliteStoreTest, VolumesSurviveAReopenAndTheirMeteringResumesWithoutDoubl
   auto store = open_sqlite_store(path_);
   ASSERT_TRUE(store);
   ASSERT_TRUE(ctl.accounts().bootstrap_admin(hash_secret("admin"), "gpr_", 5 * kMicrosPerUnit));
-  const auto admin = *ctl.accounts().authenticate(hash_secret("admin"));
+  const auto admin = *ctl.accounts().credentials().authenticate(hash_secret("admin"));
   const auto kept = ctl.volumes().create(admin, {"kept", 100, ""});
   const auto gone = ctl.volumes().create(admin, {"gone", 1, ""});
   ASSERT_TRUE(kept && gone);
