@@ -127,11 +127,9 @@ class Controller {
   Accounts& accounts() { return accounts_; }
   const Accounts& accounts() const { return accounts_; }
   TemplateCatalog& templates() { return templates_; }
-  const TemplateCatalog& templates() const { return templates_; }
   const EventLog& events() const { return events_; }
   // Tenants' persistent volumes (volumes.h).
   Volumes& volumes() { return volumes_; }
-  const Volumes& volumes() const { return volumes_; }
 
   // Usage records, what they were charged, prices instances pay, statements, SLA downtime
   // (metering.h).
