@@ -208,7 +208,7 @@ export async function instancesPage(main) {
 export async function instancePage(main, id) {
   const path = `/v1/instances/${encodeURIComponent(id)}`;
   const instance = await api("GET", path);
-  const [events] = await Promise.all([api("GET", `/v1/events?object=${encodeURIComponent(id)}&limit=100`)]);
+  const events = await api("GET", `/v1/events?object=${encodeURIComponent(id)}&limit=100`);
   const logs = h("pre", {id: "logs", class: "logs"});
   const act = (label, method, suffix, question) =>
     h("button", {class: method === "DELETE" ? "danger" : "", dataset: {action: label},
@@ -257,9 +257,9 @@ export async function instancePage(main, id) {
     running ? [h("h2", {}, t("instance.terminal")), terminal(path)] : null,
     h("h2", {}, t("instance.events")),
     table([
-      ["", (e) => dateTime(e.at)],
-      ["", (e) => e.kind],
-      ["", (e) => e.message],
+      [t("billing.at"), (e) => dateTime(e.at)],
+      [t("billing.kind"), (e) => e.kind],
+      [t("events.message"), (e) => e.message],
     ], events.items, {empty: t("common.none")}),
     h("h2", {}, t("instance.logs")),
     logs);
