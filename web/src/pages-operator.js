@@ -164,7 +164,7 @@ export async function tenantsPage(main) {
     } catch (error) {
       replace(notice, h("span", {class: "error"}, error.message));
     }
-  }}, h("input", {name: "max_instances", type: "number", min: 0, class: "short",
+  }}, h("input", {name: "max_instances", type: "number", min: 0, class: "short-wide",
                   placeholder: t("tenants.max_instances"), "aria-label": t("tenants.max_instances")}),
   h("input", {name: "weight", type: "number", min: 1, max: 1000, value: 1, class: "short",
               "aria-label": t("tenants.weight")}),
