@@ -35,7 +35,12 @@ model::ApiKey Credentials::add_admin_key(std::string tenant_id, std::string_view
                     .secret_hash = std::string(secret_hash),
                     .prefix = std::string(prefix),
                     .created_at = now()};
+  return add(std::move(key));
+}
+
+model::ApiKey Credentials::add(model::ApiKey key) {
   key_by_hash_.emplace(key.secret_hash, key.id);
+  if (!key.session_of.empty()) sessions_of_[key.session_of].push_back(key.id);
   api_keys_.emplace(key.id, key);
   c_.changes.api_keys.push_back(key);
   return key;
@@ -94,11 +99,7 @@ Result<model::ApiKey> Credentials::create_session(const Principal& caller, std::
                         .created_at = now(),
                         .session_of = caller.key_id,
                         .expires_at = now() + lifetime};
-  key_by_hash_.emplace(session.secret_hash, session.id);
-  sessions_of_[caller.key_id].push_back(session.id);
-  api_keys_.emplace(session.id, session);
-  c_.changes.api_keys.push_back(session);
-  return session;
+  return add(std::move(session));
 }
 
 Result<model::ApiKey> Credentials::revoke_api_key(const Principal& caller,
@@ -150,10 +151,7 @@ Result<model::ApiKey> Credentials::create_api_key(const Principal& caller, NewAp
                     std::move(request.secret_hash),
                     std::move(request.prefix),
                     now()};
-  key_by_hash_.emplace(key.secret_hash, key.id);
-  api_keys_.emplace(key.id, key);
-  c_.changes.api_keys.push_back(key);
-  return key;
+  return add(std::move(key));
 }
 
 Result<model::JoinToken> Credentials::create_join_token(const Principal& caller,

@@ -78,6 +78,8 @@ class Credentials {
 
  private:
   Timestamp now() const { return c_.clock.now(); }
+  // A new key (or session), found by its hash from now on and in the pending changes.
+  model::ApiKey add(model::ApiKey key);
   void revoke(model::ApiKey& key);
 
   Context c_;

@@ -8,9 +8,6 @@ namespace gpurent::server {
 
 namespace {
 
-// The longest API key a sign-in takes (as the Authorization header does).
-constexpr size_t kMaxKeyLength = 256;
-
 Response asset_or_not_found(std::string_view name, const Request& request) {
   const ConsoleAsset* asset = find_console_asset(name);
   if (asset == nullptr) return problem_response(Error::not_found("file", name));
@@ -58,11 +55,8 @@ asio::awaitable<Response> Api::Impl::sign_in(Request& request) {
     co_return problem_response(Error{ErrorKind::kPermissionDenied, "cross_origin",
                                      "sign in from the console's own origin"});
   }
-  if (parsed->key.empty() || parsed->key.size() > kMaxKeyLength) {
-    co_return problem_response(unauthenticated("send an API key as 'key'"));
-  }
-  const auto caller = ctl().accounts().credentials().authenticate(hash_secret(parsed->key));
-  if (!caller) co_return problem_response(unauthenticated("unknown API key"));
+  const auto caller = authenticate_key(ctl(), parsed->key);
+  if (!caller) co_return problem_response(caller.error());
   const std::string secret = new_secret("gcs_");
   auto session = co_await host.mutate([&](Controller& c) {
     return c.accounts().credentials().create_session(*caller, hash_secret(secret),

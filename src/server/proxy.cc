@@ -62,10 +62,17 @@ Result<model::Principal> authenticate_api_key(const controller::Controller& cont
     return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
   }
   const std::string_view token = authorization.substr(kPrefix.size());
-  if (token.empty() || token.size() > 256) {
-    return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
+  if (token.empty()) return fail(unauthenticated("send 'Authorization: Bearer <API key>'"));
+  return authenticate_key(controller, token);
+}
+
+Result<model::Principal> authenticate_key(const controller::Controller& controller,
+                                          std::string_view key) {
+  if (key.empty() || key.size() > kMaxApiKeyLength) {
+    return fail(
+        unauthenticated(fmt::format("an API key is 1 to {} characters long", kMaxApiKeyLength)));
   }
-  auto found = controller.accounts().credentials().authenticate(hash_secret(token));
+  auto found = controller.accounts().credentials().authenticate(hash_secret(key));
   if (!found) return fail(unauthenticated("unknown API key"));
   return *found;
 }

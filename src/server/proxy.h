@@ -68,6 +68,11 @@ inline constexpr std::chrono::seconds kCopyAnswerTimeout{900};
 // "Bearer <key>" -> the key's principal; kUnauthenticated otherwise.
 Result<model::Principal> authenticate_api_key(const controller::Controller& controller,
                                               std::string_view authorization);
+// An API key's secret (the console's sign-in sends it in its body) -> its principal;
+// kUnauthenticated for an unknown, revoked or expired one, or one longer than any key.
+inline constexpr size_t kMaxApiKeyLength = 256;
+Result<model::Principal> authenticate_key(const controller::Controller& controller,
+                                          std::string_view key);
 
 // A request target without its `login` query parameter (kept verbatim otherwise).
 std::string without_login_parameter(std::string_view target);
