@@ -5,7 +5,7 @@ set -euo pipefail
 
 build_packages=(
   cmake ninja-build g++ ccache pkg-config clang-format
-  libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsimdjson-dev libsqlite3-dev libsodium-dev libssl-dev libjemalloc-dev
+  libboost1.74-dev libboost-system1.74-dev nlohmann-json3-dev libsimdjson-dev libsqlite3-dev libpq-dev libsodium-dev libssl-dev libjemalloc-dev
   ca-certificates
   libspdlog-dev libfmt-dev libcli11-dev libtoml11-dev libgtest-dev libbenchmark-dev
 )
@@ -17,8 +17,9 @@ build_packages=(
 # an https webhook receiver with openssl; tests/e2e/test_tls_proxy.py puts nginx in front as a TLS
 # proxy for an agent and the CLI. scripts/check-tidy.sh needs clang-tidy 19 (Debian 12's default
 # 14 cannot parse libstdc++ 12's C++23 headers). tests/e2e/test_console.py drives Debian's headless
-# Chromium through the DevTools protocol (nothing downloads a browser).
-test_packages=(python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
+# Chromium through the DevTools protocol (nothing downloads a browser). The PostgreSQL store's
+# tests run against a throwaway cluster of Debian's server (scripts/test-postgres.sh).
+test_packages=(postgresql-15 python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
   nginx-light clang-tidy-19 chromium)
 bench_packages=(wrk)

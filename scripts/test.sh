@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds, runs clang-tidy over the changed files
 # (scripts/check-tidy.sh), and runs every test: the unit tests (ctest) and the multi-process
-# end-to-end tests (pytest against the real binary).
+# end-to-end tests (pytest against the real binary), the PostgreSQL ones against a throwaway
+# PostgreSQL (scripts/test-postgres.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
 scripts/check-format.sh
 scripts/build.sh
 scripts/check-tidy.sh
+# The PostgreSQL store's tests need a server: a throwaway one, and they may not skip.
+GPURENT_TEST_POSTGRES="$(scripts/test-postgres.sh)"
+export GPURENT_TEST_POSTGRES GPURENT_REQUIRE_POSTGRES=1
 echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 echo "== end-to-end tests"

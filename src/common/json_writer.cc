@@ -78,7 +78,7 @@ void JsonWriter::valid_string(std::string_view text) {
   out_ += '"';
 }
 
-void JsonWriter::replaced_string(std::string_view text) {
+std::string replace_invalid_utf8(std::string_view text) {
   std::string replaced;  // stays empty while every sequence so far is valid: the common case
   size_t copied = 0;     // text before this is in `replaced`
   for (size_t i = 0; i < text.size();) {
@@ -90,9 +90,22 @@ void JsonWriter::replaced_string(std::string_view text) {
     replaced += "\xEF\xBF\xBD";  // U+FFFD
     copied = ++i;
   }
-  if (copied == 0) return valid_string(text);
+  if (copied == 0) return std::string(text);
   replaced.append(text, copied);
-  valid_string(replaced);
+  return replaced;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t i = 0, length; i < text.size(); i += length) {
+    length = utf8_sequence_length(text, i);
+    if (length == 0) return false;
+  }
+  return true;
+}
+
+void JsonWriter::replaced_string(std::string_view text) {
+  // Most text is valid: written without a copy.
+  is_valid_utf8(text) ? valid_string(text) : valid_string(replace_invalid_utf8(text));
 }
 
 }  // namespace gpurent

@@ -25,6 +25,11 @@
 
 namespace gpurent {
 
+// Whether every byte of `text` is part of a valid UTF-8 sequence; `text` with each byte that
+// starts none replaced by U+FFFD.
+bool is_valid_utf8(std::string_view text);
+std::string replace_invalid_utf8(std::string_view text);
+
 class JsonWriter {
  public:
   enum class Strings { kValidUtf8, kFromOutside };

@@ -12,7 +12,9 @@
 // Thread-safety: one thread at a time (the server's committer thread owns the store).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -32,6 +34,14 @@ class Store {
 // The embedded default: one SQLite database file in WAL mode with full synchronous commits.
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
 
+// The production store, shared by several servers: a PostgreSQL database at `url` (a libpq URI,
+// postgres://user@host:port/db), its schema migrated at open (postgres/schema.h). A commit is
+// durable once PostgreSQL's commit is (synchronous_commit as the database sets it). With `fence`,
+// the epoch this server leads with (postgres/leader_lease.h), every commit is refused by the
+// database once a later leader took over: an Error "fenced", and nothing of it written.
+Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
+                                                   std::optional<int64_t> fence = std::nullopt);
+
 // Writes GPU rollup rows (monitor/series_store.h) beside the store, on a connection of its own, in
 // transactions of their own: at 80,000 GPUs a minute boundary closes a million rows, and written
 // by the committer they held up every acknowledgement queued behind them for seconds. Rollups
@@ -47,5 +57,6 @@ class RollupWriter {
   virtual Status write(std::span<const monitor::RollupRow> rows) = 0;
 };
 Result<std::unique_ptr<RollupWriter>> open_sqlite_rollup_writer(const std::string& path);
+Result<std::unique_ptr<RollupWriter>> open_postgres_rollup_writer(const std::string& url);
 
 }  // namespace gpurent::store

@@ -1,38 +1,24 @@
-// SQLite backend of the Store.
+// SQLite backend of the Store: the embedded default, one database file in WAL mode.
 //
-// Objects live in one table per kind as (id, tenant_id, body JSON): the controller keeps the
-// state in memory and reads it back whole at start, so the store needs no per-field queries, and
-// adding a field to a type needs no migration. A job's tasks are the exception: they are rows of
-// job_tasks keyed (job_id, idx) with real columns, written one by one as tasks change, so that a
-// task of an array of thousands starting does not rewrite the whole array (the job's body keeps
-// "tasks": []). A job member's instance row leaves out what its job determines
-// (model::instance_row_json), so instances are read after jobs. Money does not go into JSON:
-// ledger transfers have real columns, an append-only table with a UNIQUE id, and a CHECK on the
-// amount.
+// The rows are store/rows.h's; this file is their SQL. Objects keep SQLite's rowid, which an
+// upsert (ON CONFLICT DO UPDATE) leaves alone, so reading by rowid is reading in the order
+// objects were first inserted.
 #include <sqlite3.h>
 
 #include <array>
 #include <chrono>
-#include <set>
 #include <string_view>
 #include <thread>
-#include <type_traits>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "billing/spot_market.h"
-#include "model/codec.h"
-#include "model/price_book.h"
+#include "store/rows.h"
 #include "store/sqlite/checkpointer.h"
-#include "store/sqlite/metering_rows.h"
-#include "store/sqlite/monitoring_tables.h"
 #include "store/store.h"
 
 namespace gpurent::store {
 namespace {
 
-// Each entry moves the schema from version i to i + 1. Never edit a released entry: append.
 const std::array<std::string, 11> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -119,8 +105,22 @@ const std::array<std::string, 11> kMigrations = {
     CREATE TABLE balance_settings (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE downtime (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
-    // GPU rollups, alert rules and alert history (monitoring_tables.h).
-    kMonitoringMigration,
+    // GPU rollups, alert rules and alert history (store/rows.h).
+    R"sql(
+    CREATE TABLE gpu_rollups (
+      resolution TEXT NOT NULL,
+      bucket_start_ms INTEGER NOT NULL,
+      gpu_uuid TEXT NOT NULL,
+      metric TEXT NOT NULL,
+      min REAL NOT NULL,
+      max REAL NOT NULL,
+      sum REAL NOT NULL,
+      count INTEGER NOT NULL CHECK (count > 0),
+      PRIMARY KEY (resolution, bucket_start_ms, gpu_uuid, metric)
+    ) WITHOUT ROWID;
+    CREATE TABLE alert_rules (name TEXT PRIMARY KEY, body TEXT NOT NULL);
+    CREATE TABLE alert_history (seq INTEGER PRIMARY KEY CHECK (seq > 0), body TEXT NOT NULL);
+    )sql",
     // Quarantined GPUs (model/gpu_quarantine.h), keyed by GPU UUID; released ones stay.
     R"sql(
     CREATE TABLE gpu_quarantines (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -133,19 +133,344 @@ const std::array<std::string, 11> kMigrations = {
     )sql",
 };
 
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) {
-    sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+struct Finalize {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
+using Stmt = std::unique_ptr<sqlite3_stmt, Finalize>;
+
+Error db_error(sqlite3* db, std::string_view what) {
+  return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db)));
+}
+
+Status exec(sqlite3* db, const std::string& sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    Error error = Error::internal(fmt::format("sqlite: {}", message ? message : "unknown error"));
+    sqlite3_free(message);
+    return fail(std::move(error));
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  sqlite3_stmt* get() const { return stmt_; }
-  explicit operator bool() const { return stmt_ != nullptr; }
+  return {};
+}
+
+// Binds each argument in turn (from index 1): text, integers, doubles, or std::nullopt for NULL.
+// The text is copied (SQLITE_TRANSIENT): callers bind temporaries.
+class Binder {
+ public:
+  explicit Binder(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  void add(std::string_view text) {
+    // A null pointer would bind NULL: an empty view of nothing is still the empty text.
+    sqlite3_bind_text(stmt_, ++index_, text.data() ? text.data() : "",
+                      static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void add(int64_t value) { sqlite3_bind_int64(stmt_, ++index_, value); }
+  void add(int value) { sqlite3_bind_int64(stmt_, ++index_, value); }
+  void add(double value) { sqlite3_bind_double(stmt_, ++index_, value); }
+  void add(std::optional<int> value) {
+    if (value) {
+      add(*value);
+    } else {
+      sqlite3_bind_null(stmt_, ++index_);
+    }
+  }
 
  private:
-  sqlite3_stmt* stmt_ = nullptr;
+  sqlite3_stmt* stmt_;
+  int index_ = 0;
+};
+
+std::string_view column_text(sqlite3_stmt* stmt, int column) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+  return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
+           : std::string_view();
+}
+
+// store/rows.h's rows in SQLite's SQL, on one connection. Statements are prepared the first time
+// they are used and kept for the connection's life.
+class SqliteRows final : public RowWriter, public RowReader {
+ public:
+  explicit SqliteRows(sqlite3* db) : db_(db) {}
+
+  Status upsert(ObjectTable table, std::string_view id, std::string_view tenant_id,
+                std::string_view body) override {
+    return run(
+        upserts_[static_cast<size_t>(table)],
+        [&] {
+          return fmt::format(
+              "INSERT INTO {} (id, tenant_id, body) VALUES (?,?,?) ON CONFLICT(id) DO "
+              "UPDATE SET tenant_id=excluded.tenant_id, body=excluded.body",
+              table_name(table));
+        },
+        id, tenant_id, body);
+  }
+
+  Status remove(ObjectTable table, std::string_view id) override {
+    return run(
+        removes_[static_cast<size_t>(table)],
+        [&] { return fmt::format("DELETE FROM {} WHERE id = ?", table_name(table)); }, id);
+  }
+
+  Status upsert_task(std::string_view job_id, const model::JobTask& task,
+                     std::string_view members_json) override {
+    return run(
+        upsert_task_,
+        [] {
+          return std::string(
+              "INSERT INTO job_tasks (job_id, idx, state, attempts, exit_code, members) "
+              "VALUES (?,?,?,?,?,?) ON CONFLICT(job_id, idx) DO UPDATE SET "
+              "state=excluded.state, attempts=excluded.attempts, exit_code=excluded.exit_code");
+        },
+        job_id, task.index, model::to_string(task.state), task.attempts, task.exit_code,
+        members_json);
+  }
+
+  Status update_metered_usage(std::string_view id,
+                              const std::array<MeteredField, 8>& fields) override {
+    const auto sql = [&fields] {
+      std::string paths;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        paths += fmt::format(", '$.{}', ?{}", fields[i].name, i + 2);
+      }
+      return fmt::format("UPDATE usage_records SET body = json_set(body{}) WHERE id = ?1", paths);
+    };
+    const auto& [f0, f1, f2, f3, f4, f5, f6, f7] = fields;
+    GPURENT_CHECK(run(update_usage_, sql, id, f0.value, f1.value, f2.value, f3.value, f4.value,
+                      f5.value, f6.value, f7.value));
+    if (sqlite3_changes(db_) != 1) {
+      return fail(
+          Error::internal(fmt::format("usage record {} was metered before it was stored", id)));
+    }
+    return {};
+  }
+
+  Status append_transfer(const model::Transfer& t) override {
+    return run(
+        append_transfer_,
+        [] {
+          return std::string(
+              "INSERT INTO ledger_transfers (id, at_ms, from_account, to_account, "
+              "amount_micros, kind, tenant_id, reference) VALUES (?,?,?,?,?,?,?,?)");
+        },
+        t.id, to_unix_ms(t.at), t.from_account, t.to_account, t.amount, model::to_string(t.kind),
+        t.tenant_id, t.reference);
+  }
+
+  Status append_event(const model::Event& e) override {
+    return run(
+        append_event_,
+        [] {
+          return std::string(
+              "INSERT INTO events (seq, at_ms, tenant_id, object_id, kind, message) "
+              "VALUES (?,?,?,?,?,?)");
+        },
+        e.seq, to_unix_ms(e.at), e.tenant_id, e.object_id, e.kind, e.message);
+  }
+
+  Status put_spot_price(std::string_view gpu_type, int64_t at_ms, std::string_view body) override {
+    return run(
+        put_spot_price_,
+        [] {
+          return std::string(
+              "INSERT OR REPLACE INTO spot_prices (gpu_type, at_ms, body) VALUES (?,?,?)");
+        },
+        gpu_type, at_ms, body);
+  }
+
+  Status prune_spot_prices(std::string_view gpu_type, int keep) override {
+    return run(
+        prune_spot_prices_,
+        [] {
+          return std::string(
+              "DELETE FROM spot_prices WHERE gpu_type = ?1 AND at_ms < (SELECT at_ms FROM "
+              "spot_prices WHERE gpu_type = ?1 ORDER BY at_ms DESC LIMIT 1 OFFSET ?2 - 1)");
+        },
+        gpu_type, keep);
+  }
+
+  Status put_rollup(const monitor::RollupRow& row) override {
+    return run(
+        put_rollup_,
+        [] {
+          return std::string(
+              "INSERT OR REPLACE INTO gpu_rollups (resolution, bucket_start_ms, gpu_uuid, metric, "
+              "min, max, sum, count) VALUES (?,?,?,?,?,?,?,?)");
+        },
+        monitor::to_string(row.resolution), row.bucket_start_ms, row.gpu_uuid,
+        monitor::metric_info(row.metric).name, row.min, row.max, row.sum, row.count);
+  }
+
+  Status prune_rollups(monitor::Resolution resolution, int64_t before_ms) override {
+    return run(
+        prune_rollups_,
+        [] {
+          return std::string(
+              "DELETE FROM gpu_rollups WHERE resolution = ? AND bucket_start_ms < ?");
+        },
+        monitor::to_string(resolution), before_ms);
+  }
+
+  Status put_alert_rule(std::string_view name, std::string_view body) override {
+    return run(
+        put_alert_rule_,
+        [] { return std::string("INSERT OR REPLACE INTO alert_rules (name, body) VALUES (?,?)"); },
+        name, body);
+  }
+
+  Status remove_alert_rule(std::string_view name) override {
+    return run(
+        remove_alert_rule_, [] { return std::string("DELETE FROM alert_rules WHERE name = ?"); },
+        name);
+  }
+
+  Status append_alert(int64_t seq, std::string_view body) override {
+    return run(
+        append_alert_,
+        [] { return std::string("INSERT INTO alert_history (seq, body) VALUES (?,?)"); }, seq,
+        body);
+  }
+
+  Status trim_alerts(int64_t up_to_seq) override {
+    return run(
+        trim_alerts_, [] { return std::string("DELETE FROM alert_history WHERE seq <= ?"); },
+        up_to_seq);
+  }
+
+  Status rewrite_alert(int64_t seq, std::string_view body) override {
+    return run(
+        rewrite_alert_,
+        [] { return std::string("UPDATE alert_history SET body = ? WHERE seq = ?"); }, body, seq);
+  }
+
+  Status objects(ObjectTable table, const RowFn<std::string_view, std::string_view>& row) override {
+    return each(fmt::format("SELECT id, body FROM {} ORDER BY rowid", table_name(table)),
+                [&](sqlite3_stmt* s) { return row(column_text(s, 0), column_text(s, 1)); });
+  }
+
+  Status tasks(const RowFn<const TaskColumns&>& row) override {
+    return each(
+        "SELECT job_id, idx, state, attempts, exit_code, members FROM job_tasks "
+        "ORDER BY job_id, idx",
+        [&](sqlite3_stmt* s) {
+          return row({.job_id = column_text(s, 0),
+                      .index = sqlite3_column_int(s, 1),
+                      .state = column_text(s, 2),
+                      .attempts = sqlite3_column_int(s, 3),
+                      .exit_code = sqlite3_column_type(s, 4) == SQLITE_NULL
+                                       ? std::nullopt
+                                       : std::optional<int>(sqlite3_column_int(s, 4)),
+                      .members = column_text(s, 5)});
+        });
+  }
+
+  Status transfers(const RowFn<const TransferColumns&>& row) override {
+    return each(
+        "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, reference "
+        "FROM ledger_transfers ORDER BY seq",
+        [&](sqlite3_stmt* s) {
+          return row({.id = column_text(s, 0),
+                      .at_ms = sqlite3_column_int64(s, 1),
+                      .from_account = column_text(s, 2),
+                      .to_account = column_text(s, 3),
+                      .amount = sqlite3_column_int64(s, 4),
+                      .kind = column_text(s, 5),
+                      .tenant_id = column_text(s, 6),
+                      .reference = column_text(s, 7)});
+        });
+  }
+
+  Status events(size_t limit, const RowFn<model::Event>& row) override {
+    return each(fmt::format("SELECT seq, at_ms, tenant_id, object_id, kind, message FROM "
+                            "(SELECT * FROM events ORDER BY seq DESC LIMIT {}) ORDER BY seq",
+                            limit),
+                [&](sqlite3_stmt* s) {
+                  return row({.seq = sqlite3_column_int64(s, 0),
+                              .at = from_unix_ms(sqlite3_column_int64(s, 1)),
+                              .tenant_id = std::string(column_text(s, 2)),
+                              .object_id = std::string(column_text(s, 3)),
+                              .kind = std::string(column_text(s, 4)),
+                              .message = std::string(column_text(s, 5))});
+                });
+  }
+
+  Status spot_prices(const RowFn<std::string_view, int64_t, std::string_view>& row) override {
+    return each("SELECT gpu_type, at_ms, body FROM spot_prices ORDER BY gpu_type, at_ms",
+                [&](sqlite3_stmt* s) {
+                  return row(column_text(s, 0), sqlite3_column_int64(s, 1), column_text(s, 2));
+                });
+  }
+
+  Status rollups(const RowFn<const RollupColumns&>& row) override {
+    return each(
+        "SELECT resolution, bucket_start_ms, gpu_uuid, metric, min, max, sum, count "
+        "FROM gpu_rollups",
+        [&](sqlite3_stmt* s) {
+          return row({.resolution = column_text(s, 0),
+                      .bucket_start_ms = sqlite3_column_int64(s, 1),
+                      .gpu_uuid = column_text(s, 2),
+                      .metric = column_text(s, 3),
+                      .min = sqlite3_column_double(s, 4),
+                      .max = sqlite3_column_double(s, 5),
+                      .sum = sqlite3_column_double(s, 6),
+                      .count = sqlite3_column_int64(s, 7)});
+        });
+  }
+
+  Status alert_rules(const RowFn<std::string_view, std::string_view>& row) override {
+    return each("SELECT name, body FROM alert_rules ORDER BY name",
+                [&](sqlite3_stmt* s) { return row(column_text(s, 0), column_text(s, 1)); });
+  }
+
+  Status alert_history(const RowFn<int64_t, std::string_view>& row) override {
+    return each("SELECT seq, body FROM alert_history ORDER BY seq", [&](sqlite3_stmt* s) {
+      return row(sqlite3_column_int64(s, 0), column_text(s, 1));
+    });
+  }
+
+ private:
+  // Prepares `stmt` with sql() the first time, binds `args` and runs it to completion.
+  template <class Sql, class... Args>
+  Status run(Stmt& stmt, Sql sql, const Args&... args) {
+    if (!stmt) {
+      const std::string text = sql();
+      sqlite3_stmt* prepared = nullptr;
+      if (sqlite3_prepare_v3(db_, text.data(), static_cast<int>(text.size()),
+                             SQLITE_PREPARE_PERSISTENT, &prepared, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(prepared);
+        return fail(db_error(db_, fmt::format("prepare {}", text)));
+      }
+      stmt.reset(prepared);
+    }
+    sqlite3_stmt* s = stmt.get();
+    sqlite3_reset(s);
+    Binder binder(s);
+    (binder.add(args), ...);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+      return fail(db_error(db_, sqlite3_sql(s)));
+    }
+    return {};
+  }
+
+  // Runs a query, calling on_row(stmt) for each row; an error on_row returns stops it.
+  template <class OnRow>
+  Status each(std::string_view sql, OnRow on_row) {
+    sqlite3_stmt* prepared = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &prepared, nullptr) !=
+        SQLITE_OK) {
+      sqlite3_finalize(prepared);
+      return fail(db_error(db_, fmt::format("prepare {}", sql)));
+    }
+    const Stmt stmt(prepared);
+    int rc;
+    while ((rc = sqlite3_step(prepared)) == SQLITE_ROW) GPURENT_CHECK(on_row(prepared));
+    if (rc != SQLITE_DONE) return fail(db_error(db_, sql));
+    return {};
+  }
+
+  sqlite3* db_;
+  std::array<Stmt, kObjectTableCount> upserts_;
+  std::array<Stmt, kObjectTableCount> removes_;
+  Stmt upsert_task_, update_usage_, append_transfer_, append_event_, put_spot_price_,
+      prune_spot_prices_, put_rollup_, prune_rollups_, put_alert_rule_, remove_alert_rule_,
+      append_alert_, trim_alerts_, rewrite_alert_;
 };
 
 constexpr auto kBusyRetry = std::chrono::microseconds(100);
@@ -157,9 +482,23 @@ int retry_promptly(void*, int tries) {
   return 1;
 }
 
+// Opens the database file, creating it when missing.
+Result<sqlite3*> open_database(const std::string& path, int flags) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    auto error = Error::internal(fmt::format("cannot open database {}: {}", path,
+                                             db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close_v2(db);
+    return fail(std::move(error));
+  }
+  return db;
+}
+
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  explicit SqliteStore(sqlite3* db) : db_(db), rows_(db) {}
+  // close_v2: the connection closes once rows_'s statements are finalized, after this body.
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
   // Checkpoints from now on run on the checkpointer's thread, not in this connection's commits.
@@ -169,13 +508,13 @@ class SqliteStore final : public Store {
   }
 
   Status migrate() {
-    GPURENT_CHECK(exec("PRAGMA journal_mode=WAL"));
+    GPURENT_CHECK(exec(db_, "PRAGMA journal_mode=WAL"));
     // FULL: a commit in WAL mode is durable across power loss, not only across a process crash.
-    GPURENT_CHECK(exec("PRAGMA synchronous=FULL"));
+    GPURENT_CHECK(exec(db_, "PRAGMA synchronous=FULL"));
     // The ledger's UNIQUE id index takes inserts at random places; with SQLite's default 2 MB
     // cache every group commit re-read its pages from the file (bench/RESULTS.md, "Ledger").
-    GPURENT_CHECK(exec("PRAGMA cache_size=-65536"));
-    GPURENT_CHECK(exec("PRAGMA foreign_keys=ON"));
+    GPURENT_CHECK(exec(db_, "PRAGMA cache_size=-65536"));
+    GPURENT_CHECK(exec(db_, "PRAGMA foreign_keys=ON"));
     // The write lock is shared with the rollup writer (store.h), whose transactions last a few
     // milliseconds. SQLite's own busy handler sleeps 1, 2, 5, 10... ms between tries, so a
     // commit that met the lock once waited several times longer than the lock was held, and every
@@ -183,456 +522,119 @@ class SqliteStore final : public Store {
     // kBusyRetry, up to the same 5 s.
     sqlite3_busy_handler(db_, &retry_promptly, nullptr);
     int version = 0;
-    {
-      Statement stmt(db_, "PRAGMA user_version");
-      if (!stmt || sqlite3_step(stmt.get()) != SQLITE_ROW)
-        return fail(db_error("read schema version"));
-      version = sqlite3_column_int(stmt.get(), 0);
-    }
+    GPURENT_CHECK(each_row(db_, "PRAGMA user_version",
+                           [&](sqlite3_stmt* s) { version = sqlite3_column_int(s, 0); }));
     if (version > static_cast<int>(kMigrations.size())) {
       return fail(
           Error::internal(fmt::format("database schema version {} is newer than this binary ({})",
                                       version, kMigrations.size())));
     }
     for (int v = version; v < static_cast<int>(kMigrations.size()); ++v) {
-      GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
-      auto applied = exec(kMigrations[v]);
-      if (applied) applied = exec(fmt::format("PRAGMA user_version={}", v + 1));
+      GPURENT_CHECK(exec(db_, "BEGIN IMMEDIATE"));
+      auto applied = exec(db_, kMigrations[v]);
+      if (applied) applied = exec(db_, fmt::format("PRAGMA user_version={}", v + 1));
       if (!applied) {
-        (void)exec("ROLLBACK");
+        (void)exec(db_, "ROLLBACK");
         return applied;
       }
-      GPURENT_CHECK(exec("COMMIT"));
+      GPURENT_CHECK(exec(db_, "COMMIT"));
     }
     return {};
   }
 
+  // In one read transaction: a consistent view while another connection writes.
   Result<controller::Snapshot> load() override {
-    controller::Snapshot snapshot;
-    GPURENT_CHECK(load_objects("tenants", snapshot.tenants));
-    GPURENT_CHECK(load_objects("api_keys", snapshot.api_keys));
-    GPURENT_CHECK(load_objects("join_tokens", snapshot.join_tokens));
-    GPURENT_CHECK(load_objects("nodes", snapshot.nodes));
-    GPURENT_CHECK(load_objects("jobs", snapshot.jobs));
-    GPURENT_CHECK(load_job_tasks(snapshot.jobs));
-    GPURENT_CHECK(load_instances(snapshot.jobs, snapshot.instances));
-    GPURENT_CHECK(load_objects("reservations", snapshot.reservations));
-    GPURENT_CHECK(load_objects("quotas", snapshot.quotas));
-    GPURENT_CHECK(load_objects("templates", snapshot.templates));
-    GPURENT_CHECK(load_objects("usage_records", snapshot.usage));
-    GPURENT_CHECK(load_objects("volumes", snapshot.volumes));
-    GPURENT_CHECK(load_objects("idempotency_keys", snapshot.idempotency));
-    GPURENT_CHECK(load_events(snapshot.events));
-    GPURENT_CHECK(load_objects("price_versions", snapshot.price_versions));
-    GPURENT_CHECK(load_spot_prices(snapshot.spot_prices));
-    GPURENT_CHECK(load_objects("package_products", snapshot.package_products));
-    GPURENT_CHECK(load_objects("packages", snapshot.packages));
-    GPURENT_CHECK(load_objects("balance_settings", snapshot.balance_settings));
-    GPURENT_CHECK(load_objects("downtime", snapshot.downtime));
-    GPURENT_CHECK(load_objects("gpu_quarantines", snapshot.gpu_quarantines));
-    GPURENT_CHECK(load_monitoring(db_, snapshot.monitoring));
-    Statement stmt(db_,
-                   "SELECT id, at_ms, from_account, to_account, amount_micros, kind, tenant_id, "
-                   "reference FROM ledger_transfers ORDER BY seq");
-    if (!stmt) return fail(db_error("read ledger"));
-    int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      model::Transfer t;
-      t.id = text(stmt.get(), 0);
-      t.at = from_unix_ms(sqlite3_column_int64(stmt.get(), 1));
-      t.from_account = text(stmt.get(), 2);
-      t.to_account = text(stmt.get(), 3);
-      t.amount = sqlite3_column_int64(stmt.get(), 4);
-      if (!model::parse_transfer_kind(text(stmt.get(), 5), &t.kind)) {
-        return fail(Error::internal(fmt::format("ledger transfer {} has an unknown kind", t.id)));
-      }
-      t.tenant_id = text(stmt.get(), 6);
-      t.reference = text(stmt.get(), 7);
-      snapshot.transfers.push_back(std::move(t));
-    }
-    if (rc != SQLITE_DONE) return fail(db_error("read ledger"));
+    GPURENT_CHECK(exec(db_, "BEGIN"));
+    auto snapshot = read_snapshot(rows_);
+    (void)exec(db_, "COMMIT");
     return snapshot;
   }
 
   Status commit(const controller::ChangeSet& changes) override {
     GPURENT_CHECK(stage(changes));
-    return exec("COMMIT");
+    return exec(db_, "COMMIT");
   }
 
   Status stage(const controller::ChangeSet& changes) override {
     // Outside a transaction the connection is in autocommit mode; inside, staged rows wait.
-    if (sqlite3_get_autocommit(db_)) GPURENT_CHECK(exec("BEGIN IMMEDIATE"));
-    auto written = write(changes);
-    if (!written) (void)exec("ROLLBACK");
+    if (sqlite3_get_autocommit(db_)) GPURENT_CHECK(exec(db_, "BEGIN IMMEDIATE"));
+    auto written = write_changes(changes, rows_);
+    if (!written) (void)exec(db_, "ROLLBACK");
     return written;
   }
 
  private:
-  Status write(const controller::ChangeSet& c) {
-    GPURENT_CHECK(upsert("tenants", c.tenants, [](const auto& v) { return v.id; }));
-    GPURENT_CHECK(upsert("api_keys", c.api_keys, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert("join_tokens", c.join_tokens, [](const auto&) { return std::string(); }));
-    GPURENT_CHECK(upsert("nodes", c.nodes, [](const auto&) { return std::string(); }));
-    GPURENT_CHECK(upsert("instances", c.instances, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert_rows("instances", c.instance_rows));
-    GPURENT_CHECK(upsert("jobs", c.jobs, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert_job_tasks(c.job_tasks));
-    GPURENT_CHECK(
-        upsert("reservations", c.reservations, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert("quotas", c.quotas, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(write_template_changes(c.template_changes));
-    GPURENT_CHECK(write_usage_records(db_, c));
-    GPURENT_CHECK(upsert("volumes", c.volumes, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert_idempotency(c.idempotency));
-    GPURENT_CHECK(append_events(c.events));
-    if (!c.price_versions.empty()) {
-      std::vector<controller::ObjectRow> versions;
-      for (const auto& v : c.price_versions) {
-        versions.push_back({std::to_string(v.version), "", Json(v).dump()});
-      }
-      GPURENT_CHECK(upsert_rows("price_versions", versions));
-    }
-    GPURENT_CHECK(append_spot_prices(c.spot_prices));
-    GPURENT_CHECK(
-        upsert("package_products", c.package_products, [](const auto&) { return std::string(); }));
-    GPURENT_CHECK(upsert("packages", c.packages, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(
-        upsert("balance_settings", c.balance_settings, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(upsert("downtime", c.downtime, [](const auto& v) { return v.tenant_id; }));
-    GPURENT_CHECK(
-        upsert("gpu_quarantines", c.gpu_quarantines, [](const auto&) { return std::string(); }));
-    GPURENT_CHECK(write_monitoring(db_, c.monitoring_changes));
-    return append_transfers(db_, c);
-  }
-
-  Status append_events(const std::vector<model::Event>& events) {
-    if (events.empty()) return {};
-    Statement stmt(db_,
-                   "INSERT INTO events (seq, at_ms, tenant_id, object_id, kind, message) "
-                   "VALUES (?,?,?,?,?,?)");
-    if (!stmt) return fail(db_error("prepare event insert"));
-    for (const auto& e : events) {
-      sqlite3_reset(stmt.get());
-      sqlite3_bind_int64(stmt.get(), 1, e.seq);
-      sqlite3_bind_int64(stmt.get(), 2, to_unix_ms(e.at));
-      bind(stmt.get(), 3, e.tenant_id);
-      bind(stmt.get(), 4, e.object_id);
-      bind(stmt.get(), 5, e.kind);
-      bind(stmt.get(), 6, e.message);
-      if (sqlite3_step(stmt.get()) != SQLITE_DONE) {
-        return fail(db_error(fmt::format("append event {}", e.seq)));
-      }
-    }
-    return {};
-  }
-
-  // The most recent model::kMaxEventsInMemory events, oldest first.
-  Status load_events(std::vector<model::Event>& out) {
-    Statement stmt(db_,
-                   fmt::format("SELECT seq, at_ms, tenant_id, object_id, kind, message FROM "
-                               "(SELECT * FROM events ORDER BY seq DESC LIMIT {}) ORDER BY seq",
-                               model::kMaxEventsInMemory));
-    if (!stmt) return fail(db_error("read events"));
+  template <class OnRow>
+  static Status each_row(sqlite3* db, std::string_view sql, OnRow on_row) {
+    sqlite3_stmt* prepared = nullptr;
+    sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &prepared, nullptr);
+    const Stmt stmt(prepared);
+    if (!prepared) return fail(db_error(db, sql));
     int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      out.push_back({.seq = sqlite3_column_int64(stmt.get(), 0),
-                     .at = from_unix_ms(sqlite3_column_int64(stmt.get(), 1)),
-                     .tenant_id = text(stmt.get(), 2),
-                     .object_id = text(stmt.get(), 3),
-                     .kind = text(stmt.get(), 4),
-                     .message = text(stmt.get(), 5)});
-    }
-    if (rc != SQLITE_DONE) return fail(db_error("read events"));
+    while ((rc = sqlite3_step(prepared)) == SQLITE_ROW) on_row(prepared);
+    if (rc != SQLITE_DONE) return fail(db_error(db, sql));
     return {};
-  }
-
-  // Objects are keyed by their id; a quota, one per tenant, by its tenant; a package product by
-  // its name.
-  template <class T>
-  static const std::string& object_id(const T& object) {
-    if constexpr (requires { object.id; }) {
-      return object.id;
-    } else if constexpr (requires { object.name; }) {
-      return object.name;
-    } else {
-      return object.tenant_id;
-    }
-  }
-
-  template <class T, class TenantOf>
-  Status upsert(std::string_view table, const std::vector<T>& objects, TenantOf tenant_of) {
-    if (objects.empty()) return {};
-    Statement stmt(db_, fmt::format("INSERT INTO {} (id, tenant_id, body) VALUES (?,?,?) "
-                                    "ON CONFLICT(id) DO UPDATE SET tenant_id=excluded.tenant_id, "
-                                    "body=excluded.body",
-                                    table));
-    if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
-    for (const auto& object : objects) {
-      if constexpr (std::is_same_v<T, model::Instance>) {
-        // The most written kind: serialized without building a JSON tree first.
-        GPURENT_CHECK(
-            put(stmt.get(), object.id, tenant_of(object), model::instance_row_json(object)));
-      } else {
-        GPURENT_CHECK(put(stmt.get(), object_id(object), tenant_of(object), Json(object).dump()));
-      }
-    }
-    return {};
-  }
-
-  Status upsert_rows(std::string_view table, const std::vector<controller::ObjectRow>& rows) {
-    if (rows.empty()) return {};
-    Statement stmt(db_, fmt::format("INSERT INTO {} (id, tenant_id, body) VALUES (?,?,?) "
-                                    "ON CONFLICT(id) DO UPDATE SET tenant_id=excluded.tenant_id, "
-                                    "body=excluded.body",
-                                    table));
-    if (!stmt) return fail(db_error(fmt::format("prepare upsert into {}", table)));
-    for (const auto& row : rows) GPURENT_CHECK(put(stmt.get(), row.id, row.tenant_id, row.body));
-    return {};
-  }
-
-  Status upsert_job_tasks(const std::vector<controller::JobTaskChange>& changes) {
-    if (changes.empty()) return {};
-    // A task's members are fixed when the job is created; written again, they are the same.
-    Statement stmt(
-        db_,
-        "INSERT INTO job_tasks (job_id, idx, state, attempts, exit_code, members) "
-        "VALUES (?,?,?,?,?,?) ON CONFLICT(job_id, idx) DO UPDATE SET "
-        "state=excluded.state, attempts=excluded.attempts, exit_code=excluded.exit_code");
-    if (!stmt) return fail(db_error("prepare job task upsert"));
-    for (const auto& change : changes) {
-      const model::JobTask& task = change.task;
-      sqlite3_stmt* s = stmt.get();
-      sqlite3_reset(s);
-      bind(s, 1, change.job_id);
-      sqlite3_bind_int(s, 2, task.index);
-      bind(s, 3, model::to_string(task.state));
-      sqlite3_bind_int(s, 4, task.attempts);
-      if (task.exit_code) {
-        sqlite3_bind_int(s, 5, *task.exit_code);
-      } else {
-        sqlite3_bind_null(s, 5);
-      }
-      bind(s, 6, model::strings_json(task.members));
-      if (sqlite3_step(s) != SQLITE_DONE) {
-        return fail(db_error(fmt::format("write task {} of job {}", task.index, change.job_id)));
-      }
-    }
-    return {};
-  }
-
-  // Puts each job's task rows back into it, in index order; a missing index is corruption.
-  Status load_job_tasks(std::vector<model::Job>& jobs) {
-    std::unordered_map<std::string, model::Job*> by_id;
-    for (auto& job : jobs) by_id.emplace(job.id, &job);
-    Statement stmt(db_,
-                   "SELECT job_id, idx, state, attempts, exit_code, members FROM job_tasks "
-                   "ORDER BY job_id, idx");
-    if (!stmt) return fail(db_error("read job_tasks"));
-    int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      sqlite3_stmt* s = stmt.get();
-      const std::string job_id = text(s, 0);
-      model::JobTask task;
-      task.index = sqlite3_column_int(s, 1);
-      const auto job = by_id.find(job_id);
-      const auto corrupt = [&](std::string_view what) {
-        return fail(Error::internal(
-            fmt::format("corrupt record job_tasks/{}/{}: {}", job_id, task.index, what)));
-      };
-      if (job == by_id.end()) return corrupt("no such job");
-      if (static_cast<size_t>(task.index) != job->second->tasks.size()) {
-        return corrupt("tasks are not numbered 0, 1, 2, ...");
-      }
-      if (!model::parse_job_state(text(s, 2), &task.state)) return corrupt("unknown state");
-      task.attempts = sqlite3_column_int(s, 3);
-      if (sqlite3_column_type(s, 4) != SQLITE_NULL) task.exit_code = sqlite3_column_int(s, 4);
-      try {  // nlohmann reports a corrupt record by throwing
-        task.members = Json::parse(text(s, 5)).get<std::vector<std::string>>();
-      } catch (const std::exception& e) {
-        return corrupt(e.what());
-      }
-      job->second->tasks.push_back(std::move(task));
-    }
-    if (rc != SQLITE_DONE) return fail(db_error("read job_tasks"));
-    for (const auto& job : jobs) {
-      if (job.tasks.size() != static_cast<size_t>(job.spec.array)) {
-        return fail(Error::internal(fmt::format("corrupt record jobs/{}: {} of its {} tasks stored",
-                                                job.id, job.tasks.size(), job.spec.array)));
-      }
-    }
-    return {};
-  }
-
-  // In order: a template set, deleted and set again in one batch ends set.
-  Status write_template_changes(const std::vector<controller::TemplateChange>& changes) {
-    if (changes.empty()) return {};
-    Statement upsert_stmt(db_,
-                          "INSERT INTO templates (id, tenant_id, body) VALUES (?,'',?) "
-                          "ON CONFLICT(id) DO UPDATE SET body=excluded.body");
-    Statement delete_stmt(db_, "DELETE FROM templates WHERE id = ?");
-    if (!upsert_stmt || !delete_stmt) return fail(db_error("prepare template writes"));
-    for (const auto& change : changes) {
-      sqlite3_stmt* s = change.template_ ? upsert_stmt.get() : delete_stmt.get();
-      sqlite3_reset(s);
-      bind(s, 1, change.name);
-      if (change.template_) bind(s, 2, Json(*change.template_).dump());
-      if (sqlite3_step(s) != SQLITE_DONE) {
-        return fail(db_error(fmt::format("write template {}", change.name)));
-      }
-    }
-    return {};
-  }
-
-  Status append_spot_prices(const std::vector<model::SpotPricePoint>& points) {
-    if (points.empty()) return {};
-    Statement insert(db_,
-                     "INSERT OR REPLACE INTO spot_prices (gpu_type, at_ms, body) VALUES (?,?,?)");
-    // Keeps the newest points of the type, as the market does in memory.
-    Statement prune(db_, fmt::format("DELETE FROM spot_prices WHERE gpu_type = ?1 AND at_ms < "
-                                     "(SELECT at_ms FROM spot_prices WHERE gpu_type = ?1 "
-                                     "ORDER BY at_ms DESC LIMIT 1 OFFSET {})",
-                                     billing::kMaxSpotPointsPerType - 1));
-    if (!insert || !prune) return fail(db_error("prepare spot price writes"));
-    std::set<std::string_view> types;
-    for (const auto& point : points) {
-      sqlite3_reset(insert.get());
-      bind(insert.get(), 1, point.gpu_type);
-      sqlite3_bind_int64(insert.get(), 2, to_unix_ms(point.at));
-      bind(insert.get(), 3, Json(point).dump());
-      if (sqlite3_step(insert.get()) != SQLITE_DONE) {
-        return fail(db_error(fmt::format("write spot price of {}", point.gpu_type)));
-      }
-      types.insert(point.gpu_type);
-    }
-    for (const auto type : types) {
-      sqlite3_reset(prune.get());
-      bind(prune.get(), 1, type);
-      if (sqlite3_step(prune.get()) != SQLITE_DONE) return fail(db_error("prune spot prices"));
-    }
-    return {};
-  }
-
-  Status load_spot_prices(std::vector<model::SpotPricePoint>& out) {
-    Statement stmt(db_, "SELECT gpu_type, at_ms, body FROM spot_prices ORDER BY gpu_type, at_ms");
-    if (!stmt) return fail(db_error("read spot_prices"));
-    int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      try {  // nlohmann reports a corrupt record by throwing
-        out.push_back(Json::parse(text(stmt.get(), 2)).get<model::SpotPricePoint>());
-      } catch (const std::exception& e) {
-        return fail(
-            Error::internal(fmt::format("corrupt record spot_prices/{}/{}: {}", text(stmt.get(), 0),
-                                        sqlite3_column_int64(stmt.get(), 1), e.what())));
-      }
-    }
-    if (rc != SQLITE_DONE) return fail(db_error("read spot_prices"));
-    return {};
-  }
-
-  Status upsert_idempotency(const std::vector<model::IdempotencyRecord>& records) {
-    if (records.empty()) return {};
-    Statement stmt(db_,
-                   "INSERT OR REPLACE INTO idempotency_keys (id, tenant_id, body) VALUES (?,?,?)");
-    if (!stmt) return fail(db_error("prepare idempotency insert"));
-    for (const auto& record : records) {
-      GPURENT_CHECK(put(stmt.get(), record.tenant_id + "/" + record.key, record.tenant_id,
-                        Json(record).dump()));
-    }
-    return {};
-  }
-
-  Status put(sqlite3_stmt* stmt, const std::string& id, const std::string& tenant_id,
-             const std::string& body) {
-    sqlite3_reset(stmt);
-    bind(stmt, 1, id);
-    bind(stmt, 2, tenant_id);
-    bind(stmt, 3, body);
-    if (sqlite3_step(stmt) != SQLITE_DONE) return fail(db_error(fmt::format("write {}", id)));
-    return {};
-  }
-
-  template <class T>
-  Status load_objects(std::string_view table, std::vector<T>& out) {
-    Statement stmt(db_, fmt::format("SELECT id, body FROM {} ORDER BY rowid", table));
-    if (!stmt) return fail(db_error(fmt::format("read {}", table)));
-    int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      const std::string id = text(stmt.get(), 0);
-      try {  // nlohmann reports a corrupt record by throwing
-        out.push_back(Json::parse(text(stmt.get(), 1)).get<T>());
-      } catch (const std::exception& e) {
-        return fail(Error::internal(fmt::format("corrupt record {}/{}: {}", table, id, e.what())));
-      }
-    }
-    if (rc != SQLITE_DONE) return fail(db_error(fmt::format("read {}", table)));
-    return {};
-  }
-
-  // Instances' rows are model::instance_row_json's: a job member's takes its spec from its job.
-  Status load_instances(const std::vector<model::Job>& jobs, std::vector<model::Instance>& out) {
-    std::unordered_map<std::string_view, const model::Job*> by_id;
-    for (const auto& job : jobs) by_id.emplace(job.id, &job);
-    const auto job_of = [&](std::string_view id) -> const model::Job* {
-      const auto it = by_id.find(id);
-      return it == by_id.end() ? nullptr : it->second;
-    };
-    Statement stmt(db_, "SELECT id, body FROM instances ORDER BY rowid");
-    if (!stmt) return fail(db_error("read instances"));
-    int rc;
-    while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-      const std::string id = text(stmt.get(), 0);
-      try {  // nlohmann reports a corrupt record by throwing
-        out.push_back(model::instance_from_row(Json::parse(text(stmt.get(), 1)), job_of));
-      } catch (const std::exception& e) {
-        return fail(Error::internal(fmt::format("corrupt record instances/{}: {}", id, e.what())));
-      }
-    }
-    if (rc != SQLITE_DONE) return fail(db_error("read instances"));
-    return {};
-  }
-
-  static void bind(sqlite3_stmt* stmt, int index, std::string_view value) {
-    sqlite3_bind_text(stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  }
-  static std::string text(sqlite3_stmt* stmt, int column) {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt, column)))
-             : std::string();
-  }
-
-  Status exec(const std::string& sql) {
-    char* message = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-      Error error = Error::internal(fmt::format("sqlite: {}", message ? message : "unknown error"));
-      sqlite3_free(message);
-      return fail(std::move(error));
-    }
-    return {};
-  }
-
-  Error db_error(std::string_view what) const {
-    return Error::internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
   }
 
   sqlite3* db_;
+  SqliteRows rows_;
   std::unique_ptr<WalCheckpointer> checkpointer_;
+};
+
+class SqliteRollupWriter final : public RollupWriter {
+ public:
+  explicit SqliteRollupWriter(sqlite3* db) : db_(db), rows_(db) {}
+  // close_v2: the connection closes once rows_'s statements are finalized, after this body.
+  ~SqliteRollupWriter() override { sqlite3_close_v2(db_); }
+
+  Status open() {
+    // NORMAL: in WAL mode a commit survives a crash of the process, not of the machine; the
+    // store's own connection keeps FULL for everything else (store.h says why this may).
+    // The table's key (resolution, bucket, GPU, metric) takes each minute's rows at the end of its
+    // bucket's range, but a GPU's rows spread over the range: SQLite's default 2 MB cache re-read
+    // pages from the file for most inserts.
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
+      GPURENT_CHECK(exec(db_, pragma));
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    return {};
+  }
+
+  Status write(std::span<const monitor::RollupRow> rows) override {
+    if (rows.empty()) return {};
+    GPURENT_CHECK(exec(db_, "BEGIN IMMEDIATE"));
+    Status written;
+    for (const auto& row : rows) {
+      written = rows_.put_rollup(row);
+      if (!written) break;
+    }
+    if (written) written = exec(db_, "COMMIT");
+    if (!written) (void)exec(db_, "ROLLBACK");
+    return written;
+  }
+
+ private:
+  sqlite3* db_;
+  SqliteRows rows_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  GPURENT_TRY(db, open_database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   auto store = std::make_unique<SqliteStore>(db);
-  if (rc != SQLITE_OK) {
-    return fail(Error::internal(fmt::format("cannot open database {}: {}", path,
-                                            db ? sqlite3_errmsg(db) : "out of memory")));
-  }
   GPURENT_CHECK(store->migrate());
   GPURENT_TRY(checkpointer, WalCheckpointer::open(path));
   store->checkpoint_with(std::move(checkpointer));
   return std::unique_ptr<Store>(std::move(store));
+}
+
+Result<std::unique_ptr<RollupWriter>> open_sqlite_rollup_writer(const std::string& path) {
+  GPURENT_TRY(db, open_database(path, SQLITE_OPEN_READWRITE));
+  auto writer = std::make_unique<SqliteRollupWriter>(db);
+  GPURENT_CHECK(writer->open());
+  return std::unique_ptr<RollupWriter>(std::move(writer));
 }
 
 }  // namespace gpurent::store
