@@ -7,6 +7,7 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <string>
 
 #include "store/postgres/connection.h"
@@ -18,6 +19,8 @@ namespace gpurent::store {
 namespace {
 
 using pg::Connection;
+
+constexpr std::chrono::milliseconds kFencedIdleTimeout{5'000};
 using pg::Params;
 using pg::Pipeline;
 
@@ -340,7 +343,13 @@ Result<Connection> open_connection(const std::string& url, bool durable) {
 Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
                                                    std::optional<int64_t> fence) {
   GPURENT_TRY(connection, open_connection(url, true));
-  if (fence) GPURENT_CHECK(pg::prepare_fence(connection));
+  if (fence) {
+    GPURENT_CHECK(pg::prepare_fence(connection));
+    // A leader paused inside a transaction (between its fence and its COMMIT) holds the lease
+    // row's lock; the database ends that session, so the takeover waits no longer than this.
+    GPURENT_CHECK(connection.exec(
+        fmt::format("SET idle_in_transaction_session_timeout = {}", kFencedIdleTimeout.count())));
+  }
   return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(connection), fence));
 }
 
