@@ -38,7 +38,7 @@ int64_t free_disk_gb(const std::filesystem::path& path) {
 }
 
 std::string local_address_toward(std::string_view server_url) {
-  std::string_view rest = server_url;
+  std::string_view rest = server_url.substr(0, server_url.find(','));  // the first of several
   if (const auto scheme = rest.find("://"); scheme != std::string_view::npos) {
     rest.remove_prefix(scheme + 3);
   }

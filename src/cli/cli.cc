@@ -44,7 +44,8 @@ int run(int argc, const char* const* argv, const Io& io) {
   Context ctx(io);
   CLI::App app("gpurent: rent out GPUs, and rent them.", "gpurent");
   app.add_option("--url", ctx.url_flag(),
-                 "server URL (default: $GPURENT_URL, the config file, http://127.0.0.1:8080)");
+                 "server URL, or several of one control plane separated by commas (default: "
+                 "$GPURENT_URL, the config file, http://127.0.0.1:8080)");
   app.add_option("--api-key", ctx.api_key_flag(),
                  "API key (default: $GPURENT_API_KEY, the config file)");
   app.add_option("-o,--output", ctx.output_flag(), "table or json")

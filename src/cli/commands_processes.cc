@@ -25,6 +25,8 @@ constexpr long long kDevBootstrapCreditMicros = 10000 * kMicrosPerUnit;
 struct ServerFlags {
   std::string listen;
   std::string data_dir;
+  std::string store;
+  std::string advertise_url;
   std::string admin_key;
   std::string config;
 };
@@ -34,6 +36,12 @@ void add_server_flags(CLI::App& command, ServerFlags& flags) {
       ->default_str(server::ServerOptions{}.listen);
   command.add_option("--data-dir", flags.data_dir, "where the store lives")
       ->default_str(server::ServerOptions{}.data_dir);
+  command.add_option("--store", flags.store,
+                     "a PostgreSQL database several servers share (postgres://user@host/db): "
+                     "one leads, the others stand by (default: SQLite in the data dir)");
+  command.add_option("--advertise-url", flags.advertise_url,
+                     "how the other servers of a shared store reach this one (default: the "
+                     "listen URL)");
   command.add_option("--admin-key", flags.admin_key,
                      "the bootstrap admin key (default: $GPURENT_BOOTSTRAP_ADMIN_KEY, else "
                      "random on the first start)");
@@ -45,6 +53,8 @@ server::ServerOptions server_options(const Context& ctx, const ServerFlags& flag
   server::ServerOptions options;
   if (!flags.listen.empty()) options.listen = flags.listen;
   if (!flags.data_dir.empty()) options.data_dir = flags.data_dir;
+  options.store = flags.store;
+  options.advertise_url = flags.advertise_url;
   options.config_path = flags.config;
   if (!flags.admin_key.empty()) {
     options.admin_key = flags.admin_key;
@@ -140,7 +150,11 @@ void add_agent(CLI::App& app, Context& ctx) {
   auto labels = std::make_shared<std::vector<std::string>>();
   auto* command = app.add_subcommand("agent", "Run the node agent on a GPU host");
   command->group("Processes");
-  command->add_option("--server", options->server_url, "the server's URL")->required();
+  command
+      ->add_option("--server", options->server_url,
+                   "the server's URL; several servers of one control plane separated by "
+                   "commas (the agent goes to the next when one does not answer)")
+      ->required();
   command->add_option("--join-token", options->join_token,
                       "needed on the first start (default: $GPURENT_JOIN_TOKEN)");
   command->add_option("--sim-gpus", options->sim_gpus,

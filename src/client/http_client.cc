@@ -23,9 +23,11 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <utility>  // before Asio: Boost 1.74's headers rely on it being included
 
 #include "client/http_wire.h"
+#include "common/json.h"
 #include "net/read_buffer.h"
 
 namespace gpurent::client {
@@ -97,12 +99,15 @@ static Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOpt
 }
 
 struct HttpClient::Impl {
-  Impl(BaseUrl parsed, std::unique_ptr<asio::ssl::context> tls_context)
-      : url(std::move(parsed)), tls_context(std::move(tls_context)) {
+  Impl(std::vector<BaseUrl> parsed, std::unique_ptr<asio::ssl::context> tls_context)
+      : urls(std::move(parsed)), url(urls.front()), tls_context(std::move(tls_context)) {
     buffer.reserve(net::kReadBufferBytes);
   }
 
-  BaseUrl url;
+  std::vector<BaseUrl> urls;  // the servers, in the order given
+  BaseUrl url;                // the one now in use
+  size_t current = 0;
+  bool unreached = false;  // the last request failed before reaching the server
   std::unique_ptr<asio::ssl::context> tls_context;  // https:// only
   asio::io_context io;
   Stream stream{io};             // http:// and unix:// connections
@@ -172,7 +177,15 @@ struct HttpClient::Impl {
                         std::string_view(request.target()), why)};
   }
 
-  Error connect_error(std::string_view why) const {
+  // From here on the next server of the list.
+  void next_server() {
+    drop();
+    current = (current + 1) % urls.size();
+    url = urls[current];
+  }
+
+  Error connect_error(std::string_view why) {
+    unreached = true;
     return {ErrorKind::kUnavailable, "connection_failed",
             fmt::format("cannot connect to {}: {}", url.base_url, why)};
   }
@@ -223,6 +236,7 @@ struct HttpClient::Impl {
         run([&](auto handler) { transport().async_connect(endpoints, std::move(handler)); });
     if (ec) {
       drop();
+      unreached = true;
       return fail(ec == beast::error::timeout
                       ? Error{ErrorKind::kUnavailable, "timeout",
                               fmt::format("cannot connect to {}: no answer within {} ms",
@@ -325,20 +339,80 @@ HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 HttpClient::~HttpClient() = default;
 
-Result<HttpClient> HttpClient::create(std::string_view base_url, const TlsOptions& tls) {
-  GPURENT_TRY(parsed, parse_base_url(base_url));
+Result<HttpClient> HttpClient::create(std::string_view base_urls, const TlsOptions& tls) {
+  std::vector<BaseUrl> urls;
+  bool any_tls = false;
+  size_t from = 0;
+  do {
+    const size_t comma = base_urls.find(',', from);
+    const auto one = base_urls.substr(from, comma == std::string_view::npos ? comma : comma - from);
+    GPURENT_TRY(parsed, parse_base_url(one));
+    any_tls = any_tls || parsed.tls;
+    urls.push_back(std::move(parsed));
+    from = comma == std::string_view::npos ? comma : comma + 1;
+  } while (from != std::string_view::npos);
   std::unique_ptr<asio::ssl::context> tls_context;
-  if (parsed.tls) {
+  if (any_tls) {
     GPURENT_TRY(context, make_tls_context(tls));
     tls_context = std::move(context);
   }
-  return HttpClient(std::make_unique<Impl>(std::move(parsed), std::move(tls_context)));
+  return HttpClient(std::make_unique<Impl>(std::move(urls), std::move(tls_context)));
 }
 
 const std::string& HttpClient::base_url() const { return impl_->url.base_url; }
 
+namespace {
+
+// A standby's answers for a request that reached no API (server/leader_router.h).
+bool answered_by_no_leader(const HttpResponse& answer) {
+  if (answer.status != 502 && answer.status != 503) return false;
+  const auto body = parse_json_object(answer.body);
+  if (!body) return false;
+  const auto code = body->find("code");
+  return code != body->end() && code->is_string() &&
+         (*code == "no_leader" || *code == "upstream_unavailable");
+}
+
+constexpr auto kFailoverPause = std::chrono::milliseconds(200);
+
+}  // namespace
+
+template <class Attempt>
+Result<HttpResponse> HttpClient::with_failover(std::chrono::milliseconds budget, Attempt attempt) {
+  const auto until = std::chrono::steady_clock::now() + budget;
+  for (size_t tried = 1;; ++tried) {
+    impl_->unreached = false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    auto answer = attempt(std::max(left, std::chrono::milliseconds(1)));
+    const bool elsewhere =
+        impl_->urls.size() > 1 && (answer ? answered_by_no_leader(*answer) : impl_->unreached);
+    if (!elsewhere || std::chrono::steady_clock::now() >= until) return answer;
+    impl_->next_server();
+    // Every server was tried: a failover is under way, give it a moment.
+    if (tried % impl_->urls.size() == 0) {
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+          kFailoverPause, until - std::chrono::steady_clock::now()));
+    }
+  }
+}
+
 Result<HttpResponse> HttpClient::send(const HttpRequest& request,
                                       std::chrono::milliseconds timeout) {
+  return with_failover(timeout,
+                       [&](std::chrono::milliseconds left) { return send_once(request, left); });
+}
+
+Result<HttpResponse> HttpClient::stream(const HttpRequest& request,
+                                        const std::function<bool(std::string_view)>& on_chunk,
+                                        std::chrono::milliseconds idle_timeout) {
+  return with_failover(idle_timeout, [&](std::chrono::milliseconds left) {
+    return stream_once(request, on_chunk, left);
+  });
+}
+
+Result<HttpResponse> HttpClient::send_once(const HttpRequest& request,
+                                           std::chrono::milliseconds timeout) {
   GPURENT_TRY(outgoing, impl_->build(request));
   const Deadline deadline = Deadline::total(timeout);
   std::optional<http::response_parser<http::string_body>> parser;
@@ -360,9 +434,9 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request,
                       std::string(message[http::field::content_type]), std::move(message.body())};
 }
 
-Result<HttpResponse> HttpClient::stream(const HttpRequest& request,
-                                        const std::function<bool(std::string_view)>& on_chunk,
-                                        std::chrono::milliseconds idle_timeout) {
+Result<HttpResponse> HttpClient::stream_once(const HttpRequest& request,
+                                             const std::function<bool(std::string_view)>& on_chunk,
+                                             std::chrono::milliseconds idle_timeout) {
   GPURENT_TRY(outgoing, impl_->build(request));
   const Deadline deadline = Deadline::idle(idle_timeout);
   std::optional<http::response_parser<http::buffer_body>> parser;

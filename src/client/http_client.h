@@ -56,6 +56,13 @@ class HttpClient {
   // base_url is "http://host:port", "https://host:port" (port 443 by default), or
   // "unix:///path/to.sock" for a server on a unix socket (the Docker Engine API). Errors:
   // "invalid_url", and for https "invalid_ca_file" when the trusted certificates cannot be read.
+  //
+  // Several servers of one control plane may be given, separated by commas
+  // ("http://a:8080,http://b:8080"): a request that reached no API (the server could not be
+  // connected to, or a standby answered that no leader is reachable: 503 "no_leader", 502
+  // "upstream_unavailable", server/leader_router.h) goes to the next one, round and round with a
+  // short pause after each round, until the call's timeout. Nothing that reached an API is sent
+  // twice. The client stays with the server that answered.
   static Result<HttpClient> create(std::string_view base_url, const TlsOptions& tls = {});
   HttpClient(HttpClient&&) noexcept;
   HttpClient& operator=(HttpClient&&) noexcept;
@@ -72,9 +79,16 @@ class HttpClient {
                               const std::function<bool(std::string_view)>& on_chunk,
                               std::chrono::milliseconds idle_timeout = std::chrono::minutes(5));
 
+  // The server in use ("http://host:port").
   const std::string& base_url() const;
 
  private:
+  template <class Attempt>
+  Result<HttpResponse> with_failover(std::chrono::milliseconds budget, Attempt attempt);
+  Result<HttpResponse> send_once(const HttpRequest& request, std::chrono::milliseconds timeout);
+  Result<HttpResponse> stream_once(const HttpRequest& request,
+                                   const std::function<bool(std::string_view)>& on_chunk,
+                                   std::chrono::milliseconds idle_timeout);
   struct Impl;
   explicit HttpClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -1,6 +1,8 @@
 #include "client/http_client.h"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -135,6 +137,69 @@ TEST(HttpClientTest, ErrorStatusesAreResponses) {
   auto response = client.send({.target = "/missing"});
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 404);
+}
+
+// A port nothing listens on: bound, then closed.
+std::string closed_port_url() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return fmt::format("http://127.0.0.1:{}", ntohs(address.sin_port));
+}
+
+TEST(HttpClientTest, ARequestThatReachedNoApiGoesToTheNextServer) {
+  // A standby with no leader, and one whose leader is gone (server/leader_router.h).
+  TestHttpServer no_leader([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(503, "application/problem+json",
+                                              R"({"code":"no_leader","status":503})"));
+  });
+  TestHttpServer gone_leader([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(502, "application/problem+json",
+                                              R"({"code":"upstream_unavailable"})"));
+  });
+  TestHttpServer leader([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(201, "application/json", R"({"id":"i-1"})"));
+  });
+  auto client = HttpClient::create(fmt::format("{},{},{},{}", closed_port_url(), no_leader.url(),
+                                               gone_leader.url(), leader.url()));
+  ASSERT_TRUE(client) << client.error().message;
+  auto created = client->send({.method = "POST", .target = "/v1/instances", .body = "{}"});
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_EQ(created->status, 201);
+  EXPECT_EQ(client->base_url(), leader.url());  // and stays there
+  ASSERT_TRUE(client->send({.target = "/v1/instances"}));
+  EXPECT_EQ(leader.requests().size(), 2u);
+  EXPECT_EQ(no_leader.requests().size(), 1u);
+}
+
+TEST(HttpClientTest, AnswersOfAnApiAreNeverSentElsewhere) {
+  TestHttpServer failing([](const auto&, auto& connection) {
+    connection.write(
+        TestHttpServer::response(503, "application/problem+json", R"({"code":"draining"})"));
+  });
+  TestHttpServer other([](const auto&, auto& connection) {
+    connection.write(TestHttpServer::response(200, "application/json", "{}"));
+  });
+  auto client = HttpClient::create(failing.url() + "," + other.url());
+  ASSERT_TRUE(client);
+  auto answer = client->send({.method = "POST", .target = "/v1/topups", .body = "{}"});
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 503);
+  EXPECT_TRUE(other.requests().empty());
+  // With no server reachable, the call ends at its timeout with the last failure.
+  auto nowhere = HttpClient::create(closed_port_url() + "," + closed_port_url());
+  ASSERT_TRUE(nowhere);
+  const auto started = std::chrono::steady_clock::now();
+  auto failed = nowhere->send({.target = "/healthz"}, milliseconds(700));
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, "connection_failed");
+  EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds(600));
+  EXPECT_FALSE(HttpClient::create("http://a:1,"));  // an empty server is no URL
 }
 
 TEST(HttpClientTest, ReconnectsWhenTheServerClosedTheIdleConnection) {

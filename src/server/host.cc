@@ -126,9 +126,14 @@ asio::awaitable<void> ControllerHost::await_durable(std::shared_ptr<asio::steady
 
 namespace {
 
-// A commit that failed leaves the controller ahead of the store: stop, to protect the data.
+// A commit that failed leaves the controller ahead of the store: the process ends at once, to
+// protect the data; a restart (with a shared store, another server) rebuilds the state from what
+// is stored. Exit code 3, as a leader that a later one deposed ends (server.cc): nothing is
+// acknowledged that was not written, and nothing more is written.
 void stop_on_failure(const Status& written) {
-  GPURENT_ASSERT(written, "store commit failed: {}", written.error().message);
+  if (written) return;
+  spdlog::critical("store commit failed: {}; exiting", written.error().message);
+  std::_Exit(3);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -11,10 +15,12 @@
 #include "common/random.h"
 #include "common/threads.h"
 #include "server/api.h"
+#include "server/leader_router.h"
 #include "server/server_config.h"
 #include "server/telemetry_ingest.h"
 #include "server/upload_store.h"
 #include "server/webhooks.h"
+#include "store/postgres/leader_lease.h"
 #include "store/store.h"
 
 namespace gpurent::server {
@@ -60,6 +66,116 @@ sigset_t block_stop_signals() {
   return set;
 }
 
+// The io thread that serves HTTP, from the moment the server listens: a standby serves (forwards)
+// before it leads. stop() closes the listener and joins the thread.
+class ServingThread {
+ public:
+  ServingThread(asio::io_context& io, HttpServer& http) : io_(io), http_(http) {
+    thread_ = std::thread([&io] {
+      name_this_thread("api");
+      io.run();
+    });
+  }
+  ~ServingThread() { stop(); }
+  ServingThread(const ServingThread&) = delete;
+  ServingThread& operator=(const ServingThread&) = delete;
+  void stop() {
+    if (!thread_.joinable()) return;
+    asio::post(io_, [this] { http_.close(); });
+    io_.stop();
+    thread_.join();
+  }
+
+ private:
+  asio::io_context& io_;
+  HttpServer& http_;
+  std::thread thread_;
+};
+
+// A database URL as logged: without its password.
+std::string redacted(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon) + ":***" + url.substr(at);
+}
+
+// Renews the lease every third of its ttl while the server leads. A server that is deposed, or
+// that could not renew for a whole ttl (a standby may have taken over by now), ends its process
+// at once: every commit it could still make would be refused (fenced), and what it holds in memory
+// is no longer the state. Its agents and clients go on with the new leader.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(store::LeaderLease& lease, int64_t epoch, std::chrono::milliseconds ttl)
+      : lease_(lease), epoch_(epoch), ttl_(ttl), thread_([this] { run(); }) {}
+  ~LeaseKeeper() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+ private:
+  void run() {
+    name_this_thread("lease");
+    auto renewed_at = std::chrono::steady_clock::now();
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, ttl_ / 3, [this] { return stopping_; })) {
+      const auto renewed = lease_.renew(epoch_);
+      if (renewed && *renewed) {
+        renewed_at = std::chrono::steady_clock::now();
+      } else if (renewed) {
+        spdlog::critical("deposed: a later leader took over from epoch {}; exiting", epoch_);
+        std::_Exit(3);
+      } else {
+        spdlog::warn("lease_not_renewed epoch={} error=\"{}\"", epoch_, renewed.error().message);
+      }
+      if (std::chrono::steady_clock::now() - renewed_at > ttl_) {
+        spdlog::critical("the lease of epoch {} could not be renewed for {} ms; exiting", epoch_,
+                         ttl_.count());
+        std::_Exit(3);
+      }
+    }
+  }
+
+  store::LeaderLease& lease_;
+  const int64_t epoch_;
+  const std::chrono::milliseconds ttl_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Stands by until this server holds the lease: the epoch it leads with, or nullopt when a stop
+// signal came first. Meanwhile the router forwards to whoever leads.
+std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
+                                LeaderRouter& router, const sigset_t& stop_signals) {
+  constexpr timespec kPoll{.tv_sec = 0, .tv_nsec = 200'000'000};
+  std::string known_leader = "-";
+  for (;;) {
+    if (auto taken = lease.try_acquire(); taken && *taken) {
+      return **taken;
+    } else if (!taken) {
+      spdlog::warn("lease_not_taken error=\"{}\"", taken.error().message);
+    }
+    auto leader = lease.leader();
+    const std::string url = leader && *leader ? (*leader)->url : "";
+    if (url != known_leader) {
+      spdlog::info("standing by: the leader is {}", url.empty() ? "(none)" : url);
+      known_leader = url;
+      asio::post(io, [&router, url] { router.set_leader_url(url); });
+    }
+    if (sigtimedwait(&stop_signals, nullptr, &kPoll) > 0) return std::nullopt;
+  }
+}
+
 }  // namespace
 
 int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready,
@@ -88,7 +204,55 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     }
     config = std::move(*read);
   }
-  auto store = store::open_sqlite_store(options.data_dir + "/gpurent.db");
+  const std::string store_url = !options.store.empty() ? options.store : config.store_url;
+  const bool shared = store::is_postgres_url(store_url);
+  if (!store_url.empty() && !shared) {
+    spdlog::error("--store must be a postgres:// URL (without it: the SQLite file in {})",
+                  options.data_dir);
+    return 2;
+  }
+  if (shared && local_node) {
+    spdlog::error("gpurent dev keeps its state in its own SQLite file: --store is for servers");
+    return 2;
+  }
+
+  asio::io_context io(1);
+  LeaderRouter router;
+  HttpServer http(io, router.handler(), {}, router.forwarder());
+  auto port = http.listen(listen->host, listen->port);
+  if (!port) {
+    spdlog::error("{}", port.error().message);
+    return 1;
+  }
+  ServingThread serving(io, http);
+  const std::string url_host = listen->host == "0.0.0.0" ? "127.0.0.1"
+                               : listen->host.find(':') != std::string::npos
+                                   ? "[" + listen->host + "]"
+                                   : listen->host;
+  const std::string url = fmt::format("http://{}:{}", url_host, *port);
+
+  // A shared store: stand by until this server leads.
+  std::optional<store::LeaderLease> lease;
+  std::optional<int64_t> epoch;
+  if (shared) {
+    const std::string advertise = !options.advertise_url.empty()  ? options.advertise_url
+                                  : !config.advertise_url.empty() ? config.advertise_url
+                                                                  : url;
+    auto opened = store::LeaderLease::open(
+        store_url, fmt::format("{} pid {} {}", advertise, ::getpid(), new_secret("")), advertise,
+        options.lease_ttl);
+    if (!opened) {
+      spdlog::error("{}", opened.error().message);
+      return 1;
+    }
+    lease.emplace(std::move(*opened));
+    spdlog::info("gpurent server on {} stands by (store {})", url, redacted(store_url));
+    epoch = stand_by(*lease, io, router, stop_signals);
+    if (!epoch) return 0;
+    spdlog::info("leading the control plane with epoch {}", *epoch);
+  }
+  auto store = shared ? store::open_postgres_store(store_url, epoch)
+                      : store::open_sqlite_store(options.data_dir + "/gpurent.db");
   if (!store) {
     spdlog::error("{}", store.error().message);
     return 1;
@@ -152,7 +316,6 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     }
   }
 
-  asio::io_context io(1);
   // Before the host, so that it outlives the host's committer thread, which feeds it.
   WebhookNotifier webhooks(config.webhooks);
   ControllerHost host(io, controller, **store);
@@ -164,7 +327,8 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     spdlog::error("cannot write the bootstrap state: {}", committed.error().message);
     return 1;
   }
-  auto rollup_writer = store::open_sqlite_rollup_writer(options.data_dir + "/gpurent.db");
+  auto rollup_writer = shared ? store::open_postgres_rollup_writer(store_url)
+                              : store::open_sqlite_rollup_writer(options.data_dir + "/gpurent.db");
   if (!rollup_writer) {
     spdlog::error("{}", rollup_writer.error().message);
     return 1;
@@ -185,24 +349,10 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
   api.set_bind_node_credentials(config.bind_node_credentials);
-  HttpServer http(
-      io, [&api](Request request) { return api.handle(std::move(request)); }, {}, api.forwarder());
-  auto port = http.listen(listen->host, listen->port);
-  if (!port) {
-    spdlog::error("{}", port.error().message);
-    return 1;
-  }
   host.start(options.tick_interval);
-  std::thread io_thread([&io] {
-    name_this_thread("api");
-    io.run();
-  });
-
-  const std::string url_host = listen->host == "0.0.0.0" ? "127.0.0.1"
-                               : listen->host.find(':') != std::string::npos
-                                   ? "[" + listen->host + "]"
-                                   : listen->host;
-  const std::string url = fmt::format("http://{}:{}", url_host, *port);
+  asio::post(io, [&router, &api] { router.lead(api); });
+  std::optional<LeaseKeeper> keeper;
+  if (lease) keeper.emplace(*lease, *epoch, options.lease_ttl);
   spdlog::info("gpurent server listening on {} (data in {})", url, options.data_dir);
 
   std::function<void()> stop_local_node;
@@ -222,10 +372,15 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     spdlog::info("received signal {}, shutting down", signal);
   }
   if (stop_local_node) stop_local_node();
-  asio::post(io, [&] { http.close(); });
-  io.stop();
-  io_thread.join();
+  serving.stop();
   host.stop();
+  // Everything acknowledged is written: a standby may take over at once.
+  keeper.reset();
+  if (lease) {
+    if (auto resigned = lease->resign(*epoch); !resigned) {
+      spdlog::warn("lease_not_given_up error=\"{}\"", resigned.error().message);
+    }
+  }
   return exit_code;
 }
 

@@ -19,6 +19,16 @@ namespace gpurent::server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free port
   std::string data_dir = "./gpurent-data";
+  // Where the state lives: "" = the SQLite file in data_dir (or the config file's [store] url);
+  // "postgres://..." = a PostgreSQL database that several servers may share: one leads, the
+  // others stand by, forward requests to it, and take over when its lease lapses.
+  std::string store;
+  // How the other servers reach this one's API (they forward to the leader): "" = the URL it
+  // listens on, which must then be reachable from them.
+  std::string advertise_url;
+  // A leader's lease of a shared store: a leader whose lease ran out this long unrenewed (a
+  // paused or cut-off process) is replaced. It renews every third of it.
+  std::chrono::milliseconds lease_ttl{3'000};
   // The bootstrap admin key: created on the first start (random unless given), or made valid
   // again when given explicitly (GPURENT_BOOTSTRAP_ADMIN_KEY or --admin-key).
   std::optional<std::string> admin_key;

@@ -79,7 +79,19 @@ Result<std::vector<std::string>> event_kinds(const toml::value& value, const std
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents"}, name, "the file"));
+  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents", "store"}, name, "the file"));
+  if (data.contains("store")) {
+    const auto& store = data.at("store");
+    GPURENT_CHECK(only_keys(store, {"url", "advertise_url"}, name, "[store]"));
+    for (const auto& [key, field] :
+         {std::pair{"url", &config.store_url}, std::pair{"advertise_url", &config.advertise_url}}) {
+      if (!store.contains(key)) continue;
+      if (!store.at(key).is_string()) {
+        return fail(invalid_config(name, fmt::format("store.{} must be a string", key)));
+      }
+      *field = store.at(key).as_string().str;
+    }
+  }
   if (data.contains("agents")) {
     const auto& agents = data.at("agents");
     GPURENT_CHECK(only_keys(agents, {"bind_credentials_to_address"}, name, "[agents]"));

@@ -4,6 +4,10 @@
 //   [metrics]
 //   bearer_token = "..."        # GET /metrics then needs it (default: open)
 //
+//   [store]
+//   url = "postgres://gpurent@db.internal/gpurent"  # a shared PostgreSQL (server.h: `--store`)
+//   advertise_url = "http://10.0.0.5:8080"          # how the other servers reach this one
+//
 //   [agents]
 //   bind_credentials_to_address = true   # a node's credential is accepted only from the address
 //                               # the node registered from (default: from anywhere)
@@ -52,6 +56,8 @@ struct Webhook {
 };
 
 struct ServerConfig {
+  std::string store_url;      // "" = the SQLite file in the data directory
+  std::string advertise_url;  // "" = the URL the server listens on
   std::string metrics_token;
   bool bind_node_credentials = false;
   std::vector<monitor::Rule> alert_rules;

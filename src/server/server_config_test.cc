@@ -44,6 +44,24 @@ url = "http://127.0.0.1:9000/hook"
   EXPECT_TRUE(parse_server_config("", "empty.toml"));
 }
 
+TEST(ServerConfig, NamesASharedStoreAndHowOtherServersReachThisOne) {
+  auto config = parse_server_config(R"(
+[store]
+url = "postgres://gpurent@db/gpurent"
+advertise_url = "http://10.0.0.5:8080"
+)",
+                                    "test.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->store_url, "postgres://gpurent@db/gpurent");
+  EXPECT_EQ(config->advertise_url, "http://10.0.0.5:8080");
+  EXPECT_EQ(parse_server_config("", "test.toml")->store_url, "");
+  for (const char* bad : {"[store]\nurl = 5\n", "[store]\npath = \"x\"\n"}) {
+    const auto refused = parse_server_config(bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
+}
+
 TEST(ServerConfig, TheClockSkewLimitIsTwoSecondsUnlessSet) {
   auto config = parse_server_config("", "test.toml");
   ASSERT_TRUE(config);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "controller/change_set.h"
@@ -33,6 +34,9 @@ class Store {
 
 // The embedded default: one SQLite database file in WAL mode with full synchronous commits.
 Result<std::unique_ptr<Store>> open_sqlite_store(const std::string& path);
+
+// Whether `url` names a PostgreSQL database (postgres:// or postgresql://).
+bool is_postgres_url(std::string_view url);
 
 // The production store, shared by several servers: a PostgreSQL database at `url` (a libpq URI,
 // postgres://user@host:port/db), its schema migrated at open (postgres/schema.h). A commit is

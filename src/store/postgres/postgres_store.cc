@@ -340,6 +340,10 @@ Result<Connection> open_connection(const std::string& url, bool durable) {
 
 }  // namespace
 
+bool is_postgres_url(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
 Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
                                                    std::optional<int64_t> fence) {
   GPURENT_TRY(connection, open_connection(url, true));
