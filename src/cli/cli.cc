@@ -73,6 +73,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_monitoring_commands(app, ctx);
   add_process_commands(app, ctx);
   add_simulate_commands(app, ctx);
+  add_store_commands(app, ctx);
   add_completion_commands(app, ctx);
 
   // The completion scripts' question (completion.h): what may follow these words.

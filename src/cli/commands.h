@@ -40,6 +40,8 @@ void add_volume_commands(CLI::App& app, Context& ctx);
 void add_event_commands(CLI::App& app, Context& ctx);
 // server, dev, agent and version.
 void add_process_commands(CLI::App& app, Context& ctx);
+// store migrate and backup: a whole state copied between stores (store/copy.h).
+void add_store_commands(CLI::App& app, Context& ctx);
 // simulate: the scheduler on files, in-process.
 void add_simulate_commands(CLI::App& app, Context& ctx);
 

@@ -1,4 +1,5 @@
 #include "server/host.h"
+#include "server/test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -17,15 +18,11 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class NullStore final : public store::Store {
- public:
-  Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
-  Status commit(const controller::ChangeSet&) override { return {}; }
-  Status stage(const controller::ChangeSet&) override { return {}; }
-};
+using testing::NullStore;
+using testing::RowlessStore;
 
 // A store whose commits wait until release().
-class GatedStore final : public store::Store {
+class GatedStore final : public RowlessStore {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet&) override {
@@ -54,7 +51,7 @@ class GatedStore final : public store::Store {
   int commits_ = 0;
 };
 
-class ControllerHostTest : public testing::Test {
+class ControllerHostTest : public ::testing::Test {
  protected:
   asio::io_context io_;
   ManualClock clock_{from_unix_ms(1'000'000)};
@@ -162,7 +159,7 @@ TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight)
 }
 
 // A store that counts what it is handed; wait_for_staged() lets a test see the committer at work.
-class CountingStore final : public store::Store {
+class CountingStore final : public RowlessStore {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet& changes) override {

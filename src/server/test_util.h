@@ -12,7 +12,18 @@
 
 namespace gpurent::server::testing {
 
-class NullStore final : public store::Store {
+// A store of no database: what the host's tests hand the committer. It has no rows to copy.
+class RowlessStore : public store::Store {
+ public:
+  Status read_rows(const std::function<Status(store::RowReader&)>&) override {
+    return fail(Error::internal("a test store has no rows"));
+  }
+  Status write_rows(const std::function<Status(store::RowWriter&)>&) override {
+    return fail(Error::internal("a test store has no rows"));
+  }
+};
+
+class NullStore final : public RowlessStore {
  public:
   Result<controller::Snapshot> load() override { return controller::Snapshot{}; }
   Status commit(const controller::ChangeSet&) override { return {}; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -248,14 +249,15 @@ Status corrupt(std::string_view what, std::string_view why) {
 
 template <class T>
 Status read_objects(RowReader& reader, ObjectTable table, std::vector<T>& out) {
-  return reader.objects(table, [&](std::string_view id, std::string_view body) -> Status {
-    try {  // nlohmann reports a corrupt record by throwing
-      out.push_back(Json::parse(body).get<T>());
-    } catch (const std::exception& e) {
-      return corrupt(fmt::format("{}/{}", table_name(table), id), e.what());
-    }
-    return {};
-  });
+  return reader.objects(
+      table, [&](std::string_view id, std::string_view, std::string_view body) -> Status {
+        try {  // nlohmann reports a corrupt record by throwing
+          out.push_back(Json::parse(body).get<T>());
+        } catch (const std::exception& e) {
+          return corrupt(fmt::format("{}/{}", table_name(table), id), e.what());
+        }
+        return {};
+      });
 }
 
 // Puts each job's task rows back into it, in index order; a missing index is corruption.
@@ -300,15 +302,16 @@ Status read_instances(RowReader& reader, const std::vector<model::Job>& jobs,
     const auto it = by_id.find(id);
     return it == by_id.end() ? nullptr : it->second;
   };
-  return reader.objects(ObjectTable::kInstances,
-                        [&](std::string_view id, std::string_view body) -> Status {
-                          try {  // nlohmann reports a corrupt record by throwing
-                            out.push_back(model::instance_from_row(Json::parse(body), job_of));
-                          } catch (const std::exception& e) {
-                            return corrupt(fmt::format("instances/{}", id), e.what());
-                          }
-                          return {};
-                        });
+  return reader.objects(
+      ObjectTable::kInstances,
+      [&](std::string_view id, std::string_view, std::string_view body) -> Status {
+        try {  // nlohmann reports a corrupt record by throwing
+          out.push_back(model::instance_from_row(Json::parse(body), job_of));
+        } catch (const std::exception& e) {
+          return corrupt(fmt::format("instances/{}", id), e.what());
+        }
+        return {};
+      });
 }
 
 Status read_monitoring(RowReader& reader, controller::MonitoringSnapshot& out) {
@@ -407,6 +410,58 @@ Result<controller::Snapshot> read_snapshot(RowReader& reader) {
     return {};
   }));
   return s;
+}
+
+Status copy_rows(RowReader& from, RowWriter& to) {
+  for (size_t i = 0; i < kObjectTableCount; ++i) {
+    const auto table = static_cast<ObjectTable>(i);
+    GPURENT_CHECK(from.objects(
+        table, [&](std::string_view id, std::string_view tenant_id, std::string_view body) {
+          return to.upsert(table, id, tenant_id, body);
+        }));
+  }
+  GPURENT_CHECK(from.tasks([&](const TaskColumns& row) -> Status {
+    model::JobTask task{.index = row.index, .attempts = row.attempts, .exit_code = row.exit_code};
+    if (!model::parse_job_state(row.state, &task.state)) {
+      return corrupt(fmt::format("job_tasks/{}/{}", row.job_id, row.index), "unknown state");
+    }
+    return to.upsert_task(row.job_id, task, row.members);
+  }));
+  GPURENT_CHECK(from.transfers([&](const TransferColumns& row) -> Status {
+    model::Transfer t{.id = std::string(row.id),
+                      .at = from_unix_ms(row.at_ms),
+                      .from_account = std::string(row.from_account),
+                      .to_account = std::string(row.to_account),
+                      .amount = row.amount,
+                      .tenant_id = std::string(row.tenant_id),
+                      .reference = std::string(row.reference)};
+    if (!model::parse_transfer_kind(row.kind, &t.kind)) {
+      return corrupt(fmt::format("ledger_transfers/{}", row.id), "unknown kind");
+    }
+    return to.append_transfer(t);
+  }));
+  GPURENT_CHECK(from.events(std::numeric_limits<size_t>::max(),
+                            [&](model::Event event) { return to.append_event(event); }));
+  GPURENT_CHECK(from.spot_prices([&](std::string_view type, int64_t at_ms, std::string_view body) {
+    return to.put_spot_price(type, at_ms, body);
+  }));
+  GPURENT_CHECK(from.rollups([&](const RollupColumns& row) -> Status {
+    auto resolution = monitor::parse_resolution(row.resolution);
+    auto metric = monitor::parse_metric(row.metric);
+    if (!resolution || !metric) return corrupt("gpu_rollups", "unknown resolution or metric");
+    return to.put_rollup({.gpu_uuid = std::string(row.gpu_uuid),
+                          .metric = *metric,
+                          .resolution = *resolution,
+                          .bucket_start_ms = row.bucket_start_ms,
+                          .min = row.min,
+                          .max = row.max,
+                          .sum = row.sum,
+                          .count = row.count});
+  }));
+  GPURENT_CHECK(from.alert_rules(
+      [&](std::string_view name, std::string_view body) { return to.put_alert_rule(name, body); }));
+  return from.alert_history(
+      [&](int64_t seq, std::string_view body) { return to.append_alert(seq, body); });
 }
 
 }  // namespace gpurent::store

@@ -135,9 +135,10 @@ using RowFn = std::function<Status(Columns...)>;
 class RowReader {
  public:
   virtual ~RowReader() = default;
-  // In the order the rows were first inserted.
-  virtual Status objects(ObjectTable table,
-                         const RowFn<std::string_view, std::string_view>& row) = 0;
+  // (id, tenant_id, body), in the order the rows were first inserted.
+  virtual Status objects(
+      ObjectTable table,
+      const RowFn<std::string_view, std::string_view, std::string_view>& row) = 0;
   virtual Status tasks(const RowFn<const TaskColumns&>& row) = 0;          // by job_id, then idx
   virtual Status transfers(const RowFn<const TransferColumns&>& row) = 0;  // as appended
   // The newest `limit` events, oldest first.
@@ -150,5 +151,9 @@ class RowReader {
 };
 
 Result<controller::Snapshot> read_snapshot(RowReader& reader);
+
+// Writes every row `from` reads into `to`: the whole database, events and all, in each table's
+// order (a migration between backends, or a backup).
+Status copy_rows(RowReader& from, RowWriter& to);
 
 }  // namespace gpurent::store

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -21,6 +22,7 @@
 
 #include "common/result.h"
 #include "controller/change_set.h"
+#include "store/rows.h"
 
 namespace gpurent::store {
 
@@ -30,6 +32,10 @@ class Store {
   virtual Result<controller::Snapshot> load() = 0;
   virtual Status commit(const controller::ChangeSet& changes) = 0;
   virtual Status stage(const controller::ChangeSet& changes) = 0;
+  // The whole database's rows (store/rows.h), read in one consistent view while servers write.
+  virtual Status read_rows(const std::function<Status(RowReader&)>& read) = 0;
+  // Rows written in one transaction, durable when it returns; on failure nothing of them.
+  virtual Status write_rows(const std::function<Status(RowWriter&)>& write) = 0;
 };
 
 // The embedded default: one SQLite database file in WAL mode with full synchronous commits.

@@ -14,6 +14,7 @@
 #include "common/random.h"
 #include "controller/controller.h"
 #include "model/codec.h"
+#include "store/copy.h"
 #include "store/postgres/test_postgres.h"
 #include "store/store.h"
 #include "store/store_test_util.h"
@@ -504,6 +505,50 @@ TEST_P(StoreTest, MonitoringRowsAndEventsFromOutsideComeBack) {
   EXPECT_TRUE(message.starts_with("exit ")) << message;
   EXPECT_TRUE(message.ends_with(" reason")) << message;
   EXPECT_EQ(message.find("\xff"), std::string::npos);
+}
+
+TEST_P(StoreTest, ACopyHoldsEveryRowAndGoesOnlyIntoAnEmptyStore) {
+  auto from = open_ok("from");
+  ASSERT_TRUE(from);
+  controller::ChangeSet changes;
+  changes.tenants.push_back({"t-1", "alice", from_unix_ms(5)});
+  changes.transfers.push_back(transfer("topup:1", 700));
+  model::Job job = job_with_tasks("j-1", 2);
+  for (const auto& task : job.tasks) changes.job_tasks.push_back({job.id, task});
+  changes.jobs.push_back(job);
+  changes.jobs.back().tasks.clear();
+  // More events than a snapshot holds would not fit in a test; every one is copied.
+  for (int64_t seq = 1; seq <= 3; ++seq) {
+    changes.events.push_back({.seq = seq, .at = from_unix_ms(seq), .kind = "node.down"});
+  }
+  changes.monitoring_changes.rollups.push_back({.gpu_uuid = "GPU-1", .count = 1});
+  ASSERT_TRUE(from->commit(changes));
+
+  // Into the other backend's store when there is one, else into the same kind.
+  const std::string copy_path = (std::filesystem::temp_directory_path() /
+                                 ("gpurent-copy-" + std::to_string(os_random_seed()) + ".db"))
+                                    .string();
+  auto to = open_sqlite_store(copy_path);
+  ASSERT_TRUE(to) << to.error().message;
+  auto report = copy_store(*from, **to);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->tenants, 1u);
+  EXPECT_EQ(report->transfers, 1u);
+  EXPECT_EQ(report->events, 3u);
+  const auto a = from->load();
+  const auto b = (*to)->load();
+  ASSERT_TRUE(a && b) << (b ? "" : b.error().message);
+  EXPECT_EQ(Json(b->tenants), Json(a->tenants));
+  EXPECT_EQ(Json(b->jobs), Json(a->jobs));
+  EXPECT_EQ(b->events.size(), 3u);
+  EXPECT_EQ(b->monitoring.rollups, a->monitoring.rollups);
+  ASSERT_EQ(b->transfers.size(), 1u);
+  EXPECT_EQ(b->transfers[0].amount, 700);
+
+  const auto again = copy_store(*from, **to);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, "store_not_empty");
+  std::filesystem::remove(copy_path);
 }
 
 model::UsageRecord record(std::string instance, model::UsageKind kind) {

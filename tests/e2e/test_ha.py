@@ -186,7 +186,8 @@ def test_standbys_forward_and_one_takes_over_when_the_leader_is_killed(cluster):
     assert agent.proc.poll() is None
     # The killed server comes back as a standby of the new leader.
     cluster.start(0)
-    assert cluster.health(0) == {"status": "standby", "leader": cluster.urls[leader]}
+    wait_for(lambda: cluster.health(0) == {"status": "standby", "leader": cluster.urls[leader]},
+             what="the restarted server to stand by for the new leader")
     # A graceful stop hands over at once.
     cluster.servers[leader].stop()
     started = time.monotonic()
@@ -287,3 +288,76 @@ def test_chaos_every_acknowledged_request_survives_kills_and_a_paused_leader(clu
             for gpu in i.get("gpus", [])]
     assert len(held) == len(set(held)), held
     assert len(held) <= 4
+
+
+def test_an_installation_moves_from_sqlite_to_postgresql_and_is_backed_up_online(tmp_path,
+                                                                                 database):
+    admin_key = "gpr_" + secrets.token_urlsafe(32)
+    env = dict(os.environ)
+    workdir = str(tmp_path)
+
+    def serve(name, *args):
+        port = free_port()
+        server = Process(["server", "--listen", f"127.0.0.1:{port}", "--admin-key", admin_key,
+                          *args], workdir, env, name)
+        url = f"http://127.0.0.1:{port}"
+
+        def serving():
+            assert server.proc.poll() is None, server.output()
+            try:
+                return http(url, path="/healthz", timeout=2).json()["status"] == "ok"
+            except (OSError, urllib.error.URLError):
+                return False
+        wait_for(serving, what=f"{name} to serve")
+        return server, url
+
+    def state(url):
+        tenants = http(url, path="/v1/tenants", key=admin_key).json()["items"]
+        tenant = next(t for t in tenants if t["name"] == "moving")
+        balance = http(url, path=f"/v1/billing/balance?tenant={tenant['id']}",
+                       key=admin_key).json()["balance_micros"]
+        volumes = http(url, path=f"/v1/volumes?tenant={tenant['id']}",
+                       key=admin_key).json()["items"]
+        transfers = http(url, path=f"/v1/billing/transfers?tenant={tenant['id']}",
+                         key=admin_key).json()["items"]
+        return tenant["id"], balance, sorted(v["id"] for v in volumes), transfers
+
+    sqlite_dir = os.path.join(workdir, "sqlite-data")
+    server, url = serve("sqlite", "--data-dir", sqlite_dir)
+    tenant = http(url, "POST", "/v1/tenants", admin_key, {"name": "moving"}).json()
+    assert http(url, "POST", "/v1/billing/topups", admin_key,
+                {"tenant_id": tenant["id"], "amount_micros": 7_000_000}).status == 201
+    key = http(url, "POST", "/v1/api-keys", admin_key,
+               {"tenant_id": tenant["id"], "role": "tenant"}).json()["key"]
+    volume = http(url, "POST", "/v1/volumes", key, {"name": "datasets", "size_gb": 10})
+    assert volume.status == 201, volume.body
+    before = state(url)
+    assert before[1] == 7_000_000 and len(before[2]) == 1 and len(before[3]) == 1, before
+    assert server.stop() == 0
+
+    migrated = subprocess.run([BINARY, "store", "migrate", "--from", f"sqlite:{sqlite_dir}",
+                               "--to", database], capture_output=True, text=True)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "Copied 2 tenants, 0 instances" in migrated.stdout
+    again = subprocess.run([BINARY, "store", "migrate", "--from", f"sqlite:{sqlite_dir}",
+                            "--to", database], capture_output=True, text=True)
+    assert again.returncode != 0 and "store_not_empty" in again.stderr
+
+    server, url = serve("postgres", "--data-dir", os.path.join(workdir, "pg-data"), "--store",
+                        database)
+    assert state(url) == before
+    # Online: the server goes on while the backup reads one consistent view.
+    backup_file = os.path.join(workdir, "backup.db")
+    backup = subprocess.run([BINARY, "backup", "--store", database, "--output", backup_file],
+                            capture_output=True, text=True)
+    assert backup.returncode == 0, backup.stderr
+    assert http(url, "POST", "/v1/billing/topups", admin_key,
+                {"tenant_id": tenant["id"], "amount_micros": 1}).status == 201
+    assert server.stop() == 0
+    # The backup is a store a server runs on.
+    restored_dir = os.path.join(workdir, "restored")
+    os.makedirs(restored_dir)
+    os.rename(backup_file, os.path.join(restored_dir, "gpurent.db"))
+    server, url = serve("restored", "--data-dir", restored_dir)
+    assert state(url) == before
+    server.stop()

@@ -8,6 +8,7 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "store/postgres/connection.h"
@@ -156,9 +157,10 @@ class PgRows final : public RowWriter, public RowReader {
     return pipeline_.send("rewrite_alert", Params(seq, body));
   }
 
-  Status objects(ObjectTable table, const RowFn<std::string_view, std::string_view>& row) override {
-    return each(fmt::format("SELECT id, body FROM {} ORDER BY seq", table_name(table)),
-                [&](const Cells& c) { return row(c.text(0), c.text(1)); });
+  Status objects(ObjectTable table,
+                 const RowFn<std::string_view, std::string_view, std::string_view>& row) override {
+    return each(fmt::format("SELECT id, tenant_id, body FROM {} ORDER BY seq", table_name(table)),
+                [&](const Cells& c) { return row(c.text(0), c.text(1), c.text(2)); });
   }
   Status tasks(const RowFn<const TaskColumns&>& row) override {
     return each(
@@ -193,7 +195,7 @@ class PgRows final : public RowWriter, public RowReader {
     return each(fmt::format("SELECT seq, at_ms, tenant_id, object_id, kind, message FROM "
                             "(SELECT * FROM events ORDER BY seq DESC LIMIT {}) AS newest "
                             "ORDER BY seq",
-                            limit),
+                            std::min<size_t>(limit, std::numeric_limits<int64_t>::max())),
                 [&](const Cells& c) {
                   return row({.seq = c.integer(0),
                               .at = from_unix_ms(c.integer(1)),
@@ -269,6 +271,24 @@ class PostgresStore final : public Store {
     auto snapshot = read_snapshot(rows);
     (void)connection_.exec("COMMIT");
     return snapshot;
+  }
+
+  Status read_rows(const std::function<Status(RowReader&)>& read) override {
+    GPURENT_CHECK(connection_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    PgRows rows(connection_);
+    auto outcome = read(rows);
+    (void)connection_.exec("COMMIT");
+    return outcome;
+  }
+
+  Status write_rows(const std::function<Status(RowWriter&)>& write) override {
+    GPURENT_CHECK(connection_.exec("BEGIN"));
+    PgRows rows(connection_);
+    auto written = write(rows);
+    if (auto finished = rows.finish(); written) written = std::move(finished);
+    if (written) written = end_transaction();
+    if (!written) (void)connection_.exec("ROLLBACK");
+    return written;
   }
 
   Status commit(const controller::ChangeSet& changes) override {

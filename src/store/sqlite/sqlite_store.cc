@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <limits>
 #include <string_view>
 #include <thread>
 
@@ -340,9 +341,12 @@ class SqliteRows final : public RowWriter, public RowReader {
         [] { return std::string("UPDATE alert_history SET body = ? WHERE seq = ?"); }, body, seq);
   }
 
-  Status objects(ObjectTable table, const RowFn<std::string_view, std::string_view>& row) override {
-    return each(fmt::format("SELECT id, body FROM {} ORDER BY rowid", table_name(table)),
-                [&](sqlite3_stmt* s) { return row(column_text(s, 0), column_text(s, 1)); });
+  Status objects(ObjectTable table,
+                 const RowFn<std::string_view, std::string_view, std::string_view>& row) override {
+    return each(fmt::format("SELECT id, tenant_id, body FROM {} ORDER BY rowid", table_name(table)),
+                [&](sqlite3_stmt* s) {
+                  return row(column_text(s, 0), column_text(s, 1), column_text(s, 2));
+                });
   }
 
   Status tasks(const RowFn<const TaskColumns&>& row) override {
@@ -380,7 +384,7 @@ class SqliteRows final : public RowWriter, public RowReader {
   Status events(size_t limit, const RowFn<model::Event>& row) override {
     return each(fmt::format("SELECT seq, at_ms, tenant_id, object_id, kind, message FROM "
                             "(SELECT * FROM events ORDER BY seq DESC LIMIT {}) ORDER BY seq",
-                            limit),
+                            std::min<size_t>(limit, std::numeric_limits<int64_t>::max())),
                 [&](sqlite3_stmt* s) {
                   return row({.seq = sqlite3_column_int64(s, 0),
                               .at = from_unix_ms(sqlite3_column_int64(s, 1)),
@@ -548,6 +552,21 @@ class SqliteStore final : public Store {
     auto snapshot = read_snapshot(rows_);
     (void)exec(db_, "COMMIT");
     return snapshot;
+  }
+
+  Status read_rows(const std::function<Status(RowReader&)>& read) override {
+    GPURENT_CHECK(exec(db_, "BEGIN"));
+    auto outcome = read(rows_);
+    (void)exec(db_, "COMMIT");
+    return outcome;
+  }
+
+  Status write_rows(const std::function<Status(RowWriter&)>& write) override {
+    GPURENT_CHECK(exec(db_, "BEGIN IMMEDIATE"));
+    auto written = write(rows_);
+    if (written) written = exec(db_, "COMMIT");
+    if (!written) (void)exec(db_, "ROLLBACK");
+    return written;
   }
 
   Status commit(const controller::ChangeSet& changes) override {
