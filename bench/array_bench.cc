@@ -5,7 +5,7 @@
 // Stages, each timed in this thread's CPU time:
 //   create    Controller::create_job (N members made, queued and placed)
 //   rows      take_changes(kStoreRows) (the ChangeSet: the members' rows serialized)
-//   commit    the SQLite store's commit of that ChangeSet (the committer thread's work)
+//   commit    the store's commit of that ChangeSet (the committer thread's work)
 //   desired   every node's desired state built and written as JSON (the long-poll answers)
 //   reports   every node's report of its 8 tasks running applied, in batches of --batch nodes
 //             (a group commit's worth), each batch's ChangeSet taken
@@ -13,7 +13,7 @@
 // Run it twice in one process with --rounds 2 to see the second array on a warm heap (the first
 // array is cancelled and its members removed between rounds).
 //
-// Usage: gpurent_array_bench [--tasks N] [--batch K] [--store PATH] [--rounds R]
+// Usage: gpurent_array_bench [--tasks N] [--batch K] [--store PATH|postgres://...] [--rounds R]
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -35,17 +35,21 @@ using controller::Controller;
 
 [[noreturn]] void die(std::string_view what) { bench::die("array_bench", what); }
 
-// Runs `work`, prints its CPU time, what it grew the resident set by and the page faults it took
-// under `name`, returns what it returned.
+// Runs `work`, prints its CPU time, its wall time (a PostgreSQL store's commit works in the
+// database's process too), what it grew the resident set by and the page faults it took under
+// `name`, returns what it returned.
 template <class Work>
 auto timed(std::string_view name, Work work) {
   const double before = bench::thread_cpu_seconds();
+  const auto wall_before = std::chrono::steady_clock::now();
   const double resident_before = bench::resident_mib();
   const long faults_before = bench::minor_faults();
   auto result = work();
-  fmt::print("  {:<8} {:8.1f} ms  {:+7.1f} MiB resident  {:6} faults\n", name,
-             (bench::thread_cpu_seconds() - before) * 1e3, bench::resident_mib() - resident_before,
-             bench::minor_faults() - faults_before);
+  const std::chrono::duration<double, std::milli> wall =
+      std::chrono::steady_clock::now() - wall_before;
+  fmt::print("  {:<8} {:8.1f} ms cpu {:8.1f} ms wall  {:+7.1f} MiB resident  {:6} faults\n", name,
+             (bench::thread_cpu_seconds() - before) * 1e3, wall.count(),
+             bench::resident_mib() - resident_before, bench::minor_faults() - faults_before);
   return result;
 }
 

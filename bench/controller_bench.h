@@ -177,7 +177,8 @@ class OptionalStore {
  public:
   OptionalStore(std::string_view program, const std::string& path) : program_(program) {
     if (path.empty()) return;
-    auto opened = store::open_sqlite_store(path);
+    auto opened = store::is_postgres_url(path) ? store::open_postgres_store(path)
+                                               : store::open_sqlite_store(path);
     if (!opened) die(program_, opened.error().message);
     store_ = std::move(*opened);
   }
