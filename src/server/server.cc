@@ -161,7 +161,7 @@ std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
   std::string known_leader = "-";
   for (;;) {
     if (auto taken = lease.try_acquire(); taken && *taken) {
-      return **taken;
+      return *taken;
     } else if (!taken) {
       spdlog::warn("lease_not_taken error=\"{}\"", taken.error().message);
     }

@@ -441,7 +441,7 @@ Status copy_rows(RowReader& from, RowWriter& to) {
     return to.append_transfer(t);
   }));
   GPURENT_CHECK(from.events(std::numeric_limits<size_t>::max(),
-                            [&](model::Event event) { return to.append_event(event); }));
+                            [&](const model::Event& event) { return to.append_event(event); }));
   GPURENT_CHECK(from.spot_prices([&](std::string_view type, int64_t at_ms, std::string_view body) {
     return to.put_spot_price(type, at_ms, body);
   }));

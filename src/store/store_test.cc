@@ -504,7 +504,7 @@ TEST_P(StoreTest, MonitoringRowsAndEventsFromOutsideComeBack) {
   const std::string message = snapshot->events[0].message;
   EXPECT_TRUE(message.starts_with("exit ")) << message;
   EXPECT_TRUE(message.ends_with(" reason")) << message;
-  EXPECT_EQ(message.find("\xff"), std::string::npos);
+  EXPECT_EQ(message.find('\xff'), std::string::npos);
 }
 
 TEST_P(StoreTest, ACopyHoldsEveryRowAndGoesOnlyIntoAnEmptyStore) {

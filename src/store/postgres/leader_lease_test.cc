@@ -21,7 +21,7 @@ class LeaderLeaseTest : public testing::Test {
     postgres_.emplace();
     url_ = postgres_->create("lease");
   }
-  LeaderLease lease(std::string name, std::chrono::milliseconds ttl = 30s) {
+  LeaderLease lease(const std::string& name, std::chrono::milliseconds ttl = 30s) {
     auto opened = LeaderLease::open(url_, name, "http://" + name, ttl);
     EXPECT_TRUE(opened) << opened.error().message;
     return std::move(*opened);
