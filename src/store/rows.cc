@@ -247,6 +247,46 @@ Status corrupt(std::string_view what, std::string_view why) {
   return fail(Error::internal(fmt::format("corrupt record {}: {}", what, why)));
 }
 
+// The model's forms of a task's, a transfer's and a rollup's columns.
+Result<model::JobTask> task_of(const TaskColumns& row) {
+  model::JobTask task{.index = row.index, .attempts = row.attempts, .exit_code = row.exit_code};
+  if (!model::parse_job_state(row.state, &task.state)) {
+    return fail(
+        corrupt(fmt::format("job_tasks/{}/{}", row.job_id, row.index), "unknown state").error());
+  }
+  return task;
+}
+
+Result<model::Transfer> transfer_of(const TransferColumns& row) {
+  model::Transfer t{.id = std::string(row.id),
+                    .at = from_unix_ms(row.at_ms),
+                    .from_account = std::string(row.from_account),
+                    .to_account = std::string(row.to_account),
+                    .amount = row.amount,
+                    .tenant_id = std::string(row.tenant_id),
+                    .reference = std::string(row.reference)};
+  if (!model::parse_transfer_kind(row.kind, &t.kind)) {
+    return fail(corrupt(fmt::format("ledger_transfers/{}", row.id), "unknown kind").error());
+  }
+  return t;
+}
+
+Result<monitor::RollupRow> rollup_of(const RollupColumns& row) {
+  auto resolution = monitor::parse_resolution(row.resolution);
+  auto metric = monitor::parse_metric(row.metric);
+  if (!resolution || !metric) {
+    return fail(corrupt("gpu_rollups", "unknown resolution or metric").error());
+  }
+  return monitor::RollupRow{.gpu_uuid = std::string(row.gpu_uuid),
+                            .metric = *metric,
+                            .resolution = *resolution,
+                            .bucket_start_ms = row.bucket_start_ms,
+                            .min = row.min,
+                            .max = row.max,
+                            .sum = row.sum,
+                            .count = row.count};
+}
+
 template <class T>
 Status read_objects(RowReader& reader, ObjectTable table, std::vector<T>& out) {
   return reader.objects(
@@ -271,11 +311,7 @@ Status read_tasks(RowReader& reader, std::vector<model::Job>& jobs) {
     if (static_cast<size_t>(row.index) != job->second->tasks.size()) {
       return corrupt(what, "tasks are not numbered 0, 1, 2, ...");
     }
-    model::JobTask task;
-    task.index = row.index;
-    if (!model::parse_job_state(row.state, &task.state)) return corrupt(what, "unknown state");
-    task.attempts = row.attempts;
-    task.exit_code = row.exit_code;
+    GPURENT_TRY(task, task_of(row));
     try {  // nlohmann reports a corrupt record by throwing
       task.members = Json::parse(row.members).get<std::vector<std::string>>();
     } catch (const std::exception& e) {
@@ -316,17 +352,8 @@ Status read_instances(RowReader& reader, const std::vector<model::Job>& jobs,
 
 Status read_monitoring(RowReader& reader, controller::MonitoringSnapshot& out) {
   GPURENT_CHECK(reader.rollups([&](const RollupColumns& row) -> Status {
-    auto resolution = monitor::parse_resolution(row.resolution);
-    auto metric = monitor::parse_metric(row.metric);
-    if (!resolution || !metric) return corrupt("gpu_rollups", "unknown resolution or metric");
-    out.rollups.push_back({.gpu_uuid = std::string(row.gpu_uuid),
-                           .metric = *metric,
-                           .resolution = *resolution,
-                           .bucket_start_ms = row.bucket_start_ms,
-                           .min = row.min,
-                           .max = row.max,
-                           .sum = row.sum,
-                           .count = row.count});
+    GPURENT_TRY(rollup, rollup_of(row));
+    out.rollups.push_back(std::move(rollup));
     return {};
   }));
   GPURENT_CHECK(reader.alert_rules([&](std::string_view name, std::string_view text) -> Status {
@@ -395,18 +422,8 @@ Result<controller::Snapshot> read_snapshot(RowReader& reader) {
   GPURENT_CHECK(read_objects(reader, kGpuQuarantines, s.gpu_quarantines));
   GPURENT_CHECK(read_monitoring(reader, s.monitoring));
   GPURENT_CHECK(reader.transfers([&](const TransferColumns& row) -> Status {
-    model::Transfer t;
-    if (!model::parse_transfer_kind(row.kind, &t.kind)) {
-      return corrupt(fmt::format("ledger_transfers/{}", row.id), "unknown kind");
-    }
-    t.id = row.id;
-    t.at = from_unix_ms(row.at_ms);
-    t.from_account = row.from_account;
-    t.to_account = row.to_account;
-    t.amount = row.amount;
-    t.tenant_id = row.tenant_id;
-    t.reference = row.reference;
-    s.transfers.push_back(std::move(t));
+    GPURENT_TRY(transfer, transfer_of(row));
+    s.transfers.push_back(std::move(transfer));
     return {};
   }));
   return s;
@@ -421,24 +438,12 @@ Status copy_rows(RowReader& from, RowWriter& to) {
         }));
   }
   GPURENT_CHECK(from.tasks([&](const TaskColumns& row) -> Status {
-    model::JobTask task{.index = row.index, .attempts = row.attempts, .exit_code = row.exit_code};
-    if (!model::parse_job_state(row.state, &task.state)) {
-      return corrupt(fmt::format("job_tasks/{}/{}", row.job_id, row.index), "unknown state");
-    }
+    GPURENT_TRY(task, task_of(row));
     return to.upsert_task(row.job_id, task, row.members);
   }));
   GPURENT_CHECK(from.transfers([&](const TransferColumns& row) -> Status {
-    model::Transfer t{.id = std::string(row.id),
-                      .at = from_unix_ms(row.at_ms),
-                      .from_account = std::string(row.from_account),
-                      .to_account = std::string(row.to_account),
-                      .amount = row.amount,
-                      .tenant_id = std::string(row.tenant_id),
-                      .reference = std::string(row.reference)};
-    if (!model::parse_transfer_kind(row.kind, &t.kind)) {
-      return corrupt(fmt::format("ledger_transfers/{}", row.id), "unknown kind");
-    }
-    return to.append_transfer(t);
+    GPURENT_TRY(transfer, transfer_of(row));
+    return to.append_transfer(transfer);
   }));
   GPURENT_CHECK(from.events(std::numeric_limits<size_t>::max(),
                             [&](const model::Event& event) { return to.append_event(event); }));
@@ -446,17 +451,8 @@ Status copy_rows(RowReader& from, RowWriter& to) {
     return to.put_spot_price(type, at_ms, body);
   }));
   GPURENT_CHECK(from.rollups([&](const RollupColumns& row) -> Status {
-    auto resolution = monitor::parse_resolution(row.resolution);
-    auto metric = monitor::parse_metric(row.metric);
-    if (!resolution || !metric) return corrupt("gpu_rollups", "unknown resolution or metric");
-    return to.put_rollup({.gpu_uuid = std::string(row.gpu_uuid),
-                          .metric = *metric,
-                          .resolution = *resolution,
-                          .bucket_start_ms = row.bucket_start_ms,
-                          .min = row.min,
-                          .max = row.max,
-                          .sum = row.sum,
-                          .count = row.count});
+    GPURENT_TRY(rollup, rollup_of(row));
+    return to.put_rollup(rollup);
   }));
   GPURENT_CHECK(from.alert_rules(
       [&](std::string_view name, std::string_view body) { return to.put_alert_rule(name, body); }));
