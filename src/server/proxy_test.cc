@@ -61,6 +61,16 @@ TEST(SessionSignerTest, TheKeyFileKeepsSessionsAcrossRestarts) {
   std::filesystem::remove(path);
 }
 
+TEST(SessionSignerTest, AKeyWrittenInHexSignsForAnotherServer) {
+  const SessionSigner first = SessionSigner::random();
+  const std::string token = first.sign(TokenKind::kTicket, "i-a", "t-a", kNow + kSessionLifetime);
+  auto other = SessionSigner::from_hex(first.key_hex());
+  ASSERT_TRUE(other) << other.error().message;
+  EXPECT_TRUE(other->verify(token, TokenKind::kTicket, kNow));
+  EXPECT_FALSE(SessionSigner::from_hex("not hex"));
+  EXPECT_FALSE(SessionSigner::from_hex(first.key_hex().substr(2)));
+}
+
 TEST(ProxyHeadersTest, Cookies) {
   const std::string header = "a=1; gpurent_session=s.x.y; _xsrf=2|abc";
   EXPECT_EQ(cookie_value(header, "gpurent_session"), "s.x.y");

@@ -153,6 +153,16 @@ class LeaseKeeper {
   std::thread thread_;
 };
 
+// The services proxy's and the console's signing key. Servers sharing a store share it through the
+// database, so a console session or a Jupyter ticket outlives a failover; a lone server keeps it
+// in its data directory.
+Result<SessionSigner> session_signer(const std::string& shared_store, const std::string& data_dir) {
+  if (shared_store.empty()) return SessionSigner::load_or_create(data_dir + "/session.key");
+  GPURENT_TRY(key, store::postgres_shared_secret(shared_store, "session_key",
+                                                 SessionSigner::random().key_hex()));
+  return SessionSigner::from_hex(key);
+}
+
 // Stands by until this server holds the lease: the epoch it leads with, or nullopt when a stop
 // signal came first. Meanwhile the router forwards to whoever leads.
 std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
@@ -335,7 +345,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
   RollupPersister rollups(controller.fleet().monitor().series(), std::move(*rollup_writer));
   LogStore logs(options.data_dir + "/logs");
-  auto sessions = SessionSigner::load_or_create(options.data_dir + "/session.key");
+  auto sessions = session_signer(shared ? store_url : "", options.data_dir);
   if (!sessions) {
     spdlog::error("{}", sessions.error().message);
     return 1;

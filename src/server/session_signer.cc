@@ -44,6 +44,22 @@ SessionSigner SessionSigner::random() {
   return SessionSigner(std::move(key));
 }
 
+std::string SessionSigner::key_hex() const {
+  return hex(reinterpret_cast<const unsigned char*>(key_.data()), key_.size());
+}
+
+Result<SessionSigner> SessionSigner::from_hex(std::string_view text) {
+  std::string key(kSessionKeyBytes, '\0');
+  size_t length = 0;
+  if (text.size() != kSessionKeyBytes * 2 ||
+      sodium_hex2bin(reinterpret_cast<unsigned char*>(key.data()), key.size(), text.data(),
+                     text.size(), nullptr, &length, nullptr) != 0 ||
+      length != kSessionKeyBytes) {
+    return fail(Error::internal("the stored session key is not a key"));
+  }
+  return SessionSigner(std::move(key));
+}
+
 Result<SessionSigner> SessionSigner::load_or_create(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (in) {

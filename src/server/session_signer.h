@@ -27,6 +27,10 @@ class SessionSigner {
   // Reads the key from `path`, or creates it there (mode 0600) with a random one.
   static Result<SessionSigner> load_or_create(const std::string& path);
   static SessionSigner random();
+  // The key in hex, and a signer of a key so written (servers sharing a store share their key
+  // through it: server.cc); Error "internal" when `hex` is not a key.
+  std::string key_hex() const;
+  static Result<SessionSigner> from_hex(std::string_view hex);
 
   std::string sign(TokenKind kind, std::string_view instance_id, std::string_view tenant_id,
                    Timestamp expires) const;

@@ -69,4 +69,10 @@ class RollupWriter {
 Result<std::unique_ptr<RollupWriter>> open_sqlite_rollup_writer(const std::string& path);
 Result<std::unique_ptr<RollupWriter>> open_postgres_rollup_writer(const std::string& url);
 
+// A secret every server on the PostgreSQL database at `url` shares (the services proxy's session
+// key): the stored value of `name`, or `candidate`, stored now, when there is none yet. Servers
+// asking at once all get the one value that was stored.
+Result<std::string> postgres_shared_secret(const std::string& url, std::string_view name,
+                                           std::string_view candidate);
+
 }  // namespace gpurent::store

@@ -7,6 +7,7 @@ paused leader's writes are refused."""
 
 import os
 import random
+import re
 import secrets
 import signal
 import socket
@@ -170,6 +171,12 @@ def test_standbys_forward_and_one_takes_over_when_the_leader_is_killed(cluster):
     wait_for(lambda: cluster.call("GET", f"/v1/instances/{instance_id}", key).json()["state"]
              == "running", what="the instance to run")
 
+    # A console session, signed in on the leader that is about to die.
+    signed_in = http(cluster.urls[0], "POST", "/v1/session", body={"key": key})
+    assert signed_in.status == 201, signed_in.body
+    cookie = re.match(r"gpurent_console=([^;]+);", signed_in.headers["Set-Cookie"]).group(1)
+    csrf = signed_in.json()["csrf_token"]
+
     cluster.servers[0].stop(signal.SIGKILL)
     started = time.monotonic()
     # The CLI with every URL: its launch lands on the new leader.
@@ -184,6 +191,14 @@ def test_standbys_forward_and_one_takes_over_when_the_leader_is_killed(cluster):
     kept = cluster.call("GET", f"/v1/instances/{instance_id}", key).json()
     assert kept["state"] == "running" and kept["run"] == 1, kept
     assert agent.proc.poll() is None
+    # The console session outlives the failover: the servers share their signing key.
+    console = {"Cookie": f"gpurent_console={cookie}", "X-CSRF-Token": csrf,
+               "Origin": cluster.urls[leader]}
+    current = http(cluster.urls[leader], path="/v1/session", headers=console)
+    assert current.status == 200 and current.json()["csrf_token"] == csrf, current.body
+    made = http(cluster.urls[leader], "POST", "/v1/api-keys", body={"name": "after-failover"},
+                headers=console)
+    assert made.status == 201, made.body
     # The killed server comes back as a standby of the new leader.
     cluster.start(0)
     wait_for(lambda: cluster.health(0) == {"status": "standby", "leader": cluster.urls[leader]},

@@ -107,5 +107,16 @@ TEST_F(LeaderLeaseTest, ADeposedLeadersCommitIsRefusedAndWritesNothing) {
   EXPECT_TRUE(snapshot->transfers.empty());
 }
 
+// The same database, for what its servers share besides the lease.
+using SharedSecretTest = LeaderLeaseTest;
+
+TEST_F(SharedSecretTest, EveryServerGetsTheFirstSecretStored) {
+  auto first = postgres_shared_secret(url_, "session_key", "from-server-a");
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(*first, "from-server-a");
+  EXPECT_EQ(*postgres_shared_secret(url_, "session_key", "from-server-b"), "from-server-a");
+  EXPECT_EQ(*postgres_shared_secret(url_, "other", "x"), "x");
+}
+
 }  // namespace
 }  // namespace gpurent::store

@@ -377,6 +377,22 @@ Result<std::unique_ptr<Store>> open_postgres_store(const std::string& url,
   return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(connection), fence));
 }
 
+Result<std::string> postgres_shared_secret(const std::string& url, std::string_view name,
+                                           std::string_view candidate) {
+  GPURENT_TRY(connection, Connection::open(url));
+  GPURENT_CHECK(pg::migrate(connection));
+  GPURENT_TRY(stored, connection.query("INSERT INTO server_secrets (name, value) VALUES ($1, $2) "
+                                       "ON CONFLICT (name) DO NOTHING",
+                                       Params(name, candidate)));
+  (void)stored;
+  GPURENT_TRY(read,
+              connection.query("SELECT value FROM server_secrets WHERE name = $1", Params(name)));
+  if (PQntuples(read.get()) != 1) {
+    return fail(Error::internal(fmt::format("the shared secret {} was not stored", name)));
+  }
+  return std::string(PQgetvalue(read.get(), 0, 0));
+}
+
 Result<std::unique_ptr<RollupWriter>> open_postgres_rollup_writer(const std::string& url) {
   GPURENT_TRY(connection, open_connection(url, false));
   return std::unique_ptr<RollupWriter>(std::make_unique<PgRollupWriter>(std::move(connection)));

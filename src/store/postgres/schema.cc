@@ -99,7 +99,11 @@ constexpr int64_t kMigrationLock = 0x67707265'6e74'01;
 }  // namespace
 
 Status migrate(Connection& connection) {
-  const std::array<std::string, 1> migrations = {first_schema()};
+  const std::array<std::string, 2> migrations = {
+      first_schema(),
+      // Secrets every server of the database shares (store.h: postgres_shared_secret).
+      "CREATE TABLE server_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
+  };
   GPURENT_CHECK(connection.exec("BEGIN"));
   const auto applied = [&]() -> Status {
     GPURENT_TRY(locked,
