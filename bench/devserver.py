@@ -9,6 +9,29 @@ import subprocess
 import time
 
 
+def start_server(binary, workdir, key, store, port):
+    """`gpurent server --store STORE` on `port` (no local node), once it leads; returns the
+    process."""
+    out = open(os.path.join(workdir, "dev.log"), "wb")
+    proc = subprocess.Popen([binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir",
+                             os.path.join(workdir, "data"), "--admin-key", key, "--store", store],
+                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("gpurent server exited:\n" +
+                             open(os.path.join(workdir, "dev.log"), errors="replace").read())
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if json.loads(conn.getresponse().read()).get("status") == "ok":
+                return proc
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    raise SystemExit("gpurent server did not lead")
+
+
 def start_dev(binary, workdir, key):
     """`gpurent dev` on a free port with its data under workdir; returns (process, port)."""
     path = os.path.join(workdir, "dev.log")

@@ -32,13 +32,16 @@ and when its last task is seen running (the server names its threads: api, commi
 The fleet sends GPU telemetry with every report (its default, every 1 s: the realistic setup);
 --telemetry-interval 0 turns it off, for comparison.
 
+--store postgres://... runs `gpurent server` on that (empty) PostgreSQL database instead of
+`gpurent dev`: no local node, the same phases.
+
 Diagnostics: --phases array (or separate) runs one of the two; --array-split K submits (a) as K
 arrays of TASKS / K, one POST after the other, polling each job until it runs.
 
 Usage: bench/fleet_bench.py [--binary build-bench/gpurent] [--nodes 1000,5000] [--tasks 8000]
                             [--procs 2] [--threads 8] [--phase-limit 90] [--phases array,separate]
                             [--array-split 1] [--telemetry-interval S] [--json FILE]
-                            [--keep-logs DIR] [--perf DIR]
+                            [--keep-logs DIR] [--perf DIR] [--store postgres://...]
 Prints a Markdown block for bench/RESULTS.md.
 """
 
@@ -59,12 +62,18 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from devserver import all_items, start_dev
+from devserver import all_items, start_dev, start_server
 from procstats import ProcSampler, cpu_delta, start_perf, stop_perf, thread_cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TYPE = "h100-80g"
 GPUS_PER_NODE = 8
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def log(message):
@@ -418,22 +427,29 @@ def cancel_all(client, job_ids, total, limit_s, connections=16):
 class Platform:
     """A fresh `gpurent dev` and one simulated fleet of `nodes` nodes, in a temp directory."""
 
-    def __init__(self, binary, nodes, keep_dir=None, tag="", telemetry_interval=None):
+    def __init__(self, binary, nodes, keep_dir=None, tag="", telemetry_interval=None,
+                 store=None):
         self.binary, self.nodes, self.keep_dir, self.tag = binary, nodes, keep_dir, tag
         self.telemetry_interval = telemetry_interval
+        self.store = store  # a postgres:// URL: `gpurent server --store` and no local node
         self.workdir = tempfile.mkdtemp(prefix=f"gpurent-fleet-{nodes}-")
         self.key = "gpr_" + secrets.token_urlsafe(32)
         self.dev = self.fleet = None
-        self.total = GPUS_PER_NODE * (nodes + 1)
+        self.local_nodes = 0 if store else 1
+        self.total = GPUS_PER_NODE * (nodes + self.local_nodes)
         self.exits = {}
 
     def start(self, limit_s):
         """Starts both; returns (seconds until every node is ready or None, fleet's figure,
         nodes ready at the end)."""
-        self.dev, self.port = start_dev(self.binary, self.workdir, self.key)
+        if self.store:
+            self.port = free_port()
+            self.dev = start_server(self.binary, self.workdir, self.key, self.store, self.port)
+        else:
+            self.dev, self.port = start_dev(self.binary, self.workdir, self.key)
         self.client = Client(self.port, self.key)
         deadline = time.monotonic() + 30
-        while h100_offer(self.client)[0] < GPUS_PER_NODE:  # the dev agent's node: the +1
+        while h100_offer(self.client)[0] < GPUS_PER_NODE * self.local_nodes:  # the dev's node
             if time.monotonic() > deadline:
                 raise SystemExit("the dev agent did not join")
             time.sleep(0.05)
@@ -449,7 +465,7 @@ class Platform:
         ready = 0
         while time.monotonic() - t0 < limit_s:
             seen = h100_offer(self.client)[0]
-            ready = seen // GPUS_PER_NODE - 1
+            ready = seen // GPUS_PER_NODE - self.local_nodes
             if seen == self.total:
                 break
             if self.fleet.poll() is not None:
@@ -504,9 +520,10 @@ def cordon_local_node(platform):
 
 def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array", "separate"),
              split=1, keep_dir=None, use_local_node=False, perf_dir=None,
-             telemetry_interval=None):
+             telemetry_interval=None, store=None):
     figures = {"nodes": nodes, "load_before": os.getloadavg()[0]}
-    platform = Platform(binary, nodes, keep_dir, telemetry_interval=telemetry_interval)
+    platform = Platform(binary, nodes, keep_dir, telemetry_interval=telemetry_interval,
+                        store=store)
     try:
         # 0. Registration.
         registered, fleet_says, ready = platform.start(phase_limit_s)
@@ -517,7 +534,7 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
             log(f"{nodes} nodes: only {ready} ready within {phase_limit_s} s")
             return figures
         log(f"{nodes} nodes registered in {registered:.2f} s (fleet says {fleet_says} s)")
-        if not use_local_node:
+        if not use_local_node and not store:
             figures["cordoned_local_node"] = cordon_local_node(platform)
 
         # (a) One array request.
@@ -546,11 +563,11 @@ def run_size(binary, nodes, tasks, procs, threads, phase_limit_s, phases=("array
                 log(f"array phase: processes stopped with {figures['exits_a']}")
                 figures["separate_fresh_server"] = True
                 platform = Platform(binary, nodes, keep_dir, tag="-b",
-                                    telemetry_interval=telemetry_interval)
+                                    telemetry_interval=telemetry_interval, store=store)
                 registered, _, _ = platform.start(phase_limit_s)
                 if registered is None:
                     return figures
-                if not use_local_node:
+                if not use_local_node and not store:
                     cordon_local_node(platform)
             else:
                 time.sleep(3.0)
@@ -708,6 +725,8 @@ def main():
                         help="diagnostic: submit (a) as this many arrays of tasks/K each")
     parser.add_argument("--json", help="also write the raw figures here")
     parser.add_argument("--keep-logs", help="copy the dev and fleet logs into this directory")
+    parser.add_argument("--store", help="a postgres:// database: `gpurent server --store` "
+                        "instead of `gpurent dev` (no local node)")
     parser.add_argument("--use-local-node", action="store_true",
                         help="leave the dev's own node (real processes) schedulable, as before")
     parser.add_argument("--telemetry-interval", type=float,
@@ -725,7 +744,7 @@ def main():
         results.append(run_size(binary, n, args.tasks, args.procs, args.threads,
                                 args.phase_limit, args.phases.split(","), args.array_split,
                                 args.keep_logs, args.use_local_node, args.perf,
-                                args.telemetry_interval))
+                                args.telemetry_interval, args.store))
         log(json.dumps({k: v for k, v in results[-1].items()
                         if k not in ("array", "separate")}))
     if args.json:

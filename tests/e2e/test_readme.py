@@ -38,6 +38,8 @@ EXPECTED = {
 NOT_RUN = {
     "server": "a second control plane on :8080 (tests/e2e/test_server_config.py runs it)",
     "simulate --alibaba": "needs the Alibaba trace in ../shared (tests/e2e/test_simulate.py)",
+    "store migrate": "needs a PostgreSQL server (tests/e2e/test_ha.py runs it)",
+    "backup": "needs a PostgreSQL server (tests/e2e/test_ha.py runs it)",
 }
 
 # Long-running processes: started, checked to have joined, stopped.
@@ -161,9 +163,11 @@ class Session:
 
     def run_long(self, args):
         nodes_before = len(self.platform.call("GET", "/v1/nodes").json()["items"])
-        process = self.platform.start_process([*args, "--data-dir",
-                                               os.path.join(self.workdir, "agent-data")],
-                                              "readme-agent")
+        # Each README agent is a node of its own: its own identity directory.
+        self.agents = getattr(self, "agents", 0) + 1
+        process = self.platform.start_process(
+            [*args, "--data-dir", os.path.join(self.workdir, f"agent-data-{self.agents}")],
+            f"readme-agent-{self.agents}")
         wait_for(lambda: len(self.platform.call("GET", "/v1/nodes").json()["items"]) >
                  nodes_before, what="the README's agent to join")
         process.stop()
