@@ -604,6 +604,8 @@ def markdown(args, results):
         command += " --use-local-node"
     if args.telemetry_interval is not None:
         command += f" --telemetry-interval {args.telemetry_interval:g}"
+    if args.store:
+        command += " --store postgres://..."
     array_what = (f"one POST /v1/jobs with `array: {args.tasks}`" if args.array_split == 1 else
                   f"{args.array_split} POST /v1/jobs of `array: "
                   f"{args.tasks // args.array_split}` one after the other on one connection")
@@ -611,14 +613,17 @@ def markdown(args, results):
                  f"GPU telemetry every {args.telemetry_interval or 1:g} s, sent with every report")
     local = ("the dev's own node takes work too" if args.use_local_node else
              "the dev's own node is cordoned, so every task runs on the simulated fleet")
+    setup = ("Each size: a fresh `gpurent server` on an empty PostgreSQL database (N nodes, 8 N "
+             "GPUs)" if args.store else
+             "Each size: a fresh `gpurent dev` (its in-process agent adds one 8-GPU node, so N + 1 "
+             f"nodes and 8 (N + 1) GPUs; {local})")
     lines = [
         f"Command: `{command}`",
         "Machine: Debian 12 VM, 2 cores, 24 GiB; the server, the fleet process and the Python "
         f"clients share the two cores. Date: {datetime.now(timezone.utc):%Y-%m-%d}. "
         "Build: Release (-O2).",
         "",
-        f"Each size: a fresh `gpurent dev` (its in-process agent adds one 8-GPU node, so N + 1 "
-        f"nodes and 8 (N + 1) GPUs; {local}), one `gpurent agent --sim-nodes N --sim-gpus "
+        f"{setup}, one `gpurent agent --sim-nodes N --sim-gpus "
         f"8xh100-80g` ({telemetry}); "
         f"{args.tasks} one-GPU h100-80g tasks, command `[\"sleep\", \"infinity\"]`. Array: "
         f"{array_what}, then GET /v1/jobs/{{id}} every 5 ms on one keep-alive connection until "
