@@ -31,8 +31,24 @@ int64_t to_int64(const char* text) {
   return value;
 }
 
-std::string upsert_name(ObjectTable table) { return fmt::format("upsert_{}", table_name(table)); }
-std::string remove_name(ObjectTable table) { return fmt::format("remove_{}", table_name(table)); }
+// The prepared statements' names of each object table, formatted once (the writer names one per
+// row: a billing tick writes one per running workload).
+using TableNames = std::array<std::string, kObjectTableCount>;
+TableNames statement_names(std::string_view verb) {
+  TableNames names;
+  for (size_t i = 0; i < kObjectTableCount; ++i) {
+    names[i] = fmt::format("{}_{}", verb, table_name(static_cast<ObjectTable>(i)));
+  }
+  return names;
+}
+const std::string& upsert_name(ObjectTable table) {
+  static const TableNames names = statement_names("upsert");
+  return names[static_cast<size_t>(table)];
+}
+const std::string& remove_name(ObjectTable table) {
+  static const TableNames names = statement_names("remove");
+  return names[static_cast<size_t>(table)];
+}
 
 // Every statement the writer sends, prepared once per connection.
 Status prepare_statements(Connection& c) {
