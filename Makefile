@@ -13,3 +13,7 @@ bench:
 	scripts/bench.sh
 clean:
 	rm -rf build
+# The libFuzzer harnesses (fuzz/README.md), FUZZ_SECONDS (default 300) per target.
+.PHONY: fuzz
+fuzz:
+	scripts/fuzz.sh $(or $(FUZZ_SECONDS),300)

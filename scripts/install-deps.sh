@@ -18,10 +18,12 @@ build_packages=(
 # proxy for an agent and the CLI. scripts/check-tidy.sh needs clang-tidy 19 (Debian 12's default
 # 14 cannot parse libstdc++ 12's C++23 headers). tests/e2e/test_console.py drives Debian's headless
 # Chromium through the DevTools protocol (nothing downloads a browser). The PostgreSQL store's
-# tests run against a throwaway cluster of Debian's server (scripts/test-postgres.sh).
+# tests run against a throwaway cluster of Debian's server (scripts/test-postgres.sh). The
+# libFuzzer harnesses (scripts/fuzz.sh) build with clang 19 and its fuzzer and sanitizer runtimes
+# (clang 14 cannot parse libstdc++ 12's <expected>); llvm's symbolizer names the crash's frames.
 test_packages=(postgresql-15 python3 python3-pytest sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
-  nginx-light clang-tidy-19 chromium)
+  nginx-light clang-tidy-19 chromium clang-19 libclang-rt-19-dev llvm)
 bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds, runs clang-tidy over the changed files
-# (scripts/check-tidy.sh), and runs every test: the unit tests (ctest) and the multi-process
-# end-to-end tests (pytest against the real binary), the PostgreSQL ones against a throwaway
-# PostgreSQL (scripts/test-postgres.sh).
+# (scripts/check-tidy.sh), and runs every test: the unit tests (ctest), the libFuzzer harnesses for
+# a bounded time (scripts/fuzz.sh, GPURENT_FUZZ_SECONDS per target, default 20) and the
+# multi-process end-to-end tests (pytest against the real binary), the PostgreSQL ones against a
+# throwaway PostgreSQL (scripts/test-postgres.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
@@ -14,5 +15,7 @@ GPURENT_TEST_POSTGRES="$(scripts/test-postgres.sh)"
 export GPURENT_TEST_POSTGRES GPURENT_REQUIRE_POSTGRES=1
 echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+echo "== fuzzing (fuzz/README.md: the regression inputs, then each harness for a bounded time)"
+scripts/fuzz.sh "${GPURENT_FUZZ_SECONDS:-20}"
 echo "== end-to-end tests"
 GPURENT_BIN="$PWD/${BUILD_DIR:-build}/gpurent" /usr/bin/python3 -m pytest -q tests/e2e "$@"
