@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     auto tenant = ctl.accounts().create_tenant(admin, name);
     if (!tenant ||
         !ctl.accounts().credentials().create_api_key(
-            admin, {tenant->id, model::Role::kTenant, name, hash_secret(name), ""}) ||
+            admin, {tenant->id, model::Role::kTenantAdmin, name, hash_secret(name), ""}) ||
         !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
                               std::nullopt)) {
       die("tenant");

@@ -110,7 +110,7 @@ inline model::Principal funded_tenant(controller::Controller& ctl, const model::
   auto tenant = ctl.accounts().create_tenant(admin, "bench");
   if (!tenant ||
       !ctl.accounts().credentials().create_api_key(
-          admin, {tenant->id, model::Role::kTenant, "bench", hash_secret("t"), ""}) ||
+          admin, {tenant->id, model::Role::kTenantAdmin, "bench", hash_secret("t"), ""}) ||
       !ctl.accounts().topup(admin, tenant->id, int64_t{1'000'000'000} * kMicrosPerUnit, "",
                             std::nullopt)) {
     die("bench", "tenant");

@@ -3,7 +3,7 @@
 # makes of it. `scripts/check-format.sh --fix` formats them instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'bench/*.h')
+mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc' 'bench/*.h' 'fuzz/*.cc' 'fuzz/*.h')
 if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${files[@]}"
   exit 0

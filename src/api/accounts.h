@@ -21,7 +21,8 @@ namespace gpurent::api {
 struct Whoami {
   std::string tenant_id;
   std::string key_id;
-  model::Role role = model::Role::kTenant;
+  model::Role role = model::Role::kTenantAdmin;
+  std::vector<std::string> scopes;  // ["*"]: everything the role allows
 };
 
 template <class V, schema::Of<Whoami> S>
@@ -29,6 +30,7 @@ void fields(V& visit, S& x) {
   visit("tenant_id", x.tenant_id);
   visit("key_id", x.key_id);
   visit("role", x.role);
+  visit("scopes", x.scopes);
 }
 
 // POST /v1/tenants.
@@ -68,11 +70,14 @@ void fields(V& visit, S& x) {
   visit("currency", x.currency);
 }
 
-// POST /v1/api-keys: every member may be left out (the caller's tenant, role tenant, no name).
+// POST /v1/api-keys: every member may be left out (the caller's tenant; the caller's role, or
+// tenant-admin when an operator makes it; every scope the role allows; no name; no expiry).
 struct ApiKeyCreate {
   std::optional<std::string> tenant_id;
   std::optional<model::Role> role;
   std::optional<std::string> name;
+  std::optional<std::vector<std::string>> scopes;  // model/scopes.h
+  std::optional<Timestamp> expires_at;
 };
 
 template <class V, schema::Of<ApiKeyCreate> S>
@@ -80,15 +85,19 @@ void fields(V& visit, S& x) {
   visit("tenant_id", x.tenant_id, schema::kOmitEmpty);
   visit("role", x.role, schema::kOmitEmpty);
   visit("name", x.name, schema::kOmitEmpty);
+  visit("scopes", x.scopes, schema::kOmitEmpty);
+  visit("expires_at", x.expires_at, schema::kOmitEmpty);
 }
 
 struct ApiKey {
   std::string id;
   std::string tenant_id;
-  model::Role role = model::Role::kTenant;
+  model::Role role = model::Role::kTenantAdmin;
   std::string name;
   std::string prefix;  // the secret's first characters, to recognise it
   Timestamp created_at{};
+  std::vector<std::string> scopes;  // ["*"]: everything the role allows
+  std::optional<Timestamp> expires_at;
 };
 
 template <class V, schema::Of<ApiKey> S>
@@ -99,6 +108,8 @@ void fields(V& visit, S& x) {
   visit("name", x.name);
   visit("prefix", x.prefix);
   visit("created_at", x.created_at);
+  visit("scopes", x.scopes);
+  visit("expires_at", x.expires_at, schema::kOmitEmpty);
 }
 
 // The answer to POST /v1/api-keys: the key and its secret, shown only here.
@@ -129,7 +140,7 @@ void fields(V& visit, S& x) {
 struct Session {
   std::string tenant_id;
   std::string key_id;  // the session's own
-  model::Role role = model::Role::kTenant;
+  model::Role role = model::Role::kTenantAdmin;
   std::string session_of;
   std::string csrf_token;
   Timestamp expires_at{};

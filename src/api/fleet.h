@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/money.h"
 #include "model/node.h"
+#include "model/tenant.h"
 #include "model/volume.h"
 
 namespace gpurent::api {
@@ -206,6 +207,34 @@ void fields(V& visit, S& x) {
   visit("object_id", x.object_id);
   visit("kind", x.kind);
   visit("message", x.message);
+}
+
+// GET /v1/audit: an entry of the audit log (model/audit.h says what each member holds).
+struct AuditEntry {
+  int64_t seq = 0;
+  Timestamp at{};
+  std::optional<std::string> tenant_id;  // null: no key was recognised
+  std::optional<std::string> key_id;
+  std::optional<model::Role> role;
+  std::string address;
+  std::string action;
+  std::string target;
+  int status = 0;
+  std::string outcome;
+};
+
+template <class V, schema::Of<AuditEntry> S>
+void fields(V& visit, S& x) {
+  visit("seq", x.seq);
+  visit("at", x.at);
+  visit("tenant_id", x.tenant_id);
+  visit("key_id", x.key_id);
+  visit("role", x.role);
+  visit("address", x.address);
+  visit("action", x.action);
+  visit("target", x.target);
+  visit("status", x.status);
+  visit("outcome", x.outcome);
 }
 
 }  // namespace gpurent::api

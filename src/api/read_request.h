@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "common/clock.h"
 #include "common/field_table.h"
 #include "common/json.h"
 #include "common/result.h"
@@ -94,6 +95,11 @@ Status read_value(const Json& value, std::string_view member, T& out, const Unkn
     if (!from_string(text, &out)) return fail(unknown(member, text, names_of<T>()));
   } else if constexpr (schema::is_optional_v<T>) {
     return read_value(value, member, out.emplace(), unknown);
+  } else if constexpr (std::is_same_v<T, Timestamp>) {
+    const auto parsed =
+        value.is_string() ? parse_rfc3339(value.get_ref<const std::string&>()) : std::nullopt;
+    if (!parsed) return fail(invalid_field(member, "must be an RFC 3339 time"));
+    out = *parsed;
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
     if (!value.is_array()) return fail(invalid_field(member, "must be an array of strings"));
     out.clear();

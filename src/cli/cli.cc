@@ -64,6 +64,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_price_commands(app, ctx);
   add_account_commands(app, ctx);
   add_access_commands(app, ctx);
+  add_audit_commands(app, ctx);
   add_node_commands(app, ctx);
   add_job_commands(app, ctx);
   add_reservation_commands(app, ctx);

@@ -94,7 +94,7 @@ TEST_F(CliTest, FlagsBeatTheEnvironment) {
   env_["GPURENT_URL"] = "http://127.0.0.1:1";
   Outcome who = gpurent({"whoami", "--url", server.url(), "--api-key", "gpr_flag"});
   EXPECT_EQ(who.code, 0) << who.err;
-  EXPECT_EQ(who.out, "Tenant:  t-1\nKey:     k-1\nRole:    admin\n");
+  EXPECT_EQ(who.out, "Tenant:  t-1\nKey:     k-1\nRole:    admin\nScopes:  *\n");
   EXPECT_EQ(server.requests().at(0).headers.at("authorization"), "Bearer gpr_flag");
 }
 

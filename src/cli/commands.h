@@ -27,6 +27,7 @@ void add_price_commands(CLI::App& app, Context& ctx);
 // After add_billing_commands: packages, and invoices/settings under `billing`.
 void add_account_commands(CLI::App& app, Context& ctx);
 void add_access_commands(CLI::App& app, Context& ctx);
+void add_audit_commands(CLI::App& app, Context& ctx);
 void add_node_commands(CLI::App& app, Context& ctx);
 // job: batch jobs; reservation and quota: capacity booked ahead, tenants' limits.
 void add_job_commands(CLI::App& app, Context& ctx);

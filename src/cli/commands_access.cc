@@ -42,13 +42,47 @@ void add_access_commands(CLI::App& app, Context& ctx) {
   auto request = std::make_shared<client::ApiKeyRequest>();
   auto* create_key = keys->add_subcommand("create", "Create an API key (printed once)");
   create_key->add_option("--tenant", request->tenant_id, "for this tenant (operators)");
-  create_key->add_option("--role", request->role, "tenant (default), operator or admin");
+  create_key->add_option("--role", request->role,
+                         "read-only, tenant-member, tenant-admin (default: your own), operator or "
+                         "admin");
   create_key->add_option("--name", request->name, "a name to recognise the key by");
-  create_key->callback([&ctx, request] {
+  create_key->add_option("--scope", request->scopes,
+                         "limit the key to AREA:read, AREA:write, *:read ... (repeatable; AREA "
+                         "one of instances, jobs, volumes, billing, ...)");
+  auto expires_in = std::make_shared<int64_t>(0);
+  create_key->add_option("--expires-in", *expires_in, "the key stops working after N seconds")
+      ->check(CLI::PositiveNumber);
+  create_key->callback([&ctx, request, expires_in] {
+    if (*expires_in > 0) request->expires_at = ctx.now() + std::chrono::seconds(*expires_in);
     ctx.set_command([&ctx, request] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.access().create_api_key(*request); },
           [&ctx](const auto& value) { return api_key_view(value, ctx.now()); });
+    });
+  });
+}
+
+void add_audit_commands(CLI::App& app, Context& ctx) {
+  struct AuditOptions {
+    std::string tenant;
+    std::string key_id;
+    size_t tail = 50;
+  };
+  auto options = std::make_shared<AuditOptions>();
+  auto* audit =
+      app.add_subcommand("audit", "Who changed what, from where (tenant admins, operators)")
+          ->group("Access");
+  audit->add_option("--tenant", options->tenant, "only this tenant's (operators)");
+  audit->add_option("--key", options->key_id, "only this key's calls");
+  audit->add_option("--tail", options->tail, "show the last N (0: all)")->capture_default_str();
+  audit->callback([&ctx, options] {
+    ctx.set_command([&ctx, options] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) -> Result<Json> {
+            GPURENT_TRY(items, api.access().list_audit(options->tenant, options->key_id));
+            return last_items(std::move(items), options->tail);
+          },
+          [&ctx](const Json& value) { return audit_view(value, ctx.now()); });
     });
   });
 }

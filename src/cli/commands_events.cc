@@ -29,11 +29,7 @@ void add_event_commands(CLI::App& app, Context& ctx) {
       return ctx.call_and_show(
           [&](client::ApiClient& api) -> Result<Json> {
             GPURENT_TRY(items, api.monitoring().list_events(options->object_id, options->kind));
-            if (options->tail > 0 && items.size() > options->tail) {
-              items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(
-                                                             items.size() - options->tail));
-            }
-            return items;
+            return last_items(std::move(items), options->tail);
           },
           [&ctx](const Json& value) { return events_view(value, ctx.now()); });
     });

@@ -230,7 +230,9 @@ std::string api_key_view(const api::ApiKeyCreated& created, Timestamp now) {
                         {"Tenant", key.tenant_id},
                         {"Role", std::string(model::to_string(key.role))},
                         {"Name", key.name},
+                        {"Scopes", fmt::format("{}", fmt::join(key.scopes, " "))},
                         {"Created", when_exactly(key.created_at, now)},
+                        {"Expires", key.expires_at ? when_exactly(*key.expires_at, now) : "never"},
                         {"Key", created.key}}) +
          "\nStore the key now: it is not shown again.\n";
 }

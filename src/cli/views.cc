@@ -139,9 +139,16 @@ std::string topup_view(const Json& topup) {
 }
 
 std::string whoami_view(const Json& whoami) {
+  std::string scopes;
+  if (const auto it = whoami.find("scopes"); it != whoami.end() && it->is_array()) {
+    for (const auto& scope : *it) {
+      if (scope.is_string()) scopes += (scopes.empty() ? "" : " ") + scope.get<std::string>();
+    }
+  }
   return render_fields({{"Tenant", field_text(whoami, "tenant_id")},
                         {"Key", field_text(whoami, "key_id")},
-                        {"Role", field_text(whoami, "role")}});
+                        {"Role", field_text(whoami, "role")},
+                        {"Scopes", scopes.empty() ? "*" : sanitize(scopes)}});
 }
 
 std::string join_token_view(const Json& token, std::string_view server_url, Timestamp now) {
@@ -244,6 +251,27 @@ std::string quota_view(const Json& quota) {
                         {"Max GPUs", per_type.empty() ? "no limit" : per_type},
                         {"Max instances", max_instances.empty() ? "no limit" : max_instances},
                         {"Weight", field_text(quota, "weight")}});
+}
+
+Json last_items(Json items, size_t tail) {
+  if (tail > 0 && items.is_array() && items.size() > tail) {
+    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(items.size() - tail));
+  }
+  return items;
+}
+
+std::string audit_view(const Json& items, Timestamp now) {
+  Table table({"WHEN", "KEY", "ROLE", "FROM", "ACTION", "TARGET", "STATUS", "OUTCOME"});
+  for (const auto& entry : as_list(items)) {
+    const auto status = entry.find("status");
+    table.add_row(
+        {when(entry, "at", now), dash(field_text(entry, "key_id")), dash(field_text(entry, "role")),
+         field_text(entry, "address"), field_text(entry, "action"), field_text(entry, "target"),
+         status != entry.end() && status->is_number_integer() ? std::to_string(status->get<int>())
+                                                              : "-",
+         field_text(entry, "outcome")});
+  }
+  return table.render();
 }
 
 std::string events_view(const Json& items, Timestamp now) {

@@ -51,5 +51,8 @@ std::string join_token_view(const Json& token, std::string_view server_url, Time
 
 // The event log, one line per event: when, kind, object, message.
 std::string events_view(const Json& items, Timestamp now);
+// The last `tail` items of a list, oldest first (0: all of them): `--tail`.
+Json last_items(Json items, size_t tail);
+std::string audit_view(const Json& items, Timestamp now);
 
 }  // namespace gpurent::cli

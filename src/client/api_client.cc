@@ -141,9 +141,12 @@ Result<Answer<api::ApiKeyCreated>> AccessApi::create_api_key(const ApiKeyRequest
     return text.empty() ? std::nullopt : std::optional(text);
   };
   api::ApiKeyCreate create{.tenant_id = unless_empty(request.tenant_id),
-                           .name = unless_empty(request.name)};
+                           .name = unless_empty(request.name),
+                           .expires_at = request.expires_at};
+  if (!request.scopes.empty()) create.scopes = request.scopes;
   if (!request.role.empty() && !model::parse_role(request.role, &create.role.emplace())) {
-    return fail(invalid_field("role", "must be admin, operator or tenant"));
+    return fail(
+        invalid_field("role", "must be admin, operator, tenant-admin, tenant-member or read-only"));
   }
   const Json body = create;
   return typed<api::ApiKeyCreated>(transport().call("POST", "/v1/api-keys", &body));
@@ -524,6 +527,13 @@ Status MonitoringApi::delete_alert_rule(std::string_view name) {
   // 204: nothing to show
   GPURENT_CHECK(transport().call("DELETE", "/v1/alerts/rules/" + encode(name)));
   return {};
+}
+
+Result<Json> AccessApi::list_audit(std::string_view tenant, std::string_view key_id) {
+  std::string query;
+  add_query(query, "tenant", tenant);
+  add_query(query, "key", key_id);
+  return transport().list_items("/v1/audit", query);
 }
 
 Result<Json> MonitoringApi::list_events(std::string_view object_id, std::string_view kind) {

@@ -76,8 +76,10 @@ struct VolumeRequest {
 
 struct ApiKeyRequest {
   std::string tenant_id;  // "" = the caller's tenant
-  std::string role;       // "" = tenant
+  std::string role;       // "" = the caller's own (tenant-admin when an operator asks)
   std::string name;
+  std::vector<std::string> scopes;  // none: everything the role allows (model/scopes.h)
+  std::optional<Timestamp> expires_at;
 };
 
 // A typed answer: the body read into its struct (leniently, api/json_form.h: a member that a server
@@ -136,6 +138,9 @@ class AccessApi : ApiGroup {
   Result<Json> set_quota(std::string_view tenant_id, const Json& quota);
   Result<Json> get_quota(std::string_view tenant_id);
   Result<Answer<api::ApiKeyCreated>> create_api_key(const ApiKeyRequest& request);
+  // The audit log (tenant admins: their tenant's; operators: all, or `tenant`'s), every page,
+  // oldest first; `key_id` narrows it to one key's calls.
+  Result<Json> list_audit(std::string_view tenant, std::string_view key_id);
   // ttl_s nullopt = the server's default (24 h).
   Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
 };

@@ -14,10 +14,12 @@
 // array item that cannot be read is left out.
 #pragma once
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "common/clock.h"
@@ -111,11 +113,27 @@ void read_json_object(const Json& json, T& object) {
   if constexpr (requires { upgrade_older(json, object); }) upgrade_older(json, object);
 }
 
+// An integer member: a JSON integer that fits I. nlohmann would convert a float (or an integer
+// past uint64, which it parses as one) with a cast whose result is undefined, and narrow a wide
+// integer silently.
+template <class I>
+I integer_member(const Json& json, std::string_view name) {
+  const bool fits =
+      json.is_number_unsigned()
+          ? json.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<I>::max())
+          : json.is_number_integer() && std::in_range<I>(json.get<int64_t>());
+  if (!fits) {
+    throw std::invalid_argument("member '" + std::string(name) + "' is no integer in range");
+  }
+  return json.is_number_unsigned() ? static_cast<I>(json.get<uint64_t>())
+                                   : static_cast<I>(json.get<int64_t>());
+}
+
 template <TimeForm F, class T>
 void from_json_value(const Json& json, std::string_view name, T& out) {
   if constexpr (std::is_same_v<T, Timestamp>) {
     if constexpr (F == TimeForm::kUnixMs) {
-      out = from_unix_ms(json.get<int64_t>());
+      out = from_unix_ms(integer_member<int64_t>(json, name));
     } else {
       const auto parsed = parse_rfc3339(json.get_ref<const std::string&>());
       if (!parsed) throw std::invalid_argument("member '" + std::string(name) + "' is no time");
@@ -149,8 +167,10 @@ void from_json_value(const Json& json, std::string_view name, T& out) {
     }
   } else if constexpr (Described<T>) {
     read_json_object<F>(json, out);
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    out = integer_member<T>(json, name);
   } else {
-    json.get_to(out);  // a string, a number, a bool, or a type with its own from_json
+    json.get_to(out);  // a string, a float, a bool, or a type with its own from_json
   }
 }
 

@@ -22,6 +22,8 @@ int http_status(ErrorKind kind) {
       return 413;
     case ErrorKind::kUnprocessable:
       return 422;
+    case ErrorKind::kTooManyRequests:
+      return 429;
     case ErrorKind::kUnavailable:
       return 503;
     case ErrorKind::kInternal:
@@ -50,6 +52,8 @@ std::string_view error_kind_title(ErrorKind kind) {
       return "Payload Too Large";
     case ErrorKind::kUnprocessable:
       return "Unprocessable Content";
+    case ErrorKind::kTooManyRequests:
+      return "Too Many Requests";
     case ErrorKind::kUnavailable:
       return "Service Unavailable";
     case ErrorKind::kInternal:

@@ -24,6 +24,7 @@ enum class ErrorKind {
   kConflict,          // 409: the object's state does not allow the operation
   kPayloadTooLarge,   // 413
   kUnprocessable,     // 422: well-formed, but names something that cannot be satisfied
+  kTooManyRequests,   // 429: over a rate limit; retry later
   kUnavailable,       // 503: try again later
   kInternal,          // 500: a bug or an I/O failure
 };

@@ -65,10 +65,10 @@ Result<model::ApiKey> Accounts::bootstrap_admin(std::string_view secret_hash,
   return credentials_.add_admin_key(tenant_it->first, secret_hash, prefix);
 }
 
-std::string Accounts::tenant_id_for(std::string_view ref) const {
+std::string Accounts::tenant_id_for(const Principal& caller, std::string_view ref) const {
   if (ref.empty() || tenants_.contains(std::string(ref))) return std::string(ref);
   for (const auto& [id, tenant] : tenants_) {
-    if (tenant.name == ref) return id;
+    if (tenant.name == ref && visible_to(caller, id)) return id;
   }
   return std::string(ref);
 }

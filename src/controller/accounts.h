@@ -57,9 +57,10 @@ class Accounts {
   Result<model::ApiKey> bootstrap_admin(std::string_view secret_hash, std::string_view prefix,
                                         Micros credit);
   bool has_tenant(std::string_view tenant_id) const;
-  // The tenant a reference names: its id, or else the name of one (names are unique); anything
-  // else unchanged, for the caller's own not-found answer.
-  std::string tenant_id_for(std::string_view ref) const;
+  // The tenant a reference names: its id, or else the name of one the caller may see (names are
+  // unique); anything else unchanged, for the caller's own not-found answer (which so never
+  // reveals another tenant's id).
+  std::string tenant_id_for(const model::Principal& caller, std::string_view ref) const;
   Result<model::Tenant> create_tenant(const model::Principal& caller, std::string name);
   std::vector<const model::Tenant*> tenants(const model::Principal& caller) const;
 

@@ -202,7 +202,7 @@ TEST_F(AccountsTest, LowBalanceWarnsOncePerCrossing) {
 TEST_F(AccountsTest, ANewTenantIsWarnedFromItsFirstTopUpWithoutATick) {
   auto tenant = ctl_.accounts().create_tenant(admin_, "fresh");
   ASSERT_TRUE(tenant);
-  const Principal fresh{.tenant_id = tenant->id, .key_id = "k-fresh", .role = Role::kTenant};
+  const Principal fresh{.tenant_id = tenant->id, .key_id = "k-fresh", .role = Role::kTenantAdmin};
   ASSERT_TRUE(ctl_.accounts().topup(admin_, tenant->id, 100 * kMicrosPerUnit, "", std::nullopt));
   EXPECT_TRUE(event_kinds(fresh).empty());  // funded above the default threshold: no warning
   // The operator raises the threshold above the balance: that is a crossing, at once.
@@ -214,7 +214,7 @@ TEST_F(AccountsTest, ANewTenantIsWarnedFromItsFirstTopUpWithoutATick) {
 TEST_F(AccountsTest, ACreditLimitLetsWorkRunBelowZeroUntilItIsReached) {
   auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
   ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
-      admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+      admin_, {poor_tenant->id, Role::kTenantAdmin, "", hash_secret("p"), ""}));
   const auto poor = *ctl_.accounts().credentials().authenticate(hash_secret("p"));
   ASSERT_TRUE(ctl_.accounts().set_balance_settings(
       admin_, {.tenant_id = poor.tenant_id, .credit_limit = 120 * kH100PerSecond}));

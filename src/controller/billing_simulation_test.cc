@@ -57,7 +57,7 @@ class BillingSimulation {
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_->accounts().create_tenant(admin_, "tenant" + std::to_string(t));
       EXPECT_TRUE(ctl_->accounts().credentials().create_api_key(
-          admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
+          admin_, {tenant->id, model::Role::kTenantAdmin, "", hash_secret(tenant->id), ""}));
       tenants_.push_back(*ctl_->accounts().credentials().authenticate(hash_secret(tenant->id)));
       topup(tenant->id, (t + 1) * 300 * kMicrosPerUnit);
     }

@@ -42,6 +42,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(idempotency, other.idempotency);
   append(transfers, other.transfers);
   append(events, other.events);
+  append(audit, other.audit);
   append(price_versions, other.price_versions);
   append(spot_prices, other.spot_prices);
   append(package_products, other.package_products);

@@ -19,6 +19,7 @@
 #include "common/result.h"
 #include "controller/monitoring.h"
 #include "model/accounts.h"
+#include "model/audit.h"
 #include "model/event.h"
 #include "model/gpu_quarantine.h"
 #include "model/instance.h"
@@ -48,6 +49,8 @@ struct Snapshot {
   std::vector<model::Transfer> transfers;  // in the order they were posted
   // In seq order. A Snapshot holds only the most recent model::kMaxEventsInMemory.
   std::vector<model::Event> events;
+  // In seq order. A Snapshot holds only the most recent model::kMaxAuditInMemory.
+  std::vector<model::AuditRecord> audit;
   // The price book's versions: appended, never changed.
   std::vector<model::PriceVersion> price_versions;
   // Appended; the store keeps the newest billing::kMaxSpotPointsPerType per type.
@@ -165,10 +168,11 @@ struct ChangeSet : Snapshot {
            instances.empty() && instance_rows.empty() && jobs.empty() && job_tasks.empty() &&
            reservations.empty() && quotas.empty() && template_changes.empty() && usage.empty() &&
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
-           price_versions.empty() && spot_prices.empty() && package_products.empty() &&
-           packages.empty() && balance_settings.empty() && downtime.empty() &&
-           gpu_quarantines.empty() && woken_nodes.empty() && changed_instances.empty() &&
-           monitoring_changes.empty() && usage_charges.empty() && metered_usage.empty();
+           audit.empty() && price_versions.empty() && spot_prices.empty() &&
+           package_products.empty() && packages.empty() && balance_settings.empty() &&
+           downtime.empty() && gpu_quarantines.empty() && woken_nodes.empty() &&
+           changed_instances.empty() && monitoring_changes.empty() && usage_charges.empty() &&
+           metered_usage.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

@@ -68,10 +68,13 @@ struct JobPage {
 
 struct NewApiKey {
   std::string tenant_id;  // empty: the caller's tenant
-  model::Role role = model::Role::kTenant;
+  // None: the caller's own role when it is a tenant's, tenant-admin when an operator makes it.
+  std::optional<model::Role> role;
   std::string name;
   std::string secret_hash;
   std::string prefix;
+  std::vector<std::string> scopes;      // none: everything the role allows (model/scopes.h)
+  std::optional<Timestamp> expires_at;  // none: never, unless the caller's own key expires
 };
 
 struct CreatedReservation {
@@ -111,6 +114,12 @@ struct EventFilter {
   std::optional<std::string> object_id;
   std::optional<std::string> kind;
   int64_t after_seq = 0;  // only events recorded after this one (a cursor)
+};
+
+struct AuditFilter {
+  std::optional<std::string> tenant_id;  // operators only
+  std::optional<std::string> key_id;
+  int64_t after_seq = 0;  // only entries recorded after this one (a cursor)
 };
 
 struct CreatedPackage {

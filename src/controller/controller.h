@@ -36,6 +36,7 @@
 #include "common/result.h"
 #include "common/string_hash.h"
 #include "controller/accounts.h"
+#include "controller/audit_log.h"
 #include "controller/change_set.h"
 #include "controller/change_tracker.h"
 #include "controller/commands.h"
@@ -128,6 +129,9 @@ class Controller {
   const Accounts& accounts() const { return accounts_; }
   TemplateCatalog& templates() { return templates_; }
   const EventLog& events() const { return events_; }
+  // Who called what (audit_log.h); the server records, the controller keeps.
+  AuditLog& audit() { return audit_; }
+  const AuditLog& audit() const { return audit_; }
   // Tenants' persistent volumes (volumes.h).
   Volumes& volumes() { return volumes_; }
 
@@ -307,6 +311,7 @@ class Controller {
   // Which objects changed since take_changes(), for it to copy into changes_.
   ChangeTracker tracker_{changes_};
   EventLog events_{clock_, changes_};
+  AuditLog audit_{clock_, changes_};
   IdempotencyKeys idempotency_{clock_, changes_};
   Accounts accounts_{{clock_, rng_, changes_, events_, idempotency_, options_.currency}};
   TemplateCatalog templates_{changes_};

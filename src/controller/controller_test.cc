@@ -69,11 +69,13 @@ TEST_F(ControllerTest, AStartWhileStoppingStartsTheInstanceOnceItHasStopped) {
 TEST_F(ControllerTest, ATenantIsNamedByItsIdOrItsName) {
   const auto acme = ctl_.accounts().create_tenant(admin_, "acme");
   ASSERT_TRUE(acme);
-  EXPECT_EQ(ctl_.accounts().tenant_id_for(acme->id), acme->id);
-  EXPECT_EQ(ctl_.accounts().tenant_id_for("acme"), acme->id);
-  EXPECT_EQ(ctl_.accounts().tenant_id_for("nobody"),
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(admin_, acme->id), acme->id);
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(admin_, "acme"), acme->id);
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(admin_, "nobody"),
             "nobody");  // left for the caller's not-found answer
-  EXPECT_EQ(ctl_.accounts().tenant_id_for(""), "");
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(admin_, ""), "");
+  // Another tenant's name stays a name: the not-found answer must not reveal its id.
+  EXPECT_EQ(ctl_.accounts().tenant_id_for(alice_, "acme"), "acme");
 }
 
 TEST_F(ControllerTest, AnInstanceIsNamedByItsIdOrItsTenantsNameForIt) {
@@ -215,7 +217,7 @@ TEST_F(ControllerTest, RefusesUnknownTypesAndEmptyWallets) {
   // Spend the wallet down to almost nothing by topping up nothing more: use a fresh tenant.
   auto empty_tenant = ctl_.accounts().create_tenant(admin_, "empty");
   ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
-      admin_, {empty_tenant->id, Role::kTenant, "", hash_secret("e"), ""}));
+      admin_, {empty_tenant->id, Role::kTenantAdmin, "", hash_secret("e"), ""}));
   const auto empty = *ctl_.accounts().credentials().authenticate(hash_secret("e"));
   const auto refused = ctl_.create_instance(empty, spec(1), std::nullopt, "");
   EXPECT_EQ(refused.error().kind, ErrorKind::kPaymentRequired);
@@ -340,7 +342,7 @@ TEST_F(ControllerTest, DeleteTerminatesThroughStopping) {
 TEST_F(ControllerTest, OverdrawnTenantsAreStopped) {
   auto poor_tenant = ctl_.accounts().create_tenant(admin_, "poor");
   ASSERT_TRUE(ctl_.accounts().credentials().create_api_key(
-      admin_, {poor_tenant->id, Role::kTenant, "", hash_secret("p"), ""}));
+      admin_, {poor_tenant->id, Role::kTenantAdmin, "", hash_secret("p"), ""}));
   const auto poor = *ctl_.accounts().credentials().authenticate(hash_secret("p"));
   ASSERT_TRUE(ctl_.accounts().topup(admin_, poor.tenant_id, 61 * kH100PerSecond, "", std::nullopt));
   const auto instance = launch(poor, 1);

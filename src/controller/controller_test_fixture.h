@@ -36,7 +36,7 @@ class ControllerTest : public testing::Test {
     auto tenant = ctl_.accounts().create_tenant(admin_, name);
     EXPECT_TRUE(tenant);
     auto key = ctl_.accounts().credentials().create_api_key(
-        admin_, {tenant->id, Role::kTenant, name, hash_secret(name), ""});
+        admin_, {tenant->id, Role::kTenantAdmin, name, hash_secret(name), ""});
     EXPECT_TRUE(key);
     EXPECT_TRUE(
         ctl_.accounts().topup(admin_, tenant->id, 1'000 * kMicrosPerUnit, "", std::nullopt));

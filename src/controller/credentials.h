@@ -51,10 +51,12 @@ class Credentials {
   // The key with this hash, unless revoked; null otherwise.
   const model::ApiKey* key_with_hash(std::string_view key_hash) const;
   // The tenant's API keys in id order, revoked ones and console sessions left out; none for a
-  // tenant the caller may not see.
+  // tenant the caller may not see, or for a caller who may not manage keys.
   std::vector<const model::ApiKey*> api_keys(const model::Principal& caller,
                                              std::string_view tenant_id) const;
-  // Tenants make tenant keys for themselves, operators any key but admin ones, admins anything.
+  // Tenant admins make keys for their tenant, operators for any tenant, of a role, scopes and
+  // expiry no greater than the caller's own (a key expiring later is cut to the caller's
+  // expiry); members and read-only keys make none (403).
   Result<model::ApiKey> create_api_key(const model::Principal& caller, NewApiKey request);
   // The bootstrap admin's key, of its tenant (Accounts::bootstrap_admin makes the tenant).
   model::ApiKey add_admin_key(std::string tenant_id, std::string_view secret_hash,
@@ -63,9 +65,9 @@ class Credentials {
   // caller's tenant and role, made from the caller's key, expiring after `lifetime`.
   Result<model::ApiKey> create_session(const model::Principal& caller, std::string secret_hash,
                                        std::string prefix, Millis lifetime);
-  // Revokes a key, and the console sessions made from it. Tenants revoke their own tenant's keys,
-  // operators anyone's, admin keys only admins; a session only itself (signing out). 404
-  // api_key_not_found for a key the caller may not see or already revoked.
+  // Revokes a key, and the console sessions made from it. Tenant admins revoke their own
+  // tenant's keys, operators anyone's, admin keys only admins; any key itself (a session signing
+  // out). 404 api_key_not_found for a key the caller may not see or already revoked.
   Result<model::ApiKey> revoke_api_key(const model::Principal& caller, std::string_view key_id);
 
   // --- Join tokens ---
@@ -77,6 +79,14 @@ class Credentials {
   const model::JoinToken* valid_join_token(std::string_view secret_hash) const;
 
  private:
+  // A key that authenticates: its id and its scopes, parsed once.
+  struct LiveKey {
+    std::string id;
+    model::ScopeSet scopes;
+  };
+  static LiveKey live_key(const model::ApiKey& key);
+  static bool manages_keys(const model::Principal& caller);
+  static Error keys_need_admin();
   Timestamp now() const { return c_.clock.now(); }
   // A new key (or session), found by its hash from now on and in the pending changes.
   model::ApiKey add(model::ApiKey key);
@@ -84,7 +94,7 @@ class Credentials {
 
   Context c_;
   std::map<std::string, model::ApiKey, std::less<>> api_keys_;
-  std::unordered_map<std::string, std::string> key_by_hash_;  // keys not revoked
+  std::unordered_map<std::string, LiveKey> key_by_hash_;  // keys not revoked
   // The console sessions made from each key, by the key's id.
   std::unordered_map<std::string, std::vector<std::string>> sessions_of_;
   std::map<std::string, model::JoinToken, std::less<>> join_tokens_;

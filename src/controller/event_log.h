@@ -4,11 +4,10 @@
 // in memory for listing.
 //
 // Invariant: seq is dense (each event's is the previous one's plus one), in memory and as
-// restored; list() relies on it to find a cursor's place by arithmetic.
+// restored (controller/seq_window.h).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "common/result.h"
 #include "controller/change_set.h"
 #include "controller/commands.h"
+#include "controller/seq_window.h"
 #include "model/event.h"
 #include "model/tenant.h"
 
@@ -40,8 +40,7 @@ class EventLog {
  private:
   const Clock& clock_;
   ChangeSet& changes_;
-  std::deque<model::Event> events_;  // the most recent, in seq order
-  int64_t last_seq_ = 0;
+  SeqWindow<model::Event> events_{model::kMaxEventsInMemory};
 };
 
 }  // namespace gpurent::controller

@@ -9,8 +9,8 @@ namespace {
 
 using model::InstanceState;
 
-const model::Principal kAlice{"t-alice", "key-a", model::Role::kTenant};
-const model::Principal kBob{"t-bob", "key-b", model::Role::kTenant};
+const model::Principal kAlice{"t-alice", "key-a", model::Role::kTenantAdmin};
+const model::Principal kBob{"t-bob", "key-b", model::Role::kTenantAdmin};
 const model::Principal kOperator{"", "key-op", model::Role::kOperator};
 
 class InstanceRegistryTest : public ComponentTest {

@@ -269,8 +269,8 @@ TEST_F(MeteringComponentTest, InvoicesAreTheTenantsOwnAndDescribeRunsByTypeAndPr
   clock_.advance(Millis(120'000));
   metering_.close_run(instance, clock_.now(), false);
 
-  const model::Principal alice{tenant_, "key-a", model::Role::kTenant};
-  const model::Principal bob{"t-other", "key-b", model::Role::kTenant};
+  const model::Principal alice{tenant_, "key-a", model::Role::kTenantAdmin};
+  const model::Principal bob{"t-other", "key-b", model::Role::kTenantAdmin};
   EXPECT_FALSE(metering_.invoice_months(bob, tenant_));
   const auto months = metering_.invoice_months(alice, tenant_);
   ASSERT_TRUE(months);

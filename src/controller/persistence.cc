@@ -60,6 +60,7 @@ Status Controller::restore(Snapshot snapshot) {
   volumes_.restore(snapshot);
   idempotency_.restore(std::move(snapshot.idempotency));
   downtime_.restore(snapshot);
+  GPURENT_CHECK(audit_.restore(std::move(snapshot.audit)));
   return events_.restore(std::move(snapshot.events));
 }
 

@@ -15,7 +15,7 @@ constexpr Micros kA100 = 10'800'000;
 constexpr Micros kH100Floor = kH100 * 400 / 1000;
 
 const model::Principal kOperator{"", "key-op", model::Role::kOperator};
-const model::Principal kTenant{"t-1", "key-t", model::Role::kTenant};
+const model::Principal kTenant{"t-1", "key-t", model::Role::kTenantAdmin};
 
 bool catalog_type(std::string_view type) { return model::find_gpu_type(type) != nullptr; }
 

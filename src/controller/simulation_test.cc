@@ -51,7 +51,7 @@ class Simulation {
     for (int t = 0; t < 3; ++t) {
       auto tenant = ctl_.accounts().create_tenant(admin_, "tenant" + std::to_string(t));
       EXPECT_TRUE(ctl_.accounts().credentials().create_api_key(
-          admin_, {tenant->id, model::Role::kTenant, "", hash_secret(tenant->id), ""}));
+          admin_, {tenant->id, model::Role::kTenantAdmin, "", hash_secret(tenant->id), ""}));
       const Micros topup = (t + 1) * 20 * kMicrosPerUnit;  // tenant0 runs out of money sometimes
       EXPECT_TRUE(ctl_.accounts().topup(admin_, tenant->id, topup, "", std::nullopt));
       tenants_.push_back(*ctl_.accounts().credentials().authenticate(hash_secret(tenant->id)));

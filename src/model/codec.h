@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "model/accounts.h"
 #include "model/agent_protocol.h"
+#include "model/audit.h"
 #include "model/event.h"
 #include "model/gpu_quarantine.h"
 #include "model/instance.h"

@@ -72,10 +72,12 @@ constexpr std::array<std::pair<RuntimeChoice, std::string_view>, 3> kRuntimeChoi
     {RuntimeChoice::kContainer, "container"},
 }};
 
-constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
+constexpr std::array<std::pair<Role, std::string_view>, 5> kRoles{{
     {Role::kAdmin, "admin"},
     {Role::kOperator, "operator"},
-    {Role::kTenant, "tenant"},
+    {Role::kTenantAdmin, "tenant-admin"},
+    {Role::kTenantMember, "tenant-member"},
+    {Role::kReadOnly, "read-only"},
 }};
 
 constexpr std::array<std::pair<TransferKind, std::string_view>, 6> kTransferKinds{{
@@ -190,7 +192,29 @@ bool valid_service_name(std::string_view name) {
   });
 }
 
-bool parse_role(std::string_view t, Role* out) { return value_of(kRoles, t, out); }
+bool parse_role(std::string_view t, Role* out) {
+  if (t == "tenant") {  // the one tenant role there was before tenant-member and read-only
+    *out = Role::kTenantAdmin;
+    return true;
+  }
+  return value_of(kRoles, t, out);
+}
+
+int rank(Role role) {
+  switch (role) {
+    case Role::kAdmin:
+      return 4;
+    case Role::kOperator:
+      return 3;
+    case Role::kTenantAdmin:
+      return 2;
+    case Role::kTenantMember:
+      return 1;
+    case Role::kReadOnly:
+      return 0;
+  }
+  return 0;
+}
 
 std::string_view to_string(RuntimeChoice c) { return name_of(kRuntimeChoices, c); }
 bool parse_runtime_choice(std::string_view t, RuntimeChoice* out) {

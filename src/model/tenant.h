@@ -3,16 +3,28 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/field_table.h"
+#include "model/scopes.h"
 
 namespace gpurent::model {
 
-enum class Role { kAdmin, kOperator, kTenant };
+// Who a key speaks for, from the most to the least trusted. Operators (admin, operator) run the
+// platform and see every tenant; a tenant's own keys see only it:
+// - tenant-admin: everything a tenant may do, its API keys and its audit log included;
+// - tenant-member: uses the platform (launches, stops, volumes, jobs...), reads its bills, but
+//   does not manage keys or read the audit log;
+// - read-only: reads what a member reads and changes nothing.
+// "tenant", the single tenant role before there were three, is read as tenant-admin.
+enum class Role { kAdmin, kOperator, kTenantAdmin, kTenantMember, kReadOnly };
 std::string_view to_string(Role role);
 bool parse_role(std::string_view text, Role* out);
 inline bool from_string(std::string_view text, Role* out) { return parse_role(text, out); }
+// Higher is more trusted; a key never makes a key of a higher rank than its own.
+int rank(Role role);
+inline bool at_least(Role role, Role least) { return rank(role) >= rank(least); }
 
 struct Tenant {
   std::string id;
@@ -30,7 +42,7 @@ void fields(V& visit, S& x) {
 struct ApiKey {
   std::string id;
   std::string tenant_id;
-  Role role = Role::kTenant;
+  Role role = Role::kTenantAdmin;
   std::string name;
   std::string secret_hash;  // the secret itself is shown once, at creation, and never stored
   std::string prefix;       // the first characters of the secret, to recognise it in listings
@@ -41,6 +53,9 @@ struct ApiKey {
   std::string session_of;
   std::optional<Timestamp> expires_at;
   std::optional<Timestamp> revoked_at;  // a revoked key authenticates nothing
+  // What the key may reach beyond its role's bounds (model/scopes.h), in canonical form; none:
+  // everything its role allows.
+  std::vector<std::string> scopes;
 };
 
 template <class V, schema::Of<ApiKey> S>
@@ -52,6 +67,7 @@ void fields(V& visit, S& x) {
   visit("prefix", x.prefix);
   visit("revoked_at", x.revoked_at, schema::kOmitEmpty);
   visit("role", x.role);
+  visit("scopes", x.scopes, schema::kOmitEmpty);
   visit("secret_hash", x.secret_hash);
   visit("session_of", x.session_of, schema::kOmitEmpty);
   visit("tenant_id", x.tenant_id);
@@ -78,12 +94,13 @@ void fields(V& visit, S& x) {
 struct Principal {
   std::string tenant_id;
   std::string key_id;
-  Role role = Role::kTenant;
+  Role role = Role::kTenantAdmin;
+  ScopeSet scopes;  // everything, unless the key names its scopes
   bool is_operator() const { return role == Role::kAdmin || role == Role::kOperator; }
 };
 
 // The platform acting on its own behalf (bootstrap, internal lookups): sees everything.
-inline Principal platform_principal() { return Principal{"", "platform", Role::kAdmin}; }
+inline Principal platform_principal() { return Principal{"", "platform", Role::kAdmin, {}}; }
 
 // A POST with an Idempotency-Key: a retry returns the object the first call created.
 struct IdempotencyRecord {

@@ -281,9 +281,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       co_await http::async_read(stream, buffer, parser, asio::redirect_error(kUseAwaitable, ec));
       if (ec) {
         // Unparseable or oversized request: answer once, then close (the stream is out of sync).
-        co_await refuse(stream, ec == http::error::body_limit
-                                    ? too_large()
-                                    : Error::invalid("malformed_request", ec.message()));
+        // Named first: GCC 12 frees a conditional expression's temporary twice when it is the
+        // operand of a co_await's call (heap corruption on every oversized chunked body).
+        Error refusal = ec == http::error::body_limit
+                            ? too_large()
+                            : Error::invalid("malformed_request", ec.message());
+        co_await refuse(stream, std::move(refusal));
         break;
       }
       const bool keep_alive = parser.get().keep_alive();

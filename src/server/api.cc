@@ -20,10 +20,15 @@
 
 namespace gpurent::server {
 
-std::optional<std::string> Api::Impl::tenant_query(const Request& request) const {
+Result<std::optional<std::string>> Api::Impl::tenant_query(const Principal& caller,
+                                                           const Request& request) const {
   auto tenant = query_string(request, "tenant");
-  if (tenant) tenant = host.controller().accounts().tenant_id_for(*tenant);
-  return tenant;
+  if (!tenant) return tenant;
+  std::string id = host.controller().accounts().tenant_id_for(caller, *tenant);
+  if (!caller.is_operator() && id != caller.tenant_id) {
+    return fail(Error::not_found("tenant", *tenant));
+  }
+  return std::optional(std::move(id));
 }
 
 Result<Principal> Api::Impl::principal(const Request& request) {
@@ -56,9 +61,61 @@ Result<std::string> Api::Impl::node_of(const Request& request) {
 }
 
 Result<std::string> Api::Impl::billed_tenant(const Principal& caller, const Request& request) {
-  std::string tenant = tenant_query(request).value_or(caller.tenant_id);
+  GPURENT_TRY(named, tenant_query(caller, request));
+  std::string tenant = named.value_or(caller.tenant_id);
   GPURENT_CHECK(ctl().accounts().balance(caller, tenant));
   return tenant;
+}
+
+asio::awaitable<Response> Api::Impl::call_keyed(const KeyedRoute& route, Request& request,
+                                                const PathParams& params) {
+  auto caller = principal(request);
+  Response response;
+  if (!caller) {
+    response = problem_response(caller.error());
+  } else if (auto allowed = route.access.permits(*caller); !allowed) {
+    response = problem_response(allowed.error());
+  } else {
+    const RateDecision rate = rate_limiter.admit_key(caller->key_id, route.access.creates);
+    // Not a conditional expression: GCC miscompiles a co_await inside one.
+    if (rate.allowed) {
+      response = co_await route.handler(*caller, request, params);
+    } else {
+      response = problem_response(rate.error());
+    }
+    std::ranges::move(rate.headers(), std::back_inserter(response.headers));
+  }
+  if (route.access.audited)
+    co_await audit(caller ? &*caller : nullptr, request, route.action, response);
+  co_return response;
+}
+
+asio::awaitable<void> Api::Impl::audit(const Principal* caller, const Request& request,
+                                       std::string_view action, const Response& response) {
+  std::string outcome = "ok";
+  if (response.status >= 400) {
+    const Json problem = Json::parse(response.body, nullptr, false);
+    const auto code = problem.is_object() ? problem.find("code") : problem.end();
+    outcome = code != problem.end() && code->is_string() ? code->get<std::string>()
+                                                         : std::to_string(response.status);
+  }
+  model::AuditRecord entry{
+      .tenant_id = caller ? caller->tenant_id : std::string(),
+      .key_id = caller ? caller->key_id : std::string(),
+      .role = caller ? std::string(model::to_string(caller->role)) : std::string(),
+      .address = request.peer_address,
+      .action = std::string(action),
+      .target = request.path.substr(0, model::kMaxAuditTargetLength),
+      .status = response.status,
+      .outcome = std::move(outcome)};
+  co_await host.mutate([&](Controller& c) { return c.audit().record(std::move(entry)).seq; });
+}
+
+RouteAccess Api::Impl::access_of(std::string_view method, std::string_view pattern) {
+  auto access = route_access(method, pattern);
+  GPURENT_ASSERT(access.has_value(), "route {} {} is in no access area (server/access.cc)", method,
+                 pattern);
+  return *access;
 }
 
 Status Api::Impl::require_operator(const Principal& caller) {
@@ -78,7 +135,8 @@ void Api::Impl::add_routes() {
         [](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
           co_return json_response(200, {{"tenant_id", caller.tenant_id},
                                         {"key_id", caller.key_id},
-                                        {"role", model::to_string(caller.role)}});
+                                        {"role", model::to_string(caller.role)},
+                                        {"scopes", caller.scopes.names()}});
         });
   keyed("GET", "/v1/gpu-types",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
@@ -99,6 +157,7 @@ void Api::Impl::add_routes() {
   add_quota_routes();
   add_template_routes();
   add_event_routes();
+  add_audit_routes();
   add_price_routes();
   add_account_routes();
   add_monitoring_routes();
@@ -145,13 +204,22 @@ asio::awaitable<Response> Api::handle(Request request) {
   const auto start = std::chrono::steady_clock::now();
   auto match = impl_->router.match(request.method, request.path);
   const std::string method = request.method;
+  const std::string peer = request.peer_address;
+  // Agents are limited by nothing here: a cluster behind one address reports through it.
+  const RateDecision admitted = request.path.starts_with("/v1/agent/")
+                                    ? RateDecision{}
+                                    : impl_->rate_limiter.admit_address(peer);
   // Not a conditional expression: GCC miscompiles a co_await inside one.
   Response response;
-  if (match) {
+  if (!admitted.allowed) {
+    response = problem_response(admitted.error());
+    std::ranges::move(admitted.headers(), std::back_inserter(response.headers));
+  } else if (match) {
     response = co_await (*match->handler)(request, match->params);
   } else {
     response = problem_response(match.error());
   }
+  impl_->rate_limiter.answered(peer, response.status);
   impl_->request_metrics.observe(method, match ? match->pattern : std::string_view("unmatched"),
                                  response.status,
                                  std::chrono::duration_cast<std::chrono::microseconds>(
@@ -162,6 +230,10 @@ asio::awaitable<Response> Api::handle(Request request) {
 void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
 
 void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
+
+void Api::set_rate_limits(const RateLimitConfig& config) {
+  impl_->rate_limiter = RateLimiter(config, impl_->rate_clock);
+}
 
 void Api::set_uploads(UploadStore* uploads) {
   impl_->uploads = uploads;

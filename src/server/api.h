@@ -15,6 +15,7 @@
 #include "server/host.h"
 #include "server/log_store.h"
 #include "server/proxy.h"
+#include "server/rate_limiter.h"
 
 namespace gpurent::server {
 
@@ -39,6 +40,8 @@ class Api {
   void set_metrics_token(std::string token);
   // Agents' calls are then accepted only from the address their node registered from.
   void set_bind_node_credentials(bool bind);
+  // The API's rate limits (server/rate_limiter.h); the defaults until set.
+  void set_rate_limits(const RateLimitConfig& config);
   // Where tenants' uploads are kept (workdirs); without one, upload routes answer 503.
   void set_uploads(UploadStore* uploads);
   // (method, path pattern) of every route, the forwarded ones included.

@@ -23,7 +23,9 @@ void Api::Impl::add_billing_routes() {
   keyed("GET", "/v1/billing/balance",
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
-          const std::string tenant = tenant_query(request).value_or(caller.tenant_id);
+          auto named = tenant_query(caller, request);
+          if (!named) co_return problem_response(named.error());
+          const std::string tenant = named->value_or(caller.tenant_id);
           auto balance = ctl().accounts().balance(caller, tenant);
           co_return result_response(200, balance, [&](Micros amount) {
             return Json{{"tenant_id", tenant},
@@ -183,7 +185,7 @@ void Api::Impl::add_account_routes() {
           co_return co_await operator_write(
               caller, request, parse_balance_settings,
               [&](Controller& c, auto settings) {
-                settings.tenant_id = c.accounts().tenant_id_for(settings.tenant_id);
+                settings.tenant_id = c.accounts().tenant_id_for(caller, settings.tenant_id);
                 return c.accounts().set_balance_settings(caller, std::move(settings));
               },
               [&](const model::BalanceSettings& settings) {
@@ -354,8 +356,10 @@ void Api::Impl::add_volume_routes() {
   keyed("GET", "/v1/volumes",
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
+          auto named = tenant_query(caller, request);
+          if (!named) co_return problem_response(named.error());
           Json items = Json::array();
-          for (const auto* volume : ctl().volumes().list(caller, tenant_query(request))) {
+          for (const auto* volume : ctl().volumes().list(caller, *named)) {
             items.push_back(volume_view(*volume));
           }
           co_return json_response(200, whole_list(std::move(items)));
@@ -477,7 +481,7 @@ void Api::Impl::add_quota_routes() {
   keyed("PUT", "/v1/tenants/{id}/quota",
         [this](const Principal& caller, Request& request, const PathParams& params) {
           return set_quota(caller, request,
-                           ctl().accounts().tenant_id_for(params.find("id")->second));
+                           ctl().accounts().tenant_id_for(caller, params.find("id")->second));
         });
   keyed("GET", "/v1/tenants/{id}/quota",
         [this](const Principal& caller, Request&,
@@ -485,7 +489,7 @@ void Api::Impl::add_quota_routes() {
           co_return result_response(
               200,
               ctl().accounts().quotas().get(
-                  caller, ctl().accounts().tenant_id_for(params.find("id")->second)),
+                  caller, ctl().accounts().tenant_id_for(caller, params.find("id")->second)),
               quota_view);
         });
 }
@@ -523,7 +527,7 @@ asio::awaitable<Response> Api::Impl::topup(const Principal& caller, Request& req
   auto key = idempotency_key(request);
   if (!key) co_return problem_response(key.error());
   auto result = co_await host.mutate([&](Controller& c) {
-    return c.accounts().topup(caller, c.accounts().tenant_id_for(*tenant), *amount,
+    return c.accounts().topup(caller, c.accounts().tenant_id_for(caller, *tenant), *amount,
                               reference->value_or(""), *key);
   });
   co_return result_response(201, result, [&](const controller::TopupResult& r) {
@@ -554,21 +558,10 @@ asio::awaitable<Response> Api::Impl::create_tenant(const Principal& caller, Requ
 asio::awaitable<Response> Api::Impl::create_api_key(const Principal& caller, Request& request) {
   auto body = parse_json_object(request.body);
   if (!body) co_return problem_response(body.error());
-  if (auto known = reject_unknown_fields(*body, {"tenant_id", "role", "name"}); !known) {
-    co_return problem_response(known.error());
-  }
-  auto tenant = optional_string(*body, "tenant_id", kMaxNameLength);
-  auto role_text = optional_string(*body, "role", 16);
-  auto name = optional_string(*body, "name", kMaxNameLength);
-  for (const auto* field : {&tenant, &role_text, &name}) {
-    if (!*field) co_return problem_response(field->error());
-  }
-  controller::NewApiKey key;
-  key.tenant_id = ctl().accounts().tenant_id_for(tenant->value_or(""));
-  if (*role_text && !model::parse_role(**role_text, &key.role)) {
-    co_return problem_response(invalid_field("role", "must be admin, operator or tenant"));
-  }
-  key.name = name->value_or("");
+  auto parsed = parse_api_key(*body);
+  if (!parsed) co_return problem_response(parsed.error());
+  controller::NewApiKey key = std::move(*parsed);
+  key.tenant_id = ctl().accounts().tenant_id_for(caller, key.tenant_id);
   const std::string secret = new_secret("gpr_");
   key.secret_hash = hash_secret(secret);
   key.prefix = secret.substr(0, 12);

@@ -25,7 +25,12 @@ void Api::Impl::add_console_routes() {
                co_return asset_or_not_found(params.find("name")->second, request);
              });
   router.add("POST", "/v1/session",
-             [this](Request& request, const PathParams&) { return sign_in(request); });
+             [this](Request& request, const PathParams&) -> asio::awaitable<Response> {
+               std::optional<Principal> caller;
+               Response response = co_await sign_in(request, caller);
+               co_await audit(caller ? &*caller : nullptr, request, "POST /v1/session", response);
+               co_return response;
+             });
   keyed("GET", "/v1/session",
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
           co_return result_response(200, console_session(caller),
@@ -45,7 +50,7 @@ void Api::Impl::add_console_routes() {
         });
 }
 
-asio::awaitable<Response> Api::Impl::sign_in(Request& request) {
+asio::awaitable<Response> Api::Impl::sign_in(Request& request, std::optional<Principal>& caller) {
   auto body = parse_json_object(request.body);
   if (!body) co_return problem_response(body.error());
   auto parsed = api::read_request<api::SessionCreate>(*body);
@@ -55,8 +60,9 @@ asio::awaitable<Response> Api::Impl::sign_in(Request& request) {
     co_return problem_response(Error{ErrorKind::kPermissionDenied, "cross_origin",
                                      "sign in from the console's own origin"});
   }
-  const auto caller = authenticate_key(ctl(), parsed->key);
-  if (!caller) co_return problem_response(caller.error());
+  auto key = authenticate_key(ctl(), parsed->key);
+  if (!key) co_return problem_response(key.error());
+  caller = std::move(*key);
   const std::string secret = new_secret("gcs_");
   auto session = co_await host.mutate([&](Controller& c) {
     return c.accounts().credentials().create_session(*caller, hash_secret(secret),

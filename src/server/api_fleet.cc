@@ -82,6 +82,30 @@ void Api::Impl::node_action(std::string pattern, controller::NodeAction action) 
         });
 }
 
+void Api::Impl::add_audit_routes() {
+  keyed("GET", "/v1/audit",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
+          if (!limit) co_return problem_response(limit.error());
+          auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
+          if (!after) co_return problem_response(after.error());
+          auto named = tenant_query(caller, request);
+          if (!named) co_return problem_response(named.error());
+          const controller::AuditFilter filter{
+              .tenant_id = *named, .key_id = query_string(request, "key"), .after_seq = *after};
+          const auto entries = ctl().audit().list(caller, filter, static_cast<size_t>(*limit));
+          if (!entries) co_return problem_response(entries.error());
+          Json items = Json::array();
+          for (const auto* entry : *entries) items.push_back(audit_view(*entry));
+          Json next = entries->size() == static_cast<size_t>(*limit)
+                          ? Json(std::to_string(entries->back()->seq))
+                          : Json(nullptr);
+          co_return json_response(200,
+                                  {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
+        });
+}
+
 void Api::Impl::add_event_routes() {
   keyed("GET", "/v1/events",
         [this](const Principal& caller, Request& request,
@@ -90,7 +114,9 @@ void Api::Impl::add_event_routes() {
           if (!limit) co_return problem_response(limit.error());
           auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
           if (!after) co_return problem_response(after.error());
-          controller::EventFilter filter{.tenant_id = tenant_query(request),
+          auto named = tenant_query(caller, request);
+          if (!named) co_return problem_response(named.error());
+          controller::EventFilter filter{.tenant_id = *named,
                                          .object_id = query_string(request, "object"),
                                          .kind = query_string(request, "kind"),
                                          .after_seq = *after};

@@ -15,10 +15,12 @@
 #include "common/json.h"
 #include "net/await_on.h"
 #include "net/router.h"
+#include "server/access.h"
 #include "server/api.h"
 #include "server/api_http.h"
 #include "server/console.h"
 #include "server/monitoring_api.h"
+#include "server/rate_limiter.h"
 #include "server/telemetry_ingest.h"
 
 namespace gpurent::server {
@@ -68,6 +70,8 @@ class Api::Impl {
   Router<RouteHandler> router;
   std::unordered_map<std::string, CachedView> instance_views;
   RequestMetrics request_metrics;
+  SystemClock rate_clock;
+  RateLimiter rate_limiter{RateLimitConfig{}, rate_clock};
   std::string metrics_token;           // empty: GET /metrics needs no token
   UploadStore* uploads = nullptr;      // none: uploads are refused (503)
   bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
@@ -75,7 +79,9 @@ class Api::Impl {
   Controller& ctl() { return host.controller(); }
 
   // `?tenant=`: a tenant's id, or its name (names are unique).
-  std::optional<std::string> tenant_query(const Request& request) const;
+  // Another tenant's, for a caller who is not an operator: 404 tenant_not_found, as its objects.
+  Result<std::optional<std::string>> tenant_query(const Principal& caller,
+                                                  const Request& request) const;
   // The caller of a tenant-facing route, from its API key, or else from its console session
   // cookie (401 otherwise; 403 for a console request without its CSRF token).
   Result<Principal> principal(const Request& request);
@@ -88,16 +94,31 @@ class Api::Impl {
   Result<std::string> billed_tenant(const Principal& caller, const Request& request);
   static Status require_operator(const Principal& caller);
 
-  // Registers a handler that needs an API key.
+  // Registers a handler that needs an API key whose role and scopes reach the route
+  // (server/access.h), within the key's rate limits; a route that writes is audited.
   template <class Fn>
   void keyed(std::string method, std::string pattern, Fn fn) {
+    KeyedRoute route{access_of(method, pattern), method + " " + pattern, std::move(fn)};
     router.add(std::move(method), std::move(pattern),
-               [this, fn](Request& request, const PathParams& params) -> asio::awaitable<Response> {
-                 auto caller = principal(request);
-                 if (!caller) co_return problem_response(caller.error());
-                 co_return co_await fn(*caller, request, params);
+               [this, route = std::move(route)](Request& request, const PathParams& params) {
+                 return call_keyed(route, request, params);
                });
   }
+  using KeyedHandler =
+      std::function<asio::awaitable<Response>(const Principal&, Request&, const PathParams&)>;
+  struct KeyedRoute {
+    RouteAccess access;
+    std::string action;  // "POST /v1/instances", for the audit log
+    KeyedHandler handler;
+  };
+  asio::awaitable<Response> call_keyed(const KeyedRoute& route, Request& request,
+                                       const PathParams& params);
+  // Records who called `action` and how it was answered (model/audit.h), durably: resumes once
+  // the entry is committed. `caller` is null when no key was recognised.
+  asio::awaitable<void> audit(const Principal* caller, const Request& request,
+                              std::string_view action, const Response& response);
+  // route_access(), which every keyed route must have (checked as the routes are added).
+  static RouteAccess access_of(std::string_view method, std::string_view pattern);
 
   // Registers a handler for agents (node credential).
   template <class Fn>
@@ -112,7 +133,8 @@ class Api::Impl {
 
   // --- api_console.cc: the console's files, signing in and out ---------------------------------
   void add_console_routes();
-  asio::awaitable<Response> sign_in(Request& request);
+  // `caller` is set once the key is recognised (for the audit log).
+  asio::awaitable<Response> sign_in(Request& request, std::optional<Principal>& caller);
   // The console session the caller is signed in with (404 session_not_found for an API key).
   Result<const model::ApiKey*> console_session(const Principal& caller);
   Json session_view(const model::ApiKey& session) const;
@@ -283,6 +305,8 @@ class Api::Impl {
   // The event log, oldest first; the cursor is the seq of the last event seen, so a client
   // polls for what is new with the next_cursor of its last page.
   void add_event_routes();
+  // GET /v1/audit (model/audit.h): tenant admins their tenant's entries, operators all.
+  void add_audit_routes();
 
   // Telemetry queries, alerts and their rules (monitoring_api.h), and the Prometheus page.
   void add_monitoring_routes();

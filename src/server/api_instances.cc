@@ -170,7 +170,9 @@ Response Api::Impl::list_instances(const Principal& caller, const Request& reque
   auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
   if (!limit) return problem_response(limit.error());
   controller::InstanceFilter filter;
-  filter.tenant_id = tenant_query(request);
+  auto named = tenant_query(caller, request);
+  if (!named) return problem_response(named.error());
+  filter.tenant_id = *named;
   filter.job_id = query_string(request, "job");
   if (auto state = query_string(request, "state")) {
     model::InstanceState parsed;
@@ -278,7 +280,9 @@ Response Api::Impl::list_jobs(const Principal& caller, const Request& request) {
   auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
   if (!limit) return problem_response(limit.error());
   controller::JobFilter filter;
-  filter.tenant_id = tenant_query(request);
+  auto named = tenant_query(caller, request);
+  if (!named) return problem_response(named.error());
+  filter.tenant_id = *named;
   if (auto state = query_string(request, "state")) {
     model::JobState parsed;
     if (!model::parse_job_state(*state, &parsed)) {

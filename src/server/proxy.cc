@@ -1,5 +1,7 @@
 #include "server/proxy.h"
 
+#include "server/access.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sodium.h>
@@ -119,12 +121,16 @@ std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::s
 TenantProxy::TenantProxy(ControllerHost& host, SessionSigner signer, const ConsoleSessions& console)
     : host_(host), signer_(std::move(signer)), console_(console) {}
 
-Result<model::Principal> TenantProxy::caller_of(const net::RequestHead& head) {
+Result<model::Principal> TenantProxy::caller_of(const net::RequestHead& head,
+                                                model::ScopeArea area) {
   const std::string authorization = head.header("Authorization");
-  if (authorization.empty()) {
-    if (auto session = console_.authenticate(ctl(), BrowserRequest::of(head))) return *session;
-  }
-  return authenticate_api_key(ctl(), authorization);
+  std::optional<Result<model::Principal>> session;
+  if (authorization.empty()) session = console_.authenticate(ctl(), BrowserRequest::of(head));
+  auto caller = session ? std::move(*session) : authenticate_api_key(ctl(), authorization);
+  if (!caller) return caller;
+  // Everything forwarded acts on a workload (a command, files, its services): a write.
+  GPURENT_CHECK((RouteAccess{area, true}.permits(*caller)));
+  return caller;
 }
 
 bool TenantProxy::claims(std::string_view method, std::string_view path) {
@@ -265,7 +271,8 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
 
 net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, CopyInto into,
                                               std::string_view id) {
-  auto caller = caller_of(head);
+  auto caller = caller_of(head, into == CopyInto::kInstance ? model::ScopeArea::kInstances
+                                                            : model::ScopeArea::kVolumes);
   if (!caller) return net::problem_response(caller.error());
   const auto upload = head.query.find("upload");
   if (upload == head.query.end()) {
@@ -288,8 +295,19 @@ net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, Copy
 
 net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
                                               std::string_view instance_id) {
-  auto caller = caller_of(head);
+  auto caller = caller_of(head, model::ScopeArea::kInstances);
   if (!caller) return net::problem_response(caller.error());
+  // Refused here rather than by the node: a body announced but never sent would otherwise hold
+  // the connection for as long as a command may run.
+  const std::string length = head.header("Content-Length");
+  size_t declared = 0;
+  if (!length.empty() &&
+      (std::from_chars(length.data(), length.data() + length.size(), declared).ec != std::errc() ||
+       declared > model::kMaxExecRequestBytes)) {
+    return net::problem_response(
+        Error{ErrorKind::kPayloadTooLarge, "payload_too_large",
+              fmt::format("an exec request is at most {} bytes", model::kMaxExecRequestBytes)});
+  }
   auto instance = ctl().instances().get(*caller, instance_id);
   if (!instance) return net::problem_response(instance.error());
   auto node = reachable(**instance);
@@ -319,7 +337,7 @@ net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {
   const Timestamp now = clock_.now();
   const model::Instance* instance = nullptr;
   if (!authorization.empty()) {
-    auto caller = authenticate_api_key(ctl(), authorization);
+    auto caller = caller_of(head, model::ScopeArea::kInstances);
     if (!caller) return net::problem_response(caller.error());
     auto found = ctl().instances().get(*caller, path->instance_id);
     if (!found) return net::problem_response(found.error());

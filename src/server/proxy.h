@@ -106,7 +106,9 @@ class TenantProxy {
 
  private:
   // The caller of an exec or a copy: its API key, or else its console session.
-  Result<model::Principal> caller_of(const net::RequestHead& head);
+  // The caller of a forwarded request, from its API key or console session, if its role and
+  // scopes may write in `area` (403 otherwise).
+  Result<model::Principal> caller_of(const net::RequestHead& head, model::ScopeArea area);
   net::ForwardDecision decide_service(const net::RequestHead& head);
   net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id);
   enum class CopyInto { kInstance, kVolume };

@@ -27,7 +27,7 @@ class ProxyCopyTest : public ::testing::Test {
       auto tenant = controller_.accounts().create_tenant(admin, name);
       ASSERT_TRUE(tenant);
       ASSERT_TRUE(controller_.accounts().credentials().create_api_key(
-          admin, {tenant->id, model::Role::kTenant, "k", hash_secret(key), "gpr_"}));
+          admin, {tenant->id, model::Role::kTenantAdmin, "k", hash_secret(key), "gpr_"}));
       tenants_.push_back(tenant->id);
     }
     // An operator of acme's places a volume on the node, and makes one that is on none yet.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "api/accounts.h"
 #include "api/fleet.h"
 #include "api/read_request.h"
 #include "api/templates.h"
@@ -367,6 +368,23 @@ Result<std::string> parse_package_purchase(const Json& body) {
 }
 
 // PUT /v1/billing/settings: {tenant_id, warning_threshold_micros, credit_limit_micros}.
+Result<controller::NewApiKey> parse_api_key(const Json& body) {
+  GPURENT_TRY(request, api::read_request<api::ApiKeyCreate>(body));
+  const std::string name = request.name.value_or("");
+  if (name.size() > kMaxNameLength) {
+    return fail(invalid_field("name", fmt::format("at most {} bytes", kMaxNameLength)));
+  }
+  std::vector<std::string> scopes = request.scopes.value_or(std::vector<std::string>{});
+  if (scopes.size() > kMaxScopes) {
+    return fail(invalid_field("scopes", fmt::format("at most {} scopes", kMaxScopes)));
+  }
+  return controller::NewApiKey{.tenant_id = request.tenant_id.value_or(""),
+                               .role = request.role,
+                               .name = name,
+                               .scopes = std::move(scopes),
+                               .expires_at = request.expires_at};
+}
+
 Result<model::BalanceSettings> parse_balance_settings(const Json& body) {
   GPURENT_CHECK(reject_unknown_fields(
       body, {"tenant_id", "warning_threshold_micros", "credit_limit_micros"}));

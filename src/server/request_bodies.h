@@ -43,6 +43,10 @@ Result<controller::NewVolume> parse_volume(const Json& body);
 Result<model::PackageProduct> parse_package_product(const Json& body);
 // POST /v1/packages: {product}.
 Result<std::string> parse_package_purchase(const Json& body);
+// POST /v1/api-keys (api::ApiKeyCreate): its tenant as given (an id or a name), role, name, at most
+// kMaxScopes scopes, expiry. What the caller may grant is the controller's to check.
+inline constexpr size_t kMaxScopes = 32;
+Result<controller::NewApiKey> parse_api_key(const Json& body);
 // PUT /v1/billing/settings: {tenant_id, warning_threshold_micros, credit_limit_micros}.
 Result<model::BalanceSettings> parse_balance_settings(const Json& body);
 // POST /v1/reservations (and /quote): a window {start, end} or a term {term_days[, start]}.

@@ -359,6 +359,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
   api.set_bind_node_credentials(config.bind_node_credentials);
+  api.set_rate_limits(config.rate_limits);
   host.start(options.tick_interval);
   asio::post(io, [&router, &api] { router.lead(api); });
   std::optional<LeaseKeeper> keeper;

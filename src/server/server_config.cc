@@ -77,9 +77,62 @@ Result<std::vector<std::string>> event_kinds(const toml::value& value, const std
   return kinds;
 }
 
+// A limit's table: {per_second = R, burst = B}; per_second 0 turns it off.
+Result<RateLimit> rate_limit(const toml::value& table, const std::string& name,
+                             const std::string& where) {
+  GPURENT_CHECK(only_keys(table, {"per_second", "burst"}, name, where));
+  const auto number = [&](std::string_view key) -> double {
+    if (!table.contains(std::string(key))) return -1;
+    const auto& value = table.at(std::string(key));
+    return value.is_integer()    ? static_cast<double>(value.as_integer())
+           : value.is_floating() ? value.as_floating()
+                                 : -1;
+  };
+  const double per_second = number("per_second");
+  const double burst = number("burst");
+  if (!(per_second >= 0 && per_second <= 1e6) || !(burst >= 1 && burst <= 1e6) ||
+      burst != std::floor(burst)) {
+    return fail(invalid_config(name, fmt::format("{} must be {{per_second = 0 to 1000000, burst = "
+                                                 "a whole number 1 to 1000000}}",
+                                                 where)));
+  }
+  return RateLimit{per_second, static_cast<int64_t>(burst)};
+}
+
+Status parse_rate_limits(const toml::value& table, const std::string& name, RateLimitConfig& out) {
+  GPURENT_CHECK(only_keys(table,
+                          {"enabled", "limit_loopback", "per_key", "creations_per_key",
+                           "per_address", "auth_failures_per_address"},
+                          name, "[rate_limits]"));
+  for (const auto& [key, field] :
+       {std::pair{"enabled", (bool*)nullptr}, std::pair{"limit_loopback", &out.limit_loopback}}) {
+    if (!table.contains(key)) continue;
+    if (!table.at(key).is_boolean()) {
+      return fail(invalid_config(name, fmt::format("rate_limits.{} must be true or false", key)));
+    }
+    if (field != nullptr) *field = table.at(key).as_boolean();
+  }
+  for (const auto& [key, field] :
+       {std::pair{"per_key", &out.per_key}, std::pair{"creations_per_key", &out.creations_per_key},
+        std::pair{"per_address", &out.per_address},
+        std::pair{"auth_failures_per_address", &out.auth_failures_per_address}}) {
+    if (!table.contains(key)) continue;
+    GPURENT_TRY(limit, rate_limit(table.at(key), name, fmt::format("rate_limits.{}", key)));
+    *field = limit;
+  }
+  if (table.contains("enabled") && !table.at("enabled").as_boolean()) {
+    out = RateLimitConfig::unlimited();
+  }
+  return {};
+}
+
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents", "store"}, name, "the file"));
+  GPURENT_CHECK(
+      only_keys(data, {"metrics", "alerts", "agents", "store", "rate_limits"}, name, "the file"));
+  if (data.contains("rate_limits")) {
+    GPURENT_CHECK(parse_rate_limits(data.at("rate_limits"), name, config.rate_limits));
+  }
   if (data.contains("store")) {
     const auto& store = data.at("store");
     GPURENT_CHECK(only_keys(store, {"url", "advertise_url"}, name, "[store]"));

@@ -8,6 +8,14 @@
 //   url = "postgres://gpurent@db.internal/gpurent"  # a shared PostgreSQL (server.h: `--store`)
 //   advertise_url = "http://10.0.0.5:8080"          # how the other servers reach this one
 //
+//   [rate_limits]               # server/rate_limiter.h; every limit {per_second, burst}
+//   per_key = { per_second = 200, burst = 400 }
+//   creations_per_key = { per_second = 20, burst = 200 }
+//   per_address = { per_second = 500, burst = 1000 }
+//   auth_failures_per_address = { per_second = 1, burst = 20 }
+//   limit_loopback = false      # limit loopback addresses too (default: not by address)
+//   enabled = true              # false: no limits at all
+//
 //   [agents]
 //   bind_credentials_to_address = true   # a node's credential is accepted only from the address
 //                               # the node registered from (default: from anywhere)
@@ -39,6 +47,7 @@
 #include "common/result.h"
 #include "model/event.h"
 #include "monitor/alerts.h"
+#include "server/rate_limiter.h"
 
 namespace gpurent::server {
 
@@ -63,6 +72,7 @@ struct ServerConfig {
   std::vector<monitor::Rule> alert_rules;
   std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};
+  RateLimitConfig rate_limits;
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

@@ -233,7 +233,9 @@ Json api_key_view(const model::ApiKey& key) {
                      .role = key.role,
                      .name = key.name,
                      .prefix = key.prefix,
-                     .created_at = key.created_at};
+                     .created_at = key.created_at,
+                     .scopes = key.scopes.empty() ? std::vector<std::string>{"*"} : key.scopes,
+                     .expires_at = key.expires_at};
 }
 
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer) {
@@ -304,6 +306,21 @@ Json event_view(const model::Event& event) {
                     .object_id = event.object_id,
                     .kind = event.kind,
                     .message = event.message};
+}
+
+Json audit_view(const model::AuditRecord& entry) {
+  std::optional<model::Role> role;
+  if (model::Role parsed; model::parse_role(entry.role, &parsed)) role = parsed;
+  return api::AuditEntry{.seq = entry.seq,
+                         .at = entry.at,
+                         .tenant_id = unless_empty(entry.tenant_id),
+                         .key_id = unless_empty(entry.key_id),
+                         .role = role,
+                         .address = entry.address,
+                         .action = entry.action,
+                         .target = entry.target,
+                         .status = entry.status,
+                         .outcome = entry.outcome};
 }
 
 Json volume_usage_view(const model::Volume& volume) {

@@ -30,6 +30,7 @@ Json quota_view(const model::Quota& quota);
 Json template_view(const model::Template& t);
 Json volume_view(const model::Volume& volume);
 Json event_view(const model::Event& event);
+Json audit_view(const model::AuditRecord& entry);
 // A volume's line in GET /v1/billing/usage.
 Json volume_usage_view(const model::Volume& volume);
 

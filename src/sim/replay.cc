@@ -159,7 +159,8 @@ class Replay {
     for (const auto& name : tenants) {
       GPURENT_TRY(tenant, controller_.accounts().create_tenant(admin_, name));
       GPURENT_CHECK(controller_.accounts().credentials().create_api_key(
-          admin_, {tenant.id, model::Role::kTenant, name, hash_secret("key-" + name), ""}));
+          admin_,
+          {.tenant_id = tenant.id, .name = name, .secret_hash = hash_secret("key-" + name)}));
       GPURENT_CHECK(
           controller_.accounts().topup(admin_, tenant.id, kTenantCredit, "simulate", std::nullopt));
       principals_.emplace(

@@ -34,6 +34,10 @@ class CountingWriter final : public RowWriter {
     ++report_.events;
     return to_.append_event(event);
   }
+  Status append_audit(int64_t seq, int64_t at_ms, std::string_view tenant_id,
+                      std::string_view body) override {
+    return to_.append_audit(seq, at_ms, tenant_id, body);
+  }
   Status put_spot_price(std::string_view gpu_type, int64_t at_ms, std::string_view body) override {
     return to_.put_spot_price(gpu_type, at_ms, body);
   }

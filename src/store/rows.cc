@@ -146,6 +146,15 @@ std::string cleaned(std::string_view text) {
   return out;
 }
 
+// An audit entry's text comes from requests (paths, addresses): made clean before it is JSON.
+Status write_audit(model::AuditRecord entry, RowWriter& writer) {
+  for (std::string* text : {&entry.tenant_id, &entry.key_id, &entry.role, &entry.address,
+                            &entry.action, &entry.target, &entry.outcome}) {
+    if (!is_clean(*text)) *text = cleaned(*text);
+  }
+  return writer.append_audit(entry.seq, to_unix_ms(entry.at), entry.tenant_id, Json(entry).dump());
+}
+
 Status write_event(const model::Event& event, RowWriter& writer) {
   if (is_clean(event.tenant_id) && is_clean(event.object_id) && is_clean(event.kind) &&
       is_clean(event.message)) {
@@ -224,6 +233,7 @@ Status write_changes(const controller::ChangeSet& c, RowWriter& writer) {
                                 record.tenant_id, Json(record).dump()));
   }
   for (const auto& event : c.events) GPURENT_CHECK(write_event(event, writer));
+  for (const auto& entry : c.audit) GPURENT_CHECK(write_audit(entry, writer));
   for (const auto& version : c.price_versions) {
     GPURENT_CHECK(
         writer.upsert(kPriceVersions, std::to_string(version.version), "", Json(version).dump()));
@@ -405,6 +415,16 @@ Result<controller::Snapshot> read_snapshot(RowReader& reader) {
     s.events.push_back(std::move(event));
     return {};
   }));
+  GPURENT_CHECK(
+      reader.audit(model::kMaxAuditInMemory,
+                   [&](int64_t seq, int64_t, std::string_view, std::string_view body) -> Status {
+                     try {  // nlohmann reports a corrupt record by throwing
+                       s.audit.push_back(Json::parse(body).get<model::AuditRecord>());
+                     } catch (const std::exception& e) {
+                       return corrupt(fmt::format("audit_log/{}", seq), e.what());
+                     }
+                     return {};
+                   }));
   GPURENT_CHECK(read_objects(reader, kPriceVersions, s.price_versions));
   GPURENT_CHECK(reader.spot_prices(
       [&](std::string_view gpu_type, int64_t at_ms, std::string_view body) -> Status {
@@ -447,6 +467,11 @@ Status copy_rows(RowReader& from, RowWriter& to) {
   }));
   GPURENT_CHECK(from.events(std::numeric_limits<size_t>::max(),
                             [&](const model::Event& event) { return to.append_event(event); }));
+  GPURENT_CHECK(from.audit(
+      std::numeric_limits<size_t>::max(),
+      [&](int64_t seq, int64_t at_ms, std::string_view tenant_id, std::string_view body) {
+        return to.append_audit(seq, at_ms, tenant_id, body);
+      }));
   GPURENT_CHECK(from.spot_prices([&](std::string_view type, int64_t at_ms, std::string_view body) {
     return to.put_spot_price(type, at_ms, body);
   }));

@@ -81,6 +81,9 @@ class RowWriter {
                                       const std::array<MeteredField, 8>& fields) = 0;
   virtual Status append_transfer(const model::Transfer& transfer) = 0;
   virtual Status append_event(const model::Event& event) = 0;
+  // An audit entry: (seq, at_ms, tenant_id) as columns, the whole entry as its JSON body.
+  virtual Status append_audit(int64_t seq, int64_t at_ms, std::string_view tenant_id,
+                              std::string_view body) = 0;
   virtual Status put_spot_price(std::string_view gpu_type, int64_t at_ms,
                                 std::string_view body) = 0;
   // Deletes every point of the type older than its newest `keep`.
@@ -143,6 +146,9 @@ class RowReader {
   virtual Status transfers(const RowFn<const TransferColumns&>& row) = 0;  // as appended
   // The newest `limit` events, oldest first.
   virtual Status events(size_t limit, const RowFn<model::Event>& row) = 0;
+  // The newest `limit` audit entries, oldest first: (seq, at_ms, tenant_id, body).
+  virtual Status audit(size_t limit,
+                       const RowFn<int64_t, int64_t, std::string_view, std::string_view>& row) = 0;
   virtual Status spot_prices(  // by type, then time
       const RowFn<std::string_view, int64_t, std::string_view>& row) = 0;
   virtual Status rollups(const RowFn<const RollupColumns&>& row) = 0;

@@ -479,6 +479,17 @@ TEST_P(StoreTest, MonitoringRowsAndEventsFromOutsideComeBack) {
                             .object_id = "i-1",
                             .kind = "instance.failed",
                             .message = std::string("exit \xff\0 reason", 14)});
+  // An audit entry's path is a request's: any bytes, made clean the same way.
+  changes.audit.push_back({.seq = 1,
+                           .at = from_unix_ms(8'000),
+                           .tenant_id = "t-1",
+                           .key_id = "k-1",
+                           .role = "tenant-member",
+                           .address = "198.51.100.4",
+                           .action = "DELETE /v1/volumes/{id}",
+                           .target = std::string("/v1/volumes/v\xfe\0x", 16),
+                           .status = 404,
+                           .outcome = "volume_not_found"});
   {
     auto store = open();
     ASSERT_TRUE(store) << store.error().message;
@@ -505,6 +516,15 @@ TEST_P(StoreTest, MonitoringRowsAndEventsFromOutsideComeBack) {
   EXPECT_TRUE(message.starts_with("exit ")) << message;
   EXPECT_TRUE(message.ends_with(" reason")) << message;
   EXPECT_EQ(message.find('\xff'), std::string::npos);
+  ASSERT_EQ(snapshot->audit.size(), 1u);
+  const model::AuditRecord& entry = snapshot->audit[0];
+  EXPECT_EQ(entry.at, from_unix_ms(8'000));
+  EXPECT_EQ(entry.action, "DELETE /v1/volumes/{id}");
+  EXPECT_EQ(entry.status, 404);
+  EXPECT_EQ(entry.outcome, "volume_not_found");
+  EXPECT_TRUE(entry.target.starts_with("/v1/volumes/v")) << entry.target;
+  EXPECT_EQ(entry.target.find('\xfe'), std::string::npos);
+  EXPECT_EQ(entry.target.find('\0'), std::string::npos);
 }
 
 TEST_P(StoreTest, ACopyHoldsEveryRowAndGoesOnlyIntoAnEmptyStore) {

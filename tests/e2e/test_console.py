@@ -63,7 +63,7 @@ def test_a_session_cookie_authenticates_reads_and_needs_its_csrf_token_to_change
         platform):
     tenant_id, key = platform.new_tenant("cookie-co")
     session, cookie, set_cookie = sign_in(platform, key)
-    assert session["tenant_id"] == tenant_id and session["role"] == "tenant"
+    assert session["tenant_id"] == tenant_id and session["role"] == "tenant-admin"
     assert session["csrf_token"] and session["session_of"]
     assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie and "Path=/" in set_cookie
     assert "Secure" not in set_cookie  # plain HTTP here

@@ -25,7 +25,7 @@ def test_operator_onboards_a_tenant_through_the_cli(platform):
     as_tenant = json.loads(platform.cli("balance", "-o", "json", key=key["key"]).stdout)
     assert as_tenant["balance_micros"] == 12_500_001 and as_tenant["tenant_id"] == tenant["id"]
     whoami = json.loads(platform.cli("whoami", "-o", "json", key=key["key"]).stdout)
-    assert whoami["role"] == "tenant"
+    assert whoami["role"] == "tenant-admin"
 
     # A tenant key cannot do operator work; the CLI says why and exits 1.
     refused = platform.cli("tenants", "create", "evil", key=key["key"], check=False)

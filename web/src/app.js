@@ -40,7 +40,8 @@ const kTenantPages = ["dashboard", "offers", "launch", "instances", "jobs", "res
 const kOperatorPages = ["nodes", "alerts", "tenants", "prices"];
 
 function isOperator() {
-  return session.principal && session.principal.role !== "tenant";
+  const role = session.principal && session.principal.role;
+  return role === "admin" || role === "operator";
 }
 
 function navigation(active) {

@@ -68,7 +68,7 @@ Status prepare_statements(Connection& c) {
   for (const auto& field : metered_fields(sample)) {
     fields += fmt::format(", '{}', ${}::bigint", field.name, index++);
   }
-  const std::array<std::pair<const char*, std::string>, 13> statements = {{
+  const std::array<std::pair<const char*, std::string>, 14> statements = {{
       {"upsert_task",
        "INSERT INTO job_tasks (job_id, idx, state, attempts, exit_code, members) "
        "VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT (job_id, idx) DO UPDATE SET "
@@ -100,6 +100,7 @@ Status prepare_statements(Connection& c) {
        "body = EXCLUDED.body"},
       {"remove_alert_rule", "DELETE FROM alert_rules WHERE name = $1"},
       {"append_alert", "INSERT INTO alert_history (seq, body) VALUES ($1,$2)"},
+      {"append_audit", "INSERT INTO audit_log (seq, at_ms, tenant_id, body) VALUES ($1,$2,$3,$4)"},
       {"trim_alerts", "DELETE FROM alert_history WHERE seq <= $1"},
       {"rewrite_alert", "UPDATE alert_history SET body = $2 WHERE seq = $1"},
   }};
@@ -163,6 +164,10 @@ class PgRows final : public RowWriter, public RowReader {
   Status remove_alert_rule(std::string_view name) override {
     return pipeline_.send("remove_alert_rule", Params(name));
   }
+  Status append_audit(int64_t seq, int64_t at_ms, std::string_view tenant_id,
+                      std::string_view body) override {
+    return pipeline_.send("append_audit", Params(seq, at_ms, tenant_id, body));
+  }
   Status append_alert(int64_t seq, std::string_view body) override {
     return pipeline_.send("append_alert", Params(seq, body));
   }
@@ -220,6 +225,15 @@ class PgRows final : public RowWriter, public RowReader {
                               .kind = std::string(c.text(4)),
                               .message = std::string(c.text(5))});
                 });
+  }
+  Status audit(size_t limit,
+               const RowFn<int64_t, int64_t, std::string_view, std::string_view>& row) override {
+    return each(
+        fmt::format("SELECT seq, at_ms, tenant_id, body FROM "
+                    "(SELECT * FROM audit_log ORDER BY seq DESC LIMIT {}) AS newest "
+                    "ORDER BY seq",
+                    std::min<size_t>(limit, std::numeric_limits<int64_t>::max())),
+        [&](const Cells& c) { return row(c.integer(0), c.integer(1), c.text(2), c.text(3)); });
   }
   Status spot_prices(const RowFn<std::string_view, int64_t, std::string_view>& row) override {
     return each(

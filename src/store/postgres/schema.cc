@@ -99,10 +99,14 @@ constexpr int64_t kMigrationLock = 0x67707265'6e74'01;
 }  // namespace
 
 Status migrate(Connection& connection) {
-  const std::array<std::string, 2> migrations = {
+  const std::array<std::string, 3> migrations = {
       first_schema(),
       // Secrets every server of the database shares (store.h: postgres_shared_secret).
       "CREATE TABLE server_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
+      // The audit log (model/audit.h), as the SQLite store's version 12.
+      "CREATE TABLE audit_log (seq BIGINT PRIMARY KEY CHECK (seq > 0), at_ms BIGINT NOT NULL, "
+      "tenant_id TEXT NOT NULL, body TEXT NOT NULL); "
+      "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, seq);",
   };
   GPURENT_CHECK(connection.exec("BEGIN"));
   const auto applied = [&]() -> Status {

@@ -20,7 +20,7 @@
 namespace gpurent::store {
 namespace {
 
-const std::array<std::string, 11> kMigrations = {
+const std::array<std::string, 12> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -131,6 +131,16 @@ const std::array<std::string, 11> kMigrations = {
     // new rows: the version tells it so (see migrate()) instead of a "corrupt record".
     R"sql(
     SELECT 1;
+    )sql",
+    // The audit log (model/audit.h): append-only, in seq order; the entry's JSON as its body.
+    R"sql(
+    CREATE TABLE IF NOT EXISTS audit_log (
+      seq INTEGER PRIMARY KEY CHECK (seq > 0),
+      at_ms INTEGER NOT NULL,
+      tenant_id TEXT NOT NULL,
+      body TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS audit_log_tenant ON audit_log (tenant_id, seq);
     )sql",
 };
 
@@ -266,6 +276,17 @@ class SqliteRows final : public RowWriter, public RowReader {
         e.seq, to_unix_ms(e.at), e.tenant_id, e.object_id, e.kind, e.message);
   }
 
+  Status append_audit(int64_t seq, int64_t at_ms, std::string_view tenant_id,
+                      std::string_view body) override {
+    return run(
+        append_audit_,
+        [] {
+          return std::string(
+              "INSERT INTO audit_log (seq, at_ms, tenant_id, body) VALUES (?,?,?,?)");
+        },
+        seq, at_ms, tenant_id, body);
+  }
+
   Status put_spot_price(std::string_view gpu_type, int64_t at_ms, std::string_view body) override {
     return run(
         put_spot_price_,
@@ -395,6 +416,17 @@ class SqliteRows final : public RowWriter, public RowReader {
                 });
   }
 
+  Status audit(size_t limit,
+               const RowFn<int64_t, int64_t, std::string_view, std::string_view>& row) override {
+    return each(fmt::format("SELECT seq, at_ms, tenant_id, body FROM "
+                            "(SELECT * FROM audit_log ORDER BY seq DESC LIMIT {}) ORDER BY seq",
+                            std::min<size_t>(limit, std::numeric_limits<int64_t>::max())),
+                [&](sqlite3_stmt* s) {
+                  return row(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                             column_text(s, 2), column_text(s, 3));
+                });
+  }
+
   Status spot_prices(const RowFn<std::string_view, int64_t, std::string_view>& row) override {
     return each("SELECT gpu_type, at_ms, body FROM spot_prices ORDER BY gpu_type, at_ms",
                 [&](sqlite3_stmt* s) {
@@ -472,7 +504,7 @@ class SqliteRows final : public RowWriter, public RowReader {
   sqlite3* db_;
   std::array<Stmt, kObjectTableCount> upserts_;
   std::array<Stmt, kObjectTableCount> removes_;
-  Stmt upsert_task_, update_usage_, append_transfer_, append_event_, put_spot_price_,
+  Stmt upsert_task_, update_usage_, append_transfer_, append_event_, append_audit_, put_spot_price_,
       prune_spot_prices_, put_rollup_, prune_rollups_, put_alert_rule_, remove_alert_rule_,
       append_alert_, trim_alerts_, rewrite_alert_;
 };
