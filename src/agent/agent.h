@@ -57,7 +57,7 @@ struct AgentOptions {
 
 class Agent {
  public:
-  explicit Agent(AgentOptions options);
+  explicit Agent(const AgentOptions& options);
   ~Agent();  // stops the threads if still running
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;

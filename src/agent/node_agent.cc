@@ -308,7 +308,7 @@ void NodeAgent::stop() {
 }
 
 void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
-                          Registrar registrar) {
+                          const Registrar& registrar) {
   // Tells stop() the poller is finished, however it leaves.
   struct Done {
     Shared& shared;

@@ -100,7 +100,7 @@ class NodeAgent {
   // (every instance holds at least one, so a node whose containers may not runs no image work).
   bool runs_containers() const;
   static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
-                        Registrar registrar);
+                        const Registrar& registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
   // Makes the upload present at workdir_archive() (runtime/workdir.h), fetched through `link`
   // with the node's identity when missing. Thread-safe (each caller its own link).

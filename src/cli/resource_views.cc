@@ -13,7 +13,7 @@
 namespace gpurent::cli {
 namespace {
 
-std::string dash(std::string value) { return value.empty() ? "-" : value; }
+std::string dash(const std::string& value) { return value.empty() ? "-" : value; }
 
 bool given(Timestamp t) { return t != Timestamp{}; }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/codec.h"
@@ -379,8 +380,8 @@ TEST(CodecFormatTest, TheReadersReadWhatThePreviousVersionWrote) {
   const NodeReport report = read_node_report(kNodeReport).value();
   EXPECT_EQ(report.telemetry, sample_report().telemetry);
   EXPECT_EQ(node_report_json(report), kNodeReport);
-  const auto again = [](const std::string& text, auto type) {
-    return Json(Json::parse(text).get<decltype(type)>()).dump();
+  const auto again = [](const std::string& text, const auto& type) {
+    return Json(Json::parse(text).get<std::remove_cvref_t<decltype(type)>>()).dump();
   };
   const std::vector<std::string> read_back = {again(kDocuments[0], Node{}),
                                               again(kDocuments[1], Job{}),

@@ -202,7 +202,7 @@ TEST(CodecTest, ANodesContainerToolkitRoundTripsThroughJsonAndMayBeAbsent) {
 }
 
 TEST(VolumeTest, MountsMustBeAbsoluteNormalisedDistinctAndOutsideSystemPaths) {
-  const auto ok = [](std::vector<VolumeMount> mounts) {
+  const auto ok = [](const std::vector<VolumeMount>& mounts) {
     return validate_volume_mounts(mounts).has_value();
   };
   EXPECT_TRUE(ok({}));
