@@ -15,12 +15,12 @@
 namespace gpurent::agent {
 
 struct Agent::Impl {
-  explicit Impl(AgentOptions options)
+  explicit Impl(const AgentOptions& options)
       : node(options, [url = options.server_url] { return make_http_server_link(url); }) {}
   NodeAgent node;
 };
 
-Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Agent::Agent(const AgentOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 
 Agent::~Agent() = default;  // NodeAgent's destructor stops the threads
 

@@ -34,6 +34,10 @@ struct AgentOptions {
   // node runs plain processes only.
   std::string container_socket;
   GpuAccess gpu_access = GpuAccess::kNvidiaDeviceRequest;  // how containers get their GPUs
+  // Give containers GPUs even with an NVIDIA Container Toolkit the agent does not trust (too old,
+  // not found, its version unreadable: runtime/container_toolkit.h). Unsafe: a tenant's image may
+  // then escape to the host.
+  bool allow_unsafe_container_toolkit = false;
   // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
   uint16_t node_api_port = 0;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).
@@ -53,7 +57,7 @@ struct AgentOptions {
 
 class Agent {
  public:
-  explicit Agent(AgentOptions options);
+  explicit Agent(const AgentOptions& options);
   ~Agent();  // stops the threads if still running
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;

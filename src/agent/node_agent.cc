@@ -10,6 +10,7 @@
 #include "agent/host.h"
 #include "agent/reconciler.h"
 #include "agent/runtime/container_runtime.h"
+#include "agent/runtime/container_toolkit.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
 #include "agent/runtime/volumes.h"
@@ -118,11 +119,16 @@ model::NodeRegistration NodeAgent::registration() const {
                              ? local_address_toward(options_.server_url)
                              : options_.advertise_address;
   registration.simulated = inventory_.simulated;
-  registration.container_runtime = !options_.container_socket.empty();
+  registration.container_runtime = runs_containers();
   registration.agent_version = std::string(kAgentVersion);
   registration.isolation = isolation_.sandbox ? "sandbox" : "none";
   registration.isolation_note = isolation_.note;
   return registration;
+}
+
+bool NodeAgent::runs_containers() const {
+  return !options_.container_socket.empty() &&
+         (!container_toolkit_ || container_toolkit_->gpu_containers);
 }
 
 Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
@@ -178,10 +184,27 @@ Status NodeAgent::start() {
                                                .sandbox = isolation_.sandbox}));
   std::unique_ptr<ContainerRuntime> containers;
   if (!options_.container_socket.empty()) {
-    GPURENT_TRY(opened, ContainerRuntime::open({.data_dir = data_dir,
-                                                .socket_path = options_.container_socket,
-                                                .stop_grace = options_.stop_grace,
-                                                .gpu_access = options_.gpu_access}));
+    // Simulated GPUs reach no container, so there is nothing to check.
+    if (!inventory_.simulated) {
+      container_toolkit_ =
+          toolkit_policy(probe_container_toolkit(), options_.allow_unsafe_container_toolkit);
+      const auto& toolkit = *container_toolkit_;
+      if (!toolkit.gpu_containers) {
+        spdlog::error("container_toolkit version=\"{}\" gpu_containers=false: {}", toolkit.version,
+                      toolkit.note);
+      } else if (!toolkit.note.empty()) {
+        spdlog::warn("container_toolkit version=\"{}\" gpu_containers=true: {}", toolkit.version,
+                     toolkit.note);
+      } else {
+        spdlog::info("container_toolkit version={} gpu_containers=true", toolkit.version);
+      }
+    }
+    GPURENT_TRY(opened, ContainerRuntime::open(
+                            {.data_dir = data_dir,
+                             .socket_path = options_.container_socket,
+                             .stop_grace = options_.stop_grace,
+                             .gpu_access = options_.gpu_access,
+                             .gpu_refusal = runs_containers() ? "" : container_toolkit_->note}));
     containers = std::move(opened);
   }
   const std::shared_ptr<WorkloadUsers> users = processes->workload_users();
@@ -285,7 +308,7 @@ void NodeAgent::stop() {
 }
 
 void NodeAgent::poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
-                          Registrar registrar) {
+                          const Registrar& registrar) {
   // Tells stop() the poller is finished, however it leaves.
   struct Done {
     Shared& shared;
@@ -404,7 +427,7 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   std::optional<NodeTelemetry> telemetry = make_telemetry();
   if (telemetry) reconciler.set_telemetry(&telemetry->backlog());
   reconciler.set_node_api(node_api_->address(), node_api_->secret());
-  reconciler.set_container_runtime(!options_.container_socket.empty());
+  reconciler.set_container_runtime(runs_containers(), container_toolkit_);
   std::optional<Identity> identity;
   // Fetched once per node: an array's tasks share their upload.
   reconciler.set_workdir_fetcher(

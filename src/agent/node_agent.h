@@ -1,9 +1,11 @@
 // The agent's machinery behind agent::Agent, with the server link injected so that tests can run
 // it against an in-memory server.
 //
-// start() discovers the GPUs, opens the process runtime (re-adopting running workloads), starts the
-// node API (node_api.h) on the advertised address, loads the node's identity or registers with the
-// join token, and starts two threads:
+// start() discovers the GPUs, checks the NVIDIA Container Toolkit where a container engine meets
+// real GPUs (runtime/container_toolkit.h: a toolkit it does not trust means no image work here,
+// said at registration and in every report), opens the process runtime (re-adopting running
+// workloads) and the container runtime, starts the node API (node_api.h) on the advertised
+// address, loads the node's identity or registers with the join token, and starts two threads:
 //   - the poller watches the desired state (GET /v1/agent/desired?watch=true: one stream carries
 //     every change) and hands each new one to the reconciler; before that it registers, when
 //     start() could not reach the server;
@@ -94,8 +96,11 @@ class NodeAgent {
     std::string note;                       // why not, or what the sandbox limits with
   };
   Result<Isolation> detect_isolation() const;
+  // Whether the node runs image work: it has a container engine, and containers may get GPUs
+  // (every instance holds at least one, so a node whose containers may not runs no image work).
+  bool runs_containers() const;
   static void poll_loop(std::shared_ptr<Shared> shared, std::unique_ptr<ServerLink> link,
-                        Registrar registrar);
+                        const Registrar& registrar);
   void reconcile_loop(std::unique_ptr<ServerLink> link);
   // Makes the upload present at workdir_archive() (runtime/workdir.h), fetched through `link`
   // with the node's identity when missing. Thread-safe (each caller its own link).
@@ -106,9 +111,11 @@ class NodeAgent {
   const AgentOptions options_;
   const ServerLinkFactory links_;
   const std::string shim_executable_;
-  const SystemClock wall_clock_;      // the telemetry samples' times
-  GpuInventory inventory_;            // set by start()
-  Isolation isolation_;               // set by start()
+  const SystemClock wall_clock_;  // the telemetry samples' times
+  GpuInventory inventory_;        // set by start()
+  Isolation isolation_;           // set by start()
+  // Set by start() where a container engine meets real GPUs (container_toolkit.h).
+  std::optional<model::ContainerToolkit> container_toolkit_;
   std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
   std::unique_ptr<NodeRuns> runs_;    // shared by the reconciler and the node API
   std::unique_ptr<NodeApi> node_api_;

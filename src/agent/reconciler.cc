@@ -169,6 +169,7 @@ model::NodeReport Reconciler::report() const {
   report.node_api_address = node_api_address_;
   report.node_api_secret = node_api_secret_;
   report.container_runtime = container_runtime_;
+  report.container_toolkit = container_toolkit_;
   for (const auto& workload : runtime_.workloads()) {
     model::WorkloadStatus status{workload.key.instance_id, workload.key.run,
                                  workload.phase,           workload.exit_code,

@@ -57,8 +57,13 @@ class Reconciler {
     node_api_address_ = std::move(address);
     node_api_secret_ = std::move(secret);
   }
-  // Whether the node has a container engine, sent with every report.
-  void set_container_runtime(bool available) { container_runtime_ = available; }
+  // Whether the node runs image work (a container engine, and GPU containers allowed), and what
+  // the agent found of the NVIDIA Container Toolkit (nullopt: not checked); sent with every
+  // report.
+  void set_container_runtime(bool available, std::optional<model::ContainerToolkit> toolkit) {
+    container_runtime_ = available;
+    container_toolkit_ = std::move(toolkit);
+  }
   // Makes a workdir's upload available at workdir_archive() before a run that unpacks it starts
   // (runtime/workdir.h); its error fails the start. Unset: such runs fail to start.
   using WorkdirFetcher = std::function<Status(std::string_view upload_id)>;
@@ -89,6 +94,7 @@ class Reconciler {
   std::string node_api_address_;
   std::string node_api_secret_;
   std::optional<bool> container_runtime_;
+  std::optional<model::ContainerToolkit> container_toolkit_;
   WorkdirFetcher fetch_workdir_;
   TelemetryBacklog* telemetry_ = nullptr;
   int64_t applied_generation_ = 0;

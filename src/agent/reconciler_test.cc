@@ -86,6 +86,21 @@ TEST_F(AgentReconcilerTest, StartsADesiredRunAndReportsItRunningThenExitedWithIt
   EXPECT_EQ(runtime_->workloads().size(), 1u);
 }
 
+// What the agent found of its container engine and the NVIDIA Container Toolkit goes with every
+// report.
+TEST_F(AgentReconcilerTest, ReportsTheContainerRuntimeAndTheToolkitItFound) {
+  const model::ContainerToolkit old{
+      .version = "1.17.7", .gpu_containers = false, .note = "containers get no GPUs here: old"};
+  reconciler_->set_container_runtime(false, old);
+  ASSERT_TRUE(pass());
+  EXPECT_EQ(server_->reports().back().container_runtime, false);
+  EXPECT_EQ(server_->reports().back().container_toolkit, old);
+  reconciler_->set_container_runtime(true, std::nullopt);
+  ASSERT_TRUE(pass());
+  EXPECT_EQ(server_->reports().back().container_runtime, true);
+  EXPECT_FALSE(server_->reports().back().container_toolkit);
+}
+
 TEST_F(AgentReconcilerTest, UploadsALargeLogInBoundedChunksBeforeReportingTheExit) {
   constexpr size_t kBytes = kMaxLogBytesPerRunPerSync + kLogChunkBytes / 2;  // needs two passes
   want({shell("i-big", fmt::format("head -c {} /dev/zero | tr '\\0' x", kBytes))});

@@ -91,6 +91,8 @@ struct Node {
   bool simulated = false;
   std::string isolation;  // "sandbox" or "none"
   std::string isolation_note;
+  bool container_runtime = false;  // image work runs here (model::Node::container_runtime)
+  std::optional<model::ContainerToolkit> container_toolkit;  // null: not checked
   std::string registered_from;
   std::string agent_version;
   Timestamp registered_at{};
@@ -120,6 +122,8 @@ void fields(V& visit, S& x) {
   visit("simulated", x.simulated);
   visit("isolation", x.isolation);
   visit("isolation_note", x.isolation_note);
+  visit("container_runtime", x.container_runtime);
+  visit("container_toolkit", x.container_toolkit);
   visit("registered_from", x.registered_from);
   visit("agent_version", x.agent_version);
   visit("registered_at", x.registered_at);

@@ -174,6 +174,10 @@ void add_agent(CLI::App& app, Context& ctx) {
                    "how containers get their GPUs: nvidia (device requests) or cdi")
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::GpuAccess>{
           {"nvidia", agent::GpuAccess::kNvidiaDeviceRequest}, {"cdi", agent::GpuAccess::kCdi}}));
+  command->add_flag("--allow-unsafe-container-toolkit", options->allow_unsafe_container_toolkit,
+                    "UNSAFE: give containers GPUs even with an NVIDIA Container Toolkit older than "
+                    "1.17.8, missing or of unknown version (its hooks let images escape to the "
+                    "host: CVE-2025-23266, CVE-2024-0132)");
   command
       ->add_option("--advertise-address", options->advertise_address,
                    "how other nodes reach this one: MASTER_ADDR of multi-node jobs (default: the "

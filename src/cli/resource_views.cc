@@ -13,7 +13,7 @@
 namespace gpurent::cli {
 namespace {
 
-std::string dash(std::string value) { return value.empty() ? "-" : value; }
+std::string dash(const std::string& value) { return value.empty() ? "-" : value; }
 
 bool given(Timestamp t) { return t != Timestamp{}; }
 
@@ -261,6 +261,21 @@ std::string isolation(const api::Node& node) {
                      note.empty() ? "" : fmt::format(" ({})", note));
 }
 
+// Whether image work runs on the node, and with which NVIDIA Container Toolkit: "yes, NVIDIA
+// Container Toolkit 1.17.8", "no: containers get no GPUs here: ...", "no container engine".
+std::string containers(const api::Node& node) {
+  const auto& toolkit = node.container_toolkit;
+  if (!node.container_runtime) {
+    return toolkit && !toolkit->note.empty() ? fmt::format("no: {}", toolkit->note)
+                                             : "no container engine";
+  }
+  if (!toolkit) return "yes";
+  std::string out = fmt::format("yes, NVIDIA Container Toolkit {}",
+                                toolkit->version.empty() ? "of unknown version" : toolkit->version);
+  if (!toolkit->note.empty()) out += fmt::format(" ({})", toolkit->note);
+  return out;
+}
+
 // The agent's clock skew in seconds, signed ("+0.012 s"); "-" until measured.
 std::string clock_skew(const api::Node& node) {
   if (!node.clock_skew_ms) return "-";
@@ -280,6 +295,7 @@ std::string node_view(const api::Node& node, Timestamp now) {
       {"Memory", memory(node.memory_mb)},
       {"Simulated", yes_no(node.simulated)},
       {"Isolation", isolation(node)},
+      {"Containers", containers(node)},
       {"Agent", node.agent_version},
       {"Registered", when_exactly(node.registered_at, now)},
       {"Last seen", when_exactly(node.last_heartbeat, now)},

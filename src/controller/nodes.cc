@@ -141,13 +141,18 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   quarantine_failed_gpus(node, report.telemetry);
   if (report.sent_at_ms) record_clock_skew(node, *report.sent_at_ms);
   record_telemetry(node, report.telemetry);
-  if (report.container_runtime && *report.container_runtime != node.container_runtime) {
-    // The agent restarted with (or without) a container engine: image work may go there (or not)
-    // from now on; what runs there keeps running.
+  if (report.container_runtime && (*report.container_runtime != node.container_runtime ||
+                                   report.container_toolkit != node.container_toolkit)) {
+    // The agent restarted with (or without) a container engine, or found another NVIDIA Container
+    // Toolkit: image work may go there (or not) from now on; what runs there keeps running.
     node.container_runtime = *report.container_runtime;
+    node.container_toolkit = report.container_toolkit;
     tracker_.touch_node(node, /*desired_set_changed=*/false);
     sync_cluster_node(node);
-    spdlog::info("node={} container_runtime={}", node.id, node.container_runtime);
+    spdlog::info("node={} container_runtime={} container_toolkit=\"{}\" note=\"{}\"", node.id,
+                 node.container_runtime,
+                 node.container_toolkit ? node.container_toolkit->version : "not checked",
+                 node.container_toolkit ? node.container_toolkit->note : "");
   }
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;

@@ -143,6 +143,38 @@ TEST_F(TemplatesTest, ANodeThatGainsAnEngineSaysSoInItsReportsAndGetsImageWork) 
   EXPECT_TRUE((*ctl_.fleet().nodes().get(admin_, node_))->container_runtime);
 }
 
+// An agent whose NVIDIA Container Toolkit it does not trust reports no container runtime, and why:
+// image work goes elsewhere, the auto form runs there as a process.
+TEST_F(TemplatesTest, ANodeWhoseToolkitIsRefusedGetsNoImageWorkAndKeepsTheReason) {
+  const std::string engine_node = add_container_node("node-c", "GPU-c");
+  const model::ContainerToolkit old{
+      .version = "1.17.7", .gpu_containers = false, .note = "containers get no GPUs here: old"};
+  model::NodeReport report{.applied_generation =
+                               ctl_.fleet().desired_state(engine_node)->generation};
+  report.container_runtime = false;
+  report.container_toolkit = old;
+  ASSERT_TRUE(ctl_.apply_report(engine_node, report));
+  const model::Node& node = **ctl_.fleet().nodes().get(admin_, engine_node);
+  EXPECT_FALSE(node.container_runtime);
+  EXPECT_EQ(node.container_toolkit, old);
+
+  model::InstanceSpec tensorflow = from_template("tensorflow", model::RuntimeChoice::kAuto);
+  tensorflow.queue = false;
+  EXPECT_FALSE(ctl_.create_instance(alice_, tensorflow, std::nullopt, ""));
+  model::InstanceSpec wide = from_template("pytorch", model::RuntimeChoice::kAuto);
+  wide.gpu_count = 8;  // only node-c has 8 free GPUs
+  const auto placed = launch(alice_, wide);
+  ASSERT_EQ(get(placed.id).node_id, engine_node);
+  EXPECT_TRUE(workload_of(placed).image.empty());
+
+  // Upgraded: the next report says so, and image work may go there again.
+  report.container_runtime = true;
+  report.container_toolkit = model::ContainerToolkit{.version = "1.17.8", .gpu_containers = true};
+  ASSERT_TRUE(ctl_.apply_report(engine_node, report));
+  EXPECT_TRUE((*ctl_.fleet().nodes().get(admin_, engine_node))->container_runtime);
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, engine_node))->container_toolkit->version, "1.17.8");
+}
+
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {
   model::NodeRegistration registration{.name = "liar", .cpu_count = 8, .agent_version = "test"};
   registration.labels = {{"gpurent.io/container-runtime", "true"}};

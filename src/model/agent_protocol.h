@@ -229,6 +229,9 @@ struct NodeReport {
   // Whether the agent has a container engine now (NodeRegistration::container_runtime, kept up to
   // date: an agent restarted with or without --container-socket says so). Absent: unchanged.
   std::optional<bool> container_runtime;
+  // What the agent found of the NVIDIA Container Toolkit (Node::container_toolkit), with every
+  // report that has container_runtime; absent: not checked (no engine, simulated GPUs).
+  std::optional<ContainerToolkit> container_toolkit;
   // GPU samples and XID events since the last report the server took (model/telemetry.h);
   // omitted from the JSON when empty.
   TelemetryBatch telemetry;
@@ -242,6 +245,7 @@ template <class V, schema::Of<NodeReport> S>
 void fields(V& visit, S& x) {
   visit("applied_generation", x.applied_generation);
   visit("container_runtime", x.container_runtime, schema::kOmitEmpty);
+  visit("container_toolkit", x.container_toolkit, schema::kOmitEmpty);
   visit("node_api_address", x.node_api_address, schema::kOptional);
   visit("node_api_secret", x.node_api_secret, schema::kOptional);
   visit("sent_at_ms", x.sent_at_ms, schema::kOmitEmpty);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/codec.h"
@@ -152,6 +153,8 @@ NodeReport sample_report() {
   report.node_api_address = "10.0.0.7:7071";
   report.node_api_secret = "gns_secret";
   report.container_runtime = false;
+  report.container_toolkit =
+      ContainerToolkit{.version = "1.17.7", .gpu_containers = false, .note = "too old"};
   report.sent_at_ms = 1'764'550'000'123;
   GpuSample sample{.uuid = "GPU-a", .time_ms = 1'764'550'000'000, .gpu_util_pct = 97};
   report.telemetry.samples.push_back(sample);
@@ -330,7 +333,7 @@ constexpr const char* kUsageRecord =
 constexpr const char* kDesiredState =
     R"json({"generation":1048577,"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json";
 constexpr const char* kNodeReport =
-    R"json({"applied_generation":42,"container_runtime":false,"node_api_address":"10.0.0.7:7071","node_api_secret":"gns_secret","sent_at_ms":1764550000123,"telemetry":"AgIBBUdQVS1hAQEAgPaB9tpmwgEBBUdQVS1h5PaB9tpmngE=","workloads":[{"exit_code":137,"instance_id":"i-a","message":"killed �\n","never_started":true,"phase":"exited","run":3},{"exit_code":null,"instance_id":"i-b","message":"","phase":"running","run":1}]})json";
+    R"json({"applied_generation":42,"container_runtime":false,"container_toolkit":{"gpu_containers":false,"note":"too old","version":"1.17.7"},"node_api_address":"10.0.0.7:7071","node_api_secret":"gns_secret","sent_at_ms":1764550000123,"telemetry":"AgIBBUdQVS1hAQEAgPaB9tpmwgEBBUdQVS1h5PaB9tpmngE=","workloads":[{"exit_code":137,"instance_id":"i-a","message":"killed �\n","never_started":true,"phase":"exited","run":3},{"exit_code":null,"instance_id":"i-b","message":"","phase":"running","run":1}]})json";
 // sample_documents(), in order.
 const std::vector<std::string> kDocuments =
     {
@@ -377,8 +380,8 @@ TEST(CodecFormatTest, TheReadersReadWhatThePreviousVersionWrote) {
   const NodeReport report = read_node_report(kNodeReport).value();
   EXPECT_EQ(report.telemetry, sample_report().telemetry);
   EXPECT_EQ(node_report_json(report), kNodeReport);
-  const auto again = [](const std::string& text, auto type) {
-    return Json(Json::parse(text).get<decltype(type)>()).dump();
+  const auto again = [](const std::string& text, const auto& type) {
+    return Json(Json::parse(text).get<std::remove_cvref_t<decltype(type)>>()).dump();
   };
   const std::vector<std::string> read_back = {again(kDocuments[0], Node{}),
                                               again(kDocuments[1], Job{}),

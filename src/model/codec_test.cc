@@ -186,8 +186,23 @@ TEST(CodecTest, AVolumeRoundTripsThroughJson) {
   EXPECT_THROW(bad.get<Volume>(), std::exception);
 }
 
+// A node's toolkit is stored with it; a record from before it was kept has none.
+TEST(CodecTest, ANodesContainerToolkitRoundTripsThroughJsonAndMayBeAbsent) {
+  Node node{.id = "n-1", .name = "gpu-01", .container_runtime = false};
+  node.container_toolkit = ContainerToolkit{
+      .version = "1.17.7", .gpu_containers = false, .note = "containers get no GPUs here: old"};
+  const Json stored = node;
+  EXPECT_EQ(stored["container_toolkit"]["version"], "1.17.7");
+  EXPECT_EQ(stored.get<Node>().container_toolkit, node.container_toolkit);
+  Json older = stored;
+  older.erase("container_toolkit");
+  EXPECT_FALSE(older.get<Node>().container_toolkit);
+  node.container_toolkit.reset();
+  EXPECT_FALSE(Json(node).contains("container_toolkit"));
+}
+
 TEST(VolumeTest, MountsMustBeAbsoluteNormalisedDistinctAndOutsideSystemPaths) {
-  const auto ok = [](std::vector<VolumeMount> mounts) {
+  const auto ok = [](const std::vector<VolumeMount>& mounts) {
     return validate_volume_mounts(mounts).has_value();
   };
   EXPECT_TRUE(ok({}));

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,21 @@ struct Gpu {
   int numa_node = -1;
 };
 
+// The NVIDIA Container Toolkit as a node's agent found it (agent/runtime/container_toolkit.h).
+struct ContainerToolkit {
+  std::string version;          // the lowest its tools said ("1.17.8"); "": none installed or read
+  bool gpu_containers = false;  // whether the agent gives containers GPUs with it
+  std::string note;             // why not, or that the operator allowed an unsafe one; "" if fine
+  bool operator==(const ContainerToolkit&) const = default;
+};
+
+template <class V, schema::Of<ContainerToolkit> S>
+void fields(V& visit, S& x) {
+  visit("gpu_containers", x.gpu_containers);
+  visit("note", x.note, schema::kOptional);
+  visit("version", x.version);
+}
+
 enum class NodeState { kReady, kDown };
 std::string_view to_string(NodeState state);
 bool parse_node_state(std::string_view text, NodeState* out);
@@ -44,6 +60,9 @@ struct Node {
   bool cordoned = false;                      // an operator said: place nothing new here
   bool simulated = false;                     // GPUs are simulated (no NVML on the host)
   bool container_runtime = false;             // the agent has a container engine (images run)
+  // What the agent found of the NVIDIA Container Toolkit; absent: not checked (no container
+  // engine, simulated GPUs, an older agent). Without GPU containers, container_runtime is false.
+  std::optional<ContainerToolkit> container_toolkit;
   // How the agent keeps tenants' process runs apart: "sandbox" (a user, namespaces and cgroups
   // per run), or "none"/"" (one tenant's process runs at a time); the note says why or what lacks.
   std::string isolation;
@@ -81,6 +100,7 @@ void fields(V& visit, S& x) {
   visit("address", x.address, schema::kOptional);
   visit("agent_version", x.agent_version);
   visit("container_runtime", x.container_runtime, schema::kOptional);
+  visit("container_toolkit", x.container_toolkit, schema::kOmitEmpty);
   visit("cordoned", x.cordoned, schema::kOptional);
   visit("cpu_count", x.cpu_count);
   visit("credential_hash", x.credential_hash);

@@ -18,6 +18,8 @@ NodeReport full_report() {
   report.node_api_address = "10.0.0.7:7071";
   report.node_api_secret = "gns_secret";
   report.container_runtime = false;
+  report.container_toolkit = ContainerToolkit{
+      .version = "1.17.7", .gpu_containers = false, .note = "containers get no GPUs here: old"};
   report.sent_at_ms = 1'764'550'000'123;
   GpuSample sample{.uuid = "GPU-a", .time_ms = 1'764'550'000'000, .gpu_util_pct = 97};
   sample.power_w = 612.5;
@@ -46,6 +48,7 @@ TEST(NodeReportJson, ReadsBackWhatTheAgentWrites) {
   EXPECT_EQ(read->workloads[0].message, "killed \"hard\"\n");
   EXPECT_FALSE(read->workloads[1].exit_code);
   EXPECT_EQ(read->container_runtime, false);
+  EXPECT_EQ(read->container_toolkit, sent.container_toolkit);
   EXPECT_EQ(read->sent_at_ms, 1'764'550'000'123);
 }
 
@@ -112,7 +115,7 @@ TEST(NodeReportJson, OptionalMembersMayBeNullOrAbsentAndUnknownOnesAreSkipped) {
       "applied_generation": 1,
       "workloads": [{"instance_id": "i-a", "run": 2, "phase": "starting",
                      "exit_code": null, "extra": [1, 2]}],
-      "container_runtime": null, "sent_at_ms": null, "telemetry": null,
+      "container_runtime": null, "container_toolkit": null, "sent_at_ms": null, "telemetry": null,
       "applied_generation": 5})");
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_EQ(read->applied_generation, 5);  // a member given twice: its last value
@@ -123,6 +126,7 @@ TEST(NodeReportJson, OptionalMembersMayBeNullOrAbsentAndUnknownOnesAreSkipped) {
   EXPECT_FALSE(read->workloads[0].exit_code);
   EXPECT_EQ(read->workloads[0].message, "");
   EXPECT_FALSE(read->container_runtime);
+  EXPECT_FALSE(read->container_toolkit);
   EXPECT_FALSE(read->sent_at_ms);
   EXPECT_TRUE(read->telemetry.empty());
   EXPECT_EQ(read->node_api_address, "");
@@ -188,6 +192,10 @@ TEST(NodeReportJson, RefusesMissingWrongAndUnknownValuesNamingTheMember) {
                 .find("container_runtime"),
             std::string::npos);
   EXPECT_NE(message_of(R"({"applied_generation": 1, "workloads": [7]})").find("workloads"),
+            std::string::npos);
+  EXPECT_NE(message_of(R"({"applied_generation": 1, "workloads": [],
+                           "container_toolkit": {"version": "1.17.8"}})")
+                .find("gpu_containers"),
             std::string::npos);
 }
 

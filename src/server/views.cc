@@ -197,6 +197,8 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                  .simulated = node.simulated,
                  .isolation = node.isolation.empty() ? "none" : node.isolation,
                  .isolation_note = node.isolation_note,
+                 .container_runtime = node.container_runtime,
+                 .container_toolkit = node.container_toolkit,
                  .registered_from = node.registered_from,
                  .agent_version = node.agent_version,
                  .registered_at = node.registered_at,

@@ -37,6 +37,7 @@ def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_a
              what="the container node's GPU")
     _, key = platform.new_tenant("boxed")
     script = ("echo hello $GPURENT_INSTANCE_ID from $(pwd); cat /workspace/note 2>/dev/null; "
+              "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status; "
               "echo kept > /workspace/note; exec sleep 1000")
     created = platform.call("POST", "/v1/instances", key, body={
         "gpu_type": "a100-80g", "image": IMAGE, "command": ["sh", "-c", script],
@@ -46,9 +47,15 @@ def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_a
     assert instance["image"] == IMAGE
     instance_id = instance["id"]
     platform.wait_state(instance_id, "running", key)
-    logs = wait_for(lambda: (lambda text: text if "hello" in text else None)(
+    logs = wait_for(lambda: (lambda text: text if "NoNewPrivs" in text else None)(
         platform.cli("logs", instance_id, key=key).stdout), what="the container's output")
     assert f"hello {instance_id} from /workspace" in logs
+    # Hardened (docs/runtime.md): no new privileges, seven capabilities (no NET_RAW, no SYS_ADMIN).
+    assert "CapEff:\t00000000000000fb\nNoNewPrivs:\t1\n" in logs, logs
+    # Simulated GPUs reach no container: the toolkit is not checked, image work runs there.
+    [node] = [n for n in platform.call("GET", "/v1/nodes").json()["items"]
+              if n["name"] == "containers"]
+    assert node["container_runtime"] is True and node["container_toolkit"] is None, node
 
     # gpurent exec runs in the container: its environment, /workspace, both streams, the status.
     ran = platform.cli("exec", instance_id, "--", "sh", "-c",

@@ -77,6 +77,8 @@ ContainerRuntime::ContainerRuntime(ContainerRuntimeOptions options, DockerClient
       owner_(std::filesystem::absolute(options_.data_dir).lexically_normal().string()) {}
 
 Result<std::unique_ptr<ContainerRuntime>> ContainerRuntime::open(ContainerRuntimeOptions options) {
+  // Every bind mount lies under it: refused here, no container could start.
+  GPURENT_CHECK(check_bind_source(options.data_dir, options.socket_path));
   GPURENT_TRY(client, DockerClient::open(options.socket_path));
   GPURENT_TRY(version, client.version());
   spdlog::info("container_engine socket={} version={}", options.socket_path, version);
@@ -134,6 +136,9 @@ Status ContainerRuntime::start(const model::WorkloadSpec& spec) {
   GPURENT_CHECK(validate_workload(spec));
   if (spec.image.empty()) {
     return fail(Error::invalid("invalid_workload", "the container runtime needs an image"));
+  }
+  if (!spec.gpus.empty() && !options_.gpu_refusal.empty()) {
+    return fail(Error::unprocessable("container_gpus_refused", options_.gpu_refusal));
   }
   const WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));

@@ -14,7 +14,13 @@
 // across runs; CPU (NanoCpus) and memory limits from the spec, a pids limit, /dev/shm of half the
 // memory (PyTorch's data loaders live in it; 1 GiB when memory is not limited, at most 16 GiB);
 // and explicit nofile/nproc ulimits (hosts whose own limits the engine cannot apply refuse
-// containers that inherit them).
+// containers that inherit them). Every container is hardened as DockerClient does it (docker_api.h:
+// no privileges gained, few capabilities, no host sockets); its only bind mounts are its instance
+// directory and its volumes, both under the data directory, which open() checks may be mounted.
+//
+// GPUs: with gpu_refusal set (the node's NVIDIA Container Toolkit is one the agent will not trust,
+// container_toolkit.h), start() refuses a spec that has GPUs (kUnprocessable
+// "container_gpus_refused", with the reason); containers it adopted keep running.
 //
 // Output: poll() copies new log lines from the engine into <data_dir>/containers/<id>.<run>/
 // output.log (not under workloads/, which the process runtime re-adopts as its own), asking only
@@ -48,12 +54,15 @@ struct ContainerRuntimeOptions {
   GpuAccess gpu_access = GpuAccess::kNvidiaDeviceRequest;
   // Host networking lets the agent reach a workload's ports on the node's loopback (Jupyter).
   std::string network_mode = "host";
+  // Why containers get no GPUs on this node; "" = they do.
+  std::string gpu_refusal;
 };
 
 class ContainerRuntime final : public Runtime {
  public:
   // Connects to the engine (kUnavailable "engine_unavailable" when it does not answer) and
-  // re-adopts the containers it finds.
+  // re-adopts the containers it finds. A data directory that could not be mounted
+  // (check_bind_source: under /run, say) fails with "forbidden_mount".
   static Result<std::unique_ptr<ContainerRuntime>> open(ContainerRuntimeOptions options);
 
   Status start(const model::WorkloadSpec& spec) override;

@@ -172,6 +172,49 @@ TEST_F(ContainerRuntimeTest, LinesOfOneSecondCopiedOverSeveralPollsComeOnce) {
             "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n");
 }
 
+// A workload runs hardened (docker_api.h): no new privileges, no NET_RAW or SYS_ADMIN, and still
+// writes its /workspace and its volume as root.
+TEST_F(ContainerRuntimeTest, WorkloadsRunWithoutNewPrivilegesAndStillWriteTheirFiles) {
+  auto runtime = open_runtime();
+  ASSERT_TRUE(runtime);
+  auto spec = shell("i-hard",
+                    "grep -E '^(CapEff|NoNewPrivs):' /proc/self/status; echo w > /workspace/w; "
+                    "echo v > /data/v; busybox chown 1000 /data/v && echo done");
+  spec.volumes = {{"v-hard", "/data"}};
+  ASSERT_TRUE(runtime->start(spec));
+  const Workload* done = wait_exit(*runtime, {"i-hard", 1});
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->exit_code, 0);
+  EXPECT_EQ(read_file(done->log_path), "CapEff:\t00000000000000fb\nNoNewPrivs:\t1\ndone\n");
+  EXPECT_EQ(read_file(runtime->instance_dir("i-hard") / "w"), "w\n");
+}
+
+// A node whose NVIDIA Container Toolkit is not trusted (container_toolkit.h) runs no container
+// with GPUs, saying why; containers without GPUs still run. And a data directory that holds the
+// engine's socket cannot be the source of mounts.
+TEST_F(ContainerRuntimeTest, GpusAreRefusedWithTheReasonGivenAndForbiddenDataDirsWithTheirs) {
+  auto runtime = ContainerRuntime::open({.data_dir = dir_.path(),
+                                         .socket_path = service_->socket_path(),
+                                         .gpu_refusal = "the toolkit is too old"});
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  auto gpus = shell("i-gpu", "true");
+  gpus.gpus = {"GPU-a"};
+  const auto refused = (*runtime)->start(gpus);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "container_gpus_refused");
+  EXPECT_EQ(refused.error().message, "the toolkit is too old");
+  EXPECT_EQ((*runtime)->find({"i-gpu", 1}), nullptr);
+  ASSERT_TRUE((*runtime)->start(shell("i-cpu", "echo ran")));
+  const Workload* done = wait_exit(**runtime, {"i-cpu", 1});
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(read_file(done->log_path), "ran\n");
+
+  const auto beside_the_socket =
+      ContainerRuntime::open({.data_dir = service_->dir(), .socket_path = service_->socket_path()});
+  ASSERT_FALSE(beside_the_socket);
+  EXPECT_EQ(beside_the_socket.error().code, "forbidden_mount");
+}
+
 TEST_F(ContainerRuntimeTest, SpecsItCannotRunAreRefused) {
   auto runtime = open_runtime();
   ASSERT_TRUE(runtime);

@@ -1,6 +1,7 @@
 #include "agent/runtime/docker_api.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -73,6 +74,28 @@ std::string text_or_empty(const Json& object, std::string_view key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Host directories no container may see any part of (check_bind_source).
+constexpr std::array<std::string_view, 8> kForbiddenHostDirs = {"/proc",
+                                                                "/sys",
+                                                                "/dev",
+                                                                "/run",
+                                                                "/var/run",
+                                                                "/var/lib/docker",
+                                                                "/var/lib/containers",
+                                                                "/var/lib/containerd"};
+
+// Whether `path` is `dir` or lies under it; both absolute and normal.
+bool within(const std::filesystem::path& path, const std::filesystem::path& dir) {
+  return std::mismatch(dir.begin(), dir.end(), path.begin(), path.end()).first == dir.end();
+}
+
+// Absolute, normal, links followed as far as the path exists.
+std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto out = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  return ec ? std::filesystem::absolute(path).lexically_normal() : out;
+}
+
 std::map<std::string, std::string> labels_of(const Json& object) {
   std::map<std::string, std::string> labels;
   if (object.is_object()) {
@@ -118,6 +141,11 @@ std::string create_body(const ContainerSpec& spec) {
       host["Devices"] = std::move(devices);
     }
   }
+  host["Privileged"] = false;
+  host["SecurityOpt"] = Json::array({"no-new-privileges"});
+  host["CapDrop"] = Json::array({"ALL"});
+  host["CapAdd"] =
+      Json(std::vector<std::string>(kContainerCapabilities.begin(), kContainerCapabilities.end()));
   Json body = {{"Image", spec.image},
                {"Env", std::move(env)},
                {"Labels", spec.labels},
@@ -125,6 +153,29 @@ std::string create_body(const ContainerSpec& spec) {
   if (!spec.command.empty()) body["Cmd"] = spec.command;
   if (!spec.working_dir.empty()) body["WorkingDir"] = spec.working_dir;
   return body.dump();
+}
+
+Status check_bind_source(const std::filesystem::path& host_path,
+                         const std::filesystem::path& engine_socket) {
+  const std::filesystem::path path = resolved(host_path);
+  const auto refuse = [&](std::string_view why) {
+    return fail(Error::invalid("forbidden_mount", fmt::format("{} cannot be mounted into a "
+                                                              "container: {}",
+                                                              host_path.string(), why)));
+  };
+  for (std::string_view name : kForbiddenHostDirs) {
+    // Resolved too: /var/run is usually a link to /run.
+    const std::filesystem::path dir = resolved(std::filesystem::path(name));
+    if (within(path, dir) || within(dir, path)) {
+      return refuse(fmt::format("it is, lies under or holds {}", name));
+    }
+  }
+  if (within(resolved(engine_socket), path)) {
+    return refuse(fmt::format("it is or holds the engine's socket {}", engine_socket.string()));
+  }
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode)) return refuse("it is a socket");
+  return {};
 }
 
 bool StreamDemultiplexer::feed(std::string_view piece, const OutputSink& output) {
@@ -201,6 +252,9 @@ Status DockerClient::ping() {
 }
 
 Result<std::string> DockerClient::create(const ContainerSpec& spec) {
+  for (const auto& mount : spec.mounts) {
+    GPURENT_CHECK(check_bind_source(mount.host_path, socket_path_));
+  }
   GPURENT_TRY(response, call("POST",
                              fmt::format("{}/containers/create?name={}", kApiPrefix,
                                          percent_encode(spec.name)),
@@ -372,11 +426,8 @@ Status DockerClient::pull(std::string_view image) {
 Result<std::string> DockerClient::exec_create(std::string_view container, const ExecSpec& spec) {
   Json env = Json::array();
   for (const auto& [key, value] : spec.env) env.push_back(key + "=" + value);
-  Json body = {{"Cmd", spec.command},
-               {"Env", std::move(env)},
-               {"AttachStdout", true},
-               {"AttachStderr", true},
-               {"Tty", false}};
+  Json body = {{"Cmd", spec.command},  {"Env", std::move(env)}, {"AttachStdout", true},
+               {"AttachStderr", true}, {"Tty", false},          {"Privileged", false}};
   if (!spec.working_dir.empty()) body["WorkingDir"] = spec.working_dir;
   GPURENT_TRY(response, call("POST", container_path(container, "exec"), body.dump()));
   const std::string what = fmt::format("exec in container {}", container);

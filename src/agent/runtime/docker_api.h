@@ -12,11 +12,20 @@
 // each message carries the engine's own explanation (its "message" field).
 // Starting a started container or stopping a stopped one (304) succeeds.
 //
+// Every container it creates is hardened the same way, whatever the spec (create_body; the why is
+// in docs/runtime.md, "Hardening"): not privileged, no-new-privileges (setuid programs and file
+// capabilities grant nothing), every capability dropped but kContainerCapabilities, and, in every
+// exec, no privileged mode either. create() refuses, before asking the engine, a bind mount of a
+// host path that check_bind_source refuses (the engine's socket, the host's kernel and runtime
+// directories).
+//
 // Not thread-safe: one owner (the agent's reconcile thread).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -34,6 +43,17 @@ enum class GpuAccess {
   kNvidiaDeviceRequest,  // HostConfig.DeviceRequests, driver "nvidia", the GPUs' UUIDs
   kCdi,                  // CDI devices "nvidia.com/gpu=<UUID>" (Podman, Docker 25+)
 };
+
+// The capabilities a container keeps (after dropping all): what an ordinary image needs to run as
+// root the way images expect: read, write, chown and chmod files it does not own (DAC_OVERRIDE,
+// FOWNER, CHOWN, FSETID: package managers, tar, pip), switch to other users (SETUID, SETGID: apt
+// drops to _apt, entrypoints use gosu or su) and signal their processes (KILL). Left out, among
+// others: NET_RAW (raw sockets: spoofing on the host's network, which containers share),
+// NET_BIND_SERVICE (ports below 1024 of that shared network are the node's own: sshd's, a web
+// server's), NET_ADMIN, SYS_ADMIN, SYS_PTRACE, SYS_MODULE, MKNOD, SETPCAP, SETFCAP, SYS_CHROOT and
+// AUDIT_WRITE.
+inline constexpr std::array<std::string_view, 7> kContainerCapabilities = {
+    "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"};
 
 struct BindMount {
   std::string host_path;
@@ -180,7 +200,16 @@ class StreamDemultiplexer {
 // passes unchanged.
 std::string demultiplex_logs(std::string_view raw);
 
-// The create request's JSON body for the spec (exposed for tests).
+// The create request's JSON body for the spec, hardened as the header says (exposed for tests).
 std::string create_body(const ContainerSpec& spec);
+
+// Whether a host path may be bind-mounted into a container. Refused (kInvalidArgument
+// "forbidden_mount", naming the path and why): a path that is, lies under or holds one of /proc,
+// /sys, /dev, /run, /var/run (the host's kernel interfaces, devices, and the sockets of Docker,
+// Podman and containerd), the engines' state (/var/lib/docker, /var/lib/containers,
+// /var/lib/containerd) or the engine's own socket; any socket. The path is resolved first (links
+// followed, as the engine follows them), so a link cannot lead there.
+Status check_bind_source(const std::filesystem::path& host_path,
+                         const std::filesystem::path& engine_socket);
 
 }  // namespace gpurent::agent

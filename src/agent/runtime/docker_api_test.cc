@@ -1,6 +1,9 @@
 #include "agent/runtime/docker_api.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "agent/runtime/podman_test_env.h"
 #include "agent/test_util.h"
@@ -88,7 +91,73 @@ TEST(DockerApi, CreateBodyCarriesGpusLimitsAndMounts) {
   ContainerSpec bare{.name = "b", .image = "busybox"};
   body = Json::parse(create_body(bare));
   EXPECT_FALSE(body.contains("Cmd"));  // the image's own
-  EXPECT_TRUE(body["HostConfig"].empty());
+  for (const char* key : {"Binds", "NanoCpus", "Memory", "DeviceRequests", "Devices"}) {
+    EXPECT_FALSE(body["HostConfig"].contains(key)) << key;
+  }
+}
+
+// Whatever the spec, every container is unprivileged, gains nothing through setuid programs and
+// keeps only the listed capabilities.
+TEST(DockerApi, EveryCreateBodyIsHardened) {
+  const Json capabilities = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID",
+                             "KILL",  "SETGID",       "SETUID"};
+  for (const ContainerSpec& spec :
+       {ContainerSpec{.name = "b", .image = "busybox"},
+        ContainerSpec{
+            .name = "g", .image = "pytorch", .gpu_uuids = {"GPU-a"}, .network_mode = "host"},
+        ContainerSpec{.name = "c",
+        .image = "pytorch",
+        .gpu_uuids = {"GPU-a"},
+        .gpu_access = GpuAccess::kCdi}}) {
+    const Json host = Json::parse(create_body(spec))["HostConfig"];
+    EXPECT_EQ(host["Privileged"], false) << spec.name;
+    EXPECT_EQ(host["SecurityOpt"], Json({"no-new-privileges"})) << spec.name;
+    EXPECT_EQ(host["CapDrop"], Json({"ALL"})) << spec.name;
+    EXPECT_EQ(host["CapAdd"], capabilities) << spec.name;
+  }
+}
+
+TEST(DockerApi, HostSocketsAndKernelDirectoriesCannotBeMounted) {
+  testing::TempDir dir;
+  const auto socket = dir.path() / "engine.sock";
+  const auto refused = [&](const std::filesystem::path& path) {
+    const auto checked = check_bind_source(path, socket);
+    if (checked) return false;
+    EXPECT_EQ(checked.error().code, "forbidden_mount");
+    EXPECT_NE(checked.error().message.find(path.string()), std::string::npos);
+    return true;
+  };
+  for (const char* path : {"/run", "/run/docker.sock", "/var/run", "/var/run/docker.sock",
+                           "/run/containerd/containerd.sock", "/run/podman/podman.sock",
+                           "/run/user/1000/podman/podman.sock", "/proc", "/proc/1/root", "/sys",
+                           "/sys/fs/cgroup", "/dev", "/dev/nvidia0", "/var/lib/docker",
+                           "/var/lib/containers/storage", "/", "/var", "/run/../run/x"}) {
+    EXPECT_TRUE(refused(path)) << path;
+  }
+  // The engine's socket wherever it is, and every directory above it.
+  EXPECT_TRUE(refused(socket));
+  EXPECT_TRUE(refused(dir.path()));
+  // A link leads where it points.
+  std::filesystem::create_directory_symlink("/run", dir.path() / "innocent");
+  EXPECT_TRUE(refused(dir.path() / "innocent"));
+  EXPECT_TRUE(refused(dir.path() / "innocent" / "docker.sock"));
+  // Any socket.
+  const auto other = dir.path() / "sub" / "other.sock";
+  std::filesystem::create_directories(other.parent_path());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  other.string().copy(address.sun_path, sizeof(address.sun_path) - 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_TRUE(refused(other));
+  ::close(fd);
+
+  for (const char* path : {"/data/v1", "/etc/x", "/home/gpurent/instances/i-1", "/runner",
+                           "/var/lib/gpurent/volumes/v-1", "/devices", "/proceeds"}) {
+    EXPECT_TRUE(check_bind_source(path, socket)) << path;
+  }
+  std::filesystem::create_directories(dir.path() / "sub" / "instances");
+  EXPECT_TRUE(check_bind_source(dir.path() / "sub" / "instances", socket));
 }
 
 TEST(DockerApi, AnEngineThatIsNotThereIsUnavailable) {
@@ -261,6 +330,66 @@ TEST_F(PodmanTest, ExecRunsACommandInARunningContainerAndStreamsBothOutputs) {
   ASSERT_FALSE(still);
   EXPECT_EQ(still.error().code, "timeout");
   EXPECT_TRUE(client_->remove(*id, /*force=*/true));
+}
+
+// What the hardening amounts to in a real container: no new privileges, and the seven capabilities
+// (0xfb: no NET_RAW, bit 13, no SYS_ADMIN, bit 21, ...) as its effective, permitted and bounding
+// sets, in the container and in a command run in it; an ordinary workload still writes, chowns and
+// chmods files as root.
+TEST_F(PodmanTest, ContainersRunWithoutNewPrivilegesAndWithFewCapabilities) {
+  auto spec =
+      busybox("gpurent-hardened",
+              {"sh", "-c",
+               "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status; "
+               "touch /tmp/f && busybox chown 1000:1000 /tmp/f && busybox chmod 600 /tmp/f && "
+               "echo chowned; exec sleep 1000"});
+  auto id = client_->create(spec);
+  ASSERT_TRUE(id) << id.error().message;
+  ASSERT_TRUE(client_->start(*id));
+  std::string logs;
+  ASSERT_TRUE(eventually(
+      [&] {
+        logs = client_->logs(*id).value_or("");
+        return logs.find("chowned") != std::string::npos;
+      },
+      std::chrono::seconds(10)))
+      << logs;
+  for (const char* line : {"CapEff:\t00000000000000fb\n", "CapPrm:\t00000000000000fb\n",
+                           "CapBnd:\t00000000000000fb\n", "NoNewPrivs:\t1\n"}) {
+    EXPECT_NE(logs.find(line), std::string::npos) << line << logs;
+  }
+
+  // A command run in it has the same limits.
+  auto exec = client_->exec_create(
+      *id, {.command = {"grep", "-E", "^(CapEff|NoNewPrivs):", "/proc/self/status"}});
+  ASSERT_TRUE(exec) << exec.error().message;
+  std::string out;
+  auto code = client_->exec_start(
+      *exec,
+      [&](int, std::string_view bytes) {
+        out.append(bytes);
+        return true;
+      },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(out, "CapEff:\t00000000000000fb\nNoNewPrivs:\t1\n");
+  EXPECT_TRUE(client_->remove(*id, /*force=*/true));
+}
+
+TEST_F(PodmanTest, AForbiddenMountIsRefusedBeforeTheEngineIsAsked) {
+  for (const std::string& host :
+       {std::string("/run"), std::string("/proc"), std::string("/var/run"), service_->socket_path(),
+        service_->dir().string()}) {
+    auto spec = busybox("gpurent-sockets", {"true"});
+    spec.mounts = {{host, "/mnt", true}};
+    const auto created = client_->create(spec);
+    ASSERT_FALSE(created) << host;
+    EXPECT_EQ(created.error().code, "forbidden_mount") << created.error().message;
+  }
+  // Nothing was created.
+  const auto found = client_->inspect("gpurent-sockets");
+  ASSERT_FALSE(found);
+  EXPECT_EQ(found.error().code, "no_such_container");
 }
 
 TEST_F(PodmanTest, MissingImagesAndContainersAreClearErrors) {
