@@ -21,7 +21,7 @@ int64_t integer(const Json& object, std::string_view key) {
   return value.is_number_integer() ? value.get<int64_t>() : 0;
 }
 
-std::string dash(std::string value) { return value.empty() ? "-" : value; }
+std::string dash(const std::string& value) { return value.empty() ? "-" : value; }
 
 std::string when(const Json& object, std::string_view key, Timestamp now) {
   const auto t = parse_rfc3339(field_text(object, key));
@@ -173,7 +173,7 @@ std::string reservations_view(const Json& items, Timestamp now) {
 }
 
 // "CNY 18.00/GPU-h" and, for a term discount, ", 10 % off".
-std::string reserved_price(const Json& reservation) {
+static std::string reserved_price(const Json& reservation) {
   const int64_t discount = integer(reservation, "discount_permille");
   std::string text = format_price(integer(reservation, "price_per_gpu_hour_micros"),
                                   field_text(reservation, "currency"), "GPU-h");

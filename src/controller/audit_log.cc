@@ -12,14 +12,14 @@ const model::AuditRecord& AuditLog::record(model::AuditRecord record) {
   record.at = clock_.now();
   const model::AuditRecord& kept = records_.append(std::move(record));
   spdlog::debug("audit seq={} key={} tenant={} from={} {} {} -> {} {}", kept.seq, kept.key_id,
-               kept.tenant_id, kept.address, kept.action, kept.target, kept.status, kept.outcome);
+                kept.tenant_id, kept.address, kept.action, kept.target, kept.status, kept.outcome);
   changes_.audit.push_back(kept);
   return kept;
 }
 
 Result<std::vector<const model::AuditRecord*>> AuditLog::list(const model::Principal& caller,
-                                                               const AuditFilter& filter,
-                                                               size_t limit) const {
+                                                              const AuditFilter& filter,
+                                                              size_t limit) const {
   if (!model::at_least(caller.role, model::Role::kTenantAdmin)) {
     return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
                       "the audit log is for tenant admins and operators"});

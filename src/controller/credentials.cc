@@ -168,7 +168,9 @@ Result<model::ApiKey> Credentials::create_api_key(const Principal& caller, NewAp
                       fmt::format("a {} key may not create {} keys", model::to_string(caller.role),
                                   model::to_string(role))});
   }
-  GPURENT_TRY(scopes, model::ScopeSet::parse(request.scopes));
+  // No scopes asked for: the maker's own.
+  GPURENT_TRY(scopes, request.scopes.empty() ? Result<model::ScopeSet>(caller.scopes)
+                                             : model::ScopeSet::parse(request.scopes));
   if (!caller.scopes.includes(scopes)) {
     return fail(Error{ErrorKind::kPermissionDenied, "forbidden",
                       fmt::format("a key may grant only scopes its maker has ({})",

@@ -49,8 +49,7 @@ TEST_F(CredentialsTest, MembersAndReadOnlyKeysManageNoKeys) {
   }
   // Any key may end itself.
   EXPECT_TRUE(credentials().revoke_api_key(reader, reader.key_id));
-  EXPECT_FALSE(credentials().authenticate(
-      credentials().api_key(reader.key_id)->secret_hash));
+  EXPECT_FALSE(credentials().authenticate(credentials().api_key(reader.key_id)->secret_hash));
 }
 
 TEST_F(CredentialsTest, AScopedKeyGrantsOnlyScopesItHas) {
@@ -63,10 +62,12 @@ TEST_F(CredentialsTest, AScopedKeyGrantsOnlyScopesItHas) {
             (std::vector<std::string>{"instances:write", "billing:read"}));
   // It may hand on what it has...
   EXPECT_TRUE(make(*scoped, {.scopes = {"instances:read"}}));
-  // ...but not more, and not everything (no scopes means everything).
-  EXPECT_EQ(make(*scoped, {.scopes = {"volumes:read"}}).error().kind,
-            ErrorKind::kPermissionDenied);
-  EXPECT_EQ(make(*scoped, {}).error().kind, ErrorKind::kPermissionDenied);
+  // ...but not more.
+  EXPECT_EQ(make(*scoped, {.scopes = {"volumes:read"}}).error().kind, ErrorKind::kPermissionDenied);
+  // Asking for none gives the maker's own.
+  const auto inherited = make(*scoped, {});
+  ASSERT_TRUE(inherited) << inherited.error().message;
+  EXPECT_EQ(inherited->scopes, scoped->scopes);
   EXPECT_EQ(make(alice_, {.scopes = {"gpus:read"}}).error().code, "invalid_scope");
 }
 
@@ -81,8 +82,7 @@ TEST_F(CredentialsTest, AKeyExpiresAndNeverOutlivesItsMaker) {
   EXPECT_EQ(make(alice_, {.expires_at = clock_.now()}).error().code, "invalid_expiry");
   clock_.advance(std::chrono::hours(1));
   EXPECT_FALSE(credentials().authenticate(credentials().api_key(child->key_id)->secret_hash));
-  EXPECT_FALSE(
-      credentials().authenticate(credentials().api_key(short_lived->key_id)->secret_hash));
+  EXPECT_FALSE(credentials().authenticate(credentials().api_key(short_lived->key_id)->secret_hash));
 }
 
 TEST_F(CredentialsTest, RolesScopesAndExpirySurviveARestart) {

@@ -8,14 +8,12 @@ namespace gpurent::model {
 
 const std::array<std::string_view, kScopeAreaCount>& scope_area_names() {
   static constexpr std::array<std::string_view, kScopeAreaCount> kNames{
-      "instances", "jobs",  "reservations", "volumes", "templates",  "uploads", "billing",
-      "keys",      "audit", "events",       "monitoring", "prices", "tenants", "nodes"};
+      "instances", "jobs",  "reservations", "volumes",    "templates", "uploads", "billing",
+      "keys",      "audit", "events",       "monitoring", "prices",    "tenants", "nodes"};
   return kNames;
 }
 
-std::string_view to_string(ScopeArea area) {
-  return scope_area_names()[static_cast<size_t>(area)];
-}
+std::string_view to_string(ScopeArea area) { return scope_area_names()[static_cast<size_t>(area)]; }
 
 Result<ScopeSet> ScopeSet::parse(const std::vector<std::string>& scopes) {
   if (scopes.empty()) return ScopeSet{};
@@ -35,7 +33,8 @@ Result<ScopeSet> ScopeSet::parse(const std::vector<std::string>& scopes) {
       areas = 1U << static_cast<unsigned>(it - names.begin());
     }
     const bool writes = access == "write" || access == "*";
-    if (areas == 0 || (!writes && access != "read") || (colon == std::string::npos && area != "*")) {
+    if (areas == 0 || (!writes && access != "read") ||
+        (colon == std::string::npos && area != "*")) {
       return fail(Error::invalid(
           "invalid_scope",
           fmt::format("unknown scope '{}': scopes are AREA:read, AREA:write, AREA:*, *:read or *, "

@@ -286,7 +286,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         Error refusal = ec == http::error::body_limit
                             ? too_large()
                             : Error::invalid("malformed_request", ec.message());
-        co_await refuse(stream, std::move(refusal));
+        co_await refuse(stream, refusal);
         break;
       }
       const bool keep_alive = parser.get().keep_alive();

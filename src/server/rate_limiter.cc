@@ -49,9 +49,8 @@ TokenBuckets::Bucket& TokenBuckets::refilled(const std::string& who, Timestamp n
   const int64_t elapsed = std::max<int64_t>(0, (now - bucket.updated).count());
   // Bounded before multiplying: a bucket untouched for a long time is simply full.
   const int64_t room = capacity_ - bucket.micro_tokens;
-  bucket.micro_tokens += std::min(room, elapsed >= ceil_div(room, refill_per_ms_)
-                                            ? room
-                                            : elapsed * refill_per_ms_);
+  bucket.micro_tokens +=
+      std::min(room, elapsed >= ceil_div(room, refill_per_ms_) ? room : elapsed * refill_per_ms_);
   bucket.updated = now;
   return bucket;
 }
@@ -76,8 +75,8 @@ RateDecision TokenBuckets::decision(const Bucket& bucket, bool allowed) const {
   d.remaining = bucket.micro_tokens / kMicro;
   d.reset_s = ceil_div(capacity_ - bucket.micro_tokens, refill_per_ms_ * 1000);
   if (!allowed) {
-    d.retry_after_s = std::max<int64_t>(1, ceil_div(kMicro - bucket.micro_tokens,
-                                                    refill_per_ms_ * 1000));
+    d.retry_after_s =
+        std::max<int64_t>(1, ceil_div(kMicro - bucket.micro_tokens, refill_per_ms_ * 1000));
   }
   return d;
 }
@@ -111,14 +110,15 @@ bool RateLimiter::limits_address(std::string_view address) const {
 
 std::string RateLimiter::address_bucket(std::string_view address) {
   std::array<unsigned char, 16> bytes{};
-  const std::string text(address);
+  std::string text(address);
   if (address.find(':') == std::string_view::npos ||
       inet_pton(AF_INET6, text.c_str(), bytes.data()) != 1) {
     return text;
   }
   // An IPv4-mapped address is its IPv4 address; any other IPv6 address its /64.
-  const bool mapped = std::all_of(bytes.begin(), bytes.begin() + 10, [](auto b) { return b == 0; }) &&
-                      bytes[10] == 0xff && bytes[11] == 0xff;
+  const bool mapped =
+      std::all_of(bytes.begin(), bytes.begin() + 10, [](auto b) { return b == 0; }) &&
+      bytes[10] == 0xff && bytes[11] == 0xff;
   if (mapped) return fmt::format("{}.{}.{}.{}", bytes[12], bytes[13], bytes[14], bytes[15]);
   return fmt::format("{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}::/64", bytes[0], bytes[1],
                      bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]);

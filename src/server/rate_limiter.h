@@ -60,11 +60,11 @@ struct RateLimitConfig {
 // What a bucket says about a request.
 struct RateDecision {
   bool allowed = true;
-  std::string_view policy;  // the bucket's name, as the headers give it
-  int64_t quota = 0;        // its burst
-  int64_t window_s = 0;     // seconds to refill it from empty
-  int64_t remaining = 0;    // whole tokens left
-  int64_t reset_s = 0;      // seconds until it is full
+  std::string_view policy;    // the bucket's name, as the headers give it
+  int64_t quota = 0;          // its burst
+  int64_t window_s = 0;       // seconds to refill it from empty
+  int64_t remaining = 0;      // whole tokens left
+  int64_t reset_s = 0;        // seconds until it is full
   int64_t retry_after_s = 0;  // when refused: seconds until a token is back
   // The RateLimit-Policy and RateLimit headers (and Retry-After when refused).
   std::vector<std::pair<std::string, std::string>> headers() const;
@@ -95,8 +95,8 @@ class TokenBuckets {
 
   std::string_view name_;
   RateLimit limit_;
-  int64_t capacity_ = 0;         // micro-tokens
-  int64_t refill_per_ms_ = 0;    // micro-tokens
+  int64_t capacity_ = 0;       // micro-tokens
+  int64_t refill_per_ms_ = 0;  // micro-tokens
   std::unordered_map<std::string, Bucket> buckets_;
 };
 

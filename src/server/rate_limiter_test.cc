@@ -101,7 +101,8 @@ TEST(RateLimiterTest, AnIPv6HostIsLimitedByIts64AndAMappedIPv4ByItsAddress) {
 TEST(RateLimiterTest, MemoryIsBoundedAndFullBucketsGoFirst) {
   ManualClock clock(from_unix_ms(0));
   TokenBuckets buckets("address", {1000, 1});
-  for (size_t i = 0; i < TokenBuckets::kMaxBuckets; ++i) buckets.take(std::to_string(i), clock.now());
+  for (size_t i = 0; i < TokenBuckets::kMaxBuckets; ++i)
+    buckets.take(std::to_string(i), clock.now());
   EXPECT_EQ(buckets.size(), TokenBuckets::kMaxBuckets);
   clock.advance(Millis(2));  // every bucket full again: nothing worth keeping
   buckets.take("newcomer", clock.now());

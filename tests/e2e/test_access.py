@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import Platform, http, problem, wait_for
+from conftest import Platform, problem, wait_for
 
 
 def make_key(platform, key, **body):
