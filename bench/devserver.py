@@ -9,12 +9,29 @@ import subprocess
 import time
 
 
+# The rate limits a benchmark's server runs with (server/rate_limiter.h): every request still goes
+# through its key's buckets, so their cost is measured, but none is refused: one key drives
+# thousands of requests a second here, far past the defaults meant for a tenant.
+UNREFUSED_LIMITS = ("[rate_limits]\n"
+                    "per_key = { per_second = 1000000, burst = 1000000 }\n"
+                    "creations_per_key = { per_second = 1000000, burst = 1000000 }\n")
+
+
+def bench_config(workdir, limits=UNREFUSED_LIMITS):
+    """A server config file under workdir with these rate limits; returns ["--config", path]."""
+    path = os.path.join(workdir, "bench-server.toml")
+    with open(path, "w") as out:
+        out.write(limits)
+    return ["--config", path]
+
+
 def start_server(binary, workdir, key, store, port):
     """`gpurent server --store STORE` on `port` (no local node), once it leads; returns the
     process."""
     out = open(os.path.join(workdir, "dev.log"), "wb")
     proc = subprocess.Popen([binary, "server", "--listen", f"127.0.0.1:{port}", "--data-dir",
-                             os.path.join(workdir, "data"), "--admin-key", key, "--store", store],
+                             os.path.join(workdir, "data"), "--admin-key", key, "--store", store,
+                             *bench_config(workdir)],
                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -32,13 +49,14 @@ def start_server(binary, workdir, key, store, port):
     raise SystemExit("gpurent server did not lead")
 
 
-def start_dev(binary, workdir, key):
+def start_dev(binary, workdir, key, limits=UNREFUSED_LIMITS):
     """`gpurent dev` on a free port with its data under workdir; returns (process, port)."""
     path = os.path.join(workdir, "dev.log")
     out = open(path, "wb")
     proc = subprocess.Popen([binary, "dev", "--listen", "127.0.0.1:0", "--data-dir",
                              os.path.join(workdir, "data"), "--admin-key", key,
-                             "--sim-gpus", "8xh100-80g", "--no-cli-config"],
+                             "--sim-gpus", "8xh100-80g", "--no-cli-config",
+                             *bench_config(workdir, limits)],
                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

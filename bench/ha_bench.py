@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 
 from api_bench import creation_rates, free_port
-from devserver import median_and_p99
+from devserver import bench_config, median_and_p99
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -69,6 +69,7 @@ class Servers:
                 os.path.join(self.workdir, f"server{i}"), "--admin-key", self.key]
         if self.store:
             args += ["--store", self.store]
+        args += bench_config(self.workdir)
         log = open(os.path.join(self.workdir, f"server{i}.log"), "ab")
         self.procs[i] = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
                                          start_new_session=True)
