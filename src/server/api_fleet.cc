@@ -82,27 +82,46 @@ void Api::Impl::node_action(std::string pattern, controller::NodeAction action) 
         });
 }
 
+namespace {
+
+// A page of a log listed by seq (the audit log, the event log): ?limit= and ?cursor=.
+struct SeqPage {
+  size_t limit = 0;
+  int64_t after = 0;
+};
+
+Result<SeqPage> seq_page(const Request& request) {
+  GPURENT_TRY(limit, query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit));
+  GPURENT_TRY(after, query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max()));
+  return SeqPage{static_cast<size_t>(limit), after};
+}
+
+// The entries as a list whose next_cursor is the last one's seq when the page is full.
+template <class Entry>
+Response seq_list(const std::vector<const Entry*>& entries, size_t limit,
+                  Json (*view)(const Entry&)) {
+  Json items = Json::array();
+  for (const Entry* entry : entries) items.push_back(view(*entry));
+  Json next = entries.size() == limit ? Json(std::to_string(entries.back()->seq)) : Json(nullptr);
+  return json_response(200, {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
+}
+
+}  // namespace
+
 void Api::Impl::add_audit_routes() {
   keyed("GET", "/v1/audit",
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
-          auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
-          if (!limit) co_return problem_response(limit.error());
-          auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
-          if (!after) co_return problem_response(after.error());
+          auto page = seq_page(request);
+          if (!page) co_return problem_response(page.error());
           auto named = tenant_query(caller, request);
           if (!named) co_return problem_response(named.error());
-          const controller::AuditFilter filter{
-              .tenant_id = *named, .key_id = query_string(request, "key"), .after_seq = *after};
-          const auto entries = ctl().audit().list(caller, filter, static_cast<size_t>(*limit));
+          const controller::AuditFilter filter{.tenant_id = *named,
+                                               .key_id = query_string(request, "key"),
+                                               .after_seq = page->after};
+          const auto entries = ctl().audit().list(caller, filter, page->limit);
           if (!entries) co_return problem_response(entries.error());
-          Json items = Json::array();
-          for (const auto* entry : *entries) items.push_back(audit_view(*entry));
-          Json next = entries->size() == static_cast<size_t>(*limit)
-                          ? Json(std::to_string(entries->back()->seq))
-                          : Json(nullptr);
-          co_return json_response(200,
-                                  {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
+          co_return seq_list(*entries, page->limit, &audit_view);
         });
 }
 
@@ -110,24 +129,16 @@ void Api::Impl::add_event_routes() {
   keyed("GET", "/v1/events",
         [this](const Principal& caller, Request& request,
                const PathParams&) -> asio::awaitable<Response> {
-          auto limit = query_int(request, "limit", kDefaultListLimit, 1, kMaxListLimit);
-          if (!limit) co_return problem_response(limit.error());
-          auto after = query_int(request, "cursor", 0, 0, std::numeric_limits<int64_t>::max());
-          if (!after) co_return problem_response(after.error());
+          auto page = seq_page(request);
+          if (!page) co_return problem_response(page.error());
           auto named = tenant_query(caller, request);
           if (!named) co_return problem_response(named.error());
-          controller::EventFilter filter{.tenant_id = *named,
-                                         .object_id = query_string(request, "object"),
-                                         .kind = query_string(request, "kind"),
-                                         .after_seq = *after};
-          Json items = Json::array();
-          const auto events = ctl().events().list(caller, filter, static_cast<size_t>(*limit));
-          for (const auto* event : events) items.push_back(event_view(*event));
-          Json next = events.size() == static_cast<size_t>(*limit)
-                          ? Json(std::to_string(events.back()->seq))
-                          : Json(nullptr);
-          co_return json_response(200,
-                                  {{"items", std::move(items)}, {"next_cursor", std::move(next)}});
+          const controller::EventFilter filter{.tenant_id = *named,
+                                               .object_id = query_string(request, "object"),
+                                               .kind = query_string(request, "kind"),
+                                               .after_seq = page->after};
+          co_return seq_list(ctl().events().list(caller, filter, page->limit), page->limit,
+                             &event_view);
         });
 }
 
