@@ -56,6 +56,11 @@ Result<client::Answer<api::Instance>> wait_until(Context& ctx, client::ApiClient
       reported = state;
     }
     if (among(goal.done, state)) return instance;
+    // A quick command can run and finish between two polls: it ran, which is what waiting for
+    // "running" asks, so exiting 0 is no failure.
+    const bool ran_and_finished = &goal == &kRunning && state == "stopped" &&
+                                  instance.value.started_at && instance.value.exit_code == 0;
+    if (ran_and_finished) return instance;
     if (among(goal.unreachable, state)) {
       const std::string& reason = instance.value.reason;
       return fail(Error::conflict(
