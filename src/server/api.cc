@@ -70,6 +70,8 @@ Result<std::string> Api::Impl::billed_tenant(const Principal& caller, const Requ
 asio::awaitable<Response> Api::Impl::call_keyed(const KeyedRoute& route, Request& request,
                                                 const PathParams& params) {
   auto caller = principal(request);
+  std::optional<AuditedCall> audited;
+  if (route.access.audited) audited.emplace(*this, request);
   Response response;
   if (!caller) {
     response = problem_response(caller.error());
@@ -108,7 +110,8 @@ asio::awaitable<void> Api::Impl::audit(const Principal* caller, const Request& r
       .target = request.path.substr(0, model::kMaxAuditTargetLength),
       .status = response.status,
       .outcome = std::move(outcome)};
-  co_await host.mutate([&](Controller& c) { return c.audit().record(std::move(entry)).seq; });
+  host.apply([&](Controller& c) { return c.audit().record(std::move(entry)).seq; });
+  co_await host.commit_applied();
 }
 
 RouteAccess Api::Impl::access_of(std::string_view method, std::string_view pattern) {

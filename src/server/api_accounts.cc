@@ -108,11 +108,12 @@ void Api::Impl::add_tenant_routes() {
           co_return json_response(200, whole_list(std::move(items)));
         });
   keyed("DELETE", "/v1/api-keys/{id}",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto revoked = co_await host.mutate(
-              [&](Controller& c) { return c.accounts().credentials().revoke_api_key(caller, id); });
+          auto revoked = co_await mutate(request, [&](Controller& c) {
+            return c.accounts().credentials().revoke_api_key(caller, id);
+          });
           if (!revoked) co_return problem_response(revoked.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -316,11 +317,11 @@ void Api::Impl::add_reservation_routes() {
           co_return json_response(200, whole_list(std::move(items)));
         });
   keyed("DELETE", "/v1/reservations/{id}",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto result =
-              co_await host.mutate([&](Controller& c) { return c.cancel_reservation(caller, id); });
+          auto result = co_await mutate(
+              request, [&](Controller& c) { return c.cancel_reservation(caller, id); });
           co_return result_response(200, result, [&](const model::Reservation& r) {
             return reservation_view(r, ctl().options().currency);
           });
@@ -371,11 +372,11 @@ void Api::Impl::add_volume_routes() {
                                     [](const model::Volume* v) { return volume_view(*v); });
         });
   keyed("DELETE", "/v1/volumes/{id}",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto result =
-              co_await host.mutate([&](Controller& c) { return c.volumes().remove(caller, id); });
+          auto result = co_await mutate(
+              request, [&](Controller& c) { return c.volumes().remove(caller, id); });
           if (!result) co_return problem_response(result.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -526,7 +527,7 @@ asio::awaitable<Response> Api::Impl::topup(const Principal& caller, Request& req
   if (!reference) co_return problem_response(reference.error());
   auto key = idempotency_key(request);
   if (!key) co_return problem_response(key.error());
-  auto result = co_await host.mutate([&](Controller& c) {
+  auto result = co_await mutate(request, [&](Controller& c) {
     return c.accounts().topup(caller, c.accounts().tenant_id_for(caller, *tenant), *amount,
                               reference->value_or(""), *key);
   });
@@ -550,8 +551,8 @@ asio::awaitable<Response> Api::Impl::create_tenant(const Principal& caller, Requ
     co_return problem_response(
         invalid_field("name", "may hold only letters, digits, '-', '_' and '.'"));
   }
-  auto tenant = co_await host.mutate(
-      [&](Controller& c) { return c.accounts().create_tenant(caller, *name); });
+  auto tenant = co_await mutate(
+      request, [&](Controller& c) { return c.accounts().create_tenant(caller, *name); });
   co_return result_response(201, tenant, [](const model::Tenant& t) { return tenant_view(t); });
 }
 
@@ -565,7 +566,7 @@ asio::awaitable<Response> Api::Impl::create_api_key(const Principal& caller, Req
   const std::string secret = new_secret("gpr_");
   key.secret_hash = hash_secret(secret);
   key.prefix = secret.substr(0, 12);
-  auto created = co_await host.mutate([&](Controller& c) {
+  auto created = co_await mutate(request, [&](Controller& c) {
     return c.accounts().credentials().create_api_key(caller, std::move(key));
   });
   co_return result_response(201, created, [&](const model::ApiKey& k) {
@@ -586,7 +587,7 @@ asio::awaitable<Response> Api::Impl::create_join_token(const Principal& caller, 
   auto ttl = optional_int(*body, "ttl_s", 60, 365 * 24 * 3600);
   if (!ttl) co_return problem_response(ttl.error());
   const std::string secret = new_secret("gjt_");
-  auto token = co_await host.mutate([&](Controller& c) {
+  auto token = co_await mutate(request, [&](Controller& c) {
     return c.accounts().credentials().create_join_token(
         caller, description->value_or(""), std::chrono::seconds(ttl->value_or(24 * 3600)),
         hash_secret(secret));

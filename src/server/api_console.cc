@@ -27,6 +27,7 @@ void Api::Impl::add_console_routes() {
   router.add("POST", "/v1/session",
              [this](Request& request, const PathParams&) -> asio::awaitable<Response> {
                std::optional<Principal> caller;
+               const AuditedCall audited(*this, request);
                Response response = co_await sign_in(request, caller);
                co_await audit(caller ? &*caller : nullptr, request, "POST /v1/session", response);
                co_return response;
@@ -41,7 +42,7 @@ void Api::Impl::add_console_routes() {
                const PathParams&) -> asio::awaitable<Response> {
           auto session = console_session(caller);
           if (!session) co_return problem_response(session.error());
-          auto revoked = co_await host.mutate([&](Controller& c) {
+          auto revoked = co_await mutate(request, [&](Controller& c) {
             return c.accounts().credentials().revoke_api_key(caller, caller.key_id);
           });
           if (!revoked) co_return problem_response(revoked.error());
@@ -64,7 +65,7 @@ asio::awaitable<Response> Api::Impl::sign_in(Request& request, std::optional<Pri
   if (!key) co_return problem_response(key.error());
   caller = std::move(*key);
   const std::string secret = new_secret("gcs_");
-  auto session = co_await host.mutate([&](Controller& c) {
+  auto session = co_await mutate(request, [&](Controller& c) {
     return c.accounts().credentials().create_session(*caller, hash_secret(secret),
                                                      secret.substr(0, 12), kConsoleSessionLifetime);
   });

@@ -68,10 +68,10 @@ void Api::Impl::add_agent_routes() {
 
 void Api::Impl::node_action(std::string pattern, controller::NodeAction action) {
   keyed("POST", std::move(pattern),
-        [this, action](const Principal& caller, Request&,
+        [this, action](const Principal& caller, Request& request,
                        const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+          auto result = co_await mutate(request, [&](Controller& c) -> Result<Json> {
             GPURENT_TRY(moving, c.manage_node(caller, id, action));
             GPURENT_TRY(node, c.fleet().nodes().get(caller, id));
             Json view = node_view(c, *node);
@@ -144,7 +144,7 @@ void Api::Impl::add_event_routes() {
 
 void Api::Impl::add_quarantine_routes() {
   keyed("POST", "/v1/nodes/{id}/gpus/{index}/release",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           const std::string& text = params.find("index")->second;
@@ -152,7 +152,7 @@ void Api::Impl::add_quarantine_routes() {
           int index = -1;
           const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
           if (ec != std::errc() || end != text.data() + text.size()) index = -1;
-          auto result = co_await host.mutate([&](Controller& c) -> Result<Json> {
+          auto result = co_await mutate(request, [&](Controller& c) -> Result<Json> {
             GPURENT_CHECK(c.release_gpu(caller, id, index));
             GPURENT_TRY(node, c.fleet().nodes().get(caller, id));
             return node_view(c, *node);
@@ -194,11 +194,11 @@ void Api::Impl::add_monitoring_routes() {
                                            caller, static_cast<size_t>(*limit))));
         });
   keyed("POST", "/v1/alerts/{id}/ack",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto acked = co_await host.mutate(
-              [&](Controller& c) { return c.fleet().monitor().acknowledge(caller, id); });
+          auto acked = co_await mutate(
+              request, [&](Controller& c) { return c.fleet().monitor().acknowledge(caller, id); });
           if (!acked) co_return problem_response(acked.error());
           co_return json_response(200, {{"id", id}, {"acknowledged", true}});
         });
@@ -217,11 +217,12 @@ void Api::Impl::add_monitoring_routes() {
               monitor::rule_to_json);
         });
   keyed("DELETE", "/v1/alerts/rules/{name}",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string name = params.find("name")->second;
-          auto deleted = co_await host.mutate(
-              [&](Controller& c) { return c.fleet().monitor().delete_rule(caller, name); });
+          auto deleted = co_await mutate(request, [&](Controller& c) {
+            return c.fleet().monitor().delete_rule(caller, name);
+          });
           if (!deleted) co_return problem_response(deleted.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -233,7 +234,7 @@ void Api::Impl::add_monitoring_routes() {
           auto idle = parse_idle_alert(*body);
           if (!idle) co_return problem_response(idle.error());
           const std::string id = params.find("id")->second;
-          auto saved = co_await host.mutate([&](Controller& c) {
+          auto saved = co_await mutate(request, [&](Controller& c) {
             return c.fleet().set_idle_alert(caller, id, idle->below_percent, idle->for_ms,
                                             idle->auto_stop);
           });
@@ -251,7 +252,7 @@ asio::awaitable<Response> Api::Impl::register_node(Request& request) {
   if (!registration) co_return problem_response(registration.error());
   registration->registered_from = request.peer_address;
   const std::string credential = new_secret("gnc_");
-  auto result = co_await host.mutate([&](Controller& c) {
+  auto result = co_await mutate(request, [&](Controller& c) {
     return c.register_node(hash_secret(*token), std::move(*registration), credential,
                            hash_secret(credential));
   });
@@ -328,7 +329,7 @@ asio::awaitable<Response> Api::Impl::report(const std::string& node, Request& re
         Error::invalid("invalid_message", "too many workloads in one report"));
   }
   auto generation =
-      co_await host.mutate([&](Controller& c) { return c.apply_report(node, *report); });
+      co_await mutate(request, [&](Controller& c) { return c.apply_report(node, *report); });
   co_return result_response(200, generation, [](int64_t g) { return Json{{"generation", g}}; });
 }
 

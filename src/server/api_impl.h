@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "billing/revenue.h"
 #include "common/json.h"
@@ -113,8 +114,34 @@ class Api::Impl {
   };
   asio::awaitable<Response> call_keyed(const KeyedRoute& route, Request& request,
                                        const PathParams& params);
-  // Records who called `action` and how it was answered (model/audit.h), durably: resumes once
-  // the entry is committed. `caller` is null when no key was recognised.
+
+  // Runs a command for `request` and resumes once it is durable, or, while the request is
+  // audited (an AuditedCall is alive for it), once it is applied: audit() then commits it
+  // together with the request's audit entry, before the answer goes out.
+  template <class Fn>
+  asio::awaitable<std::invoke_result_t<Fn, Controller&>> mutate(const Request& request, Fn fn) {
+    auto result = host.apply(std::move(fn));
+    if (!audited_requests.contains(&request)) co_await host.commit_applied();
+    co_return result;
+  }
+  // Marks a request as audited for as long as it lives.
+  class AuditedCall {
+   public:
+    AuditedCall(Impl& api, const Request& request) : api_(api), request_(request) {
+      api_.audited_requests.insert(&request_);
+    }
+    ~AuditedCall() { api_.audited_requests.erase(&request_); }
+    AuditedCall(const AuditedCall&) = delete;
+    AuditedCall& operator=(const AuditedCall&) = delete;
+
+   private:
+    Impl& api_;
+    const Request& request_;
+  };
+  std::unordered_set<const Request*> audited_requests;
+  // Records who called `action` and how it was answered (model/audit.h), and commits it with
+  // whatever the request applied: resumes once both are durable. `caller` is null when no key
+  // was recognised.
   asio::awaitable<void> audit(const Principal* caller, const Request& request,
                               std::string_view action, const Response& response);
   // route_access(), which every keyed route must have (checked as the routes are added).
@@ -236,7 +263,7 @@ class Api::Impl {
     auto key = idempotency_key(request);
     if (!key) co_return problem_response(key.error());
     const std::string fingerprint = hash_secret(body->dump());
-    auto created = co_await host.mutate([&](Controller& c) {
+    auto created = co_await mutate(request, [&](Controller& c) {
       return std::invoke(create, c, caller, std::move(*parsed), *key, fingerprint);
     });
     if (!created) co_return problem_response(created.error());
@@ -258,7 +285,8 @@ class Api::Impl {
     if (!body) co_return problem_response(body.error());
     auto parsed = parse(*body);
     if (!parsed) co_return problem_response(parsed.error());
-    auto result = co_await host.mutate([&](Controller& c) { return apply(c, std::move(*parsed)); });
+    auto result =
+        co_await mutate(request, [&](Controller& c) { return apply(c, std::move(*parsed)); });
     co_return result_response(200, result, view);
   }
 

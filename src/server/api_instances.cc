@@ -77,11 +77,11 @@ void Api::Impl::add_upload_routes() {
 
 void Api::Impl::instance_action(std::string pattern, std::string method, InstanceCommand command) {
   keyed(std::move(method), std::move(pattern),
-        [this, command](const Principal& caller, Request&,
+        [this, command](const Principal& caller, Request& request,
                         const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
           auto result =
-              co_await host.mutate([&](Controller& c) { return (c.*command)(caller, id); });
+              co_await mutate(request, [&](Controller& c) { return (c.*command)(caller, id); });
           co_return result_response(
               202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
         });
@@ -136,11 +136,11 @@ void Api::Impl::add_template_routes() {
               template_view);
         });
   keyed("DELETE", "/v1/templates/{name}",
-        [this](const Principal& caller, Request&,
+        [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
           const std::string name = params.find("name")->second;
-          auto deleted = co_await host.mutate(
-              [&](Controller& c) { return c.templates().remove(caller, name); });
+          auto deleted = co_await mutate(
+              request, [&](Controller& c) { return c.templates().remove(caller, name); });
           if (!deleted) co_return problem_response(deleted.error());
           co_return Response{204, "", "", {}, {}};
         });
@@ -158,7 +158,7 @@ asio::awaitable<Response> Api::Impl::create_instance(const Principal& caller, Re
   auto key = idempotency_key(request);
   if (!key) co_return problem_response(key.error());
   const std::string fingerprint = hash_secret(body->dump());
-  auto created = co_await host.mutate([&](Controller& c) {
+  auto created = co_await mutate(request, [&](Controller& c) {
     return c.create_instance(caller, std::move(*spec), *key, fingerprint);
   });
   if (!created) co_return problem_response(created.error());
@@ -261,14 +261,15 @@ void Api::Impl::add_job_routes() {
           co_return result_response(
               200, found, [&](const model::Job* job) { return job_view(*job, *all_tasks); });
         });
-  keyed(
-      "POST", "/v1/jobs/{id}/cancel",
-      [this](const Principal& caller, Request&,
-             const PathParams& params) -> asio::awaitable<Response> {
-        const std::string id = params.find("id")->second;
-        auto result = co_await host.mutate([&](Controller& c) { return c.cancel_job(caller, id); });
-        co_return result_response(202, result, [](const model::Job& job) { return job_view(job); });
-      });
+  keyed("POST", "/v1/jobs/{id}/cancel",
+        [this](const Principal& caller, Request& request,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          auto result =
+              co_await mutate(request, [&](Controller& c) { return c.cancel_job(caller, id); });
+          co_return result_response(202, result,
+                                    [](const model::Job& job) { return job_view(job); });
+        });
   keyed("GET", "/v1/jobs/{id}/logs",
         [this](const Principal& caller, Request& request,
                const PathParams& params) -> asio::awaitable<Response> {
@@ -320,8 +321,9 @@ asio::awaitable<Response> Api::Impl::create_job(const Principal& caller, Request
   auto key = idempotency_key(request);
   if (!key) co_return problem_response(key.error());
   const std::string fingerprint = hash_secret(body->dump());
-  auto created = co_await host.mutate(
-      [&](Controller& c) { return c.create_job(caller, std::move(*spec), *key, fingerprint); });
+  auto created = co_await mutate(request, [&](Controller& c) {
+    return c.create_job(caller, std::move(*spec), *key, fingerprint);
+  });
   if (!created) co_return problem_response(created.error());
   co_return created_response(job_view(created->job), "/v1/jobs/" + created->job.id,
                              created->replayed);

@@ -45,7 +45,7 @@ void ControllerHost::stop() {
 }
 
 Status ControllerHost::commit_now() {
-  auto changes = controller_.take_changes(controller::Controller::Form::kStoreRows);
+  auto changes = take_applied();
   if (changes.empty()) return {};
   return store_.commit(changes);
 }
@@ -63,7 +63,7 @@ void ControllerHost::schedule_tick() {
     }
     controller_.tick();
     GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
-    auto changes = controller_.take_changes(controller::Controller::Form::kStoreRows);
+    auto changes = take_applied();
     if (!changes.empty()) {
       // Queued here, before any later command can queue its own changes: co_spawn starts its
       // coroutine only after a post, and a tick's older copies must never overwrite newer ones.
@@ -74,6 +74,11 @@ void ControllerHost::schedule_tick() {
     }
     schedule_tick();
   });
+}
+
+controller::ChangeSet ControllerHost::take_applied() {
+  applied_ = false;
+  return controller_.take_changes(controller::Controller::Form::kStoreRows);
 }
 
 asio::awaitable<void> ControllerHost::settle(controller::ChangeSet changes) {

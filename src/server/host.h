@@ -69,18 +69,33 @@ class ControllerHost {
   // waits: what it reports may have been created by a command whose commit is in flight.
   template <class Fn>
   asio::awaitable<std::invoke_result_t<Fn, controller::Controller&>> mutate(Fn fn) {
-    auto result = fn(controller_);
-    GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
-    co_await settle(controller_.take_changes(controller::Controller::Form::kStoreRows));
+    auto result = apply(std::move(fn));
+    co_await commit_applied();
     co_return result;
   }
 
-  // Resumes once everything queued so far is durable: a read that must not reveal uncommitted
-  // state (the desired set an agent will act on) waits on this before answering.
-  asio::awaitable<void> durable() { return settle(controller::ChangeSet{}); }
-  // Whether everything queued so far is durable already, so that such a read need not wait: a
-  // thousand watches woken by one commit would otherwise each wait for another.
-  bool all_durable() const { return durable_.load(std::memory_order_acquire) == queued_; }
+  // Runs fn(controller) and leaves its changes pending: they are committed by the next commit of
+  // anyone (a mutate, a tick, durable(), commit_applied()). Whoever acknowledges what fn did
+  // must first co_await commit_applied(). A request that writes and is audited applies its
+  // command so, and commits it together with its audit entry: one transaction, one fsync.
+  template <class Fn>
+  std::invoke_result_t<Fn, controller::Controller&> apply(Fn fn) {
+    auto result = fn(controller_);
+    GPURENT_EXPENSIVE_CHECK(controller_.check_invariants());
+    applied_ = true;
+    return result;
+  }
+  // Resumes once everything applied and queued so far is durable.
+  asio::awaitable<void> commit_applied() { return settle(take_applied()); }
+
+  // Resumes once everything applied or queued so far is durable: a read that must not reveal
+  // uncommitted state (the desired set an agent will act on) waits on this before answering.
+  asio::awaitable<void> durable() { return commit_applied(); }
+  // Whether everything applied or queued so far is durable already, so that such a read need
+  // not wait: a thousand watches woken by one commit would otherwise each wait for another.
+  bool all_durable() const {
+    return !applied_ && durable_.load(std::memory_order_acquire) == queued_;
+  }
 
   // Called on the committer thread with each batch once it is durable (the alert webhooks): it
   // must be quick and must not touch the controller. Set before start().
@@ -105,6 +120,8 @@ class ControllerHost {
   // wake the committer and wait for its answer. A plain function, not a coroutine that returns
   // early: such a coroutine (GCC 12, Boost 1.74) corrupted the heap (docs/architecture.md).
   asio::awaitable<void> settle(controller::ChangeSet changes);
+  // The controller's changes since the last take, in the store's form (applied_ is cleared).
+  controller::ChangeSet take_applied();
   std::shared_ptr<asio::steady_timer> enqueue(controller::ChangeSet changes);
   // Queues a piece of the command in progress (stream_placed_rows): written, not committed.
   void enqueue_piece(controller::ChangeSet piece);
@@ -129,6 +146,7 @@ class ControllerHost {
   std::chrono::milliseconds tick_interval_{1000};
   std::chrono::milliseconds stall_threshold_{kTickStallThreshold};
   bool ticking_ = false;
+  bool applied_ = false;  // apply() ran since the controller's changes were last taken
 
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;

@@ -121,6 +121,36 @@ TEST_F(ControllerHostTest, DurableWaitsForWhatIsQueuedAndOnlyThen) {
   EXPECT_EQ(store.commits(), 1);
 }
 
+TEST_F(ControllerHostTest, AppliedCommandsCommitTogetherAndReadsWaitForThem) {
+  GatedStore store;
+  store.release();
+  ControllerHost host(io_, controller_, store);
+  host.start(milliseconds(60'000));
+  bool durable = false;
+  asio::co_spawn(
+      io_,
+      [&]() -> asio::awaitable<void> {
+        // A request's command and its audit entry: applied one after the other, committed once.
+        EXPECT_TRUE(host.apply([](controller::Controller& c) {
+                          return c.accounts().bootstrap_admin(hash_secret("key"), "gpr_key", 0);
+                        })
+                        .has_value());
+        // Applied, not committed: a read that must not reveal uncommitted state waits.
+        EXPECT_FALSE(host.all_durable());
+        host.apply([](controller::Controller& c) {
+          return c.audit().record(model::AuditRecord{.action = "POST /v1/tenants"}).seq;
+        });
+        co_await host.commit_applied();
+        durable = true;
+      },
+      asio::detached);
+  io_.run_for(milliseconds(200));
+  EXPECT_TRUE(durable);
+  EXPECT_TRUE(host.all_durable());
+  EXPECT_EQ(store.commits(), 1);
+  host.stop();
+}
+
 TEST_F(ControllerHostTest, ACommandThatChangesNothingWaitsOnlyForWhatIsInFlight) {
   GatedStore store;
   ControllerHost host(io_, controller_, store);
