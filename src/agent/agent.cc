@@ -16,7 +16,9 @@ namespace gpurent::agent {
 
 struct Agent::Impl {
   explicit Impl(const AgentOptions& options)
-      : node(options, [url = options.server_url] { return make_http_server_link(url); }) {}
+      : node(options, [url = options.server_url, tls = options.tls] {
+          return make_http_server_link(url, tls);
+        }) {}
   NodeAgent node;
 };
 

@@ -15,12 +15,15 @@
 #include <utility>
 
 #include "agent/runtime/docker_api.h"
+#include "client/http_client.h"
 #include "common/result.h"
 
 namespace gpurent::agent {
 
 struct AgentOptions {
   std::string server_url;  // "http://127.0.0.1:8080"
+  // For an https:// server: whom to trust, and the certificate to present (mutual TLS).
+  client::TlsOptions tls;
   std::string join_token;  // needed on the first start only; the identity is kept in data_dir
   std::string data_dir = "./gpurent-agent";
   std::string sim_gpus;      // "" = NVML when present, else 8xh100-80g; a spec forces simulation

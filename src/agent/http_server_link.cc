@@ -80,8 +80,9 @@ class HttpServerLink final : public ServerLink {
 
 }  // namespace
 
-Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url) {
-  GPURENT_TRY(http, client::HttpClient::create(server_url));
+Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url,
+                                                          const client::TlsOptions& tls) {
+  GPURENT_TRY(http, client::HttpClient::create(server_url, tls));
   return std::unique_ptr<ServerLink>(std::make_unique<HttpServerLink>(std::move(http)));
 }
 

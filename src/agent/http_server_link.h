@@ -9,12 +9,15 @@
 #include <string_view>
 
 #include "agent/server_link.h"
+#include "client/http_client.h"
 
 namespace gpurent::agent {
 
 inline constexpr std::chrono::seconds kHttpSlack{10};
 
-// Fails only for a malformed URL; the server is not contacted until the first call.
-Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url);
+// Fails only for a malformed URL or unusable TLS files; the server is not contacted until the
+// first call.
+Result<std::unique_ptr<ServerLink>> make_http_server_link(std::string_view server_url,
+                                                          const client::TlsOptions& tls = {});
 
 }  // namespace gpurent::agent

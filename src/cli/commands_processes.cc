@@ -157,6 +157,16 @@ void add_agent(CLI::App& app, Context& ctx) {
       ->required();
   command->add_option("--join-token", options->join_token,
                       "needed on the first start (default: $GPURENT_JOIN_TOKEN)");
+  command->add_option("--ca-file", options->tls.ca_file,
+                      "https: trust the server's certificate from this PEM file (default: the "
+                      "system's store)");
+  auto* client_cert = command->add_option(
+      "--client-cert", options->tls.cert_file,
+      "https: the node's certificate (PEM) when the server asks agents for one (mutual TLS)");
+  auto* client_key =
+      command->add_option("--client-key", options->tls.key_file, "the key of --client-cert (PEM)");
+  client_cert->needs(client_key);
+  client_key->needs(client_cert);
   command->add_option("--sim-gpus", options->sim_gpus,
                       "simulate these GPUs, e.g. 4xa100-80g or 8xh100-80g:nvlink=2 (default: the "
                       "real ones)");

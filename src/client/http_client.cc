@@ -95,6 +95,19 @@ static Result<std::unique_ptr<asio::ssl::context>> make_tls_context(const TlsOpt
                                    options.ca_file.empty() ? "" : " from '" + options.ca_file + "'",
                                    ec.message())));
   }
+  if (!options.cert_file.empty()) {
+    context->use_certificate_chain_file(options.cert_file, ec);
+    if (!ec) context->use_private_key_file(options.key_file, asio::ssl::context::pem, ec);
+    if (!ec && SSL_CTX_check_private_key(context->native_handle()) != 1) {
+      ec = asio::error::invalid_argument;
+    }
+    if (ec) {
+      return fail(
+          Error::invalid("invalid_client_certificate",
+                         fmt::format("cannot use the client certificate '{}' with the key '{}': {}",
+                                     options.cert_file, options.key_file, ec.message())));
+    }
+  }
   return context;
 }
 
@@ -370,7 +383,7 @@ bool answered_by_no_leader(const HttpResponse& answer) {
   if (!body) return false;
   const auto code = body->find("code");
   return code != body->end() && code->is_string() &&
-         (*code == "no_leader" || *code == "upstream_unavailable");
+         (*code == "no_leader" || *code == "not_leader" || *code == "upstream_unavailable");
 }
 
 constexpr auto kFailoverPause = std::chrono::milliseconds(200);

@@ -49,20 +49,25 @@ struct TlsOptions {
   // A PEM file of the certificates to trust instead of the system's store ("" = the system's, as
   // OpenSSL finds it: /etc/ssl/certs, or SSL_CERT_FILE / SSL_CERT_DIR when set).
   std::string ca_file;
+  // A PEM certificate and its key to present when the server asks for one (mutual TLS: an agent
+  // toward a control plane with a client CA); "" for none. Errors: "invalid_client_certificate".
+  std::string cert_file;
+  std::string key_file;
 };
 
 class HttpClient {
  public:
   // base_url is "http://host:port", "https://host:port" (port 443 by default), or
   // "unix:///path/to.sock" for a server on a unix socket (the Docker Engine API). Errors:
-  // "invalid_url", and for https "invalid_ca_file" when the trusted certificates cannot be read.
+  // "invalid_url", and for https "invalid_ca_file" when the trusted certificates cannot be read
+  // (and TlsOptions' own).
   //
   // Several servers of one control plane may be given, separated by commas
   // ("http://a:8080,http://b:8080"): a request that reached no API (the server could not be
-  // connected to, or a standby answered that no leader is reachable: 503 "no_leader", 502
-  // "upstream_unavailable", server/leader_router.h) goes to the next one, round and round with a
-  // short pause after each round, until the call's timeout. Nothing that reached an API is sent
-  // twice. The client stays with the server that answered.
+  // connected to, or a standby answered that it could not forward: 503 "no_leader" or
+  // "not_leader", 502 "upstream_unavailable", server/leader_router.h) goes to the next one, round
+  // and round with a short pause after each round, until the call's timeout. Nothing that reached
+  // an API is sent twice. The client stays with the server that answered.
   static Result<HttpClient> create(std::string_view base_url, const TlsOptions& tls = {});
   HttpClient(HttpClient&&) noexcept;
   HttpClient& operator=(HttpClient&&) noexcept;

@@ -20,58 +20,18 @@
 #include <thread>
 
 #include "client/http_client.h"
+#include "net/test_certificates.h"
 
 namespace gpurent::client {
 namespace {
 
 using std::chrono::seconds;
 
-template <class T, void (*Free)(T*)>
-struct OpenSslDeleter {
-  void operator()(T* object) const { Free(object); }
-};
-using KeyPtr = std::unique_ptr<EVP_PKEY, OpenSslDeleter<EVP_PKEY, EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, OpenSslDeleter<X509, X509_free>>;
+using net::testing::make_certificate;
+using net::testing::OpenSslDeleter;
+using net::testing::TestCertificate;
 using ContextPtr = std::unique_ptr<SSL_CTX, OpenSslDeleter<SSL_CTX, SSL_CTX_free>>;
 using SslPtr = std::unique_ptr<SSL, OpenSslDeleter<SSL, SSL_free>>;
-
-// A self-signed certificate whose subjectAltName is `alt_names` ("DNS:localhost,IP:127.0.0.1").
-struct TestCertificate {
-  KeyPtr key;
-  CertPtr cert;
-  std::string pem;  // the certificate, for a ca_file
-};
-
-TestCertificate make_certificate(const std::string& alt_names) {
-  TestCertificate made;
-  made.key.reset(EVP_EC_gen("P-256"));
-  made.cert.reset(X509_new());
-  X509* cert = made.cert.get();
-  X509_set_version(cert, 2);
-  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-  X509_set_pubkey(cert, made.key.get());
-  X509_NAME* name = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("gpurent test"), -1, -1, 0);
-  X509_set_issuer_name(cert, name);
-  X509V3_CTX context;
-  X509V3_set_ctx_nodb(&context);
-  X509V3_set_ctx(&context, cert, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* san =
-      X509V3_EXT_conf_nid(nullptr, &context, NID_subject_alt_name, alt_names.c_str());
-  X509_add_ext(cert, san, -1);
-  X509_EXTENSION_free(san);
-  X509_sign(cert, made.key.get(), EVP_sha256());
-  BIO* out = BIO_new(BIO_s_mem());
-  PEM_write_bio_X509(out, cert);
-  char* data = nullptr;
-  const long size = BIO_get_mem_data(out, &data);
-  made.pem.assign(data, static_cast<size_t>(size));
-  BIO_free(out);
-  return made;
-}
 
 // Accepts one connection on 127.0.0.1, completes the TLS handshake if the client does, reads one
 // request head and answers "200 ok". A client that rejects the certificate ends it early.
@@ -132,12 +92,12 @@ class OneShotTlsServer {
 std::string write_ca_file(const TestCertificate& certificate, const std::string& tag) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("gpurent-ca-" + tag + "-" + std::to_string(getpid()));
-  std::ofstream(path) << certificate.pem;
+  std::ofstream(path) << certificate.cert_pem;
   return path.string();
 }
 
 TEST(HttpClientTlsTest, SpeaksHttpsToAServerItTrusts) {
-  const TestCertificate certificate = make_certificate("DNS:localhost,IP:127.0.0.1");
+  const TestCertificate certificate = make_certificate({.alt_names = "DNS:localhost,IP:127.0.0.1"});
   const std::string ca_file = write_ca_file(certificate, "trusted");
   for (const std::string host : {"localhost", "127.0.0.1"}) {
     OneShotTlsServer server(certificate);
@@ -155,7 +115,7 @@ TEST(HttpClientTlsTest, SpeaksHttpsToAServerItTrusts) {
 }
 
 TEST(HttpClientTlsTest, RefusesACertificateNoTrustedRootVouchesFor) {
-  const TestCertificate certificate = make_certificate("DNS:localhost");
+  const TestCertificate certificate = make_certificate({.alt_names = "DNS:localhost"});
   OneShotTlsServer server(certificate);
   // The system's store does not know the test's self-signed certificate.
   auto client = HttpClient::create("https://localhost:" + std::to_string(server.port()));
@@ -169,7 +129,7 @@ TEST(HttpClientTlsTest, RefusesACertificateNoTrustedRootVouchesFor) {
 }
 
 TEST(HttpClientTlsTest, RefusesACertificateForAnotherHost) {
-  const TestCertificate certificate = make_certificate("DNS:other.example");
+  const TestCertificate certificate = make_certificate({.alt_names = "DNS:other.example"});
   const std::string ca_file = write_ca_file(certificate, "other");
   OneShotTlsServer server(certificate);
   auto client = HttpClient::create("https://localhost:" + std::to_string(server.port()),
@@ -187,6 +147,10 @@ TEST(HttpClientTlsTest, NamesAnUnreadableCaFile) {
   ASSERT_FALSE(client.has_value());
   EXPECT_EQ(client.error().code, "invalid_ca_file");
   EXPECT_NE(client.error().message.find("/nonexistent/ca.pem"), std::string::npos);
+  auto no_key = HttpClient::create("https://localhost:1", {.cert_file = "/nonexistent/node.pem",
+                                                           .key_file = "/nonexistent/key"});
+  ASSERT_FALSE(no_key.has_value());
+  EXPECT_EQ(no_key.error().code, "invalid_client_certificate");
   // Plain http ignores TLS options altogether.
   EXPECT_TRUE(HttpClient::create("http://localhost:1", {.ca_file = "/nonexistent/ca.pem"}));
 }

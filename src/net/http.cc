@@ -1,5 +1,7 @@
 #include "net/http.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -9,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -19,6 +22,7 @@
 
 #include "common/json.h"
 #include "net/read_buffer.h"
+#include "net/tls.h"
 
 namespace gpurent::net {
 
@@ -246,8 +250,47 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     ++connections;
     beast::error_code ec;
     const auto peer = socket.remote_endpoint(ec);
-    const std::string peer_address = ec ? std::string() : peer.address().to_string();
+    Peer client{.address = ec ? std::string() : peer.address().to_string()};
     beast::tcp_stream stream(std::move(socket));
+    if (const std::shared_ptr<const TlsContext> context = tls) {
+      beast::ssl_stream<beast::tcp_stream> secured(std::move(stream), context->ssl());
+      secured.next_layer().expires_after(kHandshakeTimeout);
+      co_await secured.async_handshake(asio::ssl::stream_base::server,
+                                       asio::redirect_error(kUseAwaitable, ec));
+      if (!ec) {
+        client.tls = true;
+        client.certificate = verified_subject(secured.native_handle());
+        co_await serve(secured, client);
+      }
+      secured.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
+    } else {
+      co_await serve(stream, client);
+      stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    }
+    --connections;
+  }
+
+  // Who is at the other end of a connection.
+  struct Peer {
+    std::string address;      // "" when unknown
+    bool tls = false;         // the connection is TLS
+    std::string certificate;  // the common name of its verified client certificate, or ""
+  };
+
+  // The common name of the client's certificate if it presented one that verified, else "".
+  static std::string verified_subject(SSL* ssl) {
+    X509* certificate = SSL_get0_peer_certificate(ssl);
+    if (certificate == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return {};
+    std::array<char, 256> name{};
+    const int length = X509_NAME_get_text_by_NID(X509_get_subject_name(certificate), NID_commonName,
+                                                 name.data(), name.size());
+    return length > 0 ? std::string(name.data(), static_cast<size_t>(length)) : std::string();
+  }
+
+  // Serves requests on one connection until either side ends it.
+  template <class Stream>
+  asio::awaitable<void> serve(Stream& stream, const Peer& peer) {
+    beast::error_code ec;
     beast::flat_buffer buffer;
     buffer.reserve(kReadBufferBytes);
     for (;;) {
@@ -256,11 +299,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       http::request_parser<http::empty_body> head_parser;
       head_parser.header_limit(16 * 1024);
       head_parser.body_limit(kUnlimited);  // checked below, once it is known who reads the body
-      stream.expires_after(limits.idle_timeout);
+      beast::get_lowest_layer(stream).expires_after(limits.idle_timeout);
       co_await http::async_read_header(stream, buffer, head_parser,
                                        asio::redirect_error(kUseAwaitable, ec));
       if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-          ec == beast::error::timeout || ec == asio::error::connection_reset) {
+          ec == beast::error::timeout || ec == asio::error::connection_reset ||
+          ec == asio::ssl::error::stream_truncated) {
         break;
       }
       if (ec) {
@@ -292,9 +336,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       const bool keep_alive = parser.get().keep_alive();
       const unsigned version = parser.get().version();
       Request request = to_request(parser.release());
-      request.peer_address = peer_address;
+      request.peer_address = peer.address;
+      request.tls = peer.tls;
+      request.client_certificate = peer.certificate;
       Response response = co_await call_handler(std::move(request));
-      stream.expires_after(std::chrono::seconds(30));
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
       if (!response.chunks) {
         co_await write_simple(stream, response, version, keep_alive, ec);
       } else {
@@ -302,8 +348,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       if (ec || !keep_alive) break;
     }
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    --connections;
   }
 
   Error too_large() const {
@@ -312,7 +356,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   // Answers a request that cannot be read further, then closes.
-  static asio::awaitable<void> refuse(beast::tcp_stream& stream, const Error& error) {
+  template <class Stream>
+  static asio::awaitable<void> refuse(Stream& stream, const Error& error) {
     beast::error_code ec;
     co_await write_simple(stream, problem_response(error), 11, false, ec);
     co_await drain(stream);
@@ -320,7 +365,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   // Forwards one claimed request (forwarder.decide says where) and relays the answer. Returns
   // whether the client connection can serve another request.
-  asio::awaitable<bool> forward(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+  template <class Stream>
+  asio::awaitable<bool> forward(Stream& stream, beast::flat_buffer& buffer,
                                 http::request_parser<http::empty_body>& head_parser) {
     const auto& head = head_parser.get();
     const bool client_keep_alive = head.keep_alive();
@@ -331,7 +377,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     beast::error_code ec;
     if (auto* answer = std::get_if<Response>(&decision)) {
       const bool keep_alive = client_keep_alive && !has_body;
-      stream.expires_after(std::chrono::seconds(30));
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
       co_await write_simple(stream, *answer, version, keep_alive, ec);
       if (!keep_alive) co_await drain(stream);
       co_return keep_alive && !ec;
@@ -366,7 +412,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     // one).
     if (beast::iequals(request[http::field::expect], "100-continue")) {
       request.erase(http::field::expect);
-      stream.expires_after(kForwardIoTimeout);
+      beast::get_lowest_layer(stream).expires_after(kForwardIoTimeout);
       co_await asio::async_write(stream,
                                  asio::buffer(std::string_view("HTTP/1.1 100 Continue\r\n\r\n")),
                                  asio::redirect_error(kUseAwaitable, ec));
@@ -403,7 +449,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     auto& response = response_parser.get();
     if (upgrade && response.result() == http::status::switching_protocols) {
       http::response<http::empty_body> switching{response.base()};
-      stream.expires_after(kForwardIoTimeout);
+      beast::get_lowest_layer(stream).expires_after(kForwardIoTimeout);
       co_await http::async_write(stream, switching, asio::redirect_error(kUseAwaitable, ec));
       if (!ec) co_await tunnel(stream, buffer, upstream, upstream_buffer);
       co_return false;
@@ -429,11 +475,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   // Copies one message from `in` (its header already parsed into `parser`) to `out`: the header,
   // then the body piece by piece as it arrives (the serializer re-frames it, chunked or not).
-  template <class Parser, class Serializer>
-  static asio::awaitable<void> relay(beast::tcp_stream& in, beast::flat_buffer& in_buffer,
-                                     Parser& parser, beast::tcp_stream& out, Serializer& writer,
+  template <class In, class Parser, class Out, class Serializer>
+  static asio::awaitable<void> relay(In& in, beast::flat_buffer& in_buffer, Parser& parser,
+                                     Out& out, Serializer& writer,
                                      std::chrono::seconds idle_timeout, beast::error_code& ec) {
-    out.expires_after(idle_timeout);
+    beast::get_lowest_layer(out).expires_after(idle_timeout);
     co_await http::async_write_header(out, writer, asio::redirect_error(kUseAwaitable, ec));
     if (ec == http::error::need_buffer) ec = {};
     std::array<char, 64 * 1024> piece;
@@ -445,7 +491,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       if (!parser.is_done()) {
         body.data = piece.data();
         body.size = piece.size();
-        in.expires_after(idle_timeout);
+        beast::get_lowest_layer(in).expires_after(idle_timeout);
         co_await http::async_read(in, in_buffer, parser, asio::redirect_error(kUseAwaitable, ec));
         if (ec == http::error::need_buffer) ec = {};
         if (ec) break;
@@ -457,7 +503,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         body.size = 0;
         body.more = false;
       }
-      out.expires_after(idle_timeout);
+      beast::get_lowest_layer(out).expires_after(idle_timeout);
       co_await http::async_write(out, writer, asio::redirect_error(kUseAwaitable, ec));
       if (ec == http::error::need_buffer) ec = {};
     }
@@ -465,7 +511,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   // After a 101: bytes both ways until either side closes (or kTunnelIdleTimeout of silence).
   // What either side sent beyond its header is already in its buffer and goes first.
-  asio::awaitable<void> tunnel(beast::tcp_stream& client, beast::flat_buffer& client_buffer,
+  template <class Stream>
+  asio::awaitable<void> tunnel(Stream& client, beast::flat_buffer& client_buffer,
                                beast::tcp_stream& upstream, beast::flat_buffer& upstream_buffer) {
     struct Latch {
       explicit Latch(asio::io_context& io) : timer(io) {
@@ -492,7 +539,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       co_await latch->timer.async_wait(asio::redirect_error(kUseAwaitable, ec));
     }
     if (!latch->done) {
-      client.socket().close(ec);
+      beast::get_lowest_layer(client).socket().close(ec);
       upstream.socket().close(ec);
       while (!latch->done) {
         latch->timer.expires_at(asio::steady_timer::time_point::max());
@@ -501,29 +548,29 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
   }
 
-  static asio::awaitable<void> pump(beast::tcp_stream& from, beast::flat_buffer& pending,
-                                    beast::tcp_stream& to) {
+  template <class From, class To>
+  static asio::awaitable<void> pump(From& from, beast::flat_buffer& pending, To& to) {
     beast::error_code ec;
     if (pending.size() > 0) {
-      to.expires_after(kTunnelIdleTimeout);
+      beast::get_lowest_layer(to).expires_after(kTunnelIdleTimeout);
       co_await asio::async_write(to, pending.data(), asio::redirect_error(kUseAwaitable, ec));
       pending.consume(pending.size());
     }
     std::array<char, 64 * 1024> bytes;
     while (!ec) {
-      from.expires_after(kTunnelIdleTimeout);
+      beast::get_lowest_layer(from).expires_after(kTunnelIdleTimeout);
       const size_t n = co_await from.async_read_some(asio::buffer(bytes),
                                                      asio::redirect_error(kUseAwaitable, ec));
       if (n > 0) {
         beast::error_code write_ec;
-        to.expires_after(kTunnelIdleTimeout);
+        beast::get_lowest_layer(to).expires_after(kTunnelIdleTimeout);
         co_await asio::async_write(to, asio::buffer(bytes.data(), n),
                                    asio::redirect_error(kUseAwaitable, write_ec));
         if (write_ec) break;
       }
     }
     // EOF (or an error) on one side: pass the half-close on, so the other direction can finish.
-    to.socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(to).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
   asio::awaitable<ForwardDecision> decide(RequestHead head) {
@@ -538,11 +585,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // After refusing a request mid-body, read and discard what the client is still sending (bounded
   // in bytes and time) before closing: closing a socket with unread data makes the kernel send a
   // reset, and the client would lose the answer it has not read yet.
-  static asio::awaitable<void> drain(beast::tcp_stream& stream) {
+  template <class Stream>
+  static asio::awaitable<void> drain(Stream& stream) {
     constexpr size_t kMaxDrainBytes = 16 << 20;
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream.expires_after(std::chrono::seconds(2));
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
     std::array<char, 64 * 1024> sink;
     size_t drained = 0;
     while (!ec && drained < kMaxDrainBytes) {
@@ -551,7 +599,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     }
   }
 
-  static asio::awaitable<void> write_simple(beast::tcp_stream& stream, const Response& response,
+  template <class Stream>
+  static asio::awaitable<void> write_simple(Stream& stream, const Response& response,
                                             unsigned version, bool keep_alive,
                                             beast::error_code& ec) {
     const std::string head = simple_response_head(response, version, keep_alive);
@@ -560,7 +609,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     co_await asio::async_write(stream, message, asio::redirect_error(kUseAwaitable, ec));
   }
 
-  static asio::awaitable<void> write_chunked(beast::tcp_stream& stream, const Response& response,
+  template <class Stream>
+  static asio::awaitable<void> write_chunked(Stream& stream, const Response& response,
                                              unsigned version, bool keep_alive,
                                              beast::error_code& ec) {
     http::response<http::empty_body> message{static_cast<http::status>(response.status), version};
@@ -572,16 +622,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     std::optional<std::string> chunk = response.body;
     while (!ec && chunk) {
       if (!chunk->empty()) {
-        stream.expires_after(std::chrono::seconds(30));
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
         co_await asio::async_write(stream, http::make_chunk(asio::buffer(*chunk)),
                                    asio::redirect_error(kUseAwaitable, ec));
       }
       if (ec) break;
-      stream.expires_never();  // the source may wait a long time for the next piece
+      beast::get_lowest_layer(stream).expires_never();  // the source may wait long for a piece
       chunk = co_await response.chunks();
     }
     if (!ec) {
-      stream.expires_after(std::chrono::seconds(30));
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
       co_await asio::async_write(stream, http::make_chunk_last(),
                                  asio::redirect_error(kUseAwaitable, ec));
     }
@@ -592,6 +642,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   Handler handler;
   HttpLimits limits;
   Forwarder forwarder;
+  std::shared_ptr<const TlsContext> tls;  // new connections' TLS; none: plain HTTP
   size_t connections = 0;
 };
 
@@ -621,6 +672,8 @@ Result<uint16_t> HttpServer::listen(const std::string& host, uint16_t port) {
   asio::co_spawn(impl_->io, impl_->accept_loop(), asio::detached);
   return bound;
 }
+
+void HttpServer::set_tls(std::shared_ptr<const TlsContext> tls) { impl_->tls = std::move(tls); }
 
 void HttpServer::close() {
   beast::error_code ec;

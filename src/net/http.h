@@ -11,6 +11,7 @@
 // request body of at most max_body_bytes (413 otherwise), headers of at most 16 KiB, an idle
 // keep-alive connection is closed after idle_timeout, and at most max_connections are open at once
 // (further ones are accepted and closed at once, so a flood cannot exhaust file descriptors).
+// With a TlsContext (set_tls) every connection is TLS, its handshake within kHandshakeTimeout.
 //
 // Threading: everything runs on the io_context it is given, which the server runs on one thread;
 // handlers may therefore touch single-threaded state without locks.
@@ -56,6 +57,10 @@ struct Request {
   std::string accept_encoding;
   std::string if_none_match;
   std::string forwarded_proto;  // X-Forwarded-Proto: "https" behind a TLS proxy
+  bool tls = false;             // it came over TLS to this server (net/tls.h)
+  // The common name of the client certificate its connection presented and that verified against
+  // the server's client CA ("" when none did): agents' mutual TLS.
+  std::string client_certificate;
 };
 
 // Produces the next piece of a streamed body, or nullopt at its end.
@@ -112,6 +117,11 @@ struct Forwarder {
   std::function<asio::awaitable<ForwardDecision>(RequestHead)> decide;
 };
 
+// How long a client has to complete its TLS handshake.
+inline constexpr std::chrono::seconds kHandshakeTimeout{10};
+
+class TlsContext;
+
 struct HttpLimits {
   size_t max_body_bytes = 1 << 20;  // of handled requests; forwarded bodies are streamed, unbounded
   std::chrono::seconds idle_timeout{75};
@@ -125,6 +135,9 @@ class HttpServer {
   ~HttpServer();
   // Binds and starts accepting; returns the bound port (useful when 0 was asked for).
   Result<uint16_t> listen(const std::string& host, uint16_t port);
+  // Connections accepted from now on speak TLS with this context (none: plain HTTP); those open
+  // keep theirs. Call on the io_context's thread (a reload on SIGHUP is posted there).
+  void set_tls(std::shared_ptr<const TlsContext> tls);
   // Stops accepting; open connections end when their current exchange does.
   void close();
 

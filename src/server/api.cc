@@ -40,7 +40,15 @@ Result<Principal> Api::Impl::principal(const Request& request) {
   return authenticate_api_key(ctl(), request.authorization);
 }
 
+Status Api::Impl::agent_certificate(const Request& request) const {
+  if (!agents_need_certificates || !request.client_certificate.empty()) return {};
+  return fail(Error{
+      ErrorKind::kUnauthenticated, "client_certificate_required",
+      "agents connect with a client certificate signed by the server's client CA (mutual TLS)"});
+}
+
 Result<std::string> Api::Impl::node_of(const Request& request) {
+  GPURENT_CHECK(agent_certificate(request));
   const auto token = bearer_token(request);
   if (!token) return fail(unauthenticated("send 'Authorization: Bearer <node credential>'"));
   auto found = ctl().fleet().nodes().authenticate(hash_secret(*token));
@@ -233,6 +241,8 @@ asio::awaitable<Response> Api::handle(Request request) {
 void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
 
 void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
+
+void Api::set_agents_need_certificates(bool need) { impl_->agents_need_certificates = need; }
 
 void Api::set_rate_limits(const RateLimitConfig& config) {
   impl_->rate_limiter = RateLimiter(config, impl_->rate_clock);

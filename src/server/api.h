@@ -40,6 +40,9 @@ class Api {
   void set_metrics_token(std::string token);
   // Agents' calls are then accepted only from the address their node registered from.
   void set_bind_node_credentials(bool bind);
+  // Agents' routes need a verified client certificate ([tls] client_ca_file: mutual TLS); 401
+  // client_certificate_required otherwise.
+  void set_agents_need_certificates(bool need);
   // The API's rate limits (server/rate_limiter.h); the defaults until set.
   void set_rate_limits(const RateLimitConfig& config);
   // Where tenants' uploads are kept (workdirs); without one, upload routes answer 503.

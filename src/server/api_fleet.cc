@@ -243,6 +243,9 @@ void Api::Impl::add_monitoring_routes() {
 }
 
 asio::awaitable<Response> Api::Impl::register_node(Request& request) {
+  if (auto presented = agent_certificate(request); !presented) {
+    co_return problem_response(presented.error());
+  }
   const auto token = bearer_token(request);
   if (!token)
     co_return problem_response(unauthenticated("send 'Authorization: Bearer <join token>'"));

@@ -73,9 +73,10 @@ class Api::Impl {
   RequestMetrics request_metrics;
   SystemClock rate_clock;
   RateLimiter rate_limiter{RateLimitConfig{}, rate_clock};
-  std::string metrics_token;           // empty: GET /metrics needs no token
-  UploadStore* uploads = nullptr;      // none: uploads are refused (503)
-  bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
+  std::string metrics_token;              // empty: GET /metrics needs no token
+  UploadStore* uploads = nullptr;         // none: uploads are refused (503)
+  bool bind_node_credentials = false;     // ServerConfig::bind_node_credentials
+  bool agents_need_certificates = false;  // [tls] client_ca_file (mutual TLS)
 
   Controller& ctl() { return host.controller(); }
 
@@ -89,6 +90,8 @@ class Api::Impl {
   // The node calling an agent route, from its credential (401; 403 from another address when
   // credentials are bound to their node's address).
   Result<std::string> node_of(const Request& request);
+  // Refuses an agent's request without a verified client certificate when agents need one.
+  Status agent_certificate(const Request& request) const;
 
   // The tenant a billing read is about: the caller's own, or (for operators) `?tenant=`. Another
   // tenant's is not found, as everywhere else.

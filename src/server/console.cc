@@ -63,7 +63,9 @@ net::Response console_asset_response(const ConsoleAsset& asset, const net::Reque
   return response;
 }
 
-bool behind_tls(const net::Request& request) { return request.forwarded_proto == "https"; }
+bool behind_tls(const net::Request& request) {
+  return request.tls || request.forwarded_proto == "https";
+}
 
 BrowserRequest BrowserRequest::of(const net::Request& request) {
   return {request.method, request.cookie, request.origin, request.host, request.csrf_token};

@@ -40,6 +40,15 @@ net::Response no_leader() {
   return response;
 }
 
+// Behind TLS a standby does not forward: the leader would see the standby, not the client (its
+// address, its client certificate). Clients given every server's URL move on to the next.
+net::Response not_the_leader(const std::string& leader_url) {
+  return net::problem_response({ErrorKind::kUnavailable, "not_leader",
+                                fmt::format("this server stands by: send the request to the "
+                                            "leader, {}",
+                                            leader_url)});
+}
+
 }  // namespace
 
 void LeaderRouter::lead(Api& api) {
@@ -64,6 +73,7 @@ net::Forwarder LeaderRouter::forwarder() {
               },
           .decide = [this](net::RequestHead head) -> asio::awaitable<net::ForwardDecision> {
             if (!standby()) co_return co_await api_forwarder_.decide(std::move(head));
+            if (leader_url_.starts_with("https://")) co_return not_the_leader(leader_url_);
             const auto leader = host_and_port(leader_url_);
             if (!leader) co_return no_leader();
             co_return net::ForwardTo{

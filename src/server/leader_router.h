@@ -2,9 +2,10 @@
 // API while it leads, else to the leader's (a reverse proxy, net/http.h's Forwarder: bodies
 // stream, WebSocket upgrades tunnel), so that clients may talk to any server. A standby answers
 // only GET /healthz itself ({"status": "standby", "leader": URL}); with no leader known it answers
-// 503 "no_leader" with Retry-After, and a leader it cannot reach is 502 "upstream_unavailable":
-// neither request reached an API, so clients may send it again, to another server
-// (client/http_client.h).
+// 503 "no_leader" with Retry-After, and a leader it cannot reach is 502 "upstream_unavailable".
+// Behind TLS (an https:// leader) it forwards nothing and answers 503 "not_leader" naming the
+// leader. None of these requests reached an API, so clients may send them again, to another
+// server (client/http_client.h).
 //
 // Thread-safety: everything on the io_context's thread (set_leader_url and lead are posted there).
 #pragma once

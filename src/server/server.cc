@@ -14,6 +14,7 @@
 #include "common/heap_headroom.h"
 #include "common/random.h"
 #include "common/threads.h"
+#include "net/tls.h"
 #include "server/api.h"
 #include "server/leader_router.h"
 #include "server/server_config.h"
@@ -55,16 +56,73 @@ Result<ListenAddress> parse_listen(const std::string& text) {
   return address;
 }
 
-// Blocks SIGINT and SIGTERM in this thread and every thread started after it, so that the main
-// thread can wait for them with sigwait and shut down in order.
-sigset_t block_stop_signals() {
+// Blocks SIGINT, SIGTERM and SIGHUP in this thread and every thread started after it, so that
+// the main thread can wait for them with sigwait: the first two to shut down in order, the last
+// to reload (wait_for_stop).
+sigset_t block_server_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
+
+// Waits for SIGINT or SIGTERM, at most `timeout` when given; each SIGHUP meanwhile calls
+// on_hangup. Whether a stop signal came.
+bool wait_for_stop(const sigset_t& signals, const std::function<void()>& on_hangup,
+                   const timespec* timeout = nullptr) {
+  for (;;) {
+    const int signal =
+        timeout ? sigtimedwait(&signals, nullptr, timeout) : sigwaitinfo(&signals, nullptr);
+    if (signal == SIGHUP) {
+      on_hangup();
+      if (timeout) return false;
+      continue;
+    }
+    if (signal > 0) {
+      spdlog::info("received signal {}, shutting down", signal);
+      return true;
+    }
+    if (timeout) return false;  // timed out (EAGAIN) or interrupted
+  }
+}
+
+// The server's TLS, reloaded from its files on SIGHUP: a reload that fails keeps the certificate
+// in use (and says why), so a half-copied renewal never takes the API down.
+class TlsReloader {
+ public:
+  TlsReloader(const net::TlsFiles& files, asio::io_context& io, HttpServer& http)
+      : files_(files), io_(io), http_(http) {}
+  // Loads the files for the first connection (before the io thread runs).
+  Status load() {
+    GPURENT_TRY(context, net::TlsContext::load(files_));
+    spdlog::info("tls certificate=\"{}\"{}", context->description(),
+                 context->asks_client_certificates() ? " client_certificates=asked" : "");
+    http_.set_tls(std::move(context));
+    return {};
+  }
+  void reload() {
+    if (files_.cert_file.empty()) {
+      spdlog::info("SIGHUP: nothing to reload (no [tls])");
+      return;
+    }
+    auto context = net::TlsContext::load(files_);
+    if (!context) {
+      spdlog::error("tls_reload_failed error=\"{}\"; the certificate in use stays",
+                    context.error().message);
+      return;
+    }
+    spdlog::info("tls_reloaded certificate=\"{}\"", (*context)->description());
+    asio::post(io_, [&http = http_, context = std::move(*context)] { http.set_tls(context); });
+  }
+
+ private:
+  net::TlsFiles files_;
+  asio::io_context& io_;
+  HttpServer& http_;
+};
 
 // The io thread that serves HTTP, from the moment the server listens: a standby serves (forwards)
 // before it leads. stop() closes the listener and joins the thread.
@@ -166,7 +224,8 @@ Result<SessionSigner> session_signer(const std::string& shared_store, const std:
 // Stands by until this server holds the lease: the epoch it leads with, or nullopt when a stop
 // signal came first. Meanwhile the router forwards to whoever leads.
 std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
-                                LeaderRouter& router, const sigset_t& stop_signals) {
+                                LeaderRouter& router, const sigset_t& signals,
+                                const std::function<void()>& on_hangup) {
   constexpr timespec kPoll{.tv_sec = 0, .tv_nsec = 200'000'000};
   std::string known_leader = "-";
   for (;;) {
@@ -182,7 +241,7 @@ std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
       known_leader = url;
       asio::post(io, [&router, url] { router.set_leader_url(url); });
     }
-    if (sigtimedwait(&stop_signals, nullptr, &kPoll) > 0) return std::nullopt;
+    if (wait_for_stop(signals, on_hangup, &kPoll)) return std::nullopt;
   }
 }
 
@@ -190,7 +249,7 @@ std::optional<int64_t> stand_by(store::LeaderLease& lease, asio::io_context& io,
 
 int run_server(const ServerOptions& options, const std::function<void(const ReadyInfo&)>& on_ready,
                const LocalNode* local_node) {
-  const sigset_t stop_signals = block_stop_signals();
+  const sigset_t signals = block_server_signals();
   const HeapHeadroom headroom(kHeapHeadroomBytes);
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
@@ -214,6 +273,10 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     }
     config = std::move(*read);
   }
+  if (local_node && !config.tls.cert_file.empty()) {
+    spdlog::error("gpurent dev serves plain HTTP on loopback: [tls] is for gpurent server");
+    return 2;
+  }
   const std::string store_url = !options.store.empty() ? options.store : config.store_url;
   const bool shared = store::is_postgres_url(store_url);
   if (!store_url.empty() && !shared) {
@@ -229,6 +292,14 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   asio::io_context io(1);
   LeaderRouter router;
   HttpServer http(io, router.handler(), {}, router.forwarder());
+  TlsReloader tls(config.tls, io, http);
+  if (!config.tls.cert_file.empty()) {
+    if (auto loaded = tls.load(); !loaded) {
+      spdlog::error("{}", loaded.error().message);
+      return 2;
+    }
+  }
+  const auto reload = [&tls] { tls.reload(); };
   auto port = http.listen(listen->host, listen->port);
   if (!port) {
     spdlog::error("{}", port.error().message);
@@ -239,7 +310,8 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
                                : listen->host.find(':') != std::string::npos
                                    ? "[" + listen->host + "]"
                                    : listen->host;
-  const std::string url = fmt::format("http://{}:{}", url_host, *port);
+  const std::string url =
+      fmt::format("{}://{}:{}", config.tls.cert_file.empty() ? "http" : "https", url_host, *port);
 
   // A shared store: stand by until this server leads.
   std::optional<store::LeaderLease> lease;
@@ -257,7 +329,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
     }
     lease.emplace(std::move(*opened));
     spdlog::info("gpurent server on {} stands by (store {})", url, redacted(store_url));
-    epoch = stand_by(*lease, io, router, stop_signals);
+    epoch = stand_by(*lease, io, router, signals, reload);
     if (!epoch) return 0;
     spdlog::info("leading the control plane with epoch {}", *epoch);
   }
@@ -359,6 +431,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
   api.set_bind_node_credentials(config.bind_node_credentials);
+  api.set_agents_need_certificates(!config.tls.client_ca_file.empty());
   api.set_rate_limits(config.rate_limits);
   host.start(options.tick_interval);
   asio::post(io, [&router, &api] { router.lead(api); });
@@ -378,9 +451,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
   if (exit_code == 0) {
     on_ready(ReadyInfo{url, shown_key, options.data_dir});
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
-    spdlog::info("received signal {}, shutting down", signal);
+    wait_for_stop(signals, reload);
   }
   if (stop_local_node) stop_local_node();
   serving.stop();

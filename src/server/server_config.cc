@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <toml.hpp>
 
@@ -19,7 +20,7 @@ Error invalid_config(const std::string& name, std::string_view why) {
   return Error::invalid("invalid_config", fmt::format("{}: {}", name, why));
 }
 
-Status only_keys(const toml::value& table, std::initializer_list<std::string_view> keys,
+Status only_keys(const toml::value& table, std::span<const std::string_view> keys,
                  const std::string& name, std::string_view where) {
   if (!table.is_table())
     return fail(invalid_config(name, fmt::format("{} must be a table", where)));
@@ -29,6 +30,10 @@ Status only_keys(const toml::value& table, std::initializer_list<std::string_vie
     }
   }
   return {};
+}
+Status only_keys(const toml::value& table, std::initializer_list<std::string_view> keys,
+                 const std::string& name, std::string_view where) {
+  return only_keys(table, std::span(keys.begin(), keys.size()), name, where);
 }
 
 // A rule's table as the API's JSON body.
@@ -126,23 +131,43 @@ Status parse_rate_limits(const toml::value& table, const std::string& name, Rate
   return {};
 }
 
+// A section of string fields, each optional: `section.key = "..."` into *field.
+Status string_fields(const toml::value& table, std::string_view section,
+                     std::initializer_list<std::pair<const char*, std::string*>> fields,
+                     const std::string& name) {
+  std::vector<std::string_view> keys;
+  for (const auto& [key, field] : fields) keys.emplace_back(key);
+  GPURENT_CHECK(only_keys(table, keys, name, fmt::format("[{}]", section)));
+  for (const auto& [key, field] : fields) {
+    if (!table.contains(key)) continue;
+    if (!table.at(key).is_string()) {
+      return fail(invalid_config(name, fmt::format("{}.{} must be a string", section, key)));
+    }
+    *field = table.at(key).as_string().str;
+  }
+  return {};
+}
+
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(
-      only_keys(data, {"metrics", "alerts", "agents", "store", "rate_limits"}, name, "the file"));
+  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents", "store", "rate_limits", "tls"},
+                          name, "the file"));
   if (data.contains("rate_limits")) {
     GPURENT_CHECK(parse_rate_limits(data.at("rate_limits"), name, config.rate_limits));
   }
   if (data.contains("store")) {
-    const auto& store = data.at("store");
-    GPURENT_CHECK(only_keys(store, {"url", "advertise_url"}, name, "[store]"));
-    for (const auto& [key, field] :
-         {std::pair{"url", &config.store_url}, std::pair{"advertise_url", &config.advertise_url}}) {
-      if (!store.contains(key)) continue;
-      if (!store.at(key).is_string()) {
-        return fail(invalid_config(name, fmt::format("store.{} must be a string", key)));
-      }
-      *field = store.at(key).as_string().str;
+    GPURENT_CHECK(string_fields(
+        data.at("store"), "store",
+        {{"url", &config.store_url}, {"advertise_url", &config.advertise_url}}, name));
+  }
+  if (data.contains("tls")) {
+    GPURENT_CHECK(string_fields(data.at("tls"), "tls",
+                                {{"cert_file", &config.tls.cert_file},
+                                 {"key_file", &config.tls.key_file},
+                                 {"client_ca_file", &config.tls.client_ca_file}},
+                                name));
+    if (config.tls.cert_file.empty() || config.tls.key_file.empty()) {
+      return fail(invalid_config(name, "[tls] needs both cert_file and key_file"));
     }
   }
   if (data.contains("agents")) {

@@ -8,6 +8,12 @@
 //   url = "postgres://gpurent@db.internal/gpurent"  # a shared PostgreSQL (server.h: `--store`)
 //   advertise_url = "http://10.0.0.5:8080"          # how the other servers reach this one
 //
+//   [tls]                       # HTTPS on the listen address (net/tls.h); reloaded on SIGHUP
+//   cert_file = "/etc/gpurent/tls/server.pem"  # the certificate, then its chain
+//   key_file = "/etc/gpurent/tls/server.key"
+//   client_ca_file = "/etc/gpurent/tls/agents-ca.pem"  # mutual TLS: agents must present a
+//                               # certificate signed by this CA (tenants need none)
+//
 //   [rate_limits]               # server/rate_limiter.h; every limit {per_second, burst}
 //   per_key = { per_second = 200, burst = 400 }
 //   creations_per_key = { per_second = 20, burst = 200 }
@@ -47,6 +53,7 @@
 #include "common/result.h"
 #include "model/event.h"
 #include "monitor/alerts.h"
+#include "net/tls.h"
 #include "server/rate_limiter.h"
 
 namespace gpurent::server {
@@ -73,6 +80,7 @@ struct ServerConfig {
   std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};
   RateLimitConfig rate_limits;
+  net::TlsFiles tls;  // none (cert_file ""): plain HTTP
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

@@ -62,6 +62,27 @@ advertise_url = "http://10.0.0.5:8080"
   }
 }
 
+TEST(ServerConfig, NamesTheTlsFilesAndNeedsACertificateWithItsKey) {
+  auto config = parse_server_config(R"(
+[tls]
+cert_file = "/etc/gpurent/server.pem"
+key_file = "/etc/gpurent/server.key"
+client_ca_file = "/etc/gpurent/agents-ca.pem"
+)",
+                                    "test.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->tls, (net::TlsFiles{.cert_file = "/etc/gpurent/server.pem",
+                                        .key_file = "/etc/gpurent/server.key",
+                                        .client_ca_file = "/etc/gpurent/agents-ca.pem"}));
+  EXPECT_EQ(parse_server_config("", "test.toml")->tls, net::TlsFiles{});
+  for (const char* bad : {"[tls]\ncert_file = \"a.pem\"\n", "[tls]\nkey_file = \"a.key\"\n",
+                          "[tls]\ncert_file = 5\nkey_file = \"k\"\n", "[tls]\ncert = \"a\"\n"}) {
+    const auto refused = parse_server_config(bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
+}
+
 TEST(ServerConfig, TheClockSkewLimitIsTwoSecondsUnlessSet) {
   auto config = parse_server_config("", "test.toml");
   ASSERT_TRUE(config);

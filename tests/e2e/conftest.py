@@ -31,7 +31,10 @@ class Response:
         return json.loads(self.body)
 
 
-def http(url, method="GET", path="/", key=None, body=None, headers=None, raw=None, timeout=30):
+def http(url, method="GET", path="/", key=None, body=None, headers=None, raw=None, timeout=30,
+         context=None):
+    """One request; `context`: the ssl.SSLContext of an https:// URL (whom it trusts, what
+    certificate it presents)."""
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
     request = urllib.request.Request(url + path, data=data, method=method)
     if data is not None:
@@ -41,7 +44,7 @@ def http(url, method="GET", path="/", key=None, body=None, headers=None, raw=Non
     for name, value in (headers or {}).items():
         request.add_header(name, value)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             return Response(response.status, dict(response.headers), response.read())
     except urllib.error.HTTPError as error:
         return Response(error.code, dict(error.headers), error.read())
