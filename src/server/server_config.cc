@@ -128,8 +128,8 @@ Status parse_rate_limits(const toml::value& table, const std::string& name, Rate
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(
-      only_keys(data, {"metrics", "alerts", "agents", "store", "rate_limits"}, name, "the file"));
+  GPURENT_CHECK(only_keys(
+      data, {"metrics", "alerts", "agents", "store", "rate_limits", "secrets"}, name, "the file"));
   if (data.contains("rate_limits")) {
     GPURENT_CHECK(parse_rate_limits(data.at("rate_limits"), name, config.rate_limits));
   }
@@ -231,12 +231,30 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   return config;
 }
 
+// [secrets].
+Status parse_secrets(const toml::value& data, const std::string& name, ServerConfig& config) {
+  if (data.contains("secrets")) {
+    const auto& secrets = data.at("secrets");
+    GPURENT_CHECK(only_keys(secrets, {"key_file"}, name, "[secrets]"));
+    if (secrets.contains("key_file")) {
+      if (!secrets.at("key_file").is_string() || secrets.at("key_file").as_string().str.empty()) {
+        return fail(invalid_config(name, "secrets.key_file must be a path"));
+      }
+      config.secrets_key_file = secrets.at("key_file").as_string().str;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ServerConfig> parse_server_config(const std::string& text, const std::string& name) {
   try {  // toml11 reports syntax errors by throwing
     std::istringstream stream(text);
-    return parse(toml::parse(stream, name), name);
+    const toml::value data = toml::parse(stream, name);
+    GPURENT_TRY(config, parse(data, name));
+    GPURENT_CHECK(parse_secrets(data, name, config));
+    return config;
   } catch (const std::exception& e) {
     return fail(invalid_config(name, e.what()));
   }

@@ -36,6 +36,13 @@
 //   events = ["balance.low"]    # the event kinds POSTed too (default: the balance guard's,
 //                               # kDefaultWebhookEvents; [] for alerts only)
 //
+//   [secrets]
+//   key_file = "/etc/gpurent/secrets.key"
+//                               # seals the secrets the server keeps (the console's session key;
+//                               # common/secret_box.h). Default: <data dir>/secrets.key, made (32
+//                               # random bytes, 0600) when missing. Servers sharing a store need
+//                               # the same file; a lost or wrong one stops the server at start.
+//
 // Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
 // (their API error codes, with the rule's position). Errors are "invalid_config".
 #pragma once
@@ -73,6 +80,7 @@ struct ServerConfig {
   std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};
   RateLimitConfig rate_limits;
+  std::string secrets_key_file;  // "" = <data dir>/secrets.key
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

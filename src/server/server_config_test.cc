@@ -110,6 +110,19 @@ ca_file = "/etc/ssl/certs/ca-certificates.crt"
   EXPECT_NE(refused.error().message.find("/nonexistent.pem"), std::string::npos);
 }
 
+TEST(ServerConfig, SecretsHaveAKeyFileInTheDataDirectoryUnlessSet) {
+  EXPECT_EQ(parse_server_config("", "test.toml")->secrets_key_file, "");
+  auto config = parse_server_config("[secrets]\nkey_file = \"/etc/gpurent/secrets.key\"\n", "t");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->secrets_key_file, "/etc/gpurent/secrets.key");
+  for (const char* bad :
+       {"[secrets]\nkey_file = 1", "[secrets]\nkey_file = \"\"", "[secrets]\nkey = \"x\""}) {
+    const auto refused = parse_server_config(bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
+}
+
 TEST(ServerConfig, AWebhookListsTheEventKindsItWants) {
   const auto events = [](const std::string& list) {
     return parse_server_config("[[alerts.webhooks]]\nurl = \"http://h/x\"\nevents = " + list,
