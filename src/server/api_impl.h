@@ -76,6 +76,7 @@ class Api::Impl {
   std::string metrics_token;           // empty: GET /metrics needs no token
   UploadStore* uploads = nullptr;      // none: uploads are refused (503)
   bool bind_node_credentials = false;  // ServerConfig::bind_node_credentials
+  OutboundPolicy outbound;             // ServerConfig::outbound: the registries images may name
 
   Controller& ctl() { return host.controller(); }
 
@@ -188,7 +189,8 @@ class Api::Impl {
 
   // A request naming a template takes the template's runtime fields (model::apply_template),
   // its own image, command and env winning; `runtime` picks the template's process or container
-  // form.
+  // form. The request's own image must come from a registry `outbound` allows (422
+  // image_registry_not_allowed); a template's images are the operator's and pass.
   Result<model::InstanceSpec> with_template(const Json& body, model::InstanceSpec spec);
 
   void add_template_routes();

@@ -355,7 +355,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
 
   // Before the host, so that it outlives the host's committer thread, which feeds it.
-  WebhookNotifier webhooks(config.webhooks);
+  WebhookNotifier webhooks(config.webhooks, config.outbound);
   ControllerHost host(io, controller, **store);
   host.set_after_commit([&webhooks](const controller::ChangeSet& changes) {
     webhooks.enqueue(changes.monitoring_changes.alert_history);
@@ -381,6 +381,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   Api api(host, logs, std::move(*sessions));
   api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
+  api.set_outbound(config.outbound);
   api.set_bind_node_credentials(config.bind_node_credentials);
   api.set_rate_limits(config.rate_limits);
   host.start(options.tick_interval);

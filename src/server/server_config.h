@@ -43,6 +43,14 @@
 //                               # random bytes, 0600) when missing. Servers sharing a store need
 //                               # the same file; a lost or wrong one stops the server at start.
 //
+//   [outbound]                  # server/outbound.h: what the server may connect to (webhooks)
+//   allow = ["hooks.internal", "registry.internal:5000", "10.1.0.0/16", "127.0.0.1"]
+//                               # hosts, host:port, addresses and CIDRs that may be reached though
+//                               # not public (default: public addresses only)
+//   registries = ["docker.io", "ghcr.io", "registry.internal:5000"]
+//                               # the only registries tenants' images may name (default: any but
+//                               # loopback or private IP literals and localhost not in `allow`)
+//
 // Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
 // (their API error codes, with the rule's position). Errors are "invalid_config".
 #pragma once
@@ -54,6 +62,7 @@
 #include "common/result.h"
 #include "model/event.h"
 #include "monitor/alerts.h"
+#include "server/outbound.h"
 #include "server/rate_limiter.h"
 
 namespace gpurent::server {
@@ -81,6 +90,7 @@ struct ServerConfig {
   Millis clock_skew_limit{2'000};
   RateLimitConfig rate_limits;
   std::string secrets_key_file;  // "" = <data dir>/secrets.key
+  OutboundPolicy outbound;
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);
