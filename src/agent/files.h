@@ -1,35 +1,15 @@
-// Small-file I/O for the agent's data directory (identity, simulated GPU ids, workload state and
-// exit records).
-//
-// Every file the agent or a shim persists is written whole to a temporary name, synced and renamed
-// over the target, so a reader (another agent process after a restart, or the agent reading a
-// shim's exit record) sees either the old content or the new one, never a torn write. Reads are
-// bounded: these files are small by construction and anything larger is treated as corrupt.
-// Thread-safe (no shared state); safe to call from the shim before it forks the workload.
+// The agent's file helpers beyond common/files.h's small-file I/O (which the agent uses for its
+// identity, simulated GPU ids, workload state and exit records).
 #pragma once
 
 #include <sys/types.h>
 
-#include <cstddef>
 #include <filesystem>
-#include <string>
-#include <string_view>
 
+#include "common/files.h"
 #include "common/result.h"
 
 namespace gpurent::agent {
-
-// Larger than any record the agent writes (a launch record holds at most a 1 MiB request body).
-inline constexpr size_t kMaxRecordBytes = 4 << 20;
-
-// Writes content to path atomically (temporary file + fsync + rename + fsync of the directory),
-// with exactly the given permission bits.
-Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                         mode_t mode = 0644);
-
-// Reads a whole file of at most max_bytes. A missing file is kNotFound with code "file_not_found".
-Result<std::string> read_file(const std::filesystem::path& path,
-                              size_t max_bytes = kMaxRecordBytes);
 
 // Gives a tree to a user and group, links themselves and not what they point to (the tree is a
 // tenant's: a link there may point anywhere).

@@ -1,7 +1,6 @@
 #include "agent/node_api.h"
 
 #include <fmt/format.h>
-#include <sodium.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/io_context.hpp>
@@ -16,6 +15,7 @@
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/workdir.h"
 #include "common/random.h"
+#include "common/secret_box.h"
 #include "model/exec_protocol.h"
 #include "model/file_copy.h"
 #include "model/service_path.h"
@@ -92,9 +92,7 @@ Result<net::ForwardTo> service_target(const net::RequestHead& head, const NodeRu
 bool presents_secret(std::string_view authorization, std::string_view secret) {
   constexpr std::string_view kPrefix = "Bearer ";
   if (secret.empty() || !authorization.starts_with(kPrefix)) return false;
-  const std::string_view given = authorization.substr(kPrefix.size());
-  return given.size() == secret.size() &&
-         sodium_memcmp(given.data(), secret.data(), secret.size()) == 0;
+  return secrets_equal(authorization.substr(kPrefix.size()), secret);
 }
 
 net::ForwardDecision service_forward(const net::RequestHead& head, const NodeRuns& runs) {

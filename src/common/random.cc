@@ -5,13 +5,15 @@
 #include <array>
 #include <cstdlib>
 
+#include "common/sodium_init.h"
+
 namespace gpurent {
-namespace {
 
 void ensure_sodium() {
-  // sodium_init is idempotent and thread-safe; a failure means no entropy source at all.
   if (sodium_init() < 0) std::abort();
 }
+
+namespace {
 
 constexpr std::string_view kBase32 = "0123456789abcdefghjkmnpqrstvwxyz";
 

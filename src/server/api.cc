@@ -239,6 +239,7 @@ asio::awaitable<Response> Api::handle(Request request) {
 }
 
 void Api::set_metrics_token(std::string token) { impl_->metrics_token = std::move(token); }
+void Api::set_outbound(const OutboundPolicy& outbound) { impl_->outbound = outbound; }
 
 void Api::set_bind_node_credentials(bool bind) { impl_->bind_node_credentials = bind; }
 

@@ -14,6 +14,7 @@
 #include "net/http.h"
 #include "server/host.h"
 #include "server/log_store.h"
+#include "server/outbound.h"
 #include "server/proxy.h"
 #include "server/rate_limiter.h"
 
@@ -45,6 +46,8 @@ class Api {
   void set_agents_need_certificates(bool need);
   // The API's rate limits (server/rate_limiter.h); the defaults until set.
   void set_rate_limits(const RateLimitConfig& config);
+  // Which registries tenants' images may name (server/outbound.h); any public one until set.
+  void set_outbound(const OutboundPolicy& outbound);
   // Where tenants' uploads are kept (workdirs); without one, upload routes answer 503.
   void set_uploads(UploadStore* uploads);
   // (method, path pattern) of every route, the forwarded ones included.

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <unordered_map>
 #include "common/random.h"
+#include "common/secret_box.h"
 #include "model/agent_protocol.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
@@ -164,7 +165,8 @@ void Api::Impl::add_quarantine_routes() {
 void Api::Impl::add_monitoring_routes() {
   router.add("GET", "/metrics",
              [this](Request& request, const PathParams&) -> asio::awaitable<Response> {
-               if (!metrics_token.empty() && bearer_token(request) != metrics_token) {
+               if (!metrics_token.empty() &&
+                   !secrets_equal(bearer_token(request).value_or(""), metrics_token)) {
                  co_return problem_response(
                      unauthenticated("send 'Authorization: Bearer <metrics token>'"));
                }

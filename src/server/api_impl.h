@@ -77,6 +77,7 @@ class Api::Impl {
   UploadStore* uploads = nullptr;         // none: uploads are refused (503)
   bool bind_node_credentials = false;     // ServerConfig::bind_node_credentials
   bool agents_need_certificates = false;  // [tls] client_ca_file (mutual TLS)
+  OutboundPolicy outbound;                // ServerConfig::outbound: the registries images may name
 
   Controller& ctl() { return host.controller(); }
 
@@ -191,7 +192,8 @@ class Api::Impl {
 
   // A request naming a template takes the template's runtime fields (model::apply_template),
   // its own image, command and env winning; `runtime` picks the template's process or container
-  // form.
+  // form. The request's own image must come from a registry `outbound` allows (422
+  // image_registry_not_allowed); a template's images are the operator's and pass.
   Result<model::InstanceSpec> with_template(const Json& body, model::InstanceSpec spec);
 
   void add_template_routes();

@@ -88,6 +88,7 @@ void Api::Impl::instance_action(std::string pattern, std::string method, Instanc
 }
 
 Result<model::InstanceSpec> Api::Impl::with_template(const Json& body, model::InstanceSpec spec) {
+  if (!spec.image.empty()) GPURENT_CHECK(outbound.check_image(spec.image));
   GPURENT_TRY(name, optional_string(body, "template", model::kMaxTemplateNameLength));
   GPURENT_TRY(runtime, optional_string(body, "runtime", 16));
   model::RuntimeChoice choice = model::RuntimeChoice::kAuto;

@@ -1,10 +1,9 @@
 #include "server/console.h"
 
-#include <sodium.h>
-
 #include <algorithm>
 
 #include "common/random.h"
+#include "common/secret_box.h"
 #include "server/api_http.h"
 #include "server/proxy.h"
 
@@ -85,9 +84,7 @@ std::optional<Result<model::Principal>> ConsoleSessions::authenticate(
     return fail(unauthenticated("the console session is unknown, expired or signed out"));
   }
   if (may_change_state(request.method)) {
-    const std::string expected = csrf_token(found->key_id);
-    if (request.csrf_token.size() != expected.size() ||
-        sodium_memcmp(request.csrf_token.data(), expected.data(), expected.size()) != 0) {
+    if (!secrets_equal(request.csrf_token, csrf_token(found->key_id))) {
       return fail(Error{ErrorKind::kPermissionDenied, "csrf_token_invalid",
                         "a console request that changes something needs its session's "
                         "X-CSRF-Token (from GET /v1/session)"});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/files.h"
+
 namespace gpurent::server {
 namespace {
 
@@ -43,32 +45,80 @@ TEST(SessionSignerTest, ATokenIsGoodForItsKindInstanceAndLifetimeOnly) {
   EXPECT_FALSE(SessionSigner::random().verify(ticket, TokenKind::kTicket, kNow));
 }
 
-TEST(SessionSignerTest, TheKeyFileKeepsSessionsAcrossRestarts) {
+TEST(SessionSignerTest, TheKeyFileKeepsSessionsAcrossRestartsSealed) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("gpurent-session-" + std::to_string(::getpid()) + ".key");
   std::filesystem::remove(path);
-  auto first = SessionSigner::load_or_create(path.string());
+  const SecretBox box(std::string(SecretBox::kKeyBytes, 'k'));
+  auto first = SessionSigner::load_or_create(path.string(), box);
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_TRUE(is_sealed(*read_file(path)));
   const std::string token = first->sign(TokenKind::kSession, "i-a", "t-a", kNow + kSessionLifetime);
-  auto again = SessionSigner::load_or_create(path.string());
+  auto again = SessionSigner::load_or_create(path.string(), box);
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->verify(token, TokenKind::kSession, kNow));
+
+  // Under another key file: refused, saying how to recover, and the sealed key left as it was.
+  const std::string sealed = *read_file(path);
+  const auto wrong =
+      SessionSigner::load_or_create(path.string(), SecretBox(std::string(32, 'o'), "other.key"));
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code, "secret_unsealable");
+  EXPECT_NE(wrong.error().message.find("other.key"), std::string::npos) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("or delete " + path.string()), std::string::npos);
+  EXPECT_EQ(*read_file(path), sealed);
+
   // A damaged key file is an error, not a silent new key.
-  std::filesystem::resize_file(path, 5);
-  EXPECT_FALSE(SessionSigner::load_or_create(path.string()));
+  ASSERT_TRUE(write_file_atomic(path, "sealed:v1:AAAA", 0600));
+  EXPECT_FALSE(SessionSigner::load_or_create(path.string(), box));
+  ASSERT_TRUE(write_file_atomic(path, "short", 0600));
+  EXPECT_FALSE(SessionSigner::load_or_create(path.string(), box));
   std::filesystem::remove(path);
 }
 
-TEST(SessionSignerTest, AKeyWrittenInHexSignsForAnotherServer) {
+TEST(SessionSignerTest, AKeyFileWrittenBeforeSealingIsReadAndSealedInPlace) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("gpurent-session-legacy-" + std::to_string(::getpid()) + ".key");
+  const std::string key(32, 'L');
+  ASSERT_TRUE(write_file_atomic(path, key, 0600));  // the raw key, as servers wrote it before
+  const SessionSigner legacy(key);
+  const std::string token = legacy.sign(TokenKind::kSession, "i-a", "t-a", kNow + kSessionLifetime);
+
+  const SecretBox box(std::string(SecretBox::kKeyBytes, 'k'));
+  auto migrated = SessionSigner::load_or_create(path.string(), box);
+  ASSERT_TRUE(migrated) << migrated.error().message;
+  EXPECT_TRUE(migrated->verify(token, TokenKind::kSession, kNow));  // browsers stay signed in
+  const std::string stored = *read_file(path);
+  EXPECT_TRUE(is_sealed(stored));
+  EXPECT_EQ(stored.find(key), std::string::npos);
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  auto reread = SessionSigner::load_or_create(path.string(), box);
+  ASSERT_TRUE(reread);
+  EXPECT_TRUE(reread->verify(token, TokenKind::kSession, kNow));
+  std::filesystem::remove(path);
+}
+
+TEST(SessionSignerTest, AStoredKeySignsForAnotherServerSealedOrInHexAsBefore) {
+  const SecretBox box(std::string(SecretBox::kKeyBytes, 'k'));
   const SessionSigner first = SessionSigner::random();
   const std::string token = first.sign(TokenKind::kTicket, "i-a", "t-a", kNow + kSessionLifetime);
-  auto other = SessionSigner::from_hex(first.key_hex());
+  auto other = SessionSigner::from_stored(first.sealed_key(box), box);
   ASSERT_TRUE(other) << other.error().message;
   EXPECT_TRUE(other->verify(token, TokenKind::kTicket, kNow));
-  EXPECT_FALSE(SessionSigner::from_hex("not hex"));
-  EXPECT_FALSE(SessionSigner::from_hex(first.key_hex().substr(2)));
+
+  const std::string hex(64, 'a');  // how servers sharing a store kept it before sealing
+  auto from_hex = SessionSigner::from_stored(hex, box);
+  ASSERT_TRUE(from_hex) << from_hex.error().message;
+  EXPECT_EQ(from_hex->mac("x"), SessionSigner(std::string(32, '\xaa')).mac("x"));
+  EXPECT_FALSE(SessionSigner::from_stored("not hex", box));
+  EXPECT_FALSE(SessionSigner::from_stored(hex.substr(2), box));
+  const auto wrong =
+      SessionSigner::from_stored(first.sealed_key(SecretBox(std::string(32, 'o'))), box);
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code, "secret_unsealable");
 }
 
 TEST(ProxyHeadersTest, Cookies) {

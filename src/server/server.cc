@@ -13,6 +13,7 @@
 
 #include "common/heap_headroom.h"
 #include "common/random.h"
+#include "common/secret_box.h"
 #include "common/threads.h"
 #include "net/tls.h"
 #include "server/api.h"
@@ -211,14 +212,27 @@ class LeaseKeeper {
   std::thread thread_;
 };
 
-// The services proxy's and the console's signing key. Servers sharing a store share it through the
-// database, so a console session or a Jupyter ticket outlives a failover; a lone server keeps it
-// in its data directory.
-Result<SessionSigner> session_signer(const std::string& shared_store, const std::string& data_dir) {
-  if (shared_store.empty()) return SessionSigner::load_or_create(data_dir + "/session.key");
-  GPURENT_TRY(key, store::postgres_shared_secret(shared_store, "session_key",
-                                                 SessionSigner::random().key_hex()));
-  return SessionSigner::from_hex(key);
+// The services proxy's and the console's signing key, sealed under the secrets key file. Servers
+// sharing a store share it through the database, so a console session or a Jupyter ticket
+// outlives a failover; a lone server keeps it in its data directory. A key stored before keys
+// were sealed is sealed now.
+Result<SessionSigner> session_signer(const std::string& shared_store, const std::string& data_dir,
+                                     const SecretBox& box) {
+  if (shared_store.empty()) return SessionSigner::load_or_create(data_dir + "/session.key", box);
+  GPURENT_TRY(stored, store::postgres_shared_secret(shared_store, "session_key",
+                                                    SessionSigner::random().sealed_key(box)));
+  auto signer = SessionSigner::from_stored(stored, box);
+  if (!signer && signer.error().code == "secret_unsealable") {
+    return fail(Error{signer.error().kind, signer.error().code,
+                      signer.error().message +
+                          " (or delete the row 'session_key' of the table server_secrets for a "
+                          "new session key, which signs every browser out)"});
+  }
+  if (signer && !is_sealed(stored)) {
+    GPURENT_CHECK(store::postgres_replace_shared_secret(shared_store, "session_key", stored,
+                                                        signer->sealed_key(box)));
+  }
+  return signer;
 }
 
 // Stands by until this server holds the lease: the epoch it leads with, or nullopt when a stop
@@ -287,6 +301,20 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   if (shared && local_node) {
     spdlog::error("gpurent dev keeps its state in its own SQLite file: --store is for servers");
     return 2;
+  }
+  // Before this server listens or leads: a key file that cannot open what was sealed stops it
+  // here, with the reason, rather than a new key silently signing every browser out.
+  auto secrets = SecretBox::load_or_create(!config.secrets_key_file.empty()
+                                               ? config.secrets_key_file
+                                               : options.data_dir + "/secrets.key");
+  if (!secrets) {
+    spdlog::error("{}", secrets.error().message);
+    return 1;
+  }
+  auto sessions = session_signer(shared ? store_url : "", options.data_dir, *secrets);
+  if (!sessions) {
+    spdlog::error("{}", sessions.error().message);
+    return 1;
   }
 
   asio::io_context io(1);
@@ -399,7 +427,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
 
   // Before the host, so that it outlives the host's committer thread, which feeds it.
-  WebhookNotifier webhooks(config.webhooks);
+  WebhookNotifier webhooks(config.webhooks, config.outbound);
   ControllerHost host(io, controller, **store);
   host.set_after_commit([&webhooks](const controller::ChangeSet& changes) {
     webhooks.enqueue(changes.monitoring_changes.alert_history);
@@ -417,11 +445,6 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   }
   RollupPersister rollups(controller.fleet().monitor().series(), std::move(*rollup_writer));
   LogStore logs(options.data_dir + "/logs");
-  auto sessions = session_signer(shared ? store_url : "", options.data_dir);
-  if (!sessions) {
-    spdlog::error("{}", sessions.error().message);
-    return 1;
-  }
   auto uploads = UploadStore::open(options.data_dir + "/uploads", clock);
   if (!uploads) {
     spdlog::error("{}", uploads.error().message);
@@ -430,6 +453,7 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
   Api api(host, logs, std::move(*sessions));
   api.set_uploads(uploads->get());
   api.set_metrics_token(config.metrics_token);
+  api.set_outbound(config.outbound);
   api.set_bind_node_credentials(config.bind_node_credentials);
   api.set_agents_need_certificates(!config.tls.client_ca_file.empty());
   api.set_rate_limits(config.rate_limits);

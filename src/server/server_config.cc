@@ -150,8 +150,9 @@ Status string_fields(const toml::value& table, std::string_view section,
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(only_keys(data, {"metrics", "alerts", "agents", "store", "rate_limits", "tls"},
-                          name, "the file"));
+  GPURENT_CHECK(only_keys(
+      data, {"metrics", "alerts", "agents", "store", "rate_limits", "tls", "secrets", "outbound"},
+      name, "the file"));
   if (data.contains("rate_limits")) {
     GPURENT_CHECK(parse_rate_limits(data.at("rate_limits"), name, config.rate_limits));
   }
@@ -256,12 +257,67 @@ Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   return config;
 }
 
+// A list of strings, or nothing when absent.
+Result<std::vector<std::string>> strings(const toml::value& table, const std::string& key,
+                                         const std::string& name, std::string_view where) {
+  std::vector<std::string> out;
+  if (!table.contains(key)) return out;
+  const auto invalid = [&] {
+    return fail(invalid_config(name, fmt::format("{}.{} must be a list of strings", where, key)));
+  };
+  if (!table.at(key).is_array()) return invalid();
+  for (const auto& item : table.at(key).as_array()) {
+    if (!item.is_string()) return invalid();
+    out.push_back(item.as_string().str);
+  }
+  return out;
+}
+
+// [secrets] and [outbound]; then the webhooks' hosts against the policy, where they can be told
+// before a delivery (addresses, localhost): a webhook that could never be delivered is an error
+// at start.
+Status parse_secrets_and_outbound(const toml::value& data, const std::string& name,
+                                  ServerConfig& config) {
+  if (data.contains("secrets")) {
+    const auto& secrets = data.at("secrets");
+    GPURENT_CHECK(only_keys(secrets, {"key_file"}, name, "[secrets]"));
+    if (secrets.contains("key_file")) {
+      if (!secrets.at("key_file").is_string() || secrets.at("key_file").as_string().str.empty()) {
+        return fail(invalid_config(name, "secrets.key_file must be a path"));
+      }
+      config.secrets_key_file = secrets.at("key_file").as_string().str;
+    }
+  }
+  if (data.contains("outbound")) {
+    const auto& outbound = data.at("outbound");
+    GPURENT_CHECK(only_keys(outbound, {"allow", "registries"}, name, "[outbound]"));
+    GPURENT_TRY(allow, strings(outbound, "allow", name, "outbound"));
+    GPURENT_TRY(registries, strings(outbound, "registries", name, "outbound"));
+    auto policy = OutboundPolicy::make(allow, registries);
+    if (!policy) {
+      return fail(invalid_config(name, fmt::format("[outbound]: {}", policy.error().message)));
+    }
+    config.outbound = std::move(*policy);
+  }
+  for (size_t i = 0; i < config.webhooks.size(); ++i) {
+    GPURENT_TRY(endpoint, webhook_client(config.webhooks[i]));  // as checked when read
+    if (auto allowed = config.outbound.check_name(endpoint.origin.host, endpoint.port); !allowed) {
+      return fail(
+          invalid_config(name, fmt::format("alerts.webhooks[{}]: {}", i, allowed.error().message)));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ServerConfig> parse_server_config(const std::string& text, const std::string& name) {
   try {  // toml11 reports syntax errors by throwing
     std::istringstream stream(text);
-    return parse(toml::parse(stream, name), name);
+    const toml::value data = toml::parse(stream, name);
+    GPURENT_TRY(config, parse(data, name));
+    GPURENT_CHECK(parse_secrets_and_outbound(data, name, config));
+    return config;
   } catch (const std::exception& e) {
     return fail(invalid_config(name, e.what()));
   }

@@ -42,6 +42,21 @@
 //   events = ["balance.low"]    # the event kinds POSTed too (default: the balance guard's,
 //                               # kDefaultWebhookEvents; [] for alerts only)
 //
+//   [secrets]
+//   key_file = "/etc/gpurent/secrets.key"
+//                               # seals the secrets the server keeps (the console's session key;
+//                               # common/secret_box.h). Default: <data dir>/secrets.key, made (32
+//                               # random bytes, 0600) when missing. Servers sharing a store need
+//                               # the same file; a lost or wrong one stops the server at start.
+//
+//   [outbound]                  # server/outbound.h: what the server may connect to (webhooks)
+//   allow = ["hooks.internal", "registry.internal:5000", "10.1.0.0/16", "127.0.0.1"]
+//                               # hosts, host:port, addresses and CIDRs that may be reached though
+//                               # not public (default: public addresses only)
+//   registries = ["docker.io", "ghcr.io", "registry.internal:5000"]
+//                               # the only registries tenants' images may name (default: any but
+//                               # loopback or private IP literals and localhost not in `allow`)
+//
 // Unknown keys are errors (a misspelt key must not be silently ignored), as are malformed rules
 // (their API error codes, with the rule's position). Errors are "invalid_config".
 #pragma once
@@ -54,6 +69,7 @@
 #include "model/event.h"
 #include "monitor/alerts.h"
 #include "net/tls.h"
+#include "server/outbound.h"
 #include "server/rate_limiter.h"
 
 namespace gpurent::server {
@@ -80,7 +96,9 @@ struct ServerConfig {
   std::vector<Webhook> webhooks;
   Millis clock_skew_limit{2'000};
   RateLimitConfig rate_limits;
-  net::TlsFiles tls;  // none (cert_file ""): plain HTTP
+  net::TlsFiles tls;             // none (cert_file ""): plain HTTP
+  std::string secrets_key_file;  // "" = <data dir>/secrets.key
+  OutboundPolicy outbound;
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

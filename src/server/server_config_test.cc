@@ -30,6 +30,9 @@ for_s = 1.5
 
 [[alerts.webhooks]]
 url = "http://127.0.0.1:9000/hook"
+
+[outbound]
+allow = ["127.0.0.1"]
 )",
                                     "test.toml");
   ASSERT_TRUE(config) << config.error().message;
@@ -106,6 +109,9 @@ url = "https://alerts.example.com/gpurent"
 [[alerts.webhooks]]
 url = "https://127.0.0.1:8443"
 ca_file = "/etc/ssl/certs/ca-certificates.crt"
+
+[outbound]
+allow = ["127.0.0.0/8"]
 )",
                                     "tls.toml");
   ASSERT_TRUE(config) << config.error().message;
@@ -129,6 +135,54 @@ ca_file = "/etc/ssl/certs/ca-certificates.crt"
   EXPECT_EQ(refused.error().code, "invalid_config");
   EXPECT_NE(refused.error().message.find("alerts.webhooks[0]"), std::string::npos);
   EXPECT_NE(refused.error().message.find("/nonexistent.pem"), std::string::npos);
+}
+
+TEST(ServerConfig, SecretsHaveAKeyFileInTheDataDirectoryUnlessSet) {
+  EXPECT_EQ(parse_server_config("", "test.toml")->secrets_key_file, "");
+  auto config = parse_server_config("[secrets]\nkey_file = \"/etc/gpurent/secrets.key\"\n", "t");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_EQ(config->secrets_key_file, "/etc/gpurent/secrets.key");
+  for (const char* bad :
+       {"[secrets]\nkey_file = 1", "[secrets]\nkey_file = \"\"", "[secrets]\nkey = \"x\""}) {
+    const auto refused = parse_server_config(bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
+}
+
+TEST(ServerConfig, AWebhookToAnAddressInsideIsRefusedAtStartUnlessAllowed) {
+  for (const char* url : {"http://127.0.0.1:9000/hook", "http://localhost:9000",
+                          "https://169.254.169.254/latest", "http://[::1]:80", "http://10.0.0.7"}) {
+    const auto refused =
+        parse_server_config(fmt::format("[[alerts.webhooks]]\nurl = \"{}\"", url), "hooks.toml");
+    ASSERT_FALSE(refused) << url;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+    EXPECT_NE(refused.error().message.find("alerts.webhooks[0]"), std::string::npos);
+    EXPECT_NE(refused.error().message.find("[outbound] allow"), std::string::npos)
+        << refused.error().message;
+  }
+  // A name is resolved, and checked, at each delivery (webhooks_test).
+  EXPECT_TRUE(parse_server_config("[[alerts.webhooks]]\nurl = \"http://hooks.internal/x\"", "t"));
+  auto allowed = parse_server_config(R"(
+[[alerts.webhooks]]
+url = "http://localhost:9000"
+[[alerts.webhooks]]
+url = "http://10.0.0.7"
+[outbound]
+allow = ["localhost:9000", "10.0.0.0/8"]
+registries = ["docker.io", "registry.internal:5000"]
+)",
+                                     "hooks.toml");
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  EXPECT_TRUE(allowed->outbound.check_image("registry.internal:5000/x"));
+  EXPECT_FALSE(allowed->outbound.check_image("ghcr.io/x"));
+  for (const char* bad : {"[outbound]\nallow = \"10.0.0.0/8\"", "[outbound]\nallow = [1]",
+                          "[outbound]\nallow = [\"10.0.0.0/99\"]",
+                          "[outbound]\nregistries = [\"a b\"]", "[outbound]\ndeny = []"}) {
+    const auto refused = parse_server_config(bad, "test.toml");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, "invalid_config");
+  }
 }
 
 TEST(ServerConfig, AWebhookListsTheEventKindsItWants) {

@@ -1,21 +1,20 @@
 #include "server/session_signer.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sodium.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <vector>
+
+#include "common/files.h"
 
 namespace gpurent::server {
 namespace {
 
 constexpr size_t kSessionKeyBytes = crypto_auth_hmacsha256_KEYBYTES;
+// What a sealed session key is bound to (SecretBox's purpose).
+constexpr std::string_view kPurpose = "session key";
 
 Error invalid_session() {
   return {ErrorKind::kUnauthenticated, "invalid_session",
@@ -44,45 +43,50 @@ SessionSigner SessionSigner::random() {
   return SessionSigner(std::move(key));
 }
 
-std::string SessionSigner::key_hex() const {
-  return hex(reinterpret_cast<const unsigned char*>(key_.data()), key_.size());
+std::string SessionSigner::sealed_key(const SecretBox& box) const {
+  return box.seal(key_, kPurpose);
 }
 
-Result<SessionSigner> SessionSigner::from_hex(std::string_view text) {
-  std::string key(kSessionKeyBytes, '\0');
-  size_t length = 0;
-  if (text.size() != kSessionKeyBytes * 2 ||
-      sodium_hex2bin(reinterpret_cast<unsigned char*>(key.data()), key.size(), text.data(),
-                     text.size(), nullptr, &length, nullptr) != 0 ||
-      length != kSessionKeyBytes) {
+Result<SessionSigner> SessionSigner::from_stored(std::string_view stored, const SecretBox& box) {
+  std::string key;
+  if (is_sealed(stored)) {
+    GPURENT_TRY(opened, box.open(stored, kPurpose));
+    key = std::move(opened);
+  } else {
+    key.assign(kSessionKeyBytes, '\0');
+    size_t length = 0;
+    if (sodium_hex2bin(reinterpret_cast<unsigned char*>(key.data()), key.size(), stored.data(),
+                       stored.size(), nullptr, &length, nullptr) != 0 ||
+        length != kSessionKeyBytes || stored.size() != kSessionKeyBytes * 2) {
+      key.clear();
+    }
+  }
+  if (key.size() != kSessionKeyBytes) {
     return fail(Error::internal("the stored session key is not a key"));
   }
   return SessionSigner(std::move(key));
 }
 
-Result<SessionSigner> SessionSigner::load_or_create(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (key.size() != kSessionKeyBytes) {
-      return fail(Error::internal(fmt::format("{} is not a session key ({} bytes, want {})", path,
-                                              key.size(), kSessionKeyBytes)));
+Result<SessionSigner> SessionSigner::load_or_create(const std::string& path, const SecretBox& box) {
+  auto stored = read_file(path, 4096);
+  if (!stored && stored.error().code != "file_not_found") return fail(std::move(stored).error());
+  if (stored && is_sealed(*stored)) {
+    auto signer = from_stored(*stored, box);
+    if (!signer && signer.error().code == "secret_unsealable") {
+      return fail(Error{signer.error().kind, signer.error().code,
+                        fmt::format("{}: {} (or delete {} for a new session key, which signs "
+                                    "every browser out)",
+                                    path, signer.error().message, path)});
     }
-    return SessionSigner(std::move(key));
+    return signer;
   }
-  SessionSigner signer = random();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return fail(Error::internal(fmt::format("cannot create {}: {}", path, std::strerror(errno))));
+  // No key yet, or one written before keys were sealed: the key's bytes themselves.
+  if (stored && stored->size() != kSessionKeyBytes) {
+    return fail(Error::internal(fmt::format("{} is not a session key ({} bytes, want {})", path,
+                                            stored->size(), kSessionKeyBytes)));
   }
-  const bool written = ::write(fd, signer.key_.data(), signer.key_.size()) ==
-                           static_cast<ssize_t>(signer.key_.size()) &&
-                       ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written) {
-    ::unlink(path.c_str());
-    return fail(Error::internal(fmt::format("cannot write {}: {}", path, std::strerror(errno))));
-  }
+  SessionSigner signer = stored ? SessionSigner(std::move(*stored)) : random();
+  GPURENT_CHECK(write_file_atomic(path, signer.sealed_key(box), 0600));
   return signer;
 }
 
@@ -107,10 +111,7 @@ Result<SessionClaims> SessionSigner::verify(std::string_view token, TokenKind ki
   const size_t last = token.rfind('.');
   if (last == std::string_view::npos || token.size() > 512) return fail(invalid_session());
   const std::string_view text = token.substr(0, last);
-  const std::string expected = mac(text);
-  const std::string_view given = token.substr(last + 1);
-  if (given.size() != expected.size() ||
-      sodium_memcmp(given.data(), expected.data(), expected.size()) != 0) {
+  if (!secrets_equal(token.substr(last + 1), mac(text))) {
     return fail(invalid_session());
   }
   // Signed by this server, so the fields are as it wrote them.

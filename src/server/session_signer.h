@@ -1,7 +1,8 @@
 // What the server reads and signs of a browser's requests: HMAC-signed tokens under the server's
-// session key (kept in the data directory, so a restart keeps browsers signed in), cookies and
-// origins. The services proxy's login tickets and cookies (proxy.h) and the console's CSRF tokens
-// (console.h) are made here.
+// session key (kept in the data directory, or shared through a PostgreSQL store, so a restart or a
+// failover keeps browsers signed in; sealed under the secrets key file, common/secret_box.h, in
+// both), cookies and origins. The services proxy's login tickets and cookies (proxy.h) and the
+// console's CSRF tokens (console.h) are made here.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/secret_box.h"
 
 namespace gpurent::server {
 
@@ -24,13 +26,17 @@ struct SessionClaims {
 class SessionSigner {
  public:
   explicit SessionSigner(std::string key);  // 32 bytes
-  // Reads the key from `path`, or creates it there (mode 0600) with a random one.
-  static Result<SessionSigner> load_or_create(const std::string& path);
+  // Reads the key, sealed under `box`, from `path`, or creates it there (mode 0600) with a random
+  // one. A file written before keys were sealed (the key's bytes themselves) is sealed in place.
+  // Errors: SecretBox::open's "secret_unsealable" (another key file: the server must not start),
+  // "internal" for a file that is not a key or cannot be read or written.
+  static Result<SessionSigner> load_or_create(const std::string& path, const SecretBox& box);
   static SessionSigner random();
-  // The key in hex, and a signer of a key so written (servers sharing a store share their key
-  // through it: server.cc); Error "internal" when `hex` is not a key.
-  std::string key_hex() const;
-  static Result<SessionSigner> from_hex(std::string_view hex);
+  // The key sealed under `box`, and a signer of a key so stored (servers sharing a store share
+  // their key through it: server.cc). A key stored in hex, before keys were sealed, is read too
+  // (is_sealed tells the caller to seal it). Errors as load_or_create's.
+  std::string sealed_key(const SecretBox& box) const;
+  static Result<SessionSigner> from_stored(std::string_view stored, const SecretBox& box);
 
   std::string sign(TokenKind kind, std::string_view instance_id, std::string_view tenant_id,
                    Timestamp expires) const;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "client/http_client.h"
 #include "common/threads.h"
@@ -23,13 +24,17 @@ Result<WebhookEndpoint> webhook_client(const Webhook& webhook) {
   const size_t scheme_end = webhook.url.find("://");
   const size_t path = webhook.url.find(
       '/', scheme_end == std::string::npos ? 0 : scheme_end + std::string_view("://").size());
-  GPURENT_TRY(client, client::HttpClient::create(webhook.url.substr(0, path),
-                                                 {.ca_file = webhook.ca_file}));
-  return WebhookEndpoint{std::move(client),
+  const std::string origin = webhook.url.substr(0, path);
+  GPURENT_TRY(client, client::HttpClient::create(origin, {.ca_file = webhook.ca_file}));
+  GPURENT_TRY(parts, client::parse_base_url(origin));  // as the client read it, so it parses
+  uint16_t port = 0;
+  std::from_chars(parts.port.data(), parts.port.data() + parts.port.size(), port);
+  return WebhookEndpoint{std::move(client), std::move(parts), port,
                          path == std::string::npos ? "/" : webhook.url.substr(path)};
 }
 
-WebhookNotifier::WebhookNotifier(std::vector<Webhook> webhooks) : webhooks_(std::move(webhooks)) {
+WebhookNotifier::WebhookNotifier(std::vector<Webhook> webhooks, OutboundPolicy outbound)
+    : webhooks_(std::move(webhooks)), outbound_(std::move(outbound)) {
   for (const auto& webhook : webhooks_) {
     auto endpoint = webhook_client(webhook);
     if (!endpoint) spdlog::error("webhook {}: {}", webhook.url, endpoint.error().message);
@@ -100,21 +105,49 @@ WebhookNotifier::Stats WebhookNotifier::stats() const {
   return stats_;
 }
 
-bool WebhookNotifier::deliver(const Delivery& delivery) {
+WebhookNotifier::Outcome WebhookNotifier::deliver(const Delivery& delivery) {
   const Webhook& webhook = webhooks_[delivery.webhook];
   auto& endpoint = endpoints_[delivery.webhook];
-  if (!endpoint) return false;  // logged at start
-  auto response = endpoint->client.send(
-      {.method = "POST", .target = endpoint->path, .body = delivery.body}, kTimeout);
+  if (!endpoint) return Outcome::kGiveUp;  // logged at start
+  auto addresses = outbound_.resolve(endpoint->origin.host, endpoint->port);
+  if (!addresses) {
+    spdlog::warn("webhook {}: {}", webhook.url, addresses.error().message);
+    return addresses.error().code == "outbound_refused" ? Outcome::kGiveUp : Outcome::kRetry;
+  }
+  client::HttpRequest request{.method = "POST", .target = endpoint->path, .body = delivery.body};
+  Result<client::HttpResponse> response = fail(Error::internal("no address"));
+  if (endpoint->origin.tls) {
+    response = endpoint->client.send(request, kTimeout);
+  } else {
+    // To the addresses just checked, in turn as a client of the name would try them, and never
+    // to the name resolved again.
+    request.headers.emplace_back("Host", endpoint->origin.authority);
+    for (const auto& checked : *addresses) {
+      const auto address = checked.address();
+      const std::string host =
+          address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+      const std::string url = fmt::format("http://{}:{}", host, endpoint->port);
+      if (endpoint->client.base_url() != url) {
+        auto client = client::HttpClient::create(url);
+        if (!client) {
+          response = fail(std::move(client).error());
+          continue;
+        }
+        endpoint->client = std::move(*client);
+      }
+      response = endpoint->client.send(request, kTimeout);
+      if (response || response.error().code != "connection_failed") break;
+    }
+  }
   if (!response) {
     spdlog::warn("webhook {}: {}", webhook.url, response.error().message);
-    return false;
+    return Outcome::kRetry;
   }
   if (response->status / 100 != 2) {
     spdlog::warn("webhook {}: answered {}", webhook.url, response->status);
-    return false;
+    return Outcome::kRetry;
   }
-  return true;
+  return Outcome::kDelivered;
 }
 
 void WebhookNotifier::run() {
@@ -125,21 +158,22 @@ void WebhookNotifier::run() {
     const Delivery delivery = std::move(queue_.front());
     queue_.pop_front();
     auto backoff = kFirstBackoff;
-    bool delivered = false;
-    for (int attempt = 1; attempt <= kMaxAttempts && !stopping_; ++attempt) {
+    Outcome outcome = Outcome::kRetry;
+    int attempt = 1;
+    for (;; ++attempt) {
       lock.unlock();
-      delivered = deliver(delivery);
+      outcome = deliver(delivery);
       lock.lock();
-      if (delivered || attempt == kMaxAttempts) break;
+      if (outcome != Outcome::kRetry || attempt == kMaxAttempts) break;
       if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) return;
       backoff *= 2;
     }
-    if (delivered) {
+    if (outcome == Outcome::kDelivered) {
       ++stats_.sent;
     } else {
       ++stats_.failed;
-      spdlog::warn("webhook {}: not delivered after {} attempts", webhooks_[delivery.webhook].url,
-                   kMaxAttempts);
+      spdlog::warn("webhook {}: not delivered after {} attempt(s)", webhooks_[delivery.webhook].url,
+                   attempt);
     }
   }
 }

@@ -4,6 +4,14 @@
 // /v1/events shows it, with "type": "event") to that webhook. URLs are http:// or https:// (the
 // receiver's certificate verified against the system's store or the webhook's ca_file).
 //
+// - Only where the operator lets the server connect (server/outbound.h): before each delivery the
+//   host is resolved and every address checked. An http:// delivery then goes to the address
+//   checked, not to the name resolved again. An https:// one is sent by a client that resolves
+//   the name itself, which is safe as well: a name that now resolves elsewhere (DNS rebinding)
+//   leads to a server that must still prove, in the TLS handshake and before any byte of the
+//   request, that the certificate names the webhook's host. Redirects are not followed (a 3xx is a
+//   failed delivery). A refused address is given up at once, without retries, and logged.
+//
 // - Durable first: the controller host hands over a ChangeSet's alert records only after the
 //   store committed it (ControllerHost::set_after_commit), so a notification never announces
 //   something a crash could undo.
@@ -25,15 +33,20 @@
 #include <vector>
 
 #include "client/http_client.h"
+#include "client/http_wire.h"
 #include "controller/monitoring.h"
+#include "server/outbound.h"
 #include "server/server_config.h"
 
 namespace gpurent::server {
 
-// A client for the webhook's origin (https with its CA file) and the path to POST to ("/" when
+// A client for the webhook's origin (https with its CA file; for http, deliveries replace it with
+// one for the address they checked), the origin taken apart, and the path to POST to ("/" when
 // the URL has none). Errors: the URL or the CA file cannot be used (HttpClient::create's codes).
 struct WebhookEndpoint {
   client::HttpClient client;
+  client::BaseUrl origin;
+  uint16_t port = 0;
   std::string path;
 };
 Result<WebhookEndpoint> webhook_client(const Webhook& webhook);
@@ -43,7 +56,7 @@ class WebhookNotifier {
   static constexpr size_t kMaxQueued = 1'000;
   static constexpr int kMaxAttempts = 6;
 
-  explicit WebhookNotifier(std::vector<Webhook> webhooks);
+  WebhookNotifier(std::vector<Webhook> webhooks, OutboundPolicy outbound);
   ~WebhookNotifier();
   WebhookNotifier(const WebhookNotifier&) = delete;
   WebhookNotifier& operator=(const WebhookNotifier&) = delete;
@@ -53,7 +66,7 @@ class WebhookNotifier {
 
   struct Stats {
     uint64_t sent = 0;
-    uint64_t failed = 0;   // gave up after kMaxAttempts
+    uint64_t failed = 0;   // gave up after kMaxAttempts, or at once where refused
     uint64_t dropped = 0;  // the queue was full
   };
   Stats stats() const;
@@ -65,10 +78,12 @@ class WebhookNotifier {
   };
   // Queues one delivery; the caller holds mutex_.
   void push(size_t webhook, const std::string& body, std::string_view what);
+  enum class Outcome { kDelivered, kRetry, kGiveUp };
   void run();
-  bool deliver(const Delivery& delivery);
+  Outcome deliver(const Delivery& delivery);
 
   std::vector<Webhook> webhooks_;
+  const OutboundPolicy outbound_;
   // One client per webhook, made once (an https client loads the trusted certificates, which
   // takes milliseconds) and used only by the notifier's thread, which keeps its connection alive
   // between deliveries; empty where the webhook cannot be used (the config check refuses those).

@@ -74,5 +74,9 @@ Result<std::unique_ptr<RollupWriter>> open_postgres_rollup_writer(const std::str
 // asking at once all get the one value that was stored.
 Result<std::string> postgres_shared_secret(const std::string& url, std::string_view name,
                                            std::string_view candidate);
+// Replaces the stored value of `name` with `replacement` if it still is `expected` (a secret
+// stored plain, sealed now: servers doing it at once seal it once).
+Status postgres_replace_shared_secret(const std::string& url, std::string_view name,
+                                      std::string_view expected, std::string_view replacement);
 
 }  // namespace gpurent::store

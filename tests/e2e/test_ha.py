@@ -54,13 +54,19 @@ class Cluster:
         self.servers = [None] * size
         self.starts = 0
         self.others = []
+        # Servers of one store share the key their session key is sealed under (the first one
+        # to start makes it).
+        self.config = os.path.join(workdir, "server.toml")
+        with open(self.config, "w") as f:
+            f.write(f'[secrets]\nkey_file = "{os.path.join(workdir, "secrets.key")}"\n')
 
     def start(self, i):
         self.starts += 1
         self.servers[i] = Process(
             ["server", "--listen", f"127.0.0.1:{self.ports[i]}", "--store", self.database,
              "--data-dir", os.path.join(self.workdir, f"server{i}"), "--admin-key",
-             self.admin_key], self.workdir, self.env, f"server{i}-{self.starts}")
+             self.admin_key, "--config", self.config], self.workdir, self.env,
+            f"server{i}-{self.starts}")
         wait_for(lambda: self.health(i) is not None, what=f"server {i} to listen")
 
     def health(self, i):

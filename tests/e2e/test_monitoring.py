@@ -106,6 +106,10 @@ url = "{receiver.url}/hook"
 [[alerts.webhooks]]
 url = "{tls_receiver.url}/tls-hook"
 ca_file = "{certificate[0]}"
+
+# The receivers listen on loopback, where the server connects only when allowed.
+[outbound]
+allow = ["127.0.0.1"]
 """)
     p = Platform(str(tmp_path), extra_args=["--config", str(config)]).start()
     yield p

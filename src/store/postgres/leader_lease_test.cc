@@ -118,5 +118,13 @@ TEST_F(SharedSecretTest, EveryServerGetsTheFirstSecretStored) {
   EXPECT_EQ(*postgres_shared_secret(url_, "other", "x"), "x");
 }
 
+TEST_F(SharedSecretTest, AStoredSecretIsReplacedOnlyWhileItIsStillTheOneRead) {
+  ASSERT_TRUE(postgres_shared_secret(url_, "session_key", "plain"));
+  ASSERT_TRUE(postgres_replace_shared_secret(url_, "session_key", "plain", "sealed:v1:a"));
+  // A second server sealing the same plain value at once changes nothing more.
+  ASSERT_TRUE(postgres_replace_shared_secret(url_, "session_key", "plain", "sealed:v1:b"));
+  EXPECT_EQ(*postgres_shared_secret(url_, "session_key", "other"), "sealed:v1:a");
+}
+
 }  // namespace
 }  // namespace gpurent::store

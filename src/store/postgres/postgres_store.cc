@@ -423,6 +423,16 @@ Result<std::string> postgres_shared_secret(const std::string& url, std::string_v
   return std::string(PQgetvalue(read.get(), 0, 0));
 }
 
+Status postgres_replace_shared_secret(const std::string& url, std::string_view name,
+                                      std::string_view expected, std::string_view replacement) {
+  GPURENT_TRY(connection, Connection::open(url));
+  GPURENT_TRY(updated, connection.query("UPDATE server_secrets SET value = $3 "
+                                        "WHERE name = $1 AND value = $2",
+                                        Params(name, expected, replacement)));
+  (void)updated;
+  return {};
+}
+
 Result<std::unique_ptr<RollupWriter>> open_postgres_rollup_writer(const std::string& url) {
   GPURENT_TRY(connection, open_connection(url, false));
   return std::unique_ptr<RollupWriter>(std::make_unique<PgRollupWriter>(std::move(connection)));
