@@ -357,12 +357,13 @@ TEST_F(CliTest, ReserveBooksATermAndLaunchRunsOnIt) {
 TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
   TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
     const std::string body = request.method == "PUT" ? request.body : R"({"tenant_id": "t-1",
-        "max_gpus_per_type": {"h100-80g": 2, "a100-80g": 4}, "max_instances": 10, "weight": 1})";
+        "max_gpus_per_type": {"h100-80g": 2, "a100-80g": 4}, "max_instances": 10,
+        "max_array": 100, "weight": 1})";
     connection.write(TestHttpServer::response(200, "application/json", body));
   });
-  Outcome set =
-      gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "a100-80g=none",
-               "--max-gpus", "l4-24g=1", "--max-instances", "none", "--weight", "3"});
+  Outcome set = gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus",
+                         "a100-80g=none", "--max-gpus", "l4-24g=1", "--max-instances", "none",
+                         "--max-queued", "50", "--weight", "3"});
   ASSERT_EQ(set.code, 0) << set.err;
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -370,7 +371,8 @@ TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
   EXPECT_EQ(requests[1].method, "PUT");
   EXPECT_EQ(Json::parse(requests[1].body),
             Json::parse(R"({"max_gpus_per_type": {"h100-80g": 2, "l4-24g": 1},
-                            "max_instances": null, "weight": 3})"));
+                            "max_instances": null, "max_queued": 50, "max_array": 100,
+                            "max_body_bytes": null, "weight": 3})"));
 
   Outcome bad = gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "h100-80g"});
   EXPECT_EQ(bad.code, 2) << bad.err;

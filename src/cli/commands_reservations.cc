@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/App.hpp>
+#include <array>
 #include <charconv>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -133,8 +135,26 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
 struct QuotaOptions {
   std::string tenant;
   std::vector<std::string> max_gpus;  // type=n or type=none
-  std::string max_instances;          // n or none
+  // The single-count limits, each n or none: max_instances, max_queued, max_array,
+  // max_body_bytes (by their API names).
+  std::map<std::string, std::string> limits;
   std::optional<int> weight;
+};
+
+// The quota's single-count limits: the API's name, the CLI's flag, and what it limits.
+struct CountLimit {
+  const char* field;
+  const char* flag;
+  const char* help;
+};
+constexpr std::array kCountLimits = {
+    CountLimit{"max_instances", "--max-instances",
+               "instances holding GPUs at once (job members count; more wait); none lifts it"},
+    CountLimit{"max_queued", "--max-queued",
+               "instances and job tasks waiting at once (more are refused); none lifts it"},
+    CountLimit{"max_array", "--max-array", "tasks in one job array; none lifts it"},
+    CountLimit{"max_body_bytes", "--max-body-bytes",
+               "bytes of one request's body (the server's limit still applies); none lifts it"},
 };
 
 // "none" lifts a limit (nullopt); otherwise a count >= 0.
@@ -152,8 +172,10 @@ Result<std::optional<int>> parse_limit(std::string_view flag, std::string_view t
 // limits it does not name (PUT replaces the whole quota).
 Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
   Json quota = {{"max_gpus_per_type", current.value("max_gpus_per_type", Json::object())},
-                {"max_instances", current.value("max_instances", Json(nullptr))},
                 {"weight", current.value("weight", Json(1))}};
+  for (const CountLimit& limit : kCountLimits) {
+    quota[limit.field] = current.value(limit.field, Json(nullptr));
+  }
   for (const auto& limit : options.max_gpus) {
     const auto equals = limit.find('=');
     if (equals == 0 || equals == std::string::npos) {
@@ -167,9 +189,11 @@ Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
       quota["max_gpus_per_type"].erase(type);
     }
   }
-  if (!options.max_instances.empty()) {
-    GPURENT_TRY(count, parse_limit("--max-instances", options.max_instances));
-    quota["max_instances"] = count ? Json(*count) : Json(nullptr);
+  for (const CountLimit& limit : kCountLimits) {
+    const auto given = options.limits.find(limit.field);
+    if (given == options.limits.end()) continue;
+    GPURENT_TRY(count, parse_limit(limit.flag, given->second));
+    quota[limit.field] = count ? Json(*count) : Json(nullptr);
   }
   if (options.weight) quota["weight"] = *options.weight;
   return quota;
@@ -199,8 +223,14 @@ void add_quota_verbs(CLI::App& quota, Context& ctx) {
   set->add_option("tenant", options->tenant, "tenant id")->required();
   set->add_option("--max-gpus", options->max_gpus,
                   "type=count: GPUs of the type held at once; type=none lifts it; repeat");
-  set->add_option("--max-instances", options->max_instances,
-                  "instances holding GPUs at once (job members count); none lifts it");
+  for (const CountLimit& limit : kCountLimits) {
+    set->add_option_function<std::string>(
+        limit.flag,
+        [options, field = limit.field](const std::string& value) {
+          options->limits[field] = value;
+        },
+        limit.help);
+  }
   set->add_option("--weight", options->weight, "share of contended capacity (1..)")
       ->check(CLI::PositiveNumber);
   set->callback(

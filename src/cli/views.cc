@@ -246,10 +246,16 @@ std::string quota_view(const Json& quota) {
       per_type += fmt::format("{} {}", count.dump(), type);
     }
   }
-  const std::string max_instances = field_text(quota, "max_instances");
+  const auto limit = [&](std::string_view field) {
+    const std::string count = field_text(quota, field);
+    return count.empty() ? std::string("no limit") : count;
+  };
   return render_fields({{"Tenant", field_text(quota, "tenant_id")},
                         {"Max GPUs", per_type.empty() ? "no limit" : per_type},
-                        {"Max instances", max_instances.empty() ? "no limit" : max_instances},
+                        {"Max instances", limit("max_instances")},
+                        {"Max queued", limit("max_queued")},
+                        {"Max array", limit("max_array")},
+                        {"Max body bytes", limit("max_body_bytes")},
                         {"Weight", field_text(quota, "weight")}});
 }
 

@@ -169,11 +169,15 @@ TEST(CliViewsTest, ReservationsAndQuotas) {
             "Booking 8 h100-80g GPU(s) from 2026-12-01T15:30:00.000Z to 2026-12-01T17:30:00.000Z "
             "takes CNY 288.00 from your balance now (CNY 18.00/GPU-h, 12.5 % off). Book it?");
   EXPECT_EQ(quota_view(Json::parse(R"({"tenant_id": "t-1", "max_gpus_per_type":
-      {"a100-80g": 4, "h100-80g": 2}, "max_instances": null, "weight": 3})")),
-            "Tenant:         t-1\n"
-            "Max GPUs:       4 a100-80g, 2 h100-80g\n"
-            "Max instances:  no limit\n"
-            "Weight:         3\n");
+      {"a100-80g": 4, "h100-80g": 2}, "max_instances": null, "max_queued": 50,
+      "weight": 3})")),
+            "Tenant:          t-1\n"
+            "Max GPUs:        4 a100-80g, 2 h100-80g\n"
+            "Max instances:   no limit\n"
+            "Max queued:      50\n"
+            "Max array:       no limit\n"
+            "Max body bytes:  no limit\n"
+            "Weight:          3\n");
 }
 
 // What a server of another version leaves out is the typed body's default (a state: pending); a

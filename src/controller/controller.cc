@@ -31,6 +31,24 @@ Controller::Controller(const Clock& clock, ControllerOptions options)
 
 // --- Instances ----------------------------------------------------------------------------------
 
+Status Controller::check_caps(std::string_view tenant_id, int queuing, int array) const {
+  const model::Quota* quota = accounts_.quotas().of(tenant_id);
+  if (quota == nullptr) return {};
+  if (quota->max_array && array > *quota->max_array) {
+    return fail(Error::unprocessable(
+        "quota_exceeded",
+        fmt::format("the tenant's quota allows arrays of at most {} tasks", *quota->max_array)));
+  }
+  if (quota->max_queued && scheduler_.queued(tenant_id) + queuing > *quota->max_queued) {
+    return fail(Error::conflict(
+        "quota_exceeded",
+        fmt::format("the tenant's quota allows {} instance(s) or job task(s) waiting at once, and "
+                    "{} wait: try again once some have started",
+                    *quota->max_queued, scheduler_.queued(tenant_id))));
+  }
+  return {};
+}
+
 Status Controller::check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const {
   const auto dearest = pricing_.dearest_type(spec);
   const auto type = model::requested_gpu_type(spec);
@@ -119,6 +137,7 @@ Result<CreatedInstance> Controller::create_instance(
   GPURENT_CHECK(volumes_.check_mounts(caller.tenant_id, spec));
   GPURENT_CHECK(reservations_.check_use(caller, spec));
   GPURENT_CHECK(check_funds(caller.tenant_id, spec));
+  GPURENT_CHECK(check_caps(caller.tenant_id, 1));
   GPURENT_CHECK(check_placeable(spec, 1));
   scheduler_.observe_request(spec, 1);
   Instance& created = instances_.add(caller.tenant_id, std::move(spec));
@@ -172,6 +191,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
     case InstanceState::kFailed:
     case InstanceState::kPreempted:
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
+      GPURENT_CHECK(check_caps(instance->tenant_id, 1));
       queue_again(*instance);
       schedule();
       break;

@@ -149,6 +149,8 @@ class Controller {
   // The instances by id or name, listings, the instances that mount a volume
   // (instance_registry.h).
   const InstanceRegistry& instances() const { return instances_; }
+  // The tenant's instances and job tasks waiting in the queue (what max_queued caps).
+  int queued_work(std::string_view tenant_id) const { return scheduler_.queued(tenant_id); }
 
   // --- Jobs ------------------------------------------------------------------------------
   // Creates the job and one queued instance per member of every task.
@@ -222,6 +224,10 @@ class Controller {
   Timestamp now() const { return clock_.now(); }
   Result<model::Instance*> owned_instance(const model::Principal& caller, std::string_view id);
   Status check_funds(std::string_view tenant_id, const model::InstanceSpec& spec) const;
+  // The tenant's caps (model::Quota): `queuing` more pending instances or job tasks within
+  // max_queued (409 quota_exceeded: it may pass once some of its work has started), and an array
+  // of `array` tasks within max_array (422 quota_exceeded).
+  Status check_caps(std::string_view tenant_id, int queuing, int array = 1) const;
   // Admission of work on `nodes` nodes: refused (422 never_fits) when no node of the cluster
   // could hold it even empty, unless it waits for capacity; with queue false, refused (409
   // insufficient_capacity) when it cannot be placed now. Both name the rule broken.

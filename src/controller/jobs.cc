@@ -49,6 +49,7 @@ Result<CreatedJob> Controller::create_job(const Principal& caller, model::JobSpe
   auto one_task = spec.task;
   one_task.gpu_count *= spec.nodes;
   GPURENT_CHECK(check_funds(caller.tenant_id, one_task));
+  GPURENT_CHECK(check_caps(caller.tenant_id, spec.array, spec.array));
   // Without queueing, the first task must start now; the later ones wait for it as usual.
   GPURENT_CHECK(check_placeable(spec.task, spec.nodes));
   scheduler_.observe_request(spec.task, spec.array * spec.nodes);

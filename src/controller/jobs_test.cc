@@ -462,6 +462,42 @@ TEST_F(JobsTest, QuotasCapGpusPerTypeAndInstances) {
   (void)b;
 }
 
+TEST_F(JobsTest, CapsRefuseWorkBeyondTheQueueAndArrayLimitsAtOnce) {
+  ASSERT_TRUE(
+      ctl_.set_quota(admin_, {.tenant_id = alice_.tenant_id, .max_queued = 3, .max_array = 4}));
+  const auto blocker = launch(bob_, 8);  // the node is full: everything of alice's waits
+  EXPECT_EQ(blocker.state, model::InstanceState::kStarting);
+  const auto first = launch(alice_, 1);
+  const auto job = submit(alice_, job_spec(1, 2));  // two tasks: 3 waiting now
+  EXPECT_EQ(ctl_.queued_work(alice_.tenant_id), 3);
+
+  // One more waiting instance, or a task more, is refused, and nothing of it is kept.
+  const auto instances_before = ctl_.instances().all().size();
+  const auto refused = ctl_.create_instance(alice_, spec(1), std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "quota_exceeded");
+  EXPECT_EQ(refused.error().kind, ErrorKind::kConflict);
+  EXPECT_EQ(ctl_.create_job(alice_, job_spec(1, 1), std::nullopt, "").error().code,
+            "quota_exceeded");
+  EXPECT_EQ(ctl_.instances().all().size(), instances_before);
+  // An array over max_array never fits: 422, whatever waits.
+  const auto too_large = ctl_.create_job(alice_, job_spec(1, 5), std::nullopt, "");
+  ASSERT_FALSE(too_large);
+  EXPECT_EQ(too_large.error().kind, ErrorKind::kUnprocessable);
+  // Other tenants are not held to alice's caps.
+  EXPECT_EQ(launch(bob_, 1).state, model::InstanceState::kPending);
+
+  // Work that leaves the queue makes room: the first instance, withdrawn.
+  ASSERT_TRUE(ctl_.stop_instance(alice_, first.id));
+  EXPECT_EQ(ctl_.queued_work(alice_.tenant_id), 2);
+  ASSERT_TRUE(ctl_.create_instance(alice_, spec(1), std::nullopt, ""));
+  // Starting a stopped instance queues it again, so it counts too.
+  EXPECT_EQ(ctl_.start_instance(alice_, first.id).error().code, "quota_exceeded");
+  ASSERT_TRUE(ctl_.cancel_job(alice_, job.id));
+  EXPECT_EQ(ctl_.queued_work(alice_.tenant_id), 1);
+  EXPECT_TRUE(ctl_.start_instance(alice_, first.id));
+}
+
 TEST_F(JobsTest, ContendedCapacityIsSharedByWeight) {
   // Both tenants queue eight 1-GPU jobs while the node is full; as it frees up they alternate,
   // bob (weight 3) getting three GPUs for each of alice's.

@@ -20,8 +20,9 @@ Result<model::Quota> Quotas::set(const Principal& caller, model::Quota quota) {
   if (!c_.accounts.has_tenant(quota.tenant_id)) {
     return fail(Error::not_found("tenant", quota.tenant_id));
   }
-  if (quota.weight < 1 || quota.weight > 1000 ||
-      (quota.max_instances && *quota.max_instances < 0)) {
+  const auto negative = [](const std::optional<int>& limit) { return limit && *limit < 0; };
+  if (quota.weight < 1 || quota.weight > 1000 || negative(quota.max_instances) ||
+      negative(quota.max_queued) || negative(quota.max_array) || negative(quota.max_body_bytes)) {
     return fail(Error::invalid("invalid_field", "weight must be 1..1000 and limits ≥ 0"));
   }
   for (const auto& [type, limit] : quota.max_gpus_per_type) {
@@ -42,7 +43,7 @@ Result<model::Quota> Quotas::get(const Principal& caller, std::string_view tenan
     return fail(Error::not_found("tenant", tenant_id));
   }
   if (const model::Quota* quota = of(tenant_id)) return *quota;
-  return model::Quota{std::string(tenant_id), {}, std::nullopt, 1};
+  return model::Quota{.tenant_id = std::string(tenant_id)};
 }
 
 const model::Quota* Quotas::of(std::string_view tenant_id) const {

@@ -30,13 +30,21 @@ void Scheduler::enqueue(Instance& instance) {
   } else {
     queue_changed_ = true;
   }
-  pending_.insert(queue_position(instance));
+  if (pending_.insert(queue_position(instance)).second) ++queued_by_tenant_[instance.tenant_id];
 }
 
 void Scheduler::dequeue(const Instance& instance) {
-  pending_.erase(queue_position(instance));
+  if (pending_.erase(queue_position(instance)) > 0) {
+    const auto it = queued_by_tenant_.find(instance.tenant_id);
+    if (--it->second == 0) queued_by_tenant_.erase(it);
+  }
   preemptions_.erase(instance.id);
   settled_.reset();  // what it blocked, or the capacity it takes when placed, changes the rest
+}
+
+int Scheduler::queued(std::string_view tenant_id) const {
+  const auto it = queued_by_tenant_.find(tenant_id);
+  return it == queued_by_tenant_.end() ? 0 : it->second;
 }
 
 void Scheduler::restore(Instance& instance) {

@@ -39,6 +39,7 @@
 
 #include "common/clock.h"
 #include "common/indexed_map.h"
+#include "common/string_hash.h"
 #include "controller/job_registry.h"
 #include "controller/metering.h"
 #include "controller/node_registry.h"
@@ -103,6 +104,8 @@ class Scheduler {
   // after it), and it is queued if pending (a job task as its rank-0 member).
   void restore(model::Instance& instance);
   size_t queue_length() const { return pending_.size(); }
+  // The tenant's pending instances in the queue (a job's tasks each count once).
+  int queued(std::string_view tenant_id) const;
 
   // --- What a pass depends on ---
   // Something it reads changed (capacity, a price, a quota, a booking, time): the next pass takes
@@ -166,6 +169,7 @@ class Scheduler {
 
   Context c_;
   std::set<QueuePosition> pending_;
+  std::unordered_map<std::string, int, StringHash, std::equal_to<>> queued_by_tenant_;
   bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
   std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
   // The last pass, while what it did still holds: it placed nothing, and nothing it read has

@@ -173,12 +173,22 @@ struct Quota {
   std::map<std::string, int> max_gpus_per_type;  // GPUs held at once, by type
   std::optional<int> max_instances;  // instances holding GPUs at once (job members count)
   int weight = 1;                    // share of contended capacity
+  // Caps on what a tenant may ask for, refused at once when exceeded (unlike the limits above,
+  // which make work wait): work waiting in the queue at once (instances, and each task of a job),
+  // tasks in one job array, and the bytes of one request's body (the server's own limit applies
+  // to all).
+  std::optional<int> max_queued;
+  std::optional<int> max_array;
+  std::optional<int> max_body_bytes;
 };
 
 template <class V, schema::Of<Quota> S>
 void fields(V& visit, S& x) {
+  visit("max_array", x.max_array, schema::kOmitEmpty);
+  visit("max_body_bytes", x.max_body_bytes, schema::kOmitEmpty);
   visit("max_gpus_per_type", x.max_gpus_per_type);
   visit("max_instances", x.max_instances);
+  visit("max_queued", x.max_queued, schema::kOmitEmpty);
   visit("tenant_id", x.tenant_id);
   visit("weight", x.weight);
 }

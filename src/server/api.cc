@@ -85,6 +85,8 @@ asio::awaitable<Response> Api::Impl::call_keyed(const KeyedRoute& route, Request
     response = problem_response(caller.error());
   } else if (auto allowed = route.access.permits(*caller); !allowed) {
     response = problem_response(allowed.error());
+  } else if (auto fits = body_within_quota(*caller, request); !fits) {
+    response = problem_response(fits.error());
   } else {
     const RateDecision rate = rate_limiter.admit_key(caller->key_id, route.access.creates);
     // Not a conditional expression: GCC miscompiles a co_await inside one.
@@ -98,6 +100,17 @@ asio::awaitable<Response> Api::Impl::call_keyed(const KeyedRoute& route, Request
   if (route.access.audited)
     co_await audit(caller ? &*caller : nullptr, request, route.action, response);
   co_return response;
+}
+
+Status Api::Impl::body_within_quota(const Principal& caller, const Request& request) {
+  const model::Quota* quota = ctl().accounts().quotas().of(caller.tenant_id);
+  if (quota == nullptr || !quota->max_body_bytes ||
+      request.body.size() <= static_cast<size_t>(*quota->max_body_bytes)) {
+    return {};
+  }
+  return fail(Error{ErrorKind::kPayloadTooLarge, "payload_too_large",
+                    fmt::format("the tenant's quota allows request bodies of at most {} bytes",
+                                *quota->max_body_bytes)});
 }
 
 asio::awaitable<void> Api::Impl::audit(const Principal* caller, const Request& request,

@@ -118,6 +118,8 @@ class Api::Impl {
   };
   asio::awaitable<Response> call_keyed(const KeyedRoute& route, Request& request,
                                        const PathParams& params);
+  // The body within the caller's tenant's max_body_bytes (413 payload_too_large).
+  Status body_within_quota(const Principal& caller, const Request& request);
 
   // Runs a command for `request` and resumes once it is durable, or, while the request is
   // audited (an AuditedCall is alive for it), once it is applied: audit() then commits it

@@ -462,13 +462,19 @@ Result<std::map<std::string, int>> optional_count_map(const Json& body, std::str
 }  // namespace
 // PUT replaces the whole quota: an absent field means no limit (weight: 1).
 Result<model::Quota> parse_quota(const Json& body, std::string tenant_id) {
-  GPURENT_CHECK(reject_unknown_fields(body, {"max_gpus_per_type", "max_instances", "weight"}));
+  GPURENT_CHECK(reject_unknown_fields(body, {"max_gpus_per_type", "max_instances", "max_queued",
+                                             "max_array", "max_body_bytes", "weight"}));
   model::Quota quota;
   quota.tenant_id = std::move(tenant_id);
   GPURENT_TRY(per_type, optional_count_map(body, "max_gpus_per_type"));
   quota.max_gpus_per_type = std::move(per_type);
-  GPURENT_TRY(max_instances, optional_int(body, "max_instances", 0, kMaxCount));
-  if (max_instances) quota.max_instances = static_cast<int>(*max_instances);
+  for (const auto& [name, limit] :
+       {std::pair{"max_instances", &quota.max_instances},
+        std::pair{"max_queued", &quota.max_queued}, std::pair{"max_array", &quota.max_array},
+        std::pair{"max_body_bytes", &quota.max_body_bytes}}) {
+    GPURENT_TRY(value, optional_int(body, name, 0, kMaxCount));
+    if (value) *limit = static_cast<int>(*value);
+  }
   GPURENT_TRY(weight, optional_int(body, "weight", 1, kMaxQuotaWeight));
   quota.weight = static_cast<int>(weight.value_or(1));
   return quota;

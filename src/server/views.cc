@@ -160,6 +160,9 @@ Json quota_view(const model::Quota& quota) {
   return {{"tenant_id", quota.tenant_id},
           {"max_gpus_per_type", quota.max_gpus_per_type},
           {"max_instances", optional_or_null(quota.max_instances)},
+          {"max_queued", optional_or_null(quota.max_queued)},
+          {"max_array", optional_or_null(quota.max_array)},
+          {"max_body_bytes", optional_or_null(quota.max_body_bytes)},
           {"weight", quota.weight}};
 }
 

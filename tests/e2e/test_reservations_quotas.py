@@ -166,9 +166,11 @@ def test_operators_set_quotas_and_tenants_read_their_own(platform):
     default = platform.call("GET", f"/v1/tenants/{tenant_a}/quota", key_a)
     assert default.status == 200, default.body
     assert default.json() == {"tenant_id": tenant_a, "max_gpus_per_type": {},
-                              "max_instances": None, "weight": 1}
+                              "max_instances": None, "max_queued": None, "max_array": None,
+                              "max_body_bytes": None, "weight": 1}
 
-    quota = {"max_gpus_per_type": {"h100-80g": 2}, "max_instances": 5, "weight": 3}
+    quota = {"max_gpus_per_type": {"h100-80g": 2}, "max_instances": 5, "max_queued": None,
+             "max_array": None, "max_body_bytes": None, "weight": 3}
     response = platform.call("PUT", f"/v1/tenants/{tenant_a}/quota", body=quota)
     assert response.status == 200, response.body
     assert response.json() == {"tenant_id": tenant_a, **quota}
@@ -185,9 +187,34 @@ def test_operators_set_quotas_and_tenants_read_their_own(platform):
     platform.cli("quota", "set", tenant_a, "--weight", "4", "--max-instances", "none")
     shown = json.loads(platform.cli("quota", "show", tenant_a, "-o", "json", key=key_a).stdout)
     assert shown == {"tenant_id": tenant_a, "max_gpus_per_type": {"h100-80g": 2},
-                     "max_instances": None, "weight": 4}
+                     "max_instances": None, "max_queued": None, "max_array": None,
+                     "max_body_bytes": None, "weight": 4}
     refused = platform.cli("quota", "set", tenant_a, "--weight", "5", key=key_a, check=False)
     assert refused.returncode == 1 and "forbidden" in refused.stderr, refused.stderr
+
+
+def test_caps_refuse_what_is_beyond_them_at_once(platform):
+    tenant, key = platform.new_tenant("capped")
+    platform.cli("quota", "set", tenant, "--max-queued", "1", "--max-array", "3",
+                 "--max-body-bytes", "300")
+    # The dev node is full: the tenant's work waits, one at most.
+    blocker = platform.call("POST", "/v1/instances",
+                            body={"gpu_type": "h100-80g", "gpu_count": 8, "command": "sleep 600"})
+    assert blocker.status == 201, blocker.body
+    launch = {"gpu_type": "h100-80g", "command": "sleep 600"}
+    waiting = platform.call("POST", "/v1/instances", key, launch)
+    assert waiting.status == 201, waiting.body
+    problem(platform.call("POST", "/v1/instances", key, launch), 409, "quota_exceeded")
+    job = {"gpu_type": "h100-80g", "command": ["true"], "array": 4}
+    problem(platform.call("POST", "/v1/jobs", key, job), 422, "quota_exceeded")
+    # A body over the tenant's cap is refused before anything is read into a command.
+    padded = dict(launch, name="x" * 400)
+    problem(platform.call("POST", "/v1/instances", key, padded), 413, "payload_too_large")
+    listed = platform.call("GET", "/v1/instances", key).json()["items"]
+    assert [i["id"] for i in listed] == [waiting.json()["id"]]
+    # Once its instance leaves the queue, the next one fits.
+    assert platform.call("POST", f"/v1/instances/{waiting.json()['id']}/stop", key).status == 202
+    assert platform.call("POST", "/v1/instances", key, launch).status == 201
 
 
 @pytest.mark.parametrize("raw,status,code", [
@@ -195,6 +222,8 @@ def test_operators_set_quotas_and_tenants_read_their_own(platform):
     (b'{"weight": 0}', 400, "invalid_field"),
     (b'{"weight": "2"}', 400, "invalid_field"),
     (b'{"max_instances": -1}', 400, "invalid_field"),
+    (b'{"max_queued": -1}', 400, "invalid_field"),
+    (b'{"max_body_bytes": 1.5}', 400, "invalid_field"),
     (b'{"max_gpus_per_type": {"h100-80g": -1}}', 400, "invalid_field"),
     (b'{"max_gpus_per_type": [2]}', 400, "invalid_field"),
     (b'{"max_gpus_per_type": {"h100-81g": 2}}', 422, "unknown_gpu_type"),
