@@ -29,8 +29,8 @@ struct AuditRecord {
   std::string address;    // the source address of the request
   std::string action;     // the route: "POST /v1/instances/{id}/stop"
   std::string target;     // the path called, ids and all (at most kMaxAuditTargetLength)
-  int status = 0;         // the HTTP status answered
-  std::string outcome;    // "ok", or the problem's code ("forbidden", "instance_not_found")
+  int status = 0;         // the HTTP status answered; 0 when forwarded to a node (exec, copies)
+  std::string outcome;    // "ok", "forwarded", or the problem's code ("forbidden", ...)
 };
 
 template <class V, schema::Of<AuditRecord> S>

@@ -313,7 +313,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       }
       const auto& head = head_parser.get();
       if (forwarder.claims && forwarder.claims(head.method_string(), path_of(head.target()))) {
-        if (!co_await forward(stream, buffer, head_parser)) break;
+        if (!co_await forward(stream, buffer, head_parser, peer.address)) break;
         continue;
       }
       if (head_parser.content_length() && *head_parser.content_length() > limits.max_body_bytes) {
@@ -367,13 +367,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // whether the client connection can serve another request.
   template <class Stream>
   asio::awaitable<bool> forward(Stream& stream, beast::flat_buffer& buffer,
-                                http::request_parser<http::empty_body>& head_parser) {
+                                http::request_parser<http::empty_body>& head_parser,
+                                const std::string& peer_address) {
     const auto& head = head_parser.get();
     const bool client_keep_alive = head.keep_alive();
     const unsigned version = head.version();
     // A request body that is not forwarded is not read either, so the connection cannot be reused.
     const bool has_body = head_parser.chunked() || head_parser.content_length().value_or(0) > 0;
-    ForwardDecision decision = co_await decide(to_head(head));
+    RequestHead claimed = to_head(head);
+    claimed.peer_address = peer_address;
+    ForwardDecision decision = co_await decide(std::move(claimed));
     beast::error_code ec;
     if (auto* answer = std::get_if<Response>(&decision)) {
       const bool keep_alive = client_keep_alive && !has_body;

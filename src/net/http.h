@@ -90,6 +90,7 @@ struct RequestHead {
   std::string path;                          // percent-decoded, without the query
   std::map<std::string, std::string> query;  // percent-decoded
   std::vector<std::pair<std::string, std::string>> headers;  // as received, in order
+  std::string peer_address;  // the connection's remote IP address ("" when unknown)
   // The first header of that name (case-insensitive), or "".
   std::string header(std::string_view name) const;
 };

@@ -113,26 +113,63 @@ Status Api::Impl::body_within_quota(const Principal& caller, const Request& requ
                                 *quota->max_body_bytes)});
 }
 
+namespace {
+
+// "ok", or the code of the problem answered (its status when it has none).
+std::string outcome_of(const Response& response) {
+  if (response.status < 400) return "ok";
+  const Json problem = Json::parse(response.body, nullptr, false);
+  const auto code = problem.is_object() ? problem.find("code") : problem.end();
+  return code != problem.end() && code->is_string() ? code->get<std::string>()
+                                                    : std::to_string(response.status);
+}
+
+}  // namespace
+
 asio::awaitable<void> Api::Impl::audit(const Principal* caller, const Request& request,
                                        std::string_view action, const Response& response) {
-  std::string outcome = "ok";
-  if (response.status >= 400) {
-    const Json problem = Json::parse(response.body, nullptr, false);
-    const auto code = problem.is_object() ? problem.find("code") : problem.end();
-    outcome = code != problem.end() && code->is_string() ? code->get<std::string>()
-                                                         : std::to_string(response.status);
-  }
+  std::string outcome = outcome_of(response);
+  co_await audit(caller, request.peer_address, request.path, action, response.status,
+                 std::move(outcome));
+}
+
+asio::awaitable<void> Api::Impl::audit(const Principal* caller, std::string_view address,
+                                       std::string_view target, std::string_view action, int status,
+                                       std::string outcome) {
   model::AuditRecord entry{
       .tenant_id = caller ? caller->tenant_id : std::string(),
       .key_id = caller ? caller->key_id : std::string(),
       .role = caller ? std::string(model::to_string(caller->role)) : std::string(),
-      .address = request.peer_address,
+      .address = std::string(address),
       .action = std::string(action),
-      .target = request.path.substr(0, model::kMaxAuditTargetLength),
-      .status = response.status,
+      .target = std::string(target.substr(0, model::kMaxAuditTargetLength)),
+      .status = status,
       .outcome = std::move(outcome)};
   host.apply([&](Controller& c) { return c.audit().record(std::move(entry)).seq; });
   co_await host.commit_applied();
+}
+
+void Api::Impl::gate_forwarded_writes() {
+  proxy.set_write_gate(
+      {.admit = [this](const Principal& caller) -> std::optional<Response> {
+         const RateDecision rate = rate_limiter.admit_key(caller.key_id, false);
+         if (rate.allowed) return std::nullopt;
+         Response refused = problem_response(rate.error());
+         std::ranges::move(rate.headers(), std::back_inserter(refused.headers));
+         return refused;
+       },
+       .audit = [this](const Principal* caller, const net::RequestHead& head,
+                       std::string_view action,
+                       const net::ForwardDecision& decision) -> asio::awaitable<void> {
+         // Named first: GCC 12 miscompiles a conditional expression in a co_await'd call.
+         int status = 0;
+         std::string outcome = "forwarded";
+         if (const auto* answer = std::get_if<Response>(&decision)) {
+           status = answer->status;
+           outcome = outcome_of(*answer);
+         }
+         co_await audit(caller, head.peer_address, head.path, action, status, std::move(outcome));
+       }});
 }
 
 RouteAccess Api::Impl::access_of(std::string_view method, std::string_view pattern) {

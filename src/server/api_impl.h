@@ -49,6 +49,7 @@ class Api::Impl {
   Impl(ControllerHost& host, LogStore& logs, SessionSigner sessions)
       : host(host), logs(logs), console(sessions), proxy(host, std::move(sessions), console) {
     add_routes();
+    gate_forwarded_writes();
   }
   // Uploads queued on the log thread are written before the API (and then the LogStore) goes.
   ~Impl() { log_thread.join(); }
@@ -150,6 +151,13 @@ class Api::Impl {
   // was recognised.
   asio::awaitable<void> audit(const Principal* caller, const Request& request,
                               std::string_view action, const Response& response);
+  // The same for any request: `status` answered, and its `outcome`.
+  asio::awaitable<void> audit(const Principal* caller, std::string_view address,
+                              std::string_view target, std::string_view action, int status,
+                              std::string outcome);
+  // The exec and copies the proxy forwards pass the same rate limits and are audited the same
+  // (an entry forwarded to a node records status 0 and outcome "forwarded": the node answers).
+  void gate_forwarded_writes();
   // route_access(), which every keyed route must have (checked as the routes are added).
   static RouteAccess access_of(std::string_view method, std::string_view pattern);
 

@@ -121,15 +121,23 @@ std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::s
 TenantProxy::TenantProxy(ControllerHost& host, SessionSigner signer, const ConsoleSessions& console)
     : host_(host), signer_(std::move(signer)), console_(console) {}
 
+Result<model::Principal> TenantProxy::authenticated(const net::RequestHead& head) {
+  const std::string authorization = head.header("Authorization");
+  if (authorization.empty()) {
+    if (auto session = console_.authenticate(ctl(), BrowserRequest::of(head))) return *session;
+  }
+  return authenticate_api_key(ctl(), authorization);
+}
+
+Status TenantProxy::may_write(const model::Principal& caller, model::ScopeArea area) {
+  // Everything forwarded acts on a workload (a command, files, its services): a write.
+  return RouteAccess{area, true}.permits(caller);
+}
+
 Result<model::Principal> TenantProxy::caller_of(const net::RequestHead& head,
                                                 model::ScopeArea area) {
-  const std::string authorization = head.header("Authorization");
-  std::optional<Result<model::Principal>> session;
-  if (authorization.empty()) session = console_.authenticate(ctl(), BrowserRequest::of(head));
-  auto caller = session ? std::move(*session) : authenticate_api_key(ctl(), authorization);
-  if (!caller) return caller;
-  // Everything forwarded acts on a workload (a command, files, its services): a write.
-  GPURENT_CHECK((RouteAccess{area, true}.permits(*caller)));
+  GPURENT_TRY(caller, authenticated(head));
+  GPURENT_CHECK(may_write(caller, area));
   return caller;
 }
 
@@ -209,18 +217,41 @@ void TenantProxy::grant(const std::string& node_id, const std::string& upload_id
 }
 
 asio::awaitable<net::ForwardDecision> TenantProxy::decide(net::RequestHead head) {
-  if (head.method == "POST") {
-    if (const auto id = path_id(head.path, kInstancesPrefix, kExecSuffix)) {
-      co_return decide_exec(head, *id);
-    }
-    if (const auto id = path_id(head.path, kInstancesPrefix, kFilesSuffix)) {
-      co_return decide_copy(head, CopyInto::kInstance, *id);
-    }
-    if (const auto id = path_id(head.path, kVolumesPrefix, kFilesSuffix)) {
-      co_return decide_copy(head, CopyInto::kVolume, *id);
-    }
+  if (head.method != "POST") co_return decide_service(head);
+  // The writes: exec and copies, audited as the API's own routes are.
+  std::optional<model::Principal> caller;
+  std::string_view action;
+  std::optional<net::ForwardDecision> decision;
+  if (const auto id = path_id(head.path, kInstancesPrefix, kExecSuffix)) {
+    action = "POST /v1/instances/{id}/exec";
+    decision = decide_exec(head, *id, caller);
+  } else if (const auto id = path_id(head.path, kInstancesPrefix, kFilesSuffix)) {
+    action = "POST /v1/instances/{id}/files";
+    decision = decide_copy(head, CopyInto::kInstance, *id, caller);
+  } else if (const auto id = path_id(head.path, kVolumesPrefix, kFilesSuffix)) {
+    action = "POST /v1/volumes/{id}/files";
+    decision = decide_copy(head, CopyInto::kVolume, *id, caller);
+  } else {
+    co_return decide_service(head);
   }
-  co_return decide_service(head);
+  // Named, not a conditional expression in the call: GCC 12 miscompiles those under co_await.
+  const model::Principal* audited_caller = nullptr;
+  if (caller) audited_caller = &*caller;
+  if (gate_.audit) co_await gate_.audit(audited_caller, head, action, *decision);
+  co_return std::move(*decision);
+}
+
+std::optional<net::Response> TenantProxy::admit_writer(const net::RequestHead& head,
+                                                       model::ScopeArea area,
+                                                       std::optional<model::Principal>& caller) {
+  auto found = authenticated(head);
+  if (!found) return net::problem_response(found.error());
+  caller = std::move(*found);  // known from here: a refusal below is the caller's, audited so
+  if (auto allowed = may_write(*caller, area); !allowed) {
+    return net::problem_response(allowed.error());
+  }
+  if (gate_.admit) return gate_.admit(*caller);
+  return std::nullopt;
 }
 
 Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
@@ -270,10 +301,14 @@ Result<std::pair<std::string, NodeEndpoint>> TenantProxy::copy_target(
 }
 
 net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, CopyInto into,
-                                              std::string_view id) {
-  auto caller = caller_of(head, into == CopyInto::kInstance ? model::ScopeArea::kInstances
-                                                            : model::ScopeArea::kVolumes);
-  if (!caller) return net::problem_response(caller.error());
+                                              std::string_view id,
+                                              std::optional<model::Principal>& caller) {
+  if (auto refused = admit_writer(
+          head,
+          into == CopyInto::kInstance ? model::ScopeArea::kInstances : model::ScopeArea::kVolumes,
+          caller)) {
+    return std::move(*refused);
+  }
   const auto upload = head.query.find("upload");
   if (upload == head.query.end()) {
     return net::problem_response(Error::invalid(
@@ -294,9 +329,11 @@ net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, Copy
 }
 
 net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
-                                              std::string_view instance_id) {
-  auto caller = caller_of(head, model::ScopeArea::kInstances);
-  if (!caller) return net::problem_response(caller.error());
+                                              std::string_view instance_id,
+                                              std::optional<model::Principal>& caller) {
+  if (auto refused = admit_writer(head, model::ScopeArea::kInstances, caller)) {
+    return std::move(*refused);
+  }
   // Refused here rather than by the node: a body announced but never sent would otherwise hold
   // the connection for as long as a command may run.
   const std::string length = head.header("Content-Length");

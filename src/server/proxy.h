@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -85,6 +86,16 @@ struct NodeEndpoint {
 // "host:port" or "[v6]:port"; nothing when malformed.
 std::optional<NodeEndpoint> parse_node_endpoint(std::string_view address, std::string secret);
 
+// What the API's gate does for the writes the proxy forwards (exec and copies), as for its own
+// routes: the caller's key's rate limits before (`admit`: nullopt within them, else the answer),
+// and after the decision, its audit entry (forwarded, or answered here).
+struct ForwardedWriteGate {
+  std::function<std::optional<net::Response>(const model::Principal&)> admit;
+  std::function<asio::awaitable<void>(const model::Principal* caller, const net::RequestHead&,
+                                      std::string_view action, const net::ForwardDecision&)>
+      audit;
+};
+
 class TenantProxy {
  public:
   TenantProxy(ControllerHost& host, SessionSigner signer, const ConsoleSessions& console);
@@ -92,6 +103,8 @@ class TenantProxy {
   // Which requests are forwarded (see the header comment).
   static bool claims(std::string_view method, std::string_view path);
   asio::awaitable<net::ForwardDecision> decide(net::RequestHead head);
+  // Set before the first request.
+  void set_write_gate(ForwardedWriteGate gate) { gate_ = std::move(gate); }
 
   // From every agent report.
   void node_reported(const std::string& node_id, std::string_view address, std::string secret);
@@ -105,15 +118,22 @@ class TenantProxy {
                                                    std::string_view service);
 
  private:
-  // The caller of an exec or a copy: its API key, or else its console session.
-  // The caller of a forwarded request, from its API key or console session, if its role and
-  // scopes may write in `area` (403 otherwise).
+  // The caller of a forwarded request, from its API key or console session (401 otherwise).
+  Result<model::Principal> authenticated(const net::RequestHead& head);
+  // Whether its role and scopes may write in `area` (403 otherwise).
+  static Status may_write(const model::Principal& caller, model::ScopeArea area);
+  // Both.
   Result<model::Principal> caller_of(const net::RequestHead& head, model::ScopeArea area);
+  // caller_of() for a write, within the key's rate limits (gate_.admit); `caller` is set once
+  // known, for the audit entry.
+  std::optional<net::Response> admit_writer(const net::RequestHead& head, model::ScopeArea area,
+                                            std::optional<model::Principal>& caller);
   net::ForwardDecision decide_service(const net::RequestHead& head);
-  net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id);
+  net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id,
+                                   std::optional<model::Principal>& caller);
   enum class CopyInto { kInstance, kVolume };
-  net::ForwardDecision decide_copy(const net::RequestHead& head, CopyInto into,
-                                   std::string_view id);
+  net::ForwardDecision decide_copy(const net::RequestHead& head, CopyInto into, std::string_view id,
+                                   std::optional<model::Principal>& caller);
   // The node API target of a copy, once the caller, the upload and the path are checked.
   Result<std::pair<std::string, NodeEndpoint>> copy_target(const model::Principal& caller,
                                                            CopyInto into, std::string_view id,
@@ -133,6 +153,7 @@ class TenantProxy {
   std::unordered_map<std::string, NodeEndpoint> nodes_;
   const UploadStore* uploads_ = nullptr;
   std::map<std::pair<std::string, std::string>, Timestamp> grants_;  // (node, upload) -> expiry
+  ForwardedWriteGate gate_;
 };
 
 }  // namespace gpurent::server

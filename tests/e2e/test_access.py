@@ -107,6 +107,32 @@ def test_roles_scopes_and_expiry_bound_what_a_key_does_and_the_audit_log_says_so
     assert [e["seq"] for e in again][:len(seqs)] == seqs
 
 
+def test_exec_and_copies_the_proxy_forwards_are_audited_and_rate_limited(platform):
+    tenant_id, admin_key = platform.new_tenant("exec-audit")
+    reader = make_key(platform, admin_key, role="read-only")["key"]
+    launched = platform.call("POST", "/v1/instances", admin_key,
+                             body={"gpu_type": "h100-80g", "command": "sleep 600"})
+    assert launched.status == 201, launched.body
+    instance_id = launched.json()["id"]
+    platform.wait_state(instance_id, "running", admin_key)
+    ran = platform.call("POST", f"/v1/instances/{instance_id}/exec", admin_key,
+                        body={"command": ["true"], "timeout_s": 10})
+    assert ran.status == 200, ran.body
+    problem(platform.call("POST", f"/v1/instances/{instance_id}/exec", reader,
+                          body={"command": ["true"]}), 403, "forbidden")
+    problem(platform.call("POST", f"/v1/instances/{instance_id}/files?path=x", admin_key), 400,
+            "invalid_query")
+
+    entries = platform.call("GET", "/v1/audit", admin_key).json()["items"]
+    execs = [e for e in entries if e["action"] == "POST /v1/instances/{id}/exec"]
+    assert [(e["status"], e["outcome"], e["role"]) for e in execs] == [
+        (0, "forwarded", "tenant-admin"), (403, "forbidden", "read-only")]
+    assert execs[0]["target"] == f"/v1/instances/{instance_id}/exec"
+    assert execs[0]["address"] == "127.0.0.1" and execs[0]["tenant_id"] == tenant_id
+    copy = next(e for e in entries if e["action"] == "POST /v1/instances/{id}/files")
+    assert (copy["status"], copy["outcome"]) == (400, "invalid_query")
+
+
 @pytest.fixture
 def limited(tmp_path):
     """`gpurent dev` with small rate limits that apply on loopback too."""
