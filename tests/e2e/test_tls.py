@@ -123,7 +123,7 @@ def test_the_api_and_agents_over_native_tls(tmp_path, pki):
         agent = Process(
             ["agent", "--server", server.url, "--join-token", token.json()["token"],
              "--ca-file", str(server_ca[0]), "--client-cert", str(agent_cert[0]),
-             "--client-key", str(agent_cert[1]), "--sim-gpus", "2xa100-80g",
+             "--client-key", str(agent_cert[1]), "--sim-gpus", "2xh100-80g",
              "--data-dir", str(tmp_path / "agent"), "--name", "node-a"],
             str(tmp_path), server.env, "agent")
         try:
@@ -138,6 +138,24 @@ def test_the_api_and_agents_over_native_tls(tmp_path, pki):
             with_certificate = trusting(server_ca, agent_cert)
             assert server.call("GET", "/v1/agent/desired", with_certificate,
                                key=identity["credential"]).status == 200
+
+            # A tenant's exec is forwarded from the TLS connection to the node and back.
+            tenant = server.call("POST", "/v1/tenants", trusted, body={"name": "over-tls"})
+            tenant_key = server.call("POST", "/v1/api-keys", trusted,
+                                     body={"tenant_id": tenant.json()["id"]}).json()["key"]
+            assert server.call("POST", "/v1/billing/topups", trusted,
+                               body={"tenant_id": tenant.json()["id"],
+                                     "amount_micros": 50_000_000}).status == 201
+            created = server.call("POST", "/v1/instances", trusted, key=tenant_key,
+                                  body={"gpu_type": "h100-80g", "command": "sleep 600"})
+            assert created.status == 201, created.body
+            instance = f"/v1/instances/{created.json()['id']}"
+            wait_for(lambda: server.call("GET", instance, trusted, key=tenant_key)
+                     .json()["state"] == "running", what="the instance to run")
+            ran = server.call("POST", instance + "/exec", trusted, key=tenant_key,
+                              body={"command": ["echo", "over tls"], "timeout_s": 10})
+            assert ran.status == 200 and b"over tls" in ran.body, ran.body
+            assert server.call("DELETE", instance, trusted, key=tenant_key).status in (200, 202)
         finally:
             agent.stop()
 
