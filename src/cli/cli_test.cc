@@ -49,7 +49,7 @@ class CliTest : public ::testing::Test {
   }
 
   // Answers every request with one JSON body.
-  static TestHttpServer::Handler answer(int status, std::string body) {
+  static TestHttpServer::Handler answer(int status, const std::string& body) {
     return [status, body](const auto&, auto& connection) {
       connection.write(TestHttpServer::response(
           status, status >= 400 ? "application/problem+json" : "application/json", body));

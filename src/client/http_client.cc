@@ -21,6 +21,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <charconv>
 #include <limits>
 #include <optional>
 #include <thread>
@@ -117,8 +118,9 @@ struct HttpClient::Impl {
     buffer.reserve(net::kReadBufferBytes);
   }
 
-  std::vector<BaseUrl> urls;  // the servers, in the order given
-  BaseUrl url;                // the one now in use
+  std::vector<BaseUrl> urls;                // the servers, in the order given
+  BaseUrl url;                              // the one now in use
+  std::optional<asio::ip::address> pinned;  // connect_to(): where to connect instead of url.host
   size_t current = 0;
   bool unreached = false;  // the last request failed before reaching the server
   std::unique_ptr<asio::ssl::context> tls_context;  // https:// only
@@ -208,6 +210,11 @@ struct HttpClient::Impl {
     if (!url.socket_path.empty()) {
       return std::vector{
           AnyStreamProtocol::endpoint(asio::local::stream_protocol::endpoint(url.socket_path))};
+    }
+    if (pinned) {
+      uint16_t port = 0;
+      std::from_chars(url.port.data(), url.port.data() + url.port.size(), port);
+      return std::vector{AnyStreamProtocol::endpoint(tcp::endpoint(*pinned, port))};
     }
     tcp::resolver resolver(io);
     beast::error_code resolve_error = asio::error::would_block;
@@ -373,6 +380,21 @@ Result<HttpClient> HttpClient::create(std::string_view base_urls, const TlsOptio
 }
 
 const std::string& HttpClient::base_url() const { return impl_->url.base_url; }
+
+Status HttpClient::connect_to(std::string_view address) {
+  std::optional<asio::ip::address> pinned;
+  if (!address.empty()) {
+    beast::error_code ec;
+    pinned = asio::ip::make_address(address, ec);
+    if (ec) {
+      return fail(Error::invalid(
+          "invalid_address", fmt::format("'{}' is not an IP address: {}", address, ec.message())));
+    }
+  }
+  if (pinned != impl_->pinned) impl_->drop();
+  impl_->pinned = pinned;
+  return {};
+}
 
 namespace {
 

@@ -86,6 +86,12 @@ class HttpClient {
 
   // The server in use ("http://host:port").
   const std::string& base_url() const;
+  // Connects to `address` (an IP literal; "": the URL's host, resolved, again) instead of
+  // resolving the URL's host, which still names the server to it: the Host header, the TLS server
+  // name and the certificate's check. A caller that checked the addresses a name resolves to
+  // (server/outbound.h) so connects to one of those, never to the name resolved a second time.
+  // For a client of one server. Errors: "invalid_address".
+  Status connect_to(std::string_view address);
 
  private:
   template <class Attempt>

@@ -142,6 +142,38 @@ TEST(HttpClientTlsTest, RefusesACertificateForAnotherHost) {
   std::filesystem::remove(ca_file);
 }
 
+TEST(HttpClientTlsTest, ConnectsToAPinnedAddressAndChecksTheUrlsHost) {
+  // A name no resolver knows: the client connects to the address it was given, and the server
+  // must still prove it is the URL's host.
+  const TestCertificate certificate = make_certificate({.alt_names = "DNS:hooks.invalid"});
+  const std::string ca_file = write_ca_file(certificate, "pinned");
+  {
+    OneShotTlsServer server(certificate);
+    auto client = HttpClient::create("https://hooks.invalid:" + std::to_string(server.port()),
+                                     {.ca_file = ca_file});
+    ASSERT_TRUE(client.has_value()) << client.error().message;
+    ASSERT_TRUE(client->connect_to("127.0.0.1"));
+    auto response = client->send({.target = "/hook"}, seconds(10));
+    ASSERT_TRUE(response.has_value()) << response.error().message;
+    EXPECT_EQ(response->body, "ok");
+    EXPECT_NE(server.request().find("Host: hooks.invalid:"), std::string::npos) << server.request();
+  }
+  {
+    // The same address under a name the certificate does not hold is refused.
+    OneShotTlsServer server(certificate);
+    auto client = HttpClient::create("https://other.invalid:" + std::to_string(server.port()),
+                                     {.ca_file = ca_file});
+    ASSERT_TRUE(client.has_value());
+    ASSERT_TRUE(client->connect_to("127.0.0.1"));
+    auto response = client->send({.target = "/hook"}, seconds(10));
+    ASSERT_FALSE(response.has_value());
+    EXPECT_EQ(response.error().code, "connection_failed");
+    EXPECT_EQ(server.request(), "");
+    EXPECT_EQ(client->connect_to("not an address").error().code, "invalid_address");
+  }
+  std::filesystem::remove(ca_file);
+}
+
 TEST(HttpClientTlsTest, NamesAnUnreadableCaFile) {
   auto client = HttpClient::create("https://localhost:1", {.ca_file = "/nonexistent/ca.pem"});
   ASSERT_FALSE(client.has_value());

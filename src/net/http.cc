@@ -478,9 +478,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
   // Copies one message from `in` (its header already parsed into `parser`) to `out`: the header,
   // then the body piece by piece as it arrives (the serializer re-frames it, chunked or not).
-  template <class In, class Parser, class Out, class Serializer>
-  static asio::awaitable<void> relay(In& in, beast::flat_buffer& in_buffer, Parser& parser,
-                                     Out& out, Serializer& writer,
+  template <class Source, class Parser, class Sink, class Serializer>
+  static asio::awaitable<void> relay(Source& in, beast::flat_buffer& in_buffer, Parser& parser,
+                                     Sink& out, Serializer& writer,
                                      std::chrono::seconds idle_timeout, beast::error_code& ec) {
     beast::get_lowest_layer(out).expires_after(idle_timeout);
     co_await http::async_write_header(out, writer, asio::redirect_error(kUseAwaitable, ec));

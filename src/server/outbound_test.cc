@@ -9,7 +9,8 @@ using boost::asio::ip::make_address;
 
 AddressRange range(const char* address) { return classify(make_address(address)); }
 
-OutboundPolicy policy(std::vector<std::string> allow, std::vector<std::string> registries = {}) {
+OutboundPolicy policy(const std::vector<std::string>& allow,
+                      const std::vector<std::string>& registries = {}) {
   auto made = OutboundPolicy::make(allow, registries);
   EXPECT_TRUE(made) << made.error().message;
   return made ? *made : OutboundPolicy();

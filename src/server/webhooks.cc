@@ -116,28 +116,15 @@ WebhookNotifier::Outcome WebhookNotifier::deliver(const Delivery& delivery) {
   }
   client::HttpRequest request{.method = "POST", .target = endpoint->path, .body = delivery.body};
   Result<client::HttpResponse> response = fail(Error::internal("no address"));
-  if (endpoint->origin.tls) {
-    response = endpoint->client.send(request, kTimeout);
-  } else {
-    // To the addresses just checked, in turn as a client of the name would try them, and never
-    // to the name resolved again.
-    request.headers.emplace_back("Host", endpoint->origin.authority);
-    for (const auto& checked : *addresses) {
-      const auto address = checked.address();
-      const std::string host =
-          address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-      const std::string url = fmt::format("http://{}:{}", host, endpoint->port);
-      if (endpoint->client.base_url() != url) {
-        auto client = client::HttpClient::create(url);
-        if (!client) {
-          response = fail(std::move(client).error());
-          continue;
-        }
-        endpoint->client = std::move(*client);
-      }
-      response = endpoint->client.send(request, kTimeout);
-      if (response || response.error().code != "connection_failed") break;
+  // To the addresses just checked, in turn as a client of the name would try them, and never to
+  // the name resolved again (the URL still names the server: Host, TLS server name, certificate).
+  for (const auto& checked : *addresses) {
+    if (auto pinned = endpoint->client.connect_to(checked.address().to_string()); !pinned) {
+      response = fail(std::move(pinned).error());
+      break;
     }
+    response = endpoint->client.send(request, kTimeout);
+    if (response || response.error().code != "connection_failed") break;
   }
   if (!response) {
     spdlog::warn("webhook {}: {}", webhook.url, response.error().message);

@@ -5,12 +5,11 @@
 // receiver's certificate verified against the system's store or the webhook's ca_file).
 //
 // - Only where the operator lets the server connect (server/outbound.h): before each delivery the
-//   host is resolved and every address checked. An http:// delivery then goes to the address
-//   checked, not to the name resolved again. An https:// one is sent by a client that resolves
-//   the name itself, which is safe as well: a name that now resolves elsewhere (DNS rebinding)
-//   leads to a server that must still prove, in the TLS handshake and before any byte of the
-//   request, that the certificate names the webhook's host. Redirects are not followed (a 3xx is a
-//   failed delivery). A refused address is given up at once, without retries, and logged.
+//   host is resolved and every address checked. The delivery then goes to an address checked
+//   (HttpClient::connect_to), never to the name resolved again (DNS rebinding), http:// and
+//   https:// alike; the URL still names the server (Host, TLS server name, the certificate's
+//   check). Redirects are not followed (a 3xx is a failed delivery). A refused address is given
+//   up at once, without retries, and logged.
 //
 // - Durable first: the controller host hands over a ChangeSet's alert records only after the
 //   store committed it (ControllerHost::set_after_commit), so a notification never announces
