@@ -42,8 +42,10 @@ function(gpurent_fuzz_target name)
   set(GPURENT_FUZZ_TARGETS ${GPURENT_FUZZ_TARGETS} fuzz_${name} PARENT_SCOPE)
 endfunction()
 
-# 1. HTTP requests: Beast's parser on raw bytes, then the server's conversion into net::Request.
-gpurent_fuzz_target(http_request LIBRARIES gpurent_common Boost::system)
+# 1. HTTP requests: Beast's parser on raw bytes, then the server's conversion into net::Request
+# (http.cc serves TLS streams too, through OpenSSL).
+gpurent_fuzz_target(http_request LIBRARIES gpurent_common Boost::system OpenSSL::SSL
+                    OpenSSL::Crypto)
 # Boost 1.74's Asio enables its coroutines for clang only with <experimental/coroutine>, which
 # clang 19 no longer has (scripts/check-tidy.sh says the same): C++20's will do.
 target_compile_definitions(fuzz_http_request PRIVATE BOOST_ASIO_HAS_CO_AWAIT=1)
