@@ -11,8 +11,19 @@ import signal
 
 import pytest
 
-from conftest import problem, wait_for
+from conftest import Platform, problem, wait_for
 from podman_service import IMAGE, Podman
+
+@pytest.fixture
+def platform(tmp_path):
+    """`gpurent dev` whose tenants may name the test's image, which lives in the nodes' own store
+    (Podman's localhost/): the default [outbound] policy refuses the registry "localhost"."""
+    config = tmp_path / "server.toml"
+    config.write_text('[outbound]\nallow = ["localhost"]\n')
+    p = Platform(str(tmp_path), extra_args=["--config", str(config)]).start()
+    yield p
+    p.shutdown()
+
 
 @pytest.fixture
 def podman():
