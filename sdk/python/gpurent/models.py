@@ -1,0 +1,4406 @@
+"""Typed models of the gpurent API: generated from docs/openapi.json by
+sdk/python/gen_models.py. Do not edit; run `python3 sdk/python/gen_models.py` instead.
+
+Each class has from_dict() (unknown keys are ignored, so newer servers keep working; a missing
+required key raises ValueError) and to_dict() (optional fields that are None are left out).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Optional, Union
+
+
+def _require_object(d: Any, name: str) -> None:
+    if not isinstance(d, dict):
+        raise ValueError(f"{name}: expected a JSON object, got {type(d).__name__}")
+
+
+def _required(d: dict[str, Any], key: str, name: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise ValueError(f"{name}: required key {key!r} is missing") from None
+
+InstanceState = Literal["pending", "starting", "running", "stopping", "stopped", "failed", "preempted", "terminated"]
+JobState = Literal["queued", "running", "succeeded", "failed", "cancelled", "preempted"]
+PricingModel = Literal["on_demand", "spot", "reserved"]
+ReservationState = Literal["booked", "active", "ended", "cancelled"]
+Role = Literal["admin", "operator", "tenant-admin", "tenant-member", "read-only"]
+VolumeState = Literal["available", "deleted"]
+
+@dataclass(frozen=True)
+class Alert:
+    id: Optional[str] = None
+    rule: Optional[str] = None
+    severity: Optional[str] = None
+    state: Optional[Literal["pending", "firing"]] = None
+    subject: Optional[AlertSubject] = None
+    active_since: Optional[str] = None
+    fired_at: Optional[str] = None
+    acknowledged: Optional[bool] = None
+    acknowledged_by: Optional[str] = None
+    acknowledged_at: Optional[str] = None
+    auto_stop: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Alert":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "id" in d:
+            kw["id"] = d["id"]
+        if "rule" in d:
+            kw["rule"] = d["rule"]
+        if "severity" in d:
+            kw["severity"] = d["severity"]
+        if "state" in d:
+            kw["state"] = d["state"]
+        if "subject" in d:
+            v = d["subject"]
+            kw["subject"] = (None if v is None else AlertSubject.from_dict(v))
+        if "active_since" in d:
+            kw["active_since"] = d["active_since"]
+        if "fired_at" in d:
+            kw["fired_at"] = d["fired_at"]
+        if "acknowledged" in d:
+            kw["acknowledged"] = d["acknowledged"]
+        if "acknowledged_by" in d:
+            kw["acknowledged_by"] = d["acknowledged_by"]
+        if "acknowledged_at" in d:
+            kw["acknowledged_at"] = d["acknowledged_at"]
+        if "auto_stop" in d:
+            kw["auto_stop"] = d["auto_stop"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.severity is not None:
+            out["severity"] = self.severity
+        if self.state is not None:
+            out["state"] = self.state
+        if self.subject is not None:
+            v = self.subject
+            out["subject"] = (None if v is None else v.to_dict())
+        if self.active_since is not None:
+            out["active_since"] = self.active_since
+        if self.fired_at is not None:
+            out["fired_at"] = self.fired_at
+        if self.acknowledged is not None:
+            out["acknowledged"] = self.acknowledged
+        if self.acknowledged_by is not None:
+            out["acknowledged_by"] = self.acknowledged_by
+        if self.acknowledged_at is not None:
+            out["acknowledged_at"] = self.acknowledged_at
+        if self.auto_stop is not None:
+            out["auto_stop"] = self.auto_stop
+        return out
+
+
+@dataclass(frozen=True)
+class AlertList:
+    items: list[Alert]
+    history: list[AlertTransition]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Alert.from_dict(x0) for x0 in v]
+        v = _required(d, "history", cls.__name__)
+        kw["history"] = [AlertTransition.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        v = self.history
+        out["history"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
+class AlertRule:
+    name: str
+    metric: str
+    comparison: Literal[">", ">=", "<", "<=", "==", "!=", "absent"]
+    threshold: Optional[float] = None
+    for_s: Optional[float] = None
+    severity: Optional[Literal["info", "warning", "critical"]] = None
+    scope: Optional[Literal["all", "node", "gpu_type", "instance"]] = None
+    scope_value: Optional[str] = None
+    idle_auto_stop: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertRule":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["metric"] = _required(d, "metric", cls.__name__)
+        kw["comparison"] = _required(d, "comparison", cls.__name__)
+        if "threshold" in d:
+            kw["threshold"] = d["threshold"]
+        if "for_s" in d:
+            kw["for_s"] = d["for_s"]
+        if "severity" in d:
+            kw["severity"] = d["severity"]
+        if "scope" in d:
+            kw["scope"] = d["scope"]
+        if "scope_value" in d:
+            kw["scope_value"] = d["scope_value"]
+        if "idle_auto_stop" in d:
+            kw["idle_auto_stop"] = d["idle_auto_stop"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        out["metric"] = self.metric
+        out["comparison"] = self.comparison
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.for_s is not None:
+            out["for_s"] = self.for_s
+        if self.severity is not None:
+            out["severity"] = self.severity
+        if self.scope is not None:
+            out["scope"] = self.scope
+        if self.scope_value is not None:
+            out["scope_value"] = self.scope_value
+        if self.idle_auto_stop is not None:
+            out["idle_auto_stop"] = self.idle_auto_stop
+        return out
+
+
+@dataclass(frozen=True)
+class AlertRuleList:
+    items: list[AlertRule]
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertRuleList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [AlertRule.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class AlertSubject:
+    metric: Optional[str] = None
+    subject: Optional[str] = None
+    node: Optional[str] = None
+    gpu_type: Optional[str] = None
+    instance: Optional[str] = None
+    tenant: Optional[str] = None
+    value: Optional[float] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertSubject":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "metric" in d:
+            kw["metric"] = d["metric"]
+        if "subject" in d:
+            kw["subject"] = d["subject"]
+        if "node" in d:
+            kw["node"] = d["node"]
+        if "gpu_type" in d:
+            kw["gpu_type"] = d["gpu_type"]
+        if "instance" in d:
+            kw["instance"] = d["instance"]
+        if "tenant" in d:
+            kw["tenant"] = d["tenant"]
+        if "value" in d:
+            kw["value"] = d["value"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.metric is not None:
+            out["metric"] = self.metric
+        if self.subject is not None:
+            out["subject"] = self.subject
+        if self.node is not None:
+            out["node"] = self.node
+        if self.gpu_type is not None:
+            out["gpu_type"] = self.gpu_type
+        if self.instance is not None:
+            out["instance"] = self.instance
+        if self.tenant is not None:
+            out["tenant"] = self.tenant
+        if self.value is not None:
+            out["value"] = self.value
+        return out
+
+
+@dataclass(frozen=True)
+class AlertTransition:
+    seq: Optional[int] = None
+    id: Optional[str] = None
+    rule: Optional[str] = None
+    severity: Optional[str] = None
+    from_: Optional[Literal["inactive", "pending", "firing", "resolved"]] = None
+    to: Optional[Literal["inactive", "pending", "firing", "resolved"]] = None
+    at: Optional[str] = None
+    subject: Optional[AlertSubject] = None
+    auto_stop: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertTransition":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "seq" in d:
+            kw["seq"] = d["seq"]
+        if "id" in d:
+            kw["id"] = d["id"]
+        if "rule" in d:
+            kw["rule"] = d["rule"]
+        if "severity" in d:
+            kw["severity"] = d["severity"]
+        if "from" in d:
+            kw["from_"] = d["from"]
+        if "to" in d:
+            kw["to"] = d["to"]
+        if "at" in d:
+            kw["at"] = d["at"]
+        if "subject" in d:
+            v = d["subject"]
+            kw["subject"] = (None if v is None else AlertSubject.from_dict(v))
+        if "auto_stop" in d:
+            kw["auto_stop"] = d["auto_stop"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.seq is not None:
+            out["seq"] = self.seq
+        if self.id is not None:
+            out["id"] = self.id
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.severity is not None:
+            out["severity"] = self.severity
+        if self.from_ is not None:
+            out["from"] = self.from_
+        if self.to is not None:
+            out["to"] = self.to
+        if self.at is not None:
+            out["at"] = self.at
+        if self.subject is not None:
+            v = self.subject
+            out["subject"] = (None if v is None else v.to_dict())
+        if self.auto_stop is not None:
+            out["auto_stop"] = self.auto_stop
+        return out
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: str
+    tenant_id: str
+    role: Role
+    name: str
+    prefix: str
+    created_at: str
+    scopes: list[str]
+    expires_at: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ApiKey":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["role"] = _required(d, "role", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["prefix"] = _required(d, "prefix", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        v = _required(d, "scopes", cls.__name__)
+        kw["scopes"] = list(v)
+        if "expires_at" in d:
+            kw["expires_at"] = d["expires_at"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["role"] = self.role
+        out["name"] = self.name
+        out["prefix"] = self.prefix
+        out["created_at"] = self.created_at
+        v = self.scopes
+        out["scopes"] = list(v)
+        if self.expires_at is not None:
+            out["expires_at"] = self.expires_at
+        return out
+
+
+@dataclass(frozen=True)
+class ApiKeyCreate:
+    tenant_id: Optional[str] = None
+    role: Optional[dict[str, Any]] = None
+    name: Optional[str] = None
+    scopes: Optional[list[str]] = None
+    expires_at: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ApiKeyCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "role" in d:
+            kw["role"] = d["role"]
+        if "name" in d:
+            kw["name"] = d["name"]
+        if "scopes" in d:
+            kw["scopes"] = d["scopes"]
+        if "expires_at" in d:
+            kw["expires_at"] = d["expires_at"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.role is not None:
+            out["role"] = self.role
+        if self.name is not None:
+            out["name"] = self.name
+        if self.scopes is not None:
+            out["scopes"] = self.scopes
+        if self.expires_at is not None:
+            out["expires_at"] = self.expires_at
+        return out
+
+
+@dataclass(frozen=True)
+class ApiKeyCreated:
+    id: str
+    tenant_id: str
+    role: Role
+    name: str
+    prefix: str
+    created_at: str
+    scopes: list[str]
+    key: str
+    expires_at: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ApiKeyCreated":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["role"] = _required(d, "role", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["prefix"] = _required(d, "prefix", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        v = _required(d, "scopes", cls.__name__)
+        kw["scopes"] = list(v)
+        kw["key"] = _required(d, "key", cls.__name__)
+        if "expires_at" in d:
+            kw["expires_at"] = d["expires_at"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["role"] = self.role
+        out["name"] = self.name
+        out["prefix"] = self.prefix
+        out["created_at"] = self.created_at
+        v = self.scopes
+        out["scopes"] = list(v)
+        out["key"] = self.key
+        if self.expires_at is not None:
+            out["expires_at"] = self.expires_at
+        return out
+
+
+@dataclass(frozen=True)
+class ApiKeyList:
+    items: list[ApiKey]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ApiKeyList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [ApiKey.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    seq: int
+    at: str
+    tenant_id: Optional[str]
+    key_id: Optional[str]
+    role: Optional[Role]
+    address: str
+    action: str
+    target: str
+    status: int
+    outcome: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AuditEntry":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["seq"] = _required(d, "seq", cls.__name__)
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["key_id"] = _required(d, "key_id", cls.__name__)
+        kw["role"] = _required(d, "role", cls.__name__)
+        kw["address"] = _required(d, "address", cls.__name__)
+        kw["action"] = _required(d, "action", cls.__name__)
+        kw["target"] = _required(d, "target", cls.__name__)
+        kw["status"] = _required(d, "status", cls.__name__)
+        kw["outcome"] = _required(d, "outcome", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["seq"] = self.seq
+        out["at"] = self.at
+        out["tenant_id"] = self.tenant_id
+        out["key_id"] = self.key_id
+        out["role"] = self.role
+        out["address"] = self.address
+        out["action"] = self.action
+        out["target"] = self.target
+        out["status"] = self.status
+        out["outcome"] = self.outcome
+        return out
+
+
+@dataclass(frozen=True)
+class AuditList:
+    items: list[AuditEntry]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AuditList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [AuditEntry.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Balance:
+    tenant_id: str
+    balance_micros: int
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Balance":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["balance_micros"] = _required(d, "balance_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        out["balance_micros"] = self.balance_micros
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class BalanceSettings:
+    tenant_id: str
+    warning_threshold_micros: Optional[int] = None
+    credit_limit_micros: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettings":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        if "warning_threshold_micros" in d:
+            kw["warning_threshold_micros"] = d["warning_threshold_micros"]
+        if "credit_limit_micros" in d:
+            kw["credit_limit_micros"] = d["credit_limit_micros"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        if self.warning_threshold_micros is not None:
+            out["warning_threshold_micros"] = self.warning_threshold_micros
+        if self.credit_limit_micros is not None:
+            out["credit_limit_micros"] = self.credit_limit_micros
+        return out
+
+
+@dataclass(frozen=True)
+class BalanceSettingsView:
+    tenant_id: Optional[str] = None
+    warning_threshold_micros: Optional[int] = None
+    credit_limit_micros: Optional[int] = None
+    below_warning_threshold: Optional[bool] = None
+    currency: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettingsView":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "warning_threshold_micros" in d:
+            kw["warning_threshold_micros"] = d["warning_threshold_micros"]
+        if "credit_limit_micros" in d:
+            kw["credit_limit_micros"] = d["credit_limit_micros"]
+        if "below_warning_threshold" in d:
+            kw["below_warning_threshold"] = d["below_warning_threshold"]
+        if "currency" in d:
+            kw["currency"] = d["currency"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.warning_threshold_micros is not None:
+            out["warning_threshold_micros"] = self.warning_threshold_micros
+        if self.credit_limit_micros is not None:
+            out["credit_limit_micros"] = self.credit_limit_micros
+        if self.below_warning_threshold is not None:
+            out["below_warning_threshold"] = self.below_warning_threshold
+        if self.currency is not None:
+            out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class ContainerToolkit:
+    "The NVIDIA Container Toolkit as the node's agent found it: containers get GPUs only with 1.17.8 or later (docs/runtime.md, \"Hardening\")"
+
+    version: str
+    gpu_containers: bool
+    note: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ContainerToolkit":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["version"] = _required(d, "version", cls.__name__)
+        kw["gpu_containers"] = _required(d, "gpu_containers", cls.__name__)
+        if "note" in d:
+            kw["note"] = d["note"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["version"] = self.version
+        out["gpu_containers"] = self.gpu_containers
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class CopyResult:
+    path: str
+    files: int
+    directories: int
+    links: int
+    bytes: int
+    names: list[str]
+    names_truncated: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CopyResult":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["path"] = _required(d, "path", cls.__name__)
+        kw["files"] = _required(d, "files", cls.__name__)
+        kw["directories"] = _required(d, "directories", cls.__name__)
+        kw["links"] = _required(d, "links", cls.__name__)
+        kw["bytes"] = _required(d, "bytes", cls.__name__)
+        v = _required(d, "names", cls.__name__)
+        kw["names"] = list(v)
+        kw["names_truncated"] = _required(d, "names_truncated", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["path"] = self.path
+        out["files"] = self.files
+        out["directories"] = self.directories
+        out["links"] = self.links
+        out["bytes"] = self.bytes
+        v = self.names
+        out["names"] = list(v)
+        out["names_truncated"] = self.names_truncated
+        return out
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    node_id: str
+    generation: int
+    workloads: list[WorkloadSpec]
+    volumes: Optional[list[str]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "DesiredState":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        kw["generation"] = _required(d, "generation", cls.__name__)
+        v = _required(d, "workloads", cls.__name__)
+        kw["workloads"] = [WorkloadSpec.from_dict(x0) for x0 in v]
+        if "volumes" in d:
+            kw["volumes"] = d["volumes"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["node_id"] = self.node_id
+        out["generation"] = self.generation
+        v = self.workloads
+        out["workloads"] = [x0.to_dict() for x0 in v]
+        if self.volumes is not None:
+            out["volumes"] = self.volumes
+        return out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    gpu_type: str
+    pricing: PricingModel
+    currency: str
+    gpu_price_per_gpu_hour_micros: int
+    per_hour_micros: EstimatePerHourMicros
+    stopped_storage_per_hour_micros: int
+    minimum_billed_seconds: int
+    minimum_charge_micros: int
+    spot: Optional[EstimateSpot]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Estimate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["pricing"] = _required(d, "pricing", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["gpu_price_per_gpu_hour_micros"] = _required(d, "gpu_price_per_gpu_hour_micros", cls.__name__)
+        v = _required(d, "per_hour_micros", cls.__name__)
+        kw["per_hour_micros"] = EstimatePerHourMicros.from_dict(v)
+        kw["stopped_storage_per_hour_micros"] = _required(d, "stopped_storage_per_hour_micros", cls.__name__)
+        kw["minimum_billed_seconds"] = _required(d, "minimum_billed_seconds", cls.__name__)
+        kw["minimum_charge_micros"] = _required(d, "minimum_charge_micros", cls.__name__)
+        v = _required(d, "spot", cls.__name__)
+        kw["spot"] = (None if v is None else EstimateSpot.from_dict(v))
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu_type"] = self.gpu_type
+        out["pricing"] = self.pricing
+        out["currency"] = self.currency
+        out["gpu_price_per_gpu_hour_micros"] = self.gpu_price_per_gpu_hour_micros
+        v = self.per_hour_micros
+        out["per_hour_micros"] = v.to_dict()
+        out["stopped_storage_per_hour_micros"] = self.stopped_storage_per_hour_micros
+        out["minimum_billed_seconds"] = self.minimum_billed_seconds
+        out["minimum_charge_micros"] = self.minimum_charge_micros
+        v = self.spot
+        out["spot"] = (None if v is None else v.to_dict())
+        return out
+
+
+@dataclass(frozen=True)
+class EstimatePerHourMicros:
+    gpu: int
+    cpu: int
+    memory: int
+    disk: int
+    total: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EstimatePerHourMicros":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu"] = _required(d, "gpu", cls.__name__)
+        kw["cpu"] = _required(d, "cpu", cls.__name__)
+        kw["memory"] = _required(d, "memory", cls.__name__)
+        kw["disk"] = _required(d, "disk", cls.__name__)
+        kw["total"] = _required(d, "total", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu"] = self.gpu
+        out["cpu"] = self.cpu
+        out["memory"] = self.memory
+        out["disk"] = self.disk
+        out["total"] = self.total
+        return out
+
+
+@dataclass(frozen=True)
+class EstimateSpot:
+    floor_per_gpu_hour_micros: Optional[int] = None
+    cap_per_gpu_hour_micros: Optional[int] = None
+    current_per_gpu_hour_micros: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EstimateSpot":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "floor_per_gpu_hour_micros" in d:
+            kw["floor_per_gpu_hour_micros"] = d["floor_per_gpu_hour_micros"]
+        if "cap_per_gpu_hour_micros" in d:
+            kw["cap_per_gpu_hour_micros"] = d["cap_per_gpu_hour_micros"]
+        if "current_per_gpu_hour_micros" in d:
+            kw["current_per_gpu_hour_micros"] = d["current_per_gpu_hour_micros"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.floor_per_gpu_hour_micros is not None:
+            out["floor_per_gpu_hour_micros"] = self.floor_per_gpu_hour_micros
+        if self.cap_per_gpu_hour_micros is not None:
+            out["cap_per_gpu_hour_micros"] = self.cap_per_gpu_hour_micros
+        if self.current_per_gpu_hour_micros is not None:
+            out["current_per_gpu_hour_micros"] = self.current_per_gpu_hour_micros
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    at: str
+    tenant_id: Optional[str]
+    object_id: str
+    kind: str
+    message: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Event":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["seq"] = _required(d, "seq", cls.__name__)
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["object_id"] = _required(d, "object_id", cls.__name__)
+        kw["kind"] = _required(d, "kind", cls.__name__)
+        kw["message"] = _required(d, "message", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["seq"] = self.seq
+        out["at"] = self.at
+        out["tenant_id"] = self.tenant_id
+        out["object_id"] = self.object_id
+        out["kind"] = self.kind
+        out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True)
+class EventList:
+    items: list[Event]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EventList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Event.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Gpu:
+    uuid: str
+    index: int
+    type: str
+    name: str
+    memory_mb: int
+    nvlink_domain: Optional[int] = None
+    pcie_switch: Optional[int] = None
+    numa_node: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Gpu":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["uuid"] = _required(d, "uuid", cls.__name__)
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["type"] = _required(d, "type", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["memory_mb"] = _required(d, "memory_mb", cls.__name__)
+        if "nvlink_domain" in d:
+            kw["nvlink_domain"] = d["nvlink_domain"]
+        if "pcie_switch" in d:
+            kw["pcie_switch"] = d["pcie_switch"]
+        if "numa_node" in d:
+            kw["numa_node"] = d["numa_node"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["uuid"] = self.uuid
+        out["index"] = self.index
+        out["type"] = self.type
+        out["name"] = self.name
+        out["memory_mb"] = self.memory_mb
+        if self.nvlink_domain is not None:
+            out["nvlink_domain"] = self.nvlink_domain
+        if self.pcie_switch is not None:
+            out["pcie_switch"] = self.pcie_switch
+        if self.numa_node is not None:
+            out["numa_node"] = self.numa_node
+        return out
+
+
+@dataclass(frozen=True)
+class GpuQuarantine:
+    uuid: str
+    index: int
+    cause: Literal["xid", "ecc_dbe"]
+    xid: Optional[int]
+    message: str
+    quarantined_at: str
+    released_at: Optional[str]
+    released_by: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuQuarantine":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["uuid"] = _required(d, "uuid", cls.__name__)
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["cause"] = _required(d, "cause", cls.__name__)
+        kw["xid"] = _required(d, "xid", cls.__name__)
+        kw["message"] = _required(d, "message", cls.__name__)
+        kw["quarantined_at"] = _required(d, "quarantined_at", cls.__name__)
+        kw["released_at"] = _required(d, "released_at", cls.__name__)
+        kw["released_by"] = _required(d, "released_by", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["uuid"] = self.uuid
+        out["index"] = self.index
+        out["cause"] = self.cause
+        out["xid"] = self.xid
+        out["message"] = self.message
+        out["quarantined_at"] = self.quarantined_at
+        out["released_at"] = self.released_at
+        out["released_by"] = self.released_by
+        return out
+
+
+@dataclass(frozen=True)
+class GpuTelemetry:
+    "the GPU's latest sample (fields it does not report are absent) and XID events"
+
+    time: Optional[str] = None
+    gpu_util_pct: Optional[int] = None
+    mem_util_pct: Optional[int] = None
+    fb_used_mib: Optional[int] = None
+    fb_free_mib: Optional[int] = None
+    temperature_c: Optional[int] = None
+    power_w: Optional[float] = None
+    sm_clock_mhz: Optional[int] = None
+    mem_clock_mhz: Optional[int] = None
+    pcie_tx_kbps: Optional[int] = None
+    pcie_rx_kbps: Optional[int] = None
+    throttle_reasons: Optional[int] = None
+    ecc_sbe_total: Optional[int] = None
+    ecc_dbe_total: Optional[int] = None
+    nvlink_up: Optional[int] = None
+    nvlink_total: Optional[int] = None
+    last_xid: Optional[GpuTelemetryLastXid] = None
+    xid_count: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuTelemetry":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "time" in d:
+            kw["time"] = d["time"]
+        if "gpu_util_pct" in d:
+            kw["gpu_util_pct"] = d["gpu_util_pct"]
+        if "mem_util_pct" in d:
+            kw["mem_util_pct"] = d["mem_util_pct"]
+        if "fb_used_mib" in d:
+            kw["fb_used_mib"] = d["fb_used_mib"]
+        if "fb_free_mib" in d:
+            kw["fb_free_mib"] = d["fb_free_mib"]
+        if "temperature_c" in d:
+            kw["temperature_c"] = d["temperature_c"]
+        if "power_w" in d:
+            kw["power_w"] = d["power_w"]
+        if "sm_clock_mhz" in d:
+            kw["sm_clock_mhz"] = d["sm_clock_mhz"]
+        if "mem_clock_mhz" in d:
+            kw["mem_clock_mhz"] = d["mem_clock_mhz"]
+        if "pcie_tx_kbps" in d:
+            kw["pcie_tx_kbps"] = d["pcie_tx_kbps"]
+        if "pcie_rx_kbps" in d:
+            kw["pcie_rx_kbps"] = d["pcie_rx_kbps"]
+        if "throttle_reasons" in d:
+            kw["throttle_reasons"] = d["throttle_reasons"]
+        if "ecc_sbe_total" in d:
+            kw["ecc_sbe_total"] = d["ecc_sbe_total"]
+        if "ecc_dbe_total" in d:
+            kw["ecc_dbe_total"] = d["ecc_dbe_total"]
+        if "nvlink_up" in d:
+            kw["nvlink_up"] = d["nvlink_up"]
+        if "nvlink_total" in d:
+            kw["nvlink_total"] = d["nvlink_total"]
+        if "last_xid" in d:
+            v = d["last_xid"]
+            kw["last_xid"] = (None if v is None else GpuTelemetryLastXid.from_dict(v))
+        if "xid_count" in d:
+            kw["xid_count"] = d["xid_count"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.time is not None:
+            out["time"] = self.time
+        if self.gpu_util_pct is not None:
+            out["gpu_util_pct"] = self.gpu_util_pct
+        if self.mem_util_pct is not None:
+            out["mem_util_pct"] = self.mem_util_pct
+        if self.fb_used_mib is not None:
+            out["fb_used_mib"] = self.fb_used_mib
+        if self.fb_free_mib is not None:
+            out["fb_free_mib"] = self.fb_free_mib
+        if self.temperature_c is not None:
+            out["temperature_c"] = self.temperature_c
+        if self.power_w is not None:
+            out["power_w"] = self.power_w
+        if self.sm_clock_mhz is not None:
+            out["sm_clock_mhz"] = self.sm_clock_mhz
+        if self.mem_clock_mhz is not None:
+            out["mem_clock_mhz"] = self.mem_clock_mhz
+        if self.pcie_tx_kbps is not None:
+            out["pcie_tx_kbps"] = self.pcie_tx_kbps
+        if self.pcie_rx_kbps is not None:
+            out["pcie_rx_kbps"] = self.pcie_rx_kbps
+        if self.throttle_reasons is not None:
+            out["throttle_reasons"] = self.throttle_reasons
+        if self.ecc_sbe_total is not None:
+            out["ecc_sbe_total"] = self.ecc_sbe_total
+        if self.ecc_dbe_total is not None:
+            out["ecc_dbe_total"] = self.ecc_dbe_total
+        if self.nvlink_up is not None:
+            out["nvlink_up"] = self.nvlink_up
+        if self.nvlink_total is not None:
+            out["nvlink_total"] = self.nvlink_total
+        if self.last_xid is not None:
+            v = self.last_xid
+            out["last_xid"] = (None if v is None else v.to_dict())
+        if self.xid_count is not None:
+            out["xid_count"] = self.xid_count
+        return out
+
+
+@dataclass(frozen=True)
+class GpuTelemetryLastXid:
+    code: Optional[int] = None
+    time: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuTelemetryLastXid":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "code" in d:
+            kw["code"] = d["code"]
+        if "time" in d:
+            kw["time"] = d["time"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.code is not None:
+            out["code"] = self.code
+        if self.time is not None:
+            out["time"] = self.time
+        return out
+
+
+@dataclass(frozen=True)
+class GpuType:
+    slug: str
+    display_name: str
+    memory_mb: int
+    price_per_gpu_hour_micros: Optional[int]
+    currency: str
+    total: int
+    free: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuType":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["slug"] = _required(d, "slug", cls.__name__)
+        kw["display_name"] = _required(d, "display_name", cls.__name__)
+        kw["memory_mb"] = _required(d, "memory_mb", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["total"] = _required(d, "total", cls.__name__)
+        kw["free"] = _required(d, "free", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["slug"] = self.slug
+        out["display_name"] = self.display_name
+        out["memory_mb"] = self.memory_mb
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["currency"] = self.currency
+        out["total"] = self.total
+        out["free"] = self.free
+        return out
+
+
+@dataclass(frozen=True)
+class GpuTypeList:
+    items: list[GpuType]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuTypeList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [GpuType.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Health:
+    status: Literal["ok"]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Health":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["status"] = _required(d, "status", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["status"] = self.status
+        return out
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    name: str
+    tenant_id: str
+    state: InstanceState
+    gpu_type: str
+    gpu_count: int
+    cpu: int
+    memory_gb: int
+    command: list[str]
+    env: dict[str, str]
+    pricing: PricingModel
+    node_id: Optional[str]
+    gpus: list[str]
+    run: int
+    created_at: str
+    started_at: Optional[str]
+    ended_at: Optional[str]
+    exit_code: Optional[int]
+    reason: str
+    price_per_gpu_hour_micros: Optional[int]
+    currency: str
+    gpu_types: list[str]
+    min_gpu_memory_gb: int
+    gpu_milli: int
+    gpu_memory_gb: int
+    disk_gb: int
+    node_selector: dict[str, str]
+    priority: int
+    queue: bool
+    reservation_id: Optional[str]
+    image: Optional[str]
+    max_runtime_s: Optional[int]
+    job_id: Optional[str]
+    job_task: Optional[int]
+    job_rank: Optional[int]
+    volumes: list[VolumeMount]
+    template: Optional[str]
+    process_command: list[str]
+    services: list[str]
+    restart_policy: Literal["on_node_failure", "never"]
+    max_price_micros: Optional[int]
+    workdir: Optional[str]
+    start_requested: bool
+    wait_for_capacity: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Instance":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        kw["cpu"] = _required(d, "cpu", cls.__name__)
+        kw["memory_gb"] = _required(d, "memory_gb", cls.__name__)
+        v = _required(d, "command", cls.__name__)
+        kw["command"] = list(v)
+        v = _required(d, "env", cls.__name__)
+        kw["env"] = dict(v)
+        kw["pricing"] = _required(d, "pricing", cls.__name__)
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = list(v)
+        kw["run"] = _required(d, "run", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["started_at"] = _required(d, "started_at", cls.__name__)
+        kw["ended_at"] = _required(d, "ended_at", cls.__name__)
+        kw["exit_code"] = _required(d, "exit_code", cls.__name__)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        v = _required(d, "gpu_types", cls.__name__)
+        kw["gpu_types"] = list(v)
+        kw["min_gpu_memory_gb"] = _required(d, "min_gpu_memory_gb", cls.__name__)
+        kw["gpu_milli"] = _required(d, "gpu_milli", cls.__name__)
+        kw["gpu_memory_gb"] = _required(d, "gpu_memory_gb", cls.__name__)
+        kw["disk_gb"] = _required(d, "disk_gb", cls.__name__)
+        v = _required(d, "node_selector", cls.__name__)
+        kw["node_selector"] = dict(v)
+        kw["priority"] = _required(d, "priority", cls.__name__)
+        kw["queue"] = _required(d, "queue", cls.__name__)
+        kw["reservation_id"] = _required(d, "reservation_id", cls.__name__)
+        kw["image"] = _required(d, "image", cls.__name__)
+        kw["max_runtime_s"] = _required(d, "max_runtime_s", cls.__name__)
+        kw["job_id"] = _required(d, "job_id", cls.__name__)
+        kw["job_task"] = _required(d, "job_task", cls.__name__)
+        kw["job_rank"] = _required(d, "job_rank", cls.__name__)
+        v = _required(d, "volumes", cls.__name__)
+        kw["volumes"] = [VolumeMount.from_dict(x0) for x0 in v]
+        kw["template"] = _required(d, "template", cls.__name__)
+        v = _required(d, "process_command", cls.__name__)
+        kw["process_command"] = list(v)
+        v = _required(d, "services", cls.__name__)
+        kw["services"] = list(v)
+        kw["restart_policy"] = _required(d, "restart_policy", cls.__name__)
+        kw["max_price_micros"] = _required(d, "max_price_micros", cls.__name__)
+        kw["workdir"] = _required(d, "workdir", cls.__name__)
+        kw["start_requested"] = _required(d, "start_requested", cls.__name__)
+        kw["wait_for_capacity"] = _required(d, "wait_for_capacity", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["tenant_id"] = self.tenant_id
+        out["state"] = self.state
+        out["gpu_type"] = self.gpu_type
+        out["gpu_count"] = self.gpu_count
+        out["cpu"] = self.cpu
+        out["memory_gb"] = self.memory_gb
+        v = self.command
+        out["command"] = list(v)
+        v = self.env
+        out["env"] = dict(v)
+        out["pricing"] = self.pricing
+        out["node_id"] = self.node_id
+        v = self.gpus
+        out["gpus"] = list(v)
+        out["run"] = self.run
+        out["created_at"] = self.created_at
+        out["started_at"] = self.started_at
+        out["ended_at"] = self.ended_at
+        out["exit_code"] = self.exit_code
+        out["reason"] = self.reason
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["currency"] = self.currency
+        v = self.gpu_types
+        out["gpu_types"] = list(v)
+        out["min_gpu_memory_gb"] = self.min_gpu_memory_gb
+        out["gpu_milli"] = self.gpu_milli
+        out["gpu_memory_gb"] = self.gpu_memory_gb
+        out["disk_gb"] = self.disk_gb
+        v = self.node_selector
+        out["node_selector"] = dict(v)
+        out["priority"] = self.priority
+        out["queue"] = self.queue
+        out["reservation_id"] = self.reservation_id
+        out["image"] = self.image
+        out["max_runtime_s"] = self.max_runtime_s
+        out["job_id"] = self.job_id
+        out["job_task"] = self.job_task
+        out["job_rank"] = self.job_rank
+        v = self.volumes
+        out["volumes"] = [x0.to_dict() for x0 in v]
+        out["template"] = self.template
+        v = self.process_command
+        out["process_command"] = list(v)
+        v = self.services
+        out["services"] = list(v)
+        out["restart_policy"] = self.restart_policy
+        out["max_price_micros"] = self.max_price_micros
+        out["workdir"] = self.workdir
+        out["start_requested"] = self.start_requested
+        out["wait_for_capacity"] = self.wait_for_capacity
+        return out
+
+
+@dataclass(frozen=True)
+class InstanceCreate:
+    name: Optional[str] = None
+    gpu_type: Optional[str] = None
+    gpu_types: Optional[list[str]] = None
+    min_gpu_memory_gb: Optional[int] = None
+    gpu_count: Optional[int] = None
+    gpu_milli: Optional[int] = None
+    gpu_memory_gb: Optional[int] = None
+    cpu: Optional[int] = None
+    memory_gb: Optional[int] = None
+    disk_gb: Optional[int] = None
+    node_selector: Optional[dict[str, str]] = None
+    command: Optional[Union[str, list[str]]] = None
+    env: Optional[dict[str, str]] = None
+    pricing: Optional[Literal["on_demand", "spot", "reserved"]] = None
+    priority: Optional[int] = None
+    queue: Optional[bool] = None
+    max_runtime_s: Optional[int] = None
+    reservation_id: Optional[str] = None
+    image: Optional[str] = None
+    volumes: Optional[list[VolumeMount]] = None
+    template: Optional[str] = None
+    runtime: Optional[Literal["auto", "process", "container"]] = None
+    services: Optional[list[str]] = None
+    restart_policy: Optional[Literal["on_node_failure", "never"]] = None
+    max_price_micros: Optional[int] = None
+    workdir: Optional[str] = None
+    wait_for_capacity: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "InstanceCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "name" in d:
+            kw["name"] = d["name"]
+        if "gpu_type" in d:
+            kw["gpu_type"] = d["gpu_type"]
+        if "gpu_types" in d:
+            kw["gpu_types"] = d["gpu_types"]
+        if "min_gpu_memory_gb" in d:
+            kw["min_gpu_memory_gb"] = d["min_gpu_memory_gb"]
+        if "gpu_count" in d:
+            kw["gpu_count"] = d["gpu_count"]
+        if "gpu_milli" in d:
+            kw["gpu_milli"] = d["gpu_milli"]
+        if "gpu_memory_gb" in d:
+            kw["gpu_memory_gb"] = d["gpu_memory_gb"]
+        if "cpu" in d:
+            kw["cpu"] = d["cpu"]
+        if "memory_gb" in d:
+            kw["memory_gb"] = d["memory_gb"]
+        if "disk_gb" in d:
+            kw["disk_gb"] = d["disk_gb"]
+        if "node_selector" in d:
+            kw["node_selector"] = d["node_selector"]
+        if "command" in d:
+            kw["command"] = d["command"]
+        if "env" in d:
+            kw["env"] = d["env"]
+        if "pricing" in d:
+            kw["pricing"] = d["pricing"]
+        if "priority" in d:
+            kw["priority"] = d["priority"]
+        if "queue" in d:
+            kw["queue"] = d["queue"]
+        if "max_runtime_s" in d:
+            kw["max_runtime_s"] = d["max_runtime_s"]
+        if "reservation_id" in d:
+            kw["reservation_id"] = d["reservation_id"]
+        if "image" in d:
+            kw["image"] = d["image"]
+        if "volumes" in d:
+            v = d["volumes"]
+            kw["volumes"] = (None if v is None else [VolumeMount.from_dict(x0) for x0 in v])
+        if "template" in d:
+            kw["template"] = d["template"]
+        if "runtime" in d:
+            kw["runtime"] = d["runtime"]
+        if "services" in d:
+            kw["services"] = d["services"]
+        if "restart_policy" in d:
+            kw["restart_policy"] = d["restart_policy"]
+        if "max_price_micros" in d:
+            kw["max_price_micros"] = d["max_price_micros"]
+        if "workdir" in d:
+            kw["workdir"] = d["workdir"]
+        if "wait_for_capacity" in d:
+            kw["wait_for_capacity"] = d["wait_for_capacity"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.gpu_type is not None:
+            out["gpu_type"] = self.gpu_type
+        if self.gpu_types is not None:
+            out["gpu_types"] = self.gpu_types
+        if self.min_gpu_memory_gb is not None:
+            out["min_gpu_memory_gb"] = self.min_gpu_memory_gb
+        if self.gpu_count is not None:
+            out["gpu_count"] = self.gpu_count
+        if self.gpu_milli is not None:
+            out["gpu_milli"] = self.gpu_milli
+        if self.gpu_memory_gb is not None:
+            out["gpu_memory_gb"] = self.gpu_memory_gb
+        if self.cpu is not None:
+            out["cpu"] = self.cpu
+        if self.memory_gb is not None:
+            out["memory_gb"] = self.memory_gb
+        if self.disk_gb is not None:
+            out["disk_gb"] = self.disk_gb
+        if self.node_selector is not None:
+            out["node_selector"] = self.node_selector
+        if self.command is not None:
+            out["command"] = self.command
+        if self.env is not None:
+            out["env"] = self.env
+        if self.pricing is not None:
+            out["pricing"] = self.pricing
+        if self.priority is not None:
+            out["priority"] = self.priority
+        if self.queue is not None:
+            out["queue"] = self.queue
+        if self.max_runtime_s is not None:
+            out["max_runtime_s"] = self.max_runtime_s
+        if self.reservation_id is not None:
+            out["reservation_id"] = self.reservation_id
+        if self.image is not None:
+            out["image"] = self.image
+        if self.volumes is not None:
+            v = self.volumes
+            out["volumes"] = (None if v is None else [x0.to_dict() for x0 in v])
+        if self.template is not None:
+            out["template"] = self.template
+        if self.runtime is not None:
+            out["runtime"] = self.runtime
+        if self.services is not None:
+            out["services"] = self.services
+        if self.restart_policy is not None:
+            out["restart_policy"] = self.restart_policy
+        if self.max_price_micros is not None:
+            out["max_price_micros"] = self.max_price_micros
+        if self.workdir is not None:
+            out["workdir"] = self.workdir
+        if self.wait_for_capacity is not None:
+            out["wait_for_capacity"] = self.wait_for_capacity
+        return out
+
+
+@dataclass(frozen=True)
+class InstanceList:
+    items: list[Instance]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "InstanceList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Instance.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Invoice:
+    id: Optional[str] = None
+    tenant_id: Optional[str] = None
+    period_start: Optional[str] = None
+    period_end: Optional[str] = None
+    currency: Optional[str] = None
+    opening_balance_micros: Optional[int] = None
+    charges_micros: Optional[int] = None
+    credits_micros: Optional[int] = None
+    payments_micros: Optional[int] = None
+    closing_balance_micros: Optional[int] = None
+    lines: Optional[list[InvoiceLine]] = None
+    prepaid: Optional[list[InvoiceLine]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Invoice":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "id" in d:
+            kw["id"] = d["id"]
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "period_start" in d:
+            kw["period_start"] = d["period_start"]
+        if "period_end" in d:
+            kw["period_end"] = d["period_end"]
+        if "currency" in d:
+            kw["currency"] = d["currency"]
+        if "opening_balance_micros" in d:
+            kw["opening_balance_micros"] = d["opening_balance_micros"]
+        if "charges_micros" in d:
+            kw["charges_micros"] = d["charges_micros"]
+        if "credits_micros" in d:
+            kw["credits_micros"] = d["credits_micros"]
+        if "payments_micros" in d:
+            kw["payments_micros"] = d["payments_micros"]
+        if "closing_balance_micros" in d:
+            kw["closing_balance_micros"] = d["closing_balance_micros"]
+        if "lines" in d:
+            v = d["lines"]
+            kw["lines"] = (None if v is None else [InvoiceLine.from_dict(x0) for x0 in v])
+        if "prepaid" in d:
+            v = d["prepaid"]
+            kw["prepaid"] = (None if v is None else [InvoiceLine.from_dict(x0) for x0 in v])
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.period_start is not None:
+            out["period_start"] = self.period_start
+        if self.period_end is not None:
+            out["period_end"] = self.period_end
+        if self.currency is not None:
+            out["currency"] = self.currency
+        if self.opening_balance_micros is not None:
+            out["opening_balance_micros"] = self.opening_balance_micros
+        if self.charges_micros is not None:
+            out["charges_micros"] = self.charges_micros
+        if self.credits_micros is not None:
+            out["credits_micros"] = self.credits_micros
+        if self.payments_micros is not None:
+            out["payments_micros"] = self.payments_micros
+        if self.closing_balance_micros is not None:
+            out["closing_balance_micros"] = self.closing_balance_micros
+        if self.lines is not None:
+            v = self.lines
+            out["lines"] = (None if v is None else [x0.to_dict() for x0 in v])
+        if self.prepaid is not None:
+            v = self.prepaid
+            out["prepaid"] = (None if v is None else [x0.to_dict() for x0 in v])
+        return out
+
+
+@dataclass(frozen=True)
+class InvoiceLine:
+    category: Optional[Literal["gpu_time", "storage", "packages", "credits", "payments", "refunds", "other", "package_usage"]] = None
+    description: Optional[str] = None
+    quantity: Optional[int] = None
+    unit: Optional[str] = None
+    amount_micros: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "InvoiceLine":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "category" in d:
+            kw["category"] = d["category"]
+        if "description" in d:
+            kw["description"] = d["description"]
+        if "quantity" in d:
+            kw["quantity"] = d["quantity"]
+        if "unit" in d:
+            kw["unit"] = d["unit"]
+        if "amount_micros" in d:
+            kw["amount_micros"] = d["amount_micros"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.category is not None:
+            out["category"] = self.category
+        if self.description is not None:
+            out["description"] = self.description
+        if self.quantity is not None:
+            out["quantity"] = self.quantity
+        if self.unit is not None:
+            out["unit"] = self.unit
+        if self.amount_micros is not None:
+            out["amount_micros"] = self.amount_micros
+        return out
+
+
+@dataclass(frozen=True)
+class InvoiceSummary:
+    id: Optional[str] = None
+    tenant_id: Optional[str] = None
+    period_start: Optional[str] = None
+    period_end: Optional[str] = None
+    currency: Optional[str] = None
+    opening_balance_micros: Optional[int] = None
+    charges_micros: Optional[int] = None
+    credits_micros: Optional[int] = None
+    payments_micros: Optional[int] = None
+    closing_balance_micros: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "InvoiceSummary":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "id" in d:
+            kw["id"] = d["id"]
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "period_start" in d:
+            kw["period_start"] = d["period_start"]
+        if "period_end" in d:
+            kw["period_end"] = d["period_end"]
+        if "currency" in d:
+            kw["currency"] = d["currency"]
+        if "opening_balance_micros" in d:
+            kw["opening_balance_micros"] = d["opening_balance_micros"]
+        if "charges_micros" in d:
+            kw["charges_micros"] = d["charges_micros"]
+        if "credits_micros" in d:
+            kw["credits_micros"] = d["credits_micros"]
+        if "payments_micros" in d:
+            kw["payments_micros"] = d["payments_micros"]
+        if "closing_balance_micros" in d:
+            kw["closing_balance_micros"] = d["closing_balance_micros"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.period_start is not None:
+            out["period_start"] = self.period_start
+        if self.period_end is not None:
+            out["period_end"] = self.period_end
+        if self.currency is not None:
+            out["currency"] = self.currency
+        if self.opening_balance_micros is not None:
+            out["opening_balance_micros"] = self.opening_balance_micros
+        if self.charges_micros is not None:
+            out["charges_micros"] = self.charges_micros
+        if self.credits_micros is not None:
+            out["credits_micros"] = self.credits_micros
+        if self.payments_micros is not None:
+            out["payments_micros"] = self.payments_micros
+        if self.closing_balance_micros is not None:
+            out["closing_balance_micros"] = self.closing_balance_micros
+        return out
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    name: str
+    tenant_id: str
+    state: JobState
+    gpu_type: str
+    gpu_types: list[str]
+    min_gpu_memory_gb: int
+    gpu_count: int
+    gpu_milli: int
+    gpu_memory_gb: int
+    cpu: int
+    memory_gb: int
+    disk_gb: int
+    node_selector: dict[str, str]
+    command: list[str]
+    env: dict[str, str]
+    pricing: PricingModel
+    reservation_id: Optional[str]
+    image: Optional[str]
+    priority: int
+    max_runtime_s: Optional[int]
+    nodes: int
+    array: int
+    retries: int
+    created_at: str
+    started_at: Optional[str]
+    ended_at: Optional[str]
+    reason: str
+    task_counts: dict[str, int]
+    services: list[str]
+    restart_policy: Literal["on_node_failure", "never"]
+    max_price_micros: Optional[int]
+    workdir: Optional[str]
+    template: Optional[str]
+    process_command: list[str]
+    volumes: list[VolumeMount]
+    tasks: Optional[list[JobTask]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Job":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        v = _required(d, "gpu_types", cls.__name__)
+        kw["gpu_types"] = list(v)
+        kw["min_gpu_memory_gb"] = _required(d, "min_gpu_memory_gb", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        kw["gpu_milli"] = _required(d, "gpu_milli", cls.__name__)
+        kw["gpu_memory_gb"] = _required(d, "gpu_memory_gb", cls.__name__)
+        kw["cpu"] = _required(d, "cpu", cls.__name__)
+        kw["memory_gb"] = _required(d, "memory_gb", cls.__name__)
+        kw["disk_gb"] = _required(d, "disk_gb", cls.__name__)
+        v = _required(d, "node_selector", cls.__name__)
+        kw["node_selector"] = dict(v)
+        v = _required(d, "command", cls.__name__)
+        kw["command"] = list(v)
+        v = _required(d, "env", cls.__name__)
+        kw["env"] = dict(v)
+        kw["pricing"] = _required(d, "pricing", cls.__name__)
+        kw["reservation_id"] = _required(d, "reservation_id", cls.__name__)
+        kw["image"] = _required(d, "image", cls.__name__)
+        kw["priority"] = _required(d, "priority", cls.__name__)
+        kw["max_runtime_s"] = _required(d, "max_runtime_s", cls.__name__)
+        kw["nodes"] = _required(d, "nodes", cls.__name__)
+        kw["array"] = _required(d, "array", cls.__name__)
+        kw["retries"] = _required(d, "retries", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["started_at"] = _required(d, "started_at", cls.__name__)
+        kw["ended_at"] = _required(d, "ended_at", cls.__name__)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        v = _required(d, "task_counts", cls.__name__)
+        kw["task_counts"] = dict(v)
+        v = _required(d, "services", cls.__name__)
+        kw["services"] = list(v)
+        kw["restart_policy"] = _required(d, "restart_policy", cls.__name__)
+        kw["max_price_micros"] = _required(d, "max_price_micros", cls.__name__)
+        kw["workdir"] = _required(d, "workdir", cls.__name__)
+        kw["template"] = _required(d, "template", cls.__name__)
+        v = _required(d, "process_command", cls.__name__)
+        kw["process_command"] = list(v)
+        v = _required(d, "volumes", cls.__name__)
+        kw["volumes"] = [VolumeMount.from_dict(x0) for x0 in v]
+        if "tasks" in d:
+            v = d["tasks"]
+            kw["tasks"] = (None if v is None else [JobTask.from_dict(x0) for x0 in v])
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["tenant_id"] = self.tenant_id
+        out["state"] = self.state
+        out["gpu_type"] = self.gpu_type
+        v = self.gpu_types
+        out["gpu_types"] = list(v)
+        out["min_gpu_memory_gb"] = self.min_gpu_memory_gb
+        out["gpu_count"] = self.gpu_count
+        out["gpu_milli"] = self.gpu_milli
+        out["gpu_memory_gb"] = self.gpu_memory_gb
+        out["cpu"] = self.cpu
+        out["memory_gb"] = self.memory_gb
+        out["disk_gb"] = self.disk_gb
+        v = self.node_selector
+        out["node_selector"] = dict(v)
+        v = self.command
+        out["command"] = list(v)
+        v = self.env
+        out["env"] = dict(v)
+        out["pricing"] = self.pricing
+        out["reservation_id"] = self.reservation_id
+        out["image"] = self.image
+        out["priority"] = self.priority
+        out["max_runtime_s"] = self.max_runtime_s
+        out["nodes"] = self.nodes
+        out["array"] = self.array
+        out["retries"] = self.retries
+        out["created_at"] = self.created_at
+        out["started_at"] = self.started_at
+        out["ended_at"] = self.ended_at
+        out["reason"] = self.reason
+        v = self.task_counts
+        out["task_counts"] = dict(v)
+        v = self.services
+        out["services"] = list(v)
+        out["restart_policy"] = self.restart_policy
+        out["max_price_micros"] = self.max_price_micros
+        out["workdir"] = self.workdir
+        out["template"] = self.template
+        v = self.process_command
+        out["process_command"] = list(v)
+        v = self.volumes
+        out["volumes"] = [x0.to_dict() for x0 in v]
+        if self.tasks is not None:
+            v = self.tasks
+            out["tasks"] = (None if v is None else [x0.to_dict() for x0 in v])
+        return out
+
+
+@dataclass(frozen=True)
+class JobCreate:
+    "What each member of the job runs (an instance's fields, less queue: jobs always wait for room) and the job's shape."
+
+    command: Union[str, list[str]]
+    name: Optional[str] = None
+    gpu_type: Optional[str] = None
+    gpu_types: Optional[list[str]] = None
+    min_gpu_memory_gb: Optional[int] = None
+    gpu_count: Optional[int] = None
+    gpu_milli: Optional[int] = None
+    gpu_memory_gb: Optional[int] = None
+    cpu: Optional[int] = None
+    memory_gb: Optional[int] = None
+    disk_gb: Optional[int] = None
+    node_selector: Optional[dict[str, str]] = None
+    env: Optional[dict[str, str]] = None
+    pricing: Optional[Literal["on_demand", "spot", "reserved"]] = None
+    priority: Optional[int] = None
+    max_runtime_s: Optional[int] = None
+    reservation_id: Optional[str] = None
+    image: Optional[str] = None
+    nodes: Optional[int] = None
+    array: Optional[int] = None
+    retries: Optional[int] = None
+    volumes: Optional[list[VolumeMount]] = None
+    template: Optional[str] = None
+    runtime: Optional[Literal["auto", "process", "container"]] = None
+    services: Optional[list[str]] = None
+    restart_policy: Optional[Literal["on_node_failure", "never"]] = None
+    max_price_micros: Optional[int] = None
+    workdir: Optional[str] = None
+    queue: Optional[bool] = None
+    wait_for_capacity: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JobCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["command"] = _required(d, "command", cls.__name__)
+        if "name" in d:
+            kw["name"] = d["name"]
+        if "gpu_type" in d:
+            kw["gpu_type"] = d["gpu_type"]
+        if "gpu_types" in d:
+            kw["gpu_types"] = d["gpu_types"]
+        if "min_gpu_memory_gb" in d:
+            kw["min_gpu_memory_gb"] = d["min_gpu_memory_gb"]
+        if "gpu_count" in d:
+            kw["gpu_count"] = d["gpu_count"]
+        if "gpu_milli" in d:
+            kw["gpu_milli"] = d["gpu_milli"]
+        if "gpu_memory_gb" in d:
+            kw["gpu_memory_gb"] = d["gpu_memory_gb"]
+        if "cpu" in d:
+            kw["cpu"] = d["cpu"]
+        if "memory_gb" in d:
+            kw["memory_gb"] = d["memory_gb"]
+        if "disk_gb" in d:
+            kw["disk_gb"] = d["disk_gb"]
+        if "node_selector" in d:
+            kw["node_selector"] = d["node_selector"]
+        if "env" in d:
+            kw["env"] = d["env"]
+        if "pricing" in d:
+            kw["pricing"] = d["pricing"]
+        if "priority" in d:
+            kw["priority"] = d["priority"]
+        if "max_runtime_s" in d:
+            kw["max_runtime_s"] = d["max_runtime_s"]
+        if "reservation_id" in d:
+            kw["reservation_id"] = d["reservation_id"]
+        if "image" in d:
+            kw["image"] = d["image"]
+        if "nodes" in d:
+            kw["nodes"] = d["nodes"]
+        if "array" in d:
+            kw["array"] = d["array"]
+        if "retries" in d:
+            kw["retries"] = d["retries"]
+        if "volumes" in d:
+            v = d["volumes"]
+            kw["volumes"] = (None if v is None else [VolumeMount.from_dict(x0) for x0 in v])
+        if "template" in d:
+            kw["template"] = d["template"]
+        if "runtime" in d:
+            kw["runtime"] = d["runtime"]
+        if "services" in d:
+            kw["services"] = d["services"]
+        if "restart_policy" in d:
+            kw["restart_policy"] = d["restart_policy"]
+        if "max_price_micros" in d:
+            kw["max_price_micros"] = d["max_price_micros"]
+        if "workdir" in d:
+            kw["workdir"] = d["workdir"]
+        if "queue" in d:
+            kw["queue"] = d["queue"]
+        if "wait_for_capacity" in d:
+            kw["wait_for_capacity"] = d["wait_for_capacity"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["command"] = self.command
+        if self.name is not None:
+            out["name"] = self.name
+        if self.gpu_type is not None:
+            out["gpu_type"] = self.gpu_type
+        if self.gpu_types is not None:
+            out["gpu_types"] = self.gpu_types
+        if self.min_gpu_memory_gb is not None:
+            out["min_gpu_memory_gb"] = self.min_gpu_memory_gb
+        if self.gpu_count is not None:
+            out["gpu_count"] = self.gpu_count
+        if self.gpu_milli is not None:
+            out["gpu_milli"] = self.gpu_milli
+        if self.gpu_memory_gb is not None:
+            out["gpu_memory_gb"] = self.gpu_memory_gb
+        if self.cpu is not None:
+            out["cpu"] = self.cpu
+        if self.memory_gb is not None:
+            out["memory_gb"] = self.memory_gb
+        if self.disk_gb is not None:
+            out["disk_gb"] = self.disk_gb
+        if self.node_selector is not None:
+            out["node_selector"] = self.node_selector
+        if self.env is not None:
+            out["env"] = self.env
+        if self.pricing is not None:
+            out["pricing"] = self.pricing
+        if self.priority is not None:
+            out["priority"] = self.priority
+        if self.max_runtime_s is not None:
+            out["max_runtime_s"] = self.max_runtime_s
+        if self.reservation_id is not None:
+            out["reservation_id"] = self.reservation_id
+        if self.image is not None:
+            out["image"] = self.image
+        if self.nodes is not None:
+            out["nodes"] = self.nodes
+        if self.array is not None:
+            out["array"] = self.array
+        if self.retries is not None:
+            out["retries"] = self.retries
+        if self.volumes is not None:
+            v = self.volumes
+            out["volumes"] = (None if v is None else [x0.to_dict() for x0 in v])
+        if self.template is not None:
+            out["template"] = self.template
+        if self.runtime is not None:
+            out["runtime"] = self.runtime
+        if self.services is not None:
+            out["services"] = self.services
+        if self.restart_policy is not None:
+            out["restart_policy"] = self.restart_policy
+        if self.max_price_micros is not None:
+            out["max_price_micros"] = self.max_price_micros
+        if self.workdir is not None:
+            out["workdir"] = self.workdir
+        if self.queue is not None:
+            out["queue"] = self.queue
+        if self.wait_for_capacity is not None:
+            out["wait_for_capacity"] = self.wait_for_capacity
+        return out
+
+
+@dataclass(frozen=True)
+class JobList:
+    items: list[Job]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JobList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Job.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class JobMemberPlacement:
+    "a job member's place in its job; the agent gives the process GPURENT_JOB_ID, GPURENT_ARRAY_INDEX and _SIZE and torchrun's variables from it (docs/scheduler.md, Jobs)"
+
+    id: str
+    index: int
+    array_size: int
+    nodes: int
+    rank: int
+    gpus_per_node: int
+    master_addr: str
+    master_port: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JobMemberPlacement":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["array_size"] = _required(d, "array_size", cls.__name__)
+        kw["nodes"] = _required(d, "nodes", cls.__name__)
+        kw["rank"] = _required(d, "rank", cls.__name__)
+        kw["gpus_per_node"] = _required(d, "gpus_per_node", cls.__name__)
+        kw["master_addr"] = _required(d, "master_addr", cls.__name__)
+        kw["master_port"] = _required(d, "master_port", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["index"] = self.index
+        out["array_size"] = self.array_size
+        out["nodes"] = self.nodes
+        out["rank"] = self.rank
+        out["gpus_per_node"] = self.gpus_per_node
+        out["master_addr"] = self.master_addr
+        out["master_port"] = self.master_port
+        return out
+
+
+@dataclass(frozen=True)
+class JobTask:
+    index: int
+    state: JobState
+    attempts: int
+    exit_code: Optional[int]
+    instances: list[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JobTask":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["attempts"] = _required(d, "attempts", cls.__name__)
+        kw["exit_code"] = _required(d, "exit_code", cls.__name__)
+        v = _required(d, "instances", cls.__name__)
+        kw["instances"] = list(v)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["index"] = self.index
+        out["state"] = self.state
+        out["attempts"] = self.attempts
+        out["exit_code"] = self.exit_code
+        v = self.instances
+        out["instances"] = list(v)
+        return out
+
+
+@dataclass(frozen=True)
+class JoinToken:
+    id: str
+    token: str
+    description: str
+    expires_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JoinToken":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["token"] = _required(d, "token", cls.__name__)
+        kw["description"] = _required(d, "description", cls.__name__)
+        kw["expires_at"] = _required(d, "expires_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["token"] = self.token
+        out["description"] = self.description
+        out["expires_at"] = self.expires_at
+        return out
+
+
+@dataclass(frozen=True)
+class JoinTokenCreate:
+    description: Optional[str] = None
+    ttl_s: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JoinTokenCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "description" in d:
+            kw["description"] = d["description"]
+        if "ttl_s" in d:
+            kw["ttl_s"] = d["ttl_s"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.ttl_s is not None:
+            out["ttl_s"] = self.ttl_s
+        return out
+
+
+@dataclass(frozen=True)
+class LogSize:
+    size: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LogSize":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["size"] = _required(d, "size", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["size"] = self.size
+        return out
+
+
+@dataclass(frozen=True)
+class MetricSeries:
+    metric: Optional[str] = None
+    dcgm_name: Optional[str] = None
+    unit: Optional[str] = None
+    aggregation: Optional[str] = None
+    resolution: Optional[Literal["raw", "minute", "hour"]] = None
+    step_s: Optional[float] = None
+    gpus: Optional[list[str]] = None
+    points: Optional[list[MetricSeriesPointsItem]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "MetricSeries":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "metric" in d:
+            kw["metric"] = d["metric"]
+        if "dcgm_name" in d:
+            kw["dcgm_name"] = d["dcgm_name"]
+        if "unit" in d:
+            kw["unit"] = d["unit"]
+        if "aggregation" in d:
+            kw["aggregation"] = d["aggregation"]
+        if "resolution" in d:
+            kw["resolution"] = d["resolution"]
+        if "step_s" in d:
+            kw["step_s"] = d["step_s"]
+        if "gpus" in d:
+            kw["gpus"] = d["gpus"]
+        if "points" in d:
+            v = d["points"]
+            kw["points"] = (None if v is None else [MetricSeriesPointsItem.from_dict(x0) for x0 in v])
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.metric is not None:
+            out["metric"] = self.metric
+        if self.dcgm_name is not None:
+            out["dcgm_name"] = self.dcgm_name
+        if self.unit is not None:
+            out["unit"] = self.unit
+        if self.aggregation is not None:
+            out["aggregation"] = self.aggregation
+        if self.resolution is not None:
+            out["resolution"] = self.resolution
+        if self.step_s is not None:
+            out["step_s"] = self.step_s
+        if self.gpus is not None:
+            out["gpus"] = self.gpus
+        if self.points is not None:
+            v = self.points
+            out["points"] = (None if v is None else [x0.to_dict() for x0 in v])
+        return out
+
+
+@dataclass(frozen=True)
+class MetricSeriesPointsItem:
+    t: Optional[str] = None
+    value: Optional[float] = None
+    series: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "MetricSeriesPointsItem":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "t" in d:
+            kw["t"] = d["t"]
+        if "value" in d:
+            kw["value"] = d["value"]
+        if "series" in d:
+            kw["series"] = d["series"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.t is not None:
+            out["t"] = self.t
+        if self.value is not None:
+            out["value"] = self.value
+        if self.series is not None:
+            out["series"] = self.series
+        return out
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    name: str
+    state: Literal["ready", "down"]
+    gpu_count: int
+    free_gpus: int
+    gpus: list[NodeGpu]
+    cpu_count: int
+    memory_mb: int
+    simulated: bool
+    isolation: Literal["sandbox", "none"]
+    isolation_note: str
+    container_runtime: bool
+    container_toolkit: Optional[ContainerToolkit]
+    registered_from: str
+    agent_version: str
+    registered_at: str
+    last_heartbeat: str
+    clock_skew_ms: Optional[int]
+    cordoned: bool
+    schedulable: bool
+    disk_gb: int
+    fabric_group: str
+    labels: dict[str, str]
+    status: Literal["ready", "degraded", "draining", "cordoned", "down"]
+    quarantined_gpus: list[GpuQuarantine]
+    moving_instances: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Node":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        kw["free_gpus"] = _required(d, "free_gpus", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = [NodeGpu.from_dict(x0) for x0 in v]
+        kw["cpu_count"] = _required(d, "cpu_count", cls.__name__)
+        kw["memory_mb"] = _required(d, "memory_mb", cls.__name__)
+        kw["simulated"] = _required(d, "simulated", cls.__name__)
+        kw["isolation"] = _required(d, "isolation", cls.__name__)
+        kw["isolation_note"] = _required(d, "isolation_note", cls.__name__)
+        kw["container_runtime"] = _required(d, "container_runtime", cls.__name__)
+        v = _required(d, "container_toolkit", cls.__name__)
+        kw["container_toolkit"] = (None if v is None else ContainerToolkit.from_dict(v))
+        kw["registered_from"] = _required(d, "registered_from", cls.__name__)
+        kw["agent_version"] = _required(d, "agent_version", cls.__name__)
+        kw["registered_at"] = _required(d, "registered_at", cls.__name__)
+        kw["last_heartbeat"] = _required(d, "last_heartbeat", cls.__name__)
+        kw["clock_skew_ms"] = _required(d, "clock_skew_ms", cls.__name__)
+        kw["cordoned"] = _required(d, "cordoned", cls.__name__)
+        kw["schedulable"] = _required(d, "schedulable", cls.__name__)
+        kw["disk_gb"] = _required(d, "disk_gb", cls.__name__)
+        kw["fabric_group"] = _required(d, "fabric_group", cls.__name__)
+        v = _required(d, "labels", cls.__name__)
+        kw["labels"] = dict(v)
+        kw["status"] = _required(d, "status", cls.__name__)
+        v = _required(d, "quarantined_gpus", cls.__name__)
+        kw["quarantined_gpus"] = [GpuQuarantine.from_dict(x0) for x0 in v]
+        if "moving_instances" in d:
+            kw["moving_instances"] = d["moving_instances"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["state"] = self.state
+        out["gpu_count"] = self.gpu_count
+        out["free_gpus"] = self.free_gpus
+        v = self.gpus
+        out["gpus"] = [x0.to_dict() for x0 in v]
+        out["cpu_count"] = self.cpu_count
+        out["memory_mb"] = self.memory_mb
+        out["simulated"] = self.simulated
+        out["isolation"] = self.isolation
+        out["isolation_note"] = self.isolation_note
+        out["container_runtime"] = self.container_runtime
+        v = self.container_toolkit
+        out["container_toolkit"] = (None if v is None else v.to_dict())
+        out["registered_from"] = self.registered_from
+        out["agent_version"] = self.agent_version
+        out["registered_at"] = self.registered_at
+        out["last_heartbeat"] = self.last_heartbeat
+        out["clock_skew_ms"] = self.clock_skew_ms
+        out["cordoned"] = self.cordoned
+        out["schedulable"] = self.schedulable
+        out["disk_gb"] = self.disk_gb
+        out["fabric_group"] = self.fabric_group
+        v = self.labels
+        out["labels"] = dict(v)
+        out["status"] = self.status
+        v = self.quarantined_gpus
+        out["quarantined_gpus"] = [x0.to_dict() for x0 in v]
+        if self.moving_instances is not None:
+            out["moving_instances"] = self.moving_instances
+        return out
+
+
+@dataclass(frozen=True)
+class NodeGpu:
+    "a GPU of the node: what it is (Gpu's members but pcie_switch and numa_node), who holds it, and what it last reported"
+
+    uuid: str
+    index: int
+    type: str
+    name: str
+    memory_mb: int
+    nvlink_domain: int
+    instance_id: Optional[str]
+    instance_ids: list[str]
+    telemetry: Optional[GpuTelemetry]
+    quarantined: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NodeGpu":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["uuid"] = _required(d, "uuid", cls.__name__)
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["type"] = _required(d, "type", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["memory_mb"] = _required(d, "memory_mb", cls.__name__)
+        kw["nvlink_domain"] = _required(d, "nvlink_domain", cls.__name__)
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        v = _required(d, "instance_ids", cls.__name__)
+        kw["instance_ids"] = list(v)
+        v = _required(d, "telemetry", cls.__name__)
+        kw["telemetry"] = (None if v is None else GpuTelemetry.from_dict(v))
+        kw["quarantined"] = _required(d, "quarantined", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["uuid"] = self.uuid
+        out["index"] = self.index
+        out["type"] = self.type
+        out["name"] = self.name
+        out["memory_mb"] = self.memory_mb
+        out["nvlink_domain"] = self.nvlink_domain
+        out["instance_id"] = self.instance_id
+        v = self.instance_ids
+        out["instance_ids"] = list(v)
+        v = self.telemetry
+        out["telemetry"] = (None if v is None else v.to_dict())
+        out["quarantined"] = self.quarantined
+        return out
+
+
+@dataclass(frozen=True)
+class NodeList:
+    items: list[Node]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NodeList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Node.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class NodeRegistration:
+    name: str
+    gpus: list[Gpu]
+    cpu_count: Optional[int] = None
+    memory_mb: Optional[int] = None
+    simulated: Optional[bool] = None
+    agent_version: Optional[str] = None
+    isolation: Optional[Literal["", "sandbox", "none"]] = None
+    isolation_note: Optional[str] = None
+    disk_gb: Optional[int] = None
+    fabric_group: Optional[str] = None
+    labels: Optional[dict[str, str]] = None
+    container_runtime: Optional[bool] = None
+    address: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NodeRegistration":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = [Gpu.from_dict(x0) for x0 in v]
+        if "cpu_count" in d:
+            kw["cpu_count"] = d["cpu_count"]
+        if "memory_mb" in d:
+            kw["memory_mb"] = d["memory_mb"]
+        if "simulated" in d:
+            kw["simulated"] = d["simulated"]
+        if "agent_version" in d:
+            kw["agent_version"] = d["agent_version"]
+        if "isolation" in d:
+            kw["isolation"] = d["isolation"]
+        if "isolation_note" in d:
+            kw["isolation_note"] = d["isolation_note"]
+        if "disk_gb" in d:
+            kw["disk_gb"] = d["disk_gb"]
+        if "fabric_group" in d:
+            kw["fabric_group"] = d["fabric_group"]
+        if "labels" in d:
+            kw["labels"] = d["labels"]
+        if "container_runtime" in d:
+            kw["container_runtime"] = d["container_runtime"]
+        if "address" in d:
+            kw["address"] = d["address"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        v = self.gpus
+        out["gpus"] = [x0.to_dict() for x0 in v]
+        if self.cpu_count is not None:
+            out["cpu_count"] = self.cpu_count
+        if self.memory_mb is not None:
+            out["memory_mb"] = self.memory_mb
+        if self.simulated is not None:
+            out["simulated"] = self.simulated
+        if self.agent_version is not None:
+            out["agent_version"] = self.agent_version
+        if self.isolation is not None:
+            out["isolation"] = self.isolation
+        if self.isolation_note is not None:
+            out["isolation_note"] = self.isolation_note
+        if self.disk_gb is not None:
+            out["disk_gb"] = self.disk_gb
+        if self.fabric_group is not None:
+            out["fabric_group"] = self.fabric_group
+        if self.labels is not None:
+            out["labels"] = self.labels
+        if self.container_runtime is not None:
+            out["container_runtime"] = self.container_runtime
+        if self.address is not None:
+            out["address"] = self.address
+        return out
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    applied_generation: int
+    workloads: list[WorkloadStatus]
+    telemetry: Optional[str] = None
+    container_runtime: Optional[bool] = None
+    container_toolkit: Optional[ContainerToolkit] = None
+    node_api_address: Optional[str] = None
+    node_api_secret: Optional[str] = None
+    sent_at_ms: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "NodeReport":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["applied_generation"] = _required(d, "applied_generation", cls.__name__)
+        v = _required(d, "workloads", cls.__name__)
+        kw["workloads"] = [WorkloadStatus.from_dict(x0) for x0 in v]
+        if "telemetry" in d:
+            kw["telemetry"] = d["telemetry"]
+        if "container_runtime" in d:
+            kw["container_runtime"] = d["container_runtime"]
+        if "container_toolkit" in d:
+            v = d["container_toolkit"]
+            kw["container_toolkit"] = (None if v is None else ContainerToolkit.from_dict(v))
+        if "node_api_address" in d:
+            kw["node_api_address"] = d["node_api_address"]
+        if "node_api_secret" in d:
+            kw["node_api_secret"] = d["node_api_secret"]
+        if "sent_at_ms" in d:
+            kw["sent_at_ms"] = d["sent_at_ms"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["applied_generation"] = self.applied_generation
+        v = self.workloads
+        out["workloads"] = [x0.to_dict() for x0 in v]
+        if self.telemetry is not None:
+            out["telemetry"] = self.telemetry
+        if self.container_runtime is not None:
+            out["container_runtime"] = self.container_runtime
+        if self.container_toolkit is not None:
+            v = self.container_toolkit
+            out["container_toolkit"] = (None if v is None else v.to_dict())
+        if self.node_api_address is not None:
+            out["node_api_address"] = self.node_api_address
+        if self.node_api_secret is not None:
+            out["node_api_secret"] = self.node_api_secret
+        if self.sent_at_ms is not None:
+            out["sent_at_ms"] = self.sent_at_ms
+        return out
+
+
+@dataclass(frozen=True)
+class Offer:
+    gpu_type: str
+    display_name: str
+    memory_mb: int
+    total: int
+    free: int
+    max_free_per_node: int
+    price_per_gpu_hour_micros: Optional[int]
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Offer":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["display_name"] = _required(d, "display_name", cls.__name__)
+        kw["memory_mb"] = _required(d, "memory_mb", cls.__name__)
+        kw["total"] = _required(d, "total", cls.__name__)
+        kw["free"] = _required(d, "free", cls.__name__)
+        kw["max_free_per_node"] = _required(d, "max_free_per_node", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu_type"] = self.gpu_type
+        out["display_name"] = self.display_name
+        out["memory_mb"] = self.memory_mb
+        out["total"] = self.total
+        out["free"] = self.free
+        out["max_free_per_node"] = self.max_free_per_node
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class OfferList:
+    items: list[Offer]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "OfferList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Offer.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Package:
+    id: Optional[str] = None
+    tenant_id: Optional[str] = None
+    product: Optional[str] = None
+    gpu_type: Optional[str] = None
+    gpu_hours: Optional[int] = None
+    remaining_gpu_seconds: Optional[int] = None
+    remaining_gpu_hours: Optional[float] = None
+    price_micros: Optional[int] = None
+    recognised_micros: Optional[int] = None
+    bought_at: Optional[str] = None
+    expires_at: Optional[str] = None
+    state: Optional[Literal["active", "used_up", "expired"]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Package":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "id" in d:
+            kw["id"] = d["id"]
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "product" in d:
+            kw["product"] = d["product"]
+        if "gpu_type" in d:
+            kw["gpu_type"] = d["gpu_type"]
+        if "gpu_hours" in d:
+            kw["gpu_hours"] = d["gpu_hours"]
+        if "remaining_gpu_seconds" in d:
+            kw["remaining_gpu_seconds"] = d["remaining_gpu_seconds"]
+        if "remaining_gpu_hours" in d:
+            kw["remaining_gpu_hours"] = d["remaining_gpu_hours"]
+        if "price_micros" in d:
+            kw["price_micros"] = d["price_micros"]
+        if "recognised_micros" in d:
+            kw["recognised_micros"] = d["recognised_micros"]
+        if "bought_at" in d:
+            kw["bought_at"] = d["bought_at"]
+        if "expires_at" in d:
+            kw["expires_at"] = d["expires_at"]
+        if "state" in d:
+            kw["state"] = d["state"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.product is not None:
+            out["product"] = self.product
+        if self.gpu_type is not None:
+            out["gpu_type"] = self.gpu_type
+        if self.gpu_hours is not None:
+            out["gpu_hours"] = self.gpu_hours
+        if self.remaining_gpu_seconds is not None:
+            out["remaining_gpu_seconds"] = self.remaining_gpu_seconds
+        if self.remaining_gpu_hours is not None:
+            out["remaining_gpu_hours"] = self.remaining_gpu_hours
+        if self.price_micros is not None:
+            out["price_micros"] = self.price_micros
+        if self.recognised_micros is not None:
+            out["recognised_micros"] = self.recognised_micros
+        if self.bought_at is not None:
+            out["bought_at"] = self.bought_at
+        if self.expires_at is not None:
+            out["expires_at"] = self.expires_at
+        if self.state is not None:
+            out["state"] = self.state
+        return out
+
+
+@dataclass(frozen=True)
+class PackageProduct:
+    name: str
+    gpu_type: str
+    gpu_hours: int
+    price_micros: int
+    validity_days: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PackageProduct":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_hours"] = _required(d, "gpu_hours", cls.__name__)
+        kw["price_micros"] = _required(d, "price_micros", cls.__name__)
+        kw["validity_days"] = _required(d, "validity_days", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        out["gpu_type"] = self.gpu_type
+        out["gpu_hours"] = self.gpu_hours
+        out["price_micros"] = self.price_micros
+        out["validity_days"] = self.validity_days
+        return out
+
+
+@dataclass(frozen=True)
+class PackagePurchase:
+    product: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PackagePurchase":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["product"] = _required(d, "product", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["product"] = self.product
+        return out
+
+
+@dataclass(frozen=True)
+class PriceChange:
+    "what changes; the rest is carried over from the version in force at effective_at"
+
+    effective_at: Optional[str] = None
+    currency: Optional[str] = None
+    gpu_per_hour_micros: Optional[dict[str, Optional[int]]] = None
+    cpu_per_core_hour_micros: Optional[int] = None
+    memory_per_gb_hour_micros: Optional[int] = None
+    disk_per_gb_hour_micros: Optional[int] = None
+    storage_per_gb_month_micros: Optional[int] = None
+    egress_per_gb_micros: Optional[int] = None
+    minimum_billed_seconds: Optional[int] = None
+    spot_floor_permille: Optional[int] = None
+    reserved_discount_permille: Optional[dict[str, int]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PriceChange":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "effective_at" in d:
+            kw["effective_at"] = d["effective_at"]
+        if "currency" in d:
+            kw["currency"] = d["currency"]
+        if "gpu_per_hour_micros" in d:
+            kw["gpu_per_hour_micros"] = d["gpu_per_hour_micros"]
+        if "cpu_per_core_hour_micros" in d:
+            kw["cpu_per_core_hour_micros"] = d["cpu_per_core_hour_micros"]
+        if "memory_per_gb_hour_micros" in d:
+            kw["memory_per_gb_hour_micros"] = d["memory_per_gb_hour_micros"]
+        if "disk_per_gb_hour_micros" in d:
+            kw["disk_per_gb_hour_micros"] = d["disk_per_gb_hour_micros"]
+        if "storage_per_gb_month_micros" in d:
+            kw["storage_per_gb_month_micros"] = d["storage_per_gb_month_micros"]
+        if "egress_per_gb_micros" in d:
+            kw["egress_per_gb_micros"] = d["egress_per_gb_micros"]
+        if "minimum_billed_seconds" in d:
+            kw["minimum_billed_seconds"] = d["minimum_billed_seconds"]
+        if "spot_floor_permille" in d:
+            kw["spot_floor_permille"] = d["spot_floor_permille"]
+        if "reserved_discount_permille" in d:
+            kw["reserved_discount_permille"] = d["reserved_discount_permille"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.effective_at is not None:
+            out["effective_at"] = self.effective_at
+        if self.currency is not None:
+            out["currency"] = self.currency
+        if self.gpu_per_hour_micros is not None:
+            out["gpu_per_hour_micros"] = self.gpu_per_hour_micros
+        if self.cpu_per_core_hour_micros is not None:
+            out["cpu_per_core_hour_micros"] = self.cpu_per_core_hour_micros
+        if self.memory_per_gb_hour_micros is not None:
+            out["memory_per_gb_hour_micros"] = self.memory_per_gb_hour_micros
+        if self.disk_per_gb_hour_micros is not None:
+            out["disk_per_gb_hour_micros"] = self.disk_per_gb_hour_micros
+        if self.storage_per_gb_month_micros is not None:
+            out["storage_per_gb_month_micros"] = self.storage_per_gb_month_micros
+        if self.egress_per_gb_micros is not None:
+            out["egress_per_gb_micros"] = self.egress_per_gb_micros
+        if self.minimum_billed_seconds is not None:
+            out["minimum_billed_seconds"] = self.minimum_billed_seconds
+        if self.spot_floor_permille is not None:
+            out["spot_floor_permille"] = self.spot_floor_permille
+        if self.reserved_discount_permille is not None:
+            out["reserved_discount_permille"] = self.reserved_discount_permille
+        return out
+
+
+@dataclass(frozen=True)
+class PriceVersion:
+    "a version of the price book (docs/billing.md)"
+
+    version: int
+    effective_at: str
+    set_at: str
+    currency: str
+    gpu_per_hour_micros: dict[str, int]
+    cpu_per_core_hour_micros: int
+    memory_per_gb_hour_micros: int
+    disk_per_gb_hour_micros: int
+    storage_per_gb_month_micros: int
+    egress_per_gb_micros: int
+    minimum_billed_seconds: int
+    spot_floor_permille: int
+    reserved_discount_permille: Optional[dict[str, int]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PriceVersion":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["version"] = _required(d, "version", cls.__name__)
+        kw["effective_at"] = _required(d, "effective_at", cls.__name__)
+        kw["set_at"] = _required(d, "set_at", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        v = _required(d, "gpu_per_hour_micros", cls.__name__)
+        kw["gpu_per_hour_micros"] = dict(v)
+        kw["cpu_per_core_hour_micros"] = _required(d, "cpu_per_core_hour_micros", cls.__name__)
+        kw["memory_per_gb_hour_micros"] = _required(d, "memory_per_gb_hour_micros", cls.__name__)
+        kw["disk_per_gb_hour_micros"] = _required(d, "disk_per_gb_hour_micros", cls.__name__)
+        kw["storage_per_gb_month_micros"] = _required(d, "storage_per_gb_month_micros", cls.__name__)
+        kw["egress_per_gb_micros"] = _required(d, "egress_per_gb_micros", cls.__name__)
+        kw["minimum_billed_seconds"] = _required(d, "minimum_billed_seconds", cls.__name__)
+        kw["spot_floor_permille"] = _required(d, "spot_floor_permille", cls.__name__)
+        if "reserved_discount_permille" in d:
+            kw["reserved_discount_permille"] = d["reserved_discount_permille"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["version"] = self.version
+        out["effective_at"] = self.effective_at
+        out["set_at"] = self.set_at
+        out["currency"] = self.currency
+        v = self.gpu_per_hour_micros
+        out["gpu_per_hour_micros"] = dict(v)
+        out["cpu_per_core_hour_micros"] = self.cpu_per_core_hour_micros
+        out["memory_per_gb_hour_micros"] = self.memory_per_gb_hour_micros
+        out["disk_per_gb_hour_micros"] = self.disk_per_gb_hour_micros
+        out["storage_per_gb_month_micros"] = self.storage_per_gb_month_micros
+        out["egress_per_gb_micros"] = self.egress_per_gb_micros
+        out["minimum_billed_seconds"] = self.minimum_billed_seconds
+        out["spot_floor_permille"] = self.spot_floor_permille
+        if self.reserved_discount_permille is not None:
+            out["reserved_discount_permille"] = self.reserved_discount_permille
+        return out
+
+
+@dataclass(frozen=True)
+class PriceVersionList:
+    items: list[PriceVersion]
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PriceVersionList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [PriceVersion.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Prices:
+    current: PriceVersion
+    upcoming: list[PriceVersion]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Prices":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "current", cls.__name__)
+        kw["current"] = PriceVersion.from_dict(v)
+        v = _required(d, "upcoming", cls.__name__)
+        kw["upcoming"] = [PriceVersion.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.current
+        out["current"] = v.to_dict()
+        v = self.upcoming
+        out["upcoming"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
+class Problem:
+    "RFC 9457 problem details; every error answer has this shape"
+
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Problem":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["type"] = _required(d, "type", cls.__name__)
+        kw["title"] = _required(d, "title", cls.__name__)
+        kw["status"] = _required(d, "status", cls.__name__)
+        kw["code"] = _required(d, "code", cls.__name__)
+        kw["detail"] = _required(d, "detail", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["type"] = self.type
+        out["title"] = self.title
+        out["status"] = self.status
+        out["code"] = self.code
+        out["detail"] = self.detail
+        return out
+
+
+@dataclass(frozen=True)
+class Quota:
+    tenant_id: str
+    max_gpus_per_type: dict[str, int]
+    max_instances: Optional[int]
+    max_queued: Optional[int]
+    max_array: Optional[int]
+    max_body_bytes: Optional[int]
+    weight: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Quota":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        v = _required(d, "max_gpus_per_type", cls.__name__)
+        kw["max_gpus_per_type"] = dict(v)
+        kw["max_instances"] = _required(d, "max_instances", cls.__name__)
+        kw["max_queued"] = _required(d, "max_queued", cls.__name__)
+        kw["max_array"] = _required(d, "max_array", cls.__name__)
+        kw["max_body_bytes"] = _required(d, "max_body_bytes", cls.__name__)
+        kw["weight"] = _required(d, "weight", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        v = self.max_gpus_per_type
+        out["max_gpus_per_type"] = dict(v)
+        out["max_instances"] = self.max_instances
+        out["max_queued"] = self.max_queued
+        out["max_array"] = self.max_array
+        out["max_body_bytes"] = self.max_body_bytes
+        out["weight"] = self.weight
+        return out
+
+
+@dataclass(frozen=True)
+class QuotaSet:
+    "replaces the whole quota: a field left out is no limit (weight 1)"
+
+    max_gpus_per_type: Optional[dict[str, int]] = None
+    max_instances: Optional[int] = None
+    max_queued: Optional[int] = None
+    max_array: Optional[int] = None
+    max_body_bytes: Optional[int] = None
+    weight: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "QuotaSet":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "max_gpus_per_type" in d:
+            kw["max_gpus_per_type"] = d["max_gpus_per_type"]
+        if "max_instances" in d:
+            kw["max_instances"] = d["max_instances"]
+        if "max_queued" in d:
+            kw["max_queued"] = d["max_queued"]
+        if "max_array" in d:
+            kw["max_array"] = d["max_array"]
+        if "max_body_bytes" in d:
+            kw["max_body_bytes"] = d["max_body_bytes"]
+        if "weight" in d:
+            kw["weight"] = d["weight"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.max_gpus_per_type is not None:
+            out["max_gpus_per_type"] = self.max_gpus_per_type
+        if self.max_instances is not None:
+            out["max_instances"] = self.max_instances
+        if self.max_queued is not None:
+            out["max_queued"] = self.max_queued
+        if self.max_array is not None:
+            out["max_array"] = self.max_array
+        if self.max_body_bytes is not None:
+            out["max_body_bytes"] = self.max_body_bytes
+        if self.weight is not None:
+            out["weight"] = self.weight
+        return out
+
+
+@dataclass(frozen=True)
+class RegistrationResult:
+    node_id: str
+    credential: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RegistrationResult":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        kw["credential"] = _required(d, "credential", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["node_id"] = self.node_id
+        out["credential"] = self.credential
+        return out
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    generation: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ReportResult":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["generation"] = _required(d, "generation", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["generation"] = self.generation
+        return out
+
+
+@dataclass(frozen=True)
+class Reservation:
+    id: str
+    tenant_id: str
+    gpu_type: str
+    gpu_count: int
+    start: str
+    end: str
+    state: ReservationState
+    created_at: str
+    payment: Literal["upfront", "monthly"]
+    price_per_gpu_hour_micros: int
+    discount_permille: int
+    total_micros: int
+    paid_micros: int
+    refunded: bool
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Reservation":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        kw["start"] = _required(d, "start", cls.__name__)
+        kw["end"] = _required(d, "end", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["payment"] = _required(d, "payment", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["discount_permille"] = _required(d, "discount_permille", cls.__name__)
+        kw["total_micros"] = _required(d, "total_micros", cls.__name__)
+        kw["paid_micros"] = _required(d, "paid_micros", cls.__name__)
+        kw["refunded"] = _required(d, "refunded", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["gpu_type"] = self.gpu_type
+        out["gpu_count"] = self.gpu_count
+        out["start"] = self.start
+        out["end"] = self.end
+        out["state"] = self.state
+        out["created_at"] = self.created_at
+        out["payment"] = self.payment
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["discount_permille"] = self.discount_permille
+        out["total_micros"] = self.total_micros
+        out["paid_micros"] = self.paid_micros
+        out["refunded"] = self.refunded
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class ReservationCreate:
+    gpu_type: str
+    gpu_count: int
+    tenant_id: Optional[str] = None
+    start: Optional[str] = None
+    end: Optional[str] = None
+    term_days: Optional[int] = None
+    payment: Optional[Literal["upfront", "monthly"]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ReservationCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "start" in d:
+            kw["start"] = d["start"]
+        if "end" in d:
+            kw["end"] = d["end"]
+        if "term_days" in d:
+            kw["term_days"] = d["term_days"]
+        if "payment" in d:
+            kw["payment"] = d["payment"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu_type"] = self.gpu_type
+        out["gpu_count"] = self.gpu_count
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.start is not None:
+            out["start"] = self.start
+        if self.end is not None:
+            out["end"] = self.end
+        if self.term_days is not None:
+            out["term_days"] = self.term_days
+        if self.payment is not None:
+            out["payment"] = self.payment
+        return out
+
+
+@dataclass(frozen=True)
+class ReservationList:
+    items: list[Reservation]
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ReservationList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Reservation.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class RevenueReport:
+    from_: Optional[str] = None
+    to: Optional[str] = None
+    currency: Optional[str] = None
+    total_micros: Optional[int] = None
+    credits_micros: Optional[int] = None
+    by_gpu_type: Optional[dict[str, int]] = None
+    by_tenant: Optional[dict[str, int]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RevenueReport":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "from" in d:
+            kw["from_"] = d["from"]
+        if "to" in d:
+            kw["to"] = d["to"]
+        if "currency" in d:
+            kw["currency"] = d["currency"]
+        if "total_micros" in d:
+            kw["total_micros"] = d["total_micros"]
+        if "credits_micros" in d:
+            kw["credits_micros"] = d["credits_micros"]
+        if "by_gpu_type" in d:
+            kw["by_gpu_type"] = d["by_gpu_type"]
+        if "by_tenant" in d:
+            kw["by_tenant"] = d["by_tenant"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.from_ is not None:
+            out["from"] = self.from_
+        if self.to is not None:
+            out["to"] = self.to
+        if self.currency is not None:
+            out["currency"] = self.currency
+        if self.total_micros is not None:
+            out["total_micros"] = self.total_micros
+        if self.credits_micros is not None:
+            out["credits_micros"] = self.credits_micros
+        if self.by_gpu_type is not None:
+            out["by_gpu_type"] = self.by_gpu_type
+        if self.by_tenant is not None:
+            out["by_tenant"] = self.by_tenant
+        return out
+
+
+@dataclass(frozen=True)
+class Session:
+    "a console session: its secret travels only in the HttpOnly cookie gpurent_console"
+
+    tenant_id: str
+    key_id: str
+    role: Role
+    session_of: str
+    csrf_token: str
+    expires_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Session":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["key_id"] = _required(d, "key_id", cls.__name__)
+        kw["role"] = _required(d, "role", cls.__name__)
+        kw["session_of"] = _required(d, "session_of", cls.__name__)
+        kw["csrf_token"] = _required(d, "csrf_token", cls.__name__)
+        kw["expires_at"] = _required(d, "expires_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        out["key_id"] = self.key_id
+        out["role"] = self.role
+        out["session_of"] = self.session_of
+        out["csrf_token"] = self.csrf_token
+        out["expires_at"] = self.expires_at
+        return out
+
+
+@dataclass(frozen=True)
+class SessionCreate:
+    key: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SessionCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["key"] = _required(d, "key", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["key"] = self.key
+        return out
+
+
+@dataclass(frozen=True)
+class SpotPricePoint:
+    gpu_type: str
+    at: str
+    price_per_gpu_hour_micros: int
+    utilisation_permille: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SpotPricePoint":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["utilisation_permille"] = _required(d, "utilisation_permille", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu_type"] = self.gpu_type
+        out["at"] = self.at
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["utilisation_permille"] = self.utilisation_permille
+        return out
+
+
+@dataclass(frozen=True)
+class SpotPrices:
+    items: list[SpotPricesItemsItem]
+    currency: str
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SpotPrices":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [SpotPricesItemsItem.from_dict(x0) for x0 in v]
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["currency"] = self.currency
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class SpotPricesItemsItem:
+    gpu_type: str
+    current_per_gpu_hour_micros: int
+    floor_per_gpu_hour_micros: int
+    cap_per_gpu_hour_micros: int
+    points: list[SpotPricePoint]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SpotPricesItemsItem":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["current_per_gpu_hour_micros"] = _required(d, "current_per_gpu_hour_micros", cls.__name__)
+        kw["floor_per_gpu_hour_micros"] = _required(d, "floor_per_gpu_hour_micros", cls.__name__)
+        kw["cap_per_gpu_hour_micros"] = _required(d, "cap_per_gpu_hour_micros", cls.__name__)
+        v = _required(d, "points", cls.__name__)
+        kw["points"] = [SpotPricePoint.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpu_type"] = self.gpu_type
+        out["current_per_gpu_hour_micros"] = self.current_per_gpu_hour_micros
+        out["floor_per_gpu_hour_micros"] = self.floor_per_gpu_hour_micros
+        out["cap_per_gpu_hour_micros"] = self.cap_per_gpu_hour_micros
+        v = self.points
+        out["points"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    description: str
+    image: Optional[str]
+    command: list[str]
+    process_command: list[str]
+    env: dict[str, str]
+    services: list[str]
+    recommended_gpu_memory_gb: int
+    runtimes: list[Literal["process", "container"]]
+    builtin: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Template":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["description"] = _required(d, "description", cls.__name__)
+        kw["image"] = _required(d, "image", cls.__name__)
+        v = _required(d, "command", cls.__name__)
+        kw["command"] = list(v)
+        v = _required(d, "process_command", cls.__name__)
+        kw["process_command"] = list(v)
+        v = _required(d, "env", cls.__name__)
+        kw["env"] = dict(v)
+        v = _required(d, "services", cls.__name__)
+        kw["services"] = list(v)
+        kw["recommended_gpu_memory_gb"] = _required(d, "recommended_gpu_memory_gb", cls.__name__)
+        v = _required(d, "runtimes", cls.__name__)
+        kw["runtimes"] = list(v)
+        kw["builtin"] = _required(d, "builtin", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        out["description"] = self.description
+        out["image"] = self.image
+        v = self.command
+        out["command"] = list(v)
+        v = self.process_command
+        out["process_command"] = list(v)
+        v = self.env
+        out["env"] = dict(v)
+        v = self.services
+        out["services"] = list(v)
+        out["recommended_gpu_memory_gb"] = self.recommended_gpu_memory_gb
+        v = self.runtimes
+        out["runtimes"] = list(v)
+        out["builtin"] = self.builtin
+        return out
+
+
+@dataclass(frozen=True)
+class TemplateList:
+    items: list[Template]
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TemplateList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Template.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class TemplateSet:
+    "give image, process_command or both"
+
+    description: Optional[str] = None
+    image: Optional[str] = None
+    command: Optional[Union[str, list[str]]] = None
+    process_command: Optional[Union[str, list[str]]] = None
+    env: Optional[dict[str, str]] = None
+    services: Optional[list[str]] = None
+    recommended_gpu_memory_gb: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TemplateSet":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "description" in d:
+            kw["description"] = d["description"]
+        if "image" in d:
+            kw["image"] = d["image"]
+        if "command" in d:
+            kw["command"] = d["command"]
+        if "process_command" in d:
+            kw["process_command"] = d["process_command"]
+        if "env" in d:
+            kw["env"] = d["env"]
+        if "services" in d:
+            kw["services"] = d["services"]
+        if "recommended_gpu_memory_gb" in d:
+            kw["recommended_gpu_memory_gb"] = d["recommended_gpu_memory_gb"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.image is not None:
+            out["image"] = self.image
+        if self.command is not None:
+            out["command"] = self.command
+        if self.process_command is not None:
+            out["process_command"] = self.process_command
+        if self.env is not None:
+            out["env"] = self.env
+        if self.services is not None:
+            out["services"] = self.services
+        if self.recommended_gpu_memory_gb is not None:
+            out["recommended_gpu_memory_gb"] = self.recommended_gpu_memory_gb
+        return out
+
+
+@dataclass(frozen=True)
+class Tenant:
+    id: str
+    name: str
+    created_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Tenant":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["created_at"] = self.created_at
+        return out
+
+
+@dataclass(frozen=True)
+class TenantCreate:
+    name: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TenantCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        return out
+
+
+@dataclass(frozen=True)
+class TenantList:
+    items: list[TenantWithBalance]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TenantList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [TenantWithBalance.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class TenantWithBalance:
+    id: str
+    name: str
+    created_at: str
+    balance_micros: int
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TenantWithBalance":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["balance_micros"] = _required(d, "balance_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["created_at"] = self.created_at
+        out["balance_micros"] = self.balance_micros
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class Topup:
+    tenant_id: str
+    amount_micros: int
+    reference: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Topup":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
+        if "reference" in d:
+            kw["reference"] = d["reference"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        out["amount_micros"] = self.amount_micros
+        if self.reference is not None:
+            out["reference"] = self.reference
+        return out
+
+
+@dataclass(frozen=True)
+class TopupResult:
+    transfer_id: str
+    tenant_id: str
+    amount_micros: int
+    balance_micros: int
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TopupResult":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["transfer_id"] = _required(d, "transfer_id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
+        kw["balance_micros"] = _required(d, "balance_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["transfer_id"] = self.transfer_id
+        out["tenant_id"] = self.tenant_id
+        out["amount_micros"] = self.amount_micros
+        out["balance_micros"] = self.balance_micros
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class Transfer:
+    id: str
+    at: str
+    kind: Literal["topup", "usage", "credit", "purchase", "recognition", "refund"]
+    from_account: str
+    to_account: str
+    amount_micros: int
+    reference: str
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Transfer":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["kind"] = _required(d, "kind", cls.__name__)
+        kw["from_account"] = _required(d, "from_account", cls.__name__)
+        kw["to_account"] = _required(d, "to_account", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
+        kw["reference"] = _required(d, "reference", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["at"] = self.at
+        out["kind"] = self.kind
+        out["from_account"] = self.from_account
+        out["to_account"] = self.to_account
+        out["amount_micros"] = self.amount_micros
+        out["reference"] = self.reference
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class TransferList:
+    items: list[Transfer]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TransferList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Transfer.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class Upload:
+    "A tenant's upload: a tar.gz its instances unpack into their home before their command starts (workdir). Sent in pieces; resumable from `received`."
+
+    id: str
+    size: int
+    sha256: str
+    received: int
+    complete: bool
+    created_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Upload":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["size"] = _required(d, "size", cls.__name__)
+        kw["sha256"] = _required(d, "sha256", cls.__name__)
+        kw["received"] = _required(d, "received", cls.__name__)
+        kw["complete"] = _required(d, "complete", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["size"] = self.size
+        out["sha256"] = self.sha256
+        out["received"] = self.received
+        out["complete"] = self.complete
+        out["created_at"] = self.created_at
+        return out
+
+
+@dataclass(frozen=True)
+class UploadCreate:
+    size: int
+    sha256: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "UploadCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["size"] = _required(d, "size", cls.__name__)
+        kw["sha256"] = _required(d, "sha256", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["size"] = self.size
+        out["sha256"] = self.sha256
+        return out
+
+
+@dataclass(frozen=True)
+class Usage:
+    tenant_id: str
+    items: list[UsageItem]
+    volumes: list[VolumeUsageItem]
+    total_micros: int
+    currency: str
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Usage":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [UsageItem.from_dict(x0) for x0 in v]
+        v = _required(d, "volumes", cls.__name__)
+        kw["volumes"] = [VolumeUsageItem.from_dict(x0) for x0 in v]
+        kw["total_micros"] = _required(d, "total_micros", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        v = self.volumes
+        out["volumes"] = [x0.to_dict() for x0 in v]
+        out["total_micros"] = self.total_micros
+        out["currency"] = self.currency
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class UsageItem:
+    instance_id: str
+    run: int
+    gpu_type: str
+    gpu_count: int
+    pricing: PricingModel
+    price_per_gpu_hour_micros: int
+    started_at: str
+    ended_at: Optional[str]
+    seconds: int
+    minimum_seconds: int
+    amount_micros: int
+    kind: Literal["run", "stopped_disk"]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "UsageItem":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        kw["run"] = _required(d, "run", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_count"] = _required(d, "gpu_count", cls.__name__)
+        kw["pricing"] = _required(d, "pricing", cls.__name__)
+        kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["started_at"] = _required(d, "started_at", cls.__name__)
+        kw["ended_at"] = _required(d, "ended_at", cls.__name__)
+        kw["seconds"] = _required(d, "seconds", cls.__name__)
+        kw["minimum_seconds"] = _required(d, "minimum_seconds", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
+        kw["kind"] = _required(d, "kind", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["instance_id"] = self.instance_id
+        out["run"] = self.run
+        out["gpu_type"] = self.gpu_type
+        out["gpu_count"] = self.gpu_count
+        out["pricing"] = self.pricing
+        out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["started_at"] = self.started_at
+        out["ended_at"] = self.ended_at
+        out["seconds"] = self.seconds
+        out["minimum_seconds"] = self.minimum_seconds
+        out["amount_micros"] = self.amount_micros
+        out["kind"] = self.kind
+        return out
+
+
+@dataclass(frozen=True)
+class Volume:
+    id: str
+    tenant_id: str
+    name: str
+    size_gb: int
+    node_id: Optional[str]
+    state: VolumeState
+    created_at: str
+    price_per_gb_month_micros: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Volume":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["size_gb"] = _required(d, "size_gb", cls.__name__)
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["price_per_gb_month_micros"] = _required(d, "price_per_gb_month_micros", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["name"] = self.name
+        out["size_gb"] = self.size_gb
+        out["node_id"] = self.node_id
+        out["state"] = self.state
+        out["created_at"] = self.created_at
+        out["price_per_gb_month_micros"] = self.price_per_gb_month_micros
+        return out
+
+
+@dataclass(frozen=True)
+class VolumeCreate:
+    name: str
+    size_gb: int
+    node_id: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "VolumeCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["size_gb"] = _required(d, "size_gb", cls.__name__)
+        if "node_id" in d:
+            kw["node_id"] = d["node_id"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        out["size_gb"] = self.size_gb
+        if self.node_id is not None:
+            out["node_id"] = self.node_id
+        return out
+
+
+@dataclass(frozen=True)
+class VolumeList:
+    items: list[Volume]
+    next_cursor: Any
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "VolumeList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [Volume.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    volume_id: str
+    mount_path: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "VolumeMount":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["volume_id"] = _required(d, "volume_id", cls.__name__)
+        kw["mount_path"] = _required(d, "mount_path", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["volume_id"] = self.volume_id
+        out["mount_path"] = self.mount_path
+        return out
+
+
+@dataclass(frozen=True)
+class VolumeUsageItem:
+    volume_id: str
+    name: str
+    size_gb: int
+    price_per_gb_month_micros: int
+    created_at: str
+    deleted_at: Optional[str]
+    seconds: int
+    amount_micros: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "VolumeUsageItem":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["volume_id"] = _required(d, "volume_id", cls.__name__)
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["size_gb"] = _required(d, "size_gb", cls.__name__)
+        kw["price_per_gb_month_micros"] = _required(d, "price_per_gb_month_micros", cls.__name__)
+        kw["created_at"] = _required(d, "created_at", cls.__name__)
+        kw["deleted_at"] = _required(d, "deleted_at", cls.__name__)
+        kw["seconds"] = _required(d, "seconds", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["volume_id"] = self.volume_id
+        out["name"] = self.name
+        out["size_gb"] = self.size_gb
+        out["price_per_gb_month_micros"] = self.price_per_gb_month_micros
+        out["created_at"] = self.created_at
+        out["deleted_at"] = self.deleted_at
+        out["seconds"] = self.seconds
+        out["amount_micros"] = self.amount_micros
+        return out
+
+
+@dataclass(frozen=True)
+class Whoami:
+    tenant_id: str
+    key_id: str
+    role: Role
+    scopes: list[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Whoami":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["key_id"] = _required(d, "key_id", cls.__name__)
+        kw["role"] = _required(d, "role", cls.__name__)
+        v = _required(d, "scopes", cls.__name__)
+        kw["scopes"] = list(v)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        out["key_id"] = self.key_id
+        out["role"] = self.role
+        v = self.scopes
+        out["scopes"] = list(v)
+        return out
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    instance_id: str
+    run: int
+    should_run: bool
+    command: list[str]
+    env: dict[str, str]
+    gpus: list[str]
+    tenant_id: Optional[str] = None
+    cpu: Optional[int] = None
+    memory_gb: Optional[int] = None
+    volumes: Optional[list[VolumeMount]] = None
+    job: Optional[JobMemberPlacement] = None
+    workdir: Optional[str] = None
+    image: Optional[str] = None
+    services: Optional[list[str]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WorkloadSpec":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        kw["run"] = _required(d, "run", cls.__name__)
+        kw["should_run"] = _required(d, "should_run", cls.__name__)
+        v = _required(d, "command", cls.__name__)
+        kw["command"] = list(v)
+        v = _required(d, "env", cls.__name__)
+        kw["env"] = dict(v)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = list(v)
+        if "tenant_id" in d:
+            kw["tenant_id"] = d["tenant_id"]
+        if "cpu" in d:
+            kw["cpu"] = d["cpu"]
+        if "memory_gb" in d:
+            kw["memory_gb"] = d["memory_gb"]
+        if "volumes" in d:
+            v = d["volumes"]
+            kw["volumes"] = (None if v is None else [VolumeMount.from_dict(x0) for x0 in v])
+        if "job" in d:
+            v = d["job"]
+            kw["job"] = (None if v is None else JobMemberPlacement.from_dict(v))
+        if "workdir" in d:
+            kw["workdir"] = d["workdir"]
+        if "image" in d:
+            kw["image"] = d["image"]
+        if "services" in d:
+            kw["services"] = d["services"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["instance_id"] = self.instance_id
+        out["run"] = self.run
+        out["should_run"] = self.should_run
+        v = self.command
+        out["command"] = list(v)
+        v = self.env
+        out["env"] = dict(v)
+        v = self.gpus
+        out["gpus"] = list(v)
+        if self.tenant_id is not None:
+            out["tenant_id"] = self.tenant_id
+        if self.cpu is not None:
+            out["cpu"] = self.cpu
+        if self.memory_gb is not None:
+            out["memory_gb"] = self.memory_gb
+        if self.volumes is not None:
+            v = self.volumes
+            out["volumes"] = (None if v is None else [x0.to_dict() for x0 in v])
+        if self.job is not None:
+            v = self.job
+            out["job"] = (None if v is None else v.to_dict())
+        if self.workdir is not None:
+            out["workdir"] = self.workdir
+        if self.image is not None:
+            out["image"] = self.image
+        if self.services is not None:
+            out["services"] = self.services
+        return out
+
+
+@dataclass(frozen=True)
+class WorkloadStatus:
+    instance_id: str
+    run: int
+    phase: Literal["starting", "running", "exited"]
+    exit_code: Optional[int] = None
+    message: Optional[str] = None
+    never_started: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WorkloadStatus":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        kw["run"] = _required(d, "run", cls.__name__)
+        kw["phase"] = _required(d, "phase", cls.__name__)
+        if "exit_code" in d:
+            kw["exit_code"] = d["exit_code"]
+        if "message" in d:
+            kw["message"] = d["message"]
+        if "never_started" in d:
+            kw["never_started"] = d["never_started"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["instance_id"] = self.instance_id
+        out["run"] = self.run
+        out["phase"] = self.phase
+        if self.exit_code is not None:
+            out["exit_code"] = self.exit_code
+        if self.message is not None:
+            out["message"] = self.message
+        if self.never_started is not None:
+            out["never_started"] = self.never_started
+        return out
+
+
+__all__ = [
+    "InstanceState",
+    "JobState",
+    "PricingModel",
+    "ReservationState",
+    "Role",
+    "VolumeState",
+    "Alert",
+    "AlertList",
+    "AlertRule",
+    "AlertRuleList",
+    "AlertSubject",
+    "AlertTransition",
+    "ApiKey",
+    "ApiKeyCreate",
+    "ApiKeyCreated",
+    "ApiKeyList",
+    "AuditEntry",
+    "AuditList",
+    "Balance",
+    "BalanceSettings",
+    "BalanceSettingsView",
+    "ContainerToolkit",
+    "CopyResult",
+    "DesiredState",
+    "Estimate",
+    "EstimatePerHourMicros",
+    "EstimateSpot",
+    "Event",
+    "EventList",
+    "Gpu",
+    "GpuQuarantine",
+    "GpuTelemetry",
+    "GpuTelemetryLastXid",
+    "GpuType",
+    "GpuTypeList",
+    "Health",
+    "Instance",
+    "InstanceCreate",
+    "InstanceList",
+    "Invoice",
+    "InvoiceLine",
+    "InvoiceSummary",
+    "Job",
+    "JobCreate",
+    "JobList",
+    "JobMemberPlacement",
+    "JobTask",
+    "JoinToken",
+    "JoinTokenCreate",
+    "LogSize",
+    "MetricSeries",
+    "MetricSeriesPointsItem",
+    "Node",
+    "NodeGpu",
+    "NodeList",
+    "NodeRegistration",
+    "NodeReport",
+    "Offer",
+    "OfferList",
+    "Package",
+    "PackageProduct",
+    "PackagePurchase",
+    "PriceChange",
+    "PriceVersion",
+    "PriceVersionList",
+    "Prices",
+    "Problem",
+    "Quota",
+    "QuotaSet",
+    "RegistrationResult",
+    "ReportResult",
+    "Reservation",
+    "ReservationCreate",
+    "ReservationList",
+    "RevenueReport",
+    "Session",
+    "SessionCreate",
+    "SpotPricePoint",
+    "SpotPrices",
+    "SpotPricesItemsItem",
+    "Template",
+    "TemplateList",
+    "TemplateSet",
+    "Tenant",
+    "TenantCreate",
+    "TenantList",
+    "TenantWithBalance",
+    "Topup",
+    "TopupResult",
+    "Transfer",
+    "TransferList",
+    "Upload",
+    "UploadCreate",
+    "Usage",
+    "UsageItem",
+    "Volume",
+    "VolumeCreate",
+    "VolumeList",
+    "VolumeMount",
+    "VolumeUsageItem",
+    "Whoami",
+    "WorkloadSpec",
+    "WorkloadStatus",
+]
