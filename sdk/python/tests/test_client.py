@@ -1,6 +1,6 @@
 """Tests of the Python SDK: error mapping, retries against a local http.server, config, the
 generator's --check, and an integration run against a real `gpurent dev`
-(GPURENT_BIN, default /work/main/build/gpurent or ../../build/gpurent; skipped if absent).
+(GPURENT_BIN, which make test sets, else the repository's build/gpurent; skipped without either).
 
     PYTHONPATH=sdk/python python3 -m pytest sdk/python/tests -q
 """
@@ -247,11 +247,14 @@ class ModelsTest(unittest.TestCase):
 
 
 def find_binary():
-    for path in (os.environ.get("GPURENT_BIN"), os.path.join(REPO, "build", "gpurent"),
-                 "/work/main/build/gpurent"):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
+    """$GPURENT_BIN (make test sets it: then it must be there), else the repository's build."""
+    named = os.environ.get("GPURENT_BIN")
+    if named:
+        if not os.access(named, os.X_OK):
+            raise RuntimeError(f"GPURENT_BIN={named} is not an executable")
+        return named
+    built = os.path.join(REPO, "build", "gpurent")
+    return built if os.access(built, os.X_OK) else None
 
 
 @unittest.skipUnless(find_binary(), "no gpurent binary (set GPURENT_BIN)")
