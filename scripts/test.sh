@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the format, builds, runs clang-tidy over the changed files
 # (scripts/check-tidy.sh), and runs every test: the unit tests (ctest), the libFuzzer harnesses for
-# a bounded time (scripts/fuzz.sh, GPURENT_FUZZ_SECONDS per target, default 20) and the
+# a bounded time (scripts/fuzz.sh, GPURENT_FUZZ_SECONDS per target, default 20), the Python SDK's
+# (sdk/python/tests, and its generated models checked against docs/openapi.json) and the
 # multi-process end-to-end tests (pytest against the real binary), the PostgreSQL ones against a
 # throwaway PostgreSQL (scripts/test-postgres.sh).
 set -euo pipefail
@@ -17,5 +18,9 @@ echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 echo "== fuzzing (fuzz/README.md: the regression inputs, then each harness for a bounded time)"
 scripts/fuzz.sh "${GPURENT_FUZZ_SECONDS:-20}"
+echo "== Python SDK (sdk/python): its models as docs/openapi.json makes them, and its tests"
+/usr/bin/python3 sdk/python/gen_models.py --check
+GPURENT_BIN="$PWD/${BUILD_DIR:-build}/gpurent" PYTHONPATH=sdk/python \
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider sdk/python/tests
 echo "== end-to-end tests"
 GPURENT_BIN="$PWD/${BUILD_DIR:-build}/gpurent" /usr/bin/python3 -m pytest -q tests/e2e "$@"
