@@ -185,8 +185,7 @@ struct NodeApi::Impl {
     auto copied = co_await net::await_on(copy_workers, std::move(work));
     copies_in_flight -= 1;
     if (!copied) co_return net::problem_response(copied.error());
-    co_return net::Response{
-        200, "application/json", model::copy_result_json(*copied).dump(), {}, {}};
+    co_return net::Response{200, "application/json", Json(*copied).dump(), {}, {}};
   }
 
   static Result<std::string> upload_parameter(const net::Request& request) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -299,6 +300,77 @@ void fields(V& visit, S& x) {
   visit("amount_micros", x.amount_micros);
   visit("balance_micros", x.balance_micros);
   visit("currency", x.currency);
+}
+
+// A tenant's limits (GET and PUT /v1/tenants/{id}/quota): nullopt and a type not named are no
+// limit.
+struct Quota {
+  std::string tenant_id;
+  std::map<std::string, int> max_gpus_per_type;  // GPUs of a type held at once
+  std::optional<int> max_instances;              // instances holding GPUs at once
+  std::optional<int> max_queued;      // instances and job tasks waiting at once (more refused)
+  std::optional<int> max_array;       // tasks in one job array
+  std::optional<int> max_body_bytes;  // of one request's body
+  int weight = 1;                     // share of contended capacity
+};
+
+template <class V, schema::Of<Quota> S>
+void fields(V& visit, S& x) {
+  visit("tenant_id", x.tenant_id);
+  visit("max_gpus_per_type", x.max_gpus_per_type);
+  visit("max_instances", x.max_instances);
+  visit("max_queued", x.max_queued);
+  visit("max_array", x.max_array);
+  visit("max_body_bytes", x.max_body_bytes);
+  visit("weight", x.weight);
+}
+
+// PUT /v1/tenants/{id}/quota: the whole quota (what is left out is no limit; weight 1).
+struct QuotaSet {
+  std::map<std::string, int> max_gpus_per_type;
+  std::optional<int> max_instances;
+  std::optional<int> max_queued;
+  std::optional<int> max_array;
+  std::optional<int> max_body_bytes;
+  std::optional<int> weight;
+};
+
+template <class V, schema::Of<QuotaSet> S>
+void fields(V& visit, S& x) {
+  visit("max_gpus_per_type", x.max_gpus_per_type, schema::kOmitEmpty);
+  visit("max_instances", x.max_instances, schema::kOmitEmpty);
+  visit("max_queued", x.max_queued, schema::kOmitEmpty);
+  visit("max_array", x.max_array, schema::kOmitEmpty);
+  visit("max_body_bytes", x.max_body_bytes, schema::kOmitEmpty);
+  visit("weight", x.weight, schema::kOmitEmpty);
+}
+
+// POST /v1/join-tokens (operators).
+struct JoinTokenCreate {
+  std::optional<std::string> description;
+  std::optional<int64_t> ttl_s;  // default 24 h
+};
+
+template <class V, schema::Of<JoinTokenCreate> S>
+void fields(V& visit, S& x) {
+  visit("description", x.description, schema::kOmitEmpty);
+  visit("ttl_s", x.ttl_s, schema::kOmitEmpty);
+}
+
+// A token a new node joins with; its secret is shown only in the answer that makes it.
+struct JoinToken {
+  std::string id;
+  std::string token;  // gjt_...
+  std::string description;
+  Timestamp expires_at{};
+};
+
+template <class V, schema::Of<JoinToken> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("token", x.token);
+  visit("description", x.description);
+  visit("expires_at", x.expires_at);
 }
 
 }  // namespace gpurent::api

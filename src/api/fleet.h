@@ -132,6 +132,29 @@ void fields(V& visit, S& x) {
   visit("moving_instances", x.moving_instances, schema::kOmitEmpty);
 }
 
+// A GPU type the platform knows (GET /v1/gpu-types), with its on-demand price and how many
+// GPUs of it ready nodes have.
+struct GpuType {
+  std::string slug;  // the id, as gpu_type names it
+  std::string display_name;
+  int64_t memory_mb = 0;
+  std::optional<Micros> price_per_gpu_hour_micros;  // null: not priced
+  std::string currency;
+  int total = 0;
+  int free = 0;  // not held by an instance
+};
+
+template <class V, schema::Of<GpuType> S>
+void fields(V& visit, S& x) {
+  visit("slug", x.slug);
+  visit("display_name", x.display_name);
+  visit("memory_mb", x.memory_mb);
+  visit("price_per_gpu_hour_micros", x.price_per_gpu_hour_micros);
+  visit("currency", x.currency);
+  visit("total", x.total);
+  visit("free", x.free);
+}
+
 // What the platform offers of one GPU type (GET /v1/offers).
 struct Offer {
   std::string gpu_type;

@@ -13,13 +13,16 @@
 #include <vector>
 
 #include "api/accounts.h"
+#include "api/billing.h"
 #include "api/fleet.h"
+#include "api/monitoring.h"
 #include "api/openapi_document.h"
 #include "api/templates.h"
 #include "api/workloads.h"
 #include "common/field_table.h"
 #include "common/json.h"
 #include "model/agent_protocol.h"
+#include "model/file_copy.h"
 
 namespace gpurent::api {
 namespace {
@@ -293,6 +296,49 @@ TEST(OpenApiSchemas, TheApisBodiesAreWhatTheDocumentSays) {
   expect_matches<Event>(document, "Event");
   expect_matches<TemplateSet>(document, "TemplateSet", Body::kRequest);
   expect_matches<Template>(document, "Template");
+  expect_matches<GpuType>(document, "GpuType");
+  expect_matches<Quota>(document, "Quota");
+  expect_matches<QuotaSet>(document, "QuotaSet", Body::kRequest);
+  expect_matches<JoinTokenCreate>(document, "JoinTokenCreate", Body::kRequest);
+  expect_matches<JoinToken>(document, "JoinToken");
+  expect_matches<ServiceTicket>(document, "ServiceTicket");
+  expect_matches<UploadCreate>(document, "UploadCreate", Body::kRequest);
+  expect_matches<Upload>(document, "Upload");
+  expect_matches<model::CopyResult>(document, "CopyResult");
+}
+
+TEST(OpenApiSchemas, TheMoneyBodiesAreWhatTheDocumentSays) {
+  const Document document;
+  expect_matches<ReservationCreate>(document, "ReservationCreate", Body::kRequest);
+  expect_matches<Reservation>(document, "Reservation");
+  expect_matches<PackageProduct>(document, "PackageProduct");
+  expect_matches<PackagePurchase>(document, "PackagePurchase", Body::kRequest);
+  expect_matches<Package>(document, "Package");
+  expect_matches<BalanceSettingsSet>(document, "BalanceSettingsSet", Body::kRequest);
+  expect_matches<BalanceSettings>(document, "BalanceSettings");
+  expect_matches<InvoiceLine>(document, "InvoiceLine");
+  expect_matches<InvoiceSummary>(document, "InvoiceSummary");
+  expect_matches<Invoice>(document, "Invoice");
+  expect_matches<RevenueReport>(document, "RevenueReport");
+  expect_matches<PriceVersion>(document, "PriceVersion");
+  expect_matches<Prices>(document, "Prices");
+  expect_matches<PriceChange>(document, "PriceChange", Body::kRequest);
+  expect_matches<SpotPricePoint>(document, "SpotPricePoint");
+  expect_matches<SpotPrices>(document, "SpotPrices");
+  expect_matches<Estimate>(document, "Estimate");
+}
+
+TEST(OpenApiSchemas, TheMonitoringBodiesAreWhatTheDocumentSays) {
+  const Document document;
+  expect_matches<AlertRule>(document, "AlertRule");
+  expect_matches<AlertRuleCreate>(document, "AlertRuleCreate", Body::kRequest);
+  expect_matches<IdleAlertSet>(document, "IdleAlertSet", Body::kRequest);
+  expect_matches<AlertSubject>(document, "AlertSubject");
+  expect_matches<Alert>(document, "Alert");
+  expect_matches<AlertTransition>(document, "AlertTransition");
+  expect_matches<AlertList>(document, "AlertList");
+  expect_matches<AlertAcknowledged>(document, "AlertAcknowledged");
+  expect_matches<MetricSeries>(document, "MetricSeries");
 }
 
 TEST(OpenApiSchemas, TheAgentProtocolIsWhatTheDocumentSays) {

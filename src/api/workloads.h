@@ -285,4 +285,49 @@ void fields(V& visit, S& x) {
   visit("tasks", x.tasks, schema::kOmitEmpty);
 }
 
+// POST /v1/instances/{id}/services/{service}/ticket: a one-time login to a service of the
+// instance; the server's URL joined with path opens it in a browser.
+struct ServiceTicket {
+  std::string path;  // /i/<id>/<service>/?login=<ticket>
+  Timestamp expires_at{};
+};
+
+template <class V, schema::Of<ServiceTicket> S>
+void fields(V& visit, S& x) {
+  visit("path", x.path);
+  visit("expires_at", x.expires_at);
+}
+
+// POST /v1/uploads: an upload of `size` bytes whose whole has this SHA-256.
+struct UploadCreate {
+  int64_t size = 0;
+  std::string sha256;  // lowercase hex
+};
+
+template <class V, schema::Of<UploadCreate> S>
+void fields(V& visit, S& x) {
+  visit("size", x.size);
+  visit("sha256", x.sha256);
+}
+
+// A tenant's upload (a tar.gz), sent in pieces and resumable from `received`.
+struct Upload {
+  std::string id;
+  int64_t size = 0;
+  std::string sha256;
+  int64_t received = 0;
+  bool complete = false;  // every byte came and the SHA-256 matched
+  Timestamp created_at{};
+};
+
+template <class V, schema::Of<Upload> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("size", x.size);
+  visit("sha256", x.sha256);
+  visit("received", x.received);
+  visit("complete", x.complete);
+  visit("created_at", x.created_at);
+}
+
 }  // namespace gpurent::api

@@ -354,6 +354,24 @@ TEST_F(CliTest, ReserveBooksATermAndLaunchRunsOnIt) {
   EXPECT_EQ(server.requests().size(), 2u);
 }
 
+TEST_F(CliTest, BillingSettingsKeepTheSettingNotGiven) {
+  TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
+    const std::string body = request.method == "PUT" ? request.body : R"({"tenant_id": "t-1",
+        "currency": "CNY", "warning_threshold_micros": 10000000, "credit_limit_micros": 5000000,
+        "below_warning_threshold": false})";
+    connection.write(TestHttpServer::response(200, "application/json", body));
+  });
+  Outcome set = gpurent({"--url", server.url(), "billing", "settings", "--warning", "20"});
+  ASSERT_EQ(set.code, 0) << set.err;
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].target, "/v1/billing/settings");
+  EXPECT_EQ(requests[1].method, "PUT");
+  EXPECT_EQ(Json::parse(requests[1].body),
+            Json::parse(R"({"tenant_id": "t-1", "warning_threshold_micros": 20000000,
+                            "credit_limit_micros": 5000000})"));
+}
+
 TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
   TestHttpServer server([](const TestHttpServer::Request& request, auto& connection) {
     const std::string body = request.method == "PUT" ? request.body : R"({"tenant_id": "t-1",
@@ -371,8 +389,7 @@ TEST_F(CliTest, QuotaSetKeepsTheLimitsItDoesNotName) {
   EXPECT_EQ(requests[1].method, "PUT");
   EXPECT_EQ(Json::parse(requests[1].body),
             Json::parse(R"({"max_gpus_per_type": {"h100-80g": 2, "l4-24g": 1},
-                            "max_instances": null, "max_queued": 50, "max_array": 100,
-                            "max_body_bytes": null, "weight": 3})"));
+                            "max_queued": 50, "max_array": 100, "weight": 3})"));
 
   Outcome bad = gpurent({"--url", server.url(), "quota", "set", "t-1", "--max-gpus", "h100-80g"});
   EXPECT_EQ(bad.code, 2) << bad.err;

@@ -1,8 +1,11 @@
-// whoami, tenants, api-keys: who is calling, and who may.
+// whoami, tenants, api-keys (create, ls, revoke), audit: who is calling, and who may.
+#include <fmt/format.h>
+
 #include <CLI/App.hpp>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/views.h"
 
 namespace gpurent::cli {
@@ -60,6 +63,28 @@ void add_access_commands(CLI::App& app, Context& ctx) {
           [&ctx](const auto& value) { return api_key_view(value, ctx.now()); });
     });
   });
+  auto tenant = std::make_shared<std::string>();
+  auto* list_keys = keys->add_subcommand("ls", "List API keys (their secrets are never shown)");
+  list_keys->add_option("--tenant", *tenant, "another tenant's (operators)");
+  list_keys->callback([&ctx, tenant] {
+    ctx.set_command([&ctx, tenant] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.access().list_api_keys(*tenant); },
+          [&ctx](const auto& value) { return api_keys_view(value, ctx.now()); });
+    });
+  });
+  auto key_id = std::make_shared<std::string>();
+  auto* revoke = keys->add_subcommand("revoke", "Revoke an API key: it stops working at once");
+  revoke->add_option("id", *key_id, "the key's id (k-...)")->required();
+  revoke->callback([&ctx, key_id] {
+    ctx.set_command([&ctx, key_id]() -> Status {
+      GPURENT_TRY(api, ctx.api());
+      GPURENT_CHECK(api->access().revoke_api_key(*key_id));
+      return ctx.show(Json{{"id", *key_id}, {"revoked", true}}, [key_id](const Json&) {
+        return fmt::format("revoked API key {}\n", sanitize(*key_id));
+      });
+    });
+  });
 }
 
 void add_audit_commands(CLI::App& app, Context& ctx) {
@@ -78,11 +103,11 @@ void add_audit_commands(CLI::App& app, Context& ctx) {
   audit->callback([&ctx, options] {
     ctx.set_command([&ctx, options] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) -> Result<Json> {
+          [&](client::ApiClient& api) -> Result<client::Answer<std::vector<api::AuditEntry>>> {
             GPURENT_TRY(items, api.access().list_audit(options->tenant, options->key_id));
             return last_items(std::move(items), options->tail);
           },
-          [&ctx](const Json& value) { return audit_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return audit_view(value, ctx.now()); });
     });
   });
 }

@@ -12,106 +12,85 @@
 namespace gpurent::cli {
 namespace {
 
-std::string text_of(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return "";
-  return sanitize(it->is_string() ? it->get<std::string>() : it->dump());
-}
-
-std::string money_of(const Json& object, const char* key, std::string_view currency) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return "-";
-  return format_money(it->get<Micros>(), currency);
-}
-
-std::string products_view(const Json& items) {
+std::string products_view(const std::vector<api::PackageProduct>& items) {
   Table table({"NAME", "GPU TYPE", "GPU-HOURS", "PRICE", "VALID (DAYS)"});
   for (const auto& p : items) {
-    table.add_row({text_of(p, "name"), text_of(p, "gpu_type"), text_of(p, "gpu_hours"),
-                   money_of(p, "price_micros", text_of(p, "currency")),
-                   text_of(p, "validity_days")});
+    table.add_row({p.name, p.gpu_type, std::to_string(p.gpu_hours),
+                   format_money(p.price_micros, p.currency.value_or("")),
+                   std::to_string(p.validity_days)});
   }
   return table.render();
 }
 
-std::string packages_view(const Json& items) {
+std::string packages_view(const std::vector<api::Package>& items) {
   Table table({"ID", "PRODUCT", "GPU TYPE", "REMAINING GPU-H", "STATE", "EXPIRES"});
   for (const auto& p : items) {
-    const int64_t seconds = p.value("remaining_gpu_seconds", int64_t{0});
-    table.add_row({text_of(p, "id"), text_of(p, "product"), text_of(p, "gpu_type"),
-                   fmt::format("{}/{}", format_duration(seconds), text_of(p, "gpu_hours") + "h"),
-                   text_of(p, "state"), text_of(p, "expires_at")});
+    table.add_row({p.id, p.product, p.gpu_type,
+                   fmt::format("{}/{}h", format_duration(p.remaining_gpu_seconds), p.gpu_hours),
+                   p.state, format_rfc3339(p.expires_at)});
   }
   return table.render();
 }
 
-std::string invoices_view(const Json& items) {
+std::string invoices_view(const std::vector<api::InvoiceSummary>& items) {
   Table table({"ID", "TENANT", "OPENING", "CHARGES", "CREDITS", "PAYMENTS", "CLOSING"});
   for (const auto& i : items) {
-    const std::string currency = text_of(i, "currency");
-    table.add_row({text_of(i, "id"), text_of(i, "tenant_id"),
-                   money_of(i, "opening_balance_micros", currency),
-                   money_of(i, "charges_micros", currency), money_of(i, "credits_micros", currency),
-                   money_of(i, "payments_micros", currency),
-                   money_of(i, "closing_balance_micros", currency)});
+    table.add_row({i.id, i.tenant_id, format_money(i.opening_balance_micros, i.currency),
+                   format_money(i.charges_micros, i.currency),
+                   format_money(i.credits_micros, i.currency),
+                   format_money(i.payments_micros, i.currency),
+                   format_money(i.closing_balance_micros, i.currency)});
   }
   return table.render();
 }
 
-std::string invoice_view(const Json& invoice) {
-  const std::string currency = text_of(invoice, "currency");
+std::string invoice_view(const api::Invoice& invoice) {
+  const api::InvoiceSummary& summary = invoice.summary;
+  const std::string& currency = summary.currency;
   Table table({"CATEGORY", "DESCRIPTION", "QUANTITY", "AMOUNT"});
-  for (const char* section : {"lines", "prepaid"}) {
-    for (const auto& line : invoice.value(section, Json::array())) {
-      const std::string prefix = std::string_view(section) == "prepaid" ? "prepaid: " : "";
-      table.add_row({prefix + text_of(line, "category"), text_of(line, "description"),
-                     text_of(line, "quantity") + " " + text_of(line, "unit"),
-                     money_of(line, "amount_micros", currency)});
+  for (const auto& [prefix, lines] :
+       {std::pair{"", &invoice.lines}, std::pair{"prepaid: ", &invoice.prepaid}}) {
+    for (const auto& line : *lines) {
+      table.add_row({prefix + line.category, line.description,
+                     fmt::format("{} {}", line.quantity, line.unit),
+                     format_money(line.amount_micros, currency)});
     }
   }
   // The summary reads as the balance moved: opening, what was taken (charges, "-"), what was
   // added (credits and payments, "+"), closing. The lines keep the ledger's sign: a charge is
   // positive, a credit or payment negative.
-  const auto moved = [&](const char* key) {
-    const auto it = invoice.find(key);
-    return it != invoice.end() && it->is_number_integer()
-               ? format_balance_change(-it->get<Micros>(), currency)
-               : std::string("-");
-  };
+  const auto moved = [&](Micros amount) { return format_balance_change(-amount, currency); };
   return render_fields(
-             {{"Invoice", text_of(invoice, "id")},
-              {"Tenant", text_of(invoice, "tenant_id")},
+             {{"Invoice", summary.id},
+              {"Tenant", summary.tenant_id},
               {"Period",
-               text_of(invoice, "period_start") + " .. " + text_of(invoice, "period_end")},
-              {"Opening balance", money_of(invoice, "opening_balance_micros", currency)},
-              {"Charges", moved("charges_micros")},
-              {"Credits", moved("credits_micros")},
-              {"Payments", moved("payments_micros")},
-              {"Closing balance", money_of(invoice, "closing_balance_micros", currency)}}) +
+               format_rfc3339(summary.period_start) + " .. " + format_rfc3339(summary.period_end)},
+              {"Opening balance", format_money(summary.opening_balance_micros, currency)},
+              {"Charges", moved(summary.charges_micros)},
+              {"Credits", moved(summary.credits_micros)},
+              {"Payments", moved(summary.payments_micros)},
+              {"Closing balance", format_money(summary.closing_balance_micros, currency)}}) +
          "\nLines (charges positive; credits and payments negative):\n" + table.render();
 }
 
-std::string settings_view(const Json& s) {
-  const std::string currency = text_of(s, "currency");
-  return render_fields(
-      {{"Tenant", text_of(s, "tenant_id")},
-       {"Warning below", format_money(s.value("warning_threshold_micros", Micros{0}), currency)},
-       {"Credit limit", format_money(s.value("credit_limit_micros", Micros{0}), currency)},
-       {"Below warning", text_of(s, "below_warning_threshold")}});
+std::string settings_view(const api::BalanceSettings& s) {
+  return render_fields({{"Tenant", s.tenant_id},
+                        {"Warning below", format_money(s.warning_threshold_micros, s.currency)},
+                        {"Credit limit", format_money(s.credit_limit_micros, s.currency)},
+                        {"Below warning", s.below_warning_threshold ? "yes" : "no"}});
 }
 
-std::string revenue_view(const Json& r) {
-  const std::string currency = text_of(r, "currency");
-  std::string out = render_fields({{"From", text_of(r, "from")},
-                                   {"To", text_of(r, "to")},
-                                   {"Revenue", money_of(r, "total_micros", currency)},
-                                   {"Credits granted", money_of(r, "credits_micros", currency)}});
-  for (const auto& [title, key] :
-       {std::pair{"GPU TYPE", "by_gpu_type"}, std::pair{"TENANT", "by_tenant"}}) {
+std::string revenue_view(const api::RevenueReport& r) {
+  std::string out =
+      render_fields({{"From", format_rfc3339(r.from)},
+                     {"To", format_rfc3339(r.to)},
+                     {"Revenue", format_money(r.total_micros, r.currency)},
+                     {"Credits granted", format_money(r.credits_micros, r.currency)}});
+  for (const auto& [title, amounts] :
+       {std::pair{"GPU TYPE", &r.by_gpu_type}, std::pair{"TENANT", &r.by_tenant}}) {
     Table table({title, "REVENUE"});
-    const Json amounts = r.value(key, Json::object());  // items() must not outlive it
-    for (const auto& [name, amount] : amounts.items()) {
-      table.add_row({sanitize(name), format_money(amount.get<Micros>(), currency)});
+    for (const auto& [name, amount] : *amounts) {
+      table.add_row({name, format_money(amount, r.currency)});
     }
     out += "\n" + table.render();
   }
@@ -154,14 +133,14 @@ void add_package_commands(CLI::App& app, Context& ctx) {
   define->callback([&ctx, product] {
     ctx.set_command([&ctx, product]() -> Status {
       GPURENT_TRY(price, parse_amount(product->price, false));
-      const Json body = {{"name", product->name},
-                         {"gpu_type", product->gpu_type},
-                         {"gpu_hours", product->gpu_hours},
-                         {"price_micros", price},
-                         {"validity_days", product->validity_days}};
+      const api::PackageProduct body{.name = product->name,
+                                     .gpu_type = product->gpu_type,
+                                     .gpu_hours = product->gpu_hours,
+                                     .price_micros = price,
+                                     .validity_days = product->validity_days};
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.billing().set_package_product(body); },
-          [](const Json& p) { return products_view(Json::array({p})); });
+          [](const api::PackageProduct& p) { return products_view({p}); });
     });
   });
 
@@ -175,7 +154,7 @@ void add_package_commands(CLI::App& app, Context& ctx) {
           [&](client::ApiClient& api) {
             return api.billing().buy_package(buy_product->first, buy_product->second);
           },
-          [](const Json& p) { return packages_view(Json::array({p})); });
+          [](const api::Package& p) { return packages_view({p}); });
     });
   });
 
@@ -247,8 +226,10 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
   auto* guard = billing.add_subcommand(
       "settings", "The warning threshold and credit limit (operators change them)");
   guard->add_option("--tenant", settings->tenant, "another tenant's (operators)");
-  guard->add_option("--warning", settings->warning, "set: warn below this amount");
-  guard->add_option("--credit-limit", settings->credit_limit, "set: stop work below -this");
+  guard->add_option("--warning", settings->warning,
+                    "set: warn below this amount (the credit limit stays)");
+  guard->add_option("--credit-limit", settings->credit_limit,
+                    "set: stop work below -this (the warning threshold stays)");
   guard->callback([&ctx, settings] {
     ctx.set_command([&ctx, settings]() -> Status {
       if (settings->warning.empty() && settings->credit_limit.empty()) {
@@ -258,18 +239,22 @@ void add_statement_commands(CLI::App& billing, Context& ctx) {
             },
             settings_view);
       }
-      Json body = {{"tenant_id", settings->tenant}};
+      // PUT replaces both settings: the one not given keeps the value the server has.
+      GPURENT_TRY(api, ctx.api());
+      GPURENT_TRY(current, api->billing().balance_settings(settings->tenant));
+      api::BalanceSettingsSet body{
+          .tenant_id = current.value.tenant_id,
+          .warning_threshold_micros = current.value.warning_threshold_micros,
+          .credit_limit_micros = current.value.credit_limit_micros};
       if (!settings->warning.empty()) {
         GPURENT_TRY(warning, parse_amount(settings->warning, false));
-        body["warning_threshold_micros"] = warning;
+        body.warning_threshold_micros = warning;
       }
       if (!settings->credit_limit.empty()) {
         GPURENT_TRY(limit, parse_amount(settings->credit_limit, false));
-        body["credit_limit_micros"] = limit;
+        body.credit_limit_micros = limit;
       }
-      return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.billing().set_balance_settings(body); },
-          settings_view);
+      return ctx.show(api->billing().set_balance_settings(body), settings_view);
     });
   });
 }

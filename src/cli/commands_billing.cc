@@ -21,8 +21,12 @@ Status topup(Context& ctx, const TopupOptions& options) {
   GPURENT_TRY(amount, parse_amount(options.amount, options.in_micros));
   return ctx.call_and_show(
       [&](client::ApiClient& api) {
-        return api.billing().topup(options.tenant, amount, options.reference,
-                                   options.idempotency_key);
+        return api.billing().topup(
+            {.tenant_id = options.tenant,
+             .amount_micros = amount,
+             .reference =
+                 options.reference.empty() ? std::nullopt : std::optional(options.reference)},
+            options.idempotency_key);
       },
       topup_view);
 }
@@ -51,7 +55,7 @@ void add_verbs(CLI::App& parent, Context& ctx, const std::string& group) {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
           [](client::ApiClient& api) { return api.billing().transfers(); },
-          [&ctx](const Json& value) { return transfers_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return transfers_view(value, ctx.now()); });
     });
   });
 

@@ -34,16 +34,14 @@ Result<CopyTarget> parse_copy_target(std::string_view text) {
   return target;
 }
 
-std::string copied_view(const CopyTarget& target, const Json& result) {
-  const auto count = [&](const char* field, const char* one, const char* many) {
-    const int64_t n = result.value(field, int64_t{0});
+std::string copied_view(const CopyTarget& target, const model::CopyResult& result) {
+  const auto count = [](int64_t n, const char* one, const char* many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
   };
-  return fmt::format("copied {}, {}, {} ({:.1f} KiB) into {}:{}\n", count("files", "file", "files"),
-                     count("directories", "directory", "directories"),
-                     count("links", "link", "links"),
-                     static_cast<double>(result.value("bytes", int64_t{0})) / 1024, target.id,
-                     sanitize(result.value("path", "")));
+  return fmt::format(
+      "copied {}, {}, {} ({:.1f} KiB) into {}:{}\n", count(result.files, "file", "files"),
+      count(result.directories, "directory", "directories"), count(result.links, "link", "links"),
+      static_cast<double>(result.bytes) / 1024, target.id, sanitize(result.path));
 }
 
 Status copy(Context& ctx, const std::string& source, const std::string& destination) {
@@ -51,9 +49,10 @@ Status copy(Context& ctx, const std::string& source, const std::string& destinat
   GPURENT_TRY(api, ctx.api());
   GPURENT_TRY(packed, pack_copy_source(source));
   GPURENT_TRY(upload, upload_packed(ctx, *api, packed, source));
-  return ctx.show(target.volume ? api->files().copy_into_volume(target.id, upload, target.path)
-                                : api->files().copy_into_instance(target.id, upload, target.path),
-                  [&target](const Json& result) { return copied_view(target, result); });
+  return ctx.show(
+      target.volume ? api->files().copy_into_volume(target.id, upload, target.path)
+                    : api->files().copy_into_instance(target.id, upload, target.path),
+      [&target](const model::CopyResult& result) { return copied_view(target, result); });
 }
 
 }  // namespace

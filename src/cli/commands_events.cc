@@ -27,11 +27,11 @@ void add_event_commands(CLI::App& app, Context& ctx) {
   events->callback([&ctx, options] {
     ctx.set_command([&ctx, options] {
       return ctx.call_and_show(
-          [&](client::ApiClient& api) -> Result<Json> {
+          [&](client::ApiClient& api) -> Result<client::Answer<std::vector<api::Event>>> {
             GPURENT_TRY(items, api.monitoring().list_events(options->object_id, options->kind));
             return last_items(std::move(items), options->tail);
           },
-          [&ctx](const Json& value) { return events_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return events_view(value, ctx.now()); });
     });
   });
 }

@@ -183,9 +183,9 @@ void add_logs_and_cancel(CLI::App& jobs, Context& ctx) {
   cancel->callback([&ctx, id] {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show([&](client::ApiClient& api) { return api.jobs().cancel(*id); },
-                               [](const Json& job) {
-                                 return fmt::format("{}   {}\n", sanitize(field_text(job, "id")),
-                                                    sanitize(field_text(job, "state")));
+                               [](const api::Job& job) {
+                                 return fmt::format("{}   {}\n", sanitize(job.id),
+                                                    sanitize(model::to_string(job.state)));
                                });
     });
   });

@@ -3,6 +3,7 @@
 #include <CLI/App.hpp>
 #include <memory>
 
+#include "api/monitoring.h"
 #include "cli/commands.h"
 #include "cli/commands_monitoring.h"
 #include "cli/output.h"
@@ -10,39 +11,35 @@
 namespace gpurent::cli {
 namespace {
 
-std::string text(const Json& object, std::string_view key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return "-";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-std::string alerts_view(const Json& list) {
+std::string alerts_view(const api::AlertList& list) {
   Table table({"ID", "STATE", "SEVERITY", "SINCE", "VALUE", "ACK"});
-  for (const auto& alert : list.at("items")) {
-    table.add_row({text(alert, "id"), text(alert, "state"), text(alert, "severity"),
-                   text(alert, "active_since"), text(alert.at("subject"), "value"),
-                   alert.value("acknowledged", false) ? text(alert, "acknowledged_by") : ""});
+  for (const auto& alert : list.items) {
+    const auto& value = alert.subject.value;
+    table.add_row({alert.id, alert.state, alert.severity, format_rfc3339(alert.active_since),
+                   value ? fmt::format("{}", *value) : "-",
+                   alert.acknowledged ? alert.acknowledged_by.value_or("-") : ""});
   }
   return table.render();
 }
 
-std::string rules_view(const Json& rules) {
+std::string rules_view(const std::vector<api::AlertRule>& rules) {
   Table table({"NAME", "METRIC", "CONDITION", "FOR", "SEVERITY", "SCOPE"});
   for (const auto& rule : rules) {
-    const std::string comparison = text(rule, "comparison");
-    const std::string scope = text(rule, "scope");
-    table.add_row({text(rule, "name"), text(rule, "metric"),
-                   comparison == "absent" ? comparison : comparison + " " + text(rule, "threshold"),
-                   text(rule, "for_s") + "s", text(rule, "severity"),
-                   scope == "all" ? scope : scope + " " + text(rule, "scope_value")});
+    table.add_row(
+        {rule.name, rule.metric,
+         rule.comparison == "absent" ? rule.comparison
+                                     : fmt::format("{} {}", rule.comparison, rule.threshold),
+         fmt::format("{}s", rule.for_s), rule.severity,
+         rule.scope == "all" ? rule.scope : rule.scope + " " + rule.scope_value.value_or("-")});
   }
   return table.render();
 }
 
-std::string points_view(const Json& answer) {
+std::string points_view(const api::MetricSeries& answer) {
   Table table({"TIME", "VALUE", "SERIES"});
-  for (const auto& point : answer.at("points")) {
-    table.add_row({text(point, "t"), text(point, "value"), text(point, "series")});
+  for (const auto& point : answer.points) {
+    table.add_row(
+        {format_rfc3339(point.t), fmt::format("{}", point.value), std::to_string(point.series)});
   }
   return table.render();
 }
@@ -73,17 +70,20 @@ void add_rule_commands(CLI::App& alerts, Context& ctx) {
   set->add_option("--scope-value", options->scope_value, "the node, GPU type or instance");
   set->callback([&ctx, options] {
     ctx.set_command([&ctx, options] {
-      Json body = {{"name", options->name},
-                   {"metric", options->metric},
-                   {"comparison", options->comparison},
-                   {"for_s", options->for_s}};
-      if (options->comparison != "absent") body["threshold"] = options->threshold;
-      if (!options->severity.empty()) body["severity"] = options->severity;
-      if (!options->scope.empty()) body["scope"] = options->scope;
-      if (!options->scope_value.empty()) body["scope_value"] = options->scope_value;
+      const auto given = [](const std::string& text) {
+        return text.empty() ? std::nullopt : std::optional(text);
+      };
+      api::AlertRuleCreate body{.name = options->name,
+                                .metric = options->metric,
+                                .comparison = options->comparison,
+                                .for_s = options->for_s,
+                                .severity = given(options->severity),
+                                .scope = given(options->scope),
+                                .scope_value = given(options->scope_value)};
+      if (options->comparison != "absent") body.threshold = options->threshold;
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.monitoring().put_alert_rule(body); },
-          [](const Json& saved) { return rules_view(Json::array({saved})); });
+          [](const api::AlertRule& saved) { return rules_view({saved}); });
     });
   });
   auto name = std::make_shared<std::string>();
@@ -159,7 +159,9 @@ void add_monitoring_commands(CLI::App& app, Context& ctx) {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.monitoring().acknowledge_alert(*id); },
-          [](const Json& answer) { return fmt::format("{} acknowledged\n", text(answer, "id")); });
+          [](const api::AlertAcknowledged& answer) {
+            return fmt::format("{} acknowledged\n", sanitize(answer.id));
+          });
     });
   });
   add_rule_commands(*alerts, ctx);

@@ -16,14 +16,15 @@ struct JoinTokenOptions {
 };
 
 Status create_join_token(Context& ctx, const JoinTokenOptions& options) {
-  std::optional<int64_t> ttl_s;
+  api::JoinTokenCreate request;
+  if (!options.description.empty()) request.description = options.description;
   if (!options.ttl.empty()) {
     GPURENT_TRY(seconds, parse_duration_seconds(options.ttl));
-    ttl_s = seconds;
+    request.ttl_s = seconds;
   }
   GPURENT_TRY(api, ctx.api());
-  return ctx.show(api->access().create_join_token(options.description, ttl_s),
-                  [&ctx, api](const Json& value) {
+  return ctx.show(api->access().create_join_token(request),
+                  [&ctx, api](const api::JoinToken& value) {
                     return join_token_view(value, api->base_url(), ctx.now());
                   });
 }

@@ -17,32 +17,23 @@
 namespace gpurent::cli {
 namespace {
 
-int64_t integer(const Json& object, std::string_view key) {
-  if (!object.is_object()) return 0;
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+// A price of the book, "CNY 18.00/GPU-h" (format_price: finer than a cent, it keeps its digits).
+std::string money(Micros amount, std::string_view currency, std::string_view per) {
+  return format_price(amount, sanitize(currency), per);
 }
 
-// A price of the book, "CNY 18.00/GPU-h" (format_price: finer than a cent, it keeps its digits).
-std::string money(const Json& object, std::string_view key, std::string_view currency,
+std::string money(const std::optional<Micros>& amount, std::string_view currency,
                   std::string_view per) {
-  if (!object.is_object() || !object.contains(key) || !object.at(key).is_number_integer()) {
-    return "-";
-  }
-  return format_price(object.at(key).get<Micros>(), sanitize(currency), per);
+  return amount ? money(*amount, currency, per) : "-";
 }
 
 // "7 d: 10 % off, 30 d: 20 % off" from {"7": 100, "30": 200}, shortest term first.
-std::string reserved_terms(const Json& v) {
-  const auto it = v.find("reserved_discount_permille");
-  if (it == v.end() || !it->is_object() || it->empty()) return "no discounts";
+std::string reserved_terms(const api::PriceVersion& v) {
+  if (v.reserved_discount_permille.empty()) return "no discounts";
   std::vector<std::pair<int, std::string>> terms;
-  for (const auto& [days, permille] : it->items()) {
-    terms.emplace_back(
-        std::atoi(days.c_str()),
-        fmt::format(
-            "{} d: {} off", sanitize(days),
-            format_permille_percent(permille.is_number_integer() ? permille.get<int64_t>() : 0)));
+  for (const auto& [days, permille] : v.reserved_discount_permille) {
+    terms.emplace_back(std::atoi(days.c_str()),
+                       fmt::format("{} d: {} off", days, format_permille_percent(permille)));
   }
   std::sort(terms.begin(), terms.end());
   std::string out;
@@ -51,99 +42,93 @@ std::string reserved_terms(const Json& v) {
 }
 
 // The built-in price book is in force from the start of time: said so, not as 1970-01-01.
-std::string effective_at(const Json& v) {
-  const std::string at = field_text(v, "effective_at");
-  return at.starts_with("1970-01-01T00:00:00") ? "always (the built-in price book)" : at;
+std::string effective_at(const api::PriceVersion& v) {
+  return v.effective_at == Timestamp{} ? "always (the built-in price book)"
+                                       : format_rfc3339(v.effective_at);
 }
 
-std::string version_view(const Json& v) {
-  const std::string currency = field_text(v, "currency");
+std::string version_view(const api::PriceVersion& v) {
+  const std::string& currency = v.currency;
   std::string text = render_fields({
-      {"Version", field_text(v, "version")},
+      {"Version", std::to_string(v.version)},
       {"Effective at", effective_at(v)},
-      {"Set at", field_text(v, "set_at")},
-      {"CPU", money(v, "cpu_per_core_hour_micros", currency, "core-h")},
-      {"Memory", money(v, "memory_per_gb_hour_micros", currency, "GB-h")},
-      {"Disk", money(v, "disk_per_gb_hour_micros", currency, "GB-h") + " while running"},
-      {"Storage", money(v, "storage_per_gb_month_micros", currency, "GB-month")},
-      {"Egress", money(v, "egress_per_gb_micros", currency, "GB")},
-      {"Minimum", fmt::format("{} s per start", integer(v, "minimum_billed_seconds"))},
+      {"Set at", format_rfc3339(v.set_at)},
+      {"CPU", money(v.cpu_per_core_hour_micros, currency, "core-h")},
+      {"Memory", money(v.memory_per_gb_hour_micros, currency, "GB-h")},
+      {"Disk", money(v.disk_per_gb_hour_micros, currency, "GB-h") + " while running"},
+      {"Storage", money(v.storage_per_gb_month_micros, currency, "GB-month")},
+      {"Egress", money(v.egress_per_gb_micros, currency, "GB")},
+      {"Minimum", fmt::format("{} s per start", v.minimum_billed_seconds)},
       {"Spot floor",
-       fmt::format("{} of on-demand", format_permille_percent(integer(v, "spot_floor_permille")))},
+       fmt::format("{} of on-demand", format_permille_percent(v.spot_floor_permille))},
       {"Reserved terms", reserved_terms(v)},
   });
   Table gpus({"GPU TYPE", "ON-DEMAND PER GPU-HOUR"});
-  if (const auto it = v.find("gpu_per_hour_micros"); it != v.end() && it->is_object()) {
-    for (const auto& [type, price] : it->items()) {
-      gpus.add_row({type, money(*it, type, currency, "GPU-h")});
-    }
+  for (const auto& [type, price] : v.gpu_per_hour_micros) {
+    gpus.add_row({type, money(price, currency, "GPU-h")});
   }
   return text + "\n" + gpus.render();
 }
 
-std::string prices_view(const Json& prices) {
-  std::string text = version_view(prices.value("current", Json::object()));
-  const Json upcoming = prices.value("upcoming", Json::array());
-  for (const auto& v : upcoming) {
-    text += fmt::format("\nUpcoming version {} from {}\n", field_text(v, "version"),
-                        field_text(v, "effective_at"));
+std::string prices_view(const api::Prices& prices) {
+  std::string text = version_view(prices.current);
+  for (const auto& v : prices.upcoming) {
+    text +=
+        fmt::format("\nUpcoming version {} from {}\n", v.version, format_rfc3339(v.effective_at));
   }
   return text;
 }
 
-std::string history_view(const Json& items) {
+std::string history_view(const std::vector<api::PriceVersion>& items) {
   Table table({"VERSION", "EFFECTIVE AT", "SET AT", "GPU TYPES", "MINIMUM", "SPOT FLOOR"});
   for (const auto& v : items) {
-    const auto gpus = v.value("gpu_per_hour_micros", Json::object());
-    table.add_row({field_text(v, "version"), effective_at(v), field_text(v, "set_at"),
-                   std::to_string(gpus.size()),
-                   fmt::format("{} s", integer(v, "minimum_billed_seconds")),
-                   format_permille_percent(integer(v, "spot_floor_permille"))});
+    table.add_row({std::to_string(v.version), effective_at(v), format_rfc3339(v.set_at),
+                   std::to_string(v.gpu_per_hour_micros.size()),
+                   fmt::format("{} s", v.minimum_billed_seconds),
+                   format_permille_percent(v.spot_floor_permille)});
   }
   return table.render();
 }
 
-std::string spot_view(const Json& body) {
-  const std::string currency = field_text(body, "currency");
+std::string spot_view(const api::SpotPrices& body) {
+  const std::string& currency = body.currency;
   Table table({"GPU TYPE", "AT", "PRICE", "UTILISATION"});
   Table now({"GPU TYPE", "NOW", "FLOOR", "CAP"});
-  for (const auto& type : body.value("items", Json::array())) {
-    now.add_row({field_text(type, "gpu_type"),
-                 money(type, "current_per_gpu_hour_micros", currency, "GPU-h"),
-                 money(type, "floor_per_gpu_hour_micros", currency, "GPU-h"),
-                 money(type, "cap_per_gpu_hour_micros", currency, "GPU-h")});
-    for (const auto& point : type.value("points", Json::array())) {
-      table.add_row({field_text(point, "gpu_type"), field_text(point, "at"),
-                     money(point, "price_per_gpu_hour_micros", currency, "GPU-h"),
-                     format_permille_percent(integer(point, "utilisation_permille"))});
+  for (const auto& type : body.items) {
+    now.add_row({type.gpu_type, money(type.current_per_gpu_hour_micros, currency, "GPU-h"),
+                 money(type.floor_per_gpu_hour_micros, currency, "GPU-h"),
+                 money(type.cap_per_gpu_hour_micros, currency, "GPU-h")});
+    for (const auto& point : type.points) {
+      table.add_row({point.gpu_type, format_rfc3339(point.at),
+                     money(point.price_per_gpu_hour_micros, currency, "GPU-h"),
+                     format_permille_percent(point.utilisation_permille)});
     }
   }
   return now.render() + "\n" + table.render();
 }
 
-std::string estimate_view(const Json& e) {
-  const std::string currency = field_text(e, "currency");
-  const Json per_hour = e.value("per_hour_micros", Json::object());
+std::string estimate_view(const api::Estimate& e) {
+  const std::string& currency = e.currency;
+  const api::HourlyCharge& per_hour = e.per_hour_micros;
   Fields fields = {
-      {"GPU type", field_text(e, "gpu_type")},
-      {"Pricing", field_text(e, "pricing")},
-      {"GPU price", money(e, "gpu_price_per_gpu_hour_micros", currency, "GPU-h")},
-      {"GPU", money(per_hour, "gpu", currency, "h")},
-      {"CPU", money(per_hour, "cpu", currency, "h")},
-      {"Memory", money(per_hour, "memory", currency, "h")},
-      {"Disk", money(per_hour, "disk", currency, "h")},
-      {"Total", money(per_hour, "total", currency, "h")},
-      {"Stopped", money(e, "stopped_storage_per_hour_micros", currency, "h") + " for the disk"},
-      {"Minimum",
-       fmt::format("{} s per start, {}", integer(e, "minimum_billed_seconds"),
-                   format_money(integer(e, "minimum_charge_micros"), sanitize(currency)))},
+      {"GPU type", e.gpu_type},
+      {"Pricing", std::string(model::to_string(e.pricing))},
+      {"GPU price", money(e.gpu_price_per_gpu_hour_micros, currency, "GPU-h")},
+      {"GPU", money(per_hour.gpu, currency, "h")},
+      {"CPU", money(per_hour.cpu, currency, "h")},
+      {"Memory", money(per_hour.memory, currency, "h")},
+      {"Disk", money(per_hour.disk, currency, "h")},
+      {"Total", money(per_hour.total, currency, "h")},
+      {"Stopped", money(e.stopped_storage_per_hour_micros, currency, "h") + " for the disk"},
+      {"Minimum", fmt::format("{} s per start, {}", e.minimum_billed_seconds,
+                              format_money(e.minimum_charge_micros, sanitize(currency)))},
   };
-  if (const auto spot = e.find("spot"); spot != e.end() && spot->is_object()) {
+  if (e.spot) {
     fields.push_back(
         {"Spot range",
-         fmt::format("{} .. {}", money(*spot, "floor_per_gpu_hour_micros", currency, "GPU-h"),
-                     money(*spot, "cap_per_gpu_hour_micros", currency, "GPU-h"))});
-    fields.push_back({"Spot now", money(*spot, "current_per_gpu_hour_micros", currency, "GPU-h")});
+         fmt::format("{} .. {}", money(e.spot->floor_per_gpu_hour_micros, currency, "GPU-h"),
+                     money(e.spot->cap_per_gpu_hour_micros, currency, "GPU-h"))});
+    fields.push_back({"Spot now", money(e.spot->current_per_gpu_hour_micros, currency, "GPU-h")});
   }
   return render_fields(fields);
 }
@@ -154,7 +139,7 @@ struct SetOptions {
   std::vector<std::string> unprice;
   std::string cpu, memory, disk, storage, egress;
   int64_t minimum_seconds = 0;
-  int64_t spot_floor_permille = 0;
+  int spot_floor_permille = 0;
   std::vector<std::string> reserved;  // DAYS=PERMILLE
   // Whether those two were given (any value, even a wrong one, goes to the server to judge).
   CLI::Option* minimum_flag = nullptr;
@@ -162,50 +147,49 @@ struct SetOptions {
   bool in_micros = false;
 };
 
-Result<Json> change_body(const SetOptions& options) {
-  Json body = Json::object();
-  if (!options.effective_at.empty()) body["effective_at"] = options.effective_at;
-  Json gpus = Json::object();
+Result<api::PriceChange> change_body(const SetOptions& options) {
+  api::PriceChange body;
+  if (!options.effective_at.empty()) {
+    body.effective_at = parse_rfc3339(options.effective_at);
+    if (!body.effective_at) {
+      return fail(usage_error(
+          fmt::format("--effective-at '{}' is not an RFC 3339 UTC time (e.g. 2026-12-31T00:00:00Z)",
+                      options.effective_at)));
+    }
+  }
   for (const auto& assignment : options.gpu) {
     const auto equals = assignment.find('=');
     if (equals == 0 || equals == std::string::npos) {
       return fail(usage_error(fmt::format("--gpu '{}' is not TYPE=PRICE", assignment)));
     }
     GPURENT_TRY(price, parse_amount(assignment.substr(equals + 1), options.in_micros));
-    gpus[assignment.substr(0, equals)] = price;
+    body.gpu_per_hour_micros[assignment.substr(0, equals)] = price;
   }
-  for (const auto& type : options.unprice) gpus[type] = nullptr;
-  if (!gpus.empty()) body["gpu_per_hour_micros"] = std::move(gpus);
-  const std::pair<const std::string*, const char*> amounts[] = {
-      {&options.cpu, "cpu_per_core_hour_micros"},
-      {&options.memory, "memory_per_gb_hour_micros"},
-      {&options.disk, "disk_per_gb_hour_micros"},
-      {&options.storage, "storage_per_gb_month_micros"},
-      {&options.egress, "egress_per_gb_micros"}};
-  for (const auto& [text, key] : amounts) {
+  for (const auto& type : options.unprice) body.gpu_per_hour_micros[type] = std::nullopt;
+  const std::pair<const std::string*, std::optional<Micros> api::PriceChange::*> amounts[] = {
+      {&options.cpu, &api::PriceChange::cpu_per_core_hour_micros},
+      {&options.memory, &api::PriceChange::memory_per_gb_hour_micros},
+      {&options.disk, &api::PriceChange::disk_per_gb_hour_micros},
+      {&options.storage, &api::PriceChange::storage_per_gb_month_micros},
+      {&options.egress, &api::PriceChange::egress_per_gb_micros}};
+  for (const auto& [text, member] : amounts) {
     if (text->empty()) continue;
     GPURENT_TRY(value, parse_amount(*text, options.in_micros));
-    body[key] = value;
+    body.*member = value;
   }
-  if (options.minimum_flag->count() > 0) body["minimum_billed_seconds"] = options.minimum_seconds;
-  if (options.spot_floor_flag->count() > 0) {
-    body["spot_floor_permille"] = options.spot_floor_permille;
-  }
-  if (!options.reserved.empty()) {
-    Json terms = Json::object();
-    for (const auto& assignment : options.reserved) {
-      const auto equals = assignment.find('=');
-      const char* end = assignment.data() + assignment.size();
-      int64_t permille = 0;
-      if (equals == 0 || equals == std::string::npos ||
-          std::from_chars(assignment.data() + equals + 1, end, permille) !=
-              std::from_chars_result{end, std::errc()}) {
-        return fail(
-            usage_error(fmt::format("--reserved-discount '{}' is not DAYS=PERMILLE", assignment)));
-      }
-      terms[assignment.substr(0, equals)] = permille;
+  if (options.minimum_flag->count() > 0) body.minimum_billed_seconds = options.minimum_seconds;
+  if (options.spot_floor_flag->count() > 0) body.spot_floor_permille = options.spot_floor_permille;
+  for (const auto& assignment : options.reserved) {
+    const auto equals = assignment.find('=');
+    const char* end = assignment.data() + assignment.size();
+    int permille = 0;
+    if (equals == 0 || equals == std::string::npos ||
+        std::from_chars(assignment.data() + equals + 1, end, permille) !=
+            std::from_chars_result{end, std::errc()}) {
+      return fail(
+          usage_error(fmt::format("--reserved-discount '{}' is not DAYS=PERMILLE", assignment)));
     }
-    body["reserved_discount_permille"] = std::move(terms);
+    body.reserved_discount_permille[assignment.substr(0, equals)] = permille;
   }
   return body;
 }

@@ -49,16 +49,17 @@ Result<Timestamp> parse_time(std::string_view flag, std::string_view text, Times
 }
 
 // The window from --start and one of --end, --duration or --days (a reserved term).
-Result<client::ReservationRequest> reservation_request(const ReservationOptions& options,
-                                                       Timestamp now) {
+Result<api::ReservationCreate> reservation_request(const ReservationOptions& options,
+                                                   Timestamp now) {
   if (!options.end.empty() + !options.duration.empty() + options.days.has_value() != 1) {
     return fail(usage_error("give one of --end, --duration or --days"));
   }
-  client::ReservationRequest request{.tenant_id = options.tenant,
-                                     .gpu_type = options.gpu,
-                                     .gpu_count = options.count,
-                                     .term_days = options.days,
-                                     .payment = options.monthly ? "monthly" : ""};
+  api::ReservationCreate request{
+      .tenant_id = options.tenant.empty() ? std::nullopt : std::optional(options.tenant),
+      .gpu_type = options.gpu,
+      .gpu_count = options.count,
+      .term_days = options.days};
+  if (options.monthly) request.payment = model::ReservationPayment::kMonthly;
   GPURENT_TRY(start, parse_time("--start", options.start, now));
   request.start = start;
   if (options.days) return request;
@@ -97,10 +98,10 @@ void add_booking(CLI::App& command, Context& ctx) {
       // The booking is paid when made: say what it costs, and book only if that is agreed.
       if (!options->yes) {
         GPURENT_TRY(quote, api->reservations().quote(request));
-        GPURENT_CHECK(ctx.confirm(reservation_quote_text(quote), "--yes"));
+        GPURENT_CHECK(ctx.confirm(reservation_quote_text(quote.value), "--yes"));
       }
       return ctx.show(api->reservations().create(request),
-                      [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
+                      [&ctx](const auto& value) { return reservation_view(value, ctx.now()); });
     });
   });
 }
@@ -116,7 +117,7 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
     ctx.set_command([&ctx] {
       return ctx.call_and_show(
           [](client::ApiClient& api) { return api.reservations().list(); },
-          [&ctx](const Json& value) { return reservations_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return reservations_view(value, ctx.now()); });
     });
   }));
 
@@ -127,7 +128,7 @@ void add_reservation_verbs(CLI::App& reservations, Context& ctx) {
     ctx.set_command([&ctx, id] {
       return ctx.call_and_show(
           [&](client::ApiClient& api) { return api.reservations().cancel(*id); },
-          [&ctx](const Json& value) { return reservation_view(value, ctx.now()); });
+          [&ctx](const auto& value) { return reservation_view(value, ctx.now()); });
     });
   });
 }
@@ -141,20 +142,25 @@ struct QuotaOptions {
   std::optional<int> weight;
 };
 
-// The quota's single-count limits: the API's name, the CLI's flag, and what it limits.
+// The quota's single-count limits: the API's name, the CLI's flag, what it limits, and its member.
 struct CountLimit {
   const char* field;
   const char* flag;
   const char* help;
+  std::optional<int> api::QuotaSet::*member;
 };
 constexpr std::array kCountLimits = {
     CountLimit{"max_instances", "--max-instances",
-               "instances holding GPUs at once (job members count; more wait); none lifts it"},
+               "instances holding GPUs at once (job members count; more wait); none lifts it",
+               &api::QuotaSet::max_instances},
     CountLimit{"max_queued", "--max-queued",
-               "instances and job tasks waiting at once (more are refused); none lifts it"},
-    CountLimit{"max_array", "--max-array", "tasks in one job array; none lifts it"},
+               "instances and job tasks waiting at once (more are refused); none lifts it",
+               &api::QuotaSet::max_queued},
+    CountLimit{"max_array", "--max-array", "tasks in one job array; none lifts it",
+               &api::QuotaSet::max_array},
     CountLimit{"max_body_bytes", "--max-body-bytes",
-               "bytes of one request's body (the server's limit still applies); none lifts it"},
+               "bytes of one request's body (the server's limit still applies); none lifts it",
+               &api::QuotaSet::max_body_bytes},
 };
 
 // "none" lifts a limit (nullopt); otherwise a count >= 0.
@@ -170,12 +176,13 @@ Result<std::optional<int>> parse_limit(std::string_view flag, std::string_view t
 
 // Applies the flags to the quota the server has, so that `quota set T --weight 2` keeps the
 // limits it does not name (PUT replaces the whole quota).
-Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
-  Json quota = {{"max_gpus_per_type", current.value("max_gpus_per_type", Json::object())},
-                {"weight", current.value("weight", Json(1))}};
-  for (const CountLimit& limit : kCountLimits) {
-    quota[limit.field] = current.value(limit.field, Json(nullptr));
-  }
+Result<api::QuotaSet> updated_quota(const api::Quota& current, const QuotaOptions& options) {
+  api::QuotaSet quota{.max_gpus_per_type = current.max_gpus_per_type,
+                      .max_instances = current.max_instances,
+                      .max_queued = current.max_queued,
+                      .max_array = current.max_array,
+                      .max_body_bytes = current.max_body_bytes,
+                      .weight = current.weight};
   for (const auto& limit : options.max_gpus) {
     const auto equals = limit.find('=');
     if (equals == 0 || equals == std::string::npos) {
@@ -184,25 +191,25 @@ Result<Json> updated_quota(const Json& current, const QuotaOptions& options) {
     const std::string type = limit.substr(0, equals);
     GPURENT_TRY(count, parse_limit("--max-gpus", std::string_view(limit).substr(equals + 1)));
     if (count) {
-      quota["max_gpus_per_type"][type] = *count;
+      quota.max_gpus_per_type[type] = *count;
     } else {
-      quota["max_gpus_per_type"].erase(type);
+      quota.max_gpus_per_type.erase(type);
     }
   }
   for (const CountLimit& limit : kCountLimits) {
     const auto given = options.limits.find(limit.field);
     if (given == options.limits.end()) continue;
     GPURENT_TRY(count, parse_limit(limit.flag, given->second));
-    quota[limit.field] = count ? Json(*count) : Json(nullptr);
+    quota.*limit.member = count;
   }
-  if (options.weight) quota["weight"] = *options.weight;
+  if (options.weight) quota.weight = *options.weight;
   return quota;
 }
 
 Status set_quota(Context& ctx, const QuotaOptions& options) {
   GPURENT_TRY(api, ctx.api());
   GPURENT_TRY(current, api->access().get_quota(options.tenant));
-  GPURENT_TRY(quota, updated_quota(current, options));
+  GPURENT_TRY(quota, updated_quota(current.value, options));
   return ctx.show(api->access().set_quota(options.tenant, quota), quota_view);
 }
 

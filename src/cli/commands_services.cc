@@ -40,7 +40,7 @@ Status open_in_browser(const std::string& url) {
 Status jupyter(Context& ctx, const std::string& id, const std::string& service, bool open) {
   GPURENT_TRY(api, ctx.api());
   GPURENT_TRY(ticket, api->instances().service_ticket(id, service));
-  const std::string url = api->base_url() + field_text(ticket, "path");
+  const std::string url = api->base_url() + ticket.value.path;
   ctx.out() << url << "\n" << std::flush;
   if (open) GPURENT_CHECK(open_in_browser(url));
   return {};

@@ -25,19 +25,18 @@ struct SetOptions {
 };
 
 // The whole template as PUT takes it: what the flags do not name is left empty.
-Result<Json> template_body(const SetOptions& options) {
-  Json body = {{"description", options.description},
-               {"services", options.services},
-               {"recommended_gpu_memory_gb", options.recommended_gpu_memory_gb}};
-  if (!options.image.empty()) body["image"] = options.image;
-  if (!options.command.empty()) body["command"] = options.command;
-  if (!options.process_command.empty()) body["process_command"] = options.process_command;
-  Json env = Json::object();
+Result<api::TemplateSet> template_body(const SetOptions& options) {
+  api::TemplateSet body{.description = options.description,
+                        .env = std::map<std::string, std::string>(),
+                        .services = options.services,
+                        .recommended_gpu_memory_gb = options.recommended_gpu_memory_gb};
+  if (!options.image.empty()) body.image = options.image;
+  if (!options.command.empty()) body.command = options.command;
+  if (!options.process_command.empty()) body.process_command = options.process_command;
   for (const auto& assignment : options.env) {
     GPURENT_TRY(variable, parse_env_assignment(assignment));
-    env[variable.first] = variable.second;
+    (*body.env)[variable.first] = variable.second;
   }
-  body["env"] = std::move(env);
   return body;
 }
 
@@ -50,8 +49,8 @@ Status set_template(Context& ctx, const SetOptions& options) {
 Status delete_template(Context& ctx, const std::string& name) {
   GPURENT_TRY(api, ctx.api());
   GPURENT_CHECK(api->templates().remove(name));
-  return ctx.show(Json{{"name", name}, {"deleted", true}}, [](const Json& deleted) {
-    return fmt::format("template {} deleted\n", sanitize(field_text(deleted, "name")));
+  return ctx.show(Json{{"name", name}, {"deleted", true}}, [&name](const Json&) {
+    return fmt::format("template {} deleted\n", sanitize(name));
   });
 }
 

@@ -38,10 +38,11 @@ void add_delete(CLI::App& volumes, Context& ctx) {
   verb->alias("rm");
   verb->add_option("id", *id, "volume id")->required();
   verb->callback([&ctx, id] {
-    ctx.set_command([&ctx, id] {
-      return ctx.call_and_show(
-          [&](client::ApiClient& api) { return api.volumes().remove(*id); },
-          [id](const Json&) { return fmt::format("deleted volume {}\n", *id); });
+    ctx.set_command([&ctx, id]() -> Status {
+      GPURENT_TRY(api, ctx.api());
+      GPURENT_CHECK(api->volumes().remove(*id));
+      return ctx.show(Json{{"id", *id}, {"deleted", true}},
+                      [id](const Json&) { return fmt::format("deleted volume {}\n", *id); });
     });
   });
 }

@@ -7,34 +7,12 @@
 #include <array>
 
 #include "cli/output.h"
+#include "cli/view_text.h"
 #include "cli/views.h"
 #include "common/money.h"
 
 namespace gpurent::cli {
 namespace {
-
-std::string dash(const std::string& value) { return value.empty() ? "-" : value; }
-
-bool given(Timestamp t) { return t != Timestamp{}; }
-
-std::string when(Timestamp t, Timestamp now) { return given(t) ? format_relative(t, now) : "-"; }
-
-// The exact time and how long ago, for detail views ("" when there is none).
-std::string when_exactly(Timestamp t, Timestamp now) {
-  return given(t) ? fmt::format("{} ({})", format_rfc3339(t), format_relative(t, now)) : "";
-}
-std::string when_exactly(const std::optional<Timestamp>& t, Timestamp now) {
-  return t ? when_exactly(*t, now) : "";
-}
-
-std::string text_of(const std::optional<std::string>& value) { return value.value_or(""); }
-
-template <class Number>
-std::string text_of(const std::optional<Number>& value) {
-  return value ? std::to_string(*value) : "";
-}
-
-std::string yes_no(bool value) { return value ? "yes" : "no"; }
 
 // An unnamed instance or job carries its id as its name: "-" rather than the id twice.
 std::string own_name(const std::string& name, const std::string& id) {
@@ -44,29 +22,6 @@ std::string own_name(const std::string& name, const std::string& id) {
 std::string gpus(const api::WorkloadView& workload) {
   return workload.gpu_type.empty() ? "-"
                                    : fmt::format("{}x {}", workload.gpu_count, workload.gpu_type);
-}
-
-// A price per hour of `multiplier` GPUs, "-" for an unpriced GPU type.
-std::string price(const std::optional<Micros>& per_gpu, std::string_view currency,
-                  int64_t multiplier = 1) {
-  if (!per_gpu || *per_gpu == 0) return "-";
-  return format_price_per_hour(*per_gpu * multiplier, currency);
-}
-
-std::string memory(int64_t memory_mb) { return memory_mb > 0 ? format_memory_mb(memory_mb) : "-"; }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-std::string join_env(const std::map<std::string, std::string>& env) {
-  std::string out;
-  for (const auto& [name, value] : env) {
-    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", name, value);
-  }
-  return out;
 }
 
 // "v-1:/data, v-2:/scratch": an instance's volume mounts as `launch --volume` takes them.
@@ -235,6 +190,17 @@ std::string api_key_view(const api::ApiKeyCreated& created, Timestamp now) {
                         {"Expires", key.expires_at ? when_exactly(*key.expires_at, now) : "never"},
                         {"Key", created.key}}) +
          "\nStore the key now: it is not shown again.\n";
+}
+
+std::string api_keys_view(const std::vector<api::ApiKey>& items, Timestamp now) {
+  Table table({"ID", "TENANT", "ROLE", "NAME", "PREFIX", "SCOPES", "CREATED", "EXPIRES"});
+  for (const auto& key : items) {
+    table.add_row({key.id, key.tenant_id, std::string(model::to_string(key.role)), dash(key.name),
+                   key.prefix, fmt::format("{}", fmt::join(key.scopes, " ")),
+                   when(key.created_at, now),
+                   key.expires_at ? when(*key.expires_at, now) : "never"});
+  }
+  return table.render();
 }
 
 std::string nodes_view(const std::vector<api::Node>& items, Timestamp now) {

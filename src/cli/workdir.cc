@@ -134,7 +134,7 @@ Result<std::string> pack_copy_source(std::string_view source) {
 Result<std::string> upload_packed(Context& ctx, client::ApiClient& api, std::string_view packed,
                                   std::string_view what) {
   GPURENT_TRY(upload, api.files().upload(packed));
-  std::string id = upload.value("id", "");
+  std::string id = upload.value.id;
   ctx.err() << fmt::format("{}: {:.1f} KiB packed, uploaded as {}\n", what,
                            static_cast<double>(packed.size()) / 1024, id)
             << std::flush;

@@ -21,6 +21,12 @@ Result<Answer<T>> typed(Result<Json> json) {
   return Answer<T>{std::move(value), std::move(*json)};
 }
 
+// A route that answers 204: nothing to read.
+Status no_content(Result<Json> json) {
+  GPURENT_CHECK(std::move(json));
+  return {};
+}
+
 // "tenant=<id>", or "" for the caller's own tenant.
 std::string tenant_query(std::string_view tenant_id) {
   std::string query;
@@ -71,27 +77,15 @@ api::WorkloadRequest workload_request(const model::InstanceSpec& spec,
   return request;
 }
 
-Json reservation_body(const ReservationRequest& request) {
-  Json body = {{"gpu_type", request.gpu_type},
-               {"gpu_count", request.gpu_count},
-               {"start", format_rfc3339(request.start)}};
-  if (request.term_days) {
-    body["term_days"] = *request.term_days;
-  } else {
-    body["end"] = format_rfc3339(request.end);
-  }
-  if (!request.payment.empty()) body["payment"] = request.payment;
-  if (!request.tenant_id.empty()) body["tenant_id"] = request.tenant_id;
-  return body;
-}
-
 // POST /v1/{collection}/{id}/files: unpack the upload at `path` (copy_into_instance, _volume).
-Result<Json> copy_into(ApiTransport& transport, std::string_view collection, std::string_view id,
-                       std::string_view upload_id, std::string_view path) {
-  return transport.call("POST",
-                        fmt::format("/v1/{}/{}/files?upload={}&path={}", collection, encode(id),
-                                    encode(upload_id), encode(path)),
-                        nullptr, {}, kCopyCallTimeout);
+Result<Answer<model::CopyResult>> copy_into(ApiTransport& transport, std::string_view collection,
+                                            std::string_view id, std::string_view upload_id,
+                                            std::string_view path) {
+  return typed<model::CopyResult>(
+      transport.call("POST",
+                     fmt::format("/v1/{}/{}/files?upload={}&path={}", collection, encode(id),
+                                 encode(upload_id), encode(path)),
+                     nullptr, {}, kCopyCallTimeout));
 }
 
 }  // namespace
@@ -112,12 +106,19 @@ const std::string& ApiClient::base_url() const { return transport_->base_url(); 
 
 // CatalogApi
 
-Result<Json> CatalogApi::gpu_types() { return transport().list_items("/v1/gpu-types"); }
-Result<Json> CatalogApi::offers() { return transport().list_items("/v1/offers"); }
+Result<Answer<std::vector<api::GpuType>>> CatalogApi::gpu_types() {
+  return typed<std::vector<api::GpuType>>(transport().list_items("/v1/gpu-types"));
+}
+
+Result<Answer<std::vector<api::Offer>>> CatalogApi::offers() {
+  return typed<std::vector<api::Offer>>(transport().list_items("/v1/offers"));
+}
 
 // AccessApi
 
-Result<Json> AccessApi::whoami() { return transport().call("GET", "/v1/whoami"); }
+Result<Answer<api::Whoami>> AccessApi::whoami() {
+  return typed<api::Whoami>(transport().call("GET", "/v1/whoami"));
+}
 
 Result<Answer<api::Tenant>> AccessApi::create_tenant(std::string_view name) {
   const Json body = api::TenantCreate{.name = std::string(name)};
@@ -128,12 +129,16 @@ Result<Answer<std::vector<api::TenantWithBalance>>> AccessApi::list_tenants() {
   return typed<std::vector<api::TenantWithBalance>>(transport().list_items("/v1/tenants"));
 }
 
-Result<Json> AccessApi::set_quota(std::string_view tenant_id, const Json& quota) {
-  return transport().call("PUT", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)), &quota);
+Result<Answer<api::Quota>> AccessApi::set_quota(std::string_view tenant_id,
+                                                const api::QuotaSet& quota) {
+  const Json body = quota;
+  return typed<api::Quota>(
+      transport().call("PUT", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)), &body));
 }
 
-Result<Json> AccessApi::get_quota(std::string_view tenant_id) {
-  return transport().call("GET", fmt::format("/v1/tenants/{}/quota", encode(tenant_id)));
+Result<Answer<api::Quota>> AccessApi::get_quota(std::string_view tenant_id) {
+  return typed<api::Quota>(
+      transport().call("GET", fmt::format("/v1/tenants/{}/quota", encode(tenant_id))));
 }
 
 Result<Answer<api::ApiKeyCreated>> AccessApi::create_api_key(const ApiKeyRequest& request) {
@@ -152,12 +157,18 @@ Result<Answer<api::ApiKeyCreated>> AccessApi::create_api_key(const ApiKeyRequest
   return typed<api::ApiKeyCreated>(transport().call("POST", "/v1/api-keys", &body));
 }
 
-Result<Json> AccessApi::create_join_token(std::string_view description,
-                                          std::optional<int64_t> ttl_s) {
-  Json body = Json::object();
-  if (!description.empty()) body["description"] = description;
-  if (ttl_s) body["ttl_s"] = *ttl_s;
-  return transport().call("POST", "/v1/join-tokens", &body);
+Result<Answer<std::vector<api::ApiKey>>> AccessApi::list_api_keys(std::string_view tenant_id) {
+  return typed<std::vector<api::ApiKey>>(
+      transport().list_items("/v1/api-keys", tenant_query(tenant_id)));
+}
+
+Status AccessApi::revoke_api_key(std::string_view id) {
+  return no_content(transport().call("DELETE", "/v1/api-keys/" + encode(id)));
+}
+
+Result<Answer<api::JoinToken>> AccessApi::create_join_token(const api::JoinTokenCreate& request) {
+  const Json body = request;
+  return typed<api::JoinToken>(transport().call("POST", "/v1/join-tokens", &body));
 }
 
 // InstancesApi
@@ -201,9 +212,17 @@ Status InstancesApi::stream_logs(std::string_view id, bool follow,
       on_chunk);
 }
 
-Result<Json> InstancesApi::service_ticket(std::string_view id, std::string_view service) {
-  return transport().call(
-      "POST", fmt::format("/v1/instances/{}/services/{}/ticket", encode(id), encode(service)));
+Result<Answer<api::ServiceTicket>> InstancesApi::service_ticket(std::string_view id,
+                                                                std::string_view service) {
+  return typed<api::ServiceTicket>(transport().call(
+      "POST", fmt::format("/v1/instances/{}/services/{}/ticket", encode(id), encode(service))));
+}
+
+Result<Answer<api::AlertRule>> InstancesApi::set_idle_alert(std::string_view id,
+                                                            const api::IdleAlertSet& idle) {
+  const Json body = idle;
+  return typed<api::AlertRule>(
+      transport().call("PUT", fmt::format("/v1/instances/{}/idle-alert", encode(id)), &body));
 }
 
 Result<model::ExecFrame> InstancesApi::exec(
@@ -299,14 +318,15 @@ Result<Answer<api::Volume>> VolumesApi::get(std::string_view id) {
   return typed<api::Volume>(transport().call("GET", "/v1/volumes/" + encode(id)));
 }
 
-Result<Json> VolumesApi::remove(std::string_view id) {
-  return transport().call("DELETE", "/v1/volumes/" + encode(id));
+Status VolumesApi::remove(std::string_view id) {
+  return no_content(transport().call("DELETE", "/v1/volumes/" + encode(id)));
 }
 
 // FilesApi
 
-Result<Json> FilesApi::upload(std::string_view bytes) {
-  const Json declared = {{"size", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+Result<Answer<api::Upload>> FilesApi::upload(std::string_view bytes) {
+  const Json declared =
+      api::UploadCreate{.size = static_cast<int64_t>(bytes.size()), .sha256 = sha256_hex(bytes)};
   GPURENT_TRY(upload, transport().call("POST", "/v1/uploads", &declared));
   const std::string target = "/v1/uploads/" + string_field(upload, "id");
   // The server may answer with an upload of the same bytes begun earlier: go on from its end.
@@ -336,53 +356,58 @@ Result<Json> FilesApi::upload(std::string_view bytes) {
     upload = std::move(*parsed);
     received = upload.value("received", int64_t{0});
   }
-  return upload;
+  return typed<api::Upload>(std::move(upload));
 }
 
-Result<Json> FilesApi::copy_into_instance(std::string_view id, std::string_view upload_id,
-                                          std::string_view path) {
+Result<Answer<model::CopyResult>> FilesApi::copy_into_instance(std::string_view id,
+                                                               std::string_view upload_id,
+                                                               std::string_view path) {
   return copy_into(transport(), "instances", id, upload_id, path);
 }
 
-Result<Json> FilesApi::copy_into_volume(std::string_view id, std::string_view upload_id,
-                                        std::string_view path) {
+Result<Answer<model::CopyResult>> FilesApi::copy_into_volume(std::string_view id,
+                                                             std::string_view upload_id,
+                                                             std::string_view path) {
   return copy_into(transport(), "volumes", id, upload_id, path);
 }
 
 // TemplatesApi
 
-Result<Json> TemplatesApi::list() { return transport().list_items("/v1/templates"); }
-
-Result<Json> TemplatesApi::get(std::string_view name) {
-  return transport().call("GET", "/v1/templates/" + encode(name));
+Result<Answer<std::vector<api::Template>>> TemplatesApi::list() {
+  return typed<std::vector<api::Template>>(transport().list_items("/v1/templates"));
 }
 
-Result<Json> TemplatesApi::put(std::string_view name, const Json& t) {
-  return transport().call("PUT", "/v1/templates/" + encode(name), &t);
+Result<Answer<api::Template>> TemplatesApi::get(std::string_view name) {
+  return typed<api::Template>(transport().call("GET", "/v1/templates/" + encode(name)));
+}
+
+Result<Answer<api::Template>> TemplatesApi::put(std::string_view name, const api::TemplateSet& t) {
+  const Json body = t;
+  return typed<api::Template>(transport().call("PUT", "/v1/templates/" + encode(name), &body));
 }
 
 Status TemplatesApi::remove(std::string_view name) {
-  // 204: nothing to show
-  GPURENT_CHECK(transport().call("DELETE", "/v1/templates/" + encode(name)));
-  return {};
+  return no_content(transport().call("DELETE", "/v1/templates/" + encode(name)));
 }
 
 // ReservationsApi
 
-Result<Json> ReservationsApi::create(const ReservationRequest& request) {
-  const Json body = reservation_body(request);
-  return transport().call("POST", "/v1/reservations", &body);
+Result<Answer<api::Reservation>> ReservationsApi::create(const api::ReservationCreate& request) {
+  const Json body = request;
+  return typed<api::Reservation>(transport().call("POST", "/v1/reservations", &body));
 }
 
-Result<Json> ReservationsApi::quote(const ReservationRequest& request) {
-  const Json body = reservation_body(request);
-  return transport().call("POST", "/v1/reservations/quote", &body);
+Result<Answer<api::Reservation>> ReservationsApi::quote(const api::ReservationCreate& request) {
+  const Json body = request;
+  return typed<api::Reservation>(transport().call("POST", "/v1/reservations/quote", &body));
 }
 
-Result<Json> ReservationsApi::list() { return transport().list_items("/v1/reservations"); }
+Result<Answer<std::vector<api::Reservation>>> ReservationsApi::list() {
+  return typed<std::vector<api::Reservation>>(transport().list_items("/v1/reservations"));
+}
 
-Result<Json> ReservationsApi::cancel(std::string_view id) {
-  return transport().call("DELETE", "/v1/reservations/" + encode(id));
+Result<Answer<api::Reservation>> ReservationsApi::cancel(std::string_view id) {
+  return typed<api::Reservation>(transport().call("DELETE", "/v1/reservations/" + encode(id)));
 }
 
 // NodesApi
@@ -416,30 +441,38 @@ Result<Answer<api::Usage>> BillingApi::usage() {
   return typed<api::Usage>(transport().fetch_all_pages("/v1/billing/usage"));
 }
 
-Result<Json> BillingApi::transfers() { return transport().list_items("/v1/billing/transfers"); }
-
-Result<Json> BillingApi::topup(std::string_view tenant_id, Micros amount,
-                               std::string_view reference, std::string_view idempotency_key) {
-  Json body = {{"tenant_id", tenant_id}, {"amount_micros", amount}};
-  if (!reference.empty()) body["reference"] = reference;
-  return transport().call("POST", "/v1/billing/topups", &body, idempotency_key);
+Result<Answer<std::vector<api::Transfer>>> BillingApi::transfers() {
+  return typed<std::vector<api::Transfer>>(transport().list_items("/v1/billing/transfers"));
 }
 
-Result<Json> BillingApi::balance_settings(std::string_view tenant_id) {
-  return transport().call("GET", "/v1/billing/settings" + with_query(tenant_query(tenant_id)));
+Result<Answer<api::TopupResult>> BillingApi::topup(const api::Topup& topup,
+                                                   std::string_view idempotency_key) {
+  const Json body = topup;
+  return typed<api::TopupResult>(
+      transport().call("POST", "/v1/billing/topups", &body, idempotency_key));
 }
 
-Result<Json> BillingApi::set_balance_settings(const Json& settings) {
-  return transport().call("PUT", "/v1/billing/settings", &settings);
+Result<Answer<api::BalanceSettings>> BillingApi::balance_settings(std::string_view tenant_id) {
+  return typed<api::BalanceSettings>(
+      transport().call("GET", "/v1/billing/settings" + with_query(tenant_query(tenant_id))));
 }
 
-Result<Json> BillingApi::list_invoices(std::string_view tenant_id) {
-  return transport().list_items("/v1/billing/invoices", tenant_query(tenant_id));
+Result<Answer<api::BalanceSettings>> BillingApi::set_balance_settings(
+    const api::BalanceSettingsSet& settings) {
+  const Json body = settings;
+  return typed<api::BalanceSettings>(transport().call("PUT", "/v1/billing/settings", &body));
 }
 
-Result<Json> BillingApi::get_invoice(std::string_view id, std::string_view tenant_id) {
-  return transport().call(
-      "GET", "/v1/billing/invoices/" + encode(id) + with_query(tenant_query(tenant_id)));
+Result<Answer<std::vector<api::InvoiceSummary>>> BillingApi::list_invoices(
+    std::string_view tenant_id) {
+  return typed<std::vector<api::InvoiceSummary>>(
+      transport().list_items("/v1/billing/invoices", tenant_query(tenant_id)));
+}
+
+Result<Answer<api::Invoice>> BillingApi::get_invoice(std::string_view id,
+                                                     std::string_view tenant_id) {
+  return typed<api::Invoice>(transport().call(
+      "GET", "/v1/billing/invoices/" + encode(id) + with_query(tenant_query(tenant_id))));
 }
 
 Result<std::string> BillingApi::get_invoice_csv(std::string_view id, std::string_view tenant_id) {
@@ -454,93 +487,109 @@ Result<std::string> BillingApi::get_invoice_csv(std::string_view id, std::string
   return csv;
 }
 
-Result<Json> BillingApi::revenue(std::string_view from, std::string_view to) {
+Result<Answer<api::RevenueReport>> BillingApi::revenue(std::string_view from, std::string_view to) {
   std::string query;
   add_query(query, "from", from);
   add_query(query, "to", to);
-  return transport().call("GET", "/v1/billing/revenue" + with_query(query));
+  return typed<api::RevenueReport>(
+      transport().call("GET", "/v1/billing/revenue" + with_query(query)));
 }
 
-Result<Json> BillingApi::package_products() {
-  return transport().list_items("/v1/packages/products");
+Result<Answer<std::vector<api::PackageProduct>>> BillingApi::package_products() {
+  return typed<std::vector<api::PackageProduct>>(transport().list_items("/v1/packages/products"));
 }
 
-Result<Json> BillingApi::set_package_product(const Json& product) {
-  return transport().call("PUT", "/v1/packages/products", &product);
+Result<Answer<api::PackageProduct>> BillingApi::set_package_product(
+    const api::PackageProduct& product) {
+  const Json body = product;
+  return typed<api::PackageProduct>(transport().call("PUT", "/v1/packages/products", &body));
 }
 
-Result<Json> BillingApi::buy_package(std::string_view product, std::string_view idempotency_key) {
-  const Json body = {{"product", product}};
-  return transport().call("POST", "/v1/packages", &body, idempotency_key);
+Result<Answer<api::Package>> BillingApi::buy_package(std::string_view product,
+                                                     std::string_view idempotency_key) {
+  const Json body = api::PackagePurchase{.product = std::string(product)};
+  return typed<api::Package>(transport().call("POST", "/v1/packages", &body, idempotency_key));
 }
 
-Result<Json> BillingApi::list_packages(std::string_view tenant_id) {
-  return transport().list_items("/v1/packages", tenant_query(tenant_id));
+Result<Answer<std::vector<api::Package>>> BillingApi::list_packages(std::string_view tenant_id) {
+  return typed<std::vector<api::Package>>(
+      transport().list_items("/v1/packages", tenant_query(tenant_id)));
 }
 
-Result<Json> BillingApi::prices() { return transport().call("GET", "/v1/prices"); }
-
-Result<Json> BillingApi::set_prices(const Json& change) {
-  return transport().call("PUT", "/v1/prices", &change);
+Result<Answer<api::Prices>> BillingApi::prices() {
+  return typed<api::Prices>(transport().call("GET", "/v1/prices"));
 }
 
-Result<Json> BillingApi::price_history() { return transport().list_items("/v1/prices/history"); }
+Result<Answer<api::PriceVersion>> BillingApi::set_prices(const api::PriceChange& change) {
+  const Json body = change;
+  return typed<api::PriceVersion>(transport().call("PUT", "/v1/prices", &body));
+}
 
-Result<Json> BillingApi::spot_prices(std::string_view gpu_type, std::string_view from,
-                                     std::string_view to) {
+Result<Answer<std::vector<api::PriceVersion>>> BillingApi::price_history() {
+  return typed<std::vector<api::PriceVersion>>(transport().list_items("/v1/prices/history"));
+}
+
+Result<Answer<api::SpotPrices>> BillingApi::spot_prices(std::string_view gpu_type,
+                                                        std::string_view from,
+                                                        std::string_view to) {
   std::string query;
   add_query(query, "gpu_type", gpu_type);
   add_query(query, "from", from);
   add_query(query, "to", to);
-  return transport().call("GET", "/v1/spot-prices" + with_query(query));
+  return typed<api::SpotPrices>(transport().call("GET", "/v1/spot-prices" + with_query(query)));
 }
 
-Result<Json> BillingApi::estimate(const model::InstanceSpec& spec, model::RuntimeChoice runtime) {
+Result<Answer<api::Estimate>> BillingApi::estimate(const model::InstanceSpec& spec,
+                                                   model::RuntimeChoice runtime) {
   const Json body = api::InstanceCreate{workload_request(spec, runtime)};
-  return transport().call("POST", "/v1/estimate", &body);
+  return typed<api::Estimate>(transport().call("POST", "/v1/estimate", &body));
 }
 
 // MonitoringApi
 
-Result<Json> MonitoringApi::query_metrics(
+Result<Answer<api::MetricSeries>> MonitoringApi::query_metrics(
     const std::vector<std::pair<std::string, std::string>>& query) {
   std::string text;
   for (const auto& [key, value] : query) add_query(text, key, value);
-  return transport().call("GET", "/v1/metrics/query?" + text);
+  return typed<api::MetricSeries>(transport().call("GET", "/v1/metrics/query?" + text));
 }
 
-Result<Json> MonitoringApi::list_alerts() { return transport().call("GET", "/v1/alerts"); }
-
-Result<Json> MonitoringApi::acknowledge_alert(std::string_view id) {
-  return transport().call("POST", "/v1/alerts/" + encode(id) + "/ack");
+Result<Answer<api::AlertList>> MonitoringApi::list_alerts() {
+  return typed<api::AlertList>(transport().call("GET", "/v1/alerts"));
 }
 
-Result<Json> MonitoringApi::list_alert_rules() {
-  return transport().list_items("/v1/alerts/rules");
+Result<Answer<api::AlertAcknowledged>> MonitoringApi::acknowledge_alert(std::string_view id) {
+  return typed<api::AlertAcknowledged>(
+      transport().call("POST", "/v1/alerts/" + encode(id) + "/ack"));
 }
 
-Result<Json> MonitoringApi::put_alert_rule(const Json& rule) {
-  return transport().call("POST", "/v1/alerts/rules", &rule);
+Result<Answer<std::vector<api::AlertRule>>> MonitoringApi::list_alert_rules() {
+  return typed<std::vector<api::AlertRule>>(transport().list_items("/v1/alerts/rules"));
+}
+
+Result<Answer<api::AlertRule>> MonitoringApi::put_alert_rule(const api::AlertRuleCreate& rule) {
+  const Json body = rule;
+  return typed<api::AlertRule>(transport().call("POST", "/v1/alerts/rules", &body));
 }
 
 Status MonitoringApi::delete_alert_rule(std::string_view name) {
-  // 204: nothing to show
-  GPURENT_CHECK(transport().call("DELETE", "/v1/alerts/rules/" + encode(name)));
-  return {};
+  return no_content(transport().call("DELETE", "/v1/alerts/rules/" + encode(name)));
 }
 
-Result<Json> AccessApi::list_audit(std::string_view tenant, std::string_view key_id) {
+Result<Answer<std::vector<api::AuditEntry>>> AccessApi::list_audit(std::string_view tenant,
+                                                                   std::string_view key_id) {
   std::string query;
   add_query(query, "tenant", tenant);
   add_query(query, "key", key_id);
-  return transport().list_items("/v1/audit", query);
+  return typed<std::vector<api::AuditEntry>>(transport().list_items("/v1/audit", query));
 }
 
-Result<Json> MonitoringApi::list_events(std::string_view object_id, std::string_view kind) {
+Result<Answer<std::vector<api::Event>>> MonitoringApi::list_events(std::string_view object_id,
+                                                                   std::string_view kind) {
   std::string query;
   add_query(query, "object", object_id);
   add_query(query, "kind", kind);
-  return transport().list_items("/v1/events", query);
+  return typed<std::vector<api::Event>>(transport().list_items("/v1/events", query));
 }
 
 }  // namespace gpurent::client

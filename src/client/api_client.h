@@ -2,10 +2,11 @@
 // small class per group of routes (api.instances().create(...), api.billing().balance(), ...), one
 // method per route.
 //
-// Results are typed where src/api/ has the body (instances, jobs, volumes, nodes, tenants and keys,
-// balance and usage): an Answer holds the body read into its struct and the server's JSON as it
-// came. The other routes give the JSON alone. Lists come back as their items (every page fetched
-// and joined, at most kMaxListPages pages), everything else as the object the route answers. A
+// Requests are sent and answers read as the API's types (src/api/, the structs the server writes
+// its views with and api/openapi_schema_test.cc holds to docs/openapi.json): an Answer holds the
+// body read into its struct and the server's JSON as it came. Lists come back as their items
+// (every page fetched and joined, at most kMaxListPages pages), everything else as the object the
+// route answers; a route that answers 204 gives a Status. A
 // non-2xx answer becomes an Error with the problem's `code` and `detail` and the kind of its status
 // (an answer that is not problem+json gets code "http_<status>"); a server that cannot be reached
 // becomes an Error of kind kUnavailable whose message names the URL. Every call has a deadline of
@@ -29,12 +30,16 @@
 #include <vector>
 
 #include "api/accounts.h"
+#include "api/billing.h"
 #include "api/fleet.h"
+#include "api/monitoring.h"
+#include "api/templates.h"
 #include "api/workloads.h"
 #include "client/http_client.h"
 #include "common/json.h"
 #include "common/money.h"
 #include "model/exec_protocol.h"
+#include "model/file_copy.h"
 #include "model/instance.h"
 #include "model/job.h"
 #include "model/template.h"
@@ -56,16 +61,6 @@ struct InstanceFilter {
 struct JobMember {
   int task = 0;
   int rank = 0;
-};
-
-struct ReservationRequest {
-  std::string tenant_id;  // "" = the caller's tenant
-  std::string gpu_type;
-  int gpu_count = 0;
-  Timestamp start{};
-  Timestamp end{};
-  std::optional<int> term_days;  // instead of end: a term of this many days from start
-  std::string payment;           // "upfront" (the server's default) or "monthly"
 };
 
 struct VolumeRequest {
@@ -120,8 +115,8 @@ class CatalogApi : ApiGroup {
  public:
   using ApiGroup::ApiGroup;
 
-  Result<Json> gpu_types();
-  Result<Json> offers();
+  Result<Answer<std::vector<api::GpuType>>> gpu_types();
+  Result<Answer<std::vector<api::Offer>>> offers();
 };
 
 // Who may do what: the caller itself, tenants and their quotas, API keys, and the tokens a new node
@@ -130,19 +125,24 @@ class AccessApi : ApiGroup {
  public:
   using ApiGroup::ApiGroup;
 
-  // The caller's key: {"tenant_id", "key_id", "role"}.
-  Result<Json> whoami();
+  // The caller's key.
+  Result<Answer<api::Whoami>> whoami();
   Result<Answer<api::Tenant>> create_tenant(std::string_view name);
   Result<Answer<std::vector<api::TenantWithBalance>>> list_tenants();
-  // The quota object as the API takes it: max_gpus_per_type, max_instances, weight (operators).
-  Result<Json> set_quota(std::string_view tenant_id, const Json& quota);
-  Result<Json> get_quota(std::string_view tenant_id);
+  // Replaces the tenant's whole quota (operators).
+  Result<Answer<api::Quota>> set_quota(std::string_view tenant_id, const api::QuotaSet& quota);
+  Result<Answer<api::Quota>> get_quota(std::string_view tenant_id);
   Result<Answer<api::ApiKeyCreated>> create_api_key(const ApiKeyRequest& request);
+  // The keys of a tenant ("" = the caller's; tenant admins see their tenant's, members their
+  // own), secrets never included.
+  Result<Answer<std::vector<api::ApiKey>>> list_api_keys(std::string_view tenant_id = {});
+  // The key stops working at once.
+  Status revoke_api_key(std::string_view id);
   // The audit log (tenant admins: their tenant's; operators: all, or `tenant`'s), every page,
   // oldest first; `key_id` narrows it to one key's calls.
-  Result<Json> list_audit(std::string_view tenant, std::string_view key_id);
-  // ttl_s nullopt = the server's default (24 h).
-  Result<Json> create_join_token(std::string_view description, std::optional<int64_t> ttl_s);
+  Result<Answer<std::vector<api::AuditEntry>>> list_audit(std::string_view tenant,
+                                                          std::string_view key_id);
+  Result<Answer<api::JoinToken>> create_join_token(const api::JoinTokenCreate& request);
 };
 
 // Rented instances (/v1/instances): launch, read, stop, start, delete, and what runs inside one:
@@ -169,7 +169,9 @@ class InstancesApi : ApiGroup {
                      const std::function<bool(std::string_view)>& on_chunk);
   // A login ticket for a service of the instance: {"path": "/i/<id>/<service>/?login=...",
   // "expires_at"}; the server's URL joined with the path opens it in a browser.
-  Result<Json> service_ticket(std::string_view id, std::string_view service);
+  Result<Answer<api::ServiceTicket>> service_ticket(std::string_view id, std::string_view service);
+  // Alerts on (and, with auto_stop, stops) the instance while its GPUs idle; returns the rule.
+  Result<Answer<api::AlertRule>> set_idle_alert(std::string_view id, const api::IdleAlertSet& idle);
   // Runs a command in the instance (POST /v1/instances/{id}/exec) and hands each output frame to
   // on_output as it arrives; returns the exit frame. Error "exec_interrupted" (kUnavailable) when
   // the stream ends without one. Output may pause for the command's timeout_s plus kCallTimeout.
@@ -205,8 +207,8 @@ class VolumesApi : ApiGroup {
                                      std::string_view idempotency_key = {});
   Result<Answer<std::vector<api::Volume>>> list();
   Result<Answer<api::Volume>> get(std::string_view id);
-  // The server answers 204: an empty object on success.
-  Result<Json> remove(std::string_view id);
+  // DELETE /v1/volumes/{id} (204).
+  Status remove(std::string_view id);
 };
 
 // Files into the platform (`gpurent cp`, --workdir): uploads, and unpacking one into an instance
@@ -217,15 +219,17 @@ class FilesApi : ApiGroup {
 
   // Uploads bytes (POST /v1/uploads, then PUT pieces of kUploadPieceBytes), resuming from the
   // server's count after a lost piece (at most kMaxUploadRetries times); returns the complete
-  // upload ({"id", ...}).
-  Result<Json> upload(std::string_view bytes);
+  // upload.
+  Result<Answer<api::Upload>> upload(std::string_view bytes);
   // Unpacks a complete upload (a tar.gz) into a directory of a running instance or of a volume
   // (POST /v1/{instances|volumes}/{id}/files, model/file_copy.h): what was written. Waits up to
   // kCopyCallTimeout for the node to unpack it.
-  Result<Json> copy_into_instance(std::string_view id, std::string_view upload_id,
-                                  std::string_view path);
-  Result<Json> copy_into_volume(std::string_view id, std::string_view upload_id,
-                                std::string_view path);
+  Result<Answer<model::CopyResult>> copy_into_instance(std::string_view id,
+                                                       std::string_view upload_id,
+                                                       std::string_view path);
+  Result<Answer<model::CopyResult>> copy_into_volume(std::string_view id,
+                                                     std::string_view upload_id,
+                                                     std::string_view path);
 };
 
 // Launch templates (/v1/templates); writing them is for operators.
@@ -233,10 +237,10 @@ class TemplatesApi : ApiGroup {
  public:
   using ApiGroup::ApiGroup;
 
-  Result<Json> list();
-  Result<Json> get(std::string_view name);
-  // The template object as the API takes it.
-  Result<Json> put(std::string_view name, const Json& t);
+  Result<Answer<std::vector<api::Template>>> list();
+  Result<Answer<api::Template>> get(std::string_view name);
+  // Creates or replaces the template of that name (operators).
+  Result<Answer<api::Template>> put(std::string_view name, const api::TemplateSet& t);
   Status remove(std::string_view name);
 };
 
@@ -245,11 +249,11 @@ class ReservationsApi : ApiGroup {
  public:
   using ApiGroup::ApiGroup;
 
-  Result<Json> create(const ReservationRequest& request);
+  Result<Answer<api::Reservation>> create(const api::ReservationCreate& request);
   // What create would book and charge, booking nothing.
-  Result<Json> quote(const ReservationRequest& request);
-  Result<Json> list();
-  Result<Json> cancel(std::string_view id);
+  Result<Answer<api::Reservation>> quote(const api::ReservationCreate& request);
+  Result<Answer<std::vector<api::Reservation>>> list();
+  Result<Answer<api::Reservation>> cancel(std::string_view id);
 };
 
 // GPU nodes (/v1/nodes), for operators: the inventory and what an operator does to a node.
@@ -275,33 +279,35 @@ class BillingApi : ApiGroup {
   Result<Answer<api::Balance>> balance(std::string_view tenant_id = {});
   // The whole usage object: items plus total_micros and currency.
   Result<Answer<api::Usage>> usage();
-  Result<Json> transfers();
-  Result<Json> topup(std::string_view tenant_id, Micros amount, std::string_view reference = {},
-                     std::string_view idempotency_key = {});
-  Result<Json> balance_settings(std::string_view tenant_id = {});
-  Result<Json> set_balance_settings(const Json& settings);
-  Result<Json> list_invoices(std::string_view tenant_id = {});
-  Result<Json> get_invoice(std::string_view id, std::string_view tenant_id = {});
+  Result<Answer<std::vector<api::Transfer>>> transfers();
+  Result<Answer<api::TopupResult>> topup(const api::Topup& topup,
+                                         std::string_view idempotency_key = {});
+  Result<Answer<api::BalanceSettings>> balance_settings(std::string_view tenant_id = {});
+  Result<Answer<api::BalanceSettings>> set_balance_settings(
+      const api::BalanceSettingsSet& settings);
+  Result<Answer<std::vector<api::InvoiceSummary>>> list_invoices(std::string_view tenant_id = {});
+  Result<Answer<api::Invoice>> get_invoice(std::string_view id, std::string_view tenant_id = {});
   Result<std::string> get_invoice_csv(std::string_view id, std::string_view tenant_id = {});
   // Operators: revenue in [from, to) (RFC 3339; "" = unbounded).
-  Result<Json> revenue(std::string_view from, std::string_view to);
+  Result<Answer<api::RevenueReport>> revenue(std::string_view from, std::string_view to);
 
   // Packages: the products on sale (set_package_product: operators), buying one, those held.
-  Result<Json> package_products();
-  Result<Json> set_package_product(const Json& product);
-  Result<Json> buy_package(std::string_view product, std::string_view idempotency_key = {});
-  Result<Json> list_packages(std::string_view tenant_id = {});
+  Result<Answer<std::vector<api::PackageProduct>>> package_products();
+  Result<Answer<api::PackageProduct>> set_package_product(const api::PackageProduct& product);
+  Result<Answer<api::Package>> buy_package(std::string_view product,
+                                           std::string_view idempotency_key = {});
+  Result<Answer<std::vector<api::Package>>> list_packages(std::string_view tenant_id = {});
 
-  // The price book: GET /v1/prices (current and upcoming), PUT /v1/prices (operators: a change
-  // as the API takes it), GET /v1/prices/history, and the spot market's points (empty strings:
-  // not given).
-  Result<Json> prices();
-  Result<Json> set_prices(const Json& change);
-  Result<Json> price_history();
-  Result<Json> spot_prices(std::string_view gpu_type, std::string_view from, std::string_view to);
+  // The price book: GET /v1/prices (current and upcoming), PUT /v1/prices (operators), GET
+  // /v1/prices/history, and the spot market's points (empty strings: not given).
+  Result<Answer<api::Prices>> prices();
+  Result<Answer<api::PriceVersion>> set_prices(const api::PriceChange& change);
+  Result<Answer<std::vector<api::PriceVersion>>> price_history();
+  Result<Answer<api::SpotPrices>> spot_prices(std::string_view gpu_type, std::string_view from,
+                                              std::string_view to);
   // The hourly price of a launch: the body InstancesApi::create would send, to POST /v1/estimate.
-  Result<Json> estimate(const model::InstanceSpec& spec,
-                        model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  Result<Answer<api::Estimate>> estimate(
+      const model::InstanceSpec& spec, model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
 };
 
 // Monitoring (docs/api.md, "Metrics and alerts") and the event log.
@@ -310,14 +316,16 @@ class MonitoringApi : ApiGroup {
   using ApiGroup::ApiGroup;
 
   // query: the parameters of GET /v1/metrics/query, passed through.
-  Result<Json> query_metrics(const std::vector<std::pair<std::string, std::string>>& query);
-  Result<Json> list_alerts();
-  Result<Json> acknowledge_alert(std::string_view id);
-  Result<Json> list_alert_rules();
-  Result<Json> put_alert_rule(const Json& rule);
+  Result<Answer<api::MetricSeries>> query_metrics(
+      const std::vector<std::pair<std::string, std::string>>& query);
+  Result<Answer<api::AlertList>> list_alerts();
+  Result<Answer<api::AlertAcknowledged>> acknowledge_alert(std::string_view id);
+  Result<Answer<std::vector<api::AlertRule>>> list_alert_rules();
+  Result<Answer<api::AlertRule>> put_alert_rule(const api::AlertRuleCreate& rule);
   Status delete_alert_rule(std::string_view name);
   // The event log, oldest first, filtered by object and kind when they are not empty.
-  Result<Json> list_events(std::string_view object_id, std::string_view kind);
+  Result<Answer<std::vector<api::Event>>> list_events(std::string_view object_id,
+                                                      std::string_view kind);
 };
 
 // The client: one connection to one server with one API key, and the groups of routes over it.

@@ -68,7 +68,9 @@ TEST(ApiClientTest, SendsTheKeyAndDecodesObjects) {
   ApiClient client = make_client(server);
   auto who = client.access().whoami();
   ASSERT_TRUE(who.has_value()) << who.error().message;
-  EXPECT_EQ((*who)["role"], "admin");
+  EXPECT_EQ(who->value.role, model::Role::kAdmin);
+  EXPECT_EQ(who->value.tenant_id, "t-1");
+  EXPECT_EQ(who->json["role"], "admin");
   const auto requests = server.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].target, "/v1/whoami");
@@ -187,7 +189,8 @@ TEST(ApiClientTest, TopsUpInMicros) {
     answer_json(connection, 201, {{"transfer_id", "x-1"}, {"balance_micros", 12'500'000}});
   });
   ApiClient client = make_client(server);
-  ASSERT_TRUE(client.billing().topup("t-1", 12'500'000).has_value());
+  ASSERT_TRUE(
+      client.billing().topup({.tenant_id = "t-1", .amount_micros = 12'500'000}).has_value());
   EXPECT_EQ(Json::parse(server.requests().at(0).body),
             Json::parse(R"({"tenant_id": "t-1", "amount_micros": 12500000})"));
 }
@@ -273,7 +276,7 @@ TEST(ApiClientTest, AddressesJobsReservationsAndQuotas) {
                   .has_value());
   ASSERT_TRUE(client.reservations().list().has_value());
   ASSERT_TRUE(client.reservations().cancel("r-1").has_value());
-  ASSERT_TRUE(client.access().set_quota("t-1", {{"weight", 2}}).has_value());
+  ASSERT_TRUE(client.access().set_quota("t-1", {.weight = 2}).has_value());
   ASSERT_TRUE(client.access().get_quota("t-1").has_value());
 
   const auto requests = server.requests();

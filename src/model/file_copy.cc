@@ -46,14 +46,4 @@ std::vector<std::string> path_components(std::string_view path) {
   return components;
 }
 
-Json copy_result_json(const CopyResult& result) {
-  return {{"path", result.path},
-          {"files", result.files},
-          {"directories", result.directories},
-          {"links", result.links},
-          {"bytes", result.bytes},
-          {"names", result.names},
-          {"names_truncated", result.names_truncated}};
-}
-
 }  // namespace gpurent::model

@@ -16,8 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/field_table.h"
 #include "common/json.h"
 #include "common/result.h"
+#include "model/json_form.h"
 
 namespace gpurent::model {
 
@@ -46,6 +48,15 @@ struct CopyResult {
   bool names_truncated = false;
 };
 
-Json copy_result_json(const CopyResult& result);
+template <class V, schema::Of<CopyResult> S>
+void fields(V& visit, S& x) {
+  visit("path", x.path);
+  visit("files", x.files);
+  visit("directories", x.directories);
+  visit("links", x.links);
+  visit("bytes", x.bytes);
+  visit("names", x.names);
+  visit("names_truncated", x.names_truncated);
+}
 
 }  // namespace gpurent::model

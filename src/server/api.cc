@@ -6,6 +6,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <unordered_map>
+#include "api/accounts.h"
+#include "api/fleet.h"
 #include "api/openapi_document.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
@@ -194,10 +196,10 @@ void Api::Impl::add_routes() {
              });
   keyed("GET", "/v1/whoami",
         [](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
-          co_return json_response(200, {{"tenant_id", caller.tenant_id},
-                                        {"key_id", caller.key_id},
-                                        {"role", model::to_string(caller.role)},
-                                        {"scopes", caller.scopes.names()}});
+          co_return json_response(200, api::Whoami{.tenant_id = caller.tenant_id,
+                                                   .key_id = caller.key_id,
+                                                   .role = caller.role,
+                                                   .scopes = caller.scopes.names()});
         });
   keyed("GET", "/v1/gpu-types",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
@@ -237,13 +239,13 @@ Json Api::Impl::gpu_types() {
   for (const auto& type : model::gpu_catalog()) {
     const auto price = ctl().pricing().book().on_demand_price(type.slug, ctl().pricing().now());
     const auto it = capacity.find(type.slug);
-    items.push_back({{"slug", type.slug},
-                     {"display_name", type.display_name},
-                     {"memory_mb", type.memory_mb},
-                     {"price_per_gpu_hour_micros", price ? Json(*price) : Json(nullptr)},
-                     {"currency", ctl().options().currency},
-                     {"total", it == capacity.end() ? 0 : it->second.total},
-                     {"free", it == capacity.end() ? 0 : it->second.free}});
+    items.push_back(api::GpuType{.slug = type.slug,
+                                 .display_name = type.display_name,
+                                 .memory_mb = type.memory_mb,
+                                 .price_per_gpu_hour_micros = price,
+                                 .currency = ctl().options().currency,
+                                 .total = it == capacity.end() ? 0 : it->second.total,
+                                 .free = it == capacity.end() ? 0 : it->second.free});
   }
   return whole_list(std::move(items));
 }

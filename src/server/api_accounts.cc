@@ -5,6 +5,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <unordered_map>
+#include "api/accounts.h"
+#include "api/billing.h"
 #include "billing/revenue.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
@@ -28,9 +30,9 @@ void Api::Impl::add_billing_routes() {
           const std::string tenant = named->value_or(caller.tenant_id);
           auto balance = ctl().accounts().balance(caller, tenant);
           co_return result_response(200, balance, [&](Micros amount) {
-            return Json{{"tenant_id", tenant},
-                        {"balance_micros", amount},
-                        {"currency", ctl().options().currency}};
+            return api::Balance{.tenant_id = tenant,
+                                .balance_micros = amount,
+                                .currency = ctl().options().currency};
           });
         });
   keyed("GET", "/v1/billing/usage",
@@ -154,7 +156,7 @@ void Api::Impl::add_account_routes() {
                                                    std::move(fingerprint));
               },
               [](const controller::CreatedPackage& created) {
-                return std::pair(package_view(created.package), created.replayed);
+                return std::pair(Json(package_view(created.package)), created.replayed);
               },
               "/v1/packages/");
         });
@@ -224,13 +226,13 @@ void Api::Impl::add_account_routes() {
             co_return problem_response(allowed.error());
           auto report = revenue(caller, request);
           co_return result_response(200, report, [&](const billing::RevenueReport& r) {
-            return Json{{"from", format_rfc3339(r.from)},
-                        {"to", format_rfc3339(r.to)},
-                        {"currency", ctl().options().currency},
-                        {"total_micros", r.total},
-                        {"credits_micros", r.credits},
-                        {"by_gpu_type", r.by_gpu_type},
-                        {"by_tenant", r.by_tenant}};
+            return api::RevenueReport{.from = r.from,
+                                      .to = r.to,
+                                      .currency = ctl().options().currency,
+                                      .total_micros = r.total,
+                                      .credits_micros = r.credits,
+                                      .by_gpu_type = r.by_gpu_type,
+                                      .by_tenant = r.by_tenant};
           });
         });
   keyed("GET", "/v1/billing/invoices/{id}",
@@ -386,13 +388,11 @@ void Api::Impl::add_price_routes() {
   keyed("GET", "/v1/prices",
         [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
           const Timestamp now = ctl().pricing().now();
-          Json upcoming = Json::array();
+          api::Prices prices{.current = price_version_view(ctl().pricing().book().at(now))};
           for (const auto* v : ctl().pricing().book().upcoming(now)) {
-            upcoming.push_back(price_version_view(*v));
+            prices.upcoming.push_back(price_version_view(*v));
           }
-          co_return json_response(200,
-                                  {{"current", price_version_view(ctl().pricing().book().at(now))},
-                                   {"upcoming", std::move(upcoming)}});
+          co_return json_response(200, prices);
         });
   keyed("PUT", "/v1/prices",
         [this](const Principal& caller, Request& request,
@@ -456,26 +456,22 @@ Response Api::Impl::spot_prices(const Request& request) {
       types.push_back(type);
   }
   const auto& market = ctl().pricing().spot_market();
-  Json items = Json::array();
+  const auto& book = ctl().pricing().book();
+  api::SpotPrices prices{.currency = book.currency()};
   for (const auto& type : types) {
-    Json points = Json::array();
+    const auto on_demand = book.on_demand_price(type, now);
+    api::SpotMarket& view = prices.items.emplace_back(api::SpotMarket{
+        .gpu_type = type,
+        .current_per_gpu_hour_micros = market.price_at(book, type, now).value_or(0),
+        .floor_per_gpu_hour_micros =
+            billing::spot_price(on_demand.value_or(0), book.at(now).spot_floor_permille, 0),
+        .cap_per_gpu_hour_micros = on_demand.value_or(0)});
     for (const auto& point : market.history(type, *from, *to)) {
-      points.push_back(spot_point_view(
-          point, market.price_at(ctl().pricing().book(), type, point.at).value_or(0)));
+      view.points.push_back(
+          spot_point_view(point, market.price_at(book, type, point.at).value_or(0)));
     }
-    const auto on_demand = ctl().pricing().book().on_demand_price(type, now);
-    items.push_back({{"gpu_type", type},
-                     {"current_per_gpu_hour_micros",
-                      market.price_at(ctl().pricing().book(), type, now).value_or(0)},
-                     {"floor_per_gpu_hour_micros",
-                      billing::spot_price(on_demand.value_or(0),
-                                          ctl().pricing().book().at(now).spot_floor_permille, 0)},
-                     {"cap_per_gpu_hour_micros", on_demand.value_or(0)},
-                     {"points", std::move(points)}});
   }
-  return json_response(200, {{"items", std::move(items)},
-                             {"currency", ctl().pricing().book().currency()},
-                             {"next_cursor", nullptr}});
+  return json_response(200, prices);
 }
 
 void Api::Impl::add_quota_routes() {
@@ -532,11 +528,11 @@ asio::awaitable<Response> Api::Impl::topup(const Principal& caller, Request& req
                               reference->value_or(""), *key);
   });
   co_return result_response(201, result, [&](const controller::TopupResult& r) {
-    return Json{{"transfer_id", r.transfer.id},
-                {"tenant_id", r.transfer.tenant_id},
-                {"amount_micros", r.transfer.amount},
-                {"balance_micros", r.balance},
-                {"currency", ctl().options().currency}};
+    return api::TopupResult{.transfer_id = r.transfer.id,
+                            .tenant_id = r.transfer.tenant_id,
+                            .amount_micros = r.transfer.amount,
+                            .balance_micros = r.balance,
+                            .currency = ctl().options().currency};
   });
 }
 
@@ -593,10 +589,8 @@ asio::awaitable<Response> Api::Impl::create_join_token(const Principal& caller, 
         hash_secret(secret));
   });
   co_return result_response(201, token, [&](const model::JoinToken& t) {
-    return Json{{"id", t.id},
-                {"token", secret},
-                {"description", t.description},
-                {"expires_at", format_rfc3339(t.expires_at)}};
+    return api::JoinToken{
+        .id = t.id, .token = secret, .description = t.description, .expires_at = t.expires_at};
   });
 }
 

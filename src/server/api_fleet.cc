@@ -202,7 +202,7 @@ void Api::Impl::add_monitoring_routes() {
           auto acked = co_await mutate(
               request, [&](Controller& c) { return c.fleet().monitor().acknowledge(caller, id); });
           if (!acked) co_return problem_response(acked.error());
-          co_return json_response(200, {{"id", id}, {"acknowledged", true}});
+          co_return json_response(200, api::AlertAcknowledged{.id = id});
         });
   keyed("GET", "/v1/alerts/rules",
         [this](const Principal& caller, Request&, const PathParams&) -> asio::awaitable<Response> {
@@ -216,7 +216,7 @@ void Api::Impl::add_monitoring_routes() {
               [&](Controller& c, auto rule) {
                 return c.fleet().monitor().put_rule(caller, std::move(rule));
               },
-              monitor::rule_to_json);
+              rule_view);
         });
   keyed("DELETE", "/v1/alerts/rules/{name}",
         [this](const Principal& caller, Request& request,
@@ -240,7 +240,7 @@ void Api::Impl::add_monitoring_routes() {
             return c.fleet().set_idle_alert(caller, id, idle->below_percent, idle->for_ms,
                                             idle->auto_stop);
           });
-          co_return result_response(200, saved, monitor::rule_to_json);
+          co_return result_response(200, saved, rule_view);
         });
 }
 

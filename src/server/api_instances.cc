@@ -5,6 +5,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <unordered_map>
+#include "api/workloads.h"
 #include "common/random.h"
 #include "model/agent_protocol.h"
 #include "model/codec.h"
@@ -45,9 +46,10 @@ void Api::Impl::add_instance_routes() {
           const std::string& service = params.find("service")->second;
           auto ticket = proxy.ticket(caller, id, service);
           co_return result_response(201, ticket, [&](const auto& issued) {
-            return Json{{"path", fmt::format("{}?login={}", model::service_base_url(id, service),
-                                             issued.first)},
-                        {"expires_at", format_rfc3339(issued.second)}};
+            return api::ServiceTicket{
+                .path =
+                    fmt::format("{}?login={}", model::service_base_url(id, service), issued.first),
+                .expires_at = issued.second};
           });
         });
   keyed("GET", "/v1/instances/{id}/logs",

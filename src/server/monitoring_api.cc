@@ -3,7 +3,8 @@
 #include <charconv>
 #include <cmath>
 
-#include "monitor/alerts_json.h"
+#include "api/monitoring.h"
+#include "server/api_http.h"
 
 namespace gpurent::server {
 namespace {
@@ -122,60 +123,95 @@ Result<controller::MetricsQuery> parse_metrics_query(
 Json metrics_answer_view(const controller::MetricsQuery& query,
                          const controller::MetricsAnswer& answer) {
   const auto& info = monitor::metric_info(query.metric);
-  Json points = Json::array();
+  api::MetricSeries view{.metric = std::string(info.name),
+                         .dcgm_name = std::string(info.dcgm_name),
+                         .unit = std::string(info.unit),
+                         .aggregation = std::string(monitor::to_string(query.aggregation)),
+                         .resolution = std::string(monitor::to_string(answer.result.resolution)),
+                         .step_s = static_cast<double>(answer.result.step_ms) / 1000.0,
+                         .gpus = answer.gpus};
+  view.points.reserve(answer.result.points.size());
   for (const auto& point : answer.result.points) {
-    points.push_back({{"t", format_rfc3339(from_unix_ms(point.t_ms))},
-                      {"value", point.value},
-                      {"series", point.series}});
+    view.points.push_back({.t = from_unix_ms(point.t_ms),
+                           .value = point.value,
+                           .series = static_cast<int64_t>(point.series)});
   }
-  return {{"metric", info.name},
-          {"dcgm_name", info.dcgm_name},
-          {"unit", info.unit},
-          {"aggregation", monitor::to_string(query.aggregation)},
-          {"resolution", monitor::to_string(answer.result.resolution)},
-          {"step_s", static_cast<double>(answer.result.step_ms) / 1000.0},
-          {"gpus", answer.gpus},
-          {"points", std::move(points)}};
+  return view;
+}
+
+api::AlertRule rule_view(const monitor::Rule& rule) {
+  api::AlertRule view{.name = rule.name,
+                      .metric = std::string(monitor::signal_name(rule.signal)),
+                      .comparison = std::string(monitor::to_string(rule.comparison)),
+                      .threshold = rule.threshold,
+                      .for_s = static_cast<double>(rule.for_ms) / 1000.0,
+                      .severity = std::string(monitor::to_string(rule.severity)),
+                      .scope = std::string(monitor::to_string(rule.scope.kind))};
+  if (rule.scope.kind != monitor::Scope::Kind::kAll) view.scope_value = rule.scope.value;
+  if (rule.idle) view.idle_auto_stop = rule.idle->auto_stop;
+  return view;
 }
 
 Json rule_list_view(const std::vector<monitor::Rule>& rules) {
   Json items = Json::array();
-  for (const auto& rule : rules) items.push_back(monitor::rule_to_json(rule));
-  return {{"items", std::move(items)}, {"next_cursor", nullptr}};
+  for (const auto& rule : rules) items.push_back(rule_view(rule));
+  return whole_list(std::move(items));
 }
 
-Json alert_record_view(const controller::AlertRecord& record) {
-  Json view = monitor::transition_to_json(record.transition);
-  view.erase("at_ms");
-  view["seq"] = record.seq;
-  view["id"] =
-      controller::FleetMonitor::alert_id(record.transition.rule, record.transition.subject.subject);
-  view["at"] = format_rfc3339(from_unix_ms(record.transition.at_ms));
-  return view;
+namespace {
+
+api::AlertSubject subject_view(const monitor::Observation& o) {
+  return {.metric = std::string(monitor::signal_name(o.signal)),
+          .subject = o.subject,
+          .node = o.node,
+          .gpu_type = o.gpu_type,
+          .instance = o.instance,
+          .tenant = o.tenant,
+          .value = o.value};
 }
+
+api::AlertTransition transition_view(const controller::AlertRecord& record) {
+  const monitor::Transition& t = record.transition;
+  return {.seq = record.seq,
+          .id = controller::FleetMonitor::alert_id(t.rule, t.subject.subject),
+          .rule = t.rule,
+          .severity = std::string(monitor::to_string(t.severity)),
+          .from = std::string(monitor::to_string(t.from)),
+          .to = std::string(monitor::to_string(t.to)),
+          .at = from_unix_ms(t.at_ms),
+          .subject = subject_view(t.subject),
+          .auto_stop = t.auto_stop};
+}
+
+// Unset times are 0 in the monitor.
+std::optional<Timestamp> time_unless_zero(int64_t ms) {
+  return ms == 0 ? std::nullopt : std::optional<Timestamp>(from_unix_ms(ms));
+}
+
+}  // namespace
+
+Json alert_record_view(const controller::AlertRecord& record) { return transition_view(record); }
 
 Json alert_list_view(const controller::AlertList& list) {
-  Json items = Json::array();
+  api::AlertList view;
+  view.items.reserve(list.active.size());
   for (const auto& alert : list.active) {
-    const auto time = [](int64_t ms) {
-      return ms == 0 ? Json(nullptr) : Json(format_rfc3339(from_unix_ms(ms)));
-    };
-    items.push_back(
-        {{"id", controller::FleetMonitor::alert_id(alert.rule, alert.subject.subject)},
-         {"rule", alert.rule},
-         {"severity", monitor::to_string(alert.severity)},
-         {"state", monitor::to_string(alert.state)},
-         {"subject", monitor::observation_to_json(alert.subject)},
-         {"active_since", time(alert.active_since_ms)},
-         {"fired_at", time(alert.fired_at_ms)},
-         {"acknowledged", alert.acknowledged},
-         {"acknowledged_by", alert.acknowledged ? Json(alert.acknowledged_by) : Json(nullptr)},
-         {"acknowledged_at", time(alert.acknowledged_at_ms)},
-         {"auto_stop", alert.auto_stop}});
+    view.items.push_back(
+        {.id = controller::FleetMonitor::alert_id(alert.rule, alert.subject.subject),
+         .rule = alert.rule,
+         .severity = std::string(monitor::to_string(alert.severity)),
+         .state = std::string(monitor::to_string(alert.state)),
+         .subject = subject_view(alert.subject),
+         .active_since = from_unix_ms(alert.active_since_ms),
+         .fired_at = time_unless_zero(alert.fired_at_ms),
+         .acknowledged = alert.acknowledged,
+         .acknowledged_by =
+             alert.acknowledged ? std::optional(alert.acknowledged_by) : std::nullopt,
+         .acknowledged_at = time_unless_zero(alert.acknowledged_at_ms),
+         .auto_stop = alert.auto_stop});
   }
-  Json history = Json::array();
-  for (const auto* record : list.history) history.push_back(alert_record_view(*record));
-  return {{"items", std::move(items)}, {"history", std::move(history)}};
+  for (const auto* record : list.history) view.history.push_back(transition_view(*record));
+  return view;
 }
 
 Result<IdleAlertRequest> parse_idle_alert(const Json& body) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "api/monitoring.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "controller/controller.h"
@@ -30,6 +31,9 @@ Result<controller::MetricsQuery> parse_metrics_query(
 Json metrics_answer_view(const controller::MetricsQuery& query,
                          const controller::MetricsAnswer& answer);
 
+// A rule as the API shows it: what monitor::rule_to_json (the store's form) writes, member for
+// member (monitoring_api_test holds them together).
+api::AlertRule rule_view(const monitor::Rule& rule);
 Json rule_list_view(const std::vector<monitor::Rule>& rules);
 Json alert_list_view(const controller::AlertList& list);
 Json alert_record_view(const controller::AlertRecord& record);

@@ -22,10 +22,6 @@ Result<std::optional<Micros>> optional_amount(const Json& body, std::string_view
                       std::numeric_limits<int64_t>::max());
 }
 
-Json optional_or_null(const std::optional<Micros>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
-
 }  // namespace
 
 Result<billing::PriceChange> parse_price_change(const Json& body) {
@@ -116,49 +112,51 @@ Result<billing::PriceChange> parse_price_change(const Json& body) {
   return change;
 }
 
-Json price_version_view(const model::PriceVersion& v) {
-  return {{"version", v.version},
-          {"effective_at", format_rfc3339(v.effective_at)},
-          {"set_at", format_rfc3339(v.set_at)},
-          {"currency", v.currency},
-          {"gpu_per_hour_micros", v.gpu_per_hour},
-          {"cpu_per_core_hour_micros", v.cpu_per_core_hour},
-          {"memory_per_gb_hour_micros", v.memory_per_gb_hour},
-          {"disk_per_gb_hour_micros", v.disk_per_gb_hour},
-          {"storage_per_gb_month_micros", v.storage_per_gb_month},
-          {"egress_per_gb_micros", v.egress_per_gb},
-          {"minimum_billed_seconds", v.minimum_billed_seconds},
-          {"spot_floor_permille", v.spot_floor_permille},
-          {"reserved_discount_permille", model::discounts_json(v.reserved_discount_permille)}};
+api::PriceVersion price_version_view(const model::PriceVersion& v) {
+  api::PriceVersion view{.version = v.version,
+                         .effective_at = v.effective_at,
+                         .set_at = v.set_at,
+                         .currency = v.currency,
+                         .gpu_per_hour_micros = {v.gpu_per_hour.begin(), v.gpu_per_hour.end()},
+                         .cpu_per_core_hour_micros = v.cpu_per_core_hour,
+                         .memory_per_gb_hour_micros = v.memory_per_gb_hour,
+                         .disk_per_gb_hour_micros = v.disk_per_gb_hour,
+                         .storage_per_gb_month_micros = v.storage_per_gb_month,
+                         .egress_per_gb_micros = v.egress_per_gb,
+                         .minimum_billed_seconds = v.minimum_billed_seconds,
+                         .spot_floor_permille = v.spot_floor_permille};
+  for (const auto& [days, permille] : v.reserved_discount_permille) {
+    view.reserved_discount_permille.emplace(std::to_string(days), permille);
+  }
+  return view;
 }
 
-Json spot_point_view(const model::SpotPricePoint& point, Micros price) {
-  return {{"gpu_type", point.gpu_type},
-          {"at", format_rfc3339(point.at)},
-          {"price_per_gpu_hour_micros", price},
-          {"utilisation_permille", point.utilisation_permille}};
+api::SpotPricePoint spot_point_view(const model::SpotPricePoint& point, Micros price) {
+  return {.gpu_type = point.gpu_type,
+          .at = point.at,
+          .price_per_gpu_hour_micros = price,
+          .utilisation_permille = point.utilisation_permille};
 }
 
-Json estimate_view(const billing::Estimate& e, std::string_view currency) {
-  return {{"gpu_type", e.gpu_type},
-          {"pricing", model::to_string(e.pricing)},
-          {"currency", currency},
-          {"gpu_price_per_gpu_hour_micros", e.gpu_price_per_gpu_hour},
-          {"per_hour_micros",
-           {{"gpu", e.gpu_per_hour},
-            {"cpu", e.cpu_per_hour},
-            {"memory", e.memory_per_hour},
-            {"disk", e.disk_per_hour},
-            {"total", e.total_per_hour}}},
-          {"stopped_storage_per_hour_micros", e.stopped_storage_per_hour},
-          {"minimum_billed_seconds", e.minimum_billed_seconds},
-          {"minimum_charge_micros", e.minimum_charge},
-          {"spot",
-           e.pricing == model::PricingModel::kSpot
-               ? Json{{"floor_per_gpu_hour_micros", optional_or_null(e.spot_floor_per_gpu_hour)},
-                      {"cap_per_gpu_hour_micros", optional_or_null(e.spot_cap_per_gpu_hour)},
-                      {"current_per_gpu_hour_micros", e.gpu_price_per_gpu_hour}}
-               : Json(nullptr)}};
+api::Estimate estimate_view(const billing::Estimate& e, std::string_view currency) {
+  api::Estimate view{.gpu_type = e.gpu_type,
+                     .pricing = e.pricing,
+                     .currency = std::string(currency),
+                     .gpu_price_per_gpu_hour_micros = e.gpu_price_per_gpu_hour,
+                     .per_hour_micros = {.gpu = e.gpu_per_hour,
+                                         .cpu = e.cpu_per_hour,
+                                         .memory = e.memory_per_hour,
+                                         .disk = e.disk_per_hour,
+                                         .total = e.total_per_hour},
+                     .stopped_storage_per_hour_micros = e.stopped_storage_per_hour,
+                     .minimum_billed_seconds = e.minimum_billed_seconds,
+                     .minimum_charge_micros = e.minimum_charge};
+  if (e.pricing == model::PricingModel::kSpot) {
+    view.spot = api::SpotRange{.floor_per_gpu_hour_micros = e.spot_floor_per_gpu_hour,
+                               .cap_per_gpu_hour_micros = e.spot_cap_per_gpu_hour,
+                               .current_per_gpu_hour_micros = e.gpu_price_per_gpu_hour};
+  }
+  return view;
 }
 
 }  // namespace gpurent::server

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/workloads.h"
 #include "common/random.h"
 #include "model/file_copy.h"
 
@@ -58,12 +59,12 @@ Result<Upload> parse_meta(const std::string& id, const std::string& text) {
 }  // namespace
 
 Json upload_view(const Upload& upload) {
-  return {{"id", upload.id},
-          {"size", upload.size},
-          {"sha256", upload.sha256},
-          {"received", upload.received},
-          {"complete", upload.complete},
-          {"created_at", format_rfc3339(upload.created_at)}};
+  return api::Upload{.id = upload.id,
+                     .size = upload.size,
+                     .sha256 = upload.sha256,
+                     .received = upload.received,
+                     .complete = upload.complete,
+                     .created_at = upload.created_at};
 }
 
 Result<std::unique_ptr<UploadStore>> UploadStore::open(std::filesystem::path directory,

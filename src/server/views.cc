@@ -4,6 +4,7 @@
 #include <array>
 
 #include "api/accounts.h"
+#include "api/billing.h"
 #include "api/fleet.h"
 #include "api/templates.h"
 #include "api/workloads.h"
@@ -12,13 +13,7 @@
 
 namespace gpurent::server {
 
-Json time_or_null(const std::optional<Timestamp>& t) {
-  return t ? Json(format_rfc3339(*t)) : Json(nullptr);
-}
-
 namespace {
-
-Json optional_or_null(const auto& value) { return value ? Json(*value) : Json(nullptr); }
 
 std::optional<std::string> unless_empty(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
@@ -139,31 +134,31 @@ Json job_view(const model::Job& job, bool all_tasks) {
 }
 
 Json reservation_view(const model::Reservation& reservation, std::string_view currency) {
-  return {{"id", reservation.id},
-          {"tenant_id", reservation.tenant_id},
-          {"gpu_type", reservation.gpu_type},
-          {"gpu_count", reservation.gpu_count},
-          {"start", format_rfc3339(reservation.start)},
-          {"end", format_rfc3339(reservation.end)},
-          {"state", model::to_string(reservation.state)},
-          {"created_at", format_rfc3339(reservation.created_at)},
-          {"payment", model::to_string(reservation.payment)},
-          {"price_per_gpu_hour_micros", reservation.price_per_gpu_hour},
-          {"discount_permille", reservation.discount_permille},
-          {"total_micros", reservation.total},
-          {"paid_micros", reservation.paid},
-          {"currency", currency},
-          {"refunded", reservation.refunded}};
+  return api::Reservation{.id = reservation.id,
+                          .tenant_id = reservation.tenant_id,
+                          .gpu_type = reservation.gpu_type,
+                          .gpu_count = reservation.gpu_count,
+                          .start = reservation.start,
+                          .end = reservation.end,
+                          .state = reservation.state,
+                          .created_at = reservation.created_at,
+                          .payment = reservation.payment,
+                          .price_per_gpu_hour_micros = reservation.price_per_gpu_hour,
+                          .discount_permille = reservation.discount_permille,
+                          .total_micros = reservation.total,
+                          .paid_micros = reservation.paid,
+                          .refunded = reservation.refunded,
+                          .currency = std::string(currency)};
 }
 
 Json quota_view(const model::Quota& quota) {
-  return {{"tenant_id", quota.tenant_id},
-          {"max_gpus_per_type", quota.max_gpus_per_type},
-          {"max_instances", optional_or_null(quota.max_instances)},
-          {"max_queued", optional_or_null(quota.max_queued)},
-          {"max_array", optional_or_null(quota.max_array)},
-          {"max_body_bytes", optional_or_null(quota.max_body_bytes)},
-          {"weight", quota.weight}};
+  return api::Quota{.tenant_id = quota.tenant_id,
+                    .max_gpus_per_type = quota.max_gpus_per_type,
+                    .max_instances = quota.max_instances,
+                    .max_queued = quota.max_queued,
+                    .max_array = quota.max_array,
+                    .max_body_bytes = quota.max_body_bytes,
+                    .weight = quota.weight};
 }
 
 namespace {

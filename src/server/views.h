@@ -1,8 +1,7 @@
 // The JSON that tenants and operators see (docs/api.md). These views leave out secrets (key and
 // credential hashes) and internals, and spell times as RFC 3339 and money as integer micros. Each
 // is built as its typed body of src/api/ and written by that type's field table, the one that
-// api/openapi_schema_test.cc holds to docs/openapi.json (reservations and quotas are still written
-// by hand).
+// api/openapi_schema_test.cc holds to docs/openapi.json.
 #pragma once
 
 #include "common/json.h"
@@ -19,7 +18,6 @@ Json api_key_view(const model::ApiKey& key);
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer);
 Json usage_view(const model::UsageRecord& usage);
 Json transfer_view(const model::Transfer& transfer, std::string_view currency);
-Json time_or_null(const std::optional<Timestamp>& t);
 
 // A job lists its tasks when it has at most this many, or when asked (GET /v1/jobs/{id}?tasks=1);
 // otherwise only how many tasks are in each state.

@@ -64,6 +64,17 @@ def test_roles_scopes_and_expiry_bound_what_a_key_does_and_the_audit_log_says_so
                                    key=admin_key).stdout)
     assert made["role"] == "read-only" and made["scopes"] == ["billing:read"]
     assert "expires_at" in made
+    # ... lists them without their secrets, and revokes one: it stops working at once.
+    listed = json.loads(platform.cli("-o", "json", "api-keys", "ls", key=admin_key).stdout)
+    assert made["id"] in [k["id"] for k in listed]
+    assert all("key" not in k and "hash" not in k for k in listed)
+    table = platform.cli("api-keys", "ls", key=admin_key).stdout
+    assert made["id"] in table and "PREFIX" in table
+    assert platform.call("GET", "/v1/billing/balance", made["key"]).status == 200
+    assert "revoked" in platform.cli("api-keys", "revoke", made["id"], key=admin_key).stdout
+    assert platform.call("GET", "/v1/billing/balance", made["key"]).status == 401
+    gone = platform.cli("api-keys", "revoke", "k-nope", key=admin_key, check=False)
+    assert gone.returncode != 0 and "not_found" in gone.stderr
 
     # The tenant admin reads its tenant's audit log: the launch, the refusals, who and whence.
     audit = platform.call("GET", "/v1/audit", admin_key)

@@ -30,74 +30,74 @@ VolumeState = Literal["available", "deleted"]
 
 @dataclass(frozen=True)
 class Alert:
-    id: Optional[str] = None
-    rule: Optional[str] = None
-    severity: Optional[str] = None
-    state: Optional[Literal["pending", "firing"]] = None
-    subject: Optional[AlertSubject] = None
-    active_since: Optional[str] = None
-    fired_at: Optional[str] = None
-    acknowledged: Optional[bool] = None
-    acknowledged_by: Optional[str] = None
-    acknowledged_at: Optional[str] = None
-    auto_stop: Optional[bool] = None
+    id: str
+    rule: str
+    severity: str
+    state: Literal["pending", "firing"]
+    subject: AlertSubject
+    active_since: str
+    fired_at: Optional[str]
+    acknowledged: bool
+    acknowledged_by: Optional[str]
+    acknowledged_at: Optional[str]
+    auto_stop: bool
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Alert":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "id" in d:
-            kw["id"] = d["id"]
-        if "rule" in d:
-            kw["rule"] = d["rule"]
-        if "severity" in d:
-            kw["severity"] = d["severity"]
-        if "state" in d:
-            kw["state"] = d["state"]
-        if "subject" in d:
-            v = d["subject"]
-            kw["subject"] = (None if v is None else AlertSubject.from_dict(v))
-        if "active_since" in d:
-            kw["active_since"] = d["active_since"]
-        if "fired_at" in d:
-            kw["fired_at"] = d["fired_at"]
-        if "acknowledged" in d:
-            kw["acknowledged"] = d["acknowledged"]
-        if "acknowledged_by" in d:
-            kw["acknowledged_by"] = d["acknowledged_by"]
-        if "acknowledged_at" in d:
-            kw["acknowledged_at"] = d["acknowledged_at"]
-        if "auto_stop" in d:
-            kw["auto_stop"] = d["auto_stop"]
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["rule"] = _required(d, "rule", cls.__name__)
+        kw["severity"] = _required(d, "severity", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
+        v = _required(d, "subject", cls.__name__)
+        kw["subject"] = AlertSubject.from_dict(v)
+        kw["active_since"] = _required(d, "active_since", cls.__name__)
+        kw["fired_at"] = _required(d, "fired_at", cls.__name__)
+        kw["acknowledged"] = _required(d, "acknowledged", cls.__name__)
+        kw["acknowledged_by"] = _required(d, "acknowledged_by", cls.__name__)
+        kw["acknowledged_at"] = _required(d, "acknowledged_at", cls.__name__)
+        kw["auto_stop"] = _required(d, "auto_stop", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.id is not None:
-            out["id"] = self.id
-        if self.rule is not None:
-            out["rule"] = self.rule
-        if self.severity is not None:
-            out["severity"] = self.severity
-        if self.state is not None:
-            out["state"] = self.state
-        if self.subject is not None:
-            v = self.subject
-            out["subject"] = (None if v is None else v.to_dict())
-        if self.active_since is not None:
-            out["active_since"] = self.active_since
-        if self.fired_at is not None:
-            out["fired_at"] = self.fired_at
-        if self.acknowledged is not None:
-            out["acknowledged"] = self.acknowledged
-        if self.acknowledged_by is not None:
-            out["acknowledged_by"] = self.acknowledged_by
-        if self.acknowledged_at is not None:
-            out["acknowledged_at"] = self.acknowledged_at
-        if self.auto_stop is not None:
-            out["auto_stop"] = self.auto_stop
+        out["id"] = self.id
+        out["rule"] = self.rule
+        out["severity"] = self.severity
+        out["state"] = self.state
+        v = self.subject
+        out["subject"] = v.to_dict()
+        out["active_since"] = self.active_since
+        out["fired_at"] = self.fired_at
+        out["acknowledged"] = self.acknowledged
+        out["acknowledged_by"] = self.acknowledged_by
+        out["acknowledged_at"] = self.acknowledged_at
+        out["auto_stop"] = self.auto_stop
+        return out
+
+
+@dataclass(frozen=True)
+class AlertAcknowledged:
+    id: str
+    acknowledged: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertAcknowledged":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["acknowledged"] = _required(d, "acknowledged", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["acknowledged"] = self.acknowledged
         return out
 
 
@@ -129,6 +129,55 @@ class AlertList:
 
 @dataclass(frozen=True)
 class AlertRule:
+    "an alert rule as the server keeps it (POST takes AlertRuleCreate)"
+
+    name: str
+    metric: str
+    comparison: Literal[">", ">=", "<", "<=", "==", "!=", "absent"]
+    threshold: float
+    for_s: float
+    severity: Literal["info", "warning", "critical"]
+    scope: Literal["all", "node", "gpu_type", "instance"]
+    scope_value: Optional[str] = None
+    idle_auto_stop: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AlertRule":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["name"] = _required(d, "name", cls.__name__)
+        kw["metric"] = _required(d, "metric", cls.__name__)
+        kw["comparison"] = _required(d, "comparison", cls.__name__)
+        kw["threshold"] = _required(d, "threshold", cls.__name__)
+        kw["for_s"] = _required(d, "for_s", cls.__name__)
+        kw["severity"] = _required(d, "severity", cls.__name__)
+        kw["scope"] = _required(d, "scope", cls.__name__)
+        if "scope_value" in d:
+            kw["scope_value"] = d["scope_value"]
+        if "idle_auto_stop" in d:
+            kw["idle_auto_stop"] = d["idle_auto_stop"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["name"] = self.name
+        out["metric"] = self.metric
+        out["comparison"] = self.comparison
+        out["threshold"] = self.threshold
+        out["for_s"] = self.for_s
+        out["severity"] = self.severity
+        out["scope"] = self.scope
+        if self.scope_value is not None:
+            out["scope_value"] = self.scope_value
+        if self.idle_auto_stop is not None:
+            out["idle_auto_stop"] = self.idle_auto_stop
+        return out
+
+
+@dataclass(frozen=True)
+class AlertRuleCreate:
     name: str
     metric: str
     comparison: Literal[">", ">=", "<", "<=", "==", "!=", "absent"]
@@ -140,7 +189,7 @@ class AlertRule:
     idle_auto_stop: Optional[bool] = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AlertRule":
+    def from_dict(cls, d: dict[str, Any]) -> "AlertRuleCreate":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
@@ -208,115 +257,83 @@ class AlertRuleList:
 
 @dataclass(frozen=True)
 class AlertSubject:
-    metric: Optional[str] = None
-    subject: Optional[str] = None
-    node: Optional[str] = None
-    gpu_type: Optional[str] = None
-    instance: Optional[str] = None
-    tenant: Optional[str] = None
-    value: Optional[float] = None
+    metric: str
+    subject: str
+    node: str
+    gpu_type: str
+    instance: str
+    tenant: str
+    value: Optional[float]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AlertSubject":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "metric" in d:
-            kw["metric"] = d["metric"]
-        if "subject" in d:
-            kw["subject"] = d["subject"]
-        if "node" in d:
-            kw["node"] = d["node"]
-        if "gpu_type" in d:
-            kw["gpu_type"] = d["gpu_type"]
-        if "instance" in d:
-            kw["instance"] = d["instance"]
-        if "tenant" in d:
-            kw["tenant"] = d["tenant"]
-        if "value" in d:
-            kw["value"] = d["value"]
+        kw["metric"] = _required(d, "metric", cls.__name__)
+        kw["subject"] = _required(d, "subject", cls.__name__)
+        kw["node"] = _required(d, "node", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["instance"] = _required(d, "instance", cls.__name__)
+        kw["tenant"] = _required(d, "tenant", cls.__name__)
+        kw["value"] = _required(d, "value", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.metric is not None:
-            out["metric"] = self.metric
-        if self.subject is not None:
-            out["subject"] = self.subject
-        if self.node is not None:
-            out["node"] = self.node
-        if self.gpu_type is not None:
-            out["gpu_type"] = self.gpu_type
-        if self.instance is not None:
-            out["instance"] = self.instance
-        if self.tenant is not None:
-            out["tenant"] = self.tenant
-        if self.value is not None:
-            out["value"] = self.value
+        out["metric"] = self.metric
+        out["subject"] = self.subject
+        out["node"] = self.node
+        out["gpu_type"] = self.gpu_type
+        out["instance"] = self.instance
+        out["tenant"] = self.tenant
+        out["value"] = self.value
         return out
 
 
 @dataclass(frozen=True)
 class AlertTransition:
-    seq: Optional[int] = None
-    id: Optional[str] = None
-    rule: Optional[str] = None
-    severity: Optional[str] = None
-    from_: Optional[Literal["inactive", "pending", "firing", "resolved"]] = None
-    to: Optional[Literal["inactive", "pending", "firing", "resolved"]] = None
-    at: Optional[str] = None
-    subject: Optional[AlertSubject] = None
-    auto_stop: Optional[bool] = None
+    seq: int
+    id: str
+    rule: str
+    severity: str
+    from_: Literal["inactive", "pending", "firing", "resolved"]
+    to: Literal["inactive", "pending", "firing", "resolved"]
+    at: str
+    subject: AlertSubject
+    auto_stop: bool
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "AlertTransition":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "seq" in d:
-            kw["seq"] = d["seq"]
-        if "id" in d:
-            kw["id"] = d["id"]
-        if "rule" in d:
-            kw["rule"] = d["rule"]
-        if "severity" in d:
-            kw["severity"] = d["severity"]
-        if "from" in d:
-            kw["from_"] = d["from"]
-        if "to" in d:
-            kw["to"] = d["to"]
-        if "at" in d:
-            kw["at"] = d["at"]
-        if "subject" in d:
-            v = d["subject"]
-            kw["subject"] = (None if v is None else AlertSubject.from_dict(v))
-        if "auto_stop" in d:
-            kw["auto_stop"] = d["auto_stop"]
+        kw["seq"] = _required(d, "seq", cls.__name__)
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["rule"] = _required(d, "rule", cls.__name__)
+        kw["severity"] = _required(d, "severity", cls.__name__)
+        kw["from_"] = _required(d, "from", cls.__name__)
+        kw["to"] = _required(d, "to", cls.__name__)
+        kw["at"] = _required(d, "at", cls.__name__)
+        v = _required(d, "subject", cls.__name__)
+        kw["subject"] = AlertSubject.from_dict(v)
+        kw["auto_stop"] = _required(d, "auto_stop", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.seq is not None:
-            out["seq"] = self.seq
-        if self.id is not None:
-            out["id"] = self.id
-        if self.rule is not None:
-            out["rule"] = self.rule
-        if self.severity is not None:
-            out["severity"] = self.severity
-        if self.from_ is not None:
-            out["from"] = self.from_
-        if self.to is not None:
-            out["to"] = self.to
-        if self.at is not None:
-            out["at"] = self.at
-        if self.subject is not None:
-            v = self.subject
-            out["subject"] = (None if v is None else v.to_dict())
-        if self.auto_stop is not None:
-            out["auto_stop"] = self.auto_stop
+        out["seq"] = self.seq
+        out["id"] = self.id
+        out["rule"] = self.rule
+        out["severity"] = self.severity
+        out["from"] = self.from_
+        out["to"] = self.to
+        out["at"] = self.at
+        v = self.subject
+        out["subject"] = v.to_dict()
+        out["auto_stop"] = self.auto_stop
         return out
 
 
@@ -574,11 +591,42 @@ class Balance:
 @dataclass(frozen=True)
 class BalanceSettings:
     tenant_id: str
+    warning_threshold_micros: int
+    credit_limit_micros: int
+    below_warning_threshold: bool
+    currency: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettings":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["warning_threshold_micros"] = _required(d, "warning_threshold_micros", cls.__name__)
+        kw["credit_limit_micros"] = _required(d, "credit_limit_micros", cls.__name__)
+        kw["below_warning_threshold"] = _required(d, "below_warning_threshold", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["tenant_id"] = self.tenant_id
+        out["warning_threshold_micros"] = self.warning_threshold_micros
+        out["credit_limit_micros"] = self.credit_limit_micros
+        out["below_warning_threshold"] = self.below_warning_threshold
+        out["currency"] = self.currency
+        return out
+
+
+@dataclass(frozen=True)
+class BalanceSettingsSet:
+    tenant_id: str
     warning_threshold_micros: Optional[int] = None
     credit_limit_micros: Optional[int] = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettings":
+    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettingsSet":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
@@ -597,47 +645,6 @@ class BalanceSettings:
             out["warning_threshold_micros"] = self.warning_threshold_micros
         if self.credit_limit_micros is not None:
             out["credit_limit_micros"] = self.credit_limit_micros
-        return out
-
-
-@dataclass(frozen=True)
-class BalanceSettingsView:
-    tenant_id: Optional[str] = None
-    warning_threshold_micros: Optional[int] = None
-    credit_limit_micros: Optional[int] = None
-    below_warning_threshold: Optional[bool] = None
-    currency: Optional[str] = None
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "BalanceSettingsView":
-        """Builds it from a JSON object; unknown keys are ignored."""
-        _require_object(d, cls.__name__)
-        kw: dict[str, Any] = {}
-        if "tenant_id" in d:
-            kw["tenant_id"] = d["tenant_id"]
-        if "warning_threshold_micros" in d:
-            kw["warning_threshold_micros"] = d["warning_threshold_micros"]
-        if "credit_limit_micros" in d:
-            kw["credit_limit_micros"] = d["credit_limit_micros"]
-        if "below_warning_threshold" in d:
-            kw["below_warning_threshold"] = d["below_warning_threshold"]
-        if "currency" in d:
-            kw["currency"] = d["currency"]
-        return cls(**kw)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object; optional fields that are None are left out."""
-        out: dict[str, Any] = {}
-        if self.tenant_id is not None:
-            out["tenant_id"] = self.tenant_id
-        if self.warning_threshold_micros is not None:
-            out["warning_threshold_micros"] = self.warning_threshold_micros
-        if self.credit_limit_micros is not None:
-            out["credit_limit_micros"] = self.credit_limit_micros
-        if self.below_warning_threshold is not None:
-            out["below_warning_threshold"] = self.below_warning_threshold
-        if self.currency is not None:
-            out["currency"] = self.currency
         return out
 
 
@@ -821,32 +828,26 @@ class EstimatePerHourMicros:
 
 @dataclass(frozen=True)
 class EstimateSpot:
-    floor_per_gpu_hour_micros: Optional[int] = None
-    cap_per_gpu_hour_micros: Optional[int] = None
-    current_per_gpu_hour_micros: Optional[int] = None
+    floor_per_gpu_hour_micros: Optional[int]
+    cap_per_gpu_hour_micros: Optional[int]
+    current_per_gpu_hour_micros: int
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "EstimateSpot":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "floor_per_gpu_hour_micros" in d:
-            kw["floor_per_gpu_hour_micros"] = d["floor_per_gpu_hour_micros"]
-        if "cap_per_gpu_hour_micros" in d:
-            kw["cap_per_gpu_hour_micros"] = d["cap_per_gpu_hour_micros"]
-        if "current_per_gpu_hour_micros" in d:
-            kw["current_per_gpu_hour_micros"] = d["current_per_gpu_hour_micros"]
+        kw["floor_per_gpu_hour_micros"] = _required(d, "floor_per_gpu_hour_micros", cls.__name__)
+        kw["cap_per_gpu_hour_micros"] = _required(d, "cap_per_gpu_hour_micros", cls.__name__)
+        kw["current_per_gpu_hour_micros"] = _required(d, "current_per_gpu_hour_micros", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.floor_per_gpu_hour_micros is not None:
-            out["floor_per_gpu_hour_micros"] = self.floor_per_gpu_hour_micros
-        if self.cap_per_gpu_hour_micros is not None:
-            out["cap_per_gpu_hour_micros"] = self.cap_per_gpu_hour_micros
-        if self.current_per_gpu_hour_micros is not None:
-            out["current_per_gpu_hour_micros"] = self.current_per_gpu_hour_micros
+        out["floor_per_gpu_hour_micros"] = self.floor_per_gpu_hour_micros
+        out["cap_per_gpu_hour_micros"] = self.cap_per_gpu_hour_micros
+        out["current_per_gpu_hour_micros"] = self.current_per_gpu_hour_micros
         return out
 
 
@@ -1211,6 +1212,37 @@ class Health:
 
 
 @dataclass(frozen=True)
+class IdleAlertSet:
+    below_percent: Optional[float] = None
+    for_s: Optional[int] = None
+    auto_stop: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "IdleAlertSet":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "below_percent" in d:
+            kw["below_percent"] = d["below_percent"]
+        if "for_s" in d:
+            kw["for_s"] = d["for_s"]
+        if "auto_stop" in d:
+            kw["auto_stop"] = d["auto_stop"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.below_percent is not None:
+            out["below_percent"] = self.below_percent
+        if self.for_s is not None:
+            out["for_s"] = self.for_s
+        if self.auto_stop is not None:
+            out["auto_stop"] = self.auto_stop
+        return out
+
+
+@dataclass(frozen=True)
 class Instance:
     id: str
     name: str
@@ -1553,188 +1585,134 @@ class InstanceList:
 
 @dataclass(frozen=True)
 class Invoice:
-    id: Optional[str] = None
-    tenant_id: Optional[str] = None
-    period_start: Optional[str] = None
-    period_end: Optional[str] = None
-    currency: Optional[str] = None
-    opening_balance_micros: Optional[int] = None
-    charges_micros: Optional[int] = None
-    credits_micros: Optional[int] = None
-    payments_micros: Optional[int] = None
-    closing_balance_micros: Optional[int] = None
-    lines: Optional[list[InvoiceLine]] = None
-    prepaid: Optional[list[InvoiceLine]] = None
+    id: str
+    tenant_id: str
+    period_start: str
+    period_end: str
+    currency: str
+    opening_balance_micros: int
+    charges_micros: int
+    credits_micros: int
+    payments_micros: int
+    closing_balance_micros: int
+    lines: list[InvoiceLine]
+    prepaid: list[InvoiceLine]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Invoice":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "id" in d:
-            kw["id"] = d["id"]
-        if "tenant_id" in d:
-            kw["tenant_id"] = d["tenant_id"]
-        if "period_start" in d:
-            kw["period_start"] = d["period_start"]
-        if "period_end" in d:
-            kw["period_end"] = d["period_end"]
-        if "currency" in d:
-            kw["currency"] = d["currency"]
-        if "opening_balance_micros" in d:
-            kw["opening_balance_micros"] = d["opening_balance_micros"]
-        if "charges_micros" in d:
-            kw["charges_micros"] = d["charges_micros"]
-        if "credits_micros" in d:
-            kw["credits_micros"] = d["credits_micros"]
-        if "payments_micros" in d:
-            kw["payments_micros"] = d["payments_micros"]
-        if "closing_balance_micros" in d:
-            kw["closing_balance_micros"] = d["closing_balance_micros"]
-        if "lines" in d:
-            v = d["lines"]
-            kw["lines"] = (None if v is None else [InvoiceLine.from_dict(x0) for x0 in v])
-        if "prepaid" in d:
-            v = d["prepaid"]
-            kw["prepaid"] = (None if v is None else [InvoiceLine.from_dict(x0) for x0 in v])
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["period_start"] = _required(d, "period_start", cls.__name__)
+        kw["period_end"] = _required(d, "period_end", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["opening_balance_micros"] = _required(d, "opening_balance_micros", cls.__name__)
+        kw["charges_micros"] = _required(d, "charges_micros", cls.__name__)
+        kw["credits_micros"] = _required(d, "credits_micros", cls.__name__)
+        kw["payments_micros"] = _required(d, "payments_micros", cls.__name__)
+        kw["closing_balance_micros"] = _required(d, "closing_balance_micros", cls.__name__)
+        v = _required(d, "lines", cls.__name__)
+        kw["lines"] = [InvoiceLine.from_dict(x0) for x0 in v]
+        v = _required(d, "prepaid", cls.__name__)
+        kw["prepaid"] = [InvoiceLine.from_dict(x0) for x0 in v]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.id is not None:
-            out["id"] = self.id
-        if self.tenant_id is not None:
-            out["tenant_id"] = self.tenant_id
-        if self.period_start is not None:
-            out["period_start"] = self.period_start
-        if self.period_end is not None:
-            out["period_end"] = self.period_end
-        if self.currency is not None:
-            out["currency"] = self.currency
-        if self.opening_balance_micros is not None:
-            out["opening_balance_micros"] = self.opening_balance_micros
-        if self.charges_micros is not None:
-            out["charges_micros"] = self.charges_micros
-        if self.credits_micros is not None:
-            out["credits_micros"] = self.credits_micros
-        if self.payments_micros is not None:
-            out["payments_micros"] = self.payments_micros
-        if self.closing_balance_micros is not None:
-            out["closing_balance_micros"] = self.closing_balance_micros
-        if self.lines is not None:
-            v = self.lines
-            out["lines"] = (None if v is None else [x0.to_dict() for x0 in v])
-        if self.prepaid is not None:
-            v = self.prepaid
-            out["prepaid"] = (None if v is None else [x0.to_dict() for x0 in v])
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["period_start"] = self.period_start
+        out["period_end"] = self.period_end
+        out["currency"] = self.currency
+        out["opening_balance_micros"] = self.opening_balance_micros
+        out["charges_micros"] = self.charges_micros
+        out["credits_micros"] = self.credits_micros
+        out["payments_micros"] = self.payments_micros
+        out["closing_balance_micros"] = self.closing_balance_micros
+        v = self.lines
+        out["lines"] = [x0.to_dict() for x0 in v]
+        v = self.prepaid
+        out["prepaid"] = [x0.to_dict() for x0 in v]
         return out
 
 
 @dataclass(frozen=True)
 class InvoiceLine:
-    category: Optional[Literal["gpu_time", "storage", "packages", "credits", "payments", "refunds", "other", "package_usage"]] = None
-    description: Optional[str] = None
-    quantity: Optional[int] = None
-    unit: Optional[str] = None
-    amount_micros: Optional[int] = None
+    category: Literal["gpu_time", "storage", "packages", "credits", "payments", "refunds", "other", "package_usage"]
+    description: str
+    quantity: int
+    unit: str
+    amount_micros: int
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InvoiceLine":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "category" in d:
-            kw["category"] = d["category"]
-        if "description" in d:
-            kw["description"] = d["description"]
-        if "quantity" in d:
-            kw["quantity"] = d["quantity"]
-        if "unit" in d:
-            kw["unit"] = d["unit"]
-        if "amount_micros" in d:
-            kw["amount_micros"] = d["amount_micros"]
+        kw["category"] = _required(d, "category", cls.__name__)
+        kw["description"] = _required(d, "description", cls.__name__)
+        kw["quantity"] = _required(d, "quantity", cls.__name__)
+        kw["unit"] = _required(d, "unit", cls.__name__)
+        kw["amount_micros"] = _required(d, "amount_micros", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.category is not None:
-            out["category"] = self.category
-        if self.description is not None:
-            out["description"] = self.description
-        if self.quantity is not None:
-            out["quantity"] = self.quantity
-        if self.unit is not None:
-            out["unit"] = self.unit
-        if self.amount_micros is not None:
-            out["amount_micros"] = self.amount_micros
+        out["category"] = self.category
+        out["description"] = self.description
+        out["quantity"] = self.quantity
+        out["unit"] = self.unit
+        out["amount_micros"] = self.amount_micros
         return out
 
 
 @dataclass(frozen=True)
 class InvoiceSummary:
-    id: Optional[str] = None
-    tenant_id: Optional[str] = None
-    period_start: Optional[str] = None
-    period_end: Optional[str] = None
-    currency: Optional[str] = None
-    opening_balance_micros: Optional[int] = None
-    charges_micros: Optional[int] = None
-    credits_micros: Optional[int] = None
-    payments_micros: Optional[int] = None
-    closing_balance_micros: Optional[int] = None
+    id: str
+    tenant_id: str
+    period_start: str
+    period_end: str
+    currency: str
+    opening_balance_micros: int
+    charges_micros: int
+    credits_micros: int
+    payments_micros: int
+    closing_balance_micros: int
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InvoiceSummary":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "id" in d:
-            kw["id"] = d["id"]
-        if "tenant_id" in d:
-            kw["tenant_id"] = d["tenant_id"]
-        if "period_start" in d:
-            kw["period_start"] = d["period_start"]
-        if "period_end" in d:
-            kw["period_end"] = d["period_end"]
-        if "currency" in d:
-            kw["currency"] = d["currency"]
-        if "opening_balance_micros" in d:
-            kw["opening_balance_micros"] = d["opening_balance_micros"]
-        if "charges_micros" in d:
-            kw["charges_micros"] = d["charges_micros"]
-        if "credits_micros" in d:
-            kw["credits_micros"] = d["credits_micros"]
-        if "payments_micros" in d:
-            kw["payments_micros"] = d["payments_micros"]
-        if "closing_balance_micros" in d:
-            kw["closing_balance_micros"] = d["closing_balance_micros"]
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["period_start"] = _required(d, "period_start", cls.__name__)
+        kw["period_end"] = _required(d, "period_end", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["opening_balance_micros"] = _required(d, "opening_balance_micros", cls.__name__)
+        kw["charges_micros"] = _required(d, "charges_micros", cls.__name__)
+        kw["credits_micros"] = _required(d, "credits_micros", cls.__name__)
+        kw["payments_micros"] = _required(d, "payments_micros", cls.__name__)
+        kw["closing_balance_micros"] = _required(d, "closing_balance_micros", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.id is not None:
-            out["id"] = self.id
-        if self.tenant_id is not None:
-            out["tenant_id"] = self.tenant_id
-        if self.period_start is not None:
-            out["period_start"] = self.period_start
-        if self.period_end is not None:
-            out["period_end"] = self.period_end
-        if self.currency is not None:
-            out["currency"] = self.currency
-        if self.opening_balance_micros is not None:
-            out["opening_balance_micros"] = self.opening_balance_micros
-        if self.charges_micros is not None:
-            out["charges_micros"] = self.charges_micros
-        if self.credits_micros is not None:
-            out["credits_micros"] = self.credits_micros
-        if self.payments_micros is not None:
-            out["payments_micros"] = self.payments_micros
-        if self.closing_balance_micros is not None:
-            out["closing_balance_micros"] = self.closing_balance_micros
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["period_start"] = self.period_start
+        out["period_end"] = self.period_end
+        out["currency"] = self.currency
+        out["opening_balance_micros"] = self.opening_balance_micros
+        out["charges_micros"] = self.charges_micros
+        out["credits_micros"] = self.credits_micros
+        out["payments_micros"] = self.payments_micros
+        out["closing_balance_micros"] = self.closing_balance_micros
         return out
 
 
@@ -2227,90 +2205,70 @@ class LogSize:
 
 @dataclass(frozen=True)
 class MetricSeries:
-    metric: Optional[str] = None
-    dcgm_name: Optional[str] = None
-    unit: Optional[str] = None
-    aggregation: Optional[str] = None
-    resolution: Optional[Literal["raw", "minute", "hour"]] = None
-    step_s: Optional[float] = None
-    gpus: Optional[list[str]] = None
-    points: Optional[list[MetricSeriesPointsItem]] = None
+    metric: str
+    dcgm_name: str
+    unit: str
+    aggregation: str
+    resolution: Literal["raw", "minute", "hour"]
+    step_s: float
+    gpus: list[str]
+    points: list[MetricSeriesPointsItem]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MetricSeries":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "metric" in d:
-            kw["metric"] = d["metric"]
-        if "dcgm_name" in d:
-            kw["dcgm_name"] = d["dcgm_name"]
-        if "unit" in d:
-            kw["unit"] = d["unit"]
-        if "aggregation" in d:
-            kw["aggregation"] = d["aggregation"]
-        if "resolution" in d:
-            kw["resolution"] = d["resolution"]
-        if "step_s" in d:
-            kw["step_s"] = d["step_s"]
-        if "gpus" in d:
-            kw["gpus"] = d["gpus"]
-        if "points" in d:
-            v = d["points"]
-            kw["points"] = (None if v is None else [MetricSeriesPointsItem.from_dict(x0) for x0 in v])
+        kw["metric"] = _required(d, "metric", cls.__name__)
+        kw["dcgm_name"] = _required(d, "dcgm_name", cls.__name__)
+        kw["unit"] = _required(d, "unit", cls.__name__)
+        kw["aggregation"] = _required(d, "aggregation", cls.__name__)
+        kw["resolution"] = _required(d, "resolution", cls.__name__)
+        kw["step_s"] = _required(d, "step_s", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = list(v)
+        v = _required(d, "points", cls.__name__)
+        kw["points"] = [MetricSeriesPointsItem.from_dict(x0) for x0 in v]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.metric is not None:
-            out["metric"] = self.metric
-        if self.dcgm_name is not None:
-            out["dcgm_name"] = self.dcgm_name
-        if self.unit is not None:
-            out["unit"] = self.unit
-        if self.aggregation is not None:
-            out["aggregation"] = self.aggregation
-        if self.resolution is not None:
-            out["resolution"] = self.resolution
-        if self.step_s is not None:
-            out["step_s"] = self.step_s
-        if self.gpus is not None:
-            out["gpus"] = self.gpus
-        if self.points is not None:
-            v = self.points
-            out["points"] = (None if v is None else [x0.to_dict() for x0 in v])
+        out["metric"] = self.metric
+        out["dcgm_name"] = self.dcgm_name
+        out["unit"] = self.unit
+        out["aggregation"] = self.aggregation
+        out["resolution"] = self.resolution
+        out["step_s"] = self.step_s
+        v = self.gpus
+        out["gpus"] = list(v)
+        v = self.points
+        out["points"] = [x0.to_dict() for x0 in v]
         return out
 
 
 @dataclass(frozen=True)
 class MetricSeriesPointsItem:
-    t: Optional[str] = None
-    value: Optional[float] = None
-    series: Optional[int] = None
+    t: str
+    value: float
+    series: int
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MetricSeriesPointsItem":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "t" in d:
-            kw["t"] = d["t"]
-        if "value" in d:
-            kw["value"] = d["value"]
-        if "series" in d:
-            kw["series"] = d["series"]
+        kw["t"] = _required(d, "t", cls.__name__)
+        kw["value"] = _required(d, "value", cls.__name__)
+        kw["series"] = _required(d, "series", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.t is not None:
-            out["t"] = self.t
-        if self.value is not None:
-            out["value"] = self.value
-        if self.series is not None:
-            out["series"] = self.series
+        out["t"] = self.t
+        out["value"] = self.value
+        out["series"] = self.series
         return out
 
 
@@ -2695,77 +2653,53 @@ class OfferList:
 
 @dataclass(frozen=True)
 class Package:
-    id: Optional[str] = None
-    tenant_id: Optional[str] = None
-    product: Optional[str] = None
-    gpu_type: Optional[str] = None
-    gpu_hours: Optional[int] = None
-    remaining_gpu_seconds: Optional[int] = None
-    remaining_gpu_hours: Optional[float] = None
-    price_micros: Optional[int] = None
-    recognised_micros: Optional[int] = None
-    bought_at: Optional[str] = None
-    expires_at: Optional[str] = None
-    state: Optional[Literal["active", "used_up", "expired"]] = None
+    id: str
+    tenant_id: str
+    product: str
+    gpu_type: str
+    gpu_hours: int
+    remaining_gpu_seconds: int
+    remaining_gpu_hours: float
+    price_micros: int
+    recognised_micros: int
+    bought_at: str
+    expires_at: str
+    state: Literal["active", "used_up", "expired"]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Package":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "id" in d:
-            kw["id"] = d["id"]
-        if "tenant_id" in d:
-            kw["tenant_id"] = d["tenant_id"]
-        if "product" in d:
-            kw["product"] = d["product"]
-        if "gpu_type" in d:
-            kw["gpu_type"] = d["gpu_type"]
-        if "gpu_hours" in d:
-            kw["gpu_hours"] = d["gpu_hours"]
-        if "remaining_gpu_seconds" in d:
-            kw["remaining_gpu_seconds"] = d["remaining_gpu_seconds"]
-        if "remaining_gpu_hours" in d:
-            kw["remaining_gpu_hours"] = d["remaining_gpu_hours"]
-        if "price_micros" in d:
-            kw["price_micros"] = d["price_micros"]
-        if "recognised_micros" in d:
-            kw["recognised_micros"] = d["recognised_micros"]
-        if "bought_at" in d:
-            kw["bought_at"] = d["bought_at"]
-        if "expires_at" in d:
-            kw["expires_at"] = d["expires_at"]
-        if "state" in d:
-            kw["state"] = d["state"]
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["tenant_id"] = _required(d, "tenant_id", cls.__name__)
+        kw["product"] = _required(d, "product", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        kw["gpu_hours"] = _required(d, "gpu_hours", cls.__name__)
+        kw["remaining_gpu_seconds"] = _required(d, "remaining_gpu_seconds", cls.__name__)
+        kw["remaining_gpu_hours"] = _required(d, "remaining_gpu_hours", cls.__name__)
+        kw["price_micros"] = _required(d, "price_micros", cls.__name__)
+        kw["recognised_micros"] = _required(d, "recognised_micros", cls.__name__)
+        kw["bought_at"] = _required(d, "bought_at", cls.__name__)
+        kw["expires_at"] = _required(d, "expires_at", cls.__name__)
+        kw["state"] = _required(d, "state", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.id is not None:
-            out["id"] = self.id
-        if self.tenant_id is not None:
-            out["tenant_id"] = self.tenant_id
-        if self.product is not None:
-            out["product"] = self.product
-        if self.gpu_type is not None:
-            out["gpu_type"] = self.gpu_type
-        if self.gpu_hours is not None:
-            out["gpu_hours"] = self.gpu_hours
-        if self.remaining_gpu_seconds is not None:
-            out["remaining_gpu_seconds"] = self.remaining_gpu_seconds
-        if self.remaining_gpu_hours is not None:
-            out["remaining_gpu_hours"] = self.remaining_gpu_hours
-        if self.price_micros is not None:
-            out["price_micros"] = self.price_micros
-        if self.recognised_micros is not None:
-            out["recognised_micros"] = self.recognised_micros
-        if self.bought_at is not None:
-            out["bought_at"] = self.bought_at
-        if self.expires_at is not None:
-            out["expires_at"] = self.expires_at
-        if self.state is not None:
-            out["state"] = self.state
+        out["id"] = self.id
+        out["tenant_id"] = self.tenant_id
+        out["product"] = self.product
+        out["gpu_type"] = self.gpu_type
+        out["gpu_hours"] = self.gpu_hours
+        out["remaining_gpu_seconds"] = self.remaining_gpu_seconds
+        out["remaining_gpu_hours"] = self.remaining_gpu_hours
+        out["price_micros"] = self.price_micros
+        out["recognised_micros"] = self.recognised_micros
+        out["bought_at"] = self.bought_at
+        out["expires_at"] = self.expires_at
+        out["state"] = self.state
         return out
 
 
@@ -2776,6 +2710,7 @@ class PackageProduct:
     gpu_hours: int
     price_micros: int
     validity_days: int
+    currency: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PackageProduct":
@@ -2787,6 +2722,8 @@ class PackageProduct:
         kw["gpu_hours"] = _required(d, "gpu_hours", cls.__name__)
         kw["price_micros"] = _required(d, "price_micros", cls.__name__)
         kw["validity_days"] = _required(d, "validity_days", cls.__name__)
+        if "currency" in d:
+            kw["currency"] = d["currency"]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2797,6 +2734,8 @@ class PackageProduct:
         out["gpu_hours"] = self.gpu_hours
         out["price_micros"] = self.price_micros
         out["validity_days"] = self.validity_days
+        if self.currency is not None:
+            out["currency"] = self.currency
         return out
 
 
@@ -2908,7 +2847,7 @@ class PriceVersion:
     egress_per_gb_micros: int
     minimum_billed_seconds: int
     spot_floor_permille: int
-    reserved_discount_permille: Optional[dict[str, int]] = None
+    reserved_discount_permille: dict[str, int]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PriceVersion":
@@ -2928,8 +2867,8 @@ class PriceVersion:
         kw["egress_per_gb_micros"] = _required(d, "egress_per_gb_micros", cls.__name__)
         kw["minimum_billed_seconds"] = _required(d, "minimum_billed_seconds", cls.__name__)
         kw["spot_floor_permille"] = _required(d, "spot_floor_permille", cls.__name__)
-        if "reserved_discount_permille" in d:
-            kw["reserved_discount_permille"] = d["reserved_discount_permille"]
+        v = _required(d, "reserved_discount_permille", cls.__name__)
+        kw["reserved_discount_permille"] = dict(v)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2948,8 +2887,8 @@ class PriceVersion:
         out["egress_per_gb_micros"] = self.egress_per_gb_micros
         out["minimum_billed_seconds"] = self.minimum_billed_seconds
         out["spot_floor_permille"] = self.spot_floor_permille
-        if self.reserved_discount_permille is not None:
-            out["reserved_discount_permille"] = self.reserved_discount_permille
+        v = self.reserved_discount_permille
+        out["reserved_discount_permille"] = dict(v)
         return out
 
 
@@ -3298,52 +3237,64 @@ class ReservationList:
 
 @dataclass(frozen=True)
 class RevenueReport:
-    from_: Optional[str] = None
-    to: Optional[str] = None
-    currency: Optional[str] = None
-    total_micros: Optional[int] = None
-    credits_micros: Optional[int] = None
-    by_gpu_type: Optional[dict[str, int]] = None
-    by_tenant: Optional[dict[str, int]] = None
+    from_: str
+    to: str
+    currency: str
+    total_micros: int
+    credits_micros: int
+    by_gpu_type: dict[str, int]
+    by_tenant: dict[str, int]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RevenueReport":
         """Builds it from a JSON object; unknown keys are ignored."""
         _require_object(d, cls.__name__)
         kw: dict[str, Any] = {}
-        if "from" in d:
-            kw["from_"] = d["from"]
-        if "to" in d:
-            kw["to"] = d["to"]
-        if "currency" in d:
-            kw["currency"] = d["currency"]
-        if "total_micros" in d:
-            kw["total_micros"] = d["total_micros"]
-        if "credits_micros" in d:
-            kw["credits_micros"] = d["credits_micros"]
-        if "by_gpu_type" in d:
-            kw["by_gpu_type"] = d["by_gpu_type"]
-        if "by_tenant" in d:
-            kw["by_tenant"] = d["by_tenant"]
+        kw["from_"] = _required(d, "from", cls.__name__)
+        kw["to"] = _required(d, "to", cls.__name__)
+        kw["currency"] = _required(d, "currency", cls.__name__)
+        kw["total_micros"] = _required(d, "total_micros", cls.__name__)
+        kw["credits_micros"] = _required(d, "credits_micros", cls.__name__)
+        v = _required(d, "by_gpu_type", cls.__name__)
+        kw["by_gpu_type"] = dict(v)
+        v = _required(d, "by_tenant", cls.__name__)
+        kw["by_tenant"] = dict(v)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
-        if self.from_ is not None:
-            out["from"] = self.from_
-        if self.to is not None:
-            out["to"] = self.to
-        if self.currency is not None:
-            out["currency"] = self.currency
-        if self.total_micros is not None:
-            out["total_micros"] = self.total_micros
-        if self.credits_micros is not None:
-            out["credits_micros"] = self.credits_micros
-        if self.by_gpu_type is not None:
-            out["by_gpu_type"] = self.by_gpu_type
-        if self.by_tenant is not None:
-            out["by_tenant"] = self.by_tenant
+        out["from"] = self.from_
+        out["to"] = self.to
+        out["currency"] = self.currency
+        out["total_micros"] = self.total_micros
+        out["credits_micros"] = self.credits_micros
+        v = self.by_gpu_type
+        out["by_gpu_type"] = dict(v)
+        v = self.by_tenant
+        out["by_tenant"] = dict(v)
+        return out
+
+
+@dataclass(frozen=True)
+class ServiceTicket:
+    path: str
+    expires_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ServiceTicket":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["path"] = _required(d, "path", cls.__name__)
+        kw["expires_at"] = _required(d, "expires_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["path"] = self.path
+        out["expires_at"] = self.expires_at
         return out
 
 
@@ -3434,7 +3385,7 @@ class SpotPricePoint:
 class SpotPrices:
     items: list[SpotPricesItemsItem]
     currency: str
-    next_cursor: Any
+    next_cursor: Optional[str]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SpotPrices":
@@ -4307,8 +4258,10 @@ __all__ = [
     "Role",
     "VolumeState",
     "Alert",
+    "AlertAcknowledged",
     "AlertList",
     "AlertRule",
+    "AlertRuleCreate",
     "AlertRuleList",
     "AlertSubject",
     "AlertTransition",
@@ -4320,7 +4273,7 @@ __all__ = [
     "AuditList",
     "Balance",
     "BalanceSettings",
-    "BalanceSettingsView",
+    "BalanceSettingsSet",
     "ContainerToolkit",
     "CopyResult",
     "DesiredState",
@@ -4336,6 +4289,7 @@ __all__ = [
     "GpuType",
     "GpuTypeList",
     "Health",
+    "IdleAlertSet",
     "Instance",
     "InstanceCreate",
     "InstanceList",
@@ -4375,6 +4329,7 @@ __all__ = [
     "ReservationCreate",
     "ReservationList",
     "RevenueReport",
+    "ServiceTicket",
     "Session",
     "SessionCreate",
     "SpotPricePoint",

@@ -239,9 +239,12 @@ class ModelsTest(unittest.TestCase):
             models.Balance.from_dict({"tenant_id": "t"})
 
     def test_keyword_field_and_optional_omitted(self):
-        t = models.AlertTransition.from_dict({"from": "pending", "to": "firing"})
-        self.assertEqual(t.from_, "pending")
-        self.assertEqual(t.to_dict(), {"from": "pending", "to": "firing"})
+        report = {"from": "2026-12-01T00:00:00Z", "to": "2026-12-02T00:00:00Z",
+                  "currency": "CNY", "total_micros": 5, "credits_micros": 0,
+                  "by_gpu_type": {"h100-80g": 5}, "by_tenant": {"t-1": 5}}
+        r = models.RevenueReport.from_dict(report)
+        self.assertEqual(r.from_, "2026-12-01T00:00:00Z")
+        self.assertEqual(r.to_dict(), report)
         self.assertEqual(models.InstanceCreate(gpu_type="h100-80g").to_dict(),
                          {"gpu_type": "h100-80g"})
 
