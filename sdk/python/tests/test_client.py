@@ -1,79 +1,24 @@
-"""Tests of the Python SDK: error mapping, retries against a local http.server, config, the
-generator's --check, and an integration run against a real `gpurent dev`
-(GPURENT_BIN, which make test sets, else the repository's build/gpurent; skipped without either).
+"""Tests of the Python SDK's Client: error mapping, retries against a scripted server, config, the
+generator's --check, and a first run against a real `gpurent dev` (tests/devserver.py; skipped
+without a binary). test_routes.py calls every other route; test_async.py does the same for
+AsyncClient.
 
-    PYTHONPATH=sdk/python python3 -m pytest sdk/python/tests -q
+    GPURENT_BIN=build/gpurent PYTHONPATH=sdk/python python3 -m pytest sdk/python/tests -q
 """
-import http.server
 import json
 import os
-import re
-import secrets
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SDK = os.path.dirname(HERE)
-REPO = os.path.dirname(os.path.dirname(SDK))
-sys.path.insert(0, SDK)
+from devserver import SDK, find_binary, shared_dev
+from scripted import Answer, ScriptedServer, dead_url, header, problem
 
 import gpurent  # noqa: E402
 from gpurent import errors, models  # noqa: E402
 from gpurent.config import resolve_settings  # noqa: E402
-
-
-def problem(status, code, detail="d"):
-    return json.dumps({"type": "urn:gpurent:problem:" + code, "title": "T", "status": status,
-                       "code": code, "detail": detail}).encode()
-
-
-class ScriptedServer:
-    """A local HTTP server answering from a list of (status, headers, body); records requests."""
-
-    def __init__(self, answers):
-        self.answers = list(answers)
-        self.requests = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def handle_any(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                outer.requests.append((self.command, self.path, dict(self.headers), body))
-                status, headers, payload = outer.answers.pop(0) if outer.answers else (
-                    200, {}, b"{}")
-                if payload == "DROP":  # close without answering
-                    self.close_connection = True
-                    return
-                self.send_response(status)
-                ctype = "application/problem+json" if status >= 400 else "application/json"
-                self.send_header("Content-Type", headers.pop("Content-Type", ctype))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            do_GET = do_POST = do_DELETE = do_PUT = handle_any
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 class ErrorMappingTest(unittest.TestCase):
@@ -151,10 +96,7 @@ class RetryTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 1)
 
     def test_connection_refused_retried_then_connection_failed(self):
-        s = ScriptedServer([])
-        url = s.url
-        s.close()
-        c = gpurent.Client(url=url, api_key="k", retries=2)
+        c = gpurent.Client(url=dead_url(), api_key="k", retries=2)
         sleeps = []
         c._sleep = sleeps.append
         with self.assertRaises(errors.ConnectionFailed):
@@ -163,12 +105,9 @@ class RetryTest(unittest.TestCase):
         self.assertTrue(all(0 <= d <= 30 for d in sleeps))
 
     def test_failover_to_second_url(self):
-        dead = ScriptedServer([])
-        dead_url = dead.url
-        dead.close()
         s = ScriptedServer([(200, {}, b'{"ok": true}')])
         self.addCleanup(s.close)
-        c = gpurent.Client(url=f"{dead_url},{s.url}", api_key="k")
+        c = gpurent.Client(url=f"{dead_url()},{s.url}", api_key="k")
         c._sleep = lambda d: None
         self.assertEqual(c.request("GET", "/healthz"), {"ok": True})
 
@@ -246,68 +185,17 @@ class ModelsTest(unittest.TestCase):
                          {"gpu_type": "h100-80g"})
 
 
-def find_binary():
-    """$GPURENT_BIN (make test sets it: then it must be there), else the repository's build."""
-    named = os.environ.get("GPURENT_BIN")
-    if named:
-        if not os.access(named, os.X_OK):
-            raise RuntimeError(f"GPURENT_BIN={named} is not an executable")
-        return named
-    built = os.path.join(REPO, "build", "gpurent")
-    return built if os.access(built, os.X_OK) else None
-
-
 @unittest.skipUnless(find_binary(), "no gpurent binary (set GPURENT_BIN)")
 class IntegrationTest(unittest.TestCase):
     """Against a real `gpurent dev` on a free port, as tests/e2e/conftest.py starts it."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.key = "gpr_" + secrets.token_urlsafe(30)[:40]
-        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(cls.dir.name, "config"))
-        env.pop("GPURENT_URL", None)
-        env.pop("GPURENT_API_KEY", None)
-        cls.log = open(os.path.join(cls.dir.name, "dev.log"), "wb")
-        cls.proc = subprocess.Popen(
-            [find_binary(), "dev", "--listen", "127.0.0.1:0", "--data-dir",
-             os.path.join(cls.dir.name, "data"), "--admin-key", cls.key, "--sim-gpus",
-             "8xh100-80g", "--no-cli-config"],
-            stdout=cls.log, stderr=subprocess.STDOUT, env=env, cwd=cls.dir.name,
-            start_new_session=True)
-        deadline = time.monotonic() + 30
-        url = None
-        while time.monotonic() < deadline and not url:
-            if cls.proc.poll() is not None:
-                raise AssertionError("gpurent dev exited: " + cls.output())
-            m = re.search(r"URL:\s+(http://127\.0\.0\.1:\d+)", cls.output())
-            url = m.group(1) if m else None
-            time.sleep(0.05)
-        if not url:
-            cls.tearDownClass()
-            raise AssertionError("gpurent dev printed no URL: " + cls.output())
-        cls.c = gpurent.Client(url=url, api_key=cls.key, timeout=10)
-        while time.monotonic() < deadline:  # the local agent's GPUs are offered
-            if any(o.total > 0 for o in cls.c.offers()):
-                break
-            time.sleep(0.1)
-
-    @classmethod
-    def output(cls):
-        with open(os.path.join(cls.dir.name, "dev.log"), "rb") as f:
-            return f.read().decode(errors="replace")
+        cls.c = shared_dev().client(timeout=10)
 
     @classmethod
     def tearDownClass(cls):
-        if cls.proc.poll() is None:
-            cls.proc.send_signal(signal.SIGTERM)
-            try:
-                cls.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                cls.proc.kill()
-                cls.proc.wait()
-        cls.log.close()
-        cls.dir.cleanup()
+        cls.c.close()
 
     def test_identity_balance_offers_estimate(self):
         self.assertEqual(self.c.whoami().role, "admin")
