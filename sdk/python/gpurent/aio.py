@@ -249,10 +249,21 @@ class _Transport:
         else:
             conn.close()
 
+    def _idle_connection(self, base_url: str) -> Optional[_Connection]:
+        """A kept-alive connection to the server, skipping those it closed while idle."""
+        idle = self._idle.get(base_url, [])
+        while idle:
+            conn = idle.pop()
+            if not (conn.reader.at_eof() or conn.writer.is_closing()):
+                return conn
+            conn.close()
+        return None
+
     async def exchange(self, request: HttpRequest) -> HttpResponse:
-        idle = self._idle.get(request.base_url)
-        reused = bool(idle)
-        conn = idle.pop() if idle else await self._connect(request)
+        conn = self._idle_connection(request.base_url)
+        reused = conn is not None
+        if conn is None:
+            conn = await self._connect(request)
         try:
             await conn.send(request)
         except _FAILURES as e:

@@ -14,6 +14,7 @@ api (flows); this module only performs their steps with blocking sockets.
 from __future__ import annotations
 
 import http.client
+import select
 import ssl
 import time
 import urllib.parse
@@ -36,6 +37,19 @@ def _connection(base_url: str, timeout: Optional[float],
         return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
                                            context=ssl_context)
     return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+
+
+def _idle_connection_closed(conn: http.client.HTTPConnection) -> bool:
+    """Whether the server closed (or wrote to) a kept-alive connection while it was idle: an
+    idle HTTP/1.1 connection has nothing to read, so anything readable (EOF, most often) means
+    it cannot carry the next request."""
+    if conn.sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class _Stream:
@@ -82,6 +96,8 @@ class _Transport:
 
     def exchange(self, request: HttpRequest) -> HttpResponse:
         reused = self._conn is not None and self._conn_url == request.base_url
+        if reused and _idle_connection_closed(self._conn):
+            reused = False
         if not reused:
             self.close()
             self._conn = _connection(request.base_url, request.timeout, self._client.ssl_context)

@@ -18,13 +18,15 @@ def problem(status: int, code: str, detail: str = "d") -> bytes:
 class Answer:
     """status and headers; body bytes, or a list of chunks sent with chunked framing.
     drop: close the connection without answering. close_after: answer, then close the
-    connection without saying so (as a server ending an idle keep-alive connection does)."""
+    connection without saying so (as a server ending an idle keep-alive connection does).
+    until_close: no Content-Length; the body ends when the connection closes."""
 
     status: int = 200
     body: Union[bytes, list[bytes]] = b"{}"
     headers: dict[str, str] = field(default_factory=dict)
     drop: bool = False
     close_after: bool = False
+    until_close: bool = False
 
 
 class ScriptedServer:
@@ -72,6 +74,11 @@ class ScriptedServer:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                         self.wfile.flush()
                     self.wfile.write(b"0\r\n\r\n")
+                elif answer.until_close:
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(answer.body)
+                    self.close_connection = True
                 else:
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()

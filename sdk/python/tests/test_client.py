@@ -120,6 +120,32 @@ class RetryTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 3)
         self.assertIsNotNone(c._conn)
 
+    def test_a_connection_the_server_closed_while_idle_is_not_reused(self):
+        s = ScriptedServer([Answer(200, b'{"status": "ok"}', close_after=True),
+                            Answer(202, b'{"id": "i-1"}')])
+        self.addCleanup(s.close)
+        exchanges = []
+        c = self.client(s, on_request=exchanges.append)
+        c.request("GET", "/healthz")
+        time.sleep(0.1)  # idle: the server's close arrives
+        # A POST without an Idempotency-Key is not repeatable: it must not be lost.
+        self.assertEqual(c.request("POST", "/v1/instances/i-1/stop", idempotency_key=False),
+                         {"id": "i-1"})
+        self.assertEqual((s.connections, c.sleeps), (2, []))
+        # Not even tried on the closed connection (which a write may or may not notice).
+        self.assertEqual([e.status for e in exchanges], [200, 202])
+
+    def test_stream_lines_across_chunks_and_errors(self):
+        s = ScriptedServer([Answer(200, [b"line 1\nli", b"ne 2\n", b"tail"],
+                                   {"Content-Type": "text/plain"}),
+                            Answer(409, problem(409, "instance_not_running"))])
+        self.addCleanup(s.close)
+        c = self.client(s)
+        self.assertEqual(list(c.instances.stream_logs("i-1")), ["line 1\n", "line 2\n", "tail"])
+        with self.assertRaises(errors.Conflict) as cm:
+            list(c.instances.exec_stream("i-1", ["true"]))
+        self.assertEqual(cm.exception.code, "instance_not_running")
+
     def test_pagination_follows_cursor(self):
         s = ScriptedServer([
             (200, {}, json.dumps({"items": [{"n": 1}, {"n": 2}], "next_cursor": "c2"}).encode()),
