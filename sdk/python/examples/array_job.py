@@ -24,7 +24,8 @@ try:
     import torch
     device = "cuda" if torch.cuda.is_available() else "cpu"
     x = torch.randn(512, 4, device=device)
-    y = x @ torch.tensor([1.0, -2.0, 3.0, 0.5], device=device) + 0.1 * torch.randn(512, device=device)
+    noise = 0.1 * torch.randn(512, device=device)
+    y = x @ torch.tensor([1.0, -2.0, 3.0, 0.5], device=device) + noise
     w = torch.zeros(4, device=device, requires_grad=True)
     for _ in range(20):
         loss = ((x @ w - y) ** 2).mean()
@@ -34,7 +35,8 @@ try:
             w.grad.zero_()
     loss, backend = loss.item(), f"torch on {device}"
 except ImportError:
-    data = [(x, 2 * x - 1 + random.gauss(0, 0.1)) for x in (random.uniform(-1, 1) for _ in range(256))]
+    xs = [random.uniform(-1, 1) for _ in range(256)]
+    data = [(x, 2 * x - 1 + random.gauss(0, 0.1)) for x in xs]
     w = b = 0.0
     for _ in range(20):
         gw = sum(2 * (w * x + b - y) * x for x, y in data) / len(data)

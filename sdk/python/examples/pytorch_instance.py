@@ -39,7 +39,8 @@ if torch is not None:
         print(f"epoch {epoch} loss {loss.item():.4f}", flush=True)
 else:
     print("torch is not installed here: training a stand-in model in plain Python", flush=True)
-    data = [(x, 3 * x + 0.5 + random.gauss(0, 0.1)) for x in (random.uniform(-1, 1) for _ in range(256))]
+    xs = [random.uniform(-1, 1) for _ in range(256)]
+    data = [(x, 3 * x + 0.5 + random.gauss(0, 0.1)) for x in xs]
     w = b = 0.0
     for epoch in range(1, 6):
         for _ in range(5):

@@ -41,6 +41,15 @@ LEADER_CODES = frozenset({"no_leader", "not_leader"})
 Flow = Generator[Any, Any, Any]
 
 
+class _ClientTimeout:
+    def __repr__(self) -> str:
+        return "CLIENT_TIMEOUT"
+
+
+# Call.timeout's default: the client's own timeout (None there means no limit at all).
+CLIENT_TIMEOUT: Any = _ClientTimeout()
+
+
 # ---- requests as data --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Call:
@@ -50,8 +59,9 @@ class Call:
     `params` (each value percent-encoded as one segment). body: a JSON value or a generated model;
     data: raw bytes instead (sent as `content_type`). idempotency_key: None gives a POST a fresh
     uuid4, False sends none, a str is sent as it is. decode: applied to the decoded answer (e.g.
-    models.Instance.from_dict). timeout: seconds to wait for the answer's body (None: the
-    client's timeout); streams use it as the longest quiet spell. repeatable: sending it twice
+    models.Instance.from_dict). timeout: seconds to wait for each read of the answer's body
+    (CLIENT_TIMEOUT: the client's; None: no limit); streams use it as the longest quiet spell
+    allowed. repeatable: sending it twice
     does no more than once, so it may be sent again after a connection failed mid-request (GET,
     PUT, DELETE and requests with an Idempotency-Key are anyway).
     """
@@ -67,7 +77,7 @@ class Call:
     idempotency_key: Union[str, bool, None] = None
     decode: Optional[Callable[[Any], Any]] = None
     accept: str = "application/json"
-    timeout: Optional[float] = None
+    timeout: Any = CLIENT_TIMEOUT  # Optional[float] or CLIENT_TIMEOUT
     repeatable: bool = False
     templated: bool = True  # False for Client.request(path): the route is a literal path
 
@@ -92,7 +102,7 @@ class HttpRequest:
     headers: dict[str, str]
     body: Optional[bytes]
     timeout: Optional[float]       # connecting and waiting for the answer's head
-    read_timeout: Optional[float]  # each read of the body
+    read_timeout: Optional[float]  # each read of the body (None: no limit)
 
 
 class HttpResponse:
@@ -208,7 +218,31 @@ class Emit:
     value: Any
 
 
-# ---- answers --------------------------------------------------------------------------------------
+class FlowDriver:
+    """Advances a flow: next_step() sends it the last step's result (or throws in the last
+    step's TransportError) and returns its next step, None once it has returned (its value is
+    then in `result`). The clients' drivers loop over it, performing each step their way."""
+
+    def __init__(self, flow: Flow):
+        self.flow = flow
+        self.value: Any = None
+        self.failure: Optional[TransportError] = None
+        self.result: Any = None
+
+    def next_step(self) -> Any:
+        try:
+            if self.failure is not None:
+                step = self.flow.throw(self.failure)
+            else:
+                step = self.flow.send(self.value)
+        except StopIteration as stop:
+            self.result = stop.value
+            return None
+        self.value, self.failure = None, None
+        return step
+
+
+# ---- answers -------------------------------------------------------------------------------------
 def decode_body(headers: Mapping[str, str], body: bytes) -> Any:
     """JSON as dicts/lists, NDJSON as a list of values, other types as str, None when empty."""
     if not body:
@@ -237,7 +271,7 @@ class LineSplitter:
         return [rest.decode("utf-8", errors="replace")] if rest else []
 
 
-# ---- the client both share -------------------------------------------------------------------------
+# ---- the client both share -----------------------------------------------------------------------
 class BaseClient:
     """Configuration, failover, request preparation and the flows. api.Api adds the routes,
     Client and AsyncClient a transport and a driver (_run, _iterate). See Client for the
@@ -264,7 +298,10 @@ class BaseClient:
         self.user_agent = user_agent
         self.on_request = on_request
         self._current = 0  # index into self.urls
+        self._transport = self._new_transport()
 
+    def _new_transport(self) -> Any:
+        raise NotImplementedError
     @property
     def url(self) -> str:
         return self.urls[self._current]
@@ -314,7 +351,7 @@ class BaseClient:
 
     def _http_request(self, call: Call, data: Optional[bytes], headers: dict[str, str]
                       ) -> HttpRequest:
-        read_timeout = call.timeout if call.timeout is not None else self.timeout
+        read_timeout = self.timeout if call.timeout is CLIENT_TIMEOUT else call.timeout
         return HttpRequest(call.method, self.url, self._target(call.path, call.query), headers,
                            data, self.timeout, read_timeout)
 

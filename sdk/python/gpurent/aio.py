@@ -24,8 +24,8 @@ import ssl
 import urllib.parse
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
-from ._core import (DEFAULT_RETRIES, USER_AGENT, Emit, Flow, HttpRequest,
-                    HttpResponse, NotSent, RequestInfo, Sent, TransportError)
+from ._core import (Emit, Flow, FlowDriver, HttpRequest, HttpResponse, NotSent, Sent,
+                    TransportError)
 from .api import Api
 
 __all__ = ["AsyncClient"]
@@ -314,18 +314,13 @@ class _Transport:
 
 class AsyncClient(Api):
     """Client's asyncio twin: the same parameters, groups and methods (see Client), each
-    returning a coroutine, or an async iterator for lists and streams. Use one per event loop;
-    concurrent calls on it are fine (each takes a connection of the pool)."""
+    returning a coroutine, or an async iterator for lists and streams. Use it within one event
+    loop; concurrent calls on it are fine (each takes a connection of the pool)."""
 
-    def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: float = 30.0, retries: int = DEFAULT_RETRIES, backoff: float = 0.5,
-                 max_backoff: float = 30.0, ssl_context: Optional[ssl.SSLContext] = None,
-                 user_agent: str = USER_AGENT,
-                 on_request: Optional[Callable[[RequestInfo], None]] = None):
-        super().__init__(url, api_key, timeout, retries, backoff, max_backoff, ssl_context,
-                         user_agent, on_request)
-        self._transport = _Transport(self)
-        self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests replace it
+    _sleep: Callable[[float], Awaitable[None]] = staticmethod(asyncio.sleep)  # tests replace it
+
+    def _new_transport(self) -> _Transport:
+        return _Transport(self)
 
     async def close(self) -> None:
         await self._transport.close()
@@ -338,26 +333,21 @@ class AsyncClient(Api):
 
     # ---- the driver ------------------------------------------------------------------------------
     async def _steps(self, flow: Flow, result: list) -> AsyncIterator[Any]:
-        """Performs the flow's steps, yielding what it emits; appends its value to `result`."""
-        value: Any = None
-        failure: Optional[TransportError] = None
+        """Performs the flow's steps with asyncio, yielding what it emits; appends its value
+        to `result` (an async generator returns none)."""
+        driver = FlowDriver(flow)
         try:
-            while True:
-                try:
-                    step = flow.throw(failure) if failure else flow.send(value)
-                except StopIteration as stop:
-                    result.append(stop.value)
-                    return
-                value, failure = None, None
+            while (step := driver.next_step()) is not None:
                 if isinstance(step, Emit):
                     yield step.value
                     continue
                 try:
-                    value = await step.perform(self._transport)
+                    driver.value = await step.perform(self._transport)
                 except TransportError as e:
-                    failure = e
+                    driver.failure = e
         finally:
             flow.close()
+        result.append(driver.result)
 
     async def _result(self, flow: Flow) -> Any:
         result: list = []

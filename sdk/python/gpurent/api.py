@@ -23,13 +23,13 @@ from dataclasses import fields as dataclass_fields
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from . import models
-from ._core import BaseClient, Call, Flow, Sleep
+from ._core import CLIENT_TIMEOUT, BaseClient, Call, Flow, Sleep
 from .errors import Conflict, UnexpectedState, WaitTimeout
 from .types import AlertAck, ExecFrame, ExecResult, ServiceTicket
 
-__all__ = ["Api", "SKIPPED_ROUTES", "Alerts", "Audit", "Billing", "Events", "Instances", "Jobs", "JoinTokens",
-           "Keys", "Metrics", "Nodes", "Packages", "Prices", "Reservations", "Templates",
-           "Tenants", "Uploads", "Volumes"]
+__all__ = ["Api", "SKIPPED_ROUTES", "Alerts", "Audit", "Billing", "Events", "Instances", "Jobs",
+           "JoinTokens", "Keys", "Metrics", "Nodes", "Packages", "Prices", "Reservations",
+           "Templates", "Tenants", "Uploads", "Volumes"]
 
 # The routes of docs/openapi.json that have no method here, and why (the README lists them; the
 # tests check that every other route is called).
@@ -351,7 +351,7 @@ class Jobs(_Group):
                                idempotency_key=False, decode=models.Job.from_dict))
 
     def _logs(self, job_id: str, task: int, rank: int, follow: Optional[bool] = None,
-              timeout: Optional[float] = None) -> Call:
+              timeout: Optional[float] = CLIENT_TIMEOUT) -> Call:
         return Call("GET", "/v1/jobs/{id}/logs", {"id": job_id},
                     query={"task": task, "rank": rank, "follow": follow}, accept="text/plain",
                     decode=lambda text: text or "", timeout=timeout)
@@ -704,8 +704,8 @@ class Keys(_Group):
         """A new key (tenant_id, role, name, scopes, expires_at), never more than the caller
         has. The answer's `key` is shown only here. Not retried once sent (the route takes no
         Idempotency-Key: a retry would make a second key)."""
-        return self._send(Call("POST", "/v1/api-keys", body=_body(models.ApiKeyCreate, spec, fields),
-                               idempotency_key=False,
+        return self._send(Call("POST", "/v1/api-keys",
+                               body=_body(models.ApiKeyCreate, spec, fields), idempotency_key=False,
                                decode=models.ApiKeyCreated.from_dict))
 
     def list(self, tenant: Optional[str] = None) -> list[models.ApiKey]:

@@ -20,8 +20,8 @@ import time
 import urllib.parse
 from typing import Any, Callable, Iterator, Optional
 
-from ._core import (DEFAULT_RETRIES, USER_AGENT, Emit, Flow, HttpRequest,
-                    HttpResponse, NotSent, RequestInfo, Sent, TransportError)
+from ._core import (DEFAULT_RETRIES, Emit, Flow, FlowDriver, HttpRequest, HttpResponse,
+                    NotSent, Sent, TransportError)
 from .api import Api, Instances
 
 __all__ = ["Client", "Instances", "DEFAULT_RETRIES"]
@@ -144,29 +144,25 @@ class _Transport:
 
 
 class Client(Api):
-    """A client of one gpurent platform.
+    """A client of one gpurent platform (blocking; see AsyncClient for asyncio).
 
     url: one base URL, or several separated by commas (servers of one platform: a connection
     failure or a 503 no_leader/not_leader moves on to the next). api_key: a gpr_... key. Both
     default to GPURENT_URL / GPURENT_API_KEY and then the CLI's config file
     (~/.config/gpurent/config.toml). timeout: seconds per socket operation. retries: how many
     times a failed request is sent again (0: never). backoff: the base of the exponential backoff
-    in seconds (full jitter), capped by max_backoff. on_request: called with a RequestInfo after
-    every HTTP exchange (logging, metrics, tests).
+    in seconds (full jitter), capped by max_backoff. ssl_context: for https:// (default: the
+    system's trust store). on_request: called with a RequestInfo after every HTTP exchange
+    (logging, metrics, tests).
 
     Route groups: instances, jobs, reservations, volumes, uploads, templates, billing, packages,
     prices, tenants, keys, audit, nodes, join_tokens, metrics, alerts, events (gpurent.api).
     """
 
-    def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: float = 30.0, retries: int = DEFAULT_RETRIES, backoff: float = 0.5,
-                 max_backoff: float = 30.0, ssl_context: Optional[ssl.SSLContext] = None,
-                 user_agent: str = USER_AGENT,
-                 on_request: Optional[Callable[[RequestInfo], None]] = None):
-        super().__init__(url, api_key, timeout, retries, backoff, max_backoff, ssl_context,
-                         user_agent, on_request)
-        self._transport = _Transport(self)
-        self._sleep: Callable[[float], None] = time.sleep  # tests replace it
+    _sleep: Callable[[float], None] = staticmethod(time.sleep)  # tests replace it
+
+    def _new_transport(self) -> _Transport:
+        return _Transport(self)
 
     def close(self) -> None:
         self._transport.close()
@@ -182,32 +178,23 @@ class Client(Api):
         """The kept-alive connection, if one is open."""
         return self._transport._conn
 
-    def _failover(self) -> None:
-        if len(self.urls) > 1:
-            self.close()
-        super()._failover()
-
     # ---- the driver ------------------------------------------------------------------------------
     def _steps(self, flow: Flow) -> Iterator[Any]:
-        """Performs the flow's steps, yielding what it emits; returns its value."""
-        value: Any = None
-        failure: Optional[TransportError] = None
+        """Performs the flow's steps with blocking I/O, yielding what it emits; returns its
+        value."""
+        driver = FlowDriver(flow)
         try:
-            while True:
-                try:
-                    step = flow.throw(failure) if failure else flow.send(value)
-                except StopIteration as stop:
-                    return stop.value
-                value, failure = None, None
+            while (step := driver.next_step()) is not None:
                 if isinstance(step, Emit):
                     yield step.value
                     continue
                 try:
-                    value = step.perform(self._transport)
+                    driver.value = step.perform(self._transport)
                 except TransportError as e:
-                    failure = e
+                    driver.failure = e
         finally:
             flow.close()
+        return driver.result
 
     def _run(self, flow: Flow) -> Any:
         steps = self._steps(flow)

@@ -43,9 +43,10 @@ def server():
         s.close()
 
 
-# ---- the same surface as Client -------------------------------------------------------------------
+# ---- the same surface as Client ------------------------------------------------------------------
 def test_async_client_has_every_method_of_client():
-    sync, c = gpurent.Client(url="http://x", api_key="k"), gpurent.AsyncClient(url="http://x", api_key="k")
+    sync = gpurent.Client(url="http://x", api_key="k")
+    c = gpurent.AsyncClient(url="http://x", api_key="k")
     for name, group in gpurent.api.Api._GROUPS.items():
         assert type(getattr(sync, name)) is type(getattr(c, name)) is group
     assert inspect.iscoroutine(coro := c.whoami())
@@ -135,7 +136,7 @@ def test_failover_to_the_second_url(server):
     assert run(main()) == s.url
 
 
-# ---- the HTTP/1.1 transport -----------------------------------------------------------------------
+# ---- the HTTP/1.1 transport ----------------------------------------------------------------------
 def test_keep_alive_and_a_pool_for_concurrent_calls(server):
     s = server([Answer(200, b'{"status": "ok"}')] * 13)
 
@@ -206,7 +207,7 @@ def test_error_answer_to_a_stream_is_raised(server):
     assert run(main()).code == "instance_not_running"
 
 
-# ---- against gpurent dev --------------------------------------------------------------------------
+# ---- against gpurent dev -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tenant_key(dev):
     return dev.new_tenant("sdk-async")[1]

@@ -14,11 +14,11 @@ import time
 import unittest
 
 from devserver import SDK, find_binary, shared_dev
-from scripted import Answer, ScriptedServer, dead_url, header, problem
+from scripted import Answer, ScriptedServer, dead_url, problem
 
-import gpurent  # noqa: E402
-from gpurent import errors, models  # noqa: E402
-from gpurent.config import resolve_settings  # noqa: E402
+import gpurent
+from gpurent import errors, models
+from gpurent.config import resolve_settings
 
 
 class ErrorMappingTest(unittest.TestCase):
@@ -31,7 +31,8 @@ class ErrorMappingTest(unittest.TestCase):
         for status, cls in cases.items():
             e = errors.error_from_response(status, problem(status, "some_code", "why"))
             self.assertIs(type(e), cls, status)
-            self.assertEqual((e.status, e.code, e.title, e.detail), (status, "some_code", "T", "why"))
+            self.assertEqual((e.status, e.code, e.title, e.detail),
+                             (status, "some_code", "T", "why"))
             self.assertIsInstance(e, errors.ApiError)
 
     def test_retry_after_and_non_json(self):
@@ -164,7 +165,8 @@ class ConfigTest(unittest.TestCase):
             with open(os.path.join(d, "gpurent", "config.toml"), "w") as f:
                 f.write('url = "http://file:1"\napi_key = "gpr_file"\n')
             env = {"XDG_CONFIG_HOME": d}
-            self.assertEqual(resolve_settings(env=env), gpurent.Settings("http://file:1", "gpr_file"))
+            self.assertEqual(resolve_settings(env=env),
+                             gpurent.Settings("http://file:1", "gpr_file"))
             env["GPURENT_URL"] = "http://env:2"
             self.assertEqual(resolve_settings(env=env).url, "http://env:2")
             self.assertEqual(resolve_settings(env=env).api_key, "gpr_file")

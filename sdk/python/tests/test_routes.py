@@ -53,7 +53,8 @@ def test_health_openapi_identity_catalog_estimate(admin, tenant):
     types_ = {t.slug: t for t in admin.gpu_types()}
     assert types_["h100-80g"].total >= 8 and types_["h100-80g"].memory_mb == 81920
     offers = {o.gpu_type: o for o in admin.offers()}
-    assert offers["h100-80g"].price_per_gpu_hour_micros == types_["h100-80g"].price_per_gpu_hour_micros
+    h100 = types_["h100-80g"]
+    assert offers["h100-80g"].price_per_gpu_hour_micros == h100.price_per_gpu_hour_micros
 
     e = admin.estimate(gpu_type="h100-80g", gpu_count=2, pricing="spot")
     assert e.pricing == "spot" and e.spot is not None
@@ -342,7 +343,7 @@ def test_tenants_quotas_keys_audit(dev, admin):
     reader.close()
 
 
-# ---- the fleet: join tokens, nodes, quarantine, events, alerts, metrics ---------------------------
+# ---- the fleet: join tokens, nodes, quarantine, events, alerts, metrics --------------------------
 @pytest.fixture(scope="module")
 def fleet_node(dev, admin):
     """A second node: a simulated agent that joins with a join token, its GPU 1 reporting a
@@ -419,7 +420,7 @@ def test_metrics_query(admin, fleet_node):
     assert e.value.code == "invalid_query"
 
 
-# ---- errors, as the server answers them ------------------------------------------------------------
+# ---- errors, as the server answers them ----------------------------------------------------------
 def test_error_answers_raise_typed_exceptions(dev, admin):
     def raised(cls, code, fn, *args, **kwargs):
         with pytest.raises(cls) as e:
