@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import ssl
 import threading
 from dataclasses import dataclass, field
 from typing import Optional, Union
@@ -31,9 +32,11 @@ class Answer:
 
 class ScriptedServer:
     """Answers requests from `answers` in order (then 200 {}); records every request as
-    (method, path, headers, body) and counts the connections accepted."""
+    (method, path, headers, body) and counts the connections accepted. tls: a server-side
+    SSLContext to speak https."""
 
-    def __init__(self, answers: list[Union[Answer, tuple]]):
+    def __init__(self, answers: list[Union[Answer, tuple]],
+                 tls: Optional[ssl.SSLContext] = None):
         self.answers = [a if isinstance(a, Answer) else Answer(a[0], a[2], dict(a[1]))
                         for a in answers]
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
@@ -90,7 +93,10 @@ class ScriptedServer:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
