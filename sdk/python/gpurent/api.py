@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import io
+import json
 import keyword
 import os
 import tarfile
@@ -77,7 +78,7 @@ def _plain(value: Any) -> Any:
     """A JSON value from what a caller may pass: models as their to_dict(), datetimes as
     RFC 3339, lists and dicts walked."""
     if hasattr(value, "to_dict"):
-        return value.to_dict()
+        return _plain(value.to_dict())
     if isinstance(value, _dt.datetime):
         return _when(value)
     if isinstance(value, (list, tuple)):
@@ -269,7 +270,7 @@ class Instances(_Group):
         last one with the exit_code. Leaving the loop early closes the connection, which kills
         the command."""
         return self._lines(self._exec(instance_id, command, timeout_s, None),
-                           lambda line: ExecFrame.from_dict(_json_line(line)))
+                           lambda line: ExecFrame.from_dict(json.loads(line)))
 
     def copy_upload(self, instance_id: str, upload_id: str, path: str = "") -> models.CopyResult:
         """Unpacks a complete upload (a tar.gz, c.uploads) into a directory of the running
@@ -303,11 +304,6 @@ class Instances(_Group):
                                   "auto_stop": auto_stop}.items() if v is not None}
         return self._send(Call("PUT", "/v1/instances/{id}/idle-alert", {"id": instance_id},
                                body=body, decode=models.AlertRule.from_dict))
-
-
-def _json_line(line: str) -> Any:
-    import json
-    return json.loads(line)
 
 
 def _copy_call(route: str, target_id: str, upload_id: str, path: str) -> Call:
@@ -406,7 +402,8 @@ class Reservations(_Group):
         """The priced reservation create() would book; books and charges nothing."""
         return self._send(Call("POST", "/v1/reservations/quote",
                                body=_body(models.ReservationCreate, spec, fields),
-                               idempotency_key=False, decode=models.Reservation.from_dict))
+                               idempotency_key=False, repeatable=True,
+                               decode=models.Reservation.from_dict))
 
     def list(self) -> list[models.Reservation]:
         """The caller's reservations (operators: all)."""
@@ -904,7 +901,8 @@ class Api(BaseClient):
         """The hourly price of a launch (the body of instances.create); creates nothing."""
         return self._send(Call("POST", "/v1/estimate",
                                body=_body(models.InstanceCreate, spec, fields),
-                               idempotency_key=False, decode=models.Estimate.from_dict))
+                               idempotency_key=False, repeatable=True,
+                               decode=models.Estimate.from_dict))
 
     def balance(self, tenant: Optional[str] = None) -> models.Balance:
         """The caller's balance (operators: `tenant`'s); the same as billing.balance."""

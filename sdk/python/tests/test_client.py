@@ -147,6 +147,26 @@ class RetryTest(unittest.TestCase):
             list(c.instances.exec_stream("i-1", ["true"]))
         self.assertEqual(cm.exception.code, "instance_not_running")
 
+    def test_upload_goes_on_where_the_server_is_after_an_offset_mismatch(self):
+        piece = gpurent.api.UPLOAD_PIECE_BYTES
+        data = bytes(range(256)) * (piece // 256) + b"tail"
+
+        def upload(received, complete=False):
+            return json.dumps({"id": "u-1", "size": len(data), "sha256": "s", "received": received,
+                               "complete": complete, "created_at": "t"}).encode()
+        s = ScriptedServer([Answer(201, upload(0)),
+                            # the first piece had arrived before (a retry after a lost answer)
+                            Answer(409, problem(409, "upload_offset_mismatch")),
+                            Answer(200, upload(piece)),
+                            Answer(200, upload(len(data), complete=True))])
+        self.addCleanup(s.close)
+        done = self.client(s).uploads.upload(data)
+        self.assertTrue(done.complete)
+        self.assertEqual([(m, p) for m, p, _, _ in s.requests], [
+            ("POST", "/v1/uploads"), ("PUT", "/v1/uploads/u-1?offset=0"),
+            ("GET", "/v1/uploads/u-1"), ("PUT", f"/v1/uploads/u-1?offset={piece}")])
+        self.assertEqual(s.requests[3][3], b"tail")
+
     def test_pagination_follows_cursor(self):
         s = ScriptedServer([
             (200, {}, json.dumps({"items": [{"n": 1}, {"n": 2}], "next_cursor": "c2"}).encode()),
