@@ -301,7 +301,9 @@ class BaseClient:
         self._transport = self._new_transport()
 
     def _new_transport(self) -> Any:
+        """The I/O: exchange(), open_stream(), sleep() (blocking, or coroutines)."""
         raise NotImplementedError
+
     @property
     def url(self) -> str:
         return self.urls[self._current]
@@ -374,13 +376,9 @@ class BaseClient:
         """How long to wait before sending again after an error answer; None: raise it.
         429 and 503 did nothing; a 502 upstream_unavailable reached no API, other 502s may have
         done the work, so they are repeated only when that is safe."""
-        if attempt >= self.retries:
-            return None
-        if isinstance(error, RateLimited) or error.status == 503:
-            pass
-        elif error.status == 502 and (error.code in UNREACHED_CODES or repeatable):
-            pass
-        else:
+        retryable = (isinstance(error, RateLimited) or error.status == 503
+                     or (error.status == 502 and (error.code in UNREACHED_CODES or repeatable)))
+        if attempt >= self.retries or not retryable:
             return None
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None and retry_after > MAX_RETRY_AFTER_S:
