@@ -22,6 +22,7 @@
 #include "common/field_table.h"
 #include "common/json.h"
 #include "model/agent_protocol.h"
+#include "model/exec_protocol.h"
 #include "model/file_copy.h"
 
 namespace gpurent::api {
@@ -305,6 +306,7 @@ TEST(OpenApiSchemas, TheApisBodiesAreWhatTheDocumentSays) {
   expect_matches<UploadCreate>(document, "UploadCreate", Body::kRequest);
   expect_matches<Upload>(document, "Upload");
   expect_matches<model::CopyResult>(document, "CopyResult");
+  expect_matches<model::ExecRequest>(document, "ExecRequest", Body::kRequest);
 }
 
 TEST(OpenApiSchemas, TheMoneyBodiesAreWhatTheDocumentSays) {

@@ -229,8 +229,7 @@ Result<model::ExecFrame> InstancesApi::exec(
     std::string_view id, const model::ExecRequest& exec,
     const std::function<void(const model::ExecFrame&)>& on_output) {
   HttpRequest request{.method = "POST", .target = fmt::format("/v1/instances/{}/exec", encode(id))};
-  request.body = Json{{"command", exec.command}, {"timeout_s", exec.timeout_s}}.dump(
-      -1, ' ', false, Json::error_handler_t::replace);
+  request.body = Json(exec).dump(-1, ' ', false, Json::error_handler_t::replace);
   const std::string what = fmt::format("POST {}{}", transport().base_url(), request.target);
   model::ExecFrameReader reader;
   std::optional<model::ExecFrame> exit;

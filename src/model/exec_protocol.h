@@ -19,7 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/field_table.h"
 #include "common/result.h"
+#include "model/json_form.h"
 
 namespace gpurent::model {
 
@@ -34,6 +36,12 @@ struct ExecRequest {
   std::vector<std::string> command;  // argv, run without a shell
   int timeout_s = kDefaultExecTimeoutS;
 };
+
+template <class V, schema::Of<ExecRequest> S>
+void fields(V& visit, S& x) {
+  visit("command", x.command);
+  visit("timeout_s", x.timeout_s, schema::kOptional);
+}
 
 // Validates a request body: a JSON object with a non-empty "command" array of strings (at most
 // kMaxExecArgs of at most kMaxExecArgBytes, no NUL) and an optional "timeout_s" in

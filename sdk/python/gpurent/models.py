@@ -910,6 +910,70 @@ class EventList:
 
 
 @dataclass(frozen=True)
+class ExecFrame:
+    "one line of the exec stream: output ({stream, data}) as it comes, and last the exit status ({exit_code}, with error when the command did not end by itself, e.g. 124 after the timeout)"
+
+    stream: Optional[Literal["stdout", "stderr"]] = None
+    data: Optional[str] = None
+    exit_code: Optional[int] = None
+    error: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ExecFrame":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "stream" in d:
+            kw["stream"] = d["stream"]
+        if "data" in d:
+            kw["data"] = d["data"]
+        if "exit_code" in d:
+            kw["exit_code"] = d["exit_code"]
+        if "error" in d:
+            kw["error"] = d["error"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.stream is not None:
+            out["stream"] = self.stream
+        if self.data is not None:
+            out["data"] = self.data
+        if self.exit_code is not None:
+            out["exit_code"] = self.exit_code
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    command: list[str]
+    timeout_s: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ExecRequest":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "command", cls.__name__)
+        kw["command"] = list(v)
+        if "timeout_s" in d:
+            kw["timeout_s"] = d["timeout_s"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.command
+        out["command"] = list(v)
+        if self.timeout_s is not None:
+            out["timeout_s"] = self.timeout_s
+        return out
+
+
+@dataclass(frozen=True)
 class Gpu:
     uuid: str
     index: int
@@ -4282,6 +4346,8 @@ __all__ = [
     "EstimateSpot",
     "Event",
     "EventList",
+    "ExecFrame",
+    "ExecRequest",
     "Gpu",
     "GpuQuarantine",
     "GpuTelemetry",

@@ -1,79 +1,24 @@
-"""Tests of the Python SDK: error mapping, retries against a local http.server, config, the
-generator's --check, and an integration run against a real `gpurent dev`
-(GPURENT_BIN, which make test sets, else the repository's build/gpurent; skipped without either).
+"""Tests of the Python SDK's Client: error mapping, retries against a scripted server, config, the
+generator's --check, and a first run against a real `gpurent dev` (tests/devserver.py; skipped
+without a binary). test_routes.py calls every other route; test_async.py does the same for
+AsyncClient.
 
-    PYTHONPATH=sdk/python python3 -m pytest sdk/python/tests -q
+    GPURENT_BIN=build/gpurent PYTHONPATH=sdk/python python3 -m pytest sdk/python/tests -q
 """
-import http.server
 import json
 import os
-import re
-import secrets
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SDK = os.path.dirname(HERE)
-REPO = os.path.dirname(os.path.dirname(SDK))
-sys.path.insert(0, SDK)
+from devserver import SDK, find_binary, shared_dev
+from scripted import Answer, ScriptedServer, dead_url, problem
 
-import gpurent  # noqa: E402
-from gpurent import errors, models  # noqa: E402
-from gpurent.config import resolve_settings  # noqa: E402
-
-
-def problem(status, code, detail="d"):
-    return json.dumps({"type": "urn:gpurent:problem:" + code, "title": "T", "status": status,
-                       "code": code, "detail": detail}).encode()
-
-
-class ScriptedServer:
-    """A local HTTP server answering from a list of (status, headers, body); records requests."""
-
-    def __init__(self, answers):
-        self.answers = list(answers)
-        self.requests = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def handle_any(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                outer.requests.append((self.command, self.path, dict(self.headers), body))
-                status, headers, payload = outer.answers.pop(0) if outer.answers else (
-                    200, {}, b"{}")
-                if payload == "DROP":  # close without answering
-                    self.close_connection = True
-                    return
-                self.send_response(status)
-                ctype = "application/problem+json" if status >= 400 else "application/json"
-                self.send_header("Content-Type", headers.pop("Content-Type", ctype))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            do_GET = do_POST = do_DELETE = do_PUT = handle_any
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+import gpurent
+from gpurent import errors, models
+from gpurent.config import resolve_settings
 
 
 class ErrorMappingTest(unittest.TestCase):
@@ -86,7 +31,8 @@ class ErrorMappingTest(unittest.TestCase):
         for status, cls in cases.items():
             e = errors.error_from_response(status, problem(status, "some_code", "why"))
             self.assertIs(type(e), cls, status)
-            self.assertEqual((e.status, e.code, e.title, e.detail), (status, "some_code", "T", "why"))
+            self.assertEqual((e.status, e.code, e.title, e.detail),
+                             (status, "some_code", "T", "why"))
             self.assertIsInstance(e, errors.ApiError)
 
     def test_retry_after_and_non_json(self):
@@ -151,10 +97,7 @@ class RetryTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 1)
 
     def test_connection_refused_retried_then_connection_failed(self):
-        s = ScriptedServer([])
-        url = s.url
-        s.close()
-        c = gpurent.Client(url=url, api_key="k", retries=2)
+        c = gpurent.Client(url=dead_url(), api_key="k", retries=2)
         sleeps = []
         c._sleep = sleeps.append
         with self.assertRaises(errors.ConnectionFailed):
@@ -163,12 +106,9 @@ class RetryTest(unittest.TestCase):
         self.assertTrue(all(0 <= d <= 30 for d in sleeps))
 
     def test_failover_to_second_url(self):
-        dead = ScriptedServer([])
-        dead_url = dead.url
-        dead.close()
         s = ScriptedServer([(200, {}, b'{"ok": true}')])
         self.addCleanup(s.close)
-        c = gpurent.Client(url=f"{dead_url},{s.url}", api_key="k")
+        c = gpurent.Client(url=f"{dead_url()},{s.url}", api_key="k")
         c._sleep = lambda d: None
         self.assertEqual(c.request("GET", "/healthz"), {"ok": True})
 
@@ -180,6 +120,52 @@ class RetryTest(unittest.TestCase):
             c.request("GET", "/healthz")
         self.assertEqual(len(s.requests), 3)
         self.assertIsNotNone(c._conn)
+
+    def test_a_connection_the_server_closed_while_idle_is_not_reused(self):
+        s = ScriptedServer([Answer(200, b'{"status": "ok"}', close_after=True),
+                            Answer(202, b'{"id": "i-1"}')])
+        self.addCleanup(s.close)
+        exchanges = []
+        c = self.client(s, on_request=exchanges.append)
+        c.request("GET", "/healthz")
+        time.sleep(0.1)  # idle: the server's close arrives
+        # A POST without an Idempotency-Key is not repeatable: it must not be lost.
+        self.assertEqual(c.request("POST", "/v1/instances/i-1/stop", idempotency_key=False),
+                         {"id": "i-1"})
+        self.assertEqual((s.connections, c.sleeps), (2, []))
+        # Not even tried on the closed connection (which a write may or may not notice).
+        self.assertEqual([e.status for e in exchanges], [200, 202])
+
+    def test_stream_lines_across_chunks_and_errors(self):
+        s = ScriptedServer([Answer(200, [b"line 1\nli", b"ne 2\n", b"tail"],
+                                   {"Content-Type": "text/plain"}),
+                            Answer(409, problem(409, "instance_not_running"))])
+        self.addCleanup(s.close)
+        c = self.client(s)
+        self.assertEqual(list(c.instances.stream_logs("i-1")), ["line 1\n", "line 2\n", "tail"])
+        with self.assertRaises(errors.Conflict) as cm:
+            list(c.instances.exec_stream("i-1", ["true"]))
+        self.assertEqual(cm.exception.code, "instance_not_running")
+
+    def test_upload_goes_on_where_the_server_is_after_an_offset_mismatch(self):
+        piece = gpurent.api.UPLOAD_PIECE_BYTES
+        data = bytes(range(256)) * (piece // 256) + b"tail"
+
+        def upload(received, complete=False):
+            return json.dumps({"id": "u-1", "size": len(data), "sha256": "s", "received": received,
+                               "complete": complete, "created_at": "t"}).encode()
+        s = ScriptedServer([Answer(201, upload(0)),
+                            # the first piece had arrived before (a retry after a lost answer)
+                            Answer(409, problem(409, "upload_offset_mismatch")),
+                            Answer(200, upload(piece)),
+                            Answer(200, upload(len(data), complete=True))])
+        self.addCleanup(s.close)
+        done = self.client(s).uploads.upload(data)
+        self.assertTrue(done.complete)
+        self.assertEqual([(m, p) for m, p, _, _ in s.requests], [
+            ("POST", "/v1/uploads"), ("PUT", "/v1/uploads/u-1?offset=0"),
+            ("GET", "/v1/uploads/u-1"), ("PUT", f"/v1/uploads/u-1?offset={piece}")])
+        self.assertEqual(s.requests[3][3], b"tail")
 
     def test_pagination_follows_cursor(self):
         s = ScriptedServer([
@@ -199,7 +185,8 @@ class ConfigTest(unittest.TestCase):
             with open(os.path.join(d, "gpurent", "config.toml"), "w") as f:
                 f.write('url = "http://file:1"\napi_key = "gpr_file"\n')
             env = {"XDG_CONFIG_HOME": d}
-            self.assertEqual(resolve_settings(env=env), gpurent.Settings("http://file:1", "gpr_file"))
+            self.assertEqual(resolve_settings(env=env),
+                             gpurent.Settings("http://file:1", "gpr_file"))
             env["GPURENT_URL"] = "http://env:2"
             self.assertEqual(resolve_settings(env=env).url, "http://env:2")
             self.assertEqual(resolve_settings(env=env).api_key, "gpr_file")
@@ -249,68 +236,17 @@ class ModelsTest(unittest.TestCase):
                          {"gpu_type": "h100-80g"})
 
 
-def find_binary():
-    """$GPURENT_BIN (make test sets it: then it must be there), else the repository's build."""
-    named = os.environ.get("GPURENT_BIN")
-    if named:
-        if not os.access(named, os.X_OK):
-            raise RuntimeError(f"GPURENT_BIN={named} is not an executable")
-        return named
-    built = os.path.join(REPO, "build", "gpurent")
-    return built if os.access(built, os.X_OK) else None
-
-
 @unittest.skipUnless(find_binary(), "no gpurent binary (set GPURENT_BIN)")
 class IntegrationTest(unittest.TestCase):
     """Against a real `gpurent dev` on a free port, as tests/e2e/conftest.py starts it."""
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.key = "gpr_" + secrets.token_urlsafe(30)[:40]
-        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(cls.dir.name, "config"))
-        env.pop("GPURENT_URL", None)
-        env.pop("GPURENT_API_KEY", None)
-        cls.log = open(os.path.join(cls.dir.name, "dev.log"), "wb")
-        cls.proc = subprocess.Popen(
-            [find_binary(), "dev", "--listen", "127.0.0.1:0", "--data-dir",
-             os.path.join(cls.dir.name, "data"), "--admin-key", cls.key, "--sim-gpus",
-             "8xh100-80g", "--no-cli-config"],
-            stdout=cls.log, stderr=subprocess.STDOUT, env=env, cwd=cls.dir.name,
-            start_new_session=True)
-        deadline = time.monotonic() + 30
-        url = None
-        while time.monotonic() < deadline and not url:
-            if cls.proc.poll() is not None:
-                raise AssertionError("gpurent dev exited: " + cls.output())
-            m = re.search(r"URL:\s+(http://127\.0\.0\.1:\d+)", cls.output())
-            url = m.group(1) if m else None
-            time.sleep(0.05)
-        if not url:
-            cls.tearDownClass()
-            raise AssertionError("gpurent dev printed no URL: " + cls.output())
-        cls.c = gpurent.Client(url=url, api_key=cls.key, timeout=10)
-        while time.monotonic() < deadline:  # the local agent's GPUs are offered
-            if any(o.total > 0 for o in cls.c.offers()):
-                break
-            time.sleep(0.1)
-
-    @classmethod
-    def output(cls):
-        with open(os.path.join(cls.dir.name, "dev.log"), "rb") as f:
-            return f.read().decode(errors="replace")
+        cls.c = shared_dev().client(timeout=10)
 
     @classmethod
     def tearDownClass(cls):
-        if cls.proc.poll() is None:
-            cls.proc.send_signal(signal.SIGTERM)
-            try:
-                cls.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                cls.proc.kill()
-                cls.proc.wait()
-        cls.log.close()
-        cls.dir.cleanup()
+        cls.c.close()
 
     def test_identity_balance_offers_estimate(self):
         self.assertEqual(self.c.whoami().role, "admin")
