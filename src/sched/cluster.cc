@@ -162,42 +162,44 @@ Cluster::HostResources Cluster::free_resources(NodeHandle node) const {
 }
 
 Result<Assignment> Cluster::place(const Request& request) const {
-  auto placed = place_or_explain(request);
-  if (auto* refusal = std::get_if<Refusal>(&placed)) {
-    return fail(Error::unprocessable("insufficient_capacity", refusal->message));
-  }
-  return std::get<Assignment>(std::move(placed));
+  GPURENT_CHECK(validate(request));
+  if (auto placed = impl_->place(request)) return std::move(*placed);
+  return fail(Error::unprocessable("insufficient_capacity", "no schedulable node can take it now"));
 }
 
 std::variant<Assignment, Refusal> Cluster::place_or_explain(const Request& request) const {
   if (auto valid = validate(request); !valid) {
     return Refusal{"request", 0, 0, valid.error().message};
   }
+  if (auto placed = impl_->place(request)) return std::move(*placed);
+  return impl_->explain(request);
+}
+
+std::optional<Assignment> Cluster::Impl::place(const Request& request) const {
   // The rankings are a cache: filling it does not change what the cluster is.
-  auto& impl = const_cast<Impl&>(*impl_);
-  std::optional<Assignment> placed;
-  if (!request.node_id.empty()) {
-    // One candidate: no ranking to search.
-    if (const auto node = find(request.node_id)) placed = place_on(*node, request);
-  } else {
-    placed = request.nodes > 1 ? impl.place_gang(request) : impl.place_one(request);
+  auto& impl = const_cast<Impl&>(*this);
+  if (request.node_id.empty()) {
+    return request.nodes > 1 ? impl.place_gang(request) : impl.place_one(request);
   }
-  if (placed) return std::move(*placed);
-  return impl.explain(request);
+  // One candidate: no ranking to search.
+  const auto node = by_id.find(request.node_id);
+  if (node == by_id.end()) return std::nullopt;
+  return place_on(node->second, request);
 }
 
 std::optional<Assignment> Cluster::place_on(NodeHandle node, const Request& request) const {
-  const auto& impl = *impl_;
-  if (node >= impl.nodes.size() || !impl.nodes[node].schedulable || request.nodes != 1 ||
-      !validate(request)) {
-    return std::nullopt;
-  }
-  const auto& spec = impl.nodes[node].spec;
+  if (!validate(request)) return std::nullopt;
+  return impl_->place_on(node, request);
+}
+
+std::optional<Assignment> Cluster::Impl::place_on(NodeHandle node, const Request& request) const {
+  if (node >= nodes.size() || !nodes[node].schedulable || request.nodes != 1) return std::nullopt;
+  const auto& spec = nodes[node].spec;
   if (!type_acceptable(request, spec.gpu_type, spec.gpu_memory_mib) ||
-      !impl.member_fits(node, request)) {
+      !member_fits(node, request)) {
     return std::nullopt;
   }
-  auto part = impl.assign(node, request.per_node);
+  auto part = assign(node, request.per_node);
   if (!part) return std::nullopt;
   return Assignment{{std::move(*part)}};
 }

@@ -176,9 +176,10 @@ class Cluster {
   int64_t free_whole_gpus(std::string_view gpu_type) const;
 
   // --- Placement --------------------------------------------------------------------------
-  // Where the request would go now; changes nothing.
+  // Where the request would go now; changes nothing. A request that fits nowhere is an Error
+  // "insufficient_capacity" without a reason: finding one visits every node.
   Result<Assignment> place(const Request& request) const;
-  // Like place() but says why not, with counts, when the request cannot be placed.
+  // Like place() but says why not, with counts, when the request cannot be placed: O(nodes) then.
   std::variant<Assignment, Refusal> place_or_explain(const Request& request) const;
   // Where on this one node a single-node request would go now, if it fits there.
   std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
@@ -202,6 +203,9 @@ class Cluster {
   // Verifies every internal invariant (no GPU above 1000 milli, free = total - allocated on
   // every dimension, each node in exactly the group its state says); fails loudly with what broke.
   Status check_invariants() const;
+  // The same for the nodes of an assignment only (what allocating or releasing it changed): O(its
+  // nodes) rather than O(nodes), for checking after every decision on a large cluster.
+  Status check_invariants(const Assignment& touched) const;
 
  private:
   struct Impl;

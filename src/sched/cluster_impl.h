@@ -307,6 +307,11 @@ struct Cluster::Impl {
                           demand.cpu_milli, demand.memory_mib,           demand.disk_gb};
   }
 
+  // Where a valid request goes now (Cluster::place); nullopt when nowhere. Never explains why:
+  // that visits every node (explain()), and most refusals need no reason.
+  std::optional<Assignment> place(const Request& request) const;
+  std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
+
   std::optional<Assignment> place_one(const Request& request) {
     auto& ranking = ranking_for(request);
     std::optional<NodeHandle> best;
@@ -426,6 +431,9 @@ struct Cluster::Impl {
       if (nodes[h].schedulable) join_group(h);
     }
   }
+
+  // The invariants of one node (bounds, and its place in the index): check_invariants' part.
+  Status check_node(NodeHandle handle) const;
 
   // Whether the node could take the request if it were empty.
   bool fits_empty(NodeHandle handle, const Request& request) const {

@@ -120,47 +120,67 @@ ClusterStats Cluster::stats() const {
   return stats;
 }
 
+namespace {
+
+Status invariant_broken(const std::string& what) {
+  return fail(Error::internal("scheduler invariant broken: " + what));
+}
+
+}  // namespace
+
+Status Cluster::Impl::check_node(NodeHandle h) const {
+  const auto& node = nodes[h];
+  if (node.unavailable.size() != node.used_milli.size()) {
+    return invariant_broken(
+        fmt::format("node {} has no availability mask for every GPU", node.spec.id));
+  }
+  for (size_t i = 0; i < node.used_milli.size(); ++i) {
+    if (node.used_milli[i] < 0 || node.used_milli[i] > kMilliPerGpu) {
+      return invariant_broken(fmt::format("GPU {} of node {} has {} milli allocated", i,
+                                          node.spec.id, node.used_milli[i]));
+    }
+  }
+  if (node.cpu_used < 0 || node.cpu_used > node.spec.cpu_milli || node.memory_used < 0 ||
+      node.memory_used > node.spec.memory_mib || node.disk_used < 0 ||
+      (node.spec.disk_gb > 0 && node.disk_used > node.spec.disk_gb)) {
+    return invariant_broken(
+        fmt::format("node {} has more CPU, memory or disk allocated than it has", node.spec.id));
+  }
+  if (!node.schedulable) {
+    if (node.group >= 0) {
+      return invariant_broken(fmt::format("unschedulable node {} is indexed", node.spec.id));
+    }
+    return {};
+  }
+  if (node.group < 0 || !groups[node.group].members.contains(h)) {
+    return invariant_broken(fmt::format("node {} is missing from the index", node.spec.id));
+  }
+  const auto key = group_by_key.find(group_key(h));
+  if (key == group_by_key.end() || key->second != node.group) {
+    return invariant_broken(fmt::format("node {} is indexed under a stale shape", node.spec.id));
+  }
+  return {};
+}
+
 Status Cluster::check_invariants() const {
   const auto& impl = *impl_;
-  const auto broken = [](const std::string& what) {
-    return fail(Error::internal("scheduler invariant broken: " + what));
-  };
   size_t grouped = 0;
   for (const auto& group : impl.groups) grouped += group.members.size();
   size_t schedulable = 0;
   for (NodeHandle h = 0; h < impl.nodes.size(); ++h) {
-    const auto& node = impl.nodes[h];
-    if (node.unavailable.size() != node.used_milli.size()) {
-      return broken(fmt::format("node {} has no availability mask for every GPU", node.spec.id));
-    }
-    for (size_t i = 0; i < node.used_milli.size(); ++i) {
-      if (node.used_milli[i] < 0 || node.used_milli[i] > kMilliPerGpu) {
-        return broken(fmt::format("GPU {} of node {} has {} milli allocated", i, node.spec.id,
-                                  node.used_milli[i]));
-      }
-    }
-    if (node.cpu_used < 0 || node.cpu_used > node.spec.cpu_milli || node.memory_used < 0 ||
-        node.memory_used > node.spec.memory_mib || node.disk_used < 0 ||
-        (node.spec.disk_gb > 0 && node.disk_used > node.spec.disk_gb)) {
-      return broken(
-          fmt::format("node {} has more CPU, memory or disk allocated than it has", node.spec.id));
-    }
-    if (!node.schedulable) {
-      if (node.group >= 0)
-        return broken(fmt::format("unschedulable node {} is indexed", node.spec.id));
-      continue;
-    }
-    ++schedulable;
-    if (node.group < 0 || !impl.groups[node.group].members.contains(h)) {
-      return broken(fmt::format("node {} is missing from the index", node.spec.id));
-    }
-    const auto key = impl.group_by_key.find(impl.group_key(h));
-    if (key == impl.group_by_key.end() || key->second != node.group) {
-      return broken(fmt::format("node {} is indexed under a stale shape", node.spec.id));
-    }
+    GPURENT_CHECK(impl.check_node(h));
+    schedulable += impl.nodes[h].schedulable;
   }
   if (grouped != schedulable) {
-    return broken(fmt::format("{} nodes indexed, {} schedulable", grouped, schedulable));
+    return invariant_broken(fmt::format("{} nodes indexed, {} schedulable", grouped, schedulable));
+  }
+  return {};
+}
+
+Status Cluster::check_invariants(const Assignment& touched) const {
+  for (const auto& part : touched.nodes) {
+    if (part.node >= impl_->nodes.size()) return invariant_broken("an assignment names no node");
+    GPURENT_CHECK(impl_->check_node(part.node));
   }
   return {};
 }

@@ -18,8 +18,10 @@
 //
 // Deterministic: the sequence depends only on the items, the capacity and the seed (splitmix64
 // through common/random.h, with exact rejection sampling, so every platform draws the same).
-// After every placement decision the cluster's invariants are checked; the first failure ends the
-// run with an Error of code "invariant_violated" naming the item and the step.
+// After every placement decision the cluster's invariants are checked: those of the nodes it
+// changed, and of the whole cluster every kWholeClusterCheckEvery decisions and after the last. The
+// first failure ends the run with an Error of code "invariant_violated" naming the item and the
+// step.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,7 @@ namespace gpurent::sim {
 
 // Bounds the sequence: at most kMaxFill × capacity of GPU requests is generated.
 inline constexpr double kMaxFill = 10;
+inline constexpr size_t kWholeClusterCheckEvery = 1024;
 
 struct FillOptions {
   double fill = 1.3;  // in (0, kMaxFill]
