@@ -66,7 +66,15 @@ std::string report_view(const sim::SimReport& report, bool timing) {
        report.wait_s ? fmt::format("{:.1f} / {:.1f}", report.wait_s->p50, report.wait_s->p99) : ""},
       {"Invariants", fmt::format("ok ({} checks)", report.invariant_checks)},
   };
-  if (timing) fields.emplace_back("Decisions/s", fmt::format("{:.0f}", report.decisions_per_sec));
+  if (timing) {
+    fields.emplace_back("Decisions/s", fmt::format("{:.0f}", report.decisions_per_sec));
+    const auto micros = [](const std::optional<double>& us) {
+      return us ? fmt::format("{:.2f}", *us) : std::string();
+    };
+    fields.emplace_back("Placed / refused (µs each)",
+                        fmt::format("{} / {}", micros(report.placed_decision_us),
+                                    micros(report.refused_decision_us)));
+  }
   Table curve({"ARRIVED %", "ALLOCATED GPU %", "FRAGMENTED GPU %"});
   for (const sim::CurvePoint& point : report.curve) {
     if (point.arrived_pct % 10 != 0) continue;

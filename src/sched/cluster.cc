@@ -161,9 +161,11 @@ Cluster::HostResources Cluster::free_resources(NodeHandle node) const {
           record.spec.disk_gb - record.disk_used};
 }
 
+// The rankings and the fragmentation memo are caches: filling them does not change what the
+// cluster is, so the const queries below may.
 Result<Assignment> Cluster::place(const Request& request) const {
   GPURENT_CHECK(validate(request));
-  if (auto placed = impl_->place(request)) return std::move(*placed);
+  if (auto placed = const_cast<Impl&>(*impl_).place(request)) return std::move(*placed);
   return fail(Error::unprocessable("insufficient_capacity", "no schedulable node can take it now"));
 }
 
@@ -171,16 +173,12 @@ std::variant<Assignment, Refusal> Cluster::place_or_explain(const Request& reque
   if (auto valid = validate(request); !valid) {
     return Refusal{"request", 0, 0, valid.error().message};
   }
-  if (auto placed = impl_->place(request)) return std::move(*placed);
+  if (auto placed = const_cast<Impl&>(*impl_).place(request)) return std::move(*placed);
   return impl_->explain(request);
 }
 
-std::optional<Assignment> Cluster::Impl::place(const Request& request) const {
-  // The rankings are a cache: filling it does not change what the cluster is.
-  auto& impl = const_cast<Impl&>(*this);
-  if (request.node_id.empty()) {
-    return request.nodes > 1 ? impl.place_gang(request) : impl.place_one(request);
-  }
+std::optional<Assignment> Cluster::Impl::place(const Request& request) {
+  if (request.node_id.empty()) return request.nodes > 1 ? place_gang(request) : place_one(request);
   // One candidate: no ranking to search.
   const auto node = by_id.find(request.node_id);
   if (node == by_id.end()) return std::nullopt;
@@ -189,10 +187,10 @@ std::optional<Assignment> Cluster::Impl::place(const Request& request) const {
 
 std::optional<Assignment> Cluster::place_on(NodeHandle node, const Request& request) const {
   if (!validate(request)) return std::nullopt;
-  return impl_->place_on(node, request);
+  return const_cast<Impl&>(*impl_).place_on(node, request);
 }
 
-std::optional<Assignment> Cluster::Impl::place_on(NodeHandle node, const Request& request) const {
+std::optional<Assignment> Cluster::Impl::place_on(NodeHandle node, const Request& request) {
   if (node >= nodes.size() || !nodes[node].schedulable || request.nodes != 1) return std::nullopt;
   const auto& spec = nodes[node].spec;
   if (!type_acceptable(request, spec.gpu_type, spec.gpu_memory_mib) ||

@@ -30,6 +30,12 @@ inline constexpr double kProfileWeightScale = 1'000'000;
 // why_never_fits's remembered answers: request shapes are few (a workload has dozens), so a
 // bound only guards against a caller that makes every request unique.
 inline constexpr size_t kMaxRememberedShapes = 4096;
+// A type's activation log (Impl::TypeIndex) holds at least this many entries before it may be
+// cleared.
+inline constexpr size_t kMinActivationLog = 1024;
+// Free states whose fragmentation is remembered (Impl::fragmentation_by_state); beyond, the memo
+// starts again.
+inline constexpr size_t kMaxRememberedStates = 1 << 20;
 
 inline bool label_match(const NodeSpec& node,
                         const std::map<std::string, std::string, std::less<>>& selector) {
@@ -62,17 +68,13 @@ inline void append_int(std::string& out, int64_t value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(value));
 }
 
-// Identifies a request for the per-shape ranking cache: everything that decides which groups it
-// can use and how they score. The node selector and gang size only filter members.
-inline std::string shape_key(const Request& request) {
+// Identifies a demand in a GPU type's ranking cache: everything that decides how a group of that
+// type scores for it. The acceptable types, minimum GPU memory, node selector and gang size only
+// choose among the groups (and their members) the rankings give.
+inline std::string demand_key(const NodeDemand& d) {
   std::string key;
-  auto types = request.gpu_types;
-  std::sort(types.begin(), types.end());
-  for (const auto& type : types) key.append(type).push_back('\0');
-  key.push_back('\1');
-  const auto& d = request.per_node;
-  for (int64_t v : {request.min_gpu_memory_mib, int64_t{d.gpu_count}, int64_t{d.gpu_milli},
-                    d.gpu_memory_mib, d.cpu_milli, d.memory_mib, d.disk_gb}) {
+  for (int64_t v : {int64_t{d.gpu_count}, int64_t{d.gpu_milli}, d.gpu_memory_mib, d.cpu_milli,
+                    d.memory_mib, d.disk_gb}) {
     append_int(key, v);
   }
   return key;
@@ -103,31 +105,102 @@ struct Cluster::Impl {
     }
   };
 
-  // Schedulable nodes whose free capacity has one shape (see cluster.h).
+  // Schedulable nodes whose free capacity has the same shape (see cluster.h).
   struct Group {
     std::string gpu_type;
     int64_t gpu_memory_mib = 0;
     std::set<NodeHandle, ById> members;
+    int type_slot = 0;  // its position in types[gpu_type].groups
   };
 
-  // For one request shape: each group's score (computed once per group: a group's shape never
-  // changes) and the non-empty feasible groups, best first.
+  // A group's standing for one demand: scored or not yet, feasible or not, and how it ranks.
+  struct RankSlot {
+    enum class State : uint8_t { kUnscored, kInfeasible, kFeasible };
+    State state = State::kUnscored;
+    PlacementRank rank;
+  };
+
+  // For one demand and one GPU type: the standing of each group of the type (scored once per
+  // group: a group's shape never changes), by type slot, and the feasible groups, best first. A
+  // request that accepts several types walks their rankings merged (RankedGroups).
+  //
+  // Kept lazily, because nodes move between groups on every allocation and most of the groups
+  // they pass through live shortly: a group that becomes non-empty is logged for its type
+  // (TypeIndex::activated), and a ranking takes in what its type logged since it last looked only
+  // when it is used (catch_up); a group that becomes empty stays in `ranked` until a walk passes
+  // it, and the walk drops it.
   struct ShapeRanking {
     struct Order {
       const ShapeRanking* ranking;
       bool operator()(int a, int b) const {
-        const auto& sa = **ranking->scores[a];
-        const auto& sb = **ranking->scores[b];
-        if (NodeScore::better(sa, sb, ranking->policy)) return true;
-        if (NodeScore::better(sb, sa, ranking->policy)) return false;
+        const auto& ra = ranking->rank_of(a);
+        const auto& rb = ranking->rank_of(b);
+        if (PlacementRank::better(ra, rb, ranking->policy)) return true;
+        if (PlacementRank::better(rb, ra, ranking->policy)) return false;
         return a < b;
       }
     };
-    Request request;
+    const Impl* impl;
+    NodeDemand demand;
+    std::string gpu_type;
     Policy policy;
-    std::vector<std::optional<std::optional<NodeScore>>> scores;  // outer: computed yet?
+    std::vector<RankSlot> slots;  // by type slot
     std::set<int, Order> ranked{Order{this}};
+    uint64_t epoch = 0;  // of its type's activation log when it last caught up
+    size_t seen = 0;     // entries of that log it has taken in
     uint64_t last_used = 0;
+
+    const PlacementRank& rank_of(int group_id) const {
+      return slots[impl->groups[group_id].type_slot].rank;
+    }
+  };
+
+  // A GPU type's groups, and the log of those that became non-empty (see ShapeRanking).
+  struct TypeIndex {
+    std::vector<int> groups;     // by type slot
+    std::vector<int> activated;  // group ids, in the order they became non-empty
+    uint64_t epoch = 0;          // bumped when the log is cleared: rankings then take in all
+  };
+
+  // The non-empty groups several rankings hold, best first, as one sequence (a k-way merge: a
+  // request accepts a few GPU types). Drops the emptied groups it passes from their rankings.
+  class RankedGroups {
+   public:
+    explicit RankedGroups(const std::vector<ShapeRanking*>& rankings) {
+      for (auto* ranking : rankings) {
+        if (!ranking->ranked.empty()) cursors_.push_back({ranking, ranking->ranked.begin()});
+      }
+    }
+    // The next group and its rank; nullopt at the end.
+    std::optional<std::pair<int, const PlacementRank*>> next() {
+      Cursor* best = nullptr;
+      for (auto& cursor : cursors_) {
+        auto& ranked = cursor.ranking->ranked;
+        const auto& groups = cursor.ranking->impl->groups;
+        while (cursor.at != ranked.end() && groups[*cursor.at].members.empty()) {
+          cursor.at = ranked.erase(cursor.at);
+        }
+        if (cursor.at == ranked.end()) continue;
+        if (!best || ahead(cursor, *best)) best = &cursor;
+      }
+      if (!best) return std::nullopt;
+      const int group_id = *best->at++;
+      return std::pair(group_id, &best->ranking->rank_of(group_id));
+    }
+
+   private:
+    struct Cursor {
+      ShapeRanking* ranking;
+      std::set<int, ShapeRanking::Order>::iterator at;
+    };
+    static bool ahead(const Cursor& a, const Cursor& b) {
+      const auto& ra = a.ranking->rank_of(*a.at);
+      const auto& rb = b.ranking->rank_of(*b.at);
+      if (PlacementRank::better(ra, rb, a.ranking->policy)) return true;
+      if (PlacementRank::better(rb, ra, a.ranking->policy)) return false;
+      return *a.at < *b.at;
+    }
+    std::vector<Cursor> cursors_;
   };
 
   Policy policy;
@@ -138,8 +211,17 @@ struct Cluster::Impl {
   std::vector<int64_t> memory_cuts;  // likewise for memory
   std::vector<Group> groups;
   std::unordered_map<std::string, int> group_by_key;
-  std::unordered_map<std::string, std::unique_ptr<ShapeRanking>> rankings;
+  // Every GPU type a node has had ("" for CPU-only nodes).
+  std::map<std::string, TypeIndex, std::less<>> types;
+  // GPU type -> demand_key -> ranking; at most kMaxCachedShapes in all.
+  std::map<std::string, std::unordered_map<std::string, std::unique_ptr<ShapeRanking>>, std::less<>>
+      rankings;
+  size_t ranking_count = 0;
   uint64_t use_clock = 0;
+  // The profile-weighted fragmentation of a free capacity, by free state (state_key): it is
+  // constant within a CPU/memory bucket (set_profile's cuts are where it can change), so each
+  // state is computed once however many groups and demands meet it.
+  mutable std::unordered_map<std::string, double> fragmentation_by_state;
   std::unordered_map<std::string, int64_t> whole_free_by_type;  // on schedulable nodes
 
   explicit Impl(Policy p) : policy(p) {}
@@ -174,6 +256,34 @@ struct Cluster::Impl {
 
   static int bucket(const std::vector<int64_t>& cuts, int64_t value) {
     return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), value) - cuts.begin());
+  }
+
+  // What fragmentation() reads of a free capacity: the free milli of its GPUs (as a multiset),
+  // its CPU and memory buckets, its free disk when tracked, its GPU memory.
+  std::string state_key(const FreeCapacity& free) const {
+    boost::container::small_vector<int, kInlineGpus> milli;
+    for (const auto& gpu : free.gpus) milli.push_back(gpu.milli);
+    std::sort(milli.begin(), milli.end());
+    std::string key;
+    for (int m : milli) append_int(key, m);
+    append_int(key, -1);
+    append_int(key, bucket(cpu_cuts, free.cpu_milli));
+    append_int(key, bucket(memory_cuts, free.memory_mib));
+    append_int(key, free.tracks_disk ? free.disk_gb : -1);
+    append_int(key, free.gpu_memory_mib);
+    return key;
+  }
+
+  double fragmentation_of(const FreeCapacity& free) const {
+    if (fragmentation_by_state.size() >= kMaxRememberedStates) fragmentation_by_state.clear();
+    auto [it, inserted] = fragmentation_by_state.try_emplace(state_key(free), 0.0);
+    if (inserted) it->second = fragmentation(free, profile);
+    return it->second;
+  }
+
+  std::optional<NodeScore> score(const FreeCapacity& free, const NodeDemand& demand) {
+    return score_node(free, demand, policy,
+                      [this](const FreeCapacity& state) { return fragmentation_of(state); });
   }
 
   std::string group_key(NodeHandle handle) const {
@@ -214,8 +324,10 @@ struct Cluster::Impl {
     auto key = group_key(handle);
     auto [it, inserted] = group_by_key.emplace(std::move(key), static_cast<int>(groups.size()));
     if (inserted) {
+      auto& of_type = types[nodes[handle].spec.gpu_type].groups;
       groups.push_back({nodes[handle].spec.gpu_type, nodes[handle].spec.gpu_memory_mib,
-                        std::set<NodeHandle, ById>(ById{this})});
+                        std::set<NodeHandle, ById>(ById{this}), static_cast<int>(of_type.size())});
+      of_type.push_back(it->second);
     }
     auto& group = groups[it->second];
     const bool was_empty = group.members.empty();
@@ -225,7 +337,13 @@ struct Cluster::Impl {
     node.whole_free_counted = whole_free(node);
     whole_free_by_type[node.spec.gpu_type] += node.whole_free_counted;
     if (was_empty) {
-      for (auto& [shape, ranking] : rankings) add_to_ranking(*ranking, it->second);
+      auto& index = types[group.gpu_type];
+      // The log is bounded: past a few entries per group, rankings take in the whole type.
+      if (index.activated.size() >= kMinActivationLog + 4 * index.groups.size()) {
+        index.activated.clear();
+        ++index.epoch;
+      }
+      index.activated.push_back(it->second);
     }
   }
 
@@ -236,15 +354,6 @@ struct Cluster::Impl {
     group.members.erase(handle);
     nodes[handle].group = -1;
     whole_free_by_type[nodes[handle].spec.gpu_type] -= nodes[handle].whole_free_counted;
-    if (group.members.empty()) {
-      for (auto& [shape, ranking] : rankings) {
-        // Only groups feasible for the shape are ranked (and the order reads their scores).
-        const auto& scores = ranking->scores;
-        if (static_cast<size_t>(id) < scores.size() && scores[id] && *scores[id]) {
-          ranking->ranked.erase(id);
-        }
-      }
-    }
   }
 
   void regroup(NodeHandle handle) {
@@ -252,41 +361,97 @@ struct Cluster::Impl {
     if (nodes[handle].schedulable) join_group(handle);
   }
 
+  // Ranks a non-empty group for the ranking's demand, scoring it the first time.
   void add_to_ranking(ShapeRanking& ranking, int group_id) {
-    if (ranking.scores.size() <= static_cast<size_t>(group_id)) ranking.scores.resize(group_id + 1);
-    auto& slot = ranking.scores[group_id];
     const auto& group = groups[group_id];
-    if (!slot) {
-      if (!type_acceptable(ranking.request, group.gpu_type, group.gpu_memory_mib)) {
-        slot.emplace(std::nullopt);
-      } else {
-        slot.emplace(score_node(free_capacity(*group.members.begin()), ranking.request.per_node,
-                                policy, profile));
-      }
+    const auto position = static_cast<size_t>(group.type_slot);
+    if (ranking.slots.size() <= position) ranking.slots.resize(position + 1);
+    auto& slot = ranking.slots[position];
+    if (slot.state == RankSlot::State::kUnscored) {
+      const auto scored = score(free_capacity(*group.members.begin()), ranking.demand);
+      slot.state = scored ? RankSlot::State::kFeasible : RankSlot::State::kInfeasible;
+      if (scored) slot.rank = scored->rank;
     }
-    if (*slot) ranking.ranked.insert(group_id);
+    if (slot.state == RankSlot::State::kFeasible) ranking.ranked.insert(group_id);
   }
 
-  ShapeRanking& ranking_for(const Request& request) {
-    auto key = shape_key(request);
-    auto it = rankings.find(key);
-    if (it == rankings.end()) {
-      if (rankings.size() >= kMaxCachedShapes) {
-        auto oldest = std::min_element(rankings.begin(), rankings.end(), [](auto& a, auto& b) {
-          return a.second->last_used < b.second->last_used;
-        });
-        rankings.erase(oldest);
+  // Takes in the groups of its type that became non-empty since the ranking last looked (all
+  // non-empty ones when the log was cleared since).
+  void catch_up(ShapeRanking& ranking) {
+    auto& index = types[ranking.gpu_type];
+    const auto add_if_used = [&](int group_id) {
+      if (!groups[group_id].members.empty()) add_to_ranking(ranking, group_id);
+    };
+    if (ranking.epoch != index.epoch) {
+      for (int group_id : index.groups) add_if_used(group_id);
+    } else {
+      for (size_t i = ranking.seen; i < index.activated.size(); ++i) {
+        add_if_used(index.activated[i]);
       }
-      auto ranking = std::make_unique<ShapeRanking>();
-      ranking->request = request;
-      ranking->policy = policy;
-      for (size_t g = 0; g < groups.size(); ++g) {
-        if (!groups[g].members.empty()) add_to_ranking(*ranking, static_cast<int>(g));
-      }
-      it = rankings.emplace(std::move(key), std::move(ranking)).first;
     }
-    it->second->last_used = ++use_clock;
-    return *it->second;
+    ranking.epoch = index.epoch;
+    ranking.seen = index.activated.size();
+  }
+
+  // Drops the least recently used ranking, across all types.
+  void evict_a_ranking() {
+    using OfType = std::unordered_map<std::string, std::unique_ptr<ShapeRanking>>;
+    OfType* oldest_map = nullptr;
+    OfType::iterator oldest;
+    for (auto& [type, of_type] : rankings) {
+      for (auto it = of_type.begin(); it != of_type.end(); ++it) {
+        if (!oldest_map || it->second->last_used < oldest->second->last_used) {
+          oldest_map = &of_type;
+          oldest = it;
+        }
+      }
+    }
+    if (oldest_map) {
+      oldest_map->erase(oldest);
+      --ranking_count;
+    }
+  }
+
+  ShapeRanking& ranking_for(const NodeDemand& demand, const std::string& gpu_type) {
+    auto& of_type = rankings[gpu_type];
+    auto key = demand_key(demand);
+    auto it = of_type.find(key);
+    if (it == of_type.end()) {
+      if (ranking_count >= kMaxCachedShapes) evict_a_ranking();
+      auto ranking = std::make_unique<ShapeRanking>();
+      ranking->impl = this;
+      ranking->demand = demand;
+      ranking->gpu_type = gpu_type;
+      ranking->policy = policy;
+      // A new ranking takes in the whole type.
+      ranking->epoch = types[gpu_type].epoch + 1;
+      it = of_type.emplace(std::move(key), std::move(ranking)).first;
+      ++ranking_count;
+    }
+    ShapeRanking& ranking = *it->second;
+    ranking.last_used = ++use_clock;
+    catch_up(ranking);
+    return ranking;
+  }
+
+  // The rankings of every GPU type the request accepts (and nodes have): any type for CPU-only
+  // work (it runs beside GPUs too) and for work that names none.
+  std::vector<ShapeRanking*> rankings_for(const Request& request) {
+    std::vector<ShapeRanking*> out;
+    if (request.per_node.gpu_count == 0 || request.gpu_types.empty()) {
+      for (const auto& [type, index] : types) out.push_back(&ranking_for(request.per_node, type));
+    } else {
+      for (const auto& type : request.gpu_types) {
+        if (types.contains(type)) out.push_back(&ranking_for(request.per_node, type));
+      }
+    }
+    return out;
+  }
+
+  // Whether a group's GPUs are big enough for the request (its types are the rankings' concern).
+  bool memory_acceptable(const Request& request, int group_id) const {
+    return request.per_node.gpu_count == 0 ||
+           groups[group_id].gpu_memory_mib >= request.min_gpu_memory_mib;
   }
 
   // Whether a member can take the demand: exact host resources and labels (the group's shape
@@ -300,32 +465,38 @@ struct Cluster::Impl {
     return node_allowed(node.spec, request);
   }
 
-  std::optional<NodeAssignment> assign(NodeHandle handle, const NodeDemand& demand) const {
-    auto score = score_node(free_capacity(handle), demand, policy, profile);
-    if (!score) return std::nullopt;
-    return NodeAssignment{handle,           std::move(score->positions), score->gpu_milli,
-                          demand.cpu_milli, demand.memory_mib,           demand.disk_gb};
+  std::optional<NodeAssignment> assign(NodeHandle handle, const NodeDemand& demand) {
+    auto scored = score(free_capacity(handle), demand);
+    if (!scored) return std::nullopt;
+    return NodeAssignment{handle,
+                          std::move(scored->positions),
+                          scored->gpu_milli,
+                          demand.cpu_milli,
+                          demand.memory_mib,
+                          demand.disk_gb};
   }
 
   // Where a valid request goes now (Cluster::place); nullopt when nowhere. Never explains why:
   // that visits every node (explain()), and most refusals need no reason.
-  std::optional<Assignment> place(const Request& request) const;
-  std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
+  // (Not const: scoring fills the caches.)
+  std::optional<Assignment> place(const Request& request);
+  std::optional<Assignment> place_on(NodeHandle node, const Request& request);
 
   std::optional<Assignment> place_one(const Request& request) {
-    auto& ranking = ranking_for(request);
+    RankedGroups ranked(rankings_for(request));
     std::optional<NodeHandle> best;
-    const NodeScore* best_score = nullptr;
-    for (int group_id : ranking.ranked) {
-      const auto& score = **ranking.scores[group_id];
-      if (best_score && !NodeScore::same(score, *best_score)) break;
+    const PlacementRank* best_rank = nullptr;
+    while (const auto next = ranked.next()) {
+      const auto [group_id, rank] = *next;
+      if (best_rank && !(*rank == *best_rank)) break;
+      if (!memory_acceptable(request, group_id)) continue;
       // Equal scores across groups: the lowest node id wins, so the order groups were created
       // in never shows.
       for (NodeHandle member : groups[group_id].members) {
         if (best && !ById{this}(member, *best)) break;
         if (!member_fits(member, request)) continue;
         best = member;
-        best_score = &score;
+        best_rank = rank;
         break;
       }
     }
@@ -336,12 +507,14 @@ struct Cluster::Impl {
   }
 
   std::optional<Assignment> place_gang(const Request& request) {
-    auto& ranking = ranking_for(request);
+    RankedGroups ranked(rankings_for(request));
     std::map<std::string, std::vector<NodeHandle>, std::less<>> by_fabric;
     std::vector<NodeHandle> all;
     const auto wanted = static_cast<size_t>(request.nodes);
     std::optional<std::vector<NodeHandle>> chosen;
-    for (int group_id : ranking.ranked) {
+    while (const auto next = ranked.next()) {
+      const int group_id = next->first;
+      if (!memory_acceptable(request, group_id)) continue;
       for (NodeHandle member : groups[group_id].members) {
         if (!member_fits(member, request)) continue;
         all.push_back(member);
@@ -423,7 +596,10 @@ struct Cluster::Impl {
 
   void rebuild_index() {
     rankings.clear();
+    ranking_count = 0;
+    fragmentation_by_state.clear();
     groups.clear();
+    types.clear();
     group_by_key.clear();
     whole_free_by_type.clear();
     for (auto& node : nodes) node.group = -1;
@@ -449,7 +625,8 @@ struct Cluster::Impl {
     empty.disk_gb = spec.disk_gb;
     empty.tracks_disk = spec.disk_gb > 0;
     empty.gpu_memory_mib = spec.gpu_memory_mib;
-    return score_node(empty, request.per_node, Policy::kSpread, {}).has_value();
+    return score_node(empty, request.per_node, Policy::kSpread, std::span<const ProfileEntry>())
+        .has_value();
   }
 
   Refusal explain(const Request& request) const {
@@ -472,7 +649,7 @@ struct Cluster::Impl {
       auto free = free_capacity(h);
       free.cpu_milli = free.memory_mib = std::numeric_limits<int64_t>::max() / 2;
       free.tracks_disk = false;
-      if (!score_node(free, d, policy, {})) continue;
+      if (!score_node(free, d, policy, std::span<const ProfileEntry>())) continue;
       ++gpu_nodes;
       if (d.cpu_milli > node.spec.cpu_milli - node.cpu_used) continue;
       ++cpu_nodes;

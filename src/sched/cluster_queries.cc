@@ -113,7 +113,7 @@ ClusterStats Cluster::stats() const {
       stats.gpu_milli_allocated += node.used_milli[i];
     }
     if (total_weight > 0) {
-      stats.gpu_milli_fragmented += fragmentation(impl_->free_capacity(h), impl_->profile);
+      stats.gpu_milli_fragmented += impl_->fragmentation_of(impl_->free_capacity(h));
     }
   }
   if (total_weight > 0) stats.gpu_milli_fragmented /= total_weight;

@@ -163,7 +163,7 @@ double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> pro
   return sum;
 }
 
-bool NodeScore::better(const NodeScore& a, const NodeScore& b, Policy policy) {
+bool PlacementRank::better(const PlacementRank& a, const PlacementRank& b, Policy policy) {
   if (a.one_domain != b.one_domain) return a.one_domain;
   if (policy == Policy::kSpread) return a.free_milli_after > b.free_milli_after;
   if (a.fragmentation_delta != b.fragmentation_delta) {
@@ -172,23 +172,24 @@ bool NodeScore::better(const NodeScore& a, const NodeScore& b, Policy policy) {
   return a.free_milli_after < b.free_milli_after;
 }
 
-bool NodeScore::same(const NodeScore& a, const NodeScore& b) {
-  return a.one_domain == b.one_domain && a.fragmentation_delta == b.fragmentation_delta &&
-         a.free_milli_after == b.free_milli_after;
+std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
+                                    Policy policy, std::span<const ProfileEntry> profile) {
+  return score_node(node, demand, policy,
+                    [profile](const FreeCapacity& free) { return fragmentation(free, profile); });
 }
 
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
-                                    Policy policy, std::span<const ProfileEntry> profile) {
+                                    Policy policy, const FragmentationOf& fragmentation_of) {
   if (!fits_host_resources(node, demand)) return std::nullopt;
   const auto milli = effective_gpu_milli(demand, node.gpu_memory_mib);
   if (!milli) return std::nullopt;
   const bool binpack = policy == Policy::kBinpack;
-  const double before = binpack ? fragmentation(node, profile) : 0;
+  const double before = binpack ? fragmentation_of(node) : 0;
   auto scored = [&](std::vector<int> positions, bool one_domain) {
     std::sort(positions.begin(), positions.end());
     const auto after = after_taking(node, positions, *milli, demand);
-    NodeScore score{std::move(positions), *milli, one_domain, 0, total_free_milli(after)};
-    if (binpack) score.fragmentation_delta = fragmentation(after, profile) - before;
+    NodeScore score{std::move(positions), *milli, {one_domain, 0, total_free_milli(after)}};
+    if (binpack) score.rank.fragmentation_delta = fragmentation_of(after) - before;
     return score;
   };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -50,22 +51,37 @@ double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> pro
 // demand needs GPU memory and the node's GPU memory is unknown or too small.
 std::optional<int> effective_gpu_milli(const NodeDemand& demand, int64_t gpu_memory_mib);
 
-struct NodeScore {
-  std::vector<int> positions;  // GPUs taken, by position in NodeSpec::gpus, ascending
-  int gpu_milli = 0;           // taken from each of them
-  bool one_domain = true;      // all in one NVLink domain (or fewer than two GPUs)
+// What orders placements on different nodes (a NodeScore less the GPUs it takes).
+struct PlacementRank {
+  bool one_domain = true;  // all in one NVLink domain (or fewer than two GPUs)
   double fragmentation_delta = 0;
   int64_t free_milli_after = 0;
 
   // Lower is better under the policy: one NVLink domain first, then (binpack) the smallest
   // growth of fragmentation and the fullest node, or (spread) the emptiest node.
-  static bool better(const NodeScore& a, const NodeScore& b, Policy policy);
-  static bool same(const NodeScore& a, const NodeScore& b);
+  static bool better(const PlacementRank& a, const PlacementRank& b, Policy policy);
+  bool operator==(const PlacementRank&) const = default;
+};
+
+struct NodeScore {
+  std::vector<int> positions;  // GPUs taken, by position in NodeSpec::gpus, ascending
+  int gpu_milli = 0;           // taken from each of them
+  PlacementRank rank;
+
+  static bool better(const NodeScore& a, const NodeScore& b, Policy policy) {
+    return PlacementRank::better(a.rank, b.rank, policy);
+  }
+  static bool same(const NodeScore& a, const NodeScore& b) { return a.rank == b.rank; }
 };
 
 // The best GPUs for the demand on this node and what taking them costs; nullopt when the demand
 // does not fit (GPUs, CPU, memory or disk).
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
                                     Policy policy, std::span<const ProfileEntry> profile);
+// The same with the profile-weighted fragmentation of a free capacity given by `fragmentation_of`
+// (fragmentation() over the profile, or a memo of it: the Cluster keeps one by free state).
+using FragmentationOf = std::function<double(const FreeCapacity&)>;
+std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
+                                    Policy policy, const FragmentationOf& fragmentation_of);
 
 }  // namespace gpurent::sched

@@ -116,6 +116,7 @@ Result<SimReport> run_fill(sched::Cluster& cluster, std::span<const WorkItem> it
   const std::vector<uint32_t> sequence = fill_sequence(items, capacity, options);
   report.decisions = static_cast<int64_t>(sequence.size());
   std::chrono::steady_clock::duration placing{};
+  std::chrono::steady_clock::duration refusing{};
   int64_t arrived = 0;
   int next_pct = 1;
   for (size_t step = 0; step < sequence.size(); ++step) {
@@ -124,7 +125,7 @@ Result<SimReport> run_fill(sched::Cluster& cluster, std::span<const WorkItem> it
     Result<sched::Assignment> assignment = cluster.place(item.request);
     Status allocated;
     if (assignment) allocated = cluster.allocate(*assignment);
-    placing += std::chrono::steady_clock::now() - began;
+    (assignment ? placing : refusing) += std::chrono::steady_clock::now() - began;
     if (!allocated) {
       return fail(
           invariant_error(item, step,
@@ -156,8 +157,18 @@ Result<SimReport> run_fill(sched::Cluster& cluster, std::span<const WorkItem> it
     }
   }
   report.gpu_allocation_pct = pct(cluster.stats().gpu_milli_allocated, capacity);
-  const double seconds = std::chrono::duration<double>(placing).count();
-  report.decisions_per_sec = seconds > 0 ? static_cast<double>(report.decisions) / seconds : 0;
+  const auto seconds = [](std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  };
+  const double deciding = seconds(placing) + seconds(refusing);
+  report.decisions_per_sec = deciding > 0 ? static_cast<double>(report.decisions) / deciding : 0;
+  const auto mean_us = [&](std::chrono::steady_clock::duration d,
+                           int64_t count) -> std::optional<double> {
+    if (count == 0) return std::nullopt;
+    return seconds(d) * 1e6 / static_cast<double>(count);
+  };
+  report.placed_decision_us = mean_us(placing, report.placed);
+  report.refused_decision_us = mean_us(refusing, report.failed);
   return report;
 }
 

@@ -49,7 +49,14 @@ Json to_json(const SimReport& report, bool include_timing) {
       {"invariants", {{"checks", report.invariant_checks}, {"result", "ok"}}},
       {"curve", std::move(curve)},
   };
-  if (include_timing) out["decisions_per_sec"] = std::llround(report.decisions_per_sec);
+  if (include_timing) {
+    out["decisions_per_sec"] = std::llround(report.decisions_per_sec);
+    const auto micros = [](const std::optional<double>& us) {
+      return us ? Json(std::round(*us * 100) / 100) : Json(nullptr);
+    };
+    out["placed_decision_us"] = micros(report.placed_decision_us);
+    out["refused_decision_us"] = micros(report.refused_decision_us);
+  }
   return out;
 }
 

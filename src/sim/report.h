@@ -54,6 +54,9 @@ struct SimReport {
 
   int64_t invariant_checks = 0;  // a report exists only if every one of them passed
   double decisions_per_sec = 0;  // wall clock of the placement calls only
+  // Fill mode: the mean wall clock of a decision that placed and of one that refused, in µs.
+  std::optional<double> placed_decision_us;
+  std::optional<double> refused_decision_us;
 };
 
 Json to_json(const SimReport& report, bool include_timing);
