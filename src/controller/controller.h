@@ -82,6 +82,11 @@ struct ControllerOptions {
   // persists the rollup rows it completes (server/telemetry_ingest.h): apply_report then only keeps
   // what it acts on (gpu_telemetry.h), and ChangeSets carry no rollup rows (but still the prune).
   bool series_fed_by_host = false;
+  // False: tick() leaves monitoring alone (no rollups, no alert rules evaluated). For gpurent
+  // simulate's replay, whose agents report no telemetry and whose heartbeats never lapse: nothing
+  // could fire, and evaluating the rules over every GPU every 5 s of virtual time was most of a
+  // large replay.
+  bool monitoring = true;
 };
 
 // A launch needs a balance that covers this long at the instance's price.
@@ -280,6 +285,12 @@ class Controller {
   // --- Prices (prices.cc) ---
   // Observes every type's utilisation (GPUs held / GPUs on ready nodes); true if a price moved.
   bool update_spot_market();
+  // GPUs of each type on ready nodes, quarantined ones left out: the spot market's capacity.
+  // Kept between ticks (every tick reads it, and walking a fleet of 10,000 nodes for it took most
+  // of a tick): update_schedulable and sync_gpu_availability, which every change of a node's
+  // readiness or GPUs goes through, drop it; check_invariants compares it with a fresh count.
+  const MilliGpusByType& ready_gpu_capacity();
+  MilliGpusByType count_ready_gpus() const;
   // Stops (as preempted) running spot work whose max_price is below its type's spot price.
   void interrupt_spot_over_max_price();
   // Cordons or uncordons the node.
@@ -350,6 +361,7 @@ class Controller {
   // Measures the agent's clock skew from a report's send time (clock_skew.cc); in memory only.
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
   Timestamp last_billing_{};
+  std::optional<MilliGpusByType> ready_gpu_capacity_;
 };
 
 }  // namespace gpurent::controller

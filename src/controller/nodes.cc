@@ -373,7 +373,7 @@ void Controller::tick() {
     }
   }
   schedule();
-  monitor_tick();
+  if (options_.monitoring) monitor_tick();
 }
 
 void Controller::monitor_tick() {

@@ -3,6 +3,8 @@
 // interruptions it causes.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "controller/controller.h"
 #include "controller/internal.h"
 #include "model/gpu_catalog.h"
@@ -26,15 +28,27 @@ Result<model::PriceVersion> Controller::set_prices(const Principal& caller,
 }
 
 bool Controller::update_spot_market() {
-  // GPUs of each type on ready nodes (quarantined ones are not capacity), and those held.
+  MilliGpusByType held;
+  for (const auto& [tenant, holding] : placements_.holdings()) {
+    for (const auto& [type, milli] : holding.milli_by_type) held[type] += milli;
+  }
+  return pricing_.observe_utilisation(ready_gpu_capacity(), held);
+}
+
+const MilliGpusByType& Controller::ready_gpu_capacity() {
+  if (!ready_gpu_capacity_) ready_gpu_capacity_ = count_ready_gpus();
+  return *ready_gpu_capacity_;
+}
+
+MilliGpusByType Controller::count_ready_gpus() const {
   MilliGpusByType capacity;
-  for (const model::Node* node : nodes_.in_order()) {
-    if (node->state != model::NodeState::kReady) continue;
+  for (const auto& [id, node] : nodes_) {
+    if (node.state != model::NodeState::kReady) continue;
     // A node's GPUs are nearly always of one type: the map is searched once per node, not once
-    // per GPU (this runs every tick over every GPU).
+    // per GPU.
     int64_t* count = nullptr;
     std::string_view counted;
-    for (const auto& gpu : node->gpus) {
+    for (const auto& gpu : node.gpus) {
       if (quarantines_.quarantined(gpu.uuid)) continue;
       if (count == nullptr || gpu.type != counted) {
         count = &capacity[gpu.type];
@@ -43,21 +57,29 @@ bool Controller::update_spot_market() {
       *count += model::kMilliPerGpu;
     }
   }
-  MilliGpusByType held;
-  for (const auto& [tenant, holding] : placements_.holdings()) {
-    for (const auto& [type, milli] : holding.milli_by_type) held[type] += milli;
-  }
-  return pricing_.observe_utilisation(capacity, held);
+  return capacity;
 }
 
 void Controller::interrupt_spot_over_max_price() {
-  for (auto& [id, instance] : instances_.all()) {
-    if (instance.spec.pricing != model::PricingModel::kSpot || !instance.spec.max_price ||
-        (instance.state != InstanceState::kStarting && instance.state != InstanceState::kRunning)) {
-      continue;
+  // Only placed work can be interrupted: walked from the placements (not every instance there
+  // ever was), then in id order, so that the events come out the same every run.
+  std::vector<Instance*> over_price;
+  for (const auto& [node_id, placed] : placements_.by_node()) {
+    for (const auto& [id, instance] : placed) {
+      if (instance->spec.pricing != model::PricingModel::kSpot || !instance->spec.max_price ||
+          (instance->state != InstanceState::kStarting &&
+           instance->state != InstanceState::kRunning)) {
+        continue;
+      }
+      const auto price = pricing_.spot_price(instance->gpu_type);
+      if (price && *price > *instance->spec.max_price) over_price.push_back(instance);
     }
+  }
+  std::sort(over_price.begin(), over_price.end(),
+            [](const Instance* a, const Instance* b) { return a->id < b->id; });
+  for (Instance* interrupted : over_price) {
+    Instance& instance = *interrupted;
     const auto price = pricing_.spot_price(instance.gpu_type);
-    if (!price || *price <= *instance.spec.max_price) continue;
     // As a preemption: stopped with notice, state preempted once the process is gone, and said
     // in the tenant's events as any preemption is.
     instance.preempt_requested = true;

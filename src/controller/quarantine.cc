@@ -13,6 +13,7 @@
 namespace gpurent::controller {
 
 void Controller::sync_gpu_availability(const Node& node) {
+  ready_gpu_capacity_.reset();
   sched::Cluster& cluster = placements_.cluster();
   const auto handle = cluster.find(node.id);
   if (!handle) return;

@@ -310,6 +310,38 @@ std::optional<Timestamp> Scheduler::earliest_start(const Instance& instance) con
   return earliest;
 }
 
+bool Scheduler::could_make_room(sched::NodeHandle node, const sched::Request& member,
+                                const std::vector<Instance*>& spot) const {
+  const sched::Cluster& cluster = c_.placements.cluster();
+  const auto& spec = cluster.spec(node);
+  const auto& d = member.per_node;
+  if (d.gpu_count > 0) {
+    const auto& types = member.gpu_types;
+    if ((!types.empty() && std::find(types.begin(), types.end(), spec.gpu_type) == types.end()) ||
+        spec.gpu_memory_mib < member.min_gpu_memory_mib) {
+      return false;
+    }
+  }
+  // What would be free with every spot instance gone; a GPU still holds the rest of its share.
+  std::vector<int> free = cluster.free_gpu_milli(node);
+  auto host = cluster.free_resources(node);
+  for (const Instance* victim : spot) {
+    const sched::Assignment& held = c_.placements.assignment(victim->id);
+    for (const auto& part : held.nodes) {
+      if (part.node != node) continue;
+      for (int position : part.gpus) free[position] += part.gpu_milli;
+      host.cpu_milli += part.cpu_milli;
+      host.memory_mib += part.memory_mib;
+    }
+  }
+  int usable = 0;  // GPUs (in service) with the member's share free
+  for (size_t position = 0; position < free.size(); ++position) {
+    usable +=
+        cluster.gpu_available(node, static_cast<int>(position)) && free[position] >= d.gpu_milli;
+  }
+  return usable >= d.gpu_count && host.cpu_milli >= d.cpu_milli && host.memory_mib >= d.memory_mib;
+}
+
 Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::Request& request) {
   if (const auto in_flight = preemptions_.find(instance.id);
       in_flight != preemptions_.end() && !in_flight->second.empty()) {
@@ -326,13 +358,13 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     std::vector<Instance*> victims;
     Micros price = 0;
   };
-  std::vector<Choice> choices;  // in node id order
-  for (const auto& [node_id, node] : c_.nodes) {
+  std::vector<std::pair<std::string_view, Choice>> choices;  // by node id
+  const auto consider = [&](std::string_view node_id) {
     const auto handle = c_.placements.cluster().find(node_id);
-    if (!handle || !c_.placements.cluster().schedulable(*handle)) continue;
+    if (!handle || !c_.placements.cluster().schedulable(*handle)) return;
     if (gang && c_.placements.cluster().place_on(*handle, member)) {
-      choices.emplace_back();
-      continue;
+      choices.emplace_back(node_id, Choice{});
+      return;
     }
     std::vector<Instance*> spot;
     for (const auto& [id, placed] : c_.placements.on_node(node_id)) {
@@ -343,7 +375,7 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
         spot.push_back(&candidate);
       }
     }
-    if (spot.empty()) continue;
+    if (spot.empty() || !could_make_room(*handle, member, spot)) return;
     std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
       const auto pa = c_.metering.price_per_gpu_hour(*a).value_or(0),
                  pb = c_.metering.price_per_gpu_hour(*b).value_or(0);
@@ -368,18 +400,29 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
       GPURENT_ASSERT(restored, "could not restore the allocation of {}: {}", victim->id,
                      restored.error().message);
     }
-    if (fits) choices.push_back(std::move(choice));
+    if (fits) choices.emplace_back(node_id, std::move(choice));
+  };
+  // A gang may also use nodes where a member fits already, placed work or not; a single request
+  // only nodes with spot work on them.
+  if (gang) {
+    for (const auto& [node_id, node] : c_.nodes) consider(node_id);
+  } else {
+    for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
   }
   const auto wanted = static_cast<size_t>(request.nodes);
   if (choices.size() < wanted) return {.kind = Kind::kWait};
-  // Stable: among equals the lower node id, so the choice is deterministic.
-  std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) {
-    if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
-    return a.price < b.price;
+  // Among equals the lower node id, so the choice is deterministic.
+  std::sort(choices.begin(), choices.end(), [](const auto& a, const auto& b) {
+    const Choice& ca = a.second;
+    const Choice& cb = b.second;
+    if (ca.victims.size() != cb.victims.size()) return ca.victims.size() < cb.victims.size();
+    if (ca.price != cb.price) return ca.price < cb.price;
+    return a.first < b.first;
   });
   std::vector<Instance*> victims;
   for (size_t i = 0; i < wanted; ++i) {
-    victims.insert(victims.end(), choices[i].victims.begin(), choices[i].victims.end());
+    const auto& chosen = choices[i].second.victims;
+    victims.insert(victims.end(), chosen.begin(), chosen.end());
   }
   // Nothing to give up: the request waits for something else (a selector, a fabric group).
   if (victims.empty()) return {.kind = Kind::kWait};

@@ -152,6 +152,11 @@ class Scheduler {
   // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
   // they are leaving.
   Decision make_room(const model::Instance& instance, const sched::Request& request);
+  // Whether giving up all of `spot` (spot work on the node) could let one member of the request
+  // in: the node's GPU type, and what would be free with them gone. A necessary condition only,
+  // tested before make_room's release-and-place trial, which it spares on most nodes.
+  bool could_make_room(sched::NodeHandle node, const sched::Request& member,
+                       const std::vector<model::Instance*>& spot) const;
 
   // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
   // tenant's priority, then first come first served.

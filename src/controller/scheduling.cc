@@ -151,6 +151,7 @@ void Controller::sync_cluster_node(const Node& node) {
 
 void Controller::update_schedulable(const Node& node) {
   scheduler_.queue_changed();
+  ready_gpu_capacity_.reset();
   if (const auto handle = placements_.cluster().find(node.id)) {
     placements_.cluster().set_schedulable(*handle,
                                           node.state == NodeState::kReady && !node.cordoned);
@@ -163,6 +164,9 @@ Status Controller::check_invariants() const {
     return fail(Error::internal("controller invariant broken: " + what));
   };
   GPURENT_CHECK(reservations_.check_invariants());
+  if (ready_gpu_capacity_ && *ready_gpu_capacity_ != count_ready_gpus()) {
+    return broken("the spot market's count of ready GPUs is stale");
+  }
   for (const auto& [id, job] : jobs_.all()) {
     for (const auto& task : job.tasks) {
       int placed = 0, pending = 0;
