@@ -76,7 +76,7 @@ def write_work(path, count, rng):
             gpu_type, gpus, milli, cpu, memory, nodes = request(rng)
             arrival = int(i * 86400 / count)
             duration = rng.randint(600, 86400)
-            pricing = "spot" if rng.random() < 0.3 else "on-demand"
+            pricing = "spot" if rng.random() < 0.3 else "on_demand"
             w.writerow([f"w{i:06d}", arrival, duration, gpu_type, gpus, milli, cpu, memory,
                         pricing, nodes, f"t{rng.randint(0, 49)}"])
 

@@ -153,6 +153,11 @@ bool parse_instance_state(std::string_view t, InstanceState* out) {
 }
 std::string_view to_string(PricingModel p) { return name_of(kPricingModels, p); }
 bool parse_pricing_model(std::string_view t, PricingModel* out) {
+  // "on-demand" as well: simulate's CSV files said it so before the API's spelling was theirs.
+  if (t == "on-demand") {
+    *out = PricingModel::kOnDemand;
+    return true;
+  }
   return value_of(kPricingModels, t, out);
 }
 std::string_view to_string(RestartPolicy p) { return name_of(kRestartPolicies, p); }

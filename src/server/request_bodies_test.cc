@@ -82,6 +82,13 @@ TEST(RequestBodiesTest, PricingIsOfferedOrNotAndSetsWhatMayGoWithIt) {
   ASSERT_TRUE(defaults) << defaults.error().message;
   EXPECT_EQ(defaults->pricing, model::PricingModel::kOnDemand);
   EXPECT_TRUE(defaults->queue);
+  // on_demand is the spelling; on-demand (simulate's CSV once) is taken as well.
+  for (const char* spelling : {"on_demand", "on-demand"}) {
+    const auto on_demand = parse_instance_spec(
+        Json{{"gpu_type", "x"}, {"pricing", spelling}, {"restart_policy", "never"}});
+    ASSERT_TRUE(on_demand) << spelling << ": " << on_demand.error().message;
+    EXPECT_EQ(on_demand->pricing, model::PricingModel::kOnDemand);
+  }
 }
 
 TEST(RequestBodiesTest, AVolumeAndItsMountsAreNamedAndBounded) {

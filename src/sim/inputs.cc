@@ -98,28 +98,6 @@ Status validated(const CsvColumns& columns, const CsvRecord& record,
 
 }  // namespace
 
-std::string_view to_string(Pricing pricing) {
-  switch (pricing) {
-    case Pricing::kOnDemand:
-      return "on-demand";
-    case Pricing::kSpot:
-      return "spot";
-    case Pricing::kReserved:
-      return "reserved";
-  }
-  return "on-demand";
-}
-
-bool parse_pricing(std::string_view text, Pricing* out) {
-  for (const Pricing pricing : {Pricing::kOnDemand, Pricing::kSpot, Pricing::kReserved}) {
-    if (text == to_string(pricing)) {
-      *out = pricing;
-      return true;
-    }
-  }
-  return false;
-}
-
 int64_t WorkItem::gpu_milli() const {
   return int64_t{request.nodes} * request.per_node.gpu_count * request.per_node.gpu_milli;
 }
@@ -192,9 +170,9 @@ Result<std::vector<WorkItem>> work_from_csv(const CsvTable& table) {
     GPURENT_TRY(memory_mib, columns.decimal(record, "memory_gb", 1024, kMaxMemoryMib));
     demand.memory_mib = memory_mib;
     const std::string_view pricing = columns.field(record, "pricing");
-    if (!pricing.empty() && !parse_pricing(pricing, &item.pricing)) {
+    if (!pricing.empty() && !model::parse_pricing_model(pricing, &item.pricing)) {
       return fail(columns.error(record, "pricing",
-                                fmt::format("'{}' is not on-demand, spot or reserved", pricing)));
+                                fmt::format("'{}' is not on_demand, spot or reserved", pricing)));
     }
     GPURENT_TRY(nodes, columns.optional_integer(record, "nodes", 1, kMaxGangNodes));
     item.request.nodes = static_cast<int>(nodes.value_or(1));
@@ -230,10 +208,10 @@ Result<std::vector<sched::NodeSpec>> nodes_from_alibaba(const CsvTable& table) {
 }
 
 Result<std::vector<WorkItem>> work_from_alibaba(const CsvTable& table) {
-  GPURENT_TRY(columns,
-              CsvColumns::resolve(
-                  table, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",
-                          "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}));
+  GPURENT_TRY(columns, CsvColumns::resolve(
+                           table, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"},
+                           {"gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time",
+                            "scheduled_time"}));
   std::vector<WorkItem> items;
   Names names;
   for (const CsvRecord& record : table.records) {
@@ -260,13 +238,15 @@ Result<std::vector<WorkItem>> work_from_alibaba(const CsvTable& table) {
     if (num_gpu > 0) demand.gpu_milli = static_cast<int>(gpu_milli);
     GPURENT_TRY(types, gpu_types(columns, record, "gpu_spec"));
     item.request.gpu_types = std::move(types);
-    item.pricing = columns.field(record, "qos") == "BE" ? Pricing::kSpot : Pricing::kOnDemand;
-    GPURENT_TRY(created, columns.integer(record, "creation_time", 0, kMaxSeconds));
-    item.arrival_s = created;
+    item.pricing = columns.field(record, "qos") == "BE" ? model::PricingModel::kSpot
+                                                        : model::PricingModel::kOnDemand;
+    // Lists without times (some published ones have only the request) arrive at 0 and stay.
+    GPURENT_TRY(created, columns.optional_integer(record, "creation_time", 0, kMaxSeconds));
+    item.arrival_s = created.value_or(0);
     GPURENT_TRY(deleted, columns.optional_integer(record, "deletion_time", 0, kMaxSeconds));
     GPURENT_TRY(scheduled, columns.optional_integer(record, "scheduled_time", 0, kMaxSeconds));
     if (deleted) {
-      const int64_t start = scheduled.value_or(created);
+      const int64_t start = scheduled.value_or(item.arrival_s);
       if (*deleted < start) {
         return fail(columns.error(record, "deletion_time", "before the pod started"));
       }

@@ -33,14 +33,11 @@
 #include <vector>
 
 #include "common/result.h"
+#include "model/instance.h"
 #include "sched/cluster.h"
 #include "sim/csv.h"
 
 namespace gpurent::sim {
-
-enum class Pricing { kOnDemand, kSpot, kReserved };
-std::string_view to_string(Pricing pricing);
-bool parse_pricing(std::string_view text, Pricing* out);
 
 // One request arriving at the cluster: a pod of the trace, an instance or a job.
 struct WorkItem {
@@ -48,7 +45,7 @@ struct WorkItem {
   int64_t arrival_s = 0;              // seconds from the start of the simulation
   std::optional<int64_t> duration_s;  // how long it runs once placed; nullopt: never leaves
   sched::Request request;
-  Pricing pricing = Pricing::kOnDemand;
+  model::PricingModel pricing = model::PricingModel::kOnDemand;
   std::string tenant;  // empty: the default tenant
 
   // GPU milli over all gang members: what this item adds to the "arrived workload".

@@ -113,7 +113,7 @@ TEST(WorkCsv, MapsColumns) {
   EXPECT_EQ(train.request.per_node.cpu_milli, 96'000);
   EXPECT_EQ(train.request.per_node.memory_mib, 1024 * 1024);
   EXPECT_EQ(train.request.nodes, 4);
-  EXPECT_EQ(train.pricing, Pricing::kReserved);
+  EXPECT_EQ(train.pricing, model::PricingModel::kReserved);
   EXPECT_EQ(train.tenant, "acme");
   EXPECT_EQ(train.gpu_milli(), 32'000);
 
@@ -122,10 +122,10 @@ TEST(WorkCsv, MapsColumns) {
   EXPECT_TRUE(share.request.gpu_types.empty());  // any type
   EXPECT_EQ(share.request.per_node.gpu_milli, 250);
   EXPECT_EQ(share.request.nodes, 1);
-  EXPECT_EQ(share.pricing, Pricing::kSpot);
+  EXPECT_EQ(share.pricing, model::PricingModel::kSpot);
   EXPECT_EQ(share.gpu_milli(), 250);
 
-  EXPECT_EQ(items[2].pricing, Pricing::kOnDemand);
+  EXPECT_EQ(items[2].pricing, model::PricingModel::kOnDemand);
   EXPECT_EQ(items[2].request.per_node.gpu_count, 0);
   EXPECT_EQ(items[2].gpu_milli(), 0);
 }
@@ -137,7 +137,7 @@ TEST(WorkCsv, RefusesBadRows) {
     return work(std::string(kHeader) + std::string(row));
   };
   EXPECT_EQ(message(with("a,0,,,1,,1,1,cheap\n")),
-            "W.csv line 2: column pricing: 'cheap' is not on-demand, spot or reserved");
+            "W.csv line 2: column pricing: 'cheap' is not on_demand, spot or reserved");
   EXPECT_EQ(message(with("a,-1,,,1,,1,1,\n")),
             "W.csv line 2: column arrival_s: '-1' is not a whole number in [0, 1099511627776]");
   EXPECT_EQ(message(with("a,0,,,1,1001,1,1,\n")),
@@ -183,7 +183,7 @@ TEST(AlibabaPods, MapsSharingWholeAndCpuOnlyPods) {
   EXPECT_EQ(share.request.per_node.cpu_milli, 6000);
   EXPECT_EQ(share.request.per_node.memory_mib, 12288);
   EXPECT_TRUE(share.request.gpu_types.empty());
-  EXPECT_EQ(share.pricing, Pricing::kOnDemand);
+  EXPECT_EQ(share.pricing, model::PricingModel::kOnDemand);
   EXPECT_EQ(share.arrival_s, 427061);
   EXPECT_EQ(share.duration_s, 12902960 - 427061);
   EXPECT_EQ(share.gpu_milli(), 460);
@@ -191,7 +191,7 @@ TEST(AlibabaPods, MapsSharingWholeAndCpuOnlyPods) {
   const WorkItem& eight = items[1];
   EXPECT_EQ(eight.request.per_node.gpu_count, 8);
   EXPECT_EQ(eight.request.gpu_types, (std::vector<std::string>{"V100M16", "V100M32"}));
-  EXPECT_EQ(eight.pricing, Pricing::kSpot);
+  EXPECT_EQ(eight.pricing, model::PricingModel::kSpot);
   EXPECT_EQ(eight.duration_s, 90);  // from scheduled_time
   EXPECT_EQ(eight.gpu_milli(), 8000);
 
@@ -214,14 +214,36 @@ TEST(AlibabaPods, RefusesWhatTheFormatRulesOut) {
             "pods.csv line 2: column num_gpu: '9x' is not a whole number in [0, 16]");
 }
 
-TEST(Pricing, RoundTrips) {
-  for (const Pricing pricing : {Pricing::kOnDemand, Pricing::kSpot, Pricing::kReserved}) {
-    Pricing parsed{};
-    ASSERT_TRUE(parse_pricing(to_string(pricing), &parsed));
-    EXPECT_EQ(parsed, pricing);
-  }
-  Pricing parsed{};
-  EXPECT_FALSE(parse_pricing("On-Demand", &parsed));
+TEST(WorkCsv, TakesTheApisSpellingOfOnDemandAndTheOldOne) {
+  const auto items =
+      ok(work("id,arrival_s,duration_s,gpu_type,gpu_count,gpu_milli,cpu,memory_gb,pricing\n"
+              "api,0,1,,1,,1,1,on_demand\n"
+              "old,0,1,,1,,1,1,on-demand\n"));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].pricing, model::PricingModel::kOnDemand);
+  EXPECT_EQ(items[1].pricing, model::PricingModel::kOnDemand);
+  EXPECT_EQ(
+      message(work("id,arrival_s,duration_s,gpu_type,gpu_count,gpu_milli,cpu,memory_gb,pricing\n"
+                   "x,0,1,,1,,1,1,On-Demand\n")),
+      "W.csv line 2: column pricing: 'On-Demand' is not on_demand, spot or reserved");
+}
+
+TEST(AlibabaPods, ListsWithOnlyTheRequestColumnsTakeTheReadmesDefaults) {
+  // Some published pod lists have only the request: any GPU model, not best-effort (on-demand),
+  // all arriving at 0 and never leaving.
+  const auto table =
+      ok(parse_csv("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                   "p-1,8000,16384,1,500\n"
+                   "p-2,32000,65536,4,1000\n",
+                   "short.csv"));
+  const auto items = ok(work_from_alibaba(table));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].request.per_node.gpu_milli, 500);
+  EXPECT_TRUE(items[0].request.gpu_types.empty());
+  EXPECT_EQ(items[0].pricing, model::PricingModel::kOnDemand);
+  EXPECT_EQ(items[0].arrival_s, 0);
+  EXPECT_FALSE(items[0].duration_s.has_value());
+  EXPECT_EQ(items[1].gpu_milli(), 4000);
 }
 
 }  // namespace

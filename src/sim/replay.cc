@@ -41,8 +41,7 @@ model::InstanceSpec instance_spec(const WorkItem& item) {
   spec.disk_gb = static_cast<int>(d.disk_gb);
   spec.node_selector.insert(item.request.node_selector.begin(), item.request.node_selector.end());
   spec.command = {"simulated"};
-  spec.pricing =
-      item.pricing == Pricing::kSpot ? model::PricingModel::kSpot : model::PricingModel::kOnDemand;
+  spec.pricing = item.pricing;  // reserved is refused before (set_up)
   return spec;
 }
 
@@ -140,7 +139,7 @@ class Replay {
 
   Status set_up() {
     for (const auto& item : input_.work) {
-      if (item.pricing == Pricing::kReserved) {
+      if (item.pricing == model::PricingModel::kReserved) {
         return fail(
             Error::invalid("invalid_csv", fmt::format("work item {}: reserved pricing needs a "
                                                       "reservation, which replay does not book",
