@@ -18,8 +18,10 @@
 //
 // Speed: nodes whose free capacity has the same shape (type, per-NVLink-domain free GPU
 // fractions, and which profile requests their free CPU/memory can hold) score the same, so they
-// are kept together in one group, ordered by id. A decision scores groups, not nodes: its cost
-// grows with the number of distinct shapes and only logarithmically with the number of nodes.
+// are kept together in one group, ordered by id. Groups are ranked per demand and GPU type (kept
+// lazily; cluster_impl.h); a decision walks the rankings of the request's types: its cost grows
+// with the number of distinct demands and only logarithmically with the number of nodes, and a
+// request that fits nowhere finds its rankings empty without visiting a node.
 //
 // Thread-safety: none; one owner.
 #pragma once
