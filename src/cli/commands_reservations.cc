@@ -202,7 +202,7 @@ Result<api::QuotaSet> updated_quota(const api::Quota& current, const QuotaOption
     GPURENT_TRY(count, parse_limit(limit.flag, given->second));
     quota.*limit.member = count;
   }
-  if (options.weight) quota.weight = *options.weight;
+  if (options.weight) quota.weight = options.weight;
   return quota;
 }
 

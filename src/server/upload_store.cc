@@ -162,7 +162,9 @@ Result<Upload> UploadStore::create(std::string_view tenant_id, int64_t size,
   std::error_code ec;
   std::filesystem::create_directory(dir, ec);
   if (ec) return fail(Error::internal(fmt::format("mkdir {}: {}", dir.string(), ec.message())));
-  std::ofstream(dir / kDataFile, std::ios::trunc | std::ios::binary);
+  if (std::ofstream data(dir / kDataFile, std::ios::trunc | std::ios::binary); !data) {
+    return fail(Error::internal(fmt::format("cannot create {}", (dir / kDataFile).string())));
+  }
   GPURENT_CHECK(save(upload));
   return uploads_.emplace(upload.id, upload).first->second;
 }
