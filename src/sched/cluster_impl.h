@@ -130,14 +130,18 @@ struct Cluster::Impl {
   // when it is used (catch_up); a group that becomes empty stays in `ranked` until a walk passes
   // it, and the walk drops it.
   struct ShapeRanking {
+    // Group a goes before group b (of this ranking or another of the same policy): the better
+    // rank, then the lower group id.
+    static bool before(const PlacementRank& ra, int a, const PlacementRank& rb, int b,
+                       Policy policy) {
+      if (PlacementRank::better(ra, rb, policy)) return true;
+      if (PlacementRank::better(rb, ra, policy)) return false;
+      return a < b;
+    }
     struct Order {
       const ShapeRanking* ranking;
       bool operator()(int a, int b) const {
-        const auto& ra = ranking->rank_of(a);
-        const auto& rb = ranking->rank_of(b);
-        if (PlacementRank::better(ra, rb, ranking->policy)) return true;
-        if (PlacementRank::better(rb, ra, ranking->policy)) return false;
-        return a < b;
+        return before(ranking->rank_of(a), a, ranking->rank_of(b), b, ranking->policy);
       }
     };
     const Impl* impl;
@@ -194,11 +198,8 @@ struct Cluster::Impl {
       std::set<int, ShapeRanking::Order>::iterator at;
     };
     static bool ahead(const Cursor& a, const Cursor& b) {
-      const auto& ra = a.ranking->rank_of(*a.at);
-      const auto& rb = b.ranking->rank_of(*b.at);
-      if (PlacementRank::better(ra, rb, a.ranking->policy)) return true;
-      if (PlacementRank::better(rb, ra, a.ranking->policy)) return false;
-      return *a.at < *b.at;
+      return ShapeRanking::before(a.ranking->rank_of(*a.at), *a.at, b.ranking->rank_of(*b.at),
+                                  *b.at, a.ranking->policy);
     }
     std::vector<Cursor> cursors_;
   };
