@@ -2,9 +2,11 @@
 """Pod lists derived from the Alibaba default trace, to test the scheduler where the default list
 is mild (issue 29): many pods pinning GPU models, sharing GPUs, asking for several GPUs, or
 CPU-heavy; then the FGD paper's fill experiment on each (fill 1.3, shuffled, seeds 42-51,
-unallocated GPU % at arrived = 100 %, mean ± SD).
+unallocated GPU % at arrived = 100 %, mean ± SD), for each policy: binpack (gpurent's) and fgd
+(the paper's fragmentation measure as its simulator computes it, the reference to beat).
 
   bench/alibaba_variants.py [--out DIR] [--lists default,pinned,...] [--seeds 42-51]
+                            [--policies binpack,fgd]
 
 The lists (each from the default one, with random.Random(7), so they are the same every run):
 - default: the trace's own list.
@@ -105,7 +107,7 @@ def main():
     parser.add_argument("--out", help="keep the lists here (default: a temporary directory)")
     parser.add_argument("--lists", default=",".join(VARIANTS))
     parser.add_argument("--seeds", default="42-51")
-    parser.add_argument("--policy", default="binpack")
+    parser.add_argument("--policies", default="binpack,fgd")
     args = parser.parse_args()
     trace = os.environ.get("GPURENT_ALIBABA_TRACE",
                            os.path.join(REPO, "..", "shared", "traces", "alibaba-gpu-v2023"))
@@ -117,25 +119,30 @@ def main():
         fields = csv.DictReader(f).fieldnames
     out = args.out or tempfile.mkdtemp(prefix="alibaba-variants-")
     os.makedirs(out, exist_ok=True)
-    print("| list | unallocated GPU % at 100 % (mean ± SD) | min | max | decisions/s (median) |")
-    print("| --- | --- | --- | --- | --- |")
+    policies = args.policies.split(",")
+    print("| list | " + " | ".join(f"{p}: unallocated GPU % (mean ± SD)" for p in policies)
+          + " | " + " | ".join(f"{p}: decisions/s (median)" for p in policies) + " |")
+    print("| --- " * (1 + 2 * len(policies)) + "|")
     for name in args.lists.split(","):
         make = VARIANTS[name]
         path = default
         if make:
             path = os.path.join(out, f"openb_pod_list_{name}.csv")
             write(path, make(read(default), nodes, random.Random(7)), fields)
-        values, rates = [], []
-        for seed in seeds(args.seeds):
-            run = subprocess.run([binary, "simulate", "--alibaba", node_list, path, "--fill", "1.3",
-                                  "--shuffle", "--seed", str(seed), "--policy", args.policy,
-                                  "-o", "json"], check=True, capture_output=True, text=True)
-            report = json.loads(run.stdout)
-            values.append(report["unallocated_gpu_pct_at_100"])
-            rates.append(report["decisions_per_sec"])
-        sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        print(f"| {name} | {statistics.mean(values):.2f} ± {sd:.2f} | {min(values):.2f} "
-              f"| {max(values):.2f} | {statistics.median(rates):,.0f} |")
+        cells, speeds = [], []
+        for policy in policies:
+            values, rates = [], []
+            for seed in seeds(args.seeds):
+                run = subprocess.run([binary, "simulate", "--alibaba", node_list, path, "--fill",
+                                      "1.3", "--shuffle", "--seed", str(seed), "--policy", policy,
+                                      "-o", "json"], check=True, capture_output=True, text=True)
+                report = json.loads(run.stdout)
+                values.append(report["unallocated_gpu_pct_at_100"])
+                rates.append(report["decisions_per_sec"])
+            sd = statistics.stdev(values) if len(values) > 1 else 0.0
+            cells.append(f"{statistics.mean(values):.2f} ± {sd:.2f}")
+            speeds.append(f"{statistics.median(rates):,.0f}")
+        print(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(speeds) + " |")
         sys.stdout.flush()
 
 

@@ -119,7 +119,9 @@ void run_round(int nodes, const std::vector<int>& sequence, Totals* totals) {
     }
   }
   std::vector<gpurent::sched::ProfileEntry> profile;
-  for (const MixEntry& entry : mix()) profile.push_back({entry.demand, entry.percent / 100.0});
+  for (const MixEntry& entry : mix()) {
+    profile.push_back({.demand = entry.demand, .weight = entry.percent / 100.0});
+  }
   cluster.set_profile(profile);
   std::vector<Request> requests;
   for (const MixEntry& entry : mix()) requests.push_back({.per_node = entry.demand});

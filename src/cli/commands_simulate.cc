@@ -144,8 +144,10 @@ void add_simulate_commands(CLI::App& app, Context& ctx) {
   command->add_flag("--shuffle", flags->shuffle, "fill mode: shuffle the work first");
   command->add_option("--seed", flags->seed, "seed for duplication and shuffling")
       ->capture_default_str();
-  command->add_option("--policy", flags->policy, "binpack or spread")
-      ->check(CLI::IsMember({"binpack", "spread"}))
+  command
+      ->add_option("--policy", flags->policy,
+                   "binpack, spread, or fgd (the FGD paper's measure, for comparison)")
+      ->check(CLI::IsMember({"binpack", "spread", "fgd"}))
       ->capture_default_str();
   command
       ->add_option("--profile-coverage", flags->profile_coverage,

@@ -161,13 +161,13 @@ inline sched::Request scheduling_request(const model::InstanceSpec& spec) {
   return request;
 }
 
-// Identifies requests that compete for the same capacity in the same way: once one finds no
-// room in a scheduling pass, the others are not searched again in that pass.
 // Whether a launch request (an instance's, or a job task's on `nodes` nodes) is well formed and
 // could be scheduled at all: known GPU types, 1..kMaxGpusPerInstance GPUs, valid volume mounts
 // (on one node only), and the scheduler's own rules (sched::validate). 400/422 saying what broke.
 Status validate_spec(const model::InstanceSpec& spec, int nodes);
 
+// Identifies requests that compete for the same capacity in the same way: once one finds no
+// room in a scheduling pass, the others are not searched again in that pass.
 inline std::string request_shape(const model::InstanceSpec& spec) {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
                      spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,

@@ -69,6 +69,7 @@ void Scheduler::observe_request(const model::InstanceSpec& spec, int count) {
   const auto request = detail::scheduling_request(spec);
   auto& entry = request_shapes_[detail::request_shape(spec)];
   entry.demand = request.per_node;
+  entry.gpu_types = request.gpu_types;
   entry.weight += count;
   requests_seen_ += count;
   if (requests_seen_ - profile_refreshed_at_ <
@@ -80,7 +81,8 @@ void Scheduler::observe_request(const model::InstanceSpec& spec, int count) {
   // In shape order (the map's), which breaks ties in frequency deterministically.
   for (const auto& [shape, entry] : request_shapes_) seen.push_back(entry);
   c_.placements.cluster().set_profile(
-      sched::most_common_shapes(std::move(seen), sched::kDefaultProfileCoverage, kProfileShapes));
+      sched::most_common_shapes(std::move(seen), sched::kDefaultProfileCoverage, kProfileShapes,
+                                c_.placements.cluster().policy()));
   queue_changed_ = true;
 }
 

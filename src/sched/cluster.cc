@@ -1,6 +1,7 @@
 #include "sched/cluster.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,15 @@
 namespace gpurent::sched {
 
 std::string_view to_string(Policy policy) {
-  return policy == Policy::kSpread ? "spread" : "binpack";
+  switch (policy) {
+    case Policy::kSpread:
+      return "spread";
+    case Policy::kFgd:
+      return "fgd";
+    case Policy::kBinpack:
+      break;
+  }
+  return "binpack";
 }
 
 bool parse_policy(std::string_view text, Policy* out) {
@@ -17,6 +26,8 @@ bool parse_policy(std::string_view text, Policy* out) {
     *out = Policy::kBinpack;
   } else if (text == "spread") {
     *out = Policy::kSpread;
+  } else if (text == "fgd") {
+    *out = Policy::kFgd;
   } else {
     return false;
   }
@@ -239,7 +250,21 @@ void Cluster::set_profile(std::vector<ProfileEntry> profile) {
 const std::vector<ProfileEntry>& Cluster::profile() const { return impl_->profile; }
 
 std::vector<ProfileEntry> most_common_shapes(std::vector<ProfileEntry> counted, double coverage,
-                                             size_t max_shapes) {
+                                             size_t max_shapes, Policy policy) {
+  if (policy != Policy::kFgd) {
+    std::vector<ProfileEntry> merged;
+    std::map<NodeDemand, size_t> index;
+    for (auto& entry : counted) {
+      const auto [it, inserted] = index.try_emplace(entry.demand, merged.size());
+      if (inserted) {
+        entry.gpu_types.clear();
+        merged.push_back(std::move(entry));
+      } else {
+        merged[it->second].weight += entry.weight;
+      }
+    }
+    counted = std::move(merged);
+  }
   double total = 0;
   for (const auto& entry : counted) total += entry.weight;
   // Stable: equal counts keep the caller's order, so the result is deterministic.

@@ -42,7 +42,11 @@ namespace gpurent::sched {
 inline constexpr int kMilliPerGpu = 1000;
 inline constexpr int kMaxGpusPerNode = 16;
 
-enum class Policy { kBinpack, kSpread };
+// kBinpack: least growth of fragmentation, then the fullest node (docs/scheduler.md). kSpread:
+// the emptiest node. kFgd: kBinpack with the FGD paper's fragmentation measure as published (a
+// node's whole GPUs usable by a request as soon as one copy fits beside them), the reference
+// `gpurent simulate` compares with.
+enum class Policy { kBinpack, kSpread, kFgd };
 std::string_view to_string(Policy policy);
 bool parse_policy(std::string_view text, Policy* out);
 
@@ -74,6 +78,7 @@ struct NodeDemand {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int64_t disk_gb = 0;
+  auto operator<=>(const NodeDemand&) const = default;
 };
 
 struct Request {
@@ -117,6 +122,9 @@ struct Refusal {
 // One kind of request and how often it comes, for fragmentation scoring.
 struct ProfileEntry {
   NodeDemand demand;
+  // The GPU types it accepts (empty: any): on nodes of other types all free GPU capacity is
+  // unusable for it, as the FGD paper counts pods that pin GPU models.
+  std::vector<std::string> gpu_types;
   double weight = 1;
 };
 
@@ -124,11 +132,13 @@ struct ProfileEntry {
 // pods" cover 95 % of the workload's pods.
 inline constexpr double kDefaultProfileCoverage = 0.95;
 
-// A profile from request shapes weighted by how often they were seen: the most common first
-// until they cover `coverage` (0, 1] of the total weight, at most max_shapes of them (at least
-// one when there is any). Ties keep the input order.
+// A profile for `policy` from request shapes weighted by how often they were seen: the most
+// common first until they cover `coverage` (0, 1] of the total weight, at most max_shapes of
+// them (at least one when there is any). Ties keep the input order. Shapes that differ only in
+// their GPU types are one (types dropped, the first one's place) unless the policy reads types
+// (kFgd; see fragmentation() in scoring.h).
 std::vector<ProfileEntry> most_common_shapes(std::vector<ProfileEntry> counted, double coverage,
-                                             size_t max_shapes);
+                                             size_t max_shapes, Policy policy = Policy::kBinpack);
 
 struct ClusterStats {
   int64_t nodes = 0;

@@ -252,6 +252,7 @@ struct Cluster::Impl {
     free.disk_gb = node.spec.disk_gb - node.disk_used;
     free.tracks_disk = node.spec.disk_gb > 0;
     free.gpu_memory_mib = node.spec.gpu_memory_mib;
+    free.gpu_type = node.spec.gpu_type;
     return free;
   }
 
@@ -260,7 +261,7 @@ struct Cluster::Impl {
   }
 
   // What fragmentation() reads of a free capacity: the free milli of its GPUs (as a multiset),
-  // its CPU and memory buckets, its free disk when tracked, its GPU memory.
+  // its CPU and memory buckets, its free disk when tracked, its GPU memory and type.
   std::string state_key(const FreeCapacity& free) const {
     boost::container::small_vector<int, kInlineGpus> milli;
     for (const auto& gpu : free.gpus) milli.push_back(gpu.milli);
@@ -272,13 +273,14 @@ struct Cluster::Impl {
     append_int(key, bucket(memory_cuts, free.memory_mib));
     append_int(key, free.tracks_disk ? free.disk_gb : -1);
     append_int(key, free.gpu_memory_mib);
+    key += free.gpu_type;
     return key;
   }
 
   double fragmentation_of(const FreeCapacity& free) const {
     if (fragmentation_by_state.size() >= kMaxRememberedStates) fragmentation_by_state.clear();
     auto [it, inserted] = fragmentation_by_state.try_emplace(state_key(free), 0.0);
-    if (inserted) it->second = fragmentation(free, profile);
+    if (inserted) it->second = fragmentation(free, profile, policy);
     return it->second;
   }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "common/random.h"
 #include "sched/scoring.h"
 
@@ -99,7 +101,8 @@ TEST(Cluster, FragmentationAwareScoringKeepsWholeGpusForWholeGpuWork) {
   Cluster cluster;
   ASSERT_TRUE(cluster.upsert_node(node("n-a", 2)));
   ASSERT_TRUE(cluster.upsert_node(node("n-b", 4)));
-  cluster.set_profile({{whole(1).per_node, 10}, {shared(500).per_node, 1}});
+  cluster.set_profile(
+      {{.demand = whole(1).per_node, .weight = 10}, {.demand = shared(500).per_node, .weight = 1}});
   ASSERT_TRUE(cluster.allocate({{{0, {0}}}}));       // n-a: 1 whole GPU left
   ASSERT_TRUE(cluster.allocate({{{1, {0}, 600}}}));  // n-b: GPU 0 has 400 free
   const auto placed = take(cluster, shared(400));
@@ -120,7 +123,7 @@ TEST(Cluster, CpuHungryWorkGoesWhereItStrandsNoGpus) {
   ASSERT_TRUE(cluster.upsert_node(rich));
   auto usual = whole(1);
   usual.per_node.cpu_milli = 12'000;
-  cluster.set_profile({{usual.per_node, 1}});
+  cluster.set_profile({{.demand = usual.per_node, .weight = 1}});
   auto hungry = whole(1);
   hungry.per_node.cpu_milli = 40'000;
   EXPECT_EQ(node_of(cluster, take(cluster, hungry)), "n-b");
@@ -147,6 +150,54 @@ TEST(Scoring, WholeGpusBeyondWhatTheHostCanFeedAreUnusable) {
   EXPECT_EQ(unusable_gpu_milli(free, no_cpu), 400);
   free.memory_mib = 500;  // not even one copy
   EXPECT_EQ(unusable_gpu_milli(free, one_gpu), 7'400);
+}
+
+TEST(Scoring, TheFgdPolicyMeasuresAsThePapersSimulator) {
+  FreeCapacity free;
+  for (int i = 0; i < 8; ++i) free.gpus.push_back({i == 7 ? 400 : 1000, i, 0, 0});
+  free.cpu_milli = 30'000;
+  free.memory_mib = 500;  // the paper's measure does not read memory
+  free.gpu_type = "G2";
+  const NodeDemand one_gpu{.gpu_count = 1, .cpu_milli = 12'000, .memory_mib = 1'000};
+  // Whole GPUs count as usable as long as one copy has its CPU: only GPU 7's 400 is unusable.
+  EXPECT_EQ(unusable_gpu_milli(free, one_gpu, Policy::kFgd), 400);
+  EXPECT_EQ(unusable_gpu_milli(free, one_gpu, Policy::kBinpack), 7'400);
+  const NodeDemand five_gpus{.gpu_count = 5, .cpu_milli = 1'000};
+  EXPECT_EQ(unusable_gpu_milli(free, five_gpus, Policy::kFgd), 400);  // 2 whole GPUs stay usable
+  const NodeDemand eight_gpus{.gpu_count = 8, .cpu_milli = 1'000};
+  EXPECT_EQ(unusable_gpu_milli(free, eight_gpus, Policy::kFgd), 7'400);  // too few: all of it
+  const NodeDemand cpu_hungry{.gpu_count = 1, .cpu_milli = 31'000};
+  EXPECT_EQ(unusable_gpu_milli(free, cpu_hungry, Policy::kFgd), 7'400);
+
+  // Typed profile entries: under kFgd a node of another type is all unusable for them; binpack
+  // reads their demand on every node.
+  const std::vector<ProfileEntry> profile{
+      {.demand = {.gpu_count = 1, .cpu_milli = 1'000}, .gpu_types = {"T4"}, .weight = 2}};
+  EXPECT_EQ(fragmentation(free, profile, Policy::kFgd), 2 * 7'400);
+  EXPECT_EQ(fragmentation(free, profile, Policy::kBinpack), 2 * 400);
+  free.gpu_type = "T4";
+  EXPECT_EQ(fragmentation(free, profile, Policy::kFgd), 2 * 400);
+}
+
+TEST(Cluster, ProfilesMergeShapesThatDifferOnlyInTypesUnlessThePolicyReadsThem) {
+  const NodeDemand one{.gpu_count = 1};
+  const NodeDemand two{.gpu_count = 2};
+  const std::vector<ProfileEntry> counted{{.demand = one, .gpu_types = {"T4"}, .weight = 3},
+                                          {.demand = two, .gpu_types = {}, .weight = 4},
+                                          {.demand = one, .gpu_types = {"G2"}, .weight = 2}};
+  const auto merged = most_common_shapes(counted, 1.0, 10, Policy::kBinpack);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].demand, one);  // 5 in all, ahead of the 4 two-GPU requests
+  EXPECT_EQ(merged[0].weight, 5);
+  EXPECT_TRUE(merged[0].gpu_types.empty());
+  const auto typed = most_common_shapes(counted, 1.0, 10, Policy::kFgd);
+  ASSERT_EQ(typed.size(), 3u);
+  EXPECT_EQ(typed[0].demand, two);
+  EXPECT_EQ(typed[1].gpu_types, std::vector<std::string>{"T4"});
+  Policy parsed = Policy::kBinpack;
+  ASSERT_TRUE(parse_policy("fgd", &parsed));
+  EXPECT_EQ(parsed, Policy::kFgd);
+  EXPECT_EQ(to_string(parsed), "fgd");
 }
 
 TEST(Cluster, MostCommonShapesCoverTheAskedShareAndKeepTiesInOrder) {
@@ -404,7 +455,7 @@ TEST(Cluster, ValidateRejectsImpossibleShapes) {
 TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     Rng rng(seed);
-    const Policy policy = seed % 2 ? Policy::kBinpack : Policy::kSpread;
+    const Policy policy = std::array{Policy::kBinpack, Policy::kSpread, Policy::kFgd}[seed % 3];
     Cluster cluster(policy);
     for (int i = 0; i < 60; ++i) {
       auto spec = node(fmt::format("n-{:03}", between(rng, 0, 999)) + std::to_string(i),
@@ -417,13 +468,15 @@ TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
     for (int count : {1, 2, 4, 8}) {
       auto request = whole(count);
       request.per_node.cpu_milli = 8'000 * count;
-      profile.push_back({request.per_node, 1.0 / count});
+      profile.push_back({.demand = request.per_node, .weight = 1.0 / count});
     }
     for (int milli : {250, 500}) {
       auto request = shared(milli);
       request.per_node.cpu_milli = 4'000;
-      profile.push_back({request.per_node, 2});
+      profile.push_back({.demand = request.per_node, .weight = 2});
     }
+    // Typed: under kFgd the h100-80g nodes are all unusable for it.
+    profile.push_back({.demand = whole(1).per_node, .gpu_types = {"a100-80g"}, .weight = 1});
     cluster.set_profile(profile);
     std::vector<Assignment> held;
     for (int step = 0; step < 400; ++step) {
@@ -462,6 +515,7 @@ TEST(Cluster, IndexedChoiceMatchesScoringEveryNode) {
         free.cpu_milli = cluster.free_resources(h).cpu_milli;
         free.memory_mib = spec.memory_mib;
         free.gpu_memory_mib = spec.gpu_memory_mib;
+        free.gpu_type = spec.gpu_type;
         auto score = score_node(free, request.per_node, policy, cluster.profile());
         if (!score) continue;
         if (!best || NodeScore::better(*score, *best, policy) ||

@@ -79,7 +79,7 @@ std::optional<GpuPick> pick_whole_gpus(const FreeCapacity& node, int count, Poli
   for (const auto& [domain, gpus] : domains) {
     const auto size = gpus.size();
     if (static_cast<int>(size) < count) continue;
-    if (!chosen || (policy == Policy::kBinpack ? size < chosen->size() : size > chosen->size())) {
+    if (!chosen || (policy != Policy::kSpread ? size < chosen->size() : size > chosen->size())) {
       chosen = &gpus;
     }
   }
@@ -135,11 +135,34 @@ int64_t host_copies(const FreeCapacity& node, const NodeDemand& demand) {
   return copies;
 }
 
-int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand) {
+namespace {
+
+// The FGD paper's measure as its simulator computes it: when enough GPUs have the demand's share
+// free and the node has its CPU (memory is not looked at), the free milli of the GPUs with less
+// than the share; otherwise all of it.
+int64_t paper_unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand, int milli) {
+  int usable = 0;
+  int64_t unusable = 0;
+  for (const auto& gpu : node.gpus) {
+    if (gpu.milli >= milli) {
+      ++usable;
+    } else {
+      unusable += gpu.milli;
+    }
+  }
+  const bool satisfied = usable >= demand.gpu_count && demand.cpu_milli <= node.cpu_milli;
+  return satisfied ? unusable : total_free_milli(node);
+}
+
+}  // namespace
+
+int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand, Policy policy) {
   if (demand.gpu_count == 0) return 0;
   const int64_t total = total_free_milli(node);
   const auto milli = effective_gpu_milli(demand, node.gpu_memory_mib);
-  if (!milli || !fits_host_resources(node, demand)) return total;
+  if (!milli) return total;
+  if (policy == Policy::kFgd) return paper_unusable_gpu_milli(node, demand, *milli);
+  if (!fits_host_resources(node, demand)) return total;
   if (is_shared(demand, *milli)) {
     int64_t unusable = 0;
     for (const auto& gpu : node.gpus) {
@@ -155,10 +178,20 @@ int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand) {
   return total - copies * demand.gpu_count * kMilliPerGpu;
 }
 
-double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile) {
+double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile,
+                     Policy policy) {
   double sum = 0;
   for (const auto& entry : profile) {
-    sum += entry.weight * static_cast<double>(unusable_gpu_milli(node, entry.demand));
+    // The paper's way with GPU types: a node of a type the entry does not accept is all
+    // unusable for it. Binpack reads every entry's demand on every node instead: on the lists
+    // that pin GPU models (bench/alibaba_variants.py) both the paper's way and skipping such
+    // entries left more GPUs unallocated (bench/RESULTS.md, issue 29 part 2).
+    const auto& types = entry.gpu_types;
+    const bool accepted = policy != Policy::kFgd || types.empty() ||
+                          std::find(types.begin(), types.end(), node.gpu_type) != types.end();
+    const int64_t unusable =
+        accepted ? unusable_gpu_milli(node, entry.demand, policy) : total_free_milli(node);
+    sum += entry.weight * static_cast<double>(unusable);
   }
   return sum;
 }
@@ -174,8 +207,9 @@ bool PlacementRank::better(const PlacementRank& a, const PlacementRank& b, Polic
 
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
                                     Policy policy, std::span<const ProfileEntry> profile) {
-  return score_node(node, demand, policy,
-                    [profile](const FreeCapacity& free) { return fragmentation(free, profile); });
+  return score_node(node, demand, policy, [profile, policy](const FreeCapacity& free) {
+    return fragmentation(free, profile, policy);
+  });
 }
 
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
@@ -183,7 +217,7 @@ std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& 
   if (!fits_host_resources(node, demand)) return std::nullopt;
   const auto milli = effective_gpu_milli(demand, node.gpu_memory_mib);
   if (!milli) return std::nullopt;
-  const bool binpack = policy == Policy::kBinpack;
+  const bool binpack = policy != Policy::kSpread;  // packs by fragmentation (kFgd too)
   const double before = binpack ? fragmentation_of(node) : 0;
   auto scored = [&](std::vector<int> positions, bool one_domain) {
     std::sort(positions.begin(), positions.end());

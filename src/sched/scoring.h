@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "sched/cluster.h"
@@ -28,6 +29,7 @@ struct FreeCapacity {
   int64_t disk_gb = 0;
   int64_t gpu_memory_mib = 0;  // per GPU; 0: unknown
   bool tracks_disk = false;
+  std::string_view gpu_type;  // the node's (its spec outlives the snapshot)
 };
 
 // How many copies of the demand the node's free CPU, memory and disk could hold (GPUs aside);
@@ -41,10 +43,16 @@ int64_t host_copies(const FreeCapacity& node, const NodeDemand& demand);
 // take, and the number of copies is bounded by host_copies() too. The paper counts the whole GPUs
 // usable as soon as one copy fits beside them, which lets CPU-hungry work land on a node whose
 // other GPUs it leaves without CPU; bounding by the copies moves such work to CPU-rich nodes
-// (about 0.35 points of unallocated GPU % on the Alibaba trace, docs/simulate.md).
-int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand);
-// The profile-weighted fragmentation of the node (sum of weight × unusable milli).
-double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile);
+// (about 0.35 points of unallocated GPU % on the Alibaba trace, docs/simulate.md). Policy kFgd
+// measures as the paper's simulator does: with gpu_count GPUs that have the share free and the
+// CPU beside them (memory unread), the free milli of the GPUs with less than the share; otherwise
+// all of it.
+int64_t unusable_gpu_milli(const FreeCapacity& node, const NodeDemand& demand,
+                           Policy policy = Policy::kBinpack);
+// The profile-weighted fragmentation of the node (sum of weight × unusable milli; all its free
+// milli for entries that do not accept the node's GPU type).
+double fragmentation(const FreeCapacity& node, std::span<const ProfileEntry> profile,
+                     Policy policy = Policy::kBinpack);
 
 // The milli a demand takes from each of its GPUs on nodes with GPUs of this memory: a shared-tier
 // demand that asks for GPU memory gets at least that memory's share of the GPU. nullopt: the

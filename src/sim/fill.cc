@@ -7,27 +7,35 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/random.h"
 
 namespace gpurent::sim {
 namespace {
 
-using Shape = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+// A request's demand and the GPU types it accepts (sorted), as the profile counts them.
+using Shape = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, std::vector<std::string>>;
 
-Shape shape_of(const sched::NodeDemand& d) {
-  return {d.gpu_count, d.gpu_milli, d.gpu_memory_mib, d.cpu_milli, d.memory_mib, d.disk_gb};
+Shape shape_of(const sched::Request& request) {
+  const auto& d = request.per_node;
+  auto types = request.gpu_types;
+  std::sort(types.begin(), types.end());
+  return {d.gpu_count, d.gpu_milli, d.gpu_memory_mib, d.cpu_milli, d.memory_mib, d.disk_gb, types};
 }
 
-sched::NodeDemand demand_of(const Shape& s) {
-  return {.gpu_count = std::get<0>(s),
-          .gpu_milli = std::get<1>(s),
-          .gpu_memory_mib = std::get<2>(s),
-          .cpu_milli = std::get<3>(s),
-          .memory_mib = std::get<4>(s),
-          .disk_gb = std::get<5>(s)};
+sched::ProfileEntry entry_of(const Shape& s, double weight) {
+  return {.demand = {.gpu_count = std::get<0>(s),
+                     .gpu_milli = std::get<1>(s),
+                     .gpu_memory_mib = std::get<2>(s),
+                     .cpu_milli = std::get<3>(s),
+                     .memory_mib = std::get<4>(s),
+                     .disk_gb = std::get<5>(s)},
+          .gpu_types = std::get<6>(s),
+          .weight = weight};
 }
 
 double pct(double part, int64_t whole) { return 100.0 * part / static_cast<double>(whole); }
@@ -68,19 +76,19 @@ std::vector<uint32_t> fill_sequence(std::span<const WorkItem> items, int64_t gpu
   return sequence;
 }
 
-std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items,
-                                                  double coverage) {
+std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items, double coverage,
+                                                  sched::Policy policy) {
   std::map<Shape, int64_t> counts;
   for (const WorkItem& item : items) {
-    if (item.request.per_node.gpu_count > 0) ++counts[shape_of(item.request.per_node)];
+    if (item.request.per_node.gpu_count > 0) ++counts[shape_of(item.request)];
   }
   // In shape order (the map's), which breaks ties in frequency independently of the input order.
   std::vector<sched::ProfileEntry> counted;
   for (const auto& [shape, count] : counts) {
-    counted.push_back({.demand = demand_of(shape), .weight = static_cast<double>(count)});
+    counted.push_back(entry_of(shape, static_cast<double>(count)));
   }
-  auto profile =
-      sched::most_common_shapes(std::move(counted), coverage, std::numeric_limits<size_t>::max());
+  auto profile = sched::most_common_shapes(std::move(counted), coverage,
+                                           std::numeric_limits<size_t>::max(), policy);
   double covered = 0;
   for (const auto& entry : profile) covered += entry.weight;
   for (auto& entry : profile) entry.weight /= covered;
@@ -109,7 +117,8 @@ Result<SimReport> run_fill(sched::Cluster& cluster, std::span<const WorkItem> it
                    .nodes = start.nodes,
                    .gpu_milli_capacity = capacity,
                    .work_items = static_cast<int64_t>(items.size())};
-  std::vector<sched::ProfileEntry> profile = workload_profile(items, options.profile_coverage);
+  std::vector<sched::ProfileEntry> profile =
+      workload_profile(items, options.profile_coverage, cluster.policy());
   report.profile_shapes = static_cast<int64_t>(profile.size());
   cluster.set_profile(std::move(profile));
 

@@ -54,7 +54,8 @@ std::vector<uint32_t> fill_sequence(std::span<const WorkItem> items, int64_t gpu
 
 // The profile described above; weights sum to 1. Ties in frequency are broken by the shape, so
 // the result does not depend on the input order.
-std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items, double coverage);
+std::vector<sched::ProfileEntry> workload_profile(std::span<const WorkItem> items, double coverage,
+                                                  sched::Policy policy = sched::Policy::kBinpack);
 
 // Runs fill mode on a cluster that holds the nodes and nothing else (every node schedulable);
 // the cluster is left as the run ends, so callers can inspect the placements.
