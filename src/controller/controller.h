@@ -362,6 +362,11 @@ class Controller {
   void record_clock_skew(const model::Node& node, int64_t sent_at_ms);
   Timestamp last_billing_{};
   std::optional<MilliGpusByType> ready_gpu_capacity_;
+  // No ready node can have been silent past the heartbeat timeout before this time: the earliest
+  // of their deadlines when tick last walked them (heartbeats only move deadlines later), lowered
+  // when a node becomes ready. Ticks before it skip the walk over every node.
+  Timestamp silence_deadline_ = Timestamp::min();
+  void watch_silence(const model::Node& node);
 };
 
 }  // namespace gpurent::controller

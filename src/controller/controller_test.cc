@@ -278,6 +278,15 @@ TEST_F(ControllerTest, SilentNodeGoesDownAndItsDowntimeIsNotBilled) {
   clock_.advance(Millis(7'000));
   report(node_, {{instance.id, 1, model::WorkloadPhase::kExited, 0, ""}});
   EXPECT_EQ(ctl_.metering().usage(alice_.tenant_id)[0]->billed_seconds, 12);
+  // Back up, it is watched again: ticks within the timeout leave it ready, silence past it
+  // takes it down at the first tick after.
+  const Millis timeout = ctl_.options().heartbeat_timeout;
+  clock_.advance(timeout);
+  ctl_.tick();
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kReady);
+  clock_.advance(Millis(1));
+  ctl_.tick();
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, node_))->state, model::NodeState::kDown);
 }
 
 TEST_F(ControllerTest, EventsSayWhatHappenedAndOnlyToTheirOwners) {

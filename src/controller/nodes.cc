@@ -121,6 +121,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.state = NodeState::kReady;
   node.registered_at = now();
   node.last_heartbeat = now();
+  watch_silence(node);
   node.credential_hash = std::move(credential_hash);
   for (const auto& gpu : node.gpus) monitor_.series().set_owner(gpu.uuid, node.id);
   const std::string id = node.id;
@@ -156,6 +157,7 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   }
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;
+    watch_silence(node);
     tracker_.touch_node(node, /*desired_set_changed=*/false);
     update_schedulable(node);
     events_.record("", node.id, model::event_kind::kNodeUp, "the node reports again");
@@ -342,12 +344,22 @@ void Controller::enforce_balances() {
   }
 }
 
+void Controller::watch_silence(const Node& node) {
+  silence_deadline_ = std::min(silence_deadline_, node.last_heartbeat + options_.heartbeat_timeout);
+}
+
 void Controller::tick() {
   const Timestamp t = now();
-  for (Node* node : nodes_.in_order()) {
-    const Timestamp silent_since = std::max(node->last_heartbeat, fleet_.silence_counted_from());
-    if (node->state == NodeState::kReady && t - silent_since > options_.heartbeat_timeout) {
-      mark_node_down(*node);
+  if (t > silence_deadline_) {
+    silence_deadline_ = Timestamp::max();
+    for (Node* node : nodes_.in_order()) {
+      if (node->state != NodeState::kReady) continue;
+      const Timestamp silent_since = std::max(node->last_heartbeat, fleet_.silence_counted_from());
+      if (t - silent_since > options_.heartbeat_timeout) {
+        mark_node_down(*node);
+      } else {
+        silence_deadline_ = std::min(silence_deadline_, silent_since + options_.heartbeat_timeout);
+      }
     }
   }
   if (update_spot_market()) interrupt_spot_over_max_price();

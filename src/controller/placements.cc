@@ -6,6 +6,14 @@
 
 namespace gpurent::controller {
 
+namespace {
+
+bool has_max_price(const model::Instance& instance) {
+  return instance.spec.pricing == model::PricingModel::kSpot && instance.spec.max_price;
+}
+
+}  // namespace
+
 int64_t Placements::Holding::milli_of_type(std::string_view gpu_type) const {
   const auto it = milli_by_type.find(gpu_type);
   return it == milli_by_type.end() ? 0 : it->second;
@@ -16,6 +24,7 @@ void Placements::add(model::Instance& instance, sched::NodeAssignment part) {
   assignments_.insert_or_assign(instance.id, sched::Assignment{{std::move(part)}});
   hold(instance, 1);
   on_node_[instance.node_id].emplace(instance.id, &instance);
+  if (has_max_price(instance)) with_max_price_.emplace(instance.id, &instance);
 }
 
 Status Placements::restore(model::Instance& instance, sched::Assignment assignment) {
@@ -44,6 +53,7 @@ bool Placements::remove(const model::Instance& instance) {
   if (const auto placed = on_node_.find(instance.node_id); placed != on_node_.end()) {
     placed->second.erase(instance.id);
   }
+  with_max_price_.erase(instance.id);
   return true;
 }
 
@@ -88,11 +98,17 @@ Status Placements::check_invariants(const IndexedMap<model::Instance>& instances
   };
   std::map<std::string, int> milli_per_gpu;
   std::map<std::string, std::map<std::string, int64_t, std::less<>>> held;
-  size_t holding = 0;
+  size_t holding = 0, with_max_price = 0;
   for (const auto& [id, instance] : instances) {
     if (!model::holds_gpus(instance.state)) continue;
     ++holding;
     if (!assignments_.contains(id)) return broken(fmt::format("{} holds GPUs unrecorded", id));
+    if (has_max_price(instance)) {
+      ++with_max_price;
+      if (!with_max_price_.contains(id)) {
+        return broken(fmt::format("{} is spot with a max_price but not listed so", id));
+      }
+    }
     for (const auto& gpu : instance.gpus) milli_per_gpu[gpu] += instance.gpu_milli;
     held[instance.tenant_id][instance.gpu_type] +=
         int64_t{instance.gpu_milli} * static_cast<int64_t>(instance.gpus.size());
@@ -100,6 +116,10 @@ Status Placements::check_invariants(const IndexedMap<model::Instance>& instances
   if (holding != assignments_.size()) {
     return broken(
         fmt::format("{} allocations for {} placed instances", assignments_.size(), holding));
+  }
+  if (with_max_price != with_max_price_.size()) {
+    return broken(fmt::format("{} listed with a max_price, {} placed", with_max_price_.size(),
+                              with_max_price));
   }
   for (const auto& [node_id, placed] : on_node_) {
     for (const auto& [id, instance] : placed) {

@@ -6,7 +6,8 @@
 // Invariants: the cluster's allocations are exactly the recorded instances' assignments; a node
 // lists exactly the instances recorded on it, and a GPU exactly the instances that hold it; a
 // tenant's holding is the sum of its recorded instances'; a reserved instance counts its GPUs in
-// its reservation's use (Reservations::count_use) while it is recorded. check_invariants() holds
+// its reservation's use (Reservations::count_use) while it is recorded; with_max_price() lists
+// exactly the recorded spot instances with a max_price. check_invariants() holds
 // them against the instances.
 //
 // Part of the Controller (controller.h), which decides where work goes (scheduling.cc); the
@@ -70,6 +71,9 @@ class Placements {
       const {
     return on_node_;
   }
+  // The placed spot instances with a max_price, in id order: the work a rise of the spot price
+  // may interrupt, without a walk over everything placed.
+  const PlacedInstances& with_max_price() const { return with_max_price_; }
   // The instances holding a GPU, in id order (several when it is shared; empty if none).
   const std::set<std::string>& holders(std::string_view gpu_uuid) const;
   // What the tenant holds (nothing held: zeros).
@@ -94,6 +98,7 @@ class Placements {
   std::unordered_map<std::string, PlacedInstances, StringHash, std::equal_to<>> on_node_;
   std::unordered_map<std::string, std::set<std::string>, StringHash, std::equal_to<>> holders_;
   std::unordered_map<std::string, Holding, StringHash, std::equal_to<>> held_;
+  PlacedInstances with_max_price_;
 };
 
 }  // namespace gpurent::controller

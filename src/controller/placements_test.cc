@@ -88,6 +88,26 @@ TEST_F(PlacementsTest, RemovingReleasesTheCapacityAndEveryIndexOnce) {
   EXPECT_EQ(free_milli(0), sched::kMilliPerGpu);
 }
 
+TEST_F(PlacementsTest, SpotWorkWithAMaxPriceIsListedForInterruptionWhilePlaced) {
+  const auto declare = [this](const std::string& id, model::PricingModel pricing,
+                              std::optional<Micros> max_price) {
+    auto& spec = instances_.emplace(id).first->second.spec;
+    spec.pricing = pricing;
+    spec.max_price = max_price;
+  };
+  declare("i-1", model::PricingModel::kSpot, 2'000'000);
+  declare("i-2", model::PricingModel::kSpot, std::nullopt);
+  declare("i-3", model::PricingModel::kOnDemand, 2'000'000);  // a max_price means nothing here
+  model::Instance& capped = place("i-1", "t-1", 0);
+  place("i-2", "t-1", 1, 500);
+  place("i-3", "t-2", 1, 500);
+  ASSERT_EQ(placements_.with_max_price().size(), 1u);
+  EXPECT_EQ(placements_.with_max_price().begin()->second, &capped);
+  EXPECT_TRUE(placements_.check_invariants(instances_));
+  EXPECT_TRUE(placements_.remove(capped));
+  EXPECT_TRUE(placements_.with_max_price().empty());
+}
+
 TEST_F(PlacementsTest, RestoreAllocatesAndRefusesCapacityAlreadyTaken) {
   place("i-1", "t-1", 0);
   model::Instance& restored = instances_.emplace("i-2", instances_.at("i-1")).first->second;

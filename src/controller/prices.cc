@@ -61,22 +61,17 @@ MilliGpusByType Controller::count_ready_gpus() const {
 }
 
 void Controller::interrupt_spot_over_max_price() {
-  // Only placed work can be interrupted: walked from the placements (not every instance there
-  // ever was), then in id order, so that the events come out the same every run.
+  // Only placed spot work with a max_price can be interrupted, listed by the placements in id
+  // order, so that the events come out the same every run. Collected first: stopping changes
+  // what is placed.
   std::vector<Instance*> over_price;
-  for (const auto& [node_id, placed] : placements_.by_node()) {
-    for (const auto& [id, instance] : placed) {
-      if (instance->spec.pricing != model::PricingModel::kSpot || !instance->spec.max_price ||
-          (instance->state != InstanceState::kStarting &&
-           instance->state != InstanceState::kRunning)) {
-        continue;
-      }
-      const auto price = pricing_.spot_price(instance->gpu_type);
-      if (price && *price > *instance->spec.max_price) over_price.push_back(instance);
+  for (const auto& [id, instance] : placements_.with_max_price()) {
+    if (instance->state != InstanceState::kStarting && instance->state != InstanceState::kRunning) {
+      continue;
     }
+    const auto price = pricing_.spot_price(instance->gpu_type);
+    if (price && *price > *instance->spec.max_price) over_price.push_back(instance);
   }
-  std::sort(over_price.begin(), over_price.end(),
-            [](const Instance* a, const Instance* b) { return a->id < b->id; });
   for (Instance* interrupted : over_price) {
     Instance& instance = *interrupted;
     const auto price = pricing_.spot_price(instance.gpu_type);

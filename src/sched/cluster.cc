@@ -71,6 +71,12 @@ Policy Cluster::policy() const { return impl_->policy; }
 
 Result<NodeHandle> Cluster::upsert_node(NodeSpec spec) {
   if (spec.id.empty()) return fail(Error::invalid("invalid_node", "a node needs an id"));
+  // The same spec again (a node's every re-registration and runtime report syncs it): nothing
+  // changes, and the remembered answers stay.
+  if (const auto known = impl_->by_id.find(spec.id);
+      known != impl_->by_id.end() && impl_->nodes[known->second].spec == spec) {
+    return known->second;
+  }
   impl_->never_fits_by_shape.clear();
   if (spec.gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
     return fail(Error::invalid(

@@ -55,6 +55,7 @@ struct GpuDevice {
   int nvlink_domain = 0;  // GPUs with the same value are connected by NVLink/NVSwitch
   int pcie_switch = 0;    // tie-break: GPUs under one PCIe switch
   int numa_node = 0;
+  bool operator==(const GpuDevice&) const = default;
 };
 
 struct NodeSpec {
@@ -67,6 +68,7 @@ struct NodeSpec {
   int64_t disk_gb = 0;       // 0: disk is not tracked on this node
   std::string fabric_group;  // nodes behind one InfiniBand switch; empty: none
   std::map<std::string, std::string, std::less<>> labels;  // region, zone, edge, ...
+  bool operator==(const NodeSpec&) const = default;
 };
 
 // What one node must give a request.

@@ -27,7 +27,14 @@ std::optional<Refusal> Cluster::why_never_fits(const Request& request) const {
 std::optional<Refusal> Cluster::Impl::never_fits(const Request& request) const {
   const auto& impl = *this;
   const auto& d = request.per_node;
-  int type_nodes = 0, pinned_nodes = 0, label_nodes = 0, fitting_nodes = 0;
+  // Most requests fit somewhere: found without counting what a refusal would say.
+  int fitting_nodes = 0;
+  for (NodeHandle h = 0; h < impl.nodes.size() && fitting_nodes < request.nodes; ++h) {
+    fitting_nodes += impl.fits_empty(h, request);
+  }
+  if (fitting_nodes >= request.nodes) return std::nullopt;
+  fitting_nodes = 0;
+  int type_nodes = 0, pinned_nodes = 0, label_nodes = 0;
   // The largest node of an acceptable type that the placement rules allow, resource by resource.
   int64_t most_gpus = 0, most_cpu = 0, most_memory = 0, most_disk = 0;
   bool some_disk_untracked = false;

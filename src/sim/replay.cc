@@ -22,8 +22,10 @@ using model::InstanceState;
 constexpr Micros kTenantCredit = Micros{1'000'000'000'000'000};  // never the reason work waits
 constexpr int64_t kMillisPerSecond = 1000;
 // The whole controller is checked every (nodes + work items) / kCheckedObjectsPerStep steps (every
-// step on small runs), so checking costs about as much per step as this many objects' worth.
-constexpr size_t kCheckedObjectsPerStep = 64;
+// step on small runs), so checking costs about as much per step as this many objects' worth: a
+// step handles a few objects, and checking a node scores it, so more would make the checks most
+// of a large run.
+constexpr size_t kCheckedObjectsPerStep = 4;
 
 int64_t round_up(int64_t value, int64_t unit) { return (value + unit - 1) / unit; }
 
