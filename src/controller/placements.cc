@@ -25,6 +25,7 @@ void Placements::add(model::Instance& instance, sched::NodeAssignment part) {
   hold(instance, 1);
   on_node_[instance.node_id].emplace(instance.id, &instance);
   if (has_max_price(instance)) with_max_price_.emplace(instance.id, &instance);
+  with_declared_runtime_ += instance.spec.max_runtime_s.has_value();
 }
 
 Status Placements::restore(model::Instance& instance, sched::Assignment assignment) {
@@ -48,13 +49,26 @@ bool Placements::remove(const model::Instance& instance) {
   // The scheduler's view must match the instances: what an instance holds is allocated.
   const auto released = cluster_.release(held->second);
   GPURENT_ASSERT(released, "releasing {}: {}", instance.id, released.error().message);
+  if (released_on_.size() + held->second.nodes.size() > kMaxReleaseLog) {
+    released_base_ += released_on_.size();
+    released_on_.clear();
+  }
+  for (const auto& part : held->second.nodes) released_on_.push_back(part.node);
   hold(instance, -1);
   assignments_.erase(held);
   if (const auto placed = on_node_.find(instance.node_id); placed != on_node_.end()) {
     placed->second.erase(instance.id);
   }
   with_max_price_.erase(instance.id);
+  with_declared_runtime_ -= instance.spec.max_runtime_s.has_value();
   return true;
+}
+
+std::span<const sched::NodeHandle> Placements::released_since(uint64_t position) const {
+  GPURENT_ASSERT(position >= released_begin() && position <= released_end(),
+                 "release log position {} outside [{}, {}]", position, released_begin(),
+                 released_end());
+  return std::span(released_on_).subspan(position - released_base_);
 }
 
 const Placements::PlacedInstances& Placements::on_node(std::string_view node_id) const {
@@ -98,11 +112,12 @@ Status Placements::check_invariants(const IndexedMap<model::Instance>& instances
   };
   std::map<std::string, int> milli_per_gpu;
   std::map<std::string, std::map<std::string, int64_t, std::less<>>> held;
-  size_t holding = 0, with_max_price = 0;
+  size_t holding = 0, with_max_price = 0, with_declared_runtime = 0;
   for (const auto& [id, instance] : instances) {
     if (!model::holds_gpus(instance.state)) continue;
     ++holding;
     if (!assignments_.contains(id)) return broken(fmt::format("{} holds GPUs unrecorded", id));
+    with_declared_runtime += instance.spec.max_runtime_s.has_value();
     if (has_max_price(instance)) {
       ++with_max_price;
       if (!with_max_price_.contains(id)) {
@@ -116,6 +131,10 @@ Status Placements::check_invariants(const IndexedMap<model::Instance>& instances
   if (holding != assignments_.size()) {
     return broken(
         fmt::format("{} allocations for {} placed instances", assignments_.size(), holding));
+  }
+  if (with_declared_runtime != with_declared_runtime_) {
+    return broken(fmt::format("{} counted with a max_runtime_s, {} placed", with_declared_runtime_,
+                              with_declared_runtime));
   }
   if (with_max_price != with_max_price_.size()) {
     return broken(fmt::format("{} listed with a max_price, {} placed", with_max_price_.size(),

@@ -7,7 +7,8 @@
 // lists exactly the instances recorded on it, and a GPU exactly the instances that hold it; a
 // tenant's holding is the sum of its recorded instances'; a reserved instance counts its GPUs in
 // its reservation's use (Reservations::count_use) while it is recorded; with_max_price() lists
-// exactly the recorded spot instances with a max_price. check_invariants() holds
+// exactly the recorded spot instances with a max_price, and with_declared_runtime() counts the
+// recorded instances with a max_runtime_s. check_invariants() holds
 // them against the instances.
 //
 // Part of the Controller (controller.h), which decides where work goes (scheduling.cc); the
@@ -17,9 +18,11 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/indexed_map.h"
 #include "common/result.h"
@@ -29,6 +32,9 @@
 #include "sched/cluster.h"
 
 namespace gpurent::controller {
+
+// Entries the release log holds before its oldest are dropped.
+inline constexpr size_t kMaxReleaseLog = size_t{1} << 16;
 
 class Placements {
  public:
@@ -74,6 +80,9 @@ class Placements {
   // The placed spot instances with a max_price, in id order: the work a rise of the spot price
   // may interrupt, without a walk over everything placed.
   const PlacedInstances& with_max_price() const { return with_max_price_; }
+  // How many recorded instances declared a max_runtime_s: when none did, nothing placed ends at a
+  // known time, and the backfill estimate needs no walk over the nodes.
+  size_t with_declared_runtime() const { return with_declared_runtime_; }
   // The instances holding a GPU, in id order (several when it is shared; empty if none).
   const std::set<std::string>& holders(std::string_view gpu_uuid) const;
   // What the tenant holds (nothing held: zeros).
@@ -81,6 +90,13 @@ class Placements {
   const std::unordered_map<std::string, Holding, StringHash, std::equal_to<>>& holdings() const {
     return held_;
   }
+  // The nodes where capacity was released (each remove()), in order, as a log its readers follow
+  // by position: a reader that looked at position p finds what was freed since in
+  // released_since(p). Positions count every entry ever logged; the oldest are dropped once the
+  // log holds kMaxReleaseLog, and released_since() is for positions from released_begin() on.
+  uint64_t released_begin() const { return released_base_; }
+  uint64_t released_end() const { return released_base_ + released_on_.size(); }
+  std::span<const sched::NodeHandle> released_since(uint64_t position) const;
   // What a recorded instance was allocated.
   const sched::Assignment& assignment(std::string_view instance_id) const;
   size_t size() const { return assignments_.size(); }
@@ -99,6 +115,9 @@ class Placements {
   std::unordered_map<std::string, std::set<std::string>, StringHash, std::equal_to<>> holders_;
   std::unordered_map<std::string, Holding, StringHash, std::equal_to<>> held_;
   PlacedInstances with_max_price_;
+  size_t with_declared_runtime_ = 0;
+  std::vector<sched::NodeHandle> released_on_;
+  uint64_t released_base_ = 0;  // the position of released_on_[0]
 };
 
 }  // namespace gpurent::controller

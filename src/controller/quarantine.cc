@@ -26,7 +26,7 @@ void Controller::sync_gpu_availability(const Node& node) {
       spdlog::error("node={} GPU mask: {}", node.id, set.error().message);
     }
   }
-  scheduler_.queue_changed();
+  scheduler_.nodes_changed();
 }
 
 void Controller::quarantine_failed_gpus(Node& node, const model::TelemetryBatch& batch) {

@@ -175,6 +175,7 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   const auto shape = [&] {
     auto text = detail::request_shape(instance.spec);
     if (!pinned.empty()) text += "|node=" + pinned;
+    if (members > 1) text += fmt::format("|nodes={}", members);
     return text;
   };
   if (!pass.no_room.empty() && pass.no_room.contains(shape())) return {};
@@ -197,7 +198,9 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   auto assignment = c_.placements.cluster().place(request);
   if (!assignment) {
     if (!spot) {
-      if (Decision room = make_room(instance, request); room.kind != Kind::kWait) return room;
+      if (Decision room = make_room(instance, request, shape()); room.kind != Kind::kWait) {
+        return room;
+      }
     }
     Decision waits{.kind = Kind::kWait};
     if (!pinned.empty()) {
@@ -279,6 +282,15 @@ std::optional<Timestamp> Scheduler::earliest_start(const Instance& instance) con
   // Per node of an acceptable type: free whole GPUs now, then the GPUs of work with a declared
   // end as it ends. Work without one never ends as far as this estimate knows.
   const int wanted = instance.spec.gpu_count;
+  if (c_.placements.with_declared_runtime() == 0) {
+    // Nothing placed ends at a known time: now where enough whole GPUs are free (the cluster's
+    // index answers without a walk), or never.
+    sched::Request whole_gpus;
+    whole_gpus.gpu_types = instance.spec.gpu_types;
+    whole_gpus.per_node = {.gpu_count = wanted, .cpu_milli = 0, .memory_mib = 0};
+    if (c_.placements.cluster().place(whole_gpus)) return now();
+    return std::nullopt;
+  }
   std::optional<Timestamp> earliest;
   const sched::Cluster& cluster = c_.placements.cluster();
   for (const auto& [node_id, placed] : c_.placements.by_node()) {
@@ -344,7 +356,8 @@ bool Scheduler::could_make_room(sched::NodeHandle node, const sched::Request& me
   return usable >= d.gpu_count && host.cpu_milli >= d.cpu_milli && host.memory_mib >= d.memory_mib;
 }
 
-Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::Request& request) {
+Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::Request& request,
+                                         const std::string& shape) {
   if (const auto in_flight = preemptions_.find(instance.id);
       in_flight != preemptions_.end() && !in_flight->second.empty()) {
     return {};  // room is being made already
@@ -404,15 +417,43 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     }
     if (fits) choices.emplace_back(node_id, std::move(choice));
   };
-  // A gang may also use nodes where a member fits already, placed work or not; a single request
-  // only nodes with spot work on them.
-  if (gang) {
-    for (const auto& [node_id, node] : c_.nodes) consider(node_id);
-  } else {
-    for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
-  }
   const auto wanted = static_cast<size_t>(request.nodes);
-  if (choices.size() < wanted) return {.kind = Kind::kWait};
+  const uint64_t released_end = c_.placements.released_end();
+  const auto known = no_room_to_make_.find(shape);
+  bool considered_all = true;
+  if (known != no_room_to_make_.end() &&
+      known->second.released_end >= c_.placements.released_begin()) {
+    // No room could be made anywhere when it last looked: only the nodes released on since can
+    // have become able to (each looked at once, in id order, as the full walk would).
+    std::vector<std::string_view> released;
+    for (sched::NodeHandle node : c_.placements.released_since(known->second.released_end)) {
+      released.push_back(c_.placements.cluster().spec(node).id);
+    }
+    std::sort(released.begin(), released.end());
+    released.erase(std::unique(released.begin(), released.end()), released.end());
+    for (std::string_view node_id : released) consider(node_id);
+    considered_all = false;
+    // A gang's members may also fit nodes counted before (an upper bound: they may have filled).
+    if (gang && known->second.gang_nodes + choices.size() >= wanted) {
+      choices.clear();
+      considered_all = true;
+    }
+  }
+  if (considered_all) {
+    // A gang may also use nodes where a member fits already, placed work or not; a single
+    // request only nodes with spot work on them.
+    if (gang) {
+      for (const auto& [node_id, node] : c_.nodes) consider(node_id);
+    } else {
+      for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
+    }
+  }
+  if (choices.size() < wanted) {
+    const size_t counted = considered_all ? choices.size() : known->second.gang_nodes + choices.size();
+    no_room_to_make_.insert_or_assign(shape, NoRoomToMake{released_end, counted});
+    return {.kind = Kind::kWait};
+  }
+  no_room_to_make_.erase(shape);
   // Among equals the lower node id, so the choice is deterministic.
   std::sort(choices.begin(), choices.end(), [](const auto& a, const auto& b) {
     const Choice& ca = a.second;

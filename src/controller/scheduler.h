@@ -111,6 +111,12 @@ class Scheduler {
   // Something it reads changed (capacity, a price, a quota, a booking, time): the next pass takes
   // the whole queue.
   void queue_changed() { queue_changed_ = true; }
+  // A node joined, changed, or came into or out of service: as queue_changed(), and what
+  // make_room remembered about where room could be made is forgotten.
+  void nodes_changed() {
+    queue_changed_ = true;
+    no_room_to_make_.clear();
+  }
   // What the last pass estimated moved (a declared end became known, a booking was cancelled):
   // arrivals are not tried from where it ended. Asks for no pass by itself.
   void forget_settled_pass() { settled_.reset(); }
@@ -150,8 +156,9 @@ class Scheduler {
   std::optional<Timestamp> earliest_start(const model::Instance& instance) const;
   // The spot work to ask to leave so that a higher-class request that found no room fits: none
   // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
-  // they are leaving.
-  Decision make_room(const model::Instance& instance, const sched::Request& request);
+  // they are leaving. `shape` is the request's (decide's no-room key).
+  Decision make_room(const model::Instance& instance, const sched::Request& request,
+                     const std::string& shape);
   // Whether giving up all of `spot` (spot work on the node) could let one member of the request
   // in: the node's GPU type, and what would be free with them gone. A necessary condition only,
   // tested before make_room's release-and-place trial, which it spares on most nodes.
@@ -187,6 +194,17 @@ class Scheduler {
   std::optional<SettledPass> settled_;
   uint64_t requests_tried_ = 0;
   int64_t last_queue_sequence_ = 0;
+  // Request shapes for which make_room found that no node could make room, with the release log's
+  // end when it looked (Placements::released_end) and, for a gang, how many nodes could take a
+  // member. Giving up all its spot work leaves a node no freer than it was unless capacity was
+  // released there since (spot work placed since took capacity that was free), so the answer
+  // holds but for the nodes released on since, which are all make_room looks at again; a node
+  // that joins, changes or comes into service forgets it all (nodes_changed).
+  struct NoRoomToMake {
+    uint64_t released_end = 0;
+    size_t gang_nodes = 0;
+  };
+  std::unordered_map<std::string, NoRoomToMake> no_room_to_make_;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
   // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.

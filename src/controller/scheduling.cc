@@ -140,7 +140,7 @@ Result<sched::Assignment> Controller::assignment_of(const Instance& instance) co
 }
 
 void Controller::sync_cluster_node(const Node& node) {
-  scheduler_.queue_changed();
+  scheduler_.nodes_changed();
   if (auto synced = placements_.cluster().upsert_node(node_spec(node)); !synced) {
     spdlog::error("node={} cannot be scheduled: {}", node.id, synced.error().message);
     return;
@@ -150,7 +150,7 @@ void Controller::sync_cluster_node(const Node& node) {
 }
 
 void Controller::update_schedulable(const Node& node) {
-  scheduler_.queue_changed();
+  scheduler_.nodes_changed();
   ready_gpu_capacity_.reset();
   if (const auto handle = placements_.cluster().find(node.id)) {
     placements_.cluster().set_schedulable(*handle,
