@@ -26,6 +26,12 @@ void Placements::add(model::Instance& instance, sched::NodeAssignment part) {
   on_node_[instance.node_id].emplace(instance.id, &instance);
   if (has_max_price(instance)) with_max_price_.emplace(instance.id, &instance);
   with_declared_runtime_ += instance.spec.max_runtime_s.has_value();
+  node_versions_[instance.node_id] = ++changes_;
+}
+
+uint64_t Placements::node_version(std::string_view node_id) const {
+  const auto it = node_versions_.find(node_id);
+  return it == node_versions_.end() ? 0 : it->second;
 }
 
 Status Placements::restore(model::Instance& instance, sched::Assignment assignment) {
@@ -61,6 +67,7 @@ bool Placements::remove(const model::Instance& instance) {
   }
   with_max_price_.erase(instance.id);
   with_declared_runtime_ -= instance.spec.max_runtime_s.has_value();
+  node_versions_[instance.node_id] = ++changes_;
   return true;
 }
 

@@ -39,7 +39,29 @@ void Scheduler::dequeue(const Instance& instance) {
     if (--it->second == 0) queued_by_tenant_.erase(it);
   }
   preemptions_.erase(instance.id);
+  queued_shapes_.erase(instance.id);
   settled_.reset();  // what it blocked, or the capacity it takes when placed, changes the rest
+}
+
+Scheduler::ShapeId Scheduler::shape_of(const Instance& instance, const std::string& pinned,
+                                       int members) {
+  const auto intern = [this](std::string text) {
+    return shape_ids_.try_emplace(std::move(text), static_cast<ShapeId>(shape_ids_.size()))
+        .first->second;
+  };
+  const auto text = [&] {
+    auto shape = detail::request_shape(instance.spec);
+    if (!pinned.empty()) shape += "|node=" + pinned;
+    if (members > 1) shape += fmt::format("|nodes={}", members);
+    return shape;
+  };
+  // Where its volumes pin it may change while it waits; its spec and gang do not.
+  if (!pinned.empty()) return intern(text());
+  const auto known = queued_shapes_.find(instance.id);
+  if (known != queued_shapes_.end()) return known->second;
+  const ShapeId id = intern(text());
+  queued_shapes_.emplace(instance.id, id);
+  return id;
 }
 
 int Scheduler::queued(std::string_view tenant_id) const {
@@ -170,14 +192,9 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   std::string conflict;
   const std::string pinned = c_.volumes.pinned_node(instance.spec, &conflict);
   if (!conflict.empty()) return wait("waiting: its volumes live on different nodes: " + conflict);
-  // The shape is formatted only once the pass has met a request without room (most passes
+  // The shape is looked up only once the pass has met a request without room (most passes
   // place everything they try).
-  const auto shape = [&] {
-    auto text = detail::request_shape(instance.spec);
-    if (!pinned.empty()) text += "|node=" + pinned;
-    if (members > 1) text += fmt::format("|nodes={}", members);
-    return text;
-  };
+  const auto shape = [&] { return shape_of(instance, pinned, members); };
   if (!pass.no_room.empty() && pass.no_room.contains(shape())) return {};
   const bool spot = instance.spec.pricing == model::PricingModel::kSpot;
   const auto competes = [&](const Blocker& blocker) {
@@ -324,18 +341,18 @@ std::optional<Timestamp> Scheduler::earliest_start(const Instance& instance) con
   return earliest;
 }
 
+bool Scheduler::has_gpus_for(sched::NodeHandle node, const sched::Request& member) const {
+  if (member.per_node.gpu_count == 0) return true;
+  const auto& spec = c_.placements.cluster().spec(node);
+  const auto& types = member.gpu_types;
+  return (types.empty() || std::find(types.begin(), types.end(), spec.gpu_type) != types.end()) &&
+         spec.gpu_memory_mib >= member.min_gpu_memory_mib;
+}
+
 bool Scheduler::could_make_room(sched::NodeHandle node, const sched::Request& member,
                                 const std::vector<Instance*>& spot) const {
   const sched::Cluster& cluster = c_.placements.cluster();
-  const auto& spec = cluster.spec(node);
   const auto& d = member.per_node;
-  if (d.gpu_count > 0) {
-    const auto& types = member.gpu_types;
-    if ((!types.empty() && std::find(types.begin(), types.end(), spec.gpu_type) == types.end()) ||
-        spec.gpu_memory_mib < member.min_gpu_memory_mib) {
-      return false;
-    }
-  }
   // What would be free with every spot instance gone; a GPU still holds the rest of its share.
   std::vector<int> free = cluster.free_gpu_milli(node);
   auto host = cluster.free_resources(node);
@@ -357,7 +374,7 @@ bool Scheduler::could_make_room(sched::NodeHandle node, const sched::Request& me
 }
 
 Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::Request& request,
-                                         const std::string& shape) {
+                                         ShapeId shape) {
   if (const auto in_flight = preemptions_.find(instance.id);
       in_flight != preemptions_.end() && !in_flight->second.empty()) {
     return {};  // room is being made already
@@ -370,15 +387,37 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   member.nodes = 1;
   const bool gang = request.nodes > 1;
   struct Choice {
+    sched::NodeHandle node = 0;
     std::vector<Instance*> victims;
     Micros price = 0;
   };
   std::vector<std::pair<std::string_view, Choice>> choices;  // by node id
+  const auto known = room_known_.find(shape);
+  // The victims make_room found enough last time on a node, while nothing was placed on or
+  // removed from it since: if they are still the first of its spot work in order, they are still
+  // just enough, and the release-and-place trial is spared.
+  const auto still_enough = [&](sched::NodeHandle node, std::string_view node_id,
+                                const std::vector<Instance*>& spot) -> const RoomOnNode* {
+    if (known == room_known_.end()) return nullptr;
+    const auto& could = known->second.could;
+    const auto it = std::lower_bound(
+        could.begin(), could.end(), node,
+        [](const RoomOnNode& room, sched::NodeHandle handle) { return room.node < handle; });
+    if (it == could.end() || it->node != node ||
+        it->version != c_.placements.node_version(node_id) || it->victims.size() > spot.size() ||
+        !std::equal(it->victims.begin(), it->victims.end(), spot.begin())) {
+      return nullptr;
+    }
+    return &*it;
+  };
   const auto consider = [&](std::string_view node_id) {
     const auto handle = c_.placements.cluster().find(node_id);
-    if (!handle || !c_.placements.cluster().schedulable(*handle)) return;
+    if (!handle || !c_.placements.cluster().schedulable(*handle) ||
+        !has_gpus_for(*handle, member)) {
+      return;
+    }
     if (gang && c_.placements.cluster().place_on(*handle, member)) {
-      choices.emplace_back(node_id, Choice{});
+      choices.emplace_back(node_id, Choice{.node = *handle});
       return;
     }
     std::vector<Instance*> spot;
@@ -397,9 +436,17 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
       if (pa != pb) return pa < pb;
       return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
     });
+    Choice choice{.node = *handle};
+    if (const RoomOnNode* known_room = still_enough(*handle, node_id, spot)) {
+      choice.victims = known_room->victims;
+      for (const Instance* victim : choice.victims) {
+        choice.price += c_.metering.price_per_gpu_hour(*victim).value_or(0);
+      }
+      choices.emplace_back(node_id, std::move(choice));
+      return;
+    }
     // Release victims one by one until the member fits this node, then put them all back:
     // this only asks what would be enough.
-    Choice choice;
     bool fits = false;
     for (Instance* victim : spot) {
       if (!c_.placements.cluster().release(c_.placements.assignment(victim->id))) break;
@@ -419,19 +466,18 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   };
   const auto wanted = static_cast<size_t>(request.nodes);
   const uint64_t released_end = c_.placements.released_end();
-  const auto known = no_room_to_make_.find(shape);
   bool considered_all = true;
-  if (known != no_room_to_make_.end() &&
-      known->second.released_end >= c_.placements.released_begin()) {
-    // No room could be made anywhere when it last looked: only the nodes released on since can
-    // have become able to (each looked at once, in id order, as the full walk would).
-    std::vector<std::string_view> released;
-    for (sched::NodeHandle node : c_.placements.released_since(known->second.released_end)) {
-      released.push_back(c_.placements.cluster().spec(node).id);
-    }
-    std::sort(released.begin(), released.end());
-    released.erase(std::unique(released.begin(), released.end()), released.end());
-    for (std::string_view node_id : released) consider(node_id);
+  if (known != room_known_.end() && known->second.released_end >= c_.placements.released_begin()) {
+    // Where it last looked, only the nodes that could make room then, and the nodes released on
+    // since, can make room now: each is looked at once (the choice among them does not depend on
+    // the order they are looked at in).
+    std::vector<sched::NodeHandle> nodes;
+    for (const RoomOnNode& room : known->second.could) nodes.push_back(room.node);
+    const auto released = c_.placements.released_since(known->second.released_end);
+    nodes.insert(nodes.end(), released.begin(), released.end());
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (sched::NodeHandle node : nodes) consider(c_.placements.cluster().spec(node).id);
     considered_all = false;
     // A gang's members may also fit nodes counted before (an upper bound: they may have filled).
     if (gang && known->second.gang_nodes + choices.size() >= wanted) {
@@ -448,12 +494,25 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
       for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
     }
   }
+  if (!gang) {
+    RoomKnown remembered{.released_end = released_end, .gang_nodes = 0, .could = {}};
+    for (const auto& [node_id, choice] : choices) {
+      remembered.could.push_back(
+          {choice.node, c_.placements.node_version(node_id), choice.victims});
+    }
+    std::sort(remembered.could.begin(), remembered.could.end(),
+              [](const RoomOnNode& a, const RoomOnNode& b) { return a.node < b.node; });
+    room_known_.insert_or_assign(shape, std::move(remembered));
+  }
   if (choices.size() < wanted) {
-    const size_t counted = considered_all ? choices.size() : known->second.gang_nodes + choices.size();
-    no_room_to_make_.insert_or_assign(shape, NoRoomToMake{released_end, counted});
+    if (gang) {
+      const size_t counted =
+          considered_all ? choices.size() : known->second.gang_nodes + choices.size();
+      room_known_.insert_or_assign(shape, RoomKnown{released_end, counted, {}});
+    }
     return {.kind = Kind::kWait};
   }
-  no_room_to_make_.erase(shape);
+  if (gang) room_known_.erase(shape);
   // Among equals the lower node id, so the choice is deterministic.
   std::sort(choices.begin(), choices.end(), [](const auto& a, const auto& b) {
     const Choice& ca = a.second;

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/clock.h"
@@ -115,7 +116,7 @@ class Scheduler {
   // make_room remembered about where room could be made is forgotten.
   void nodes_changed() {
     queue_changed_ = true;
-    no_room_to_make_.clear();
+    room_known_.clear();
   }
   // What the last pass estimated moved (a declared end became known, a booking was cancelled):
   // arrivals are not tried from where it ended. Asks for no pass by itself.
@@ -141,8 +142,12 @@ class Scheduler {
     std::vector<std::string> gpu_types;  // empty: any
     Timestamp start{};
   };
+  // Request shapes (detail::request_shape, where the request's volumes pin it, its gang's size),
+  // interned: a pass compares them for every request it tries.
+  using ShapeId = uint32_t;
+  ShapeId shape_of(const model::Instance& instance, const std::string& pinned, int members);
   struct PassState {
-    std::set<std::string> no_room;  // request shapes that found no room in this pass
+    std::unordered_set<ShapeId> no_room;  // request shapes that found no room in this pass
     std::vector<Blocker> blockers;
   };
   Decision decide(const model::Instance& request, PassState& pass);
@@ -157,11 +162,12 @@ class Scheduler {
   // The spot work to ask to leave so that a higher-class request that found no room fits: none
   // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
   // they are leaving. `shape` is the request's (decide's no-room key).
-  Decision make_room(const model::Instance& instance, const sched::Request& request,
-                     const std::string& shape);
+  Decision make_room(const model::Instance& instance, const sched::Request& request, ShapeId shape);
+  // Whether the node's GPUs are of a type (and memory) one member of the request accepts.
+  bool has_gpus_for(sched::NodeHandle node, const sched::Request& member) const;
   // Whether giving up all of `spot` (spot work on the node) could let one member of the request
-  // in: the node's GPU type, and what would be free with them gone. A necessary condition only,
-  // tested before make_room's release-and-place trial, which it spares on most nodes.
+  // in (on a node has_gpus_for it): what would be free with them gone. A necessary condition
+  // only, tested before make_room's release-and-place trial, which it spares on most nodes.
   bool could_make_room(sched::NodeHandle node, const sched::Request& member,
                        const std::vector<model::Instance*>& spot) const;
 
@@ -194,17 +200,29 @@ class Scheduler {
   std::optional<SettledPass> settled_;
   uint64_t requests_tried_ = 0;
   int64_t last_queue_sequence_ = 0;
-  // Request shapes for which make_room found that no node could make room, with the release log's
-  // end when it looked (Placements::released_end) and, for a gang, how many nodes could take a
-  // member. Giving up all its spot work leaves a node no freer than it was unless capacity was
-  // released there since (spot work placed since took capacity that was free), so the answer
-  // holds but for the nodes released on since, which are all make_room looks at again; a node
-  // that joins, changes or comes into service forgets it all (nodes_changed).
-  struct NoRoomToMake {
+  // What make_room found, by request shape, with the release log's end when it looked
+  // (Placements::released_end): for a single request the nodes that could make room for it
+  // (`could`); for a gang only that too few nodes could take a member, and how many. Giving up
+  // all its spot work leaves a node no freer than it was unless capacity was released there since
+  // (spot work placed since took capacity that was free), so no other node can make room until
+  // it is released on, and make_room looks again only at `could` and the nodes released on
+  // since; a node that joins, changes or comes into service forgets it all (nodes_changed).
+  // A node that could make room: the spot work found just enough there, at its
+  // Placements::node_version.
+  struct RoomOnNode {
+    sched::NodeHandle node = 0;
+    uint64_t version = 0;
+    std::vector<model::Instance*> victims;
+  };
+  struct RoomKnown {
     uint64_t released_end = 0;
     size_t gang_nodes = 0;
+    std::vector<RoomOnNode> could;  // by node handle
   };
-  std::unordered_map<std::string, NoRoomToMake> no_room_to_make_;
+  std::unordered_map<ShapeId, RoomKnown> room_known_;
+  std::unordered_map<std::string, ShapeId> shape_ids_;
+  // The shapes of queued requests that no volume pins, by instance id.
+  std::unordered_map<std::string, ShapeId, StringHash, std::equal_to<>> queued_shapes_;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
   // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
