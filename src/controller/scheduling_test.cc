@@ -75,48 +75,51 @@ TEST_F(SchedulingTest, OnDemandPreemptsTheFewestMostRecentSpotInstances) {
 
 // make_room remembers where room could and could not be made (scheduler.h, RoomKnown): what it
 // remembered must give way to what changed since.
-TEST_F(SchedulingTest, EachWaitingRequestMakesItsOwnRoom) {
-  for (int i = 0; i < 2; ++i) run(launch(alice_, with(3, PricingModel::kOnDemand)).id);
-  const auto spot_a = launch(alice_, with(1, PricingModel::kSpot));
-  run(spot_a.id);
-  clock_.advance(Millis(1'000));
-  const auto spot_b = launch(alice_, with(1, PricingModel::kSpot));
-  run(spot_b.id);
+class RoomMakingTest : public SchedulingTest {
+ protected:
+  // The node: two on-demand instances of 3 GPUs (the first is `held_`), then two one-GPU spot
+  // instances, spot_b_ the most recently started.
+  RoomMakingTest() {
+    held_ = launch(alice_, with(3, PricingModel::kOnDemand)).id;
+    run(held_);
+    run(launch(alice_, with(3, PricingModel::kOnDemand)).id);
+    spot_a_ = launch(alice_, with(1, PricingModel::kSpot)).id;
+    run(spot_a_);
+    clock_.advance(Millis(1'000));
+    spot_b_ = launch(alice_, with(1, PricingModel::kSpot)).id;
+    run(spot_b_);
+  }
+  std::string held_, spot_a_, spot_b_;
+};
+
+TEST_F(RoomMakingTest, EachWaitingRequestMakesItsOwnRoom) {
   // The first asks the most recently started spot instance to leave; the second, finding that
   // one leaving already, the other.
   const auto first = launch(bob_, with(1, PricingModel::kOnDemand));
-  EXPECT_EQ(get(spot_b.id).state, InstanceState::kStopping);
-  EXPECT_EQ(get(spot_a.id).state, InstanceState::kRunning);
+  EXPECT_EQ(get(spot_b_).state, InstanceState::kStopping);
+  EXPECT_EQ(get(spot_a_).state, InstanceState::kRunning);
   const auto second = launch(bob_, with(1, PricingModel::kOnDemand));
-  EXPECT_EQ(get(spot_a.id).state, InstanceState::kStopping);
-  run(spot_b.id, 143);
+  EXPECT_EQ(get(spot_a_).state, InstanceState::kStopping);
+  run(spot_b_, 143);
   EXPECT_EQ(get(first.id).gpus.size(), 1u);  // placed when its victim was gone
   EXPECT_EQ(get(second.id).state, InstanceState::kPending);
-  run(spot_a.id, 143);
+  run(spot_a_, 143);
   EXPECT_EQ(get(second.id).gpus.size(), 1u);
 }
 
-TEST_F(SchedulingTest, RoomThatCouldNotBeMadeIsMadeOnceOtherWorkEnds) {
-  const auto held = launch(alice_, with(3, PricingModel::kOnDemand));
-  run(held.id);
-  run(launch(alice_, with(3, PricingModel::kOnDemand)).id);
-  const auto spot_a = launch(alice_, with(1, PricingModel::kSpot));
-  run(spot_a.id);
-  clock_.advance(Millis(1'000));
-  const auto spot_b = launch(alice_, with(1, PricingModel::kSpot));
-  run(spot_b.id);
+TEST_F(RoomMakingTest, RoomThatCouldNotBeMadeIsMadeOnceOtherWorkEnds) {
   // Four GPUs wanted; all the spot work gives up only two.
   const auto big = launch(bob_, with(4, PricingModel::kOnDemand));
   ctl_.tick();
   EXPECT_EQ(get(big.id).state, InstanceState::kPending);
-  EXPECT_EQ(get(spot_a.id).state, InstanceState::kRunning);
-  EXPECT_EQ(get(spot_b.id).state, InstanceState::kRunning);
+  EXPECT_EQ(get(spot_a_).state, InstanceState::kRunning);
+  EXPECT_EQ(get(spot_b_).state, InstanceState::kRunning);
   // Three GPUs come free: one spot instance is enough now.
-  ASSERT_TRUE(ctl_.stop_instance(alice_, held.id));
-  run(held.id, 143);
-  EXPECT_EQ(get(spot_b.id).state, InstanceState::kStopping);
-  EXPECT_EQ(get(spot_a.id).state, InstanceState::kRunning);
-  run(spot_b.id, 143);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, held_));
+  run(held_, 143);
+  EXPECT_EQ(get(spot_b_).state, InstanceState::kStopping);
+  EXPECT_EQ(get(spot_a_).state, InstanceState::kRunning);
+  run(spot_b_, 143);
   EXPECT_EQ(get(big.id).state, InstanceState::kStarting);
 }
 
