@@ -33,7 +33,8 @@ Request shared(int milli) {
 
 // An integer in [low, high].
 int between(Rng& rng, int low, int high) {
-  return low + static_cast<int>(rng.uniform(static_cast<uint64_t>(high - low + 1)));
+  const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low) + 1;
+  return low + static_cast<int>(rng.uniform(span));
 }
 
 NodeAssignment take(Cluster& cluster, const Request& request) {

@@ -24,8 +24,7 @@ constexpr double kMaxUnallocatedPct = 4.77;
 
 std::optional<fs::path> trace_dir() {
   if (const char* dir = std::getenv("GPURENT_ALIBABA_TRACE")) return fs::path(dir);
-  const fs::path beside =
-      fs::path(__FILE__).parent_path() / "../../../shared/traces/alibaba-gpu-v2023";
+  fs::path beside = fs::path(__FILE__).parent_path() / "../../../shared/traces/alibaba-gpu-v2023";
   if (fs::exists(beside / "openb_pod_list_default.csv")) return beside;
   return std::nullopt;
 }
