@@ -466,11 +466,10 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   };
   const auto wanted = static_cast<size_t>(request.nodes);
   const uint64_t released_end = c_.placements.released_end();
-  bool considered_all = true;
   if (known != room_known_.end() && known->second.released_end >= c_.placements.released_begin()) {
-    // Where it last looked, only the nodes that could make room then, and the nodes released on
-    // since, can make room now: each is looked at once (the choice among them does not depend on
-    // the order they are looked at in).
+    // Where it last looked, only the nodes that could take a member then, and the nodes released
+    // on since, can take one now: each is looked at once (the choice among them does not depend
+    // on the order they are looked at in).
     std::vector<sched::NodeHandle> nodes;
     for (const RoomOnNode& room : known->second.could) nodes.push_back(room.node);
     const auto released = c_.placements.released_since(known->second.released_end);
@@ -478,41 +477,21 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     for (sched::NodeHandle node : nodes) consider(c_.placements.cluster().spec(node).id);
-    considered_all = false;
-    // A gang's members may also fit nodes counted before (an upper bound: they may have filled).
-    if (gang && known->second.gang_nodes + choices.size() >= wanted) {
-      choices.clear();
-      considered_all = true;
-    }
-  }
-  if (considered_all) {
+  } else if (gang) {
     // A gang may also use nodes where a member fits already, placed work or not; a single
     // request only nodes with spot work on them.
-    if (gang) {
-      for (const auto& [node_id, node] : c_.nodes) consider(node_id);
-    } else {
-      for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
-    }
+    for (const auto& [node_id, node] : c_.nodes) consider(node_id);
+  } else {
+    for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
   }
-  if (!gang) {
-    RoomKnown remembered{.released_end = released_end, .gang_nodes = 0, .could = {}};
-    for (const auto& [node_id, choice] : choices) {
-      remembered.could.push_back(
-          {choice.node, c_.placements.node_version(node_id), choice.victims});
-    }
-    std::sort(remembered.could.begin(), remembered.could.end(),
-              [](const RoomOnNode& a, const RoomOnNode& b) { return a.node < b.node; });
-    room_known_.insert_or_assign(shape, std::move(remembered));
+  RoomKnown remembered{.released_end = released_end, .could = {}};
+  for (const auto& [node_id, choice] : choices) {
+    remembered.could.push_back({choice.node, c_.placements.node_version(node_id), choice.victims});
   }
-  if (choices.size() < wanted) {
-    if (gang) {
-      const size_t counted =
-          considered_all ? choices.size() : known->second.gang_nodes + choices.size();
-      room_known_.insert_or_assign(shape, RoomKnown{released_end, counted, {}});
-    }
-    return {.kind = Kind::kWait};
-  }
-  if (gang) room_known_.erase(shape);
+  std::sort(remembered.could.begin(), remembered.could.end(),
+            [](const RoomOnNode& a, const RoomOnNode& b) { return a.node < b.node; });
+  room_known_.insert_or_assign(shape, std::move(remembered));
+  if (choices.size() < wanted) return {.kind = Kind::kWait};
   // Among equals the lower node id, so the choice is deterministic.
   std::sort(choices.begin(), choices.end(), [](const auto& a, const auto& b) {
     const Choice& ca = a.second;

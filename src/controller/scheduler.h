@@ -201,14 +201,14 @@ class Scheduler {
   uint64_t requests_tried_ = 0;
   int64_t last_queue_sequence_ = 0;
   // What make_room found, by request shape, with the release log's end when it looked
-  // (Placements::released_end): for a single request the nodes that could make room for it
-  // (`could`); for a gang only that too few nodes could take a member, and how many. Giving up
-  // all its spot work leaves a node no freer than it was unless capacity was released there since
-  // (spot work placed since took capacity that was free), so no other node can make room until
-  // it is released on, and make_room looks again only at `could` and the nodes released on
-  // since; a node that joins, changes or comes into service forgets it all (nodes_changed).
-  // A node that could make room: the spot work found just enough there, at its
-  // Placements::node_version.
+  // (Placements::released_end): the nodes that could take one member of it (`could`), with room
+  // made or, for a gang, already free. A node's free capacity with all its spot work given up does
+  // not grow unless capacity is released there (spot work placed since took capacity that was
+  // free), so no other node can take a member until it is released on, and make_room looks again
+  // only at `could` and the nodes released on since; a node that joins, changes or comes into
+  // service forgets it all (nodes_changed).
+  // A node that could take a member: the spot work found just enough there (none where a member
+  // fits already), at its Placements::node_version.
   struct RoomOnNode {
     sched::NodeHandle node = 0;
     uint64_t version = 0;
@@ -216,7 +216,6 @@ class Scheduler {
   };
   struct RoomKnown {
     uint64_t released_end = 0;
-    size_t gang_nodes = 0;
     std::vector<RoomOnNode> could;  // by node handle
   };
   std::unordered_map<ShapeId, RoomKnown> room_known_;

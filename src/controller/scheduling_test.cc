@@ -156,6 +156,37 @@ TEST_F(SchedulingTest, AnOnDemandGangPreemptsSpotWorkOnAsFewNodesAsItNeeds) {
   EXPECT_TRUE(ctl_.check_invariants());
 }
 
+TEST_F(SchedulingTest, AGangAsksSpotWorkToLeaveOnlyOnceEnoughNodesCouldTakeItsMembers) {
+  add_node("node-b", "h100-80g", 8, "GPU-b");
+  add_node("node-c", "h100-80g", 8, "GPU-c");
+  const auto kept = launch(alice_, with(8, PricingModel::kOnDemand));
+  const auto ending = launch(alice_, with(8, PricingModel::kOnDemand));
+  run(kept.id);
+  run(ending.id);
+  // One node is free: too few for a gang of two, which waits.
+  auto job = ctl_.create_job(bob_, {.task = with(8, PricingModel::kOnDemand), .nodes = 2},
+                             std::nullopt, "");
+  ASSERT_TRUE(job) << job.error().message;
+  const auto members = job->job.tasks.at(0).members;
+  ASSERT_EQ(members.size(), 2u);
+  // Spot work takes the free node. Giving it up would make room for one member only: it stays.
+  const auto spot = launch(alice_, with(8, PricingModel::kSpot));
+  run(spot.id);
+  ctl_.tick();
+  EXPECT_EQ(get(spot.id).state, InstanceState::kRunning);
+  EXPECT_EQ(get(members[0]).state, InstanceState::kPending);
+  // A second node comes free: with the spot node the gang has two, and the spot work is asked
+  // to leave.
+  ASSERT_TRUE(ctl_.stop_instance(alice_, ending.id));
+  run(ending.id, 143);
+  EXPECT_EQ(get(spot.id).state, InstanceState::kStopping);
+  run(spot.id, 143);
+  EXPECT_EQ(get(members[0]).state, InstanceState::kStarting);
+  EXPECT_EQ(get(members[1]).state, InstanceState::kStarting);
+  EXPECT_EQ(get(kept.id).state, InstanceState::kRunning);
+  EXPECT_TRUE(ctl_.check_invariants());
+}
+
 TEST_F(SchedulingTest, SpotWorkIsBilledAtTheSpotPrice) {
   const auto spot = launch(alice_, with(1, PricingModel::kSpot));
   const Micros before = balance(alice_);
