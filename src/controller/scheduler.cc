@@ -30,16 +30,30 @@ void Scheduler::enqueue(Instance& instance) {
   } else {
     queue_changed_ = true;
   }
-  if (pending_.insert(queue_position(instance)).second) ++queued_by_tenant_[instance.tenant_id];
+  const QueuePosition position = queue_position(instance);
+  const auto& spec = instance.spec;
+  const bool plain = spec.volumes.empty() && spec.pricing != model::PricingModel::kReserved &&
+                     !(spec.pricing == model::PricingModel::kSpot && spec.max_price);
+  auto& queue = bands_[{position.negated_class, position.negated_priority}][instance.tenant_id];
+  if (queue.try_emplace({position.sequence, position.id}, Queued{.instance = &instance, .plain = plain})
+          .second) {
+    ++queue_length_;
+    ++queued_by_tenant_[instance.tenant_id];
+  }
 }
 
 void Scheduler::dequeue(const Instance& instance) {
-  if (pending_.erase(queue_position(instance)) > 0) {
-    const auto it = queued_by_tenant_.find(instance.tenant_id);
-    if (--it->second == 0) queued_by_tenant_.erase(it);
+  const QueuePosition position = queue_position(instance);
+  const auto band = bands_.find({position.negated_class, position.negated_priority});
+  if (band != bands_.end()) {
+    const auto queue = band->second.find(instance.tenant_id);
+    if (queue != band->second.end() && queue->second.erase({position.sequence, position.id}) > 0) {
+      --queue_length_;
+      const auto it = queued_by_tenant_.find(instance.tenant_id);
+      if (--it->second == 0) queued_by_tenant_.erase(it);
+    }
   }
   preemptions_.erase(instance.id);
-  queued_shapes_.erase(instance.id);
   settled_.reset();  // what it blocked, or the capacity it takes when placed, changes the rest
 }
 
@@ -55,13 +69,7 @@ Scheduler::ShapeId Scheduler::shape_of(const Instance& instance, const std::stri
     if (members > 1) shape += fmt::format("|nodes={}", members);
     return shape;
   };
-  // Where its volumes pin it may change while it waits; its spec and gang do not.
-  if (!pinned.empty()) return intern(text());
-  const auto known = queued_shapes_.find(instance.id);
-  if (known != queued_shapes_.end()) return known->second;
-  const ShapeId id = intern(text());
-  queued_shapes_.emplace(instance.id, id);
-  return id;
+  return intern(text());
 }
 
 int Scheduler::queued(std::string_view tenant_id) const {
@@ -120,7 +128,7 @@ bool Scheduler::follows_settled_pass(const QueuePosition& arrival) const {
 }
 
 void Scheduler::pass(const Apply& apply) {
-  if (pending_.empty()) {
+  if (queue_length_ == 0) {
     arrivals_.clear();
     return;
   }
@@ -133,69 +141,108 @@ void Scheduler::pass(const Apply& apply) {
                                return follows_settled_pass(arrival);
                              });
   PassState pass;
-  auto band_start = pending_.begin();
+  std::optional<QueuePosition> from;
   if (arrivals_only) {
     pass = std::move(settled_->state);
-    band_start = pending_.find(std::ranges::min(arrivals_));
+    from = std::move(settled_->last);
   }
   queue_changed_ = false;
   arrivals_.clear();
   // Settled unless this pass places something: placing dequeues, which forgets it, and the next
   // pass retries every request with what changed.
   settled_ = SettledPass{};
-  // Bands of equal class and priority, in queue order. Within a band the tenants take turns:
-  // the one holding the least (weighted by its quota weight) goes next, each in arrival order.
   const Instance* last = nullptr;
-  while (band_start != pending_.end()) {
-    const QueuePosition first = *band_start;
-    std::map<std::string, std::deque<std::string>> by_tenant;
-    auto it = band_start;
-    for (; it != pending_.end() && it->negated_class == first.negated_class &&
-           it->negated_priority == first.negated_priority;
-         ++it) {
-      by_tenant[c_.instances.at(it->id).tenant_id].push_back(it->id);
-    }
-    // Placing erases positions of this band only; resume after the band's last one.
-    const std::optional<QueuePosition> next =
-        it == pending_.end() ? std::nullopt : std::optional<QueuePosition>(*it);
-    const auto share = [this](const std::string& tenant) {
-      const int weight = c_.quotas.weight(tenant);
-      const auto milli = static_cast<double>(c_.placements.holding(tenant).milli);
-      return milli / weight;
-    };
-    using Turn = std::pair<double, std::string>;
-    std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
-    for (const auto& [tenant, ids] : by_tenant) turns.emplace(share(tenant), tenant);
-    while (!turns.empty()) {
-      const std::string tenant = turns.top().second;
-      turns.pop();
-      auto& ids = by_tenant[tenant];
-      Instance& instance = c_.instances.at(ids.front());
-      apply(instance, decide(instance, pass));
-      ++requests_tried_;
-      last = &instance;
-      ids.pop_front();
-      if (!ids.empty()) turns.emplace(share(tenant), tenant);
-    }
-    band_start = next ? pending_.lower_bound(*next) : pending_.end();
+  auto band = from ? bands_.lower_bound({from->negated_class, from->negated_priority})
+                   : bands_.begin();
+  while (band != bands_.end()) {
+    const bool resumed =
+        from && band->first == BandKey{from->negated_class, from->negated_priority};
+    walk(band->second, resumed ? &*from : nullptr, pass, apply, last);
+    std::erase_if(band->second, [](const auto& tenant) { return tenant.second.empty(); });
+    band = band->second.empty() ? bands_.erase(band) : std::next(band);
   }
-  if (settled_) *settled_ = {std::move(pass), queue_position(*last)};
+  if (settled_ && last != nullptr) {
+    *settled_ = {std::move(pass), queue_position(*last)};
+  } else {
+    settled_.reset();
+  }
 }
 
-Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass) {
+void Scheduler::walk(Band& band, const QueuePosition* from, PassState& pass, const Apply& apply,
+                     const Instance*& last) {
+  // The tenants take turns: the one holding the least (weighted by its quota weight) goes next,
+  // each in arrival order. A request that is not placed leaves its tenant's share as it was, so
+  // the tenant goes next again: its requests are tried in a row until one is placed.
+  struct Turn {
+    double share = 0;
+    std::string_view tenant;
+    TenantQueue* queue = nullptr;
+    TenantQueue::iterator next;
+    bool operator>(const Turn& other) const {
+      return std::tie(share, tenant) > std::tie(other.share, other.tenant);
+    }
+  };
+  const auto share = [this](std::string_view tenant) {
+    return static_cast<double>(c_.placements.holding(tenant).milli) / c_.quotas.weight(tenant);
+  };
+  std::priority_queue<Turn, std::vector<Turn>, std::greater<>> turns;
+  if (from != nullptr) {
+    // Only the arrivals are tried, and in this band they are the settled pass's last tenant's.
+    const auto queue = band.find(c_.instances.at(from->id).tenant_id);
+    if (queue != band.end()) {
+      turns.push({0, queue->first, &queue->second,
+                  queue->second.upper_bound({from->sequence, from->id})});
+    }
+  } else {
+    for (auto& [tenant, queue] : band) turns.push({share(tenant), tenant, &queue, queue.begin()});
+  }
+  while (!turns.empty()) {
+    const Turn turn = turns.top();
+    turns.pop();
+    const model::Quota* quota = c_.quotas.of(turn.tenant);
+    const bool instances_unlimited = quota == nullptr || !quota->max_instances;
+    for (auto it = turn.next; it != turn.queue->end();) {
+      Queued& entry = it->second;
+      // Placing the request takes it out of the queue: the next one is found first.
+      const auto next = std::next(it);
+      ++requests_tried_;
+      last = entry.instance;
+      // What decide() would say without looking further: nothing to do.
+      if (entry.plain && instances_unlimited && entry.members > 0 &&
+          pass.found_no_room(entry.shape)) {
+        it = next;
+        continue;
+      }
+      Decision decision = decide(entry, pass);
+      const bool placed = decision.kind == Kind::kPlace;
+      apply(*entry.instance, std::move(decision));
+      it = next;
+      if (placed) {
+        if (it != turn.queue->end()) turns.push({share(turn.tenant), turn.tenant, turn.queue, it});
+        break;
+      }
+    }
+  }
+}
+
+Scheduler::Decision Scheduler::decide(Queued& entry, PassState& pass) {
+  const Instance& instance = *entry.instance;
   const auto wait = [](std::string reason) {
     return Decision{.kind = Kind::kWait, .reason = std::move(reason)};
   };
-  const int members = gang_size(instance);
+  if (entry.members == 0) {
+    entry.members = gang_size(instance);
+    entry.shape = shape_of(instance, "", entry.members);
+  }
+  const int members = entry.members;
   if (auto hold = admission_hold(instance, members); !hold.empty()) return wait(std::move(hold));
   // Volumes that were placed apart (each first used by other work) leave it nowhere to go.
   std::string conflict;
   const std::string pinned = c_.volumes.pinned_node(instance.spec, &conflict);
   if (!conflict.empty()) return wait("waiting: its volumes live on different nodes: " + conflict);
-  // The shape is looked up only once the pass has met a request without room (most passes
-  // place everything they try).
-  const auto shape = [&] { return shape_of(instance, pinned, members); };
-  if (!pass.no_room.empty() && pass.no_room.contains(shape())) return {};
+  // Where its volumes pin it may change while it waits; its spec and gang do not.
+  const ShapeId shape = pinned.empty() ? entry.shape : shape_of(instance, pinned, members);
+  if (pass.found_no_room(shape)) return {};
   const bool spot = instance.spec.pricing == model::PricingModel::kSpot;
   const auto competes = [&](const Blocker& blocker) {
     const auto& a = blocker.gpu_types;
@@ -212,10 +259,10 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   auto request = detail::scheduling_request(instance.spec);
   request.nodes = members;
   request.node_id = pinned;
-  auto assignment = c_.placements.cluster().place(request);
+  auto assignment = place(request, shape);
   if (!assignment) {
     if (!spot) {
-      if (Decision room = make_room(instance, request, shape()); room.kind != Kind::kWait) {
+      if (Decision room = make_room(instance, request, shape); room.kind != Kind::kWait) {
         return room;
       }
     }
@@ -229,7 +276,7 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
             fmt::format("waiting for a node that can hold it to join: {}", never->message);
       }
     }
-    pass.no_room.insert(shape());
+    pass.add_no_room(shape);
     // Work pinned to one node blocks only that node, which the estimate does not know.
     if (!spot && members == 1 && pinned.empty() && pass.blockers.size() < kMaxBackfillBlockers) {
       if (const auto start = earliest_start(instance)) {
@@ -264,10 +311,34 @@ Scheduler::Decision Scheduler::decide(const Instance& instance, PassState& pass)
   if (auto allocated = c_.placements.cluster().allocate(*assignment); !allocated) {
     spdlog::error("scheduler chose taken capacity for {}: {}", instance.id,
                   allocated.error().message);
-    pass.no_room.insert(shape());
+    pass.add_no_room(shape);
     return {};
   }
   return {.kind = Kind::kPlace, .assignment = std::move(*assignment)};
+}
+
+std::optional<sched::Assignment> Scheduler::place(const sched::Request& request, ShapeId shape) {
+  sched::Cluster& cluster = c_.placements.cluster();
+  const auto placed = [&]() -> std::optional<sched::Assignment> {
+    if (auto assignment = cluster.place(request)) return std::move(*assignment);
+    return std::nullopt;
+  };
+  if (request.nodes > 1) return placed();
+  if (shape >= fit_known_.size()) fit_known_.resize(shape + 1);
+  uint64_t& known = fit_known_[shape];
+  const uint64_t end = c_.placements.released_end();
+  if (known > 0 && known - 1 >= c_.placements.released_begin()) {
+    const auto released = c_.placements.released_since(known - 1);
+    if (std::none_of(released.begin(), released.end(), [&](sched::NodeHandle node) {
+          return cluster.place_on(node, request).has_value();
+        })) {
+      known = end + 1;
+      return std::nullopt;
+    }
+  }
+  auto assignment = placed();
+  known = assignment ? 0 : end + 1;
+  return assignment;
 }
 
 std::string Scheduler::admission_hold(const Instance& instance, int members) const {

@@ -35,7 +35,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "common/clock.h"
@@ -104,7 +103,7 @@ class Scheduler {
   // At restore, for every instance in creation order: its sequence is taken (new arrivals come
   // after it), and it is queued if pending (a job task as its rank-0 member).
   void restore(model::Instance& instance);
-  size_t queue_length() const { return pending_.size(); }
+  size_t queue_length() const { return queue_length_; }
   // The tenant's pending instances in the queue (a job's tasks each count once).
   int queued(std::string_view tenant_id) const;
 
@@ -112,10 +111,11 @@ class Scheduler {
   // Something it reads changed (capacity, a price, a quota, a booking, time): the next pass takes
   // the whole queue.
   void queue_changed() { queue_changed_ = true; }
-  // A node joined, changed, or came into or out of service: as queue_changed(), and what
-  // make_room remembered about where room could be made is forgotten.
+  // A node joined, changed, or came into or out of service: as queue_changed(), and what was
+  // remembered about where request shapes could not go (fit_known_, room_known_) is forgotten.
   void nodes_changed() {
     queue_changed_ = true;
+    fit_known_.clear();
     room_known_.clear();
   }
   // What the last pass estimated moved (a declared end became known, a booking was cancelled):
@@ -147,10 +147,26 @@ class Scheduler {
   using ShapeId = uint32_t;
   ShapeId shape_of(const model::Instance& instance, const std::string& pinned, int members);
   struct PassState {
-    std::unordered_set<ShapeId> no_room;  // request shapes that found no room in this pass
+    std::vector<bool> no_room;  // by ShapeId: request shapes that found no room in this pass
     std::vector<Blocker> blockers;
+    bool found_no_room(ShapeId shape) const { return shape < no_room.size() && no_room[shape]; }
+    void add_no_room(ShapeId shape) {
+      if (shape >= no_room.size()) no_room.resize(shape + 1);
+      no_room[shape] = true;
+    }
   };
-  Decision decide(const model::Instance& request, PassState& pass);
+  // A queued request, with what a pass reads of it for every request it tries.
+  struct Queued {
+    model::Instance* instance = nullptr;
+    int members = 0;  // its gang's size (gang_size); 0 until first tried
+    // Its shape, where no volume pins it (the shape does not change while it waits); set with
+    // `members`.
+    ShapeId shape = 0;
+    // Nothing but the tenant's quota can hold it before capacity is looked at (no max_price, no
+    // reservation, no volume): a pass that found no room for its shape passes over it.
+    bool plain = false;
+  };
+  Decision decide(Queued& entry, PassState& pass);
   // Members of the request's gang: its job's nodes, 1 for an instance of its own.
   int gang_size(const model::Instance& request) const;
   // Why the instance may not be placed now regardless of capacity (quota, max_price,
@@ -163,6 +179,9 @@ class Scheduler {
   // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
   // they are leaving. `shape` is the request's (decide's no-room key).
   Decision make_room(const model::Instance& instance, const sched::Request& request, ShapeId shape);
+  // sched::Cluster::place, which for a single request asks only the nodes released on since it
+  // last found no node for the shape (fit_known_), and finds none if none of them fits it.
+  std::optional<sched::Assignment> place(const sched::Request& request, ShapeId shape);
   // Whether the node's GPUs are of a type (and memory) one member of the request accepts.
   bool has_gpus_for(sched::NodeHandle node, const sched::Request& member) const;
   // Whether giving up all of `spot` (spot work on the node) could let one member of the request
@@ -185,8 +204,20 @@ class Scheduler {
   // that pass's state.
   bool follows_settled_pass(const QueuePosition& arrival) const;
 
+  // The queue: bands of equal scheduling class and priority, in placement order; in a band each
+  // tenant's requests in arrival order (sequence, id). A tenant's or a band's emptied queue stays
+  // until a pass walks the band.
+  using BandKey = std::pair<int, int>;  // negated class, negated priority
+  using TenantQueue = std::map<std::pair<int64_t, std::string>, Queued>;
+  using Band = std::map<std::string, TenantQueue, std::less<>>;  // by tenant id
+  // Tries a band's requests, the tenants taking turns (scheduler.cc); `from` (arrivals only): the
+  // settled pass's last request, whose tenant's requests after it are the only ones tried.
+  void walk(Band& band, const QueuePosition* from, PassState& pass, const Apply& apply,
+            const model::Instance*& last);
+
   Context c_;
-  std::set<QueuePosition> pending_;
+  std::map<BandKey, Band> bands_;
+  size_t queue_length_ = 0;
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> queued_by_tenant_;
   bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
   std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
@@ -219,9 +250,11 @@ class Scheduler {
     std::vector<RoomOnNode> could;  // by node handle
   };
   std::unordered_map<ShapeId, RoomKnown> room_known_;
+  // By ShapeId, for single requests: 1 + the release log's end when place() last found no node
+  // for the shape (0: not known). No node gains room for it until capacity is released there, so
+  // until then only the nodes released on since can take it.
+  std::vector<uint64_t> fit_known_;
   std::unordered_map<std::string, ShapeId> shape_ids_;
-  // The shapes of queued requests that no volume pins, by instance id.
-  std::unordered_map<std::string, ShapeId, StringHash, std::equal_to<>> queued_shapes_;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
   // Request shapes seen, with how often, and when the scheduler's profile was last refreshed.
