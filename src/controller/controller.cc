@@ -265,6 +265,7 @@ void Controller::withdraw(Instance& instance, std::string reason) {
 
 void Controller::request_stop(Instance& instance, std::string reason) {
   instance.state = InstanceState::kStopping;
+  placements_.stopping(instance);
   instance.reason = std::move(reason);
   tracker_.touch(instance);
   Node& node = nodes_.at(instance.node_id);

@@ -21,17 +21,27 @@ int64_t Placements::Holding::milli_of_type(std::string_view gpu_type) const {
 
 void Placements::add(model::Instance& instance, sched::NodeAssignment part) {
   for (const auto& gpu : instance.gpus) holders_[gpu].insert(instance.id);
-  assignments_.insert_or_assign(instance.id, sched::Assignment{{std::move(part)}});
+  const auto& assignment =
+      assignments_.insert_or_assign(instance.id, sched::Assignment{{std::move(part)}})
+          .first->second;
   hold(instance, 1);
   on_node_[instance.node_id].emplace(instance.id, &instance);
   if (has_max_price(instance)) with_max_price_.emplace(instance.id, &instance);
   with_declared_runtime_ += instance.spec.max_runtime_s.has_value();
-  node_versions_[instance.node_id] = ++changes_;
+  new_version(assignment);
 }
 
-uint64_t Placements::node_version(std::string_view node_id) const {
-  const auto it = node_versions_.find(node_id);
-  return it == node_versions_.end() ? 0 : it->second;
+void Placements::stopping(const model::Instance& instance) {
+  if (const auto held = assignments_.find(instance.id); held != assignments_.end()) {
+    new_version(held->second);
+  }
+}
+
+void Placements::new_version(const sched::Assignment& assignment) {
+  for (const auto& part : assignment.nodes) {
+    if (part.node >= node_versions_.size()) node_versions_.resize(part.node + 1);
+    node_versions_[part.node] = ++changes_;
+  }
 }
 
 Status Placements::restore(model::Instance& instance, sched::Assignment assignment) {
@@ -60,6 +70,7 @@ bool Placements::remove(const model::Instance& instance) {
     released_on_.clear();
   }
   for (const auto& part : held->second.nodes) released_on_.push_back(part.node);
+  new_version(held->second);
   hold(instance, -1);
   assignments_.erase(held);
   if (const auto placed = on_node_.find(instance.node_id); placed != on_node_.end()) {
@@ -67,7 +78,6 @@ bool Placements::remove(const model::Instance& instance) {
   }
   with_max_price_.erase(instance.id);
   with_declared_runtime_ -= instance.spec.max_runtime_s.has_value();
-  node_versions_[instance.node_id] = ++changes_;
   return true;
 }
 

@@ -80,8 +80,14 @@ class Placements {
   // The placed spot instances with a max_price, in id order: the work a rise of the spot price
   // may interrupt, without a walk over everything placed.
   const PlacedInstances& with_max_price() const { return with_max_price_; }
-  // Changes with every add() and remove() on the node (0 for a node nothing was placed on).
-  uint64_t node_version(std::string_view node_id) const;
+  // Changes with every add() and remove() on the node, and whenever work there is asked to stop
+  // (stopping()): what runs there, and what of it may still be given up, is what it was while the
+  // version is the same. 0 for a node nothing was placed on.
+  uint64_t node_version(sched::NodeHandle node) const {
+    return node < node_versions_.size() ? node_versions_[node] : 0;
+  }
+  // The recorded instance was asked to stop (it holds its capacity until its run ends).
+  void stopping(const model::Instance& instance);
   // How many recorded instances declared a max_runtime_s: when none did, nothing placed ends at a
   // known time, and the backfill estimate needs no walk over the nodes.
   size_t with_declared_runtime() const { return with_declared_runtime_; }
@@ -118,8 +124,11 @@ class Placements {
   std::unordered_map<std::string, Holding, StringHash, std::equal_to<>> held_;
   PlacedInstances with_max_price_;
   size_t with_declared_runtime_ = 0;
-  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> node_versions_;
-  uint64_t changes_ = 0;  // add() and remove() calls: each gives its node a new version
+  // Gives the nodes of the instance's assignment a new version.
+  void new_version(const sched::Assignment& assignment);
+
+  std::vector<uint64_t> node_versions_;  // by node handle
+  uint64_t changes_ = 0;                 // new versions given
   std::vector<sched::NodeHandle> released_on_;
   uint64_t released_base_ = 0;  // the position of released_on_[0]
 };

@@ -420,28 +420,46 @@ bool Scheduler::has_gpus_for(sched::NodeHandle node, const sched::Request& membe
          spec.gpu_memory_mib >= member.min_gpu_memory_mib;
 }
 
-bool Scheduler::could_make_room(sched::NodeHandle node, const sched::Request& member,
-                                const std::vector<Instance*>& spot) const {
+const Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
+  if (node >= node_rooms_.size()) node_rooms_.resize(node + 1);
+  NodeRoom& room = node_rooms_[node];
+  const uint64_t version = c_.placements.node_version(node) + 1;
+  if (room.version == version) return room;
   const sched::Cluster& cluster = c_.placements.cluster();
-  const auto& d = member.per_node;
-  // What would be free with every spot instance gone; a GPU still holds the rest of its share.
-  std::vector<int> free = cluster.free_gpu_milli(node);
-  auto host = cluster.free_resources(node);
-  for (const Instance* victim : spot) {
-    const sched::Assignment& held = c_.placements.assignment(victim->id);
-    for (const auto& part : held.nodes) {
+  room.version = version;
+  room.spot.clear();
+  room.gpu_milli = cluster.free_gpu_milli(node);
+  const auto host = cluster.free_resources(node);
+  room.cpu_milli = host.cpu_milli;
+  room.memory_mib = host.memory_mib;
+  for (const auto& [id, placed] : c_.placements.on_node(cluster.spec(node).id)) {
+    Instance& candidate = *placed;
+    if (candidate.spec.pricing != model::PricingModel::kSpot ||
+        (candidate.state != InstanceState::kStarting &&
+         candidate.state != InstanceState::kRunning)) {
+      continue;
+    }
+    room.spot.push_back(&candidate);
+    // A GPU it shares still holds the rest of its share.
+    for (const auto& part : c_.placements.assignment(candidate.id).nodes) {
       if (part.node != node) continue;
-      for (int position : part.gpus) free[position] += part.gpu_milli;
-      host.cpu_milli += part.cpu_milli;
-      host.memory_mib += part.memory_mib;
+      for (int position : part.gpus) room.gpu_milli[position] += part.gpu_milli;
+      room.cpu_milli += part.cpu_milli;
+      room.memory_mib += part.memory_mib;
     }
   }
-  int usable = 0;  // GPUs (in service) with the member's share free
-  for (size_t position = 0; position < free.size(); ++position) {
-    usable +=
-        cluster.gpu_available(node, static_cast<int>(position)) && free[position] >= d.gpu_milli;
+  for (size_t position = 0; position < room.gpu_milli.size(); ++position) {
+    if (!cluster.gpu_available(node, static_cast<int>(position))) room.gpu_milli[position] = -1;
   }
-  return usable >= d.gpu_count && host.cpu_milli >= d.cpu_milli && host.memory_mib >= d.memory_mib;
+  return room;
+}
+
+bool Scheduler::could_make_room(const NodeRoom& room, const sched::Request& member) {
+  const auto& d = member.per_node;
+  const auto usable = std::count_if(room.gpu_milli.begin(), room.gpu_milli.end(),
+                                    [&](int milli) { return milli >= 0 && milli >= d.gpu_milli; });
+  return !room.spot.empty() && usable >= d.gpu_count && room.cpu_milli >= d.cpu_milli &&
+         room.memory_mib >= d.memory_mib;
 }
 
 Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::Request& request,
@@ -467,7 +485,7 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   // The victims make_room found enough last time on a node, while nothing was placed on or
   // removed from it since: if they are still the first of its spot work in order, they are still
   // just enough, and the release-and-place trial is spared.
-  const auto still_enough = [&](sched::NodeHandle node, std::string_view node_id,
+  const auto still_enough = [&](sched::NodeHandle node,
                                 const std::vector<Instance*>& spot) -> const RoomOnNode* {
     if (known == room_known_.end()) return nullptr;
     const auto& could = known->second.could;
@@ -475,55 +493,48 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
         could.begin(), could.end(), node,
         [](const RoomOnNode& room, sched::NodeHandle handle) { return room.node < handle; });
     if (it == could.end() || it->node != node ||
-        it->version != c_.placements.node_version(node_id) || it->victims.size() > spot.size() ||
+        it->version != c_.placements.node_version(node) || it->victims.size() > spot.size() ||
         !std::equal(it->victims.begin(), it->victims.end(), spot.begin())) {
       return nullptr;
     }
     return &*it;
   };
-  const auto consider = [&](std::string_view node_id) {
-    const auto handle = c_.placements.cluster().find(node_id);
-    if (!handle || !c_.placements.cluster().schedulable(*handle) ||
-        !has_gpus_for(*handle, member)) {
+  const sched::Cluster& cluster = c_.placements.cluster();
+  const auto consider = [&](sched::NodeHandle node) {
+    if (!cluster.schedulable(node) || !has_gpus_for(node, member)) return;
+    const std::string_view node_id = cluster.spec(node).id;
+    if (gang && cluster.place_on(node, member)) {
+      choices.emplace_back(node_id, Choice{.node = node});
       return;
     }
-    if (gang && c_.placements.cluster().place_on(*handle, member)) {
-      choices.emplace_back(node_id, Choice{.node = *handle});
-      return;
+    const NodeRoom& room = node_room(node);
+    if (!could_make_room(room, member)) return;
+    std::vector<std::pair<Micros, Instance*>> priced;
+    for (Instance* candidate : room.spot) {
+      priced.emplace_back(c_.metering.price_per_gpu_hour(*candidate).value_or(0), candidate);
     }
-    std::vector<Instance*> spot;
-    for (const auto& [id, placed] : c_.placements.on_node(node_id)) {
-      Instance& candidate = *placed;
-      if (candidate.spec.pricing == model::PricingModel::kSpot &&
-          (candidate.state == InstanceState::kStarting ||
-           candidate.state == InstanceState::kRunning)) {
-        spot.push_back(&candidate);
-      }
-    }
-    if (spot.empty() || !could_make_room(*handle, member, spot)) return;
-    std::sort(spot.begin(), spot.end(), [&](const Instance* a, const Instance* b) {
-      const auto pa = c_.metering.price_per_gpu_hour(*a).value_or(0),
-                 pb = c_.metering.price_per_gpu_hour(*b).value_or(0);
-      if (pa != pb) return pa < pb;
-      return std::tie(b->started_at, b->id) < std::tie(a->started_at, a->id);
+    std::sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return std::tie(b.second->started_at, b.second->id) <
+             std::tie(a.second->started_at, a.second->id);
     });
-    Choice choice{.node = *handle};
-    if (const RoomOnNode* known_room = still_enough(*handle, node_id, spot)) {
+    std::vector<Instance*> spot;
+    for (const auto& [price, candidate] : priced) spot.push_back(candidate);
+    Choice choice{.node = node};
+    if (const RoomOnNode* known_room = still_enough(node, spot)) {
       choice.victims = known_room->victims;
-      for (const Instance* victim : choice.victims) {
-        choice.price += c_.metering.price_per_gpu_hour(*victim).value_or(0);
-      }
+      for (size_t i = 0; i < choice.victims.size(); ++i) choice.price += priced[i].first;
       choices.emplace_back(node_id, std::move(choice));
       return;
     }
     // Release victims one by one until the member fits this node, then put them all back:
     // this only asks what would be enough.
     bool fits = false;
-    for (Instance* victim : spot) {
+    for (const auto& [price, victim] : priced) {
       if (!c_.placements.cluster().release(c_.placements.assignment(victim->id))) break;
       choice.victims.push_back(victim);
-      choice.price += c_.metering.price_per_gpu_hour(*victim).value_or(0);
-      if (c_.placements.cluster().place_on(*handle, member)) {
+      choice.price += price;
+      if (cluster.place_on(node, member)) {
         fits = true;
         break;
       }
@@ -547,17 +558,22 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     nodes.insert(nodes.end(), released.begin(), released.end());
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    for (sched::NodeHandle node : nodes) consider(c_.placements.cluster().spec(node).id);
-  } else if (gang) {
+    for (sched::NodeHandle node : nodes) consider(node);
+  } else {
     // A gang may also use nodes where a member fits already, placed work or not; a single
     // request only nodes with spot work on them.
-    for (const auto& [node_id, node] : c_.nodes) consider(node_id);
-  } else {
-    for (const auto& [node_id, placed] : c_.placements.by_node()) consider(node_id);
+    const auto consider_id = [&](std::string_view node_id) {
+      if (const auto node = cluster.find(node_id)) consider(*node);
+    };
+    if (gang) {
+      for (const auto& [node_id, node] : c_.nodes) consider_id(node_id);
+    } else {
+      for (const auto& [node_id, placed] : c_.placements.by_node()) consider_id(node_id);
+    }
   }
   RoomKnown remembered{.released_end = released_end, .could = {}};
   for (const auto& [node_id, choice] : choices) {
-    remembered.could.push_back({choice.node, c_.placements.node_version(node_id), choice.victims});
+    remembered.could.push_back({choice.node, c_.placements.node_version(choice.node), choice.victims});
   }
   std::sort(remembered.could.begin(), remembered.could.end(),
             [](const RoomOnNode& a, const RoomOnNode& b) { return a.node < b.node; });

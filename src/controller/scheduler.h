@@ -117,6 +117,7 @@ class Scheduler {
     queue_changed_ = true;
     fit_known_.clear();
     room_known_.clear();
+    node_rooms_.clear();
   }
   // What the last pass estimated moved (a declared end became known, a booking was cancelled):
   // arrivals are not tried from where it ended. Asks for no pass by itself.
@@ -184,11 +185,21 @@ class Scheduler {
   std::optional<sched::Assignment> place(const sched::Request& request, ShapeId shape);
   // Whether the node's GPUs are of a type (and memory) one member of the request accepts.
   bool has_gpus_for(sched::NodeHandle node, const sched::Request& member) const;
-  // Whether giving up all of `spot` (spot work on the node) could let one member of the request
-  // in (on a node has_gpus_for it): what would be free with them gone. A necessary condition
-  // only, tested before make_room's release-and-place trial, which it spares on most nodes.
-  bool could_make_room(sched::NodeHandle node, const sched::Request& member,
-                       const std::vector<model::Instance*>& spot) const;
+  // What could be given up on a node: its spot work that is starting or running, and what would
+  // be free with all of it gone. Worked out again when the node's Placements::node_version moves
+  // (work placed, removed, or asked to stop there); nodes_changed() forgets it.
+  struct NodeRoom {
+    uint64_t version = 0;               // the node_version it was worked out at, + 1; 0: not yet
+    std::vector<model::Instance*> spot;  // in id order
+    std::vector<int> gpu_milli;  // per GPU: free with all of `spot` gone; -1 out of service
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;
+  };
+  const NodeRoom& node_room(sched::NodeHandle node);
+  // Whether giving up all of the node's spot work could let one member of the request in (on a
+  // node has_gpus_for it). A necessary condition only, tested before make_room's
+  // release-and-place trial, which it spares on most nodes.
+  static bool could_make_room(const NodeRoom& room, const sched::Request& member);
 
   // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
   // tenant's priority, then first come first served.
@@ -254,6 +265,7 @@ class Scheduler {
   // for the shape (0: not known). No node gains room for it until capacity is released there, so
   // until then only the nodes released on since can take it.
   std::vector<uint64_t> fit_known_;
+  std::vector<NodeRoom> node_rooms_;  // by node handle
   std::unordered_map<std::string, ShapeId> shape_ids_;
   // Pending instances that already asked spot work to leave, and the victims still leaving.
   std::unordered_map<std::string, std::set<std::string>> preemptions_;
