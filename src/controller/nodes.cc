@@ -362,8 +362,10 @@ void Controller::tick() {
       }
     }
   }
-  if (update_spot_market()) interrupt_spot_over_max_price();
-  if (t - last_billing_ >= options_.billing_interval) {
+  const bool spot_moved = update_spot_market();
+  if (spot_moved) interrupt_spot_over_max_price();
+  const bool metered = t - last_billing_ >= options_.billing_interval;
+  if (metered) {
     last_billing_ = t;
     metering_.meter_all(t);
     volumes_.meter(t);
@@ -373,8 +375,7 @@ void Controller::tick() {
     enforce_balances();
   }
   advance_reservations();
-  // Time alone changes what a pass may do (reservation windows, backfill estimates).
-  scheduler_.queue_changed();
+  scheduler_.time_passed(spot_moved, metered);
   while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
     const auto [deadline, id] = *deadlines_.begin();
     deadlines_.erase(deadlines_.begin());

@@ -171,6 +171,35 @@ TEST_F(PricesTest, SpotPriceRisesWithUtilisationAndInterruptsAboveMaxPrice) {
   ASSERT_TRUE(ctl_.start_instance(alice_, spot.id));
   EXPECT_EQ(get(spot.id).state, InstanceState::kPending);
   EXPECT_NE(get(spot.id).reason.find("above its max_price"), std::string::npos);
+
+  // The busy work ends; the price falls at the next tick, which places it.
+  ASSERT_TRUE(ctl_.stop_instance(bob_, busy.id));
+  run(busy.id, 143);
+  EXPECT_EQ(get(spot.id).state, InstanceState::kPending);
+  clock_.advance(Millis(1'000));
+  ctl_.tick();
+  EXPECT_EQ(get(spot.id).state, InstanceState::kStarting);
+}
+
+TEST_F(PricesTest, SpotWorkAboveItsMaxPriceIsPlacedWhenALowerPriceComesIntoForce) {
+  const auto busy = launch(bob_, 6);
+  run(busy.id);
+  ctl_.tick();  // 6 of 8 held: 7.2 + 10.8 x (6/8)^2 = 13.275
+  auto capped = spec(1);
+  capped.pricing = PricingModel::kSpot;
+  capped.max_price = 8'000'000;
+  const auto spot = launch(alice_, capped);
+  EXPECT_EQ(get(spot.id).state, InstanceState::kPending);
+  // Half the price from a second on: 3.6 + 5.4 x (6/8)^2 = 6.6375. Nothing else changes.
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.effective_at = clock_.now() + Millis(1'000),
+                                       .gpu_per_hour = {{"h100-80g", 9'000'000}}}));
+  ctl_.tick();
+  EXPECT_EQ(get(spot.id).state, InstanceState::kPending);
+  clock_.advance(Millis(1'000));
+  ctl_.tick();
+  EXPECT_EQ(ctl_.pricing().spot_market().price_at(ctl_.pricing().book(), "h100-80g", clock_.now()),
+            6'637'500);
+  EXPECT_EQ(get(spot.id).state, InstanceState::kStarting);
 }
 
 TEST_F(PricesTest, EstimatePricesTheMostExpensiveAcceptableType) {

@@ -35,7 +35,9 @@ void Scheduler::enqueue(Instance& instance) {
   const bool plain = spec.volumes.empty() && spec.pricing != model::PricingModel::kReserved &&
                      !(spec.pricing == model::PricingModel::kSpot && spec.max_price);
   auto& queue = bands_[{position.negated_class, position.negated_priority}][instance.tenant_id];
-  if (queue.try_emplace({position.sequence, position.id}, Queued{.instance = &instance, .plain = plain})
+  if (queue
+          .try_emplace({position.sequence, position.id},
+                       Queued{.instance = &instance, .plain = plain})
           .second) {
     ++queue_length_;
     ++queued_by_tenant_[instance.tenant_id];
@@ -84,6 +86,14 @@ void Scheduler::restore(Instance& instance) {
   }
   // A job task queues as one entry, its rank-0 member.
   if (instance.state == InstanceState::kPending && instance.job_rank == 0) enqueue(instance);
+}
+
+void Scheduler::time_passed(bool spot_moved, bool metered) {
+  const TimeReads& read = time_reads_;
+  const bool rates_moved = spot_moved || c_.pricing.book().next_change(read.since) <= now();
+  if (read.clock || (read.live_rates && rates_moved) || (read.metered_prices && metered)) {
+    queue_changed_ = true;
+  }
 }
 
 void Scheduler::victim_ended(const std::string& instance_id) {
@@ -145,6 +155,8 @@ void Scheduler::pass(const Apply& apply) {
   if (arrivals_only) {
     pass = std::move(settled_->state);
     from = std::move(settled_->last);
+  } else {
+    time_reads_ = {.since = now()};
   }
   queue_changed_ = false;
   arrivals_.clear();
@@ -152,8 +164,8 @@ void Scheduler::pass(const Apply& apply) {
   // pass retries every request with what changed.
   settled_ = SettledPass{};
   const Instance* last = nullptr;
-  auto band = from ? bands_.lower_bound({from->negated_class, from->negated_priority})
-                   : bands_.begin();
+  auto band =
+      from ? bands_.lower_bound({from->negated_class, from->negated_priority}) : bands_.begin();
   while (band != bands_.end()) {
     const bool resumed =
         from && band->first == BandKey{from->negated_class, from->negated_priority};
@@ -190,8 +202,8 @@ void Scheduler::walk(Band& band, const QueuePosition* from, PassState& pass, con
     // Only the arrivals are tried, and in this band they are the settled pass's last tenant's.
     const auto queue = band.find(c_.instances.at(from->id).tenant_id);
     if (queue != band.end()) {
-      turns.push({0, queue->first, &queue->second,
-                  queue->second.upper_bound({from->sequence, from->id})});
+      turns.push(
+          {0, queue->first, &queue->second, queue->second.upper_bound({from->sequence, from->id})});
     }
   } else {
     for (auto& [tenant, queue] : band) turns.push({share(tenant), tenant, &queue, queue.begin()});
@@ -250,6 +262,7 @@ Scheduler::Decision Scheduler::decide(Queued& entry, PassState& pass) {
     return a.empty() || b.empty() ||
            std::find_first_of(a.begin(), a.end(), b.begin(), b.end()) != a.end();
   };
+  if (instance.spec.max_runtime_s && !pass.blockers.empty()) time_reads_.clock = true;
   for (const auto& blocker : pass.blockers) {
     // Backfill: only work that is done before the blocked request could start goes ahead of it.
     const bool ends_in_time = instance.spec.max_runtime_s &&
@@ -341,12 +354,15 @@ std::optional<sched::Assignment> Scheduler::place(const sched::Request& request,
   return assignment;
 }
 
-std::string Scheduler::admission_hold(const Instance& instance, int members) const {
+std::string Scheduler::admission_hold(const Instance& instance, int members) {
   const model::Quota* quota = c_.quotas.of(instance.tenant_id);
   const int instances = c_.placements.holding(instance.tenant_id).instances;
   if (quota != nullptr && quota->max_instances && instances + members > *quota->max_instances) {
     return fmt::format("waiting: the tenant's quota allows {} instance(s) at once",
                        *quota->max_instances);
+  }
+  if (instance.spec.pricing == model::PricingModel::kSpot && instance.spec.max_price) {
+    time_reads_.live_rates = true;
   }
   if (!c_.pricing.within_max_price(instance.spec)) {
     return fmt::format("waiting: the spot price is above its max_price ({} per GPU-hour)",
@@ -355,10 +371,12 @@ std::string Scheduler::admission_hold(const Instance& instance, int members) con
   return c_.reservations.hold_reason(instance, members);
 }
 
-int64_t Scheduler::reserved_hold(const Instance& instance, std::string_view gpu_type) const {
+int64_t Scheduler::reserved_hold(const Instance& instance, std::string_view gpu_type) {
   // Spot work may use held capacity (it is preempted when the holder needs it); reserved work
   // uses its own reservation's share.
   if (instance.spec.pricing != model::PricingModel::kOnDemand) return 0;
+  // Bookings that begin before its declared end hold capacity back: fewer as time passes.
+  if (instance.spec.max_runtime_s) time_reads_.clock = true;
   const std::optional<Timestamp> until =
       instance.spec.max_runtime_s
           ? std::optional<Timestamp>(now() + Millis(*instance.spec.max_runtime_s * 1000))
@@ -492,8 +510,8 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     const auto it = std::lower_bound(
         could.begin(), could.end(), node,
         [](const RoomOnNode& room, sched::NodeHandle handle) { return room.node < handle; });
-    if (it == could.end() || it->node != node ||
-        it->version != c_.placements.node_version(node) || it->victims.size() > spot.size() ||
+    if (it == could.end() || it->node != node || it->version != c_.placements.node_version(node) ||
+        it->victims.size() > spot.size() ||
         !std::equal(it->victims.begin(), it->victims.end(), spot.begin())) {
       return nullptr;
     }
@@ -511,6 +529,9 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
     if (!could_make_room(room, member)) return;
     std::vector<std::pair<Micros, Instance*>> priced;
     for (Instance* candidate : room.spot) {
+      // Running work is priced as metered; starting work at the rate now.
+      (candidate->state == InstanceState::kRunning ? time_reads_.metered_prices
+                                                   : time_reads_.live_rates) = true;
       priced.emplace_back(c_.metering.price_per_gpu_hour(*candidate).value_or(0), candidate);
     }
     std::sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
@@ -573,7 +594,8 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   }
   RoomKnown remembered{.released_end = released_end, .could = {}};
   for (const auto& [node_id, choice] : choices) {
-    remembered.could.push_back({choice.node, c_.placements.node_version(choice.node), choice.victims});
+    remembered.could.push_back(
+        {choice.node, c_.placements.node_version(choice.node), choice.victims});
   }
   std::sort(remembered.could.begin(), remembered.could.end(),
             [](const RoomOnNode& a, const RoomOnNode& b) { return a.node < b.node; });

@@ -119,6 +119,13 @@ class Scheduler {
     room_known_.clear();
     node_rooms_.clear();
   }
+  // Time passed (the tick; `spot_moved`: a spot price moved, `metered`: runs were metered, which
+  // reprices them). The next pass takes the whole queue where the passes since the last whole one
+  // read something that time changed: the clock (a declared runtime against a backfill estimate
+  // or a reservation's window), a live rate (max_price admission, starting spot work priced for
+  // preemption) once a spot price moved or a price version came into force, a metered run's
+  // price (running spot work priced for preemption) once runs were metered.
+  void time_passed(bool spot_moved, bool metered);
   // What the last pass estimated moved (a declared end became known, a booking was cancelled):
   // arrivals are not tried from where it ended. Asks for no pass by itself.
   void forget_settled_pass() { settled_.reset(); }
@@ -172,9 +179,9 @@ class Scheduler {
   int gang_size(const model::Instance& request) const;
   // Why the instance may not be placed now regardless of capacity (quota, max_price,
   // reservation), or "".
-  std::string admission_hold(const model::Instance& instance, int members) const;
+  std::string admission_hold(const model::Instance& instance, int members);
   // GPUs of a type that reservations hold back from this instance over its declared run.
-  int64_t reserved_hold(const model::Instance& instance, std::string_view gpu_type) const;
+  int64_t reserved_hold(const model::Instance& instance, std::string_view gpu_type);
   std::optional<Timestamp> earliest_start(const model::Instance& instance) const;
   // The spot work to ask to leave so that a higher-class request that found no room fits: none
   // when it is spot itself, when nothing would make it fit, or (kNone) when it asked already and
@@ -189,9 +196,9 @@ class Scheduler {
   // be free with all of it gone. Worked out again when the node's Placements::node_version moves
   // (work placed, removed, or asked to stop there); nodes_changed() forgets it.
   struct NodeRoom {
-    uint64_t version = 0;               // the node_version it was worked out at, + 1; 0: not yet
+    uint64_t version = 0;                // the node_version it was worked out at, + 1; 0: not yet
     std::vector<model::Instance*> spot;  // in id order
-    std::vector<int> gpu_milli;  // per GPU: free with all of `spot` gone; -1 out of service
+    std::vector<int> gpu_milli;          // per GPU: free with all of `spot` gone; -1 out of service
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
   };
@@ -231,6 +238,15 @@ class Scheduler {
   size_t queue_length_ = 0;
   std::unordered_map<std::string, int, StringHash, std::equal_to<>> queued_by_tenant_;
   bool queue_changed_ = false;  // something a pass depends on changed: the next pass is full
+  // What the passes since the last whole one (which began at `since`) read that time changes
+  // (time_passed).
+  struct TimeReads {
+    Timestamp since{};
+    bool clock = false;
+    bool live_rates = false;
+    bool metered_prices = false;
+  };
+  TimeReads time_reads_;
   std::vector<QueuePosition> arrivals_;  // queued new (with a new queue_sequence) since a pass
   // The last pass, while what it did still holds: it placed nothing, and nothing it read has
   // changed since (queue_changed_ is false, nothing left the queue). `state` is its state at the

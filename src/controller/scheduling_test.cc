@@ -383,6 +383,31 @@ TEST_F(SchedulingTest, QueueingBehindWorkThatDoesNotFitCostsTheSameForAnyQueueLe
   EXPECT_EQ(short_queue, 1u);  // the new request alone
 }
 
+TEST_F(SchedulingTest, ATickRetriesNoQueueThatTimeAloneCannotMove) {
+  run(launch(alice_, 8).id);  // the node is full
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(launch(bob_, 1).state, InstanceState::kPending);
+  const auto tried = [&] { return ctl_.fleet().platform_stats().scheduling_requests_tried; };
+  const uint64_t before = tried();
+  clock_.advance(Millis(1'000));
+  ctl_.tick();
+  EXPECT_EQ(tried(), before);
+  // Spot work with a max_price is admitted by the price now, which the next tick may move.
+  auto capped = with(1, PricingModel::kSpot);
+  capped.max_price = 100'000'000;
+  EXPECT_EQ(launch(bob_, capped).state, InstanceState::kPending);
+  const uint64_t with_capped = tried();
+  ASSERT_TRUE(ctl_.set_prices(admin_, {.effective_at = clock_.now() + Millis(1'000),
+                                       .gpu_per_hour = {{"h100-80g", 9'000'000}}}));
+  ctl_.tick();
+  EXPECT_GT(tried(), with_capped);  // set_prices asked for a pass
+  const uint64_t after_set = tried();
+  ctl_.tick();
+  EXPECT_EQ(tried(), after_set);
+  clock_.advance(Millis(1'000));
+  ctl_.tick();  // the new price is in force
+  EXPECT_GT(tried(), after_set);
+}
+
 TEST_F(SchedulingTest, NodesWithMixedGpuTypesAreRefused) {
   model::NodeRegistration mixed{.name = "mixed", .cpu_count = 8, .memory_mb = 1024};
   mixed.gpus = {{"GPU-m0", 0, "h100-80g", "H100", 81920}, {"GPU-m1", 1, "a100-80g", "A100", 81920}};
