@@ -438,13 +438,14 @@ bool Scheduler::has_gpus_for(sched::NodeHandle node, const sched::Request& membe
          spec.gpu_memory_mib >= member.min_gpu_memory_mib;
 }
 
-const Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
+Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
   if (node >= node_rooms_.size()) node_rooms_.resize(node + 1);
   NodeRoom& room = node_rooms_[node];
   const uint64_t version = c_.placements.node_version(node) + 1;
   if (room.version == version) return room;
   const sched::Cluster& cluster = c_.placements.cluster();
   room.version = version;
+  room.priced_valid = false;
   room.spot.clear();
   room.gpu_milli = cluster.free_gpu_milli(node);
   const auto host = cluster.free_resources(node);
@@ -470,6 +471,45 @@ const Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
     if (!cluster.gpu_available(node, static_cast<int>(position))) room.gpu_milli[position] = -1;
   }
   return room;
+}
+
+const std::vector<Scheduler::Priced>& Scheduler::priced(NodeRoom& room) {
+  const billing::PriceBook& book = c_.pricing.book();
+  const uint64_t spot_revision = c_.pricing.spot_market().revision();
+  const auto& read = room.rates_read;
+  const bool same_rates =
+      read.book == book.revision() && read.spot == spot_revision && now() < read.until;
+  // Running work is priced as metered; starting work at the rates now.
+  const auto holds = [&](const Priced& entry) {
+    if (entry.instance->state == InstanceState::kRunning) {
+      time_reads_.metered_prices = true;
+      return entry.usage != nullptr && entry.usage->metered_until == entry.metered_until;
+    }
+    time_reads_.live_rates = true;
+    return entry.usage == nullptr && same_rates;
+  };
+  // Every entry is read (not only until one has moved): each notes what it read.
+  if (room.priced_valid &&
+      std::ranges::count_if(room.priced, holds) == static_cast<ptrdiff_t>(room.priced.size())) {
+    return room.priced;
+  }
+  room.priced.clear();
+  for (Instance* candidate : room.spot) {
+    const model::UsageRecord* usage =
+        candidate->state == InstanceState::kRunning ? c_.metering.current(*candidate) : nullptr;
+    room.priced.push_back({.price = c_.metering.price_per_gpu_hour(*candidate).value_or(0),
+                           .instance = candidate,
+                           .usage = usage,
+                           .metered_until = usage ? usage->metered_until : Timestamp{}});
+  }
+  std::sort(room.priced.begin(), room.priced.end(), [](const Priced& a, const Priced& b) {
+    if (a.price != b.price) return a.price < b.price;
+    return std::tie(b.instance->started_at, b.instance->id) <
+           std::tie(a.instance->started_at, a.instance->id);
+  });
+  room.priced_valid = true;
+  room.rates_read = {book.revision(), spot_revision, book.next_change(now())};
+  return room.priced;
 }
 
 bool Scheduler::could_make_room(const NodeRoom& room, const sched::Request& member) {
@@ -504,7 +544,7 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   // removed from it since: if they are still the first of its spot work in order, they are still
   // just enough, and the release-and-place trial is spared.
   const auto still_enough = [&](sched::NodeHandle node,
-                                const std::vector<Instance*>& spot) -> const RoomOnNode* {
+                                const std::vector<Priced>& spot) -> const RoomOnNode* {
     if (known == room_known_.end()) return nullptr;
     const auto& could = known->second.could;
     const auto it = std::lower_bound(
@@ -512,7 +552,10 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
         [](const RoomOnNode& room, sched::NodeHandle handle) { return room.node < handle; });
     if (it == could.end() || it->node != node || it->version != c_.placements.node_version(node) ||
         it->victims.size() > spot.size() ||
-        !std::equal(it->victims.begin(), it->victims.end(), spot.begin())) {
+        !std::equal(it->victims.begin(), it->victims.end(), spot.begin(),
+                    [](const Instance* victim, const Priced& priced) {
+                      return victim == priced.instance;
+                    })) {
       return nullptr;
     }
     return &*it;
@@ -525,36 +568,24 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
       choices.emplace_back(node_id, Choice{.node = node});
       return;
     }
-    const NodeRoom& room = node_room(node);
+    NodeRoom& room = node_room(node);
     if (!could_make_room(room, member)) return;
-    std::vector<std::pair<Micros, Instance*>> priced;
-    for (Instance* candidate : room.spot) {
-      // Running work is priced as metered; starting work at the rate now.
-      (candidate->state == InstanceState::kRunning ? time_reads_.metered_prices
-                                                   : time_reads_.live_rates) = true;
-      priced.emplace_back(c_.metering.price_per_gpu_hour(*candidate).value_or(0), candidate);
-    }
-    std::sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return std::tie(b.second->started_at, b.second->id) <
-             std::tie(a.second->started_at, a.second->id);
-    });
-    std::vector<Instance*> spot;
-    for (const auto& [price, candidate] : priced) spot.push_back(candidate);
+    const auto& in_order = priced(room);
     Choice choice{.node = node};
-    if (const RoomOnNode* known_room = still_enough(node, spot)) {
+    if (const RoomOnNode* known_room = still_enough(node, in_order)) {
       choice.victims = known_room->victims;
-      for (size_t i = 0; i < choice.victims.size(); ++i) choice.price += priced[i].first;
+      for (size_t i = 0; i < choice.victims.size(); ++i) choice.price += in_order[i].price;
       choices.emplace_back(node_id, std::move(choice));
       return;
     }
     // Release victims one by one until the member fits this node, then put them all back:
     // this only asks what would be enough.
     bool fits = false;
-    for (const auto& [price, victim] : priced) {
+    for (const Priced& entry : in_order) {
+      Instance* victim = entry.instance;
       if (!c_.placements.cluster().release(c_.placements.assignment(victim->id))) break;
       choice.victims.push_back(victim);
-      choice.price += price;
+      choice.price += entry.price;
       if (cluster.place_on(node, member)) {
         fits = true;
         break;

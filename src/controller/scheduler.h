@@ -195,14 +195,36 @@ class Scheduler {
   // What could be given up on a node: its spot work that is starting or running, and what would
   // be free with all of it gone. Worked out again when the node's Placements::node_version moves
   // (work placed, removed, or asked to stop there); nodes_changed() forgets it.
+  struct Priced {
+    Micros price = 0;
+    model::Instance* instance = nullptr;
+    // Its run's record when it was running (the locked price), and how far it was metered then.
+    const model::UsageRecord* usage = nullptr;
+    Timestamp metered_until{};
+  };
+  // The rates prices were read at: the same while the book and the spot market have not changed
+  // and the price version then in force still is.
+  struct RatesRead {
+    uint64_t book = 0;
+    uint64_t spot = 0;
+    Timestamp until{};
+  };
   struct NodeRoom {
     uint64_t version = 0;                // the node_version it was worked out at, + 1; 0: not yet
     std::vector<model::Instance*> spot;  // in id order
     std::vector<int> gpu_milli;          // per GPU: free with all of `spot` gone; -1 out of service
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
+    // `spot` in the order it is given up (cheapest first, then the most recently started), with
+    // each one's price (Metering::price_per_gpu_hour) while the prices read hold: a running
+    // run's until it is metered again, a starting one's while the rates are those it was read at.
+    std::vector<Priced> priced;
+    bool priced_valid = false;
+    RatesRead rates_read;
   };
-  const NodeRoom& node_room(sched::NodeHandle node);
+  NodeRoom& node_room(sched::NodeHandle node);
+  // The room's `priced`, worked out again where a price it read may have moved.
+  const std::vector<Priced>& priced(NodeRoom& room);
   // Whether giving up all of the node's spot work could let one member of the request in (on a
   // node has_gpus_for it). A necessary condition only, tested before make_room's
   // release-and-place trial, which it spares on most nodes.
