@@ -447,6 +447,7 @@ Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
   room.version = version;
   room.priced_valid = false;
   room.spot.clear();
+  room.held.clear();
   room.gpu_milli = cluster.free_gpu_milli(node);
   const auto host = cluster.free_resources(node);
   room.cpu_milli = host.cpu_milli;
@@ -459,8 +460,9 @@ Scheduler::NodeRoom& Scheduler::node_room(sched::NodeHandle node) {
       continue;
     }
     room.spot.push_back(&candidate);
+    room.held.push_back(&c_.placements.assignment(candidate.id));
     // A GPU it shares still holds the rest of its share.
-    for (const auto& part : c_.placements.assignment(candidate.id).nodes) {
+    for (const auto& part : room.held.back()->nodes) {
       if (part.node != node) continue;
       for (int position : part.gpus) room.gpu_milli[position] += part.gpu_milli;
       room.cpu_milli += part.cpu_milli;
@@ -494,11 +496,13 @@ const std::vector<Scheduler::Priced>& Scheduler::priced(NodeRoom& room) {
     return room.priced;
   }
   room.priced.clear();
-  for (Instance* candidate : room.spot) {
+  for (size_t i = 0; i < room.spot.size(); ++i) {
+    Instance* candidate = room.spot[i];
     const model::UsageRecord* usage =
         candidate->state == InstanceState::kRunning ? c_.metering.current(*candidate) : nullptr;
     room.priced.push_back({.price = c_.metering.price_per_gpu_hour(*candidate).value_or(0),
                            .instance = candidate,
+                           .held = room.held[i],
                            .usage = usage,
                            .metered_until = usage ? usage->metered_until : Timestamp{}});
   }
@@ -578,25 +582,16 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
       choices.emplace_back(node_id, std::move(choice));
       return;
     }
-    // Release victims one by one until the member fits this node, then put them all back:
-    // this only asks what would be enough.
-    bool fits = false;
-    for (const Priced& entry : in_order) {
-      Instance* victim = entry.instance;
-      if (!c_.placements.cluster().release(c_.placements.assignment(victim->id))) break;
-      choice.victims.push_back(victim);
-      choice.price += entry.price;
-      if (cluster.place_on(node, member)) {
-        fits = true;
-        break;
-      }
+    // The fewest of them, in order, whose leaving lets the member in.
+    std::vector<const sched::Assignment*> held;
+    for (const Priced& entry : in_order) held.push_back(entry.held);
+    const auto enough = cluster.fits_after_releasing(node, member, held);
+    if (!enough) return;
+    for (size_t i = 0; i < *enough; ++i) {
+      choice.victims.push_back(in_order[i].instance);
+      choice.price += in_order[i].price;
     }
-    for (Instance* victim : choice.victims) {
-      const auto restored = c_.placements.cluster().allocate(c_.placements.assignment(victim->id));
-      GPURENT_ASSERT(restored, "could not restore the allocation of {}: {}", victim->id,
-                     restored.error().message);
-    }
-    if (fits) choices.emplace_back(node_id, std::move(choice));
+    choices.emplace_back(node_id, std::move(choice));
   };
   const auto wanted = static_cast<size_t>(request.nodes);
   const uint64_t released_end = c_.placements.released_end();

@@ -198,6 +198,7 @@ class Scheduler {
   struct Priced {
     Micros price = 0;
     model::Instance* instance = nullptr;
+    const sched::Assignment* held = nullptr;  // what it was allocated (Placements::assignment)
     // Its run's record when it was running (the locked price), and how far it was metered then.
     const model::UsageRecord* usage = nullptr;
     Timestamp metered_until{};
@@ -212,7 +213,8 @@ class Scheduler {
   struct NodeRoom {
     uint64_t version = 0;                // the node_version it was worked out at, + 1; 0: not yet
     std::vector<model::Instance*> spot;  // in id order
-    std::vector<int> gpu_milli;          // per GPU: free with all of `spot` gone; -1 out of service
+    std::vector<const sched::Assignment*> held;  // what each of `spot` was allocated
+    std::vector<int> gpu_milli;  // per GPU: free with all of `spot` gone; -1 out of service
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
     // `spot` in the order it is given up (cheapest first, then the most recently started), with

@@ -219,6 +219,36 @@ std::optional<Assignment> Cluster::Impl::place_on(NodeHandle node, const Request
   return Assignment{{std::move(*part)}};
 }
 
+std::optional<size_t> Cluster::fits_after_releasing(NodeHandle node, const Request& request,
+                                                    std::span<const Assignment* const> held) const {
+  const auto& impl = *impl_;
+  if (!validate(request) || node >= impl.nodes.size() || !impl.nodes[node].schedulable ||
+      request.nodes != 1) {
+    return std::nullopt;
+  }
+  const auto& record = impl.nodes[node];
+  if (!type_acceptable(request, record.spec.gpu_type, record.spec.gpu_memory_mib) ||
+      !node_allowed(record.spec, request)) {
+    return std::nullopt;
+  }
+  // The node's free capacity as each allocation is given back (a GPU out of service stays
+  // unusable).
+  FreeCapacity free = impl.free_capacity(node);
+  for (size_t given_up = 0; given_up < held.size(); ++given_up) {
+    for (const auto& part : held[given_up]->nodes) {
+      if (part.node != node) continue;
+      for (int position : part.gpus) {
+        if (!record.unavailable[position]) free.gpus[position].milli += part.gpu_milli;
+      }
+      free.cpu_milli += part.cpu_milli;
+      free.memory_mib += part.memory_mib;
+      if (free.tracks_disk) free.disk_gb += part.disk_gb;
+    }
+    if (fits_node(free, request.per_node)) return given_up + 1;
+  }
+  return std::nullopt;
+}
+
 Status Cluster::allocate(const Assignment& assignment) { return impl_->apply(assignment, false); }
 Status Cluster::release(const Assignment& assignment) { return impl_->apply(assignment, true); }
 

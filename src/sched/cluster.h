@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -197,6 +198,11 @@ class Cluster {
   std::variant<Assignment, Refusal> place_or_explain(const Request& request) const;
   // Where on this one node a single-node request would go now, if it fits there.
   std::optional<Assignment> place_on(NodeHandle node, const Request& request) const;
+  // How many of `held` (allocations with a part on the node), given up in order, let a
+  // single-node request in on the node, as place_on() would find after release()ing them: the
+  // fewest; nullopt when all of them are not enough. Changes nothing.
+  std::optional<size_t> fits_after_releasing(NodeHandle node, const Request& request,
+                                             std::span<const Assignment* const> held) const;
   // Why the request could not fit this cluster even if it were empty (every node schedulable,
   // every GPU available), naming the one rule it breaks; nullopt when it could. Something is
   // returned means waiting in a queue is pointless until nodes of another kind join. O(nodes) for

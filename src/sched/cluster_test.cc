@@ -424,6 +424,79 @@ TEST(Cluster, AnUnavailableGpuIsNeverChosenAndHoldsNoFreeCapacity) {
   EXPECT_TRUE(cluster.check_invariants());
 }
 
+// Random demands: whole GPUs, a share of one, or CPU only, with host resources.
+NodeDemand random_demand(Rng& rng) {
+  NodeDemand demand;
+  const int kind = between(rng, 0, 2);
+  demand.gpu_count = kind == 2 ? 0 : kind == 1 ? 1 : between(rng, 1, 8);
+  demand.gpu_milli = kind == 1 ? between(rng, 1, 9) * 100 : kMilliPerGpu;
+  demand.cpu_milli = between(rng, 0, 64) * 1'000;
+  demand.memory_mib = between(rng, 0, 512) * 1'024;
+  demand.disk_gb = between(rng, 0, 400);
+  return demand;
+}
+
+TEST(Scoring, FitsNodeSaysWhetherScoreNodeScores) {
+  Rng rng(7);
+  for (int round = 0; round < 2'000; ++round) {
+    FreeCapacity free;
+    for (int i = 0; i < between(rng, 0, 8); ++i) {
+      const int milli = between(rng, 0, 3) == 0 ? kMilliPerGpu : between(rng, 0, 10) * 100;
+      free.gpus.push_back({milli, i, i / 4, i / 2});
+    }
+    free.cpu_milli = between(rng, 0, 128) * 1'000;
+    free.memory_mib = between(rng, 0, 1'024) * 1'024;
+    free.disk_gb = between(rng, 0, 1'000);
+    free.tracks_disk = between(rng, 0, 1) == 1;
+    free.gpu_memory_mib = 81'920;
+    const NodeDemand demand = random_demand(rng);
+    EXPECT_EQ(
+        fits_node(free, demand),
+        score_node(free, demand, Policy::kBinpack, std::span<const ProfileEntry>()).has_value())
+        << "round " << round;
+  }
+}
+
+TEST(Cluster, FitsAfterReleasingAnswersAsReleasingAndPlacingWould) {
+  Rng rng(11);
+  for (int round = 0; round < 200; ++round) {
+    Cluster cluster;
+    auto spec = node("n-a", 8, "h100-80g", 2);
+    spec.disk_gb = 2'000;
+    ASSERT_TRUE(cluster.upsert_node(spec));
+    // Fill the node with random work, then take a GPU out of service now and then.
+    std::vector<Assignment> held;
+    for (int i = 0; i < 12; ++i) {
+      Request request;
+      request.per_node = random_demand(rng);
+      request.per_node.cpu_milli /= 4;
+      request.per_node.memory_mib /= 4;
+      request.per_node.disk_gb /= 4;
+      if (auto placed = cluster.place(request); placed && cluster.allocate(*placed)) {
+        held.push_back(std::move(*placed));
+      }
+    }
+    if (between(rng, 0, 2) == 0) {
+      ASSERT_TRUE(cluster.set_gpu_available(0, between(rng, 0, 7), false));
+    }
+    std::vector<const Assignment*> in_order;
+    for (const auto& assignment : held) in_order.push_back(&assignment);
+    Request wanted;
+    wanted.per_node = random_demand(rng);
+    const auto answer = cluster.fits_after_releasing(0, wanted, in_order);
+    // What releasing them one by one and asking place_on() finds.
+    std::optional<size_t> trial;
+    size_t released = 0;
+    while (released < held.size() && !trial) {
+      ASSERT_TRUE(cluster.release(held[released++]));
+      if (cluster.place_on(0, wanted)) trial = released;
+    }
+    EXPECT_EQ(answer, trial) << "round " << round;
+    for (size_t i = 0; i < released; ++i) ASSERT_TRUE(cluster.allocate(held[i]));
+    EXPECT_TRUE(cluster.check_invariants());
+  }
+}
+
 TEST(Cluster, AGroupThatNeverFitARequestShapeLeavesItsRankingCleanly) {
   // Found by UBSan: an infeasible group emptying must not be looked up in the shape's ranking.
   Cluster cluster;

@@ -205,6 +205,20 @@ bool PlacementRank::better(const PlacementRank& a, const PlacementRank& b, Polic
   return a.free_milli_after < b.free_milli_after;
 }
 
+bool fits_node(const FreeCapacity& node, const NodeDemand& demand) {
+  if (!fits_host_resources(node, demand)) return false;
+  const auto milli = effective_gpu_milli(demand, node.gpu_memory_mib);
+  if (!milli) return false;
+  if (demand.gpu_count == 0) return true;
+  if (is_shared(demand, *milli)) {
+    return std::ranges::any_of(node.gpus,
+                               [&](const FreeGpuSlot& gpu) { return gpu.milli >= *milli; });
+  }
+  return std::ranges::count_if(node.gpus, [](const FreeGpuSlot& gpu) {
+           return gpu.milli == kMilliPerGpu;
+         }) >= demand.gpu_count;
+}
+
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
                                     Policy policy, std::span<const ProfileEntry> profile) {
   return score_node(node, demand, policy, [profile, policy](const FreeCapacity& free) {

@@ -82,6 +82,10 @@ struct NodeScore {
   static bool same(const NodeScore& a, const NodeScore& b) { return a.rank == b.rank; }
 };
 
+// Whether the demand fits the node (GPUs, CPU, memory, disk): exactly when score_node() gives a
+// score, without scoring.
+bool fits_node(const FreeCapacity& node, const NodeDemand& demand);
+
 // The best GPUs for the demand on this node and what taking them costs; nullopt when the demand
 // does not fit (GPUs, CPU, memory or disk).
 std::optional<NodeScore> score_node(const FreeCapacity& node, const NodeDemand& demand,
