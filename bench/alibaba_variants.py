@@ -120,16 +120,20 @@ def main():
     out = args.out or tempfile.mkdtemp(prefix="alibaba-variants-")
     os.makedirs(out, exist_ok=True)
     policies = args.policies.split(",")
+    # With two policies, the seeds where the first leaves less unallocated (a paired comparison:
+    # both run each seed's same arrivals).
+    paired = len(policies) == 2
     print("| list | " + " | ".join(f"{p}: unallocated GPU % (mean ± SD)" for p in policies)
-          + " | " + " | ".join(f"{p}: decisions/s (median)" for p in policies) + " |")
-    print("| --- " * (1 + 2 * len(policies)) + "|")
+          + " | " + " | ".join(f"{p}: decisions/s (median)" for p in policies)
+          + (f" | seeds where {policies[0]} < {policies[1]}" if paired else "") + " |")
+    print("| --- " * (1 + 2 * len(policies) + paired) + "|")
     for name in args.lists.split(","):
         make = VARIANTS[name]
         path = default
         if make:
             path = os.path.join(out, f"openb_pod_list_{name}.csv")
             write(path, make(read(default), nodes, random.Random(7)), fields)
-        cells, speeds = [], []
+        cells, speeds, by_policy = [], [], []
         for policy in policies:
             values, rates = [], []
             for seed in seeds(args.seeds):
@@ -139,10 +143,15 @@ def main():
                 report = json.loads(run.stdout)
                 values.append(report["unallocated_gpu_pct_at_100"])
                 rates.append(report["decisions_per_sec"])
+            by_policy.append(values)
             sd = statistics.stdev(values) if len(values) > 1 else 0.0
             cells.append(f"{statistics.mean(values):.2f} ± {sd:.2f}")
             speeds.append(f"{statistics.median(rates):,.0f}")
-        print(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(speeds) + " |")
+        wins = ""
+        if paired:
+            below = sum(a < b for a, b in zip(by_policy[0], by_policy[1]))
+            wins = f" | {below} of {len(by_policy[0])}"
+        print(f"| {name} | " + " | ".join(cells) + " | " + " | ".join(speeds) + wins + " |")
         sys.stdout.flush()
 
 

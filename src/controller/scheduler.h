@@ -167,8 +167,8 @@ class Scheduler {
   struct Queued {
     model::Instance* instance = nullptr;
     int members = 0;  // its gang's size (gang_size); 0 until first tried
-    // Its shape, where no volume pins it (the shape does not change while it waits); set with
-    // `members`.
+    // Its shape where its volumes pin it nowhere (spec and gang do not change while it waits);
+    // set with `members`.
     ShapeId shape = 0;
     // Nothing but the tenant's quota can hold it before capacity is looked at (no max_price, no
     // reservation, no volume): a pass that found no room for its shape passes over it.
@@ -192,9 +192,7 @@ class Scheduler {
   std::optional<sched::Assignment> place(const sched::Request& request, ShapeId shape);
   // Whether the node's GPUs are of a type (and memory) one member of the request accepts.
   bool has_gpus_for(sched::NodeHandle node, const sched::Request& member) const;
-  // What could be given up on a node: its spot work that is starting or running, and what would
-  // be free with all of it gone. Worked out again when the node's Placements::node_version moves
-  // (work placed, removed, or asked to stop there); nodes_changed() forgets it.
+  // Spot work that could be given up, priced.
   struct Priced {
     Micros price = 0;
     model::Instance* instance = nullptr;
@@ -210,6 +208,9 @@ class Scheduler {
     uint64_t spot = 0;
     Timestamp until{};
   };
+  // What could be given up on a node: its spot work that is starting or running, and what would
+  // be free with all of it gone. Worked out again when the node's Placements::node_version moves
+  // (work placed, removed, or asked to stop there); nodes_changed() forgets it.
   struct NodeRoom {
     uint64_t version = 0;                // the node_version it was worked out at, + 1; 0: not yet
     std::vector<model::Instance*> spot;  // in id order
@@ -228,8 +229,8 @@ class Scheduler {
   // The room's `priced`, worked out again where a price it read may have moved.
   const std::vector<Priced>& priced(NodeRoom& room);
   // Whether giving up all of the node's spot work could let one member of the request in (on a
-  // node has_gpus_for it). A necessary condition only, tested before make_room's
-  // release-and-place trial, which it spares on most nodes.
+  // node has_gpus_for it). A necessary condition only, tested before make_room asks which of it
+  // is enough (Cluster::fits_after_releasing), which it spares on most nodes.
   static bool could_make_room(const NodeRoom& room, const sched::Request& member);
 
   // Pending instances in placement order: scheduling class (reserved, on-demand, spot), then the
