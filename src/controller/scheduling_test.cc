@@ -17,6 +17,17 @@ class SchedulingTest : public ControllerTest {
     s.priority = priority;
     return s;
   }
+  // Two more 8-GPU nodes beside the first, then two 8-GPU instances of `pricing` running on two
+  // of the three.
+  std::pair<model::Instance, model::Instance> three_nodes_two_busy(PricingModel pricing) {
+    add_node("node-b", "h100-80g", 8, "GPU-b");
+    add_node("node-c", "h100-80g", 8, "GPU-c");
+    const auto first = launch(alice_, with(8, pricing));
+    const auto second = launch(alice_, with(8, pricing));
+    run(first.id);
+    run(second.id);
+    return {first, second};
+  }
 };
 
 TEST_F(SchedulingTest, ClassesThenTenantPriorityThenFirstComeFirstServed) {
@@ -124,12 +135,7 @@ TEST_F(RoomMakingTest, RoomThatCouldNotBeMadeIsMadeOnceOtherWorkEnds) {
 }
 
 TEST_F(SchedulingTest, AnOnDemandGangPreemptsSpotWorkOnAsFewNodesAsItNeeds) {
-  add_node("node-b", "h100-80g", 8, "GPU-b");
-  add_node("node-c", "h100-80g", 8, "GPU-c");
-  const auto first_spot = launch(alice_, with(8, PricingModel::kSpot));
-  const auto second_spot = launch(alice_, with(8, PricingModel::kSpot));
-  run(first_spot.id);
-  run(second_spot.id);
+  const auto [first_spot, second_spot] = three_nodes_two_busy(PricingModel::kSpot);
   // Two nodes of 8 GPUs: the free node and one victim's (of equal victims, the lower node id).
   model::JobSpec gang;
   gang.task = spec(8);
@@ -157,12 +163,7 @@ TEST_F(SchedulingTest, AnOnDemandGangPreemptsSpotWorkOnAsFewNodesAsItNeeds) {
 }
 
 TEST_F(SchedulingTest, AGangAsksSpotWorkToLeaveOnlyOnceEnoughNodesCouldTakeItsMembers) {
-  add_node("node-b", "h100-80g", 8, "GPU-b");
-  add_node("node-c", "h100-80g", 8, "GPU-c");
-  const auto kept = launch(alice_, with(8, PricingModel::kOnDemand));
-  const auto ending = launch(alice_, with(8, PricingModel::kOnDemand));
-  run(kept.id);
-  run(ending.id);
+  const auto [kept, ending] = three_nodes_two_busy(PricingModel::kOnDemand);
   // One node is free: too few for a gang of two, which waits.
   auto job = ctl_.create_job(bob_, {.task = with(8, PricingModel::kOnDemand), .nodes = 2},
                              std::nullopt, "");
