@@ -14,11 +14,26 @@
 
 namespace gpurent::model {
 
+// A GPU model's datasheet peaks (SXM/flagship board where there are several), dense (no
+// structured sparsity): what a benchmark of a healthy GPU approaches. 0: the model has no such
+// unit (no TF32 before Ampere, no FP8 before Ada/Hopper, no NVLink on PCIe-only boards).
+struct PeakPerf {
+  double fp32_tflops = 0;
+  double tf32_tflops = 0;
+  double fp16_tflops = 0;  // tensor cores, FP32 accumulate where the board allows it at full rate
+  double bf16_tflops = 0;
+  double fp8_tflops = 0;
+  double memory_gbps = 0;  // device memory bandwidth, GB/s
+  double pcie_gbps = 0;    // one direction of the host link, GB/s
+  double nvlink_gbps = 0;  // NVLink bandwidth of one GPU, all links, one direction, GB/s
+};
+
 struct GpuType {
   std::string slug;          // "h100-80g"
   std::string display_name;  // "NVIDIA H100 80GB"
   int64_t memory_mb = 0;
   Micros default_price_per_hour = 0;  // per GPU, in micros of the platform currency; 0 = unpriced
+  PeakPerf peak;
 };
 
 const std::vector<GpuType>& gpu_catalog();
