@@ -71,7 +71,8 @@ Result<NodeBenchmark> parse_gpubench(std::string_view output) {
   out.simulated = json.value("simulated", false);
   for (const auto& gpu : *gpus) {
     GPURENT_TRY(parsed, parse_gpu(gpu));
-    if (std::ranges::any_of(out.gpus, [&](const auto& seen) { return seen.index == parsed.index; })) {
+    if (std::ranges::any_of(out.gpus,
+                            [&](const auto& seen) { return seen.index == parsed.index; })) {
       return fail(invalid(fmt::format("GPU {} appears twice", parsed.index)));
     }
     out.gpus.push_back(std::move(parsed));
@@ -89,8 +90,8 @@ Result<NodeBenchmark> parse_gpubench(std::string_view output) {
       }
       PeerBandwidth link{peer["from"].get<int>(), peer["to"].get<int>(), 0};
       if (!measured(link.from) || !measured(link.to) || link.from == link.to) {
-        return fail(invalid(fmt::format("peer {} -> {} names a GPU not measured", link.from,
-                                        link.to)));
+        return fail(
+            invalid(fmt::format("peer {} -> {} names a GPU not measured", link.from, link.to)));
       }
       GPURENT_TRY(gbps, figure(peer, "gbps", fmt::format("peer {} -> {}", link.from, link.to)));
       link.gbps = gbps;
@@ -116,7 +117,8 @@ nlohmann::json to_json(const NodeBenchmark& benchmark) {
   for (const auto& peer : benchmark.peers) {
     peers.push_back({{"from", peer.from}, {"to", peer.to}, {"gbps", peer.gbps}});
   }
-  return {{"simulated", benchmark.simulated}, {"gpus", std::move(gpus)}, {"peers", std::move(peers)}};
+  return {
+      {"simulated", benchmark.simulated}, {"gpus", std::move(gpus)}, {"peers", std::move(peers)}};
 }
 
 NodeBenchmark simulated_benchmark(const std::vector<model::Gpu>& gpus) {
