@@ -40,22 +40,18 @@ void check(cublasStatus_t status, const char* what) {
   }
 }
 
-// Device memory freed when it goes out of scope.
-struct DeviceBuffer {
+// Memory from `allocate`, given back with `release` when it goes out of scope.
+template <cudaError_t (*allocate)(void**, size_t), cudaError_t (*release)(void*)>
+struct Buffer {
   void* data = nullptr;
-  explicit DeviceBuffer(size_t bytes) { check(cudaMalloc(&data, bytes), "cudaMalloc"); }
-  ~DeviceBuffer() { cudaFree(data); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  explicit Buffer(size_t bytes) { check(allocate(&data, bytes), "allocating a buffer"); }
+  ~Buffer() { release(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
 };
-
-struct HostBuffer {
-  void* data = nullptr;
-  explicit HostBuffer(size_t bytes) { check(cudaMallocHost(&data, bytes), "cudaMallocHost"); }
-  ~HostBuffer() { cudaFreeHost(data); }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-};
+cudaError_t device_malloc(void** data, size_t bytes) { return cudaMalloc(data, bytes); }
+using DeviceBuffer = Buffer<device_malloc, cudaFree>;
+using HostBuffer = Buffer<cudaMallocHost, cudaFreeHost>;  // pinned
 
 // Times `body` run `iterations` times on the current device's default stream, in seconds.
 template <class Body>
