@@ -546,7 +546,7 @@ Scheduler::Decision Scheduler::make_room(const Instance& instance, const sched::
   const auto known = room_known_.find(shape);
   // The victims make_room found enough last time on a node, while nothing was placed on or
   // removed from it since: if they are still the first of its spot work in order, they are still
-  // just enough, and the release-and-place trial is spared.
+  // just enough, and the cluster is not asked again (fits_after_releasing).
   const auto still_enough = [&](sched::NodeHandle node,
                                 const std::vector<Priced>& spot) -> const RoomOnNode* {
     if (known == room_known_.end()) return nullptr;
