@@ -423,7 +423,12 @@ Status NodeAgent::fetch_upload(ServerLink& link, std::string_view upload_id) {
 }
 
 void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
+  // Declared first: the reconciler holds it, and a run in progress ends before the loop's end.
+  Benchmarker benchmarker(
+      inventory_.gpus, inventory_.simulated,
+      inventory_.simulated ? std::filesystem::path() : Benchmarker::find_tool(shim_executable_));
   Reconciler reconciler(*runtime_, *runs_);
+  reconciler.set_benchmarker(&benchmarker);
   std::optional<NodeTelemetry> telemetry = make_telemetry();
   if (telemetry) reconciler.set_telemetry(&telemetry->backlog());
   reconciler.set_node_api(node_api_->address(), node_api_->secret());

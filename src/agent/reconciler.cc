@@ -86,6 +86,9 @@ void Reconciler::converge(const model::DesiredState& desired) {
                  wanted.size());
   }
   applied_generation_ = desired.generation;
+  if (benchmarker_) benchmarker_->want(desired.benchmark);
+  benchmark_asked_ =
+      desired.benchmark ? std::optional<int64_t>(desired.benchmark->id) : std::nullopt;
   publish(wanted);
 }
 
@@ -170,6 +173,7 @@ model::NodeReport Reconciler::report() const {
   report.node_api_secret = node_api_secret_;
   report.container_runtime = container_runtime_;
   report.container_toolkit = container_toolkit_;
+  if (benchmarker_ && benchmark_asked_) report.benchmark = benchmarker_->outcome(*benchmark_asked_);
   for (const auto& workload : runtime_.workloads()) {
     model::WorkloadStatus status{workload.key.instance_id, workload.key.run,
                                  workload.phase,           workload.exit_code,

@@ -34,6 +34,7 @@
 #include <set>
 #include <string>
 
+#include "agent/bench/benchmarker.h"
 #include "agent/node_runs.h"
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
@@ -70,6 +71,9 @@ class Reconciler {
   void set_workdir_fetcher(WorkdirFetcher fetch) { fetch_workdir_ = std::move(fetch); }
   // Where sync() takes each report's telemetry batch from; nullptr (the default): none.
   void set_telemetry(TelemetryBacklog* backlog) { telemetry_ = backlog; }
+  // Who measures the GPUs a desired state asks for (bench/benchmarker.h); each report carries the
+  // outcome of the request the desired state holds. nullptr (the default): requests are ignored.
+  void set_benchmarker(Benchmarker* benchmarker) { benchmarker_ = benchmarker; }
 
   void converge(const model::DesiredState& desired);
   // Fails with the link's error when the server could not take the logs or the report; the caller
@@ -97,6 +101,8 @@ class Reconciler {
   std::optional<model::ContainerToolkit> container_toolkit_;
   WorkdirFetcher fetch_workdir_;
   TelemetryBacklog* telemetry_ = nullptr;
+  Benchmarker* benchmarker_ = nullptr;
+  std::optional<int64_t> benchmark_asked_;  // the request of the desired state applied
   int64_t applied_generation_ = 0;
   std::map<WorkloadKey, LogCursor> logs_;
   std::map<WorkloadKey, std::string> failed_starts_;  // why; bounded by the desired set

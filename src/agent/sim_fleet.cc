@@ -265,6 +265,7 @@ class Fleet {
       }
       co_return;
     }
+    node.workloads.answer_benchmarks(*gpus);
     if (options_.telemetry_interval.count() > 0) {
       auto source = std::make_unique<SimTelemetrySource>(*gpus, telemetry_seed_ + node.index);
       node.gpus = source.get();

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "agent/bench/gpu_bench.h"
+
 namespace gpurent::agent {
 SimWorkloads::Duration SimWorkloads::env_duration(const model::WorkloadSpec& spec) {
   const auto it = spec.env.find(std::string(kSimDurationEnv));
@@ -42,6 +44,17 @@ void SimWorkloads::end_run(Run& run, int code, std::string message) {
 
 bool SimWorkloads::converge(const model::DesiredState& desired, Time now) {
   bool changed = desired.generation != applied_generation_;
+  if (!desired.benchmark || gpus_.empty()) {
+    benchmark_.reset();
+  } else if (!benchmark_ || benchmark_->request != desired.benchmark->id) {
+    benchmark_ = model::BenchmarkOutcome{.request = desired.benchmark->id};
+    if (const auto asked = requested_gpus(*desired.benchmark, gpus_)) {
+      benchmark_->result = simulated_benchmark(*asked);
+    } else {
+      benchmark_->error = asked.error().message;
+    }
+    changed = true;
+  }
   std::set<WorkloadKey> wanted;
   for (const auto& spec : desired.workloads) {
     if (wanted.size() == options_.max_runs) {
@@ -158,6 +171,7 @@ void SimWorkloads::log_sent(const WorkloadKey& key) {
 model::NodeReport SimWorkloads::report() const {
   model::NodeReport report;
   report.applied_generation = applied_generation_;
+  report.benchmark = benchmark_;
   for (const auto& [key, run] : runs_) {
     const bool exited = run.phase == model::WorkloadPhase::kExited && run.log_sent;
     report.workloads.push_back(

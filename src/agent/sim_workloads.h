@@ -71,7 +71,12 @@ class SimWorkloads {
   // ("invalid_sim_duration" for anything else).
   static Duration env_duration(const model::WorkloadSpec& spec);
 
-  // Returns whether the report changed (a run started or stopped, or the generation moved).
+  // The node's GPUs: a desired state's benchmark request is then answered at once with their
+  // simulated figures (bench/gpu_bench.h). Without them requests are ignored, as by an agent
+  // from before the benchmark.
+  void answer_benchmarks(std::vector<model::Gpu> gpus) { gpus_ = std::move(gpus); }
+  // Returns whether the report changed (a run started or stopped, the generation moved, or a
+  // benchmark was answered).
   bool converge(const model::DesiredState& desired, Time now);
   // Ends the runs whose duration has passed by `now`; returns whether any did.
   bool advance(Time now);
@@ -115,6 +120,8 @@ class SimWorkloads {
   static void end_run(Run& run, int code, std::string message = {});
 
   Options options_;
+  std::vector<model::Gpu> gpus_;
+  std::optional<model::BenchmarkOutcome> benchmark_;  // of the desired state's request
   int64_t applied_generation_ = 0;
   std::set<WorkloadKey> wanted_;  // the runs of the desired state last converged to
   std::map<WorkloadKey, Run> runs_;

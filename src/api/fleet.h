@@ -43,6 +43,113 @@ void fields(V& visit, S& x) {
   visit("released_by", x.released_by);
 }
 
+// Measured figures (model/benchmark.h) in the units people read: TFLOPS and GB/s.
+struct Figures {
+  std::map<std::string, double> gemm_tflops;  // dense GEMM, by precision (fp32, tf32, fp16, ...)
+  std::optional<double> training_tflops;      // BF16, else FP16, else FP32 (model::training_gflops)
+  double memory_gbps = 0;
+  double h2d_gbps = 0;
+  double d2h_gbps = 0;
+};
+
+template <class V, schema::Of<Figures> S>
+void fields(V& visit, S& x) {
+  visit("gemm_tflops", x.gemm_tflops);
+  visit("training_tflops", x.training_tflops);
+  visit("memory_gbps", x.memory_gbps);
+  visit("h2d_gbps", x.h2d_gbps);
+  visit("d2h_gbps", x.d2h_gbps);
+}
+
+// A GPU's newest benchmark, and how it compares with its type.
+struct GpuBenchmark {
+  Timestamp at{};
+  model::BenchmarkReason reason = model::BenchmarkReason::kOperator;
+  bool simulated = false;
+  Figures figures;
+  // How far below its type's median, in percent, on its worst figure; null: not judged (fewer
+  // than 3 GPUs of the type measured).
+  std::optional<double> shortfall_percent;
+  std::optional<std::string> shortfall_figure;
+  bool slow = false;  // shortfall_percent above 10
+};
+
+template <class V, schema::Of<GpuBenchmark> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("reason", x.reason);
+  visit("simulated", x.simulated);
+  visit("figures", x.figures);
+  visit("shortfall_percent", x.shortfall_percent);
+  visit("shortfall_figure", x.shortfall_figure);
+  visit("slow", x.slow);
+}
+
+// A node asked to measure GPUs (POST /v1/nodes/{id}/benchmark, and Node.benchmark_pending).
+struct BenchmarkRequest {
+  int64_t id = 0;
+  std::string node_id;
+  std::vector<int> gpus;  // device indexes
+  model::BenchmarkReason reason = model::BenchmarkReason::kOperator;
+  Timestamp asked_at{};
+};
+
+template <class V, schema::Of<BenchmarkRequest> S>
+void fields(V& visit, S& x) {
+  visit("id", x.id);
+  visit("node_id", x.node_id);
+  visit("gpus", x.gpus);
+  visit("reason", x.reason);
+  visit("asked_at", x.asked_at);
+}
+
+// One benchmark run of a GPU (GET /v1/nodes/{id}/benchmarks).
+struct PeerCopy {
+  int to = 0;  // the other GPU's device index
+  double gbps = 0;
+};
+
+template <class V, schema::Of<PeerCopy> S>
+void fields(V& visit, S& x) {
+  visit("to", x.to);
+  visit("gbps", x.gbps);
+}
+
+struct BenchmarkRun {
+  Timestamp at{};
+  model::BenchmarkReason reason = model::BenchmarkReason::kOperator;
+  bool simulated = false;
+  Figures figures;
+  std::vector<PeerCopy> peers;
+};
+
+template <class V, schema::Of<BenchmarkRun> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("reason", x.reason);
+  visit("simulated", x.simulated);
+  visit("figures", x.figures);
+  visit("peers", x.peers);
+}
+
+// A GPU's benchmark history, oldest run first.
+struct GpuBenchmarkHistory {
+  std::string uuid;
+  int index = 0;
+  std::string type;
+  std::optional<double> shortfall_percent;
+  std::vector<BenchmarkRun> runs;
+};
+
+template <class V, schema::Of<GpuBenchmarkHistory> S>
+void fields(V& visit, S& x) {
+  visit("uuid", x.uuid);
+  visit("index", x.index);
+  visit("type", x.type);
+  visit("shortfall_percent", x.shortfall_percent);
+  visit("runs", x.runs);
+}
+
 // A GPU of a node: what it is, who holds it, and what it last reported.
 struct NodeGpu {
   std::string uuid;
@@ -56,6 +163,7 @@ struct NodeGpu {
   std::vector<std::string> instance_ids;   // all (several when shared)
   // Its latest samples (server/telemetry_view.h), null before the first: shown, not read.
   Json telemetry;
+  std::optional<GpuBenchmark> benchmark;  // null: never measured
 };
 
 template <class V, schema::Of<NodeGpu> S>
@@ -70,6 +178,7 @@ void fields(V& visit, S& x) {
   visit("instance_id", x.instance_id);
   visit("instance_ids", x.instance_ids);
   visit("telemetry", x.telemetry);
+  visit("benchmark", x.benchmark);
 }
 
 struct Node {
@@ -98,6 +207,8 @@ struct Node {
   Timestamp registered_at{};
   Timestamp last_heartbeat{};
   std::optional<int64_t> clock_skew_ms;
+  // The benchmark it was asked for and has not answered; its GPUs take no work meanwhile.
+  std::optional<BenchmarkRequest> benchmark_pending;
   // Only in the answers to cordon, uncordon and drain: the instances set moving.
   std::optional<int64_t> moving_instances;
 };
@@ -129,6 +240,7 @@ void fields(V& visit, S& x) {
   visit("registered_at", x.registered_at);
   visit("last_heartbeat", x.last_heartbeat);
   visit("clock_skew_ms", x.clock_skew_ms);
+  visit("benchmark_pending", x.benchmark_pending);
   visit("moving_instances", x.moving_instances, schema::kOmitEmpty);
 }
 
@@ -156,6 +268,28 @@ void fields(V& visit, S& x) {
 }
 
 // What the platform offers of one GPU type (GET /v1/offers).
+// What the GPUs of a type measure: the median over the newest run of each GPU measured.
+struct OfferMeasured {
+  int gpus = 0;            // GPUs of the type measured
+  bool simulated = false;  // all of them simulated: the catalog's figures, not measured
+  Figures figures;
+  double spread_percent = 0;  // (max - min) / median of the training figure
+  // Training TFLOPS per currency unit an hour of one GPU costs (what one yuan buys in an hour, at
+  // the on-demand and the spot price); null where there is no price.
+  std::optional<double> perf_per_price;
+  std::optional<double> spot_perf_per_price;
+};
+
+template <class V, schema::Of<OfferMeasured> S>
+void fields(V& visit, S& x) {
+  visit("gpus", x.gpus);
+  visit("simulated", x.simulated);
+  visit("figures", x.figures);
+  visit("spread_percent", x.spread_percent);
+  visit("perf_per_price", x.perf_per_price);
+  visit("spot_perf_per_price", x.spot_perf_per_price);
+}
+
 struct Offer {
   std::string gpu_type;
   std::string display_name;
@@ -163,8 +297,10 @@ struct Offer {
   int total = 0;
   int free = 0;
   int max_free_per_node = 0;
-  std::optional<Micros> price_per_gpu_hour_micros;  // null: not priced
+  std::optional<Micros> price_per_gpu_hour_micros;       // null: not priced
+  std::optional<Micros> spot_price_per_gpu_hour_micros;  // null: no spot market for the type
   std::string currency;
+  std::optional<OfferMeasured> measured;  // null: no GPU of the type measured yet
 };
 
 template <class V, schema::Of<Offer> S>
@@ -176,7 +312,9 @@ void fields(V& visit, S& x) {
   visit("free", x.free);
   visit("max_free_per_node", x.max_free_per_node);
   visit("price_per_gpu_hour_micros", x.price_per_gpu_hour_micros);
+  visit("spot_price_per_gpu_hour_micros", x.spot_price_per_gpu_hour_micros);
   visit("currency", x.currency);
+  visit("measured", x.measured);
 }
 
 // POST /v1/volumes.

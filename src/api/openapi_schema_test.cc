@@ -29,8 +29,8 @@ namespace gpurent::api {
 namespace {
 
 // Both sides are brought to one form, a "shape": "string", "integer", "number", "boolean",
-// "date-time" (a string of that format), "any" (no type said, or a JSON value the code passes on
-// unread: matches every shape),
+// "date-time" (a string of that format, or an integer of format "unix-ms"), "any" (no type said,
+// or a JSON value the code passes on unread: matches every shape),
 // {"enum": [names]}, {"nullable": shape}, {"array": shape}, {"map": shape} (an object of any
 // keys), {"one_of": [shapes]}, or {"object": {"properties": {name: shape}, "required": [names]}}.
 // Nullability is compared for the required members of views only: a member that may be left out
@@ -158,6 +158,8 @@ class Document {
       }
       return "any";
     }
+    // The agent protocol's and the store's times are Unix milliseconds (model/json_form.h).
+    if (type == "integer" && schema.value("format", "") == "unix-ms") return "date-time";
     return type;  // integer, number, boolean
   }
 

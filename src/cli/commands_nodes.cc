@@ -1,10 +1,15 @@
 // nodes and join-tokens: the GPU hosts (operators).
+#include <fmt/ranges.h>
 #include <CLI/App.hpp>
+
+#include <chrono>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/views.h"
 
 namespace gpurent::cli {
@@ -27,6 +32,37 @@ Status create_join_token(Context& ctx, const JoinTokenOptions& options) {
                   [&ctx, api](const api::JoinToken& value) {
                     return join_token_view(value, api->base_url(), ctx.now());
                   });
+}
+
+// How often `nodes bench --wait` asks whether the node has answered.
+constexpr auto kBenchmarkPollInterval = std::chrono::seconds(1);
+
+// Asks the node to measure its idle GPUs; with a timeout, waits until it has answered (progress on
+// stderr) and shows the figures.
+Status benchmark_node(Context& ctx, const std::string& node_id,
+                      std::optional<std::chrono::seconds> wait_timeout) {
+  GPURENT_TRY(api, ctx.api());
+  auto asked = api->nodes().benchmark(node_id);
+  if (!asked || !wait_timeout) return ctx.show(std::move(asked), benchmark_request_view);
+  const int64_t request = asked->value.id;
+  ctx.err() << fmt::format("node {} measures GPUs {} (request {})\n", sanitize(node_id),
+                           fmt::join(asked->value.gpus, ","), request)
+            << std::flush;
+  const auto deadline = std::chrono::steady_clock::now() + *wait_timeout;
+  for (;;) {
+    std::this_thread::sleep_for(kBenchmarkPollInterval);
+    GPURENT_TRY(node, api->nodes().get(node_id));
+    const auto& pending = node.value.benchmark_pending;
+    // Answered, or merged into a later request that includes it and was answered.
+    if (!pending || pending->id < request) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return fail(Error{ErrorKind::kUnavailable, "wait_timeout",
+                        fmt::format("node {} has not answered benchmark request {} after {}",
+                                    node_id, pending->id, format_duration(wait_timeout->count()))});
+    }
+  }
+  return ctx.show(api->nodes().benchmarks(node_id),
+                  [&ctx](const auto& value) { return node_benchmarks_view(value, ctx.now()); });
 }
 
 }  // namespace
@@ -81,6 +117,39 @@ void add_node_commands(CLI::App& app, Context& ctx) {
             return api.nodes().release_gpu(*release_node, *release_index);
           },
           [&ctx](const auto& value) { return node_view(value, ctx.now()); });
+    });
+  });
+  struct BenchFlags {
+    std::string node_id;
+    bool wait = false;
+    std::string wait_timeout = "30m";
+  };
+  auto bench_flags = std::make_shared<BenchFlags>();
+  auto* bench = nodes->add_subcommand(
+      "bench", "Measure a node's idle GPUs: GEMM TFLOPS, memory and host bandwidth, peer copies");
+  bench->add_option("id", bench_flags->node_id, "node id")->required();
+  bench->add_flag("--wait", bench_flags->wait,
+                  "wait for the figures and show them (progress on stderr)");
+  bench->add_option("--wait-timeout", bench_flags->wait_timeout, "how long --wait waits");
+  bench->callback([&ctx, bench_flags] {
+    ctx.set_command([&ctx, bench_flags]() -> Status {
+      std::optional<std::chrono::seconds> timeout;
+      if (bench_flags->wait) {
+        GPURENT_TRY(seconds, parse_duration_seconds(bench_flags->wait_timeout));
+        timeout = std::chrono::seconds(seconds);
+      }
+      return benchmark_node(ctx, bench_flags->node_id, timeout);
+    });
+  });
+  auto history_node = std::make_shared<std::string>();
+  auto* history = nodes->add_subcommand(
+      "benchmarks", "What a node's GPUs measured, newest first, against their type's median");
+  history->add_option("id", *history_node, "node id")->required();
+  history->callback([&ctx, history_node] {
+    ctx.set_command([&ctx, history_node] {
+      return ctx.call_and_show(
+          [&](client::ApiClient& api) { return api.nodes().benchmarks(*history_node); },
+          [&ctx](const auto& value) { return node_benchmarks_view(value, ctx.now()); });
     });
   });
   nodes->callback([nodes, list] {

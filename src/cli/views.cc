@@ -1,6 +1,7 @@
 #include "cli/views.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/output.h"
 #include "cli/view_text.h"
@@ -31,14 +32,80 @@ std::string gpu_memory(int memory_gb) {
 }  // namespace
 
 std::string offers_view(const std::vector<api::Offer>& items) {
-  Table table({"GPU TYPE", "NAME", "MEMORY", "FREE", "TOTAL", "MAX/NODE", "PRICE"});
+  Table table({"GPU TYPE", "NAME", "MEMORY", "FREE", "TOTAL", "MAX/NODE", "PRICE", "SPOT", "TFLOPS",
+               "TFLOPS PER UNIT-H"});
+  bool measured = false;
+  bool simulated = false;
   for (const auto& offer : items) {
+    std::string tflops = "-";
+    std::string per_price = "-";
+    if (const auto& m = offer.measured) {
+      measured = true;
+      simulated = simulated || m->simulated;
+      if (m->figures.training_tflops) {
+        tflops = fmt::format("{:.0f}{}", *m->figures.training_tflops, m->simulated ? "*" : "");
+      }
+      if (m->perf_per_price) per_price = fmt::format("{:.1f}", *m->perf_per_price);
+    }
     table.add_row({offer.gpu_type, offer.display_name, memory(offer.memory_mb),
                    std::to_string(offer.free), std::to_string(offer.total),
                    std::to_string(offer.max_free_per_node),
-                   price(offer.price_per_gpu_hour_micros, offer.currency)});
+                   price(offer.price_per_gpu_hour_micros, offer.currency),
+                   offer.spot_price_per_gpu_hour_micros
+                       ? price(offer.spot_price_per_gpu_hour_micros, offer.currency)
+                       : "-",
+                   tflops, per_price});
   }
-  return table.render();
+  std::string out = table.render();
+  if (!measured) return out;
+  out +=
+      "TFLOPS: the median dense BF16 (else FP16) GEMM measured on the type's GPUs; per unit-h: "
+      "TFLOPS per currency unit an hour of one GPU costs.\n";
+  if (simulated) out += "* simulated GPUs: the catalog's figures, not measured.\n";
+  return out;
+}
+
+std::string benchmark_request_view(const api::BenchmarkRequest& request) {
+  std::vector<std::string> gpus;
+  for (const int index : request.gpus) gpus.push_back(std::to_string(index));
+  return render_fields({{"Request", std::to_string(request.id)},
+                        {"Node", request.node_id},
+                        {"GPUs", fmt::format("{}", fmt::join(gpus, ", "))},
+                        {"Reason", std::string(model::to_string(request.reason))}}) +
+         fmt::format("The GPUs take no work until the node answers: gpurent nodes benchmarks {}\n",
+                     sanitize(request.node_id));
+}
+
+std::string node_benchmarks_view(const std::vector<api::GpuBenchmarkHistory>& items,
+                                 Timestamp now) {
+  Table table({"GPU", "TYPE", "WHEN", "REASON", "FP32", "TF32", "FP16", "BF16", "FP8", "MEMORY",
+               "H2D", "D2H", "VS TYPE"});
+  const auto tflops = [](const api::Figures& figures, const std::string& precision) {
+    const auto it = figures.gemm_tflops.find(precision);
+    return it == figures.gemm_tflops.end() ? std::string("-") : fmt::format("{:.1f}", it->second);
+  };
+  const auto gbps = [](double value) { return fmt::format("{:.0f} GB/s", value); };
+  for (const auto& gpu : items) {
+    // Newest first; the comparison with the type is the newest run's.
+    for (auto run = gpu.runs.rbegin(); run != gpu.runs.rend(); ++run) {
+      const bool newest = run == gpu.runs.rbegin();
+      std::string versus = "-";
+      if (newest && gpu.shortfall_percent) {
+        versus = *gpu.shortfall_percent > 0 ? fmt::format("-{:.1f}%", *gpu.shortfall_percent)
+                                            : "at or above median";
+      }
+      table.add_row({std::to_string(gpu.index), gpu.type,
+                     when(run->at, now) + (run->simulated ? " (sim)" : ""),
+                     std::string(model::to_string(run->reason)), tflops(run->figures, "fp32"),
+                     tflops(run->figures, "tf32"), tflops(run->figures, "fp16"),
+                     tflops(run->figures, "bf16"), tflops(run->figures, "fp8"),
+                     gbps(run->figures.memory_gbps), gbps(run->figures.h2d_gbps),
+                     gbps(run->figures.d2h_gbps), versus});
+    }
+  }
+  return table.render() +
+         "GEMM in TFLOPS. VS TYPE: below the median of the type's GPUs on the "
+         "worst figure (judged with 3 or more measured).\n";
 }
 
 std::string gpu_types_view(const std::vector<api::GpuType>& items) {

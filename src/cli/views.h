@@ -22,6 +22,8 @@ namespace gpurent::cli {
 std::string instances_view(const std::vector<api::Instance>& items, Timestamp now);
 std::string instance_view(const api::Instance& instance, Timestamp now);
 std::string offers_view(const std::vector<api::Offer>& items);
+std::string benchmark_request_view(const api::BenchmarkRequest& request);
+std::string node_benchmarks_view(const std::vector<api::GpuBenchmarkHistory>& items, Timestamp now);
 std::string gpu_types_view(const std::vector<api::GpuType>& items);
 std::string balance_view(const api::Balance& balance);
 std::string usage_view(const api::Usage& usage, Timestamp now);

@@ -57,9 +57,24 @@ TEST(CliViewsTest, InstanceDetails) {
 TEST(CliViewsTest, OffersAndUnpricedTypes) {
   EXPECT_EQ(offers_view(Json::parse(R"([{"gpu_type": "h100-80g",
       "display_name": "NVIDIA H100 80GB", "memory_mb": 81920, "total": 8, "free": 6,
-      "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000, "currency": "CNY"}])")),
-            "GPU TYPE   NAME               MEMORY   FREE   TOTAL   MAX/NODE   PRICE\n"
-            "h100-80g   NVIDIA H100 80GB   80 GiB   6      8       6          CNY 18.00/h\n");
+      "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000,
+      "spot_price_per_gpu_hour_micros": null, "currency": "CNY", "measured": null}])")),
+            "GPU TYPE   NAME               MEMORY   FREE   TOTAL   MAX/NODE   PRICE         SPOT   "
+            "TFLOPS   TFLOPS PER UNIT-H\n"
+            "h100-80g   NVIDIA H100 80GB   80 GiB   6      8       6          CNY 18.00/h   -      "
+            "-        -\n");
+  // Measured (here simulated): the training TFLOPS and what a currency unit buys an hour.
+  const std::string measured = offers_view(Json::parse(R"([{"gpu_type": "h100-80g",
+      "display_name": "NVIDIA H100 80GB", "memory_mb": 81920, "total": 8, "free": 6,
+      "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000,
+      "spot_price_per_gpu_hour_micros": 9000000, "currency": "CNY",
+      "measured": {"gpus": 8, "simulated": true, "spread_percent": 0,
+                   "figures": {"gemm_tflops": {"bf16": 692.65}, "training_tflops": 692.65,
+                               "memory_gbps": 3015, "h2d_gbps": 51.2, "d2h_gbps": 51.2},
+                   "perf_per_price": 38.48, "spot_perf_per_price": 76.96}}])"));
+  EXPECT_NE(measured.find("CNY 18.00/h   CNY 9.00/h   693*     38.5\n"), std::string::npos)
+      << measured;
+  EXPECT_NE(measured.find("* simulated GPUs"), std::string::npos) << measured;
   EXPECT_EQ(gpu_types_view(Json::parse(R"([{"slug": "x-1g", "display_name": "X",
       "memory_mb": 1024, "price_per_gpu_hour_micros": 0, "currency": "CNY", "total": 0,
       "free": 0}])")),

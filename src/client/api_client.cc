@@ -110,8 +110,10 @@ Result<Answer<std::vector<api::GpuType>>> CatalogApi::gpu_types() {
   return typed<std::vector<api::GpuType>>(transport().list_items("/v1/gpu-types"));
 }
 
-Result<Answer<std::vector<api::Offer>>> CatalogApi::offers() {
-  return typed<std::vector<api::Offer>>(transport().list_items("/v1/offers"));
+Result<Answer<std::vector<api::Offer>>> CatalogApi::offers(std::string_view sort) {
+  std::string query;
+  add_query(query, "sort", sort);
+  return typed<std::vector<api::Offer>>(transport().list_items("/v1/offers", query));
 }
 
 // AccessApi
@@ -427,6 +429,17 @@ Result<Answer<api::Node>> NodesApi::action(std::string_view id, std::string_view
 Result<Answer<api::Node>> NodesApi::release_gpu(std::string_view node_id, int gpu_index) {
   return typed<api::Node>(transport().call(
       "POST", fmt::format("/v1/nodes/{}/gpus/{}/release", encode(node_id), gpu_index)));
+}
+
+Result<Answer<api::BenchmarkRequest>> NodesApi::benchmark(std::string_view node_id) {
+  return typed<api::BenchmarkRequest>(
+      transport().call("POST", fmt::format("/v1/nodes/{}/benchmark", encode(node_id))));
+}
+
+Result<Answer<std::vector<api::GpuBenchmarkHistory>>> NodesApi::benchmarks(
+    std::string_view node_id) {
+  return typed<std::vector<api::GpuBenchmarkHistory>>(
+      transport().list_items(fmt::format("/v1/nodes/{}/benchmarks", encode(node_id))));
 }
 
 // BillingApi

@@ -116,7 +116,8 @@ class CatalogApi : ApiGroup {
   using ApiGroup::ApiGroup;
 
   Result<Answer<std::vector<api::GpuType>>> gpu_types();
-  Result<Answer<std::vector<api::Offer>>> offers();
+  // sort: "" (by GPU type), "price", "perf_per_price" or "spot_perf_per_price".
+  Result<Answer<std::vector<api::Offer>>> offers(std::string_view sort = {});
 };
 
 // Who may do what: the caller itself, tenants and their quotas, API keys, and the tokens a new node
@@ -267,6 +268,10 @@ class NodesApi : ApiGroup {
   Result<Answer<api::Node>> action(std::string_view id, std::string_view action);
   // Puts a quarantined GPU of the node back in service; returns the node.
   Result<Answer<api::Node>> release_gpu(std::string_view node_id, int gpu_index);
+  // Asks the node to measure its GPUs that hold no work (docs/node-benchmark.md).
+  Result<Answer<api::BenchmarkRequest>> benchmark(std::string_view node_id);
+  // The benchmark history of each of the node's GPUs measured.
+  Result<Answer<std::vector<api::GpuBenchmarkHistory>>> benchmarks(std::string_view node_id);
 };
 
 // Money: the balance and its settings, usage, transfers, top-ups, invoices, revenue, packages, and

@@ -50,6 +50,7 @@ void ChangeSet::merge(ChangeSet&& other) {
   append(balance_settings, other.balance_settings);
   append(downtime, other.downtime);
   append(gpu_quarantines, other.gpu_quarantines);
+  append(gpu_benchmarks, other.gpu_benchmarks);
   woken_nodes.merge(other.woken_nodes);
   append(changed_instances, other.changed_instances);
   monitoring_changes.merge(std::move(other.monitoring_changes));

@@ -20,6 +20,7 @@
 #include "controller/monitoring.h"
 #include "model/accounts.h"
 #include "model/audit.h"
+#include "model/benchmark.h"
 #include "model/event.h"
 #include "model/gpu_quarantine.h"
 #include "model/instance.h"
@@ -60,6 +61,7 @@ struct Snapshot {
   std::vector<model::BalanceSettings> balance_settings;
   std::vector<model::Downtime> downtime;
   std::vector<model::GpuQuarantine> gpu_quarantines;  // released ones too; upserted by GPU UUID
+  std::vector<model::GpuBenchmarkHistory> gpu_benchmarks;  // upserted by GPU UUID
   MonitoringSnapshot monitoring;  // rollups, the API's alert rules, alert history (monitoring.h)
 };
 
@@ -170,9 +172,9 @@ struct ChangeSet : Snapshot {
            volumes.empty() && idempotency.empty() && transfers.empty() && events.empty() &&
            audit.empty() && price_versions.empty() && spot_prices.empty() &&
            package_products.empty() && packages.empty() && balance_settings.empty() &&
-           downtime.empty() && gpu_quarantines.empty() && woken_nodes.empty() &&
-           changed_instances.empty() && monitoring_changes.empty() && usage_charges.empty() &&
-           metered_usage.empty();
+           downtime.empty() && gpu_quarantines.empty() && gpu_benchmarks.empty() &&
+           woken_nodes.empty() && changed_instances.empty() && monitoring_changes.empty() &&
+           usage_charges.empty() && metered_usage.empty();
   }
   // Appends another batch's changes (group commit merges consecutive batches).
   void merge(ChangeSet&& other);

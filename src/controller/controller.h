@@ -44,6 +44,7 @@
 #include "controller/event_log.h"
 #include "controller/fleet.h"
 #include "controller/fleet_monitor.h"
+#include "controller/gpu_benchmarks.h"
 #include "controller/gpu_quarantines.h"
 #include "controller/gpu_telemetry.h"
 #include "controller/idempotency.h"
@@ -87,6 +88,20 @@ struct ControllerOptions {
   // could fire, and evaluating the rules over every GPU every 5 s of virtual time was most of a
   // large replay.
   bool monitoring = true;
+  // The node benchmark (benchmarks.cc, docs/node-benchmark.md). Operators' requests are served
+  // whatever these say.
+  struct Benchmarks {
+    // Measure GPUs never measured when their node registers, and a GPU released from quarantine.
+    bool on_join_and_release = false;
+    // Measure an idle node whose newest figures are older than this; 0: never.
+    Millis idle_interval{0};
+    // A request not answered by then is dropped (its GPUs take work again).
+    Millis timeout{30 * 60'000};
+    // Quarantine a GPU found slow (kSlowShortfallPercent below its type's median), rather than
+    // only flag it (an event, and the gpu_benchmark_slow alert).
+    bool quarantine_slow = false;
+  };
+  Benchmarks benchmarks;
 };
 
 // A launch needs a balance that covers this long at the instance's price.
@@ -204,6 +219,15 @@ class Controller {
   Result<model::GpuQuarantine> release_gpu(const model::Principal& caller, std::string_view node_id,
                                            int gpu_index);
 
+  // --- The node benchmark (benchmarks.cc, gpu_benchmarks.h) ----------------------------------
+  // Operators: asks the node to measure its GPUs that hold no work (their figures:
+  // fleet().benchmarks()); they take no work until it answers. Merged into a request the node has
+  // not answered yet. A cordoned node is measured too (an operator checking it before putting it
+  // back). 404 node_not_found, 409 node_down, 409 no_idle_gpus when every GPU of the node holds
+  // work or is quarantined.
+  Result<model::BenchmarkRequest> benchmark_node(const model::Principal& caller,
+                                                 std::string_view node_id);
+
   // --- The fleet as people, agents and the alert rules see it (fleet.h) ------------------------
   // The nodes, what is placed where, quarantined GPUs, the GPU series and alerts; each node's
   // desired set; offers, node statuses, GPU metrics and readings, platform statistics, the alert
@@ -315,8 +339,22 @@ class Controller {
   // double-bit ECC rise is measured against the sample kept from the previous report).
   void quarantine_failed_gpus(model::Node& node, const model::TelemetryBatch& batch);
   void quarantine_gpu(model::Node& node, const model::Gpu& gpu, model::GpuQuarantine record);
-  // Mirrors the node's quarantined GPUs into the scheduler's availability mask.
+  // Mirrors the node's quarantined GPUs, and those being measured, into the scheduler's
+  // availability mask.
   void sync_gpu_availability(const model::Node& node);
+  // --- The node benchmark (benchmarks.cc) ---
+  // Asks the node to measure `gpus` (UUIDs), with those of a request it has not answered.
+  void ask_benchmark(model::Node& node, std::vector<std::string> gpus,
+                     model::BenchmarkReason reason);
+  // Asks the node to measure its GPUs never measured, with options_.benchmarks.on_join_and_release.
+  void benchmark_new_gpus(model::Node& node);
+  // A report's answer to the node's request: its figures recorded, the slow GPUs flagged.
+  void take_benchmark(model::Node& node, const model::BenchmarkOutcome& outcome);
+  void drop_benchmark(model::Node& node);
+  // Requests past their timeout dropped; idle nodes with old figures asked again.
+  void benchmark_tick();
+  Timestamp next_benchmark_check_{};
+  bool benchmark_asked_ = false;  // since the start (a restored request counts)
   // The monitor's tick; stops the instances whose idle alert fired with auto_stop.
   void monitor_tick();
 
@@ -342,10 +380,11 @@ class Controller {
   Metering metering_{{clock_, changes_, tracker_, events_, accounts_, pricing_, nodes_, downtime_,
                       options_.currency, instances_.all()}};
   GpuQuarantines quarantines_{{clock_, changes_, nodes_}};
+  GpuBenchmarks benchmarks_{{clock_, changes_}};
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{options_.placement_policy, {reservations_}};
-  Fleet fleet_{{clock_, nodes_, placements_, quarantines_, pricing_, monitor_, instances_.all(),
-                jobs_, volumes_, scheduler_, options_.heartbeat_timeout}};
+  Fleet fleet_{{clock_, nodes_, placements_, quarantines_, benchmarks_, pricing_, monitor_,
+                instances_.all(), jobs_, volumes_, scheduler_, options_.heartbeat_timeout}};
   Volumes volumes_{
       {clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
        [this](std::string_view volume_id) { return instances_.mounted_by(volume_id); }}};

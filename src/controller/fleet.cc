@@ -44,6 +44,7 @@ Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const
   if (node == c_.nodes.end()) return fail(Error::not_found("node", node_id));
   model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
   desired.volumes = c_.volumes.on_node(node->second.id);
+  desired.benchmark = node->second.benchmark;
   const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
   for (const auto& [id, placed] : c_.placements.on_node(node->second.id)) {
     const model::Instance& instance = *placed;
@@ -180,6 +181,18 @@ void Fleet::observe(std::vector<monitor::ObservationRef>& out,
                          .instance = instance,
                          .tenant = tenant,
                          .value = fresh(latest->of(metric))});
+        }
+      }
+      // Benchmarks do not depend on telemetry: judged GPUs are observed whether they reported or
+      // not, while their node is up.
+      for (const auto& gpu : node.gpus) {
+        if (down) break;
+        if (const auto shortfall = c_.benchmarks.shortfall(gpu.uuid)) {
+          out.push_back({.signal = {SignalKind::kGpuBenchmarkShortfall},
+                         .subject = gpu.uuid,
+                         .node = id,
+                         .gpu_type = gpu.type,
+                         .value = shortfall->percent});
         }
       }
     }

@@ -23,6 +23,7 @@
 #include "common/result.h"
 #include "controller/commands.h"
 #include "controller/fleet_monitor.h"
+#include "controller/gpu_benchmarks.h"
 #include "controller/gpu_quarantines.h"
 #include "controller/job_registry.h"
 #include "controller/monitoring.h"
@@ -47,6 +48,7 @@ class Fleet {
     const NodeRegistry& nodes;
     const Placements& placements;
     const GpuQuarantines& quarantines;
+    const GpuBenchmarks& benchmarks;
     const Pricing& pricing;
     FleetMonitor& monitor;
     const IndexedMap<model::Instance>& instances;
@@ -69,12 +71,15 @@ class Fleet {
   const Placements& placements() const { return c_.placements; }
   // The quarantine records, and each node's quarantined GPUs (gpu_quarantines.h).
   const GpuQuarantines& quarantines() const { return c_.quarantines; }
+  // Each GPU's benchmark figures and history, each type's median (gpu_benchmarks.h).
+  const GpuBenchmarks& benchmarks() const { return c_.benchmarks; }
   // The GPU series, alert rules, alerts and their history (fleet_monitor.h).
   FleetMonitor& monitor() { return c_.monitor; }
   const FleetMonitor& monitor() const { return c_.monitor; }
 
   // --- Agents ---
-  // What the node's agent should run: the instances placed on it, with their volumes.
+  // What the node's agent should run: the instances placed on it, with their volumes, and the
+  // benchmark it is asked for.
   Result<model::DesiredState> desired_state(std::string_view node_id) const;
   // The generation of the node's desired set, without building the set (a long-poll checks it on
   // every wake-up, and builds the set only to answer).
@@ -107,8 +112,8 @@ class Fleet {
   std::vector<monitor::GpuReading> gpu_readings() const;
   PlatformStats platform_stats() const;
   // What the alert rules watch of the fleet, now, into `out` (empty): `watched` GPU metrics,
-  // heartbeats, clock skews, instances' utilisation. The strings are the fleet's (valid until the
-  // controller changes).
+  // heartbeats, clock skews, instances' utilisation, GPUs' benchmark shortfalls. The strings are
+  // the fleet's (valid until the controller changes).
   void observe(std::vector<monitor::ObservationRef>& out,
                const std::vector<monitor::Metric>& watched) const;
 

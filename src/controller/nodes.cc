@@ -99,6 +99,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.gpus = std::move(registration.gpus);
     tracker_.touch_node(known, /*desired_set_changed=*/false);
     sync_cluster_node(known);
+    benchmark_new_gpus(known);
     spdlog::info("re-registered node={}", id);
     return model::RegistrationResult{id, std::move(credential)};
   }
@@ -128,6 +129,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   auto& registered = nodes_.add(std::move(node));
   tracker_.touch_node(registered, /*desired_set_changed=*/false);
   sync_cluster_node(registered);
+  benchmark_new_gpus(registered);
   spdlog::info("registered node={} gpus={}", id, nodes_.at(id).gpus.size());
   schedule();
   return model::RegistrationResult{id, std::move(credential)};
@@ -166,6 +168,9 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
       downtime_.end(*instance, now());
       metering_.skip_silence(*instance, now());
     }
+  }
+  if (report.benchmark && node.benchmark && report.benchmark->request == node.benchmark->id) {
+    take_benchmark(node, *report.benchmark);
   }
   std::map<std::pair<std::string_view, int64_t>, const model::WorkloadStatus*> reported;
   for (const auto& status : report.workloads) reported[{status.instance_id, status.run}] = &status;
@@ -375,6 +380,7 @@ void Controller::tick() {
     enforce_balances();
   }
   advance_reservations();
+  benchmark_tick();
   scheduler_.time_passed(spot_moved, metered);
   while (!deadlines_.empty() && deadlines_.begin()->first <= t) {
     const auto [deadline, id] = *deadlines_.begin();

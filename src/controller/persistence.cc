@@ -19,7 +19,9 @@ Status Controller::restore(Snapshot snapshot) {
   GPURENT_CHECK(accounts_.restore(snapshot));
   // Before the nodes: syncing a node into the scheduler applies its quarantined GPUs.
   quarantines_.restore(snapshot);
+  benchmarks_.restore(snapshot);
   for (auto& node : snapshot.nodes) {
+    benchmark_asked_ = benchmark_asked_ || node.benchmark.has_value();
     // Heartbeats are not persisted; every node gets a full timeout to report after a restart.
     node.last_heartbeat = start;
     // An agent may have seen generations that were served but never committed before a crash.

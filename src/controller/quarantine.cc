@@ -1,8 +1,8 @@
 // The controller's side of GPU quarantine (gpu_quarantines.h has the records and what takes a
 // GPU out of service): the quarantined GPU leaves the scheduler's mask, the work on it ends at
 // this report (its billing too) and is moved like work off a down node (move_off_failure), and
-// an operator's release puts it back. The node is `degraded` while any of its GPUs is
-// quarantined.
+// an operator's release puts it back (measured first, with options().benchmarks). The node is
+// `degraded` while any of its GPUs is quarantined.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,8 +20,11 @@ void Controller::sync_gpu_availability(const Node& node) {
   const auto gpus = gpus_by_index(node);
   for (size_t position = 0; position < gpus.size(); ++position) {
     // Fails only when the scheduler kept an older spec of the node (sync_cluster_node logged it).
+    const std::string& uuid = gpus[position]->uuid;
+    const bool measuring = node.benchmark && std::ranges::find(node.benchmark->gpus, uuid) !=
+                                                 node.benchmark->gpus.end();
     if (auto set = cluster.set_gpu_available(*handle, static_cast<int>(position),
-                                             !quarantines_.quarantined(gpus[position]->uuid));
+                                             !quarantines_.quarantined(uuid) && !measuring);
         !set) {
       spdlog::error("node={} GPU mask: {}", node.id, set.error().message);
     }
@@ -65,7 +68,7 @@ Result<model::GpuQuarantine> Controller::release_gpu(const Principal& caller,
   if (!caller.is_operator()) return fail(forbidden("release GPUs"));
   const auto node_it = nodes_.find(node_id);
   if (node_it == nodes_.end()) return fail(Error::not_found("node", node_id));
-  const Node& node = node_it->second;
+  Node& node = node_it->second;
   const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(),
                                 [&](const model::Gpu& g) { return g.index == gpu_index; });
   if (gpu == node.gpus.end()) {
@@ -77,6 +80,10 @@ Result<model::GpuQuarantine> Controller::release_gpu(const Principal& caller,
                  fmt::format("GPU {} of node {} is back in service (released by {})", gpu_index,
                              node.name, caller.key_id));
   spdlog::info("gpu_released node={} gpu={} index={}", node.id, gpu->uuid, gpu_index);
+  // Checked before it takes work again: a slow GPU released without a fix is found again.
+  if (options_.benchmarks.on_join_and_release && node.state == NodeState::kReady) {
+    ask_benchmark(node, {gpu->uuid}, model::BenchmarkReason::kReleased);
+  }
   schedule();
   return record;
 }

@@ -31,6 +31,7 @@
 
 #include "common/field_table.h"
 #include "common/json.h"
+#include "model/benchmark.h"
 #include "model/json_form.h"
 #include "model/node.h"
 #include "model/telemetry.h"
@@ -180,10 +181,13 @@ struct DesiredState {
   // not. The agent deletes the data of a volume that an earlier desired state listed and this
   // one does not (docs/runtime.md: volumes).
   std::vector<std::string> volumes;
+  // GPUs to measure (model/benchmark.h), while the server waits for their figures.
+  std::optional<BenchmarkRequest> benchmark;
 };
 
 template <class V, schema::Of<DesiredState> S>
 void fields(V& visit, S& x) {
+  visit("benchmark", x.benchmark, schema::kOmitEmpty);
   visit("generation", x.generation);
   visit("node_id", x.node_id);
   visit("volumes", x.volumes, schema::kOptional);
@@ -238,12 +242,16 @@ struct NodeReport {
   // The agent's wall clock when it sent the report (Unix ms; agent::routes::report_call stamps
   // it): the server measures the agent's clock skew from it. Absent: not measured.
   std::optional<int64_t> sent_at_ms;
+  // The outcome of the benchmark the agent last finished (model/benchmark.h), while the desired
+  // state still asks for it.
+  std::optional<BenchmarkOutcome> benchmark;
 };
 
 // The telemetry is its frame's text (telemetry_text), left out when there is nothing to send.
 template <class V, schema::Of<NodeReport> S>
 void fields(V& visit, S& x) {
   visit("applied_generation", x.applied_generation);
+  visit("benchmark", x.benchmark, schema::kOmitEmpty);
   visit("container_runtime", x.container_runtime, schema::kOmitEmpty);
   visit("container_toolkit", x.container_toolkit, schema::kOmitEmpty);
   visit("node_api_address", x.node_api_address, schema::kOptional);

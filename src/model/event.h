@@ -23,20 +23,20 @@ inline constexpr std::string_view kNodeDown = "node.down";
 inline constexpr std::string_view kNodeUp = "node.up";
 inline constexpr std::string_view kGpuQuarantined = "gpu.quarantined";
 inline constexpr std::string_view kGpuReleased = "gpu.released";
+inline constexpr std::string_view kNodeBenchmarked = "node.benchmarked";
+inline constexpr std::string_view kNodeBenchmarkFailed = "node.benchmark_failed";
+inline constexpr std::string_view kGpuSlow = "gpu.slow";
 inline constexpr std::string_view kInstanceMoved = "instance.moved";
 inline constexpr std::string_view kInstancePreempted = "instance.preempted";
 inline constexpr std::string_view kInstanceStoppedForBalance = "instance.stopped_for_balance";
 inline constexpr std::string_view kBalanceLow = "balance.low";
 inline constexpr std::string_view kSlaCredit = "sla.credit";
-inline constexpr std::string_view kAll[] = {kNodeDown,
-                                            kNodeUp,
-                                            kGpuQuarantined,
-                                            kGpuReleased,
-                                            kInstanceMoved,
-                                            kInstancePreempted,
-                                            kInstanceStoppedForBalance,
-                                            kBalanceLow,
-                                            kSlaCredit};
+inline constexpr std::string_view kAll[] = {kNodeDown,          kNodeUp,
+                                            kGpuQuarantined,    kGpuReleased,
+                                            kNodeBenchmarked,   kNodeBenchmarkFailed,
+                                            kGpuSlow,           kInstanceMoved,
+                                            kInstancePreempted, kInstanceStoppedForBalance,
+                                            kBalanceLow,        kSlaCredit};
 }  // namespace event_kind
 
 // The controller keeps the most recent events in memory (the API serves those); the store keeps

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/field_table.h"
 #include "common/result.h"
 
@@ -189,7 +190,8 @@ Status read_object(od::object object, const Path& path, T& out, Intercept interc
   return missing_member;
 }
 
-// The value at `path` as T: a string, an integer (in T's range), a bool, an enum (by from_string),
+// The value at `path` as T: a string, an integer (in T's range), a bool, a time (Unix ms), an enum
+// (by from_string),
 // a described type, or an optional (null: nullopt), vector or string-keyed map of those; another
 // type by its own read_json(value, path, out), found by argument-dependent lookup.
 template <class T>
@@ -208,6 +210,12 @@ Status read(od::value value, const Path& path, T& out) {
       return fail(member_error(path.text(), simdjson::NUMBER_OUT_OF_RANGE));
     }
     out = static_cast<T>(wide);
+  } else if constexpr (std::is_same_v<T, Timestamp>) {
+    int64_t unix_ms = 0;
+    if (const auto code = value.get_int64().get(unix_ms)) {
+      return fail(member_error(path.text(), code));
+    }
+    out = from_unix_ms(unix_ms);
   } else if constexpr (std::is_enum_v<T>) {
     std::string_view text;
     if (const auto code = value.get_string().get(text))

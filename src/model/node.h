@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/field_table.h"
+#include "model/benchmark.h"
 
 namespace gpurent::model {
 
@@ -80,6 +81,9 @@ struct Node {
   // By GPU UUID: the double-bit ECC count last seen in a report. Persisted (it changes only on an
   // error or a driver reload) so that a rise while the server was down still quarantines the GPU.
   std::map<std::string, int64_t> ecc_dbe_seen;
+  // The benchmark the node is asked for and has not answered (model/benchmark.h); its GPUs get
+  // no new work meanwhile.
+  std::optional<BenchmarkRequest> benchmark;
 };
 
 // Topology members are absent from records and registrations made before it was reported.
@@ -99,6 +103,7 @@ template <class V, schema::Of<Node> S>
 void fields(V& visit, S& x) {
   visit("address", x.address, schema::kOptional);
   visit("agent_version", x.agent_version);
+  visit("benchmark", x.benchmark, schema::kOmitEmpty);
   visit("container_runtime", x.container_runtime, schema::kOptional);
   visit("container_toolkit", x.container_toolkit, schema::kOmitEmpty);
   visit("cordoned", x.cordoned, schema::kOptional);

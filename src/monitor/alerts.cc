@@ -132,14 +132,16 @@ std::string signal_name(Signal signal) {
       return "node_clock_skew_ms";
     case SignalKind::kInstanceGpuUtil:
       return "instance_gpu_util";
+    case SignalKind::kGpuBenchmarkShortfall:
+      return "gpu_benchmark_shortfall_percent";
   }
   return "?";
 }
 
 std::optional<Signal> parse_signal(std::string_view text) {
   if (std::optional<Metric> metric = parse_metric(text)) return gpu(*metric);
-  for (SignalKind kind :
-       {SignalKind::kNodeHeartbeatAge, SignalKind::kNodeClockSkew, SignalKind::kInstanceGpuUtil}) {
+  for (SignalKind kind : {SignalKind::kNodeHeartbeatAge, SignalKind::kNodeClockSkew,
+                          SignalKind::kInstanceGpuUtil, SignalKind::kGpuBenchmarkShortfall}) {
     if (text == signal_name({kind})) return Signal{kind};
   }
   return std::nullopt;
@@ -237,6 +239,10 @@ std::vector<Rule> builtin_rules(const BuiltinLimits& limits) {
       rule("gpu_ecc_double_bit", gpu(Metric::kEccDbe), Comparison::kGt, 0, 0, Severity::kCritical),
       rule("gpu_missing", gpu(Metric::kGpuUtil), Comparison::kAbsent, 0, limits.gpu_missing_for_ms,
            Severity::kCritical),
+      // A GPU measurably slower than the others of its type (controller/gpu_benchmarks.h): its
+      // tenants get less than they pay for.
+      rule("gpu_benchmark_slow", {SignalKind::kGpuBenchmarkShortfall}, Comparison::kGt,
+           limits.benchmark_shortfall_percent, 0, Severity::kWarning),
       rule("node_heartbeat_lost", {SignalKind::kNodeHeartbeatAge}, Comparison::kGt,
            limits.heartbeat_timeout_s, 0, Severity::kCritical),
       rule("agent_clock_skew", {SignalKind::kNodeClockSkew}, Comparison::kGt, limits.clock_skew_ms,

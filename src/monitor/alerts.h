@@ -48,6 +48,9 @@ enum class SignalKind : uint8_t {
   kNodeHeartbeatAge,  // subject: a node id; seconds since its last heartbeat
   kNodeClockSkew,     // subject: a node id; |agent clock - server clock| in ms
   kInstanceGpuUtil,   // subject: an instance id; mean utilisation % of its GPUs
+  // subject: a GPU uuid; how far its newest benchmark falls below its type's median, in percent
+  // (controller/gpu_benchmarks.h); observed only for GPUs judged against their type
+  kGpuBenchmarkShortfall,
 };
 
 struct Signal {
@@ -55,7 +58,8 @@ struct Signal {
   Metric metric = Metric::kGpuUtil;  // for kGpuMetric only
   bool operator==(const Signal&) const = default;
 };
-// The metric's short name, "node_heartbeat_age_s", "node_clock_skew_ms" or "instance_gpu_util".
+// The metric's short name, "node_heartbeat_age_s", "node_clock_skew_ms", "instance_gpu_util" or
+// "gpu_benchmark_shortfall_percent".
 std::string signal_name(Signal signal);
 // Also accepts a metric's DCGM name.
 std::optional<Signal> parse_signal(std::string_view text);
@@ -103,9 +107,10 @@ struct BuiltinLimits {
   double clock_skew_ms = 2'000;
   double idle_util_percent = 5;
   int64_t idle_for_ms = 30 * 60'000;
+  double benchmark_shortfall_percent = 10;
 };
-// gpu_temperature_high, gpu_xid_error, gpu_ecc_double_bit, gpu_missing, node_heartbeat_lost,
-// agent_clock_skew, instance_idle (all instances; notify only).
+// gpu_temperature_high, gpu_xid_error, gpu_ecc_double_bit, gpu_missing, gpu_benchmark_slow,
+// node_heartbeat_lost, agent_clock_skew, instance_idle (all instances; notify only).
 std::vector<Rule> builtin_rules(const BuiltinLimits& limits = {});
 // A tenant's idle rule for one instance, named "instance_idle.<instance_id>".
 Rule idle_rule(std::string_view instance_id, double below_percent, int64_t for_ms, bool auto_stop);

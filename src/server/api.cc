@@ -206,11 +206,15 @@ void Api::Impl::add_routes() {
           co_return json_response(200, gpu_types());
         });
   keyed("GET", "/v1/offers",
-        [this](const Principal&, Request&, const PathParams&) -> asio::awaitable<Response> {
-          Json items = Json::array();
-          for (const auto& offer : ctl().fleet().offers())
+        [this](const Principal&, Request& request, const PathParams&) -> asio::awaitable<Response> {
+          const auto order = offer_order(query_string(request, "sort").value_or("gpu_type"));
+          if (!order) co_return problem_response(order.error());
+          std::vector<Json> items;
+          for (const auto& offer : ctl().fleet().offers()) {
             items.push_back(offer_view(ctl(), offer));
-          co_return json_response(200, whole_list(std::move(items)));
+          }
+          std::ranges::stable_sort(items, *order);
+          co_return json_response(200, whole_list(Json(std::move(items))));
         });
   add_console_routes();
   add_instance_routes();

@@ -51,6 +51,27 @@ void Api::Impl::add_node_routes() {
   node_action("/v1/nodes/{id}/cordon", controller::NodeAction::kCordon);
   node_action("/v1/nodes/{id}/uncordon", controller::NodeAction::kUncordon);
   node_action("/v1/nodes/{id}/drain", controller::NodeAction::kDrain);
+  keyed("POST", "/v1/nodes/{id}/benchmark",
+        [this](const Principal& caller, Request& request,
+               const PathParams& params) -> asio::awaitable<Response> {
+          const std::string id = params.find("id")->second;
+          auto result = co_await mutate(request, [&](Controller& c) -> Result<Json> {
+            GPURENT_TRY(asked, c.benchmark_node(caller, id));
+            GPURENT_TRY(node, c.fleet().nodes().get(caller, id));
+            return benchmark_request_view(*node, asked);
+          });
+          co_return result_response(202, result, [](const Json& view) { return view; });
+        });
+  keyed("GET", "/v1/nodes/{id}/benchmarks",
+        [this](const Principal& caller, Request&,
+               const PathParams& params) -> asio::awaitable<Response> {
+          if (auto allowed = require_operator(caller); !allowed)
+            co_return problem_response(allowed.error());
+          auto node = ctl().fleet().nodes().get(caller, params.find("id")->second);
+          co_return result_response(200, node, [this](const model::Node* n) {
+            return whole_list(node_benchmarks_view(ctl(), *n));
+          });
+        });
 }
 
 void Api::Impl::add_agent_routes() {

@@ -380,7 +380,8 @@ int run_server(const ServerOptions& options, const std::function<void(const Read
        .billing_interval = Millis(60'000),
        .seed = os_random_seed(),
        .clock_skew_limit = config.clock_skew_limit,
-       .series_fed_by_host = true});
+       .series_fed_by_host = true,
+       .benchmarks = config.benchmarks});
   if (auto restored = controller.restore(std::move(*snapshot)); !restored) {
     spdlog::error("cannot restore the state: {}", restored.error().message);
     return 1;

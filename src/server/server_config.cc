@@ -150,9 +150,10 @@ Status string_fields(const toml::value& table, std::string_view section,
 
 Result<ServerConfig> parse(const toml::value& data, const std::string& name) {
   ServerConfig config;
-  GPURENT_CHECK(only_keys(
-      data, {"metrics", "alerts", "agents", "store", "rate_limits", "tls", "secrets", "outbound"},
-      name, "the file"));
+  GPURENT_CHECK(only_keys(data,
+                          {"metrics", "alerts", "agents", "store", "rate_limits", "tls", "secrets",
+                           "outbound", "benchmark"},
+                          name, "the file"));
   if (data.contains("rate_limits")) {
     GPURENT_CHECK(parse_rate_limits(data.at("rate_limits"), name, config.rate_limits));
   }
@@ -309,6 +310,41 @@ Status parse_secrets_and_outbound(const toml::value& data, const std::string& na
   return {};
 }
 
+// [benchmark].
+Status parse_benchmark(const toml::value& data, const std::string& name, ServerConfig& config) {
+  if (!data.contains("benchmark")) return {};
+  const auto& table = data.at("benchmark");
+  GPURENT_CHECK(
+      only_keys(table, {"on_join_and_release", "idle_interval_h", "timeout_min", "quarantine_slow"},
+                name, "[benchmark]"));
+  for (const auto& [key, flag] :
+       {std::pair{"on_join_and_release", &config.benchmarks.on_join_and_release},
+        std::pair{"quarantine_slow", &config.benchmarks.quarantine_slow}}) {
+    if (!table.contains(key)) continue;
+    if (!table.at(key).is_boolean()) {
+      return fail(invalid_config(name, fmt::format("benchmark.{} must be true or false", key)));
+    }
+    *flag = table.at(key).as_boolean();
+  }
+  // A whole number of the unit, within [minimum, maximum].
+  const auto whole = [&](const char* key, int64_t minimum, int64_t maximum,
+                         int64_t unit_ms) -> Result<std::optional<Millis>> {
+    if (!table.contains(key)) return std::optional<Millis>();
+    const auto& value = table.at(key);
+    if (!value.is_integer() || value.as_integer() < minimum || value.as_integer() > maximum) {
+      return fail(invalid_config(
+          name,
+          fmt::format("benchmark.{} must be a whole number from {} to {}", key, minimum, maximum)));
+    }
+    return std::optional(Millis(value.as_integer() * unit_ms));
+  };
+  GPURENT_TRY(idle, whole("idle_interval_h", 0, 24 * 365, 3'600'000));
+  GPURENT_TRY(timeout, whole("timeout_min", 1, 24 * 60, 60'000));
+  if (idle) config.benchmarks.idle_interval = *idle;
+  if (timeout) config.benchmarks.timeout = *timeout;
+  return {};
+}
+
 }  // namespace
 
 Result<ServerConfig> parse_server_config(const std::string& text, const std::string& name) {
@@ -317,6 +353,7 @@ Result<ServerConfig> parse_server_config(const std::string& text, const std::str
     const toml::value data = toml::parse(stream, name);
     GPURENT_TRY(config, parse(data, name));
     GPURENT_CHECK(parse_secrets_and_outbound(data, name, config));
+    GPURENT_CHECK(parse_benchmark(data, name, config));
     return config;
   } catch (const std::exception& e) {
     return fail(invalid_config(name, e.what()));

@@ -49,6 +49,15 @@
 //                               # random bytes, 0600) when missing. Servers sharing a store need
 //                               # the same file; a lost or wrong one stops the server at start.
 //
+//   [benchmark]                 # the node benchmark (docs/node-benchmark.md)
+//   on_join_and_release = true  # measure GPUs never measured when their node joins, and a GPU
+//                               # released from quarantine, before they take work (default true)
+//   idle_interval_h = 168       # measure an idle node whose figures are older (default a week;
+//                               # 0: never)
+//   timeout_min = 30            # a request not answered by then is dropped (default 30)
+//   quarantine_slow = true      # quarantine a GPU 10 % below its type's median (default true;
+//                               # false: only the event gpu.slow and the alert gpu_benchmark_slow)
+//
 //   [outbound]                  # server/outbound.h: what the server may connect to (webhooks)
 //   allow = ["hooks.internal", "registry.internal:5000", "10.1.0.0/16", "127.0.0.1"]
 //                               # hosts, host:port, addresses and CIDRs that may be reached though
@@ -66,6 +75,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "controller/controller.h"
 #include "model/event.h"
 #include "monitor/alerts.h"
 #include "net/tls.h"
@@ -99,6 +109,11 @@ struct ServerConfig {
   net::TlsFiles tls;             // none (cert_file ""): plain HTTP
   std::string secrets_key_file;  // "" = <data dir>/secrets.key
   OutboundPolicy outbound;
+  controller::ControllerOptions::Benchmarks benchmarks{
+      .on_join_and_release = true,
+      .idle_interval = Millis(7 * 24 * 3'600'000LL),
+      .timeout = Millis(30 * 60'000),
+      .quarantine_slow = true};
 };
 
 Result<ServerConfig> read_server_config(const std::string& path);

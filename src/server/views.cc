@@ -178,6 +178,68 @@ api::GpuQuarantine quarantine_view(const model::GpuQuarantine& q) {
 
 Json gpu_quarantine_view(const model::GpuQuarantine& q) { return quarantine_view(q); }
 
+namespace {
+
+double in_thousands(int64_t value) { return static_cast<double>(value) / 1000; }
+
+api::Figures figures_view(const std::map<std::string, int64_t>& gemm_gflops, int64_t memory_mbps,
+                          int64_t h2d_mbps, int64_t d2h_mbps) {
+  api::Figures view{.memory_gbps = in_thousands(memory_mbps),
+                    .h2d_gbps = in_thousands(h2d_mbps),
+                    .d2h_gbps = in_thousands(d2h_mbps)};
+  for (const auto& [precision, gflops] : gemm_gflops) {
+    view.gemm_tflops.emplace(precision, in_thousands(gflops));
+  }
+  if (const auto training = model::training_gflops(gemm_gflops)) {
+    view.training_tflops = in_thousands(*training);
+  }
+  return view;
+}
+
+api::Figures figures_view(const model::GpuBenchmark& figures) {
+  return figures_view(figures.gemm_gflops, figures.memory_mbps, figures.h2d_mbps, figures.d2h_mbps);
+}
+
+// Training TFLOPS per currency unit of an hour's price; none without either.
+std::optional<double> per_price(const std::optional<double>& tflops,
+                                const std::optional<Micros>& price_per_hour) {
+  if (!tflops || !price_per_hour || *price_per_hour <= 0) return std::nullopt;
+  return *tflops * static_cast<double>(kMicrosPerUnit) / static_cast<double>(*price_per_hour);
+}
+
+std::optional<api::GpuBenchmark> gpu_benchmark_view(const controller::GpuBenchmarks& benchmarks,
+                                                    std::string_view uuid) {
+  const model::GpuBenchmarkHistory* history = benchmarks.of_gpu(uuid);
+  if (history == nullptr || history->runs.empty()) return std::nullopt;
+  const model::BenchmarkRun& newest = history->runs.back();
+  api::GpuBenchmark view{.at = newest.at,
+                         .reason = newest.reason,
+                         .simulated = newest.simulated,
+                         .figures = figures_view(newest.figures)};
+  if (const auto shortfall = benchmarks.shortfall(uuid)) {
+    view.shortfall_percent = shortfall->percent;
+    if (!shortfall->figure.empty()) view.shortfall_figure = shortfall->figure;
+    view.slow = shortfall->percent > controller::kSlowShortfallPercent;
+  }
+  return view;
+}
+
+api::BenchmarkRequest benchmark_request_of(const model::Node& node,
+                                           const model::BenchmarkRequest& request) {
+  api::BenchmarkRequest view{.id = request.id,
+                             .node_id = node.id,
+                             .gpus = {},
+                             .reason = request.reason,
+                             .asked_at = request.asked_at};
+  for (const auto& uuid : request.gpus) {
+    const auto gpu = std::ranges::find(node.gpus, uuid, &model::Gpu::uuid);
+    if (gpu != node.gpus.end()) view.gpus.push_back(gpu->index);
+  }
+  return view;
+}
+
+}  // namespace
+
 Json node_view(const controller::Controller& controller, const model::Node& node) {
   const auto quarantined = controller.fleet().quarantines().on_node(node.id);
   api::Node view{.id = node.id,
@@ -202,6 +264,9 @@ Json node_view(const controller::Controller& controller, const model::Node& node
                  .registered_at = node.registered_at,
                  .last_heartbeat = node.last_heartbeat,
                  .clock_skew_ms = controller.fleet().nodes().clock_skew_ms(node.id)};
+  if (node.benchmark) {
+    view.benchmark_pending = benchmark_request_of(node, *node.benchmark);
+  }
   for (const auto* q : quarantined) view.quarantined_gpus.push_back(quarantine_view(*q));
   for (const auto& gpu : node.gpus) {
     const auto& holders = controller.fleet().placements().holders(gpu.uuid);
@@ -218,7 +283,8 @@ Json node_view(const controller::Controller& controller, const model::Node& node
          .quarantined = out,
          .instance_id = holders.empty() ? std::nullopt : std::optional(*holders.begin()),
          .instance_ids = {holders.begin(), holders.end()},
-         .telemetry = gpu_telemetry_view(controller.fleet().nodes().gpu_telemetry(gpu.uuid))});
+         .telemetry = gpu_telemetry_view(controller.fleet().nodes().gpu_telemetry(gpu.uuid)),
+         .benchmark = gpu_benchmark_view(controller.fleet().benchmarks(), gpu.uuid)});
   }
   return view;
 }
@@ -240,14 +306,77 @@ Json api_key_view(const model::ApiKey& key) {
 
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer) {
   const auto* type = model::find_gpu_type(offer.gpu_type);
-  return api::Offer{.gpu_type = offer.gpu_type,
-                    .display_name = type ? type->display_name : offer.gpu_type,
-                    .memory_mb = type ? type->memory_mb : 0,
-                    .total = offer.total,
-                    .free = offer.free,
-                    .max_free_per_node = offer.max_free_per_node,
-                    .price_per_gpu_hour_micros = offer.price_per_gpu_hour,
-                    .currency = controller.options().currency};
+  api::Offer view{.gpu_type = offer.gpu_type,
+                  .display_name = type ? type->display_name : offer.gpu_type,
+                  .memory_mb = type ? type->memory_mb : 0,
+                  .total = offer.total,
+                  .free = offer.free,
+                  .max_free_per_node = offer.max_free_per_node,
+                  .price_per_gpu_hour_micros = offer.price_per_gpu_hour,
+                  .spot_price_per_gpu_hour_micros = controller.pricing().spot_price(offer.gpu_type),
+                  .currency = controller.options().currency};
+  if (const auto* measured = controller.fleet().benchmarks().of_type(offer.gpu_type)) {
+    api::OfferMeasured m{.gpus = measured->gpus,
+                         .simulated = measured->simulated,
+                         .figures = figures_view(measured->gemm_gflops, measured->memory_mbps,
+                                                 measured->h2d_mbps, measured->d2h_mbps),
+                         .spread_percent = measured->training_spread_percent};
+    m.perf_per_price = per_price(m.figures.training_tflops, view.price_per_gpu_hour_micros);
+    m.spot_perf_per_price =
+        per_price(m.figures.training_tflops, view.spot_price_per_gpu_hour_micros);
+    view.measured = std::move(m);
+  }
+  return view;
+}
+
+Result<OfferOrder> offer_order(std::string_view sort) {
+  // The figure an order reads of an offer; null where it has none.
+  const auto by = [](Json::json_pointer where, bool highest_first) -> OfferOrder {
+    return [where, highest_first](const Json& a, const Json& b) {
+      const Json& x = a.contains(where) ? a.at(where) : Json();
+      const Json& y = b.contains(where) ? b.at(where) : Json();
+      if (x.is_null() || y.is_null()) return !x.is_null() && y.is_null();
+      return highest_first ? y < x : x < y;
+    };
+  };
+  if (sort == "gpu_type") return by(Json::json_pointer("/gpu_type"), false);
+  if (sort == "price") return by(Json::json_pointer("/price_per_gpu_hour_micros"), false);
+  if (sort == "perf_per_price") return by(Json::json_pointer("/measured/perf_per_price"), true);
+  if (sort == "spot_perf_per_price") {
+    return by(Json::json_pointer("/measured/spot_perf_per_price"), true);
+  }
+  return fail(Error::invalid("invalid_sort",
+                             fmt::format("sort '{}' is not one of gpu_type, price, perf_per_price, "
+                                         "spot_perf_per_price",
+                                         sort)));
+}
+
+Json benchmark_request_view(const model::Node& node, const model::BenchmarkRequest& request) {
+  return benchmark_request_of(node, request);
+}
+
+Json node_benchmarks_view(const controller::Controller& controller, const model::Node& node) {
+  const controller::GpuBenchmarks& benchmarks = controller.fleet().benchmarks();
+  Json items = Json::array();
+  for (const auto* history : benchmarks.on_node(node)) {
+    api::GpuBenchmarkHistory view{
+        .uuid = history->id, .index = history->gpu_index, .type = history->gpu_type};
+    if (const auto shortfall = benchmarks.shortfall(history->id)) {
+      view.shortfall_percent = shortfall->percent;
+    }
+    for (const auto& run : history->runs) {
+      api::BenchmarkRun item{.at = run.at,
+                             .reason = run.reason,
+                             .simulated = run.simulated,
+                             .figures = figures_view(run.figures)};
+      for (const auto& peer : run.peers) {
+        item.peers.push_back({.to = peer.to, .gbps = in_thousands(peer.mbps)});
+      }
+      view.runs.push_back(std::move(item));
+    }
+    items.push_back(std::move(view));
+  }
+  return items;
 }
 
 namespace {

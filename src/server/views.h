@@ -4,7 +4,11 @@
 // api/openapi_schema_test.cc holds to docs/openapi.json.
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include "common/json.h"
+#include "common/result.h"
 #include "controller/controller.h"
 
 namespace gpurent::server {
@@ -15,7 +19,17 @@ Json gpu_quarantine_view(const model::GpuQuarantine& quarantine);
 Json node_view(const controller::Controller& controller, const model::Node& node);
 Json tenant_view(const model::Tenant& tenant);
 Json api_key_view(const model::ApiKey& key);
+// With what the type's GPUs measure (controller/gpu_benchmarks.h), and per price.
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer);
+// How GET /v1/offers?sort= orders offer views: "gpu_type" (the default), "price" (cheapest first),
+// "perf_per_price" or "spot_perf_per_price" (most measured TFLOPS per currency unit an hour
+// first); offers without the figure come last. 400 invalid_sort for another.
+using OfferOrder = std::function<bool(const Json&, const Json&)>;
+Result<OfferOrder> offer_order(std::string_view sort);
+// A node's benchmark request (model/benchmark.h), its GPUs by device index.
+Json benchmark_request_view(const model::Node& node, const model::BenchmarkRequest& request);
+// The benchmark history of each of the node's GPUs measured, by index.
+Json node_benchmarks_view(const controller::Controller& controller, const model::Node& node);
 Json usage_view(const model::UsageRecord& usage);
 Json transfer_view(const model::Transfer& transfer, std::string_view currency);
 

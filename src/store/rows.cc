@@ -26,7 +26,8 @@ std::string_view table_name(ObjectTable table) {
       "volumes",        "idempotency_keys",
       "price_versions", "package_products",
       "packages",       "balance_settings",
-      "downtime",       "gpu_quarantines"};
+      "downtime",       "gpu_quarantines",
+      "gpu_benchmarks"};
   return kNames[static_cast<size_t>(table)];
 }
 
@@ -63,7 +64,8 @@ std::string_view tenant_of(const T& object) {
     return object.id;
   } else if constexpr (std::is_same_v<T, model::JoinToken> || std::is_same_v<T, model::Node> ||
                        std::is_same_v<T, model::PackageProduct> ||
-                       std::is_same_v<T, model::GpuQuarantine>) {
+                       std::is_same_v<T, model::GpuQuarantine> ||
+                       std::is_same_v<T, model::GpuBenchmarkHistory>) {
     return {};
   } else {
     return object.tenant_id;
@@ -244,6 +246,7 @@ Status write_changes(const controller::ChangeSet& c, RowWriter& writer) {
   GPURENT_CHECK(upsert_all(writer, kBalanceSettings, c.balance_settings));
   GPURENT_CHECK(upsert_all(writer, kDowntime, c.downtime));
   GPURENT_CHECK(upsert_all(writer, kGpuQuarantines, c.gpu_quarantines));
+  GPURENT_CHECK(upsert_all(writer, kGpuBenchmarks, c.gpu_benchmarks));
   GPURENT_CHECK(write_monitoring(c.monitoring_changes, writer));
   // A packed charge comes unpacked, by the one function that builds a usage charge's transfer
   // (billing::usage_transfer): its row cannot differ from the whole form's.
@@ -440,6 +443,7 @@ Result<controller::Snapshot> read_snapshot(RowReader& reader) {
   GPURENT_CHECK(read_objects(reader, kBalanceSettings, s.balance_settings));
   GPURENT_CHECK(read_objects(reader, kDowntime, s.downtime));
   GPURENT_CHECK(read_objects(reader, kGpuQuarantines, s.gpu_quarantines));
+  GPURENT_CHECK(read_objects(reader, kGpuBenchmarks, s.gpu_benchmarks));
   GPURENT_CHECK(read_monitoring(reader, s.monitoring));
   GPURENT_CHECK(reader.transfers([&](const TransferColumns& row) -> Status {
     GPURENT_TRY(transfer, transfer_of(row));

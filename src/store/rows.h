@@ -20,6 +20,7 @@
 //   billing::kMaxSpotPointsPerType per type kept.
 // - gpu_rollups: (resolution, bucket start, GPU, metric) -> min, max, sum, count; upserted (a
 //   bucket rebuilt after a restart replaces its row), pruned past retention by range.
+// - gpu_benchmarks: objects keyed by GPU UUID, each GPU's benchmark history (model/benchmark.h).
 // - alert_rules: (name, body); alert_history: (seq, body: the transition, plus acknowledged_by
 //   and acknowledged_at_ms once acknowledged), the newest controller::kMaxAlertHistory kept.
 #pragma once
@@ -53,8 +54,9 @@ enum class ObjectTable {
   kBalanceSettings,
   kDowntime,
   kGpuQuarantines,
+  kGpuBenchmarks,
 };
-inline constexpr size_t kObjectTableCount = 18;
+inline constexpr size_t kObjectTableCount = 19;
 std::string_view table_name(ObjectTable table);
 
 // Metering's fields of a usage record's body, as update_metered_usage sets them: the names are

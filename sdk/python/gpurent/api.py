@@ -763,6 +763,16 @@ class Nodes(_Group):
                                {"id": node_id, "index": index}, idempotency_key=False,
                                decode=models.Node.from_dict))
 
+    def benchmark(self, node_id: str) -> models.BenchmarkRequest:
+        """Asks the node to measure its idle GPUs; they take no work until it answers."""
+        return self._send(Call("POST", "/v1/nodes/{id}/benchmark", {"id": node_id},
+                               idempotency_key=False, decode=models.BenchmarkRequest.from_dict))
+
+    def benchmarks(self, node_id: str) -> list[models.GpuBenchmarkHistory]:
+        """What the node's GPUs measured: each GPU's runs, oldest first."""
+        return self._run(self._all_flow(Call("GET", "/v1/nodes/{id}/benchmarks", {"id": node_id},
+                                             decode=models.GpuBenchmarkHistory.from_dict)))
+
 
 class JoinTokens(_Group):
     """/v1/join-tokens (operators): how new nodes' agents join."""
@@ -891,9 +901,10 @@ class Api(BaseClient):
         return self._run(self._all_flow(Call("GET", "/v1/gpu-types",
                                              decode=models.GpuType.from_dict)))
 
-    def offers(self) -> list[models.Offer]:
-        """The GPU types with capacity."""
-        return self._run(self._all_flow(Call("GET", "/v1/offers",
+    def offers(self, sort: Optional[str] = None) -> list[models.Offer]:
+        """The GPU types with capacity, with what they measure. sort: "price",
+        "perf_per_price" or "spot_perf_per_price" (default: by GPU type)."""
+        return self._run(self._all_flow(Call("GET", "/v1/offers", query={"sort": sort},
                                              decode=models.Offer.from_dict)))
 
     def estimate(self, spec: Optional[models.InstanceCreate] = None, **fields: Any

@@ -29,6 +29,163 @@ Role = Literal["admin", "operator", "tenant-admin", "tenant-member", "read-only"
 VolumeState = Literal["available", "deleted"]
 
 @dataclass(frozen=True)
+class AgentBenchmarkOutcome:
+    "the outcome of the benchmark request the agent last finished, in every report while the desired state still asks for it"
+
+    request: int
+    result: Optional[AgentNodeBenchmark] = None
+    error: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AgentBenchmarkOutcome":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["request"] = _required(d, "request", cls.__name__)
+        if "result" in d:
+            v = d["result"]
+            kw["result"] = (None if v is None else AgentNodeBenchmark.from_dict(v))
+        if "error" in d:
+            kw["error"] = d["error"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["request"] = self.request
+        if self.result is not None:
+            v = self.result
+            out["result"] = (None if v is None else v.to_dict())
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class AgentBenchmarkRequest:
+    "the GPUs (UUIDs) the agent is asked to measure (docs/node-benchmark.md); the id is the node's generation when it was asked"
+
+    id: int
+    gpus: list[str]
+    reason: Literal["join", "released", "operator", "idle"]
+    asked_at: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AgentBenchmarkRequest":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = list(v)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        kw["asked_at"] = _required(d, "asked_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        v = self.gpus
+        out["gpus"] = list(v)
+        out["reason"] = self.reason
+        out["asked_at"] = self.asked_at
+        return out
+
+
+@dataclass(frozen=True)
+class AgentGpuBenchmark:
+    "one GPU's figures in integer units: GFLOPS and MB/s"
+
+    index: int
+    uuid: str
+    gemm_gflops: dict[str, int]
+    memory_mbps: int
+    h2d_mbps: int
+    d2h_mbps: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AgentGpuBenchmark":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["uuid"] = _required(d, "uuid", cls.__name__)
+        v = _required(d, "gemm_gflops", cls.__name__)
+        kw["gemm_gflops"] = dict(v)
+        kw["memory_mbps"] = _required(d, "memory_mbps", cls.__name__)
+        kw["h2d_mbps"] = _required(d, "h2d_mbps", cls.__name__)
+        kw["d2h_mbps"] = _required(d, "d2h_mbps", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["index"] = self.index
+        out["uuid"] = self.uuid
+        v = self.gemm_gflops
+        out["gemm_gflops"] = dict(v)
+        out["memory_mbps"] = self.memory_mbps
+        out["h2d_mbps"] = self.h2d_mbps
+        out["d2h_mbps"] = self.d2h_mbps
+        return out
+
+
+@dataclass(frozen=True)
+class AgentNodeBenchmark:
+    simulated: bool
+    gpus: list[AgentGpuBenchmark]
+    peers: list[AgentPeerBandwidth]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AgentNodeBenchmark":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["simulated"] = _required(d, "simulated", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = [AgentGpuBenchmark.from_dict(x0) for x0 in v]
+        v = _required(d, "peers", cls.__name__)
+        kw["peers"] = [AgentPeerBandwidth.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["simulated"] = self.simulated
+        v = self.gpus
+        out["gpus"] = [x0.to_dict() for x0 in v]
+        v = self.peers
+        out["peers"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
+class AgentPeerBandwidth:
+    from_: int
+    to: int
+    mbps: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "AgentPeerBandwidth":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["from_"] = _required(d, "from", cls.__name__)
+        kw["to"] = _required(d, "to", cls.__name__)
+        kw["mbps"] = _required(d, "mbps", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["from"] = self.from_
+        out["to"] = self.to
+        out["mbps"] = self.mbps
+        return out
+
+
+@dataclass(frozen=True)
 class Alert:
     id: str
     rule: str
@@ -649,6 +806,76 @@ class BalanceSettingsSet:
 
 
 @dataclass(frozen=True)
+class BenchmarkRequest:
+    "a node asked to measure GPUs; they take no work until it answers"
+
+    id: int
+    node_id: str
+    gpus: list[int]
+    reason: Literal["join", "released", "operator", "idle"]
+    asked_at: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BenchmarkRequest":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["id"] = _required(d, "id", cls.__name__)
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        v = _required(d, "gpus", cls.__name__)
+        kw["gpus"] = list(v)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        kw["asked_at"] = _required(d, "asked_at", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["id"] = self.id
+        out["node_id"] = self.node_id
+        v = self.gpus
+        out["gpus"] = list(v)
+        out["reason"] = self.reason
+        out["asked_at"] = self.asked_at
+        return out
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    at: str
+    reason: Literal["join", "released", "operator", "idle"]
+    simulated: bool
+    figures: Figures
+    peers: list[PeerCopy]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BenchmarkRun":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        kw["simulated"] = _required(d, "simulated", cls.__name__)
+        v = _required(d, "figures", cls.__name__)
+        kw["figures"] = Figures.from_dict(v)
+        v = _required(d, "peers", cls.__name__)
+        kw["peers"] = [PeerCopy.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["at"] = self.at
+        out["reason"] = self.reason
+        out["simulated"] = self.simulated
+        v = self.figures
+        out["figures"] = v.to_dict()
+        v = self.peers
+        out["peers"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
 class ContainerToolkit:
     "The NVIDIA Container Toolkit as the node's agent found it: containers get GPUs only with 1.17.8 or later (docs/runtime.md, \"Hardening\")"
 
@@ -722,6 +949,7 @@ class DesiredState:
     generation: int
     workloads: list[WorkloadSpec]
     volumes: Optional[list[str]] = None
+    benchmark: Optional[AgentBenchmarkRequest] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DesiredState":
@@ -734,6 +962,9 @@ class DesiredState:
         kw["workloads"] = [WorkloadSpec.from_dict(x0) for x0 in v]
         if "volumes" in d:
             kw["volumes"] = d["volumes"]
+        if "benchmark" in d:
+            v = d["benchmark"]
+            kw["benchmark"] = (None if v is None else AgentBenchmarkRequest.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -745,6 +976,9 @@ class DesiredState:
         out["workloads"] = [x0.to_dict() for x0 in v]
         if self.volumes is not None:
             out["volumes"] = self.volumes
+        if self.benchmark is not None:
+            v = self.benchmark
+            out["benchmark"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -974,6 +1208,41 @@ class ExecRequest:
 
 
 @dataclass(frozen=True)
+class Figures:
+    "measured figures (docs/node-benchmark.md): dense GEMM in TFLOPS, bandwidths in GB/s (10^9 bytes a second)"
+
+    gemm_tflops: dict[str, float]
+    training_tflops: Optional[float]
+    memory_gbps: float
+    h2d_gbps: float
+    d2h_gbps: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Figures":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "gemm_tflops", cls.__name__)
+        kw["gemm_tflops"] = dict(v)
+        kw["training_tflops"] = _required(d, "training_tflops", cls.__name__)
+        kw["memory_gbps"] = _required(d, "memory_gbps", cls.__name__)
+        kw["h2d_gbps"] = _required(d, "h2d_gbps", cls.__name__)
+        kw["d2h_gbps"] = _required(d, "d2h_gbps", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.gemm_tflops
+        out["gemm_tflops"] = dict(v)
+        out["training_tflops"] = self.training_tflops
+        out["memory_gbps"] = self.memory_gbps
+        out["h2d_gbps"] = self.h2d_gbps
+        out["d2h_gbps"] = self.d2h_gbps
+        return out
+
+
+@dataclass(frozen=True)
 class Gpu:
     uuid: str
     index: int
@@ -1020,10 +1289,108 @@ class Gpu:
 
 
 @dataclass(frozen=True)
+class GpuBenchmark:
+    "a GPU's newest benchmark, and how it compares with its type"
+
+    at: str
+    reason: Literal["join", "released", "operator", "idle"]
+    simulated: bool
+    figures: Figures
+    shortfall_percent: Optional[float]
+    shortfall_figure: Optional[str]
+    slow: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuBenchmark":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["reason"] = _required(d, "reason", cls.__name__)
+        kw["simulated"] = _required(d, "simulated", cls.__name__)
+        v = _required(d, "figures", cls.__name__)
+        kw["figures"] = Figures.from_dict(v)
+        kw["shortfall_percent"] = _required(d, "shortfall_percent", cls.__name__)
+        kw["shortfall_figure"] = _required(d, "shortfall_figure", cls.__name__)
+        kw["slow"] = _required(d, "slow", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["at"] = self.at
+        out["reason"] = self.reason
+        out["simulated"] = self.simulated
+        v = self.figures
+        out["figures"] = v.to_dict()
+        out["shortfall_percent"] = self.shortfall_percent
+        out["shortfall_figure"] = self.shortfall_figure
+        out["slow"] = self.slow
+        return out
+
+
+@dataclass(frozen=True)
+class GpuBenchmarkHistory:
+    uuid: str
+    index: int
+    type: str
+    shortfall_percent: Optional[float]
+    runs: list[BenchmarkRun]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuBenchmarkHistory":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["uuid"] = _required(d, "uuid", cls.__name__)
+        kw["index"] = _required(d, "index", cls.__name__)
+        kw["type"] = _required(d, "type", cls.__name__)
+        kw["shortfall_percent"] = _required(d, "shortfall_percent", cls.__name__)
+        v = _required(d, "runs", cls.__name__)
+        kw["runs"] = [BenchmarkRun.from_dict(x0) for x0 in v]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["uuid"] = self.uuid
+        out["index"] = self.index
+        out["type"] = self.type
+        out["shortfall_percent"] = self.shortfall_percent
+        v = self.runs
+        out["runs"] = [x0.to_dict() for x0 in v]
+        return out
+
+
+@dataclass(frozen=True)
+class GpuBenchmarkHistoryList:
+    items: list[GpuBenchmarkHistory]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "GpuBenchmarkHistoryList":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        v = _required(d, "items", cls.__name__)
+        kw["items"] = [GpuBenchmarkHistory.from_dict(x0) for x0 in v]
+        kw["next_cursor"] = _required(d, "next_cursor", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        v = self.items
+        out["items"] = [x0.to_dict() for x0 in v]
+        out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
 class GpuQuarantine:
     uuid: str
     index: int
-    cause: Literal["xid", "ecc_dbe"]
+    cause: Literal["xid", "ecc_dbe", "slow"]
     xid: Optional[int]
     message: str
     quarantined_at: str
@@ -2361,6 +2728,7 @@ class Node:
     disk_gb: int
     fabric_group: str
     labels: dict[str, str]
+    benchmark_pending: Optional[BenchmarkRequest]
     status: Literal["ready", "degraded", "draining", "cordoned", "down"]
     quarantined_gpus: list[GpuQuarantine]
     moving_instances: Optional[int] = None
@@ -2396,6 +2764,8 @@ class Node:
         kw["fabric_group"] = _required(d, "fabric_group", cls.__name__)
         v = _required(d, "labels", cls.__name__)
         kw["labels"] = dict(v)
+        v = _required(d, "benchmark_pending", cls.__name__)
+        kw["benchmark_pending"] = (None if v is None else BenchmarkRequest.from_dict(v))
         kw["status"] = _required(d, "status", cls.__name__)
         v = _required(d, "quarantined_gpus", cls.__name__)
         kw["quarantined_gpus"] = [GpuQuarantine.from_dict(x0) for x0 in v]
@@ -2432,6 +2802,8 @@ class Node:
         out["fabric_group"] = self.fabric_group
         v = self.labels
         out["labels"] = dict(v)
+        v = self.benchmark_pending
+        out["benchmark_pending"] = (None if v is None else v.to_dict())
         out["status"] = self.status
         v = self.quarantined_gpus
         out["quarantined_gpus"] = [x0.to_dict() for x0 in v]
@@ -2454,6 +2826,7 @@ class NodeGpu:
     instance_ids: list[str]
     telemetry: Optional[GpuTelemetry]
     quarantined: bool
+    benchmark: Optional[GpuBenchmark]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NodeGpu":
@@ -2472,6 +2845,8 @@ class NodeGpu:
         v = _required(d, "telemetry", cls.__name__)
         kw["telemetry"] = (None if v is None else GpuTelemetry.from_dict(v))
         kw["quarantined"] = _required(d, "quarantined", cls.__name__)
+        v = _required(d, "benchmark", cls.__name__)
+        kw["benchmark"] = (None if v is None else GpuBenchmark.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2489,6 +2864,8 @@ class NodeGpu:
         v = self.telemetry
         out["telemetry"] = (None if v is None else v.to_dict())
         out["quarantined"] = self.quarantined
+        v = self.benchmark
+        out["benchmark"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -2605,6 +2982,7 @@ class NodeReport:
     node_api_address: Optional[str] = None
     node_api_secret: Optional[str] = None
     sent_at_ms: Optional[int] = None
+    benchmark: Optional[AgentBenchmarkOutcome] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NodeReport":
@@ -2627,6 +3005,9 @@ class NodeReport:
             kw["node_api_secret"] = d["node_api_secret"]
         if "sent_at_ms" in d:
             kw["sent_at_ms"] = d["sent_at_ms"]
+        if "benchmark" in d:
+            v = d["benchmark"]
+            kw["benchmark"] = (None if v is None else AgentBenchmarkOutcome.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2648,6 +3029,9 @@ class NodeReport:
             out["node_api_secret"] = self.node_api_secret
         if self.sent_at_ms is not None:
             out["sent_at_ms"] = self.sent_at_ms
+        if self.benchmark is not None:
+            v = self.benchmark
+            out["benchmark"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -2660,7 +3044,9 @@ class Offer:
     free: int
     max_free_per_node: int
     price_per_gpu_hour_micros: Optional[int]
+    spot_price_per_gpu_hour_micros: Optional[int]
     currency: str
+    measured: Optional[OfferMeasured]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Offer":
@@ -2674,7 +3060,10 @@ class Offer:
         kw["free"] = _required(d, "free", cls.__name__)
         kw["max_free_per_node"] = _required(d, "max_free_per_node", cls.__name__)
         kw["price_per_gpu_hour_micros"] = _required(d, "price_per_gpu_hour_micros", cls.__name__)
+        kw["spot_price_per_gpu_hour_micros"] = _required(d, "spot_price_per_gpu_hour_micros", cls.__name__)
         kw["currency"] = _required(d, "currency", cls.__name__)
+        v = _required(d, "measured", cls.__name__)
+        kw["measured"] = (None if v is None else OfferMeasured.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2687,7 +3076,10 @@ class Offer:
         out["free"] = self.free
         out["max_free_per_node"] = self.max_free_per_node
         out["price_per_gpu_hour_micros"] = self.price_per_gpu_hour_micros
+        out["spot_price_per_gpu_hour_micros"] = self.spot_price_per_gpu_hour_micros
         out["currency"] = self.currency
+        v = self.measured
+        out["measured"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -2712,6 +3104,44 @@ class OfferList:
         v = self.items
         out["items"] = [x0.to_dict() for x0 in v]
         out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class OfferMeasured:
+    "what the type's GPUs measure: the median over the newest run of each GPU measured"
+
+    gpus: int
+    simulated: bool
+    figures: Figures
+    spread_percent: float
+    perf_per_price: Optional[float]
+    spot_perf_per_price: Optional[float]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "OfferMeasured":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpus"] = _required(d, "gpus", cls.__name__)
+        kw["simulated"] = _required(d, "simulated", cls.__name__)
+        v = _required(d, "figures", cls.__name__)
+        kw["figures"] = Figures.from_dict(v)
+        kw["spread_percent"] = _required(d, "spread_percent", cls.__name__)
+        kw["perf_per_price"] = _required(d, "perf_per_price", cls.__name__)
+        kw["spot_perf_per_price"] = _required(d, "spot_perf_per_price", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpus"] = self.gpus
+        out["simulated"] = self.simulated
+        v = self.figures
+        out["figures"] = v.to_dict()
+        out["spread_percent"] = self.spread_percent
+        out["perf_per_price"] = self.perf_per_price
+        out["spot_perf_per_price"] = self.spot_perf_per_price
         return out
 
 
@@ -2819,6 +3249,28 @@ class PackagePurchase:
         """The JSON object; optional fields that are None are left out."""
         out: dict[str, Any] = {}
         out["product"] = self.product
+        return out
+
+
+@dataclass(frozen=True)
+class PeerCopy:
+    to: int
+    gbps: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "PeerCopy":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["to"] = _required(d, "to", cls.__name__)
+        kw["gbps"] = _required(d, "gbps", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["to"] = self.to
+        out["gbps"] = self.gbps
         return out
 
 
@@ -4321,6 +4773,11 @@ __all__ = [
     "ReservationState",
     "Role",
     "VolumeState",
+    "AgentBenchmarkOutcome",
+    "AgentBenchmarkRequest",
+    "AgentGpuBenchmark",
+    "AgentNodeBenchmark",
+    "AgentPeerBandwidth",
     "Alert",
     "AlertAcknowledged",
     "AlertList",
@@ -4338,6 +4795,8 @@ __all__ = [
     "Balance",
     "BalanceSettings",
     "BalanceSettingsSet",
+    "BenchmarkRequest",
+    "BenchmarkRun",
     "ContainerToolkit",
     "CopyResult",
     "DesiredState",
@@ -4348,7 +4807,11 @@ __all__ = [
     "EventList",
     "ExecFrame",
     "ExecRequest",
+    "Figures",
     "Gpu",
+    "GpuBenchmark",
+    "GpuBenchmarkHistory",
+    "GpuBenchmarkHistoryList",
     "GpuQuarantine",
     "GpuTelemetry",
     "GpuTelemetryLastXid",
@@ -4379,9 +4842,11 @@ __all__ = [
     "NodeReport",
     "Offer",
     "OfferList",
+    "OfferMeasured",
     "Package",
     "PackageProduct",
     "PackagePurchase",
+    "PeerCopy",
     "PriceChange",
     "PriceVersion",
     "PriceVersionList",

@@ -1,6 +1,7 @@
 #include "agent/bench/gpu_bench.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -13,15 +14,21 @@ Error invalid(std::string message) {
   return Error::invalid("invalid_benchmark", "the GPU benchmark's output: " + std::move(message));
 }
 
-// A figure that must be present, a number, and not negative.
-Result<double> figure(const nlohmann::json& object, std::string_view key, std::string_view where) {
+// Thousands of the tool's unit, in the model's: TFLOPS to GFLOPS, GB/s to MB/s.
+int64_t thousandths(double value) { return std::llround(value * 1000); }
+double in_thousands(int64_t value) { return static_cast<double>(value) / 1000; }
+
+// A figure that must be present, a number, and not negative; in the model's unit.
+Result<int64_t> figure(const nlohmann::json& object, std::string_view key, std::string_view where) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_number()) {
     return fail(invalid(fmt::format("{}: '{}' is missing or not a number", where, key)));
   }
   const double value = it->get<double>();
-  if (!(value >= 0)) return fail(invalid(fmt::format("{}: '{}' is negative", where, key)));
-  return value;
+  if (!(value >= 0) || !std::isfinite(value)) {
+    return fail(invalid(fmt::format("{}: '{}' is negative or not finite", where, key)));
+  }
+  return thousandths(value);
 }
 
 Result<GpuBenchmark> parse_gpu(const nlohmann::json& gpu) {
@@ -40,18 +47,18 @@ Result<GpuBenchmark> parse_gpu(const nlohmann::json& gpu) {
     return fail(invalid(where + ": 'gemm_tflops' is missing or not an object"));
   }
   for (const auto& [precision, value] : gemm->items()) {
-    if (std::ranges::find(kGemmPrecisions, precision) == kGemmPrecisions.end()) {
+    if (std::ranges::find(model::kGemmPrecisions, precision) == model::kGemmPrecisions.end()) {
       return fail(invalid(fmt::format("{}: unknown precision '{}'", where, precision)));
     }
-    GPURENT_TRY(tflops, figure(*gemm, precision, where));
-    out.gemm_tflops.emplace(precision, tflops);
+    GPURENT_TRY(gflops, figure(*gemm, precision, where));
+    out.gemm_gflops.emplace(precision, gflops);
   }
   GPURENT_TRY(memory, figure(gpu, "memory_gbps", where));
   GPURENT_TRY(h2d, figure(gpu, "h2d_gbps", where));
   GPURENT_TRY(d2h, figure(gpu, "d2h_gbps", where));
-  out.memory_gbps = memory;
-  out.h2d_gbps = h2d;
-  out.d2h_gbps = d2h;
+  out.memory_mbps = memory;
+  out.h2d_mbps = h2d;
+  out.d2h_mbps = d2h;
   return out;
 }
 
@@ -93,8 +100,8 @@ Result<NodeBenchmark> parse_gpubench(std::string_view output) {
         return fail(
             invalid(fmt::format("peer {} -> {} names a GPU not measured", link.from, link.to)));
       }
-      GPURENT_TRY(gbps, figure(peer, "gbps", fmt::format("peer {} -> {}", link.from, link.to)));
-      link.gbps = gbps;
+      GPURENT_TRY(mbps, figure(peer, "gbps", fmt::format("peer {} -> {}", link.from, link.to)));
+      link.mbps = mbps;
       out.peers.push_back(link);
     }
   }
@@ -105,20 +112,33 @@ nlohmann::json to_json(const NodeBenchmark& benchmark) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& gpu : benchmark.gpus) {
     nlohmann::json gemm = nlohmann::json::object();
-    for (const auto& [precision, tflops] : gpu.gemm_tflops) gemm[precision] = tflops;
+    for (const auto& [precision, gflops] : gpu.gemm_gflops) gemm[precision] = in_thousands(gflops);
     gpus.push_back({{"index", gpu.index},
                     {"uuid", gpu.uuid},
                     {"gemm_tflops", std::move(gemm)},
-                    {"memory_gbps", gpu.memory_gbps},
-                    {"h2d_gbps", gpu.h2d_gbps},
-                    {"d2h_gbps", gpu.d2h_gbps}});
+                    {"memory_gbps", in_thousands(gpu.memory_mbps)},
+                    {"h2d_gbps", in_thousands(gpu.h2d_mbps)},
+                    {"d2h_gbps", in_thousands(gpu.d2h_mbps)}});
   }
   nlohmann::json peers = nlohmann::json::array();
   for (const auto& peer : benchmark.peers) {
-    peers.push_back({{"from", peer.from}, {"to", peer.to}, {"gbps", peer.gbps}});
+    peers.push_back({{"from", peer.from}, {"to", peer.to}, {"gbps", in_thousands(peer.mbps)}});
   }
   return {
       {"simulated", benchmark.simulated}, {"gpus", std::move(gpus)}, {"peers", std::move(peers)}};
+}
+
+Result<std::vector<model::Gpu>> requested_gpus(const model::BenchmarkRequest& request,
+                                               const std::vector<model::Gpu>& node_gpus) {
+  std::vector<model::Gpu> out;
+  for (const auto& uuid : request.gpus) {
+    const auto gpu = std::ranges::find(node_gpus, uuid, &model::Gpu::uuid);
+    if (gpu == node_gpus.end()) {
+      return fail(Error::invalid("unknown_gpu", fmt::format("GPU {} is not this node's", uuid)));
+    }
+    out.push_back(*gpu);
+  }
+  return out;
 }
 
 NodeBenchmark simulated_benchmark(const std::vector<model::Gpu>& gpus) {
@@ -127,15 +147,16 @@ NodeBenchmark simulated_benchmark(const std::vector<model::Gpu>& gpus) {
     GpuBenchmark measured{.index = gpu.index, .uuid = gpu.uuid};
     if (const model::GpuType* type = model::find_gpu_type(gpu.type)) {
       const model::PeakPerf& peak = type->peak;
-      const std::array<double, kGemmPrecisions.size()> peaks = {
+      const std::array<double, model::kGemmPrecisions.size()> peaks = {
           peak.fp32_tflops, peak.tf32_tflops, peak.fp16_tflops, peak.bf16_tflops, peak.fp8_tflops};
       for (size_t i = 0; i < peaks.size(); ++i) {
         if (peaks[i] > 0) {
-          measured.gemm_tflops.emplace(kGemmPrecisions[i], peaks[i] * kSimGemmEfficiency);
+          measured.gemm_gflops.emplace(model::kGemmPrecisions[i],
+                                       thousandths(peaks[i] * kSimGemmEfficiency));
         }
       }
-      measured.memory_gbps = peak.memory_gbps * kSimMemoryEfficiency;
-      measured.h2d_gbps = measured.d2h_gbps = peak.pcie_gbps * kSimLinkEfficiency;
+      measured.memory_mbps = thousandths(peak.memory_gbps * kSimMemoryEfficiency);
+      measured.h2d_mbps = measured.d2h_mbps = thousandths(peak.pcie_gbps * kSimLinkEfficiency);
     }
     out.gpus.push_back(std::move(measured));
   }
@@ -145,7 +166,8 @@ NodeBenchmark simulated_benchmark(const std::vector<model::Gpu>& gpus) {
     if (type == nullptr || type->peak.nvlink_gbps <= 0 || from.nvlink_domain < 0) continue;
     for (const auto& to : gpus) {
       if (to.index == from.index || to.nvlink_domain != from.nvlink_domain) continue;
-      out.peers.push_back({from.index, to.index, type->peak.nvlink_gbps * kSimLinkEfficiency});
+      out.peers.push_back(
+          {from.index, to.index, thousandths(type->peak.nvlink_gbps * kSimLinkEfficiency)});
     }
   }
   std::ranges::sort(out.peers, {}, [](const PeerBandwidth& p) { return std::pair(p.from, p.to); });

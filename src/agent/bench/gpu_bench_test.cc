@@ -26,11 +26,12 @@ TEST(GpuBench, ReadsTheToolsOutputAndWritesItBack) {
   const GpuBenchmark& first = parsed->gpus[0];  // by index
   EXPECT_EQ(first.index, 0);
   EXPECT_EQ(first.uuid, "GPU-a");
-  EXPECT_EQ(first.gemm_tflops.at("tf32"), 350);
-  EXPECT_EQ(first.memory_gbps, 3010);
-  EXPECT_FALSE(parsed->gpus[1].gemm_tflops.contains("tf32"));
+  EXPECT_EQ(first.gemm_gflops.at("tf32"), 350'000);
+  EXPECT_EQ(first.memory_mbps, 3'010'000);
+  EXPECT_EQ(parsed->gpus[1].gemm_gflops.at("fp32"), 50'500);  // TFLOPS to GFLOPS, exactly
+  EXPECT_FALSE(parsed->gpus[1].gemm_gflops.contains("tf32"));
   ASSERT_EQ(parsed->peers.size(), 2u);
-  EXPECT_EQ(parsed->peers[1].gbps, 358);
+  EXPECT_EQ(parsed->peers[1].mbps, 358'000);
   const auto again = parse_gpubench(to_json(*parsed).dump());
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(to_json(*again), to_json(*parsed));
@@ -44,7 +45,7 @@ TEST(GpuBench, RefusesMalformedOutputSayingWhat) {
       {R"({"gpus":[{"index":0,"gemm_tflops":{"fp4":1},"memory_gbps":1,"h2d_gbps":1,"d2h_gbps":1}]})",
        "unknown precision 'fp4'"},
       {R"({"gpus":[{"index":0,"gemm_tflops":{},"memory_gbps":-1,"h2d_gbps":1,"d2h_gbps":1}]})",
-       "'memory_gbps' is negative"},
+       "'memory_gbps' is negative or not finite"},
       {R"({"gpus":[{"index":0,"gemm_tflops":{},"memory_gbps":1,"d2h_gbps":1}]})",
        "'h2d_gbps' is missing"},
       {R"({"gpus":[{"index":0,"gemm_tflops":{},"memory_gbps":1,"h2d_gbps":1,"d2h_gbps":1}],
@@ -79,21 +80,21 @@ TEST(GpuBench, SimulatedGpusMeasureTheirTypesPeaksAtTypicalEfficiency) {
   EXPECT_TRUE(bench.simulated);
   ASSERT_EQ(bench.gpus.size(), 5u);
   const GpuBenchmark& h100 = bench.gpus[0];
-  EXPECT_DOUBLE_EQ(h100.gemm_tflops.at("bf16"), 989.5 * kSimGemmEfficiency);
-  EXPECT_DOUBLE_EQ(h100.gemm_tflops.at("fp8"), 1979 * kSimGemmEfficiency);
-  EXPECT_DOUBLE_EQ(h100.memory_gbps, 3350 * kSimMemoryEfficiency);
-  EXPECT_DOUBLE_EQ(h100.h2d_gbps, 64 * kSimLinkEfficiency);
-  EXPECT_TRUE(bench.gpus[4].gemm_tflops.empty());  // a type the catalog lacks: no figures
+  EXPECT_EQ(h100.gemm_gflops.at("bf16"), 692'650);  // 989.5 TFLOPS at 70 %
+  EXPECT_EQ(h100.gemm_gflops.at("fp8"), 1'385'300);
+  EXPECT_EQ(h100.memory_mbps, 3'015'000);          // 3,350 GB/s at 90 %
+  EXPECT_EQ(h100.h2d_mbps, 51'200);                // 64 GB/s at 80 %
+  EXPECT_TRUE(bench.gpus[4].gemm_gflops.empty());  // a type the catalog lacks: no figures
   // NVLink within each domain of two, both ways: 0<->1 and 2<->3.
   ASSERT_EQ(bench.peers.size(), 4u);
   EXPECT_EQ(bench.peers[0].from, 0);
   EXPECT_EQ(bench.peers[0].to, 1);
   EXPECT_EQ(bench.peers[3].from, 3);
   EXPECT_EQ(bench.peers[3].to, 2);
-  EXPECT_DOUBLE_EQ(bench.peers[0].gbps, 450 * kSimLinkEfficiency);
+  EXPECT_EQ(bench.peers[0].mbps, 360'000);
   // An A100 has no FP8 unit: no figure, rather than a zero.
   const auto a100 = simulated_benchmark({{.uuid = "GPU-a", .index = 0, .type = "a100-80g"}});
-  EXPECT_FALSE(a100.gpus[0].gemm_tflops.contains("fp8"));
+  EXPECT_FALSE(a100.gpus[0].gemm_gflops.contains("fp8"));
   EXPECT_TRUE(parse_gpubench(to_json(bench).dump()));
 }
 
@@ -112,8 +113,8 @@ TEST(GpuBench, TheToolMeasuresTheGpusOrSaysWhyNot) {
     // A machine with GPUs: every one measured.
     ASSERT_FALSE(parsed->gpus.empty()) << output;
     for (const auto& gpu : parsed->gpus) {
-      EXPECT_GT(gpu.gemm_tflops.at("fp32"), 0) << output;
-      EXPECT_GT(gpu.memory_gbps, 0) << output;
+      EXPECT_GT(gpu.gemm_gflops.at("fp32"), 0) << output;
+      EXPECT_GT(gpu.memory_mbps, 0) << output;
     }
   } else {
     // None here: the tool says so in its own words, as JSON.

@@ -1,25 +1,15 @@
 #include "agent/runtime/container_toolkit.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <tuple>
 
-extern char** environ;
+#include "agent/tool_run.h"
 
 namespace gpurent::agent {
 namespace {
-
-// A tool's --version output is a few lines; more is not a version banner.
-constexpr size_t kMaxOutputBytes = 64 * 1024;
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
@@ -66,63 +56,9 @@ std::optional<ToolkitVersion> version_at(std::string_view text) {
 // `timeout`, nullopt when the tool cannot be run (not there).
 std::optional<std::string> version_output(const std::string& tool,
                                           std::chrono::milliseconds timeout) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return std::string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  // The agent blocks SIGINT and SIGTERM in every thread (agent.cc); the tool should not inherit it.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-  std::string program = tool;
-  std::string flag = "--version";
-  char* argv[] = {program.data(), flag.data(), nullptr};
-  pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, program.c_str(), &actions, &attributes, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
-    return std::nullopt;
-  }
-  std::string output;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  while (output.size() < kMaxOutputBytes) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd readable{.fd = pipe_fds[0], .events = POLLIN, .revents = 0};
-    const int ready = ::poll(&readable, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
-    }
-    char buffer[4096];
-    const ssize_t got = ::read(pipe_fds[0], buffer, sizeof(buffer));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    output.append(buffer, static_cast<size_t>(got));
-  }
-  ::close(pipe_fds[0]);
-  // Ended already (then it waits to be reaped and the signal does nothing), or hung, or still
-  // writing past the bound.
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return timed_out ? std::string() : output;
+  auto ran = run_tool({.argv = {tool, "--version"}, .env = {}, .timeout = timeout});
+  if (!ran) return std::nullopt;
+  return ran->timed_out ? std::string() : std::move(ran->output);
 }
 
 }  // namespace

@@ -10,15 +10,20 @@
 namespace gpurent::store::pg {
 namespace {
 
+std::string object_table(ObjectTable table) {
+  return fmt::format(
+      "CREATE TABLE {} (seq BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, "
+      "tenant_id TEXT NOT NULL, body TEXT NOT NULL);\n",
+      table_name(table));
+}
+
 // Version 1 is the SQLite store's schema at its version 11 (sqlite/sqlite_store.cc), plus the
-// lease. Objects' seq keeps their first insertion's order.
+// lease: the object tables up to gpu_quarantines (later ones come with later versions). Objects'
+// seq keeps their first insertion's order.
 std::string first_schema() {
   std::string sql;
-  for (size_t i = 0; i < kObjectTableCount; ++i) {
-    sql += fmt::format(
-        "CREATE TABLE {} (seq BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, "
-        "tenant_id TEXT NOT NULL, body TEXT NOT NULL);\n",
-        table_name(static_cast<ObjectTable>(i)));
+  for (size_t i = 0; i <= static_cast<size_t>(ObjectTable::kGpuQuarantines); ++i) {
+    sql += object_table(static_cast<ObjectTable>(i));
   }
   sql += R"sql(
     CREATE TABLE job_tasks (
@@ -99,7 +104,7 @@ constexpr int64_t kMigrationLock = 0x67707265'6e74'01;
 }  // namespace
 
 Status migrate(Connection& connection) {
-  const std::array<std::string, 3> migrations = {
+  const std::array<std::string, 4> migrations = {
       first_schema(),
       // Secrets every server of the database shares (store.h: postgres_shared_secret).
       "CREATE TABLE server_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);",
@@ -107,6 +112,8 @@ Status migrate(Connection& connection) {
       "CREATE TABLE audit_log (seq BIGINT PRIMARY KEY CHECK (seq > 0), at_ms BIGINT NOT NULL, "
       "tenant_id TEXT NOT NULL, body TEXT NOT NULL); "
       "CREATE INDEX audit_log_tenant ON audit_log (tenant_id, seq);",
+      // Each GPU's benchmark history, as the SQLite store's version 13.
+      object_table(ObjectTable::kGpuBenchmarks),
   };
   GPURENT_CHECK(connection.exec("BEGIN"));
   const auto applied = [&]() -> Status {

@@ -20,7 +20,7 @@
 namespace gpurent::store {
 namespace {
 
-const std::array<std::string, 12> kMigrations = {
+const std::array<std::string, 13> kMigrations = {
     R"sql(
     CREATE TABLE tenants (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
@@ -141,6 +141,10 @@ const std::array<std::string, 12> kMigrations = {
       body TEXT NOT NULL
     );
     CREATE INDEX IF NOT EXISTS audit_log_tenant ON audit_log (tenant_id, seq);
+    )sql",
+    // Each GPU's benchmark history (model/benchmark.h), keyed by GPU UUID.
+    R"sql(
+    CREATE TABLE IF NOT EXISTS gpu_benchmarks (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, body TEXT NOT NULL);
     )sql",
 };
 
