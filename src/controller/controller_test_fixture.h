@@ -21,7 +21,8 @@ constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
 
 class ControllerTest : public testing::Test {
  protected:
-  ControllerTest() : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, {.seed = 7}) {
+  explicit ControllerTest(ControllerOptions options = {.seed = 7})
+      : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, options) {
     admin_ = *ctl_.accounts().credentials().authenticate(
         ctl_.accounts().bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
     alice_ = tenant_principal("alice");
@@ -107,8 +108,10 @@ class ControllerTest : public testing::Test {
 // tests of what a restart gives back.
 class StoredControllerTest : public ControllerTest {
  protected:
-  StoredControllerTest()
-      : dir_(std::filesystem::temp_directory_path() /
+  explicit StoredControllerTest(ControllerOptions options = {.seed = 7})
+      : ControllerTest(options),
+        options_(options),
+        dir_(std::filesystem::temp_directory_path() /
              ("gpurent-controller-test-" + std::to_string(os_random_seed()))) {
     std::filesystem::create_directories(dir_);
     store_ = std::move(*store::open_sqlite_store((dir_ / "state.db").string()));
@@ -123,16 +126,20 @@ class StoredControllerTest : public ControllerTest {
     return changes;
   }
 
-  // A new controller from what the store holds, as a server restart makes.
+  // A new controller from what the store holds, as a server restart makes (with the test's
+  // options, and this seed).
   std::unique_ptr<Controller> restarted(uint64_t seed) {
     auto snapshot = store_->load();
     EXPECT_TRUE(snapshot) << snapshot.error().message;
-    auto ctl = std::make_unique<Controller>(clock_, ControllerOptions{.seed = seed});
+    ControllerOptions options = options_;
+    options.seed = seed;
+    auto ctl = std::make_unique<Controller>(clock_, options);
     const auto restored = ctl->restore(std::move(*snapshot));
     EXPECT_TRUE(restored) << restored.error().message;
     return ctl;
   }
 
+  ControllerOptions options_;
   std::filesystem::path dir_;
   std::unique_ptr<store::Store> store_;
 };

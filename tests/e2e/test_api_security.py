@@ -258,7 +258,7 @@ QUERY_KINDS = {"tenant": "tenant", "job": "job", "object": "instance", "instance
 # Query parameters that name no object (paging, filters by value, options).
 PLAIN_QUERY = {"limit", "cursor", "state", "follow", "tasks", "task", "rank", "kind", "from", "to",
                "format", "metric", "step", "agg", "resolution", "history", "path", "gpu_type",
-               "after", "watch", "wait_s", "run", "offset"}
+               "after", "watch", "wait_s", "run", "offset", "sort"}
 # What else an operation needs in its query to get past its own checks.
 SAMPLE_QUERIES = {
     ("GET", "/v1/metrics/query"): {"metric": "gpu_util"},

@@ -1,12 +1,20 @@
 // The node benchmark's figures: gpurent-gpubench's output read (and refused when malformed), the
-// simulated figures from the catalog, and the tool itself where it was built.
+// simulated figures from the catalog, the tool itself where it was built, and the agent's
+// Benchmarker running it (a stand-in script here) for what the desired state asks.
 #include "agent/bench/gpu_bench.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <thread>
+
+#include "agent/bench/benchmarker.h"
 
 namespace gpurent::agent {
 namespace {
@@ -120,6 +128,100 @@ TEST(GpuBench, TheToolMeasuresTheGpusOrSaysWhyNot) {
     // None here: the tool says so in its own words, as JSON.
     EXPECT_EQ(parsed.error().code, "benchmark_failed") << output;
   }
+}
+
+// --- The agent's side: what the desired state asks is measured, once, and kept for the reports.
+
+class BenchmarkerTest : public testing::Test {
+ protected:
+  BenchmarkerTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("gpurent-benchmarker-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    for (int i = 0; i < 4; ++i) {
+      gpus_.push_back({.uuid = "GPU-" + std::to_string(i), .index = i, .type = "a100-80g"});
+    }
+  }
+  ~BenchmarkerTest() override { std::filesystem::remove_all(dir_); }
+
+  // A stand-in for gpurent-gpubench: a script printing `output` (the shell expands it).
+  std::filesystem::path tool(const std::string& output) {
+    const auto path = dir_ / "gpurent-gpubench";
+    std::ofstream(path) << "#!/bin/sh\nprintf '%s\\n' \"" << output << "\"\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
+
+  // The outcome of request `id`, once the benchmarker's thread has it.
+  static model::BenchmarkOutcome wait_for(const Benchmarker& benchmarker, int64_t id) {
+    for (int i = 0; i < 500; ++i) {
+      if (auto outcome = benchmarker.outcome(id)) return *outcome;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "no outcome for request " << id;
+    return {};
+  }
+
+  std::filesystem::path dir_;
+  std::vector<model::Gpu> gpus_;
+};
+
+TEST_F(BenchmarkerTest, SimulatedGpusAnswerAtOnceWithTheirTypesFigures) {
+  Benchmarker benchmarker(gpus_, /*simulated=*/true, "");
+  EXPECT_FALSE(benchmarker.outcome(7));
+  benchmarker.want(model::BenchmarkRequest{.id = 7, .gpus = {"GPU-3", "GPU-1"}});
+  const auto outcome = benchmarker.outcome(7);
+  ASSERT_TRUE(outcome);
+  ASSERT_TRUE(outcome->result);
+  EXPECT_TRUE(outcome->result->simulated);
+  ASSERT_EQ(outcome->result->gpus.size(), 2u);
+  EXPECT_EQ(outcome->result->gpus[0].uuid, "GPU-1");
+  EXPECT_EQ(outcome->result->gpus[0].gemm_gflops.at("bf16"), 218'400);  // 312 TFLOPS at 70 %
+  EXPECT_FALSE(benchmarker.outcome(8)) << "an outcome answers its own request only";
+  // A GPU the node does not have: an error, not a crash or a guess.
+  benchmarker.want(model::BenchmarkRequest{.id = 8, .gpus = {"GPU-9"}});
+  EXPECT_NE(benchmarker.outcome(8)->error.find("GPU-9"), std::string::npos);
+}
+
+TEST_F(BenchmarkerTest, RealGpusRunTheToolOnTheAskedGpusAndAreRenumberedByUuid) {
+  // The tool sees only CUDA_VISIBLE_DEVICES (one GPU, its device 0) and names it by UUID.
+  const auto path = tool(R"({\"gpus\":[{\"index\":0,\"uuid\":\"$CUDA_VISIBLE_DEVICES\",)"
+                         R"(\"gemm_tflops\":{\"fp32\":19.5,\"bf16\":290.25},)"
+                         R"(\"memory_gbps\":1800,\"h2d_gbps\":25,\"d2h_gbps\":24.5}],\"peers\":[]})");
+  Benchmarker benchmarker(gpus_, /*simulated=*/false, path);
+  benchmarker.want(model::BenchmarkRequest{.id = 3, .gpus = {"GPU-2"}});
+  const auto outcome = wait_for(benchmarker, 3);
+  ASSERT_TRUE(outcome.result) << outcome.error;
+  EXPECT_FALSE(outcome.result->simulated);
+  ASSERT_EQ(outcome.result->gpus.size(), 1u);
+  EXPECT_EQ(outcome.result->gpus[0].index, 2) << "the node's index, not CUDA's";
+  EXPECT_EQ(outcome.result->gpus[0].gemm_gflops.at("bf16"), 290'250);
+  EXPECT_EQ(outcome.result->gpus[0].d2h_mbps, 24'500);
+  // Asked again with the same request: not run again (the outcome stays).
+  benchmarker.want(model::BenchmarkRequest{.id = 3, .gpus = {"GPU-2"}});
+  EXPECT_TRUE(benchmarker.outcome(3));
+}
+
+TEST_F(BenchmarkerTest, AToolThatFailsIsMissingOrMeasuresTheWrongGpuAnswersWithWhy) {
+  Benchmarker failing(gpus_, false, tool(R"({\"error\":\"cudaGetDeviceCount: no device\"})"));
+  failing.want(model::BenchmarkRequest{.id = 1, .gpus = {"GPU-0"}});
+  EXPECT_NE(wait_for(failing, 1).error.find("no device"), std::string::npos);
+
+  Benchmarker wrong(gpus_, false,
+                    tool(R"({\"gpus\":[{\"index\":0,\"uuid\":\"GPU-x\",\"gemm_tflops\":{},)"
+                         R"(\"memory_gbps\":1,\"h2d_gbps\":1,\"d2h_gbps\":1}]})"));
+  wrong.want(model::BenchmarkRequest{.id = 1, .gpus = {"GPU-0"}});
+  EXPECT_NE(wait_for(wrong, 1).error.find("not one asked for"), std::string::npos);
+
+  Benchmarker missing(gpus_, false, "");
+  missing.want(model::BenchmarkRequest{.id = 1, .gpus = {"GPU-0"}});
+  EXPECT_NE(wait_for(missing, 1).error.find("not installed"), std::string::npos);
+}
+
+TEST_F(BenchmarkerTest, TheToolIsFoundBesideTheAgentsExecutable) {
+  const auto beside = tool("{}");
+  std::ofstream(dir_ / "gpurent") << "the agent";
+  EXPECT_EQ(Benchmarker::find_tool(dir_ / "gpurent"), std::filesystem::canonical(beside));
 }
 
 }  // namespace
