@@ -119,6 +119,7 @@ model::NodeRegistration NodeAgent::registration() const {
                              ? local_address_toward(options_.server_url)
                              : options_.advertise_address;
   registration.simulated = inventory_.simulated;
+  registration.benchmarks = true;  // bench/benchmarker.h
   registration.container_runtime = runs_containers();
   registration.agent_version = std::string(kAgentVersion);
   registration.isolation = isolation_.sandbox ? "sandbox" : "none";

@@ -149,6 +149,7 @@ class Fleet {
     base_.labels = options_.labels;
     base_.simulated = true;
     base_.agent_version = std::string(kAgentVersion);
+    base_.benchmarks = true;  // SimWorkloads::answer_benchmarks
     prefix_ = options_.node_name.empty() ? host_name() : options_.node_name;
 
     int without_identity = 0;

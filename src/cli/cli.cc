@@ -60,6 +60,7 @@ int run(int argc, const char* const* argv, const Io& io) {
   add_service_commands(app, ctx);
   add_copy_commands(app, ctx);
   add_catalog_commands(app, ctx);
+  add_bench_commands(app, ctx);
   add_billing_commands(app, ctx);
   add_price_commands(app, ctx);
   add_account_commands(app, ctx);

@@ -21,6 +21,7 @@ void add_service_commands(CLI::App& app, Context& ctx);
 // cp: local files into a running instance or a volume.
 void add_copy_commands(CLI::App& app, Context& ctx);
 void add_catalog_commands(CLI::App& app, Context& ctx);
+void add_bench_commands(CLI::App& app, Context& ctx);
 void add_billing_commands(CLI::App& app, Context& ctx);
 // prices show|set|history|spot, and estimate (the launch flags, priced).
 void add_price_commands(CLI::App& app, Context& ctx);

@@ -33,6 +33,12 @@ Result<model::BenchmarkRequest> Controller::benchmark_node(const Principal& call
   if (node.state == NodeState::kDown) {
     return fail(Error::conflict("node_down", fmt::format("node {} is down", node.id)));
   }
+  if (!node.answers_benchmarks) {
+    return fail(Error::conflict(
+        "benchmark_unsupported",
+        fmt::format("the agent of node {} (version {}) does not run benchmarks: upgrade it",
+                    node.id, node.agent_version)));
+  }
   std::vector<std::string> idle;
   for (const auto* gpu : gpus_by_index(node)) {
     if (placements_.holders(gpu->uuid).empty() && !quarantines_.quarantined(gpu->uuid)) {
@@ -73,7 +79,7 @@ void Controller::ask_benchmark(Node& node, std::vector<std::string> gpus,
 }
 
 void Controller::benchmark_new_gpus(Node& node) {
-  if (!options_.benchmarks.on_join_and_release) return;
+  if (!options_.benchmarks.on_join_and_release || !node.answers_benchmarks) return;
   std::vector<std::string> unmeasured;
   for (const auto& gpu : node.gpus) {
     if (benchmarks_.of_gpu(gpu.uuid) == nullptr && !quarantines_.quarantined(gpu.uuid) &&
@@ -157,7 +163,8 @@ void Controller::benchmark_tick() {
       }
       continue;
     }
-    if (idle_interval.count() <= 0 || node->state != NodeState::kReady || node->cordoned ||
+    if (idle_interval.count() <= 0 || !node->answers_benchmarks ||
+        node->state != NodeState::kReady || node->cordoned ||
         !placements_.on_node(node->id).empty()) {
       continue;
     }

@@ -223,8 +223,8 @@ class Controller {
   // Operators: asks the node to measure its GPUs that hold no work (their figures:
   // fleet().benchmarks()); they take no work until it answers. Merged into a request the node has
   // not answered yet. A cordoned node is measured too (an operator checking it before putting it
-  // back). 404 node_not_found, 409 node_down, 409 no_idle_gpus when every GPU of the node holds
-  // work or is quarantined.
+  // back). 404 node_not_found, 409 node_down, 409 benchmark_unsupported (an agent from before the
+  // benchmark), 409 no_idle_gpus when every GPU of the node holds work or is quarantined.
   Result<model::BenchmarkRequest> benchmark_node(const model::Principal& caller,
                                                  std::string_view node_id);
 

@@ -50,7 +50,8 @@ class ControllerTest : public testing::Test {
                                          .cpu_count = 64,
                                          .memory_mb = 512 * 1024,
                                          .simulated = true,
-                                         .agent_version = "test"};
+                                         .agent_version = "test",
+                                         .benchmarks = true};
     for (int i = 0; i < gpus; ++i) {
       registration.gpus.push_back({uuid_prefix + std::to_string(i), i, type, type, 81920});
     }

@@ -345,7 +345,9 @@ std::vector<Offer> Fleet::offers() const {
       Offer& offer = by_type[gpu.type];
       offer.gpu_type = gpu.type;
       offer.total += 1;
-      if (c_.placements.holders(gpu.uuid).empty()) {
+      const bool measuring = node.benchmark && std::ranges::find(node.benchmark->gpus, gpu.uuid) !=
+                                                   node.benchmark->gpus.end();
+      if (c_.placements.holders(gpu.uuid).empty() && !measuring) {
         offer.free += 1;
         free_here[gpu.type] += 1;
       }

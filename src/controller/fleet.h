@@ -61,8 +61,8 @@ class Fleet {
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
-  // Per GPU type on ready, uncordoned nodes: GPUs in service, those free, the most free on one
-  // node, and the on-demand price now.
+  // Per GPU type on ready, uncordoned nodes: GPUs in service, those free (held by no instance and
+  // not being measured), the most free on one node, and the on-demand price now.
   std::vector<Offer> offers() const;
   // The nodes: found by id, credential or GPU; operators' listings; what reports say of GPUs and
   // clocks (node_registry.h).

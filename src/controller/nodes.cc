@@ -93,6 +93,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.container_runtime = registration.container_runtime;
     known.isolation = std::move(registration.isolation);
     known.isolation_note = std::move(registration.isolation_note);
+    known.answers_benchmarks = registration.benchmarks;
     known.registered_from = std::move(registration.registered_from);
     known.cpu_count = registration.cpu_count;
     known.memory_mb = registration.memory_mb;
@@ -117,6 +118,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.container_runtime = registration.container_runtime;
   node.isolation = std::move(registration.isolation);
   node.isolation_note = std::move(registration.isolation_note);
+  node.answers_benchmarks = registration.benchmarks;
   node.registered_from = std::move(registration.registered_from);
   node.agent_version = std::move(registration.agent_version);
   node.state = NodeState::kReady;

@@ -81,7 +81,8 @@ Result<model::GpuQuarantine> Controller::release_gpu(const Principal& caller,
                              node.name, caller.key_id));
   spdlog::info("gpu_released node={} gpu={} index={}", node.id, gpu->uuid, gpu_index);
   // Checked before it takes work again: a slow GPU released without a fix is found again.
-  if (options_.benchmarks.on_join_and_release && node.state == NodeState::kReady) {
+  if (options_.benchmarks.on_join_and_release && node.answers_benchmarks &&
+      node.state == NodeState::kReady) {
     ask_benchmark(node, {gpu->uuid}, model::BenchmarkReason::kReleased);
   }
   schedule();

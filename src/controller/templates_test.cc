@@ -45,13 +45,13 @@ class TemplatesTest : public ControllerTest {
 };
 
 TEST_F(TemplatesTest, OperatorsManageTheirOwnTemplatesAndTheBuiltInOnesAreFixed) {
-  ASSERT_EQ(ctl_.templates().all().size(), 4u);
+  ASSERT_EQ(ctl_.templates().all().size(), model::builtin_templates().size());
   model::Template own{.name = "vllm", .image = "vllm/vllm-openai:v0.6", .services = {"api"}};
   EXPECT_EQ(ctl_.templates().put(alice_, own).error().kind, ErrorKind::kPermissionDenied);
   auto saved = ctl_.templates().put(admin_, own);
   ASSERT_TRUE(saved) << saved.error().message;
   EXPECT_FALSE(saved->builtin);
-  ASSERT_EQ(ctl_.templates().all().size(), 5u);
+  ASSERT_EQ(ctl_.templates().all().size(), model::builtin_templates().size() + 1);
   EXPECT_EQ((*ctl_.templates().find("vllm"))->services, std::vector<std::string>{"api"});
 
   model::Template forged = own;
@@ -81,7 +81,7 @@ TEST_F(TemplatesTest, OperatorTemplatesSurviveARestartBesideTheBuiltInOnes) {
       *ctl_.templates().put(admin_, {.name = "mine", .process_command = {"false"}}));
   Controller restarted(clock_, {.seed = 7});
   ASSERT_TRUE(restarted.restore(std::move(snapshot)));
-  ASSERT_EQ(restarted.templates().all().size(), 5u);
+  ASSERT_EQ(restarted.templates().all().size(), model::builtin_templates().size() + 1);
   EXPECT_EQ((*restarted.templates().find("mine"))->process_command,
             std::vector<std::string>{"false"});
   EXPECT_TRUE((*restarted.templates().find("base"))->builtin);

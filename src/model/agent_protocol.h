@@ -59,6 +59,9 @@ struct NodeRegistration {
   // older agent, which sandboxes nothing.
   std::string isolation;
   std::string isolation_note;
+  // The agent answers benchmark requests (model/benchmark.h). An older agent does not: its node
+  // is never asked, rather than having its GPUs held until a request times out.
+  bool benchmarks = false;
   // Set by the server from the connection (never read from the message): Node::registered_from.
   std::string registered_from;
 };
@@ -68,6 +71,7 @@ template <class V, schema::Of<NodeRegistration> S>
 void fields(V& visit, S& x) {
   visit("address", x.address, schema::kOptional);
   visit("agent_version", x.agent_version, schema::kOptional);
+  visit("benchmarks", x.benchmarks, schema::kOmitEmpty);
   visit("container_runtime", x.container_runtime, schema::kOptional);
   visit("cpu_count", x.cpu_count, schema::kOptional);
   visit("disk_gb", x.disk_gb, schema::kOptional);

@@ -81,6 +81,8 @@ struct Node {
   // By GPU UUID: the double-bit ECC count last seen in a report. Persisted (it changes only on an
   // error or a driver reload) so that a rise while the server was down still quarantines the GPU.
   std::map<std::string, int64_t> ecc_dbe_seen;
+  // Its agent answers benchmark requests (NodeRegistration::benchmarks).
+  bool answers_benchmarks = false;
   // The benchmark the node is asked for and has not answered (model/benchmark.h); its GPUs get
   // no new work meanwhile.
   std::optional<BenchmarkRequest> benchmark;
@@ -103,6 +105,7 @@ template <class V, schema::Of<Node> S>
 void fields(V& visit, S& x) {
   visit("address", x.address, schema::kOptional);
   visit("agent_version", x.agent_version);
+  visit("answers_benchmarks", x.answers_benchmarks, schema::kOmitEmpty);
   visit("benchmark", x.benchmark, schema::kOmitEmpty);
   visit("container_runtime", x.container_runtime, schema::kOptional);
   visit("container_toolkit", x.container_toolkit, schema::kOmitEmpty);

@@ -22,6 +22,58 @@ std::vector<std::string> shell(std::string script) { return {"/bin/sh", "-c", st
 // Keeps the instance up for `gpurent exec` and Jupyter until the tenant stops it.
 std::vector<std::string> keep_alive() { return {"sleep", "infinity"}; }
 
+// The ResNet-50 training benchmark (docs/node-benchmark.md): synthetic ImageNet-shaped data, a
+// fixed batch, SGD with momentum; images a second over the timed steps, in FP32 and in mixed
+// precision (FP16 with loss scaling on a GPU, BF16 on a CPU), each printed as one line
+// "GPURENT_RESNET50 {json}" that `gpurent bench resnet50` reads from the log. The batch, steps,
+// warm-up steps and image size come from BENCH_BATCH, _STEPS, _WARMUP and _IMAGE_SIZE
+// (GPURENT_ names are the platform's).
+constexpr std::string_view kResnet50Script = R"py(
+import json, os, time
+import torch, torchvision
+
+def setting(name, default):
+    return int(os.environ.get("BENCH_" + name, default))
+
+batch, steps, warmup = setting("BATCH", 64), setting("STEPS", 30), setting("WARMUP", 5)
+size = setting("IMAGE_SIZE", 224)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+name = torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
+model = torchvision.models.resnet50(weights=None).to(device).train()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+loss_fn = torch.nn.CrossEntropyLoss()
+images = torch.randn(batch, 3, size, size, device=device)
+labels = torch.randint(0, 1000, (batch,), device=device)
+
+def sync():
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+for precision in ("fp32", "amp"):
+    amp = precision == "amp"
+    dtype = torch.float16 if device == "cuda" else torch.bfloat16
+    scaler = torch.cuda.amp.GradScaler(enabled=amp and device == "cuda")
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device_type=device, dtype=dtype, enabled=amp):
+            loss = loss_fn(model(images), labels)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    for _ in range(warmup):
+        step()
+    sync()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync()
+    seconds = time.perf_counter() - start
+    print("GPURENT_RESNET50 " + json.dumps({
+        "precision": precision, "images_per_s": batch * steps / seconds, "batch": batch,
+        "steps": steps, "image_size": size, "device": name, "torch": torch.__version__}),
+        flush=True)
+)py";
+
 Error invalid(std::string_view field, std::string message) {
   return Error::invalid("invalid_template", fmt::format("{}: {}", field, message));
 }
@@ -87,6 +139,16 @@ std::vector<Template> builtin_templates() {
                               "package for the process runtime.",
                .image = "docker.io/tensorflow/tensorflow:2.18.0-gpu",
                .command = keep_alive(),
+               .env = python_env,
+               .recommended_gpu_memory_gb = 16,
+               .builtin = true},
+      Template{.name = "resnet50-bench",
+               .description = "ResNet-50 training throughput (images/s, FP32 and mixed "
+                              "precision) on synthetic data; `gpurent bench resnet50` runs it "
+                              "and reads the result. As a process: Debian's python3-torch.",
+               .image = "docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+               .command = {"python", "-c", std::string(kResnet50Script)},
+               .process_command = {"python3", "-c", std::string(kResnet50Script)},
                .env = python_env,
                .recommended_gpu_memory_gb = 16,
                .builtin = true},

@@ -22,7 +22,8 @@ TEST(TemplateTest, BuiltInTemplatesAreValidAndCoverTheIssuesCatalog) {
     EXPECT_TRUE(t.builtin);
     names.push_back(t.name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"base", "pytorch", "tensorflow", "jupyter"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"base", "pytorch", "tensorflow", "resnet50-bench",
+                                             "jupyter"}));
   // Debian has no TensorFlow package: that template is container only.
   EXPECT_TRUE(find_builtin("tensorflow").process_command.empty());
   // Jupyter serves its UI through the node's proxy on the port and path the node gives it.

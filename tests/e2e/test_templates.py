@@ -46,7 +46,7 @@ def test_catalog_lists_the_built_in_templates_to_every_tenant(platform):
     listing = platform.call("GET", "/v1/templates", key)
     assert listing.status == 200, listing.body
     by_name = {t["name"]: t for t in listing.json()["items"]}
-    assert set(by_name) == {"base", "pytorch", "tensorflow", "jupyter"}
+    assert set(by_name) == {"base", "pytorch", "tensorflow", "resnet50-bench", "jupyter"}
     assert all(t["builtin"] for t in by_name.values())
     assert by_name["tensorflow"]["runtimes"] == ["container"]
     assert by_name["pytorch"]["runtimes"] == ["process", "container"]

@@ -770,8 +770,8 @@ class Nodes(_Group):
 
     def benchmarks(self, node_id: str) -> list[models.GpuBenchmarkHistory]:
         """What the node's GPUs measured: each GPU's runs, oldest first."""
-        return self._run(self._all_flow(Call("GET", "/v1/nodes/{id}/benchmarks", {"id": node_id},
-                                             decode=models.GpuBenchmarkHistory.from_dict)))
+        return self._all(Call("GET", "/v1/nodes/{id}/benchmarks", {"id": node_id},
+                              decode=models.GpuBenchmarkHistory.from_dict))
 
 
 class JoinTokens(_Group):

@@ -2908,6 +2908,7 @@ class NodeRegistration:
     labels: Optional[dict[str, str]] = None
     container_runtime: Optional[bool] = None
     address: Optional[str] = None
+    benchmarks: Optional[bool] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NodeRegistration":
@@ -2939,6 +2940,8 @@ class NodeRegistration:
             kw["container_runtime"] = d["container_runtime"]
         if "address" in d:
             kw["address"] = d["address"]
+        if "benchmarks" in d:
+            kw["benchmarks"] = d["benchmarks"]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2969,6 +2972,8 @@ class NodeRegistration:
             out["container_runtime"] = self.container_runtime
         if self.address is not None:
             out["address"] = self.address
+        if self.benchmarks is not None:
+            out["benchmarks"] = self.benchmarks
         return out
 
 

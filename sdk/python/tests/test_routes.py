@@ -378,10 +378,21 @@ def test_nodes_quarantine_release_cordon_drain(admin, fleet_node):
     with pytest.raises(gpurent.Conflict) as e:
         admin.nodes.release_gpu(node.id, 1)
     assert e.value.code == "gpu_not_quarantined"
-    seen = list(admin.events.list(object=node.id))
+    seen = [e for e in admin.events.list(object=node.id) if e.kind.startswith("gpu.")]
     assert [e.kind for e in seen] == ["gpu.quarantined", "gpu.released"]
-    assert [e.kind for e in admin.events.list(object=node.id, after=seen[0].seq)] == [
-        "gpu.released"]
+    assert [e.kind for e in admin.events.list(object=node.id, after=seen[0].seq)
+            if e.kind.startswith("gpu.")] == ["gpu.released"]
+
+    # The fleet's nodes answer benchmark requests: an operator measures the node's idle GPUs
+    # (the released one is measured anyway before it takes work again).
+    asked = admin.nodes.benchmark(node.id)
+    assert asked.node_id == node.id and asked.reason == "operator" and 1 in asked.gpus
+    history = wait_for(lambda: (lambda h: h if len(h) == len(node.gpus) and all(
+        g.runs[-1].reason in ("operator", "released") and len(g.runs) >= 2 for g in h) else None)(
+        admin.nodes.benchmarks(node.id)), TIMEOUT, "the node's figures")
+    assert all(g.runs[-1].simulated and g.runs[-1].figures.training_tflops for g in history)
+    ranked = [o for o in admin.offers(sort="perf_per_price") if o.measured]
+    assert ranked and all(o.measured.perf_per_price for o in ranked)
 
     assert admin.nodes.cordon(node.id).cordoned
     assert not admin.nodes.uncordon(node.id).cordoned

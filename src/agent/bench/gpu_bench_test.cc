@@ -185,9 +185,10 @@ TEST_F(BenchmarkerTest, SimulatedGpusAnswerAtOnceWithTheirTypesFigures) {
 
 TEST_F(BenchmarkerTest, RealGpusRunTheToolOnTheAskedGpusAndAreRenumberedByUuid) {
   // The tool sees only CUDA_VISIBLE_DEVICES (one GPU, its device 0) and names it by UUID.
-  const auto path = tool(R"({\"gpus\":[{\"index\":0,\"uuid\":\"$CUDA_VISIBLE_DEVICES\",)"
-                         R"(\"gemm_tflops\":{\"fp32\":19.5,\"bf16\":290.25},)"
-                         R"(\"memory_gbps\":1800,\"h2d_gbps\":25,\"d2h_gbps\":24.5}],\"peers\":[]})");
+  const auto path =
+      tool(R"({\"gpus\":[{\"index\":0,\"uuid\":\"$CUDA_VISIBLE_DEVICES\",)"
+           R"(\"gemm_tflops\":{\"fp32\":19.5,\"bf16\":290.25},)"
+           R"(\"memory_gbps\":1800,\"h2d_gbps\":25,\"d2h_gbps\":24.5}],\"peers\":[]})");
   Benchmarker benchmarker(gpus_, /*simulated=*/false, path);
   benchmarker.want(model::BenchmarkRequest{.id = 3, .gpus = {"GPU-2"}});
   const auto outcome = wait_for(benchmarker, 3);
