@@ -22,7 +22,7 @@ constexpr Micros kH100PerSecond = 5'000;  // 18 CNY per GPU-hour
 class ControllerTest : public testing::Test {
  protected:
   explicit ControllerTest(ControllerOptions options = {.seed = 7})
-      : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, options) {
+      : clock_(from_unix_ms(1'790'000'000'000)), ctl_(clock_, std::move(options)) {
     admin_ = *ctl_.accounts().credentials().authenticate(
         ctl_.accounts().bootstrap_admin(hash_secret("admin-key"), "gpr_admin", 0)->secret_hash);
     alice_ = tenant_principal("alice");
@@ -109,7 +109,7 @@ class ControllerTest : public testing::Test {
 // tests of what a restart gives back.
 class StoredControllerTest : public ControllerTest {
  protected:
-  explicit StoredControllerTest(ControllerOptions options = {.seed = 7})
+  explicit StoredControllerTest(const ControllerOptions& options = ControllerOptions{.seed = 7})
       : ControllerTest(options),
         options_(options),
         dir_(std::filesystem::temp_directory_path() /

@@ -58,6 +58,7 @@ struct ParserState {
 
 Result<od::object> open_object(std::string_view json) {
   GPURENT_CHECK(check_json_depth(json));
+  // NOLINTNEXTLINE(misc-use-internal-linkage): a function's own, not a namespace-scope variable
   thread_local ParserState state;
   // simdjson reads up to SIMDJSON_PADDING bytes past the text, so it reads a padded copy.
   state.padded.reserve(json.size() + simdjson::SIMDJSON_PADDING);

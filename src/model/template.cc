@@ -219,10 +219,11 @@ Status validate_template(const Template& t) {
 Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides overrides,
                       InstanceSpec& spec) {
   const bool own_command = !overrides.command.empty();
-  std::string image = overrides.image.empty() ? t.image : std::move(overrides.image);
+  std::string image = std::move(overrides.image);
+  if (image.empty()) image = t.image;
   std::vector<std::string> container_command = own_command ? overrides.command : t.command;
-  std::vector<std::string> process_command =
-      own_command ? std::move(overrides.command) : t.process_command;
+  std::vector<std::string> process_command = std::move(overrides.command);
+  if (!own_command) process_command = t.process_command;
   const auto unavailable = [&](std::string_view runtime, std::string_view missing) {
     return Error::unprocessable(
         "template_runtime_unavailable",
@@ -253,7 +254,8 @@ Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides
       break;
   }
   spec.template_name = t.name;
-  spec.services = overrides.services.empty() ? t.services : std::move(overrides.services);
+  spec.services = std::move(overrides.services);
+  if (spec.services.empty()) spec.services = t.services;
   std::map<std::string, std::string> env = t.env;
   for (auto& [key, value] : overrides.env) env[key] = std::move(value);
   spec.env = std::move(env);

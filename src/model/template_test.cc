@@ -36,7 +36,7 @@ TEST(TemplateTest, BuiltInTemplatesAreValidAndCoverTheIssuesCatalog) {
 }
 
 TEST(TemplateTest, ValidationNamesTheFieldAtFault) {
-  const auto error_of = [](Template t) {
+  const auto error_of = [](const Template& t) {
     auto status = validate_template(t);
     EXPECT_FALSE(status) << t.name;
     return status ? std::string() : status.error().message;

@@ -331,7 +331,7 @@ Json offer_view(const controller::Controller& controller, const controller::Offe
 
 Result<OfferOrder> offer_order(std::string_view sort) {
   // The figure an order reads of an offer; null where it has none.
-  const auto by = [](Json::json_pointer where, bool highest_first) -> OfferOrder {
+  const auto by = [](const Json::json_pointer& where, bool highest_first) -> OfferOrder {
     return [where, highest_first](const Json& a, const Json& b) {
       const Json& x = a.contains(where) ? a.at(where) : Json();
       const Json& y = b.contains(where) ? b.at(where) : Json();

@@ -118,7 +118,7 @@ model::BenchmarkOutcome Benchmarker::measure(const model::BenchmarkRequest& requ
 
 std::filesystem::path Benchmarker::find_tool(const std::filesystem::path& own_executable) {
   std::error_code ignored;
-  const auto beside =
+  auto beside =
       std::filesystem::canonical(own_executable, ignored).parent_path() / "gpurent-gpubench";
   if (std::filesystem::exists(beside, ignored)) return beside;
   const char* path = std::getenv("PATH");
