@@ -55,6 +55,12 @@ Status benchmark_node(Context& ctx, const std::string& node_id,
     const auto& pending = node.value.benchmark_pending;
     // Answered, or merged into a later request that includes it and was answered.
     if (!pending || pending->id < request) break;
+    if (node.value.state == model::NodeState::kDown) {
+      return fail(Error::conflict(
+          "node_down", fmt::format("node {} went down before answering benchmark request {}; "
+                                   "the request stays until it answers or times out",
+                                   node_id, pending->id)));
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       return fail(Error{ErrorKind::kUnavailable, "wait_timeout",
                         fmt::format("node {} has not answered benchmark request {} after {}",

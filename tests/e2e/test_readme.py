@@ -40,6 +40,8 @@ NOT_RUN = {
     "simulate --alibaba": "needs the Alibaba trace in ../shared (tests/e2e/test_simulate.py)",
     "store migrate": "needs a PostgreSQL server (tests/e2e/test_ha.py runs it)",
     "backup": "needs a PostgreSQL server (tests/e2e/test_ha.py runs it)",
+    "bench resnet50": "trains ResNet-50 at batch 64 for minutes on this CPU (tests/e2e/"
+                      "test_benchmark.py runs it with a small batch)",
 }
 
 # Long-running processes: started, checked to have joined, stopped.
