@@ -96,6 +96,39 @@ TEST_P(StoreTest, CommitsAreDurableAcrossReopenAndUpsertByIdKeepsTheLatest) {
   EXPECT_EQ(snapshot->transfers[1].reference, "note");
 }
 
+TEST_P(StoreTest, GpuBenchmarkHistoriesAreUpsertedByGpuAndComeBackWhole) {
+  model::GpuBenchmarkHistory history{
+      .id = "GPU-a", .node_id = "n-1", .gpu_type = "h100-80g", .gpu_index = 3, .runs = {}};
+  model::BenchmarkRun run{.at = from_unix_ms(1'790'000'000'000),
+                          .reason = model::BenchmarkReason::kJoin,
+                          .simulated = false,
+                          .figures = {.index = 3,
+                                      .uuid = "GPU-a",
+                                      .gemm_gflops = {{"bf16", 701'300}, {"fp32", 51'000}},
+                                      .memory_mbps = 3'010'000,
+                                      .h2d_mbps = 51'000,
+                                      .d2h_mbps = 50'200},
+                          .peers = {{.from = 3, .to = 2, .mbps = 360'100}}};
+  {
+    auto store = open();
+    ASSERT_TRUE(store) << store.error().message;
+    controller::ChangeSet changes;
+    history.runs.push_back(run);
+    changes.gpu_benchmarks.push_back(history);
+    run.reason = model::BenchmarkReason::kOperator;
+    history.runs.push_back(run);
+    changes.gpu_benchmarks.push_back(history);  // the same GPU again: its latest history stays
+    ASSERT_TRUE((*store)->commit(changes));
+  }
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto snapshot = (*store)->load();
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  ASSERT_EQ(snapshot->gpu_benchmarks.size(), 1u);
+  EXPECT_EQ(Json(snapshot->gpu_benchmarks[0]), Json(history));
+  EXPECT_EQ(snapshot->gpu_benchmarks[0].runs[1].reason, model::BenchmarkReason::kOperator);
+}
+
 TEST_P(StoreTest, StagedChangesAreDurableWithTheNextCommitAndNotBefore) {
   {
     auto store = open();
