@@ -345,8 +345,7 @@ std::vector<Offer> Fleet::offers() const {
       Offer& offer = by_type[gpu.type];
       offer.gpu_type = gpu.type;
       offer.total += 1;
-      const bool measuring = node.benchmark && std::ranges::find(node.benchmark->gpus, gpu.uuid) !=
-                                                   node.benchmark->gpus.end();
+      const bool measuring = being_measured(node, gpu.uuid);
       if (c_.placements.holders(gpu.uuid).empty() && !measuring) {
         offer.free += 1;
         free_here[gpu.type] += 1;

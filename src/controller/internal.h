@@ -103,6 +103,12 @@ Result<const T*> find_by_name(std::string_view kind, std::string_view given,
                                     given, fmt::join(ids, ", "))));
 }
 
+// Whether the GPU is named by the benchmark the node is asked for (it takes no work meanwhile).
+inline bool being_measured(const Node& node, std::string_view gpu_uuid) {
+  return node.benchmark &&
+         std::ranges::find(node.benchmark->gpus, gpu_uuid) != node.benchmark->gpus.end();
+}
+
 // A node's GPUs in device-index order: the scheduler names GPUs by position in this order.
 inline std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
   std::vector<const model::Gpu*> gpus;

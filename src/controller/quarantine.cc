@@ -21,8 +21,7 @@ void Controller::sync_gpu_availability(const Node& node) {
   for (size_t position = 0; position < gpus.size(); ++position) {
     // Fails only when the scheduler kept an older spec of the node (sync_cluster_node logged it).
     const std::string& uuid = gpus[position]->uuid;
-    const bool measuring = node.benchmark && std::ranges::find(node.benchmark->gpus, uuid) !=
-                                                 node.benchmark->gpus.end();
+    const bool measuring = being_measured(node, uuid);
     if (auto set = cluster.set_gpu_available(*handle, static_cast<int>(position),
                                              !quarantines_.quarantined(uuid) && !measuring);
         !set) {
