@@ -413,7 +413,37 @@ void fields(V& visit, S& x) {
   visit("current_per_gpu_hour_micros", x.current_per_gpu_hour_micros);
 }
 
-// POST /v1/estimate: what an hour of a launch costs, now.
+// What the work of an estimate (api::EstimateWork) takes on the launch: its images over the
+// type's measured throughput (the median of its GPUs' newest ResNet-50 runs of one shape) times
+// the launch's GPUs, as if training scaled linearly, at the hourly charge of now.
+struct WorkEstimate {
+  std::string model;
+  int64_t epochs = 0;
+  int64_t images = 0;  // epochs x images per epoch
+  std::string precision;
+  double images_per_s = 0;  // the launch's
+  int measured_gpus = 0;    // GPUs of the type whose runs the figure is the median of
+  int batch = 0;            // the shape they ran at
+  int image_size = 0;
+  int64_t seconds = 0;
+  Micros cost_micros = 0;  // those seconds (at least the minimum billed) at per_hour_micros.total
+};
+
+template <class V, schema::Of<WorkEstimate> S>
+void fields(V& visit, S& x) {
+  visit("model", x.model);
+  visit("epochs", x.epochs);
+  visit("images", x.images);
+  visit("precision", x.precision);
+  visit("images_per_s", x.images_per_s);
+  visit("measured_gpus", x.measured_gpus);
+  visit("batch", x.batch);
+  visit("image_size", x.image_size);
+  visit("seconds", x.seconds);
+  visit("cost_micros", x.cost_micros);
+}
+
+// POST /v1/estimate: what an hour of a launch costs, now (and its work, when given).
 struct Estimate {
   std::string gpu_type;
   model::PricingModel pricing = model::PricingModel::kOnDemand;
@@ -424,6 +454,7 @@ struct Estimate {
   int64_t minimum_billed_seconds = 0;
   Micros minimum_charge_micros = 0;  // what the shortest run is charged
   std::optional<SpotRange> spot;     // spot launches only
+  std::optional<WorkEstimate> work;  // when the request gave its work
 };
 
 template <class V, schema::Of<Estimate> S>
@@ -437,6 +468,7 @@ void fields(V& visit, S& x) {
   visit("minimum_billed_seconds", x.minimum_billed_seconds);
   visit("minimum_charge_micros", x.minimum_charge_micros);
   visit("spot", x.spot);
+  visit("work", x.work, schema::kOmitEmpty);
 }
 
 }  // namespace gpurent::api

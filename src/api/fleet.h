@@ -132,6 +132,28 @@ void fields(V& visit, S& x) {
   visit("peers", x.peers);
 }
 
+// A training benchmark run of a GPU (model::TrainingRun): ResNet-50 images a second.
+struct TrainingRun {
+  Timestamp at{};
+  std::string instance_id;
+  std::string model;
+  int batch = 0;
+  int image_size = 0;
+  std::string device;
+  std::map<std::string, double> images_per_s;  // by precision: fp32, amp
+};
+
+template <class V, schema::Of<TrainingRun> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("instance_id", x.instance_id);
+  visit("model", x.model);
+  visit("batch", x.batch);
+  visit("image_size", x.image_size);
+  visit("device", x.device);
+  visit("images_per_s", x.images_per_s);
+}
+
 // A GPU's benchmark history, oldest run first.
 struct GpuBenchmarkHistory {
   std::string uuid;
@@ -139,6 +161,7 @@ struct GpuBenchmarkHistory {
   std::string type;
   std::optional<double> shortfall_percent;
   std::vector<BenchmarkRun> runs;
+  std::vector<TrainingRun> trainings;
 };
 
 template <class V, schema::Of<GpuBenchmarkHistory> S>
@@ -148,6 +171,35 @@ void fields(V& visit, S& x) {
   visit("type", x.type);
   visit("shortfall_percent", x.shortfall_percent);
   visit("runs", x.runs);
+  visit("trainings", x.trainings);
+}
+
+// POST /v1/training-benchmarks: a finished resnet50-bench instance whose figures to record.
+struct TrainingRecordCreate {
+  std::string instance_id;
+};
+
+template <class V, schema::Of<TrainingRecordCreate> S>
+void fields(V& visit, S& x) {
+  visit("instance_id", x.instance_id, schema::kRequired);
+}
+
+// Its answer: the run recorded, and the GPU it was recorded against.
+struct TrainingRecord {
+  std::string node_id;
+  std::string gpu_uuid;
+  int gpu_index = 0;
+  std::string gpu_type;
+  TrainingRun run;
+};
+
+template <class V, schema::Of<TrainingRecord> S>
+void fields(V& visit, S& x) {
+  visit("node_id", x.node_id);
+  visit("gpu_uuid", x.gpu_uuid);
+  visit("gpu_index", x.gpu_index);
+  visit("gpu_type", x.gpu_type);
+  visit("run", x.run);
 }
 
 // A GPU of a node: what it is, who holds it, and what it last reported.
@@ -267,7 +319,31 @@ void fields(V& visit, S& x) {
   visit("free", x.free);
 }
 
-// What the platform offers of one GPU type (GET /v1/offers).
+// What the GPUs of a type train at: the median over the GPUs whose newest training run has the
+// shape (model, batch, image size) of the type's newest.
+struct OfferTraining {
+  int gpus = 0;
+  std::string model;
+  int batch = 0;
+  int image_size = 0;
+  std::map<std::string, double> images_per_s;  // by precision: fp32, amp
+  // Mixed-precision images that one currency unit buys, at the on-demand and the spot price; null
+  // where there is no price.
+  std::optional<double> images_per_price;
+  std::optional<double> spot_images_per_price;
+};
+
+template <class V, schema::Of<OfferTraining> S>
+void fields(V& visit, S& x) {
+  visit("gpus", x.gpus);
+  visit("model", x.model);
+  visit("batch", x.batch);
+  visit("image_size", x.image_size);
+  visit("images_per_s", x.images_per_s);
+  visit("images_per_price", x.images_per_price);
+  visit("spot_images_per_price", x.spot_images_per_price);
+}
+
 // What the GPUs of a type measure: the median over the newest run of each GPU measured.
 struct OfferMeasured {
   int gpus = 0;            // GPUs of the type measured
@@ -278,6 +354,7 @@ struct OfferMeasured {
   // the on-demand and the spot price); null where there is no price.
   std::optional<double> perf_per_price;
   std::optional<double> spot_perf_per_price;
+  std::optional<OfferTraining> resnet50;  // null: no training run recorded for the type
 };
 
 template <class V, schema::Of<OfferMeasured> S>
@@ -288,8 +365,10 @@ void fields(V& visit, S& x) {
   visit("spread_percent", x.spread_percent);
   visit("perf_per_price", x.perf_per_price);
   visit("spot_perf_per_price", x.spot_perf_per_price);
+  visit("resnet50", x.resnet50);
 }
 
+// What the platform offers of one GPU type (GET /v1/offers).
 struct Offer {
   std::string gpu_type;
   std::string display_name;

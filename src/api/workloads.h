@@ -104,6 +104,35 @@ void fields(V& visit, S& x) {
   fields(visit, x.workload);
 }
 
+// POST /v1/estimate's "work": training to time and price from the measured figures of the GPU
+// type the launch would get (a ResNet-50 run recorded for it: POST /v1/training-benchmarks).
+struct EstimateWork {
+  std::string model;                        // "resnet50"
+  int64_t epochs = 0;                       // passes over the data
+  std::optional<int64_t> images_per_epoch;  // default: ImageNet-1k's training set
+  std::optional<std::string> precision;     // "amp" (the default) or "fp32"
+};
+
+template <class V, schema::Of<EstimateWork> S>
+void fields(V& visit, S& x) {
+  visit("model", x.model, schema::kRequired);
+  visit("epochs", x.epochs, schema::kRequired);
+  visit("images_per_epoch", x.images_per_epoch, schema::kOmitEmpty);
+  visit("precision", x.precision, schema::kOmitEmpty);
+}
+
+// POST /v1/estimate: a launch's fields, and the work it would do.
+struct EstimateCreate {
+  WorkloadRequest workload;
+  std::optional<EstimateWork> work;
+};
+
+template <class V, schema::Of<EstimateCreate> S>
+void fields(V& visit, S& x) {
+  fields(visit, x.workload);
+  visit("work", x.work, schema::kOmitEmpty);
+}
+
 // POST /v1/jobs: what each member runs, and the job's shape.
 struct JobCreate {
   WorkloadRequest workload;

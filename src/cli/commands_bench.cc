@@ -1,6 +1,7 @@
 // bench: what a GPU type trains at. `gpurent bench resnet50 --gpu TYPE` runs the built-in
 // resnet50-bench template (model/template.cc) on one GPU of the type, waits for it to finish, and
-// reads its images a second from its log (docs/node-benchmark.md).
+// reads its images a second from its log (docs/node-benchmark.md); with --record, an operator
+// keeps them for the GPU type (POST /v1/training-benchmarks).
 #include <fmt/format.h>
 
 #include <CLI/App.hpp>
@@ -11,12 +12,10 @@
 #include "cli/commands.h"
 #include "cli/instance_wait.h"
 #include "cli/output.h"
+#include "model/benchmark.h"
 
 namespace gpurent::cli {
 namespace {
-
-// The line the template prints per precision.
-constexpr std::string_view kResultPrefix = "GPURENT_RESNET50 ";
 
 struct ResnetFlags {
   std::string gpu_type;
@@ -25,19 +24,8 @@ struct ResnetFlags {
   int warmup = 5;
   int image_size = 224;
   std::string timeout = "30m";
+  bool record = false;
 };
-
-// The results the log holds, one per precision, in the order printed.
-Json results_in(const std::string& log) {
-  Json results = Json::array();
-  std::istringstream lines(log);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(kResultPrefix)) continue;
-    Json result = Json::parse(line.substr(kResultPrefix.size()), nullptr, false);
-    if (result.is_object() && result.contains("images_per_s")) results.push_back(result);
-  }
-  return results;
-}
 
 std::string results_view(const Json& answer) {
   Table table({"PRECISION", "IMAGES/S", "BATCH", "IMAGE", "DEVICE"});
@@ -48,18 +36,24 @@ std::string results_view(const Json& answer) {
                    fmt::format("{0}x{0}", result.value("image_size", 0)),
                    sanitize(result.value("device", "?"))});
   }
+  std::string recorded;
+  if (answer.contains("recorded")) {
+    recorded = fmt::format("Recorded against GPU {} of node {}.\n",
+                           answer["recorded"].value("gpu_index", 0),
+                           sanitize(answer["recorded"].value("node_id", "")));
+  }
   return fmt::format("ResNet-50 training on one {} (instance {}):\n",
                      sanitize(answer.value("gpu_type", "")),
                      sanitize(answer.value("instance_id", ""))) +
-         table.render();
+         table.render() + recorded;
 }
 
 Status bench_resnet50(Context& ctx, const ResnetFlags& flags) {
   GPURENT_TRY(timeout, parse_duration_seconds(flags.timeout));
   GPURENT_TRY(api, ctx.api());
   model::InstanceSpec spec;
-  spec.name = "resnet50-bench";
-  spec.template_name = "resnet50-bench";
+  spec.name = std::string(model::kResnet50Template);
+  spec.template_name = model::kResnet50Template;
   spec.gpu_types = {flags.gpu_type};
   spec.gpu_count = 1;
   spec.restart_policy = model::RestartPolicy::kNever;
@@ -79,19 +73,34 @@ Status bench_resnet50(Context& ctx, const ResnetFlags& flags) {
     log.append(chunk);
     return true;
   }));
-  Json answer = {{"instance_id", id},
-                 {"gpu_type", ended.value.workload.gpu_type},
-                 {"results", results_in(log)}};
-  if (ended.value.exit_code != 0 || answer["results"].size() != 2) {
+  auto report = model::resnet50_report(log);
+  if (ended.value.exit_code != 0 || !report) {
     // The end of its log says why, line by line (each made safe for the terminal).
     std::istringstream tail(log.substr(log.size() > 2000 ? log.size() - 2000 : 0));
     for (std::string line; std::getline(tail, line);) ctx.err() << sanitize(line) << "\n";
     return fail(Error::unprocessable(
         "benchmark_failed",
-        fmt::format("instance {} ended {} (exit code {}) with {} of 2 results: its log ends above",
-                    id, model::to_string(ended.value.state),
+        fmt::format("instance {} ended {} (exit code {}): {}; its log ends above", id,
+                    model::to_string(ended.value.state),
                     ended.value.exit_code ? std::to_string(*ended.value.exit_code) : "none",
-                    answer["results"].size())));
+                    report ? "no error" : report.error().message)));
+  }
+  const model::TrainingRun& run = report->run;
+  Json results = Json::array();
+  for (const std::string_view precision : model::kTrainingPrecisions) {
+    results.push_back({{"precision", precision},
+                       {"images_per_s",
+                        static_cast<double>(run.images_per_hour.at(std::string(precision))) / 3600},
+                       {"batch", run.batch},
+                       {"image_size", run.image_size},
+                       {"device", run.device}});
+  }
+  Json answer = {{"instance_id", id},
+                 {"gpu_type", ended.value.workload.gpu_type},
+                 {"results", std::move(results)}};
+  if (flags.record) {
+    GPURENT_TRY(recorded, api->nodes().record_training(id));
+    answer["recorded"] = Json(recorded.value);
   }
   return ctx.show(Result<Json>(std::move(answer)), results_view);
 }
@@ -113,6 +122,8 @@ void add_bench_commands(CLI::App& app, Context& ctx) {
   resnet->add_option("--image-size", flags->image_size, "pixels a side (ImageNet: 224)")
       ->check(CLI::Range(32, 1024));
   resnet->add_option("--timeout", flags->timeout, "how long to wait for it (e.g. 30m)");
+  resnet->add_flag("--record", flags->record,
+                   "operators: keep the figures for the GPU type (offers, estimates)");
   resnet->callback(
       [&ctx, flags] { ctx.set_command([&ctx, flags] { return bench_resnet50(ctx, *flags); }); });
 }

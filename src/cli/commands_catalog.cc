@@ -18,8 +18,10 @@ void add_catalog_commands(CLI::App& app, Context& ctx) {
   offers
       ->add_option("--sort", *sort,
                    "price (cheapest first), perf-per-price or spot-perf-per-price (most "
-                   "measured TFLOPS per currency unit an hour first); default: by GPU type")
-      ->check(CLI::IsMember({"gpu-type", "price", "perf-per-price", "spot-perf-per-price"}));
+                   "measured TFLOPS per currency unit an hour first), images-per-price (most "
+                   "ResNet-50 images per currency unit first); default: by GPU type")
+      ->check(CLI::IsMember(
+          {"gpu-type", "price", "perf-per-price", "spot-perf-per-price", "images-per-price"}));
   offers->callback([&ctx, sort] {
     ctx.set_command([&ctx, sort] {
       std::string order = *sort;

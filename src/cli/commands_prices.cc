@@ -130,8 +130,27 @@ std::string estimate_view(const api::Estimate& e) {
                      money(e.spot->cap_per_gpu_hour_micros, currency, "GPU-h"))});
     fields.push_back({"Spot now", money(e.spot->current_per_gpu_hour_micros, currency, "GPU-h")});
   }
+  if (const auto& work = e.work) {
+    fields.push_back(
+        {"Work", fmt::format("{} epochs of {} ({} images, {})", work->epochs, sanitize(work->model),
+                             work->images, sanitize(work->precision))});
+    fields.push_back(
+        {"Throughput",
+         fmt::format("{:.1f} images/s (measured on {} GPUs at batch {}, {} px; "
+                     "linear scaling assumed)",
+                     work->images_per_s, work->measured_gpus, work->batch, work->image_size)});
+    fields.push_back({"Expected time", format_duration(work->seconds)});
+    fields.push_back({"Expected cost", format_money(work->cost_micros, sanitize(currency))});
+  }
   return render_fields(fields);
 }
+
+// estimate's work: N epochs of ResNet-50 (api::EstimateWork).
+struct WorkOptions {
+  std::optional<int64_t> epochs;
+  std::optional<int64_t> images_per_epoch;
+  std::optional<std::string> precision;
+};
 
 struct SetOptions {
   std::string effective_at;
@@ -268,16 +287,39 @@ void add_price_commands(CLI::App& app, Context& ctx) {
   });
 
   auto launch = std::make_shared<LaunchOptions>();
+  auto work = std::make_shared<WorkOptions>();
   auto* estimate = app.add_subcommand(
-      "estimate", "What a launch would cost per hour (the flags of launch); creates nothing");
+      "estimate",
+      "What a launch would cost per hour (the flags of launch), and with --epochs how long and "
+      "how much N epochs of ResNet-50 training take on it; creates nothing");
   estimate->group("Billing");
   add_launch_options(*estimate, *launch);
-  estimate->callback([&ctx, launch] {
-    ctx.set_command([&ctx, launch]() -> Status {
+  auto* epochs =
+      estimate
+          ->add_option("--epochs", work->epochs,
+                       "time and price this many epochs of ResNet-50 training (measured figures)")
+          ->check(CLI::Range(1, 100'000));
+  estimate
+      ->add_option("--images-per-epoch", work->images_per_epoch,
+                   "images an epoch (default: ImageNet-1k's 1,281,167)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000'000}))
+      ->needs(epochs);
+  estimate->add_option("--precision", work->precision, "amp (default) or fp32")
+      ->check(CLI::IsMember({"amp", "fp32"}))
+      ->needs(epochs);
+  estimate->callback([&ctx, launch, work] {
+    ctx.set_command([&ctx, launch, work]() -> Status {
       GPURENT_TRY(request, launch_request(*launch));
+      std::optional<api::EstimateWork> asked;
+      if (work->epochs) {
+        asked = api::EstimateWork{.model = "resnet50",
+                                  .epochs = *work->epochs,
+                                  .images_per_epoch = work->images_per_epoch,
+                                  .precision = work->precision};
+      }
       return ctx.call_and_show(
           [&](client::ApiClient& api) {
-            return api.billing().estimate(request.spec, request.runtime);
+            return api.billing().estimate(request.spec, request.runtime, asked);
           },
           estimate_view);
     });

@@ -32,8 +32,16 @@ std::string gpu_memory(int memory_gb) {
 }  // namespace
 
 std::string offers_view(const std::vector<api::Offer>& items) {
-  Table table({"GPU TYPE", "NAME", "MEMORY", "FREE", "TOTAL", "MAX/NODE", "PRICE", "SPOT", "TFLOPS",
-               "TFLOPS PER UNIT-H"});
+  // ResNet-50's columns once a type has a recorded run.
+  const bool trained = std::ranges::any_of(
+      items, [](const api::Offer& offer) { return offer.measured && offer.measured->resnet50; });
+  std::vector<std::string> headers = {"GPU TYPE", "NAME",  "MEMORY", "FREE",   "TOTAL",
+                                      "MAX/NODE", "PRICE", "SPOT",   "TFLOPS", "TFLOPS PER UNIT-H"};
+  if (trained) {
+    headers.emplace_back("RESNET-50 IMG/S");
+    headers.emplace_back("IMAGES PER UNIT");
+  }
+  Table table(headers);
   bool measured = false;
   bool simulated = false;
   for (const auto& offer : items) {
@@ -47,20 +55,47 @@ std::string offers_view(const std::vector<api::Offer>& items) {
       }
       if (m->perf_per_price) per_price = fmt::format("{:.1f}", *m->perf_per_price);
     }
-    table.add_row({offer.gpu_type, offer.display_name, memory(offer.memory_mb),
-                   std::to_string(offer.free), std::to_string(offer.total),
-                   std::to_string(offer.max_free_per_node),
-                   price(offer.price_per_gpu_hour_micros, offer.currency),
-                   offer.spot_price_per_gpu_hour_micros
-                       ? price(offer.spot_price_per_gpu_hour_micros, offer.currency)
-                       : "-",
-                   tflops, per_price});
+    std::vector<std::string> row = {
+        offer.gpu_type,
+        offer.display_name,
+        memory(offer.memory_mb),
+        std::to_string(offer.free),
+        std::to_string(offer.total),
+        std::to_string(offer.max_free_per_node),
+        price(offer.price_per_gpu_hour_micros, offer.currency),
+        offer.spot_price_per_gpu_hour_micros
+            ? price(offer.spot_price_per_gpu_hour_micros, offer.currency)
+            : "-",
+        tflops,
+        per_price};
+    if (trained) {
+      std::string images = "-";
+      std::string images_per_price = "-";
+      if (offer.measured && offer.measured->resnet50) {
+        const api::OfferTraining& training = *offer.measured->resnet50;
+        if (const auto amp = training.images_per_s.find("amp");
+            amp != training.images_per_s.end()) {
+          images = fmt::format("{:.0f}", amp->second);
+        }
+        if (training.images_per_price) {
+          images_per_price = fmt::format("{:.0f}", *training.images_per_price);
+        }
+      }
+      row.push_back(std::move(images));
+      row.push_back(std::move(images_per_price));
+    }
+    table.add_row(std::move(row));
   }
   std::string out = table.render();
   if (!measured) return out;
   out +=
       "TFLOPS: the median dense BF16 (else FP16) GEMM measured on the type's GPUs; per unit-h: "
       "TFLOPS per currency unit an hour of one GPU costs.\n";
+  if (trained) {
+    out +=
+        "ResNet-50: mixed-precision training images a second on one GPU (the median of the runs "
+        "recorded), and the images a currency unit buys.\n";
+  }
   if (simulated) out += "* simulated GPUs: the catalog's figures, not measured.\n";
   return out;
 }

@@ -75,6 +75,22 @@ TEST(CliViewsTest, OffersAndUnpricedTypes) {
   EXPECT_NE(measured.find("CNY 18.00/h   CNY 9.00/h   693*     38.5\n"), std::string::npos)
       << measured;
   EXPECT_NE(measured.find("* simulated GPUs"), std::string::npos) << measured;
+  EXPECT_EQ(measured.find("RESNET-50"), std::string::npos) << "no run recorded: no column";
+  const std::string trained = offers_view(Json::parse(R"([{"gpu_type": "h100-80g",
+      "display_name": "NVIDIA H100 80GB", "memory_mb": 81920, "total": 8, "free": 6,
+      "max_free_per_node": 6, "price_per_gpu_hour_micros": 18000000,
+      "spot_price_per_gpu_hour_micros": null, "currency": "CNY",
+      "measured": {"gpus": 0, "simulated": false, "spread_percent": 0,
+                   "figures": {"gemm_tflops": {}, "training_tflops": null,
+                               "memory_gbps": 0, "h2d_gbps": 0, "d2h_gbps": 0},
+                   "perf_per_price": null, "spot_perf_per_price": null,
+                   "resnet50": {"gpus": 1, "model": "resnet50", "batch": 64, "image_size": 224,
+                                "images_per_s": {"amp": 2950.4, "fp32": 812.2},
+                                "images_per_price": 590080, "spot_images_per_price": null}}}])"));
+  EXPECT_NE(trained.find("RESNET-50 IMG/S   IMAGES PER UNIT\n"), std::string::npos) << trained;
+  EXPECT_NE(trained.find("-        -                   2950              590080\n"),
+            std::string::npos)
+      << trained;
   EXPECT_EQ(gpu_types_view(Json::parse(R"([{"slug": "x-1g", "display_name": "X",
       "memory_mb": 1024, "price_per_gpu_hour_micros": 0, "currency": "CNY", "total": 0,
       "free": 0}])")),

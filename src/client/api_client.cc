@@ -442,6 +442,11 @@ Result<Answer<std::vector<api::GpuBenchmarkHistory>>> NodesApi::benchmarks(
       transport().list_items(fmt::format("/v1/nodes/{}/benchmarks", encode(node_id))));
 }
 
+Result<Answer<api::TrainingRecord>> NodesApi::record_training(std::string_view instance_id) {
+  const Json body = api::TrainingRecordCreate{.instance_id = std::string(instance_id)};
+  return typed<api::TrainingRecord>(transport().call("POST", "/v1/training-benchmarks", &body));
+}
+
 // BillingApi
 
 Result<Answer<api::Balance>> BillingApi::balance(std::string_view tenant_id) {
@@ -552,8 +557,9 @@ Result<Answer<api::SpotPrices>> BillingApi::spot_prices(std::string_view gpu_typ
 }
 
 Result<Answer<api::Estimate>> BillingApi::estimate(const model::InstanceSpec& spec,
-                                                   model::RuntimeChoice runtime) {
-  const Json body = api::InstanceCreate{workload_request(spec, runtime)};
+                                                   model::RuntimeChoice runtime,
+                                                   std::optional<api::EstimateWork> work) {
+  const Json body = api::EstimateCreate{workload_request(spec, runtime), std::move(work)};
   return typed<api::Estimate>(transport().call("POST", "/v1/estimate", &body));
 }
 

@@ -272,6 +272,9 @@ class NodesApi : ApiGroup {
   Result<Answer<api::BenchmarkRequest>> benchmark(std::string_view node_id);
   // The benchmark history of each of the node's GPUs measured.
   Result<Answer<std::vector<api::GpuBenchmarkHistory>>> benchmarks(std::string_view node_id);
+  // Records a finished resnet50-bench instance's figures against its GPU (POST
+  // /v1/training-benchmarks).
+  Result<Answer<api::TrainingRecord>> record_training(std::string_view instance_id);
 };
 
 // Money: the balance and its settings, usage, transfers, top-ups, invoices, revenue, packages, and
@@ -310,9 +313,11 @@ class BillingApi : ApiGroup {
   Result<Answer<std::vector<api::PriceVersion>>> price_history();
   Result<Answer<api::SpotPrices>> spot_prices(std::string_view gpu_type, std::string_view from,
                                               std::string_view to);
-  // The hourly price of a launch: the body InstancesApi::create would send, to POST /v1/estimate.
-  Result<Answer<api::Estimate>> estimate(
-      const model::InstanceSpec& spec, model::RuntimeChoice runtime = model::RuntimeChoice::kAuto);
+  // The hourly price of a launch: the body InstancesApi::create would send, to POST /v1/estimate;
+  // with `work`, also how long that work takes on it and what it costs.
+  Result<Answer<api::Estimate>> estimate(const model::InstanceSpec& spec,
+                                         model::RuntimeChoice runtime = model::RuntimeChoice::kAuto,
+                                         std::optional<api::EstimateWork> work = std::nullopt);
 };
 
 // Monitoring (docs/api.md, "Metrics and alerts") and the event log.

@@ -22,7 +22,51 @@ std::string describe(const model::GpuBenchmark& figures) {
                      static_cast<double>(figures.memory_mbps) / 1000);
 }
 
+// Whether the spec runs the template's own command (in the form it was given), not one of the
+// tenant's in its place.
+bool runs_template_command(const model::Template& t, const model::InstanceSpec& spec) {
+  const bool command = spec.command == t.command || spec.command == t.process_command;
+  return command && (spec.process_command.empty() || spec.process_command == t.process_command);
+}
+
 }  // namespace
+
+Result<Controller::RecordedTraining> Controller::record_training_benchmark(
+    const Principal& caller, std::string_view instance_id, std::string_view log) {
+  if (!caller.is_operator()) return fail(forbidden("record benchmarks"));
+  GPURENT_TRY(instance, instances_.get(caller, instance_id));
+  GPURENT_TRY(benchmark, templates_.find(model::kResnet50Template));
+  if (instance->spec.template_name != model::kResnet50Template ||
+      !runs_template_command(*benchmark, instance->spec)) {
+    return fail(Error::conflict("not_a_benchmark",
+                                fmt::format("instance {} does not run the {} template's command",
+                                            instance->id, model::kResnet50Template)));
+  }
+  if (instance->state != model::InstanceState::kStopped || instance->exit_code != 0) {
+    return fail(Error::conflict(
+        "benchmark_unfinished",
+        fmt::format("instance {} is {}: a benchmark is recorded once it has stopped with exit "
+                    "code 0",
+                    instance->id, model::to_string(instance->state))));
+  }
+  GPURENT_TRY(report, model::resnet50_report(log));
+  for (const auto& [node_id, node] : nodes_) {
+    const auto gpu = std::ranges::find(node.gpus, report.gpu, &model::Gpu::uuid);
+    if (gpu == node.gpus.end()) continue;
+    if (gpu->type != instance->gpu_type) break;
+    report.run.instance_id = instance->id;
+    const model::TrainingRun& kept = benchmarks_.record_training(node, *gpu, std::move(report.run));
+    return RecordedTraining{.node_id = node.id,
+                            .gpu = gpu->uuid,
+                            .gpu_index = gpu->index,
+                            .gpu_type = gpu->type,
+                            .run = kept};
+  }
+  return fail(Error::unprocessable(
+      "invalid_benchmark_log",
+      fmt::format("the log of instance {} names GPU '{}', which is no {} of a node", instance->id,
+                  report.gpu, instance->gpu_type)));
+}
 
 Result<model::BenchmarkRequest> Controller::benchmark_node(const Principal& caller,
                                                            std::string_view node_id) {

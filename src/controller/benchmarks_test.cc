@@ -2,7 +2,8 @@
 // kept per GPU with each type's median, a GPU far below its type is flagged (and by policy
 // quarantined), a released GPU is measured again, operators ask for a node's idle GPUs, an idle
 // node with old figures is asked again, an unanswered request times out, and a pending request
-// survives a restart.
+// survives a restart. Operators record a finished ResNet-50 instance's images a second against its
+// GPU, and each type's figure is the median of its GPUs' newest runs of one shape.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "agent/bench/gpu_bench.h"
 #include "agent/sim_workloads.h"
 #include "controller/controller_test_fixture.h"
+#include "model/template.h"
 
 namespace gpurent::controller {
 namespace {
@@ -269,6 +271,143 @@ TEST_F(BenchmarkTest, APendingRequestSurvivesARestartAndStillHoldsItsGpus) {
   const auto created = again->create_instance(alice_, std::move(s), std::nullopt, "");
   ASSERT_TRUE(created);
   EXPECT_EQ(created->instance.state, InstanceState::kPending);
+}
+
+// What the resnet50-bench template prints when it has run on `gpu`.
+std::string resnet50_log(const std::string& gpu, double fp32, double amp, int batch = 64) {
+  std::string log = "Downloading nothing\n";
+  for (const auto& [precision, images] : {std::pair{"fp32", fp32}, std::pair{"amp", amp}}) {
+    log += fmt::format(
+        "GPURENT_RESNET50 {{\"precision\": \"{}\", \"images_per_s\": {}, \"batch\": {}, "
+        "\"steps\": 30, \"image_size\": 224, \"device\": \"NVIDIA H100\", \"gpu\": \"{}\"}}\n",
+        precision, images, batch, gpu);
+  }
+  return log;
+}
+
+class TrainingBenchmarkTest : public BenchmarkTest {
+ protected:
+  TrainingBenchmarkTest() : BenchmarkTest({}) {}
+
+  // An instance made from the resnet50-bench template on one H100, running.
+  model::Instance bench(const Principal& who) {
+    model::InstanceSpec s = spec(1);
+    s.restart_policy = model::RestartPolicy::kNever;
+    const auto* t = *ctl_.templates().find(model::kResnet50Template);
+    EXPECT_TRUE(model::apply_template(*t, model::RuntimeChoice::kProcess, {}, s));
+    const auto instance = launch(who, std::move(s));
+    run(instance.id);
+    return get(instance.id);
+  }
+};
+
+TEST_F(TrainingBenchmarkTest, AFinishedRunIsRecordedAgainstItsGpuOnceAndSurvivesARestart) {
+  const auto instance = bench(alice_);
+  const std::string gpu = instance.gpus.at(0);
+  const std::string log = resnet50_log(gpu, 700.5, 2'500.25);
+  EXPECT_EQ(ctl_.record_training_benchmark(admin_, instance.id, log).error().code,
+            "benchmark_unfinished");
+  run(instance.id, 0);
+  ASSERT_EQ(get(instance.id).state, InstanceState::kStopped);
+  EXPECT_EQ(ctl_.record_training_benchmark(alice_, instance.id, log).error().code, "forbidden");
+  EXPECT_EQ(ctl_.record_training_benchmark(admin_, "i-nope", log).error().code,
+            "instance_not_found");
+  EXPECT_EQ(ctl_.record_training_benchmark(admin_, instance.id, "no results\n").error().code,
+            "invalid_benchmark_log");
+  EXPECT_EQ(ctl_.record_training_benchmark(admin_, instance.id, resnet50_log("GPU-nope", 1, 2))
+                .error()
+                .code,
+            "invalid_benchmark_log");
+  const auto changes_before = ctl_.take_changes(Controller::Form::kStoreRows);
+
+  const auto recorded = ctl_.record_training_benchmark(admin_, instance.id, log);
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  EXPECT_EQ(recorded->gpu, gpu);
+  EXPECT_EQ(recorded->node_id, node_);
+  EXPECT_EQ(recorded->gpu_type, "h100-80g");
+  EXPECT_EQ(recorded->run.instance_id, instance.id);
+  EXPECT_EQ(recorded->run.at, clock_.now());
+  EXPECT_EQ(recorded->run.images_per_hour.at("fp32"), 2'521'800);  // 700.5 a second
+  EXPECT_EQ(recorded->run.images_per_hour.at("amp"), 9'000'900);
+  const auto* type = ctl_.fleet().benchmarks().of_type("h100-80g");
+  ASSERT_TRUE(type && type->resnet50);
+  EXPECT_EQ(type->gpus, 0) << "no node benchmark: only the training figure";
+  EXPECT_EQ(type->resnet50->gpus, 1);
+  EXPECT_EQ(type->resnet50->batch, 64);
+  EXPECT_EQ(type->resnet50->images_per_hour.at("amp"), 9'000'900);
+
+  clock_.advance(Millis(60'000));
+  const auto again = ctl_.record_training_benchmark(admin_, instance.id, log);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->run.at, recorded->run.at) << "the run kept, not a second one";
+  EXPECT_EQ(ctl_.fleet().benchmarks().of_gpu(gpu)->trainings.size(), 1u);
+
+  commit(ctl_);
+  const auto restored = restarted(8);
+  const auto* kept = restored->fleet().benchmarks().of_type("h100-80g");
+  ASSERT_TRUE(kept && kept->resnet50);
+  EXPECT_EQ(kept->resnet50->images_per_hour.at("fp32"), 2'521'800);
+}
+
+TEST_F(TrainingBenchmarkTest, OnlyTheTemplatesOwnCommandIsABenchmark) {
+  const auto plain = launch(alice_, 1);
+  run(plain.id);
+  const std::string gpu = get(plain.id).gpus.at(0);
+  run(plain.id, 0);
+  EXPECT_EQ(ctl_.record_training_benchmark(admin_, plain.id, resnet50_log(gpu, 1, 2)).error().code,
+            "not_a_benchmark");
+  // The template's name with the tenant's own command in its place is not the benchmark either.
+  model::InstanceSpec s = spec(1);
+  const auto* t = *ctl_.templates().find(model::kResnet50Template);
+  ASSERT_TRUE(model::apply_template(*t, model::RuntimeChoice::kProcess,
+                                    {.command = {"echo", "GPURENT_RESNET50"}}, s));
+  const auto own = launch(alice_, std::move(s));
+  run(own.id);
+  const std::string own_gpu = get(own.id).gpus.at(0);
+  run(own.id, 0);
+  EXPECT_EQ(
+      ctl_.record_training_benchmark(admin_, own.id, resnet50_log(own_gpu, 1, 2)).error().code,
+      "not_a_benchmark");
+  EXPECT_EQ(ctl_.fleet().benchmarks().of_type("h100-80g"), nullptr);
+}
+
+TEST(GpuBenchmarks, ATypesTrainingFigureIsTheMedianOfItsGpusNewestRunsOfTheNewestShape) {
+  ManualClock clock(from_unix_ms(1'790'000'000'000));
+  ChangeSet changes;
+  GpuBenchmarks benchmarks({clock, changes});
+  model::Node node{.id = "n-1"};
+  for (int i = 0; i < 3; ++i) {
+    node.gpus.push_back({"GPU-" + std::to_string(i), i, "l4-24g", "L4", 24576});
+  }
+  const auto run = [&](int gpu, int batch, int64_t amp) {
+    clock.advance(Millis(1000));
+    return benchmarks.record_training(
+        node, node.gpus[gpu],
+        {.instance_id = fmt::format("i-{}-{}", gpu, clock.now().time_since_epoch().count()),
+         .model = "resnet50",
+         .batch = batch,
+         .image_size = 224,
+         .device = "L4",
+         .images_per_hour = {{"amp", amp}, {"fp32", amp / 3}}});
+  };
+  run(0, 64, 1'000);
+  run(1, 64, 3'000);
+  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 2'000);
+  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->gpus, 2);
+  // A newer run at another batch: only runs of that shape are comparable with it.
+  run(2, 32, 900);
+  const auto* type = benchmarks.of_type("l4-24g");
+  EXPECT_EQ(type->resnet50->batch, 32);
+  EXPECT_EQ(type->resnet50->gpus, 1);
+  EXPECT_EQ(type->resnet50->images_per_hour.at("amp"), 900);
+  run(0, 32, 1'100);
+  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'000);
+  // The history keeps the newest runs; each record is durable.
+  for (int i = 0; i < 25; ++i) run(1, 32, 5'000);
+  EXPECT_EQ(benchmarks.of_gpu("GPU-1")->trainings.size(), model::kBenchmarkHistory);
+  EXPECT_EQ(changes.gpu_benchmarks.size(), 29u);
+  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'100);
+  EXPECT_FALSE(benchmarks.shortfall("GPU-1")) << "training runs are not judged";
 }
 
 TEST(GpuBenchmarks, KeepsTheNewestRunsAndJudgesAgainstTheMedianOfEachGpusNewest) {

@@ -227,6 +227,22 @@ class Controller {
   // benchmark), 409 no_idle_gpus when every GPU of the node holds work or is quarantined.
   Result<model::BenchmarkRequest> benchmark_node(const model::Principal& caller,
                                                  std::string_view node_id);
+  // Operators: records what a finished resnet50-bench instance measured (`log`: the end of its
+  // last run's log, read by model::resnet50_report) against the GPU it ran on; its type's figures
+  // then show in offers and estimates. Recording an instance again answers the run kept. 404
+  // instance_not_found; 409 not_a_benchmark (not made from the template, or its command was
+  // replaced), 409 benchmark_unfinished (it has not stopped with exit code 0); 422
+  // invalid_benchmark_log (no result for a precision, or the GPU it names is none of its type's).
+  struct RecordedTraining {
+    std::string node_id;
+    std::string gpu;  // UUID
+    int gpu_index = 0;
+    std::string gpu_type;
+    model::TrainingRun run;
+  };
+  Result<RecordedTraining> record_training_benchmark(const model::Principal& caller,
+                                                     std::string_view instance_id,
+                                                     std::string_view log);
 
   // --- The fleet as people, agents and the alert rules see it (fleet.h) ------------------------
   // The nodes, what is placed where, quarantined GPUs, the GPU series and alerts; each node's

@@ -44,6 +44,51 @@ int64_t judged_median(const GpuBenchmarks::TypeFigures& type, std::string_view f
   return it == type.gemm_gflops.end() ? 0 : it->second;
 }
 
+// Drops the oldest entries beyond model::kBenchmarkHistory.
+template <class Run>
+void keep_newest(std::vector<Run>& runs) {
+  if (runs.size() > model::kBenchmarkHistory) {
+    runs.erase(runs.begin(), runs.end() - static_cast<ptrdiff_t>(model::kBenchmarkHistory));
+  }
+}
+
+// The GPU's history, made (and named) on its first run.
+model::GpuBenchmarkHistory& history_of(
+    std::map<std::string, model::GpuBenchmarkHistory, std::less<>>& by_gpu, const model::Node& node,
+    const model::Gpu& gpu) {
+  model::GpuBenchmarkHistory& history = by_gpu[gpu.uuid];
+  history.id = gpu.uuid;
+  history.node_id = node.id;
+  history.gpu_type = gpu.type;
+  history.gpu_index = gpu.index;
+  return history;
+}
+
+bool same_shape(const model::TrainingRun& a, const model::TrainingRun& b) {
+  return a.model == b.model && a.batch == b.batch && a.image_size == b.image_size;
+}
+
+// The type's training figures over its GPUs' newest training runs; none without any.
+std::optional<GpuBenchmarks::TrainingFigures> training_figures(
+    const std::vector<const model::TrainingRun*>& newest) {
+  if (newest.empty()) return std::nullopt;
+  const model::TrainingRun* shape =
+      *std::ranges::max_element(newest, {}, [](const model::TrainingRun* run) { return run->at; });
+  GpuBenchmarks::TrainingFigures figures{
+      .model = shape->model, .batch = shape->batch, .image_size = shape->image_size};
+  std::map<std::string, std::vector<int64_t>> values;
+  for (const auto* run : newest) {
+    if (!same_shape(*run, *shape)) continue;
+    ++figures.gpus;
+    for (const auto& [precision, images] : run->images_per_hour)
+      values[precision].push_back(images);
+  }
+  for (auto& [precision, images] : values) {
+    figures.images_per_hour.emplace(precision, median_of(std::move(images)));
+  }
+  return figures;
+}
+
 }  // namespace
 
 void GpuBenchmarks::restore(Snapshot& snapshot) {
@@ -64,11 +109,7 @@ std::vector<std::string> GpuBenchmarks::record(const model::Node& node,
         std::ranges::find(request.gpus, gpu->uuid) == request.gpus.end()) {
       continue;
     }
-    model::GpuBenchmarkHistory& history = by_gpu_[gpu->uuid];
-    history.id = gpu->uuid;
-    history.node_id = node.id;
-    history.gpu_type = gpu->type;
-    history.gpu_index = gpu->index;
+    model::GpuBenchmarkHistory& history = history_of(by_gpu_, node, *gpu);
     model::BenchmarkRun run{.at = c_.clock.now(),
                             .reason = request.reason,
                             .simulated = result.simulated,
@@ -79,16 +120,30 @@ std::vector<std::string> GpuBenchmarks::record(const model::Node& node,
       if (peer.from == measured.index) run.peers.push_back(peer);
     }
     history.runs.push_back(std::move(run));
-    if (history.runs.size() > model::kBenchmarkHistory) {
-      history.runs.erase(history.runs.begin(),
-                         history.runs.end() - static_cast<ptrdiff_t>(model::kBenchmarkHistory));
-    }
+    keep_newest(history.runs);
     c_.changes.gpu_benchmarks.push_back(history);
     types_.erase(gpu->type);
     shortfalls_.clear();
     recorded.push_back(gpu->uuid);
   }
   return recorded;
+}
+
+const model::TrainingRun& GpuBenchmarks::record_training(const model::Node& node,
+                                                         const model::Gpu& gpu,
+                                                         model::TrainingRun run) {
+  model::GpuBenchmarkHistory& history = history_of(by_gpu_, node, gpu);
+  if (const auto kept =
+          std::ranges::find(history.trainings, run.instance_id, &model::TrainingRun::instance_id);
+      kept != history.trainings.end()) {
+    return *kept;
+  }
+  run.at = c_.clock.now();
+  history.trainings.push_back(std::move(run));
+  keep_newest(history.trainings);
+  c_.changes.gpu_benchmarks.push_back(history);
+  types_.erase(gpu.type);
+  return history.trainings.back();
 }
 
 const model::GpuBenchmarkHistory* GpuBenchmarks::of_gpu(std::string_view uuid) const {
@@ -99,14 +154,19 @@ const model::GpuBenchmarkHistory* GpuBenchmarks::of_gpu(std::string_view uuid) c
 const GpuBenchmarks::TypeFigures* GpuBenchmarks::of_type(std::string_view gpu_type) const {
   if (const auto cached = types_.find(gpu_type); cached != types_.end()) return &cached->second;
   std::vector<const model::BenchmarkRun*> newest;
+  std::vector<const model::TrainingRun*> newest_trainings;
   bool simulated = true;
   for (const auto& [uuid, history] : by_gpu_) {
-    if (history.gpu_type != gpu_type || history.runs.empty()) continue;
+    if (history.gpu_type != gpu_type) continue;
+    if (!history.trainings.empty()) newest_trainings.push_back(&history.trainings.back());
+    if (history.runs.empty()) continue;
     newest.push_back(&history.runs.back());
     simulated = simulated && history.runs.back().simulated;
   }
-  if (newest.empty()) return nullptr;
-  TypeFigures type{.gpus = static_cast<int>(newest.size()), .simulated = simulated};
+  if (newest.empty() && newest_trainings.empty()) return nullptr;
+  TypeFigures type{.gpus = static_cast<int>(newest.size()),
+                   .simulated = simulated && !newest.empty(),
+                   .resnet50 = training_figures(newest_trainings)};
   for (const std::string_view precision : model::kGemmPrecisions) {
     const std::string key(precision);
     const int64_t median =

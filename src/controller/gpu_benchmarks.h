@@ -1,6 +1,6 @@
-// GPU benchmarks (model/benchmark.h): each GPU's measured figures and their history, what each
-// GPU type measures (the median over its GPUs, and the spread), and how far a GPU falls below its
-// type.
+// GPU benchmarks (model/benchmark.h): each GPU's measured figures and training runs and their
+// history, what each GPU type measures (the median over its GPUs, and the spread), and how far a
+// GPU falls below its type.
 //
 // A type's figures are those of the newest run of each of its GPUs: the median of each figure, and
 // the spread of the training figure (model::training_gflops) as (max - min) / median. A GPU is
@@ -11,8 +11,8 @@
 // copies are shown but not judged: they measure the host's PCIe path as much as the card.
 //
 // Invariants: a GPU has at most one history, keyed by its UUID, with at most
-// model::kBenchmarkHistory runs, oldest first; every history changed is in the pending ChangeSet,
-// durable with the report that carried the runs.
+// model::kBenchmarkHistory runs of each kind, oldest first; every history changed is in the pending
+// ChangeSet, durable with the report that carried the runs.
 //
 // Part of the Controller (controller.h), which asks nodes for benchmarks, keeps the GPUs being
 // measured out of the scheduler's mask, and flags (and by policy quarantines) a slow GPU
@@ -56,12 +56,28 @@ class GpuBenchmarks {
   std::vector<std::string> record(const model::Node& node, const model::BenchmarkRequest& request,
                                   const model::NodeBenchmark& result);
 
+  // Records a training benchmark run (model::TrainingRun, its time set here) on the node's GPU
+  // `uuid`, which the caller checked is on the node. A run of an instance already recorded on the
+  // GPU is not recorded twice: returns the one kept.
+  const model::TrainingRun& record_training(const model::Node& node, const model::Gpu& gpu,
+                                            model::TrainingRun run);
+
   // The GPU's history; nullptr when it was never measured.
   const model::GpuBenchmarkHistory* of_gpu(std::string_view uuid) const;
 
+  // What a type trains at: the median images an hour of each precision over the GPUs whose
+  // newest training run has the shape (model, batch, image size) of the type's newest. Runs of
+  // other shapes are not comparable and are left out.
+  struct TrainingFigures {
+    int gpus = 0;  // GPUs whose newest run has the shape
+    std::string model;
+    int batch = 0;
+    int image_size = 0;
+    std::map<std::string, int64_t> images_per_hour;
+  };
   // What a type measures: the median of each figure over the newest run of each of its GPUs.
   struct TypeFigures {
-    int gpus = 0;            // GPUs measured
+    int gpus = 0;            // GPUs measured by the node benchmark
     bool simulated = false;  // every one of them simulated
     std::map<std::string, int64_t> gemm_gflops;
     int64_t memory_mbps = 0;
@@ -69,8 +85,9 @@ class GpuBenchmarks {
     int64_t d2h_mbps = 0;
     // (max - min) / median of the training figure, in percent; 0 with one GPU.
     double training_spread_percent = 0;
+    std::optional<TrainingFigures> resnet50;  // none before a training run is recorded
   };
-  // None when no GPU of the type was measured.
+  // None when no GPU of the type was measured (by either benchmark).
   const TypeFigures* of_type(std::string_view gpu_type) const;
 
   // How far the GPU's newest run falls below its type's median, on its worst judged figure.

@@ -23,6 +23,7 @@
 
 #include "common/clock.h"
 #include "common/field_table.h"
+#include "common/result.h"
 #include "model/json_form.h"
 
 namespace gpurent::model {
@@ -140,8 +141,51 @@ void fields(V& visit, S& x) {
   visit("simulated", x.simulated);
 }
 
-// The runs of one GPU kept: the newest kBenchmarkHistory, oldest first.
+// The runs of one GPU kept (of each kind): the newest kBenchmarkHistory, oldest first.
 inline constexpr size_t kBenchmarkHistory = 20;
+
+// The training benchmark: the built-in template kResnet50Template (model/template.cc) trains
+// ResNet-50 on synthetic data and prints one line per precision, kResnet50ResultPrefix followed by
+// a JSON object; an operator records a finished run's figures against the GPU it ran on.
+inline constexpr std::string_view kResnet50Template = "resnet50-bench";
+inline constexpr std::string_view kResnet50ResultPrefix = "GPURENT_RESNET50 ";
+// The precisions the template measures, in the order it prints them: FP32, and mixed precision
+// (FP16 with loss scaling on a GPU, BF16 on a CPU).
+inline constexpr std::array<std::string_view, 2> kTrainingPrecisions = {"fp32", "amp"};
+
+// One training benchmark run on one GPU. Throughput is in images an hour, an integer like the
+// node benchmark's figures (images a second to three decimals: a CPU's few a second stay exact
+// enough), and what an estimate divides a number of images by.
+struct TrainingRun {
+  Timestamp at{};           // when it was recorded
+  std::string instance_id;  // the instance that ran it (its log and events)
+  std::string model;        // "resnet50"
+  int batch = 0;            // images a step
+  int image_size = 0;       // pixels a side
+  std::string device;       // as the framework names it: "NVIDIA H100 80GB HBM3", "cpu"
+  std::map<std::string, int64_t> images_per_hour;  // by precision (kTrainingPrecisions)
+};
+
+template <class V, schema::Of<TrainingRun> S>
+void fields(V& visit, S& x) {
+  visit("at", x.at);
+  visit("batch", x.batch);
+  visit("device", x.device);
+  visit("image_size", x.image_size);
+  visit("images_per_hour", x.images_per_hour);
+  visit("instance_id", x.instance_id);
+  visit("model", x.model);
+}
+
+// What a resnet50-bench run's log says: the run (without its time and instance) and the GPU it
+// names (its CUDA_VISIBLE_DEVICES: one UUID, "" when it saw none). 422 invalid_benchmark_log when
+// the log lacks a precision's line, or its lines disagree on the shape or the GPU, or a figure is
+// out of range.
+struct TrainingReport {
+  std::string gpu;
+  TrainingRun run;
+};
+Result<TrainingReport> resnet50_report(std::string_view log);
 
 // The store's gpu_benchmarks row, keyed by the GPU's UUID so that it follows the card.
 struct GpuBenchmarkHistory {
@@ -150,6 +194,7 @@ struct GpuBenchmarkHistory {
   std::string gpu_type;
   int gpu_index = 0;
   std::vector<BenchmarkRun> runs;
+  std::vector<TrainingRun> trainings;  // the newest kBenchmarkHistory, oldest first
 };
 
 template <class V, schema::Of<GpuBenchmarkHistory> S>
@@ -159,6 +204,7 @@ void fields(V& visit, S& x) {
   visit("id", x.id);
   visit("node_id", x.node_id);
   visit("runs", x.runs);
+  visit("trainings", x.trainings, schema::kOmitEmpty);
 }
 
 }  // namespace gpurent::model

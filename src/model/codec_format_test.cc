@@ -315,7 +315,14 @@ std::vector<std::string> sample_documents() {
                             .memory_mbps = 3'010'000,
                             .h2d_mbps = 51'000,
                             .d2h_mbps = 50'200},
-                .peers = {{.from = 3, .to = 2, .mbps = 360'100}}}}};
+                .peers = {{.from = 3, .to = 2, .mbps = 360'100}}}},
+      .trainings = {{.at = t,
+                     .instance_id = "i-9",
+                     .model = "resnet50",
+                     .batch = 64,
+                     .image_size = 224,
+                     .device = "NVIDIA H100 80GB HBM3",
+                     .images_per_hour = {{"amp", 10'800'000}, {"fp32", 3'600'000}}}}};
   return {Json(sample_node()).dump(), Json(sample_job()).dump(),
           Json(reservation).dump(),   Json(quota).dump(),
           Json(tmpl).dump(),          Json(tenant).dump(),
@@ -361,7 +368,7 @@ const std::vector<std::string> kDocuments =
         R"json({"at":1790000000000,"cause":"xid","gpu_index":3,"id":"GPU-a","message":"fell off the bus","node_id":"n-1","released_at":1790003600000,"released_by":"k-1","xid":79})json",
         R"json({"address":"10.0.0.1","agent_version":"0.1.0","container_runtime":true,"cpu_count":64,"disk_gb":10,"fabric_group":"ib","gpus":[{"index":0,"memory_mb":81920,"name":"NVIDIA H100","numa_node":0,"nvlink_domain":0,"pcie_switch":1,"type":"h100-80g","uuid":"GPU-a"}],"isolation":"none","isolation_note":"why","labels":{"a":"b"},"memory_mb":1024,"name":"gpu-01","simulated":true})json",
         R"json({"credential":"secret","node_id":"n-1"})json",
-        R"json({"gpu_index":3,"gpu_type":"h100-80g","id":"GPU-a","node_id":"n-1","runs":[{"at":1790000000000,"figures":{"d2h_mbps":50200,"gemm_gflops":{"bf16":701300,"fp32":51000},"h2d_mbps":51000,"index":3,"memory_mbps":3010000,"uuid":"GPU-a"},"peers":[{"from":3,"mbps":360100,"to":2}],"reason":"released","simulated":false}]})json",
+        R"json({"gpu_index":3,"gpu_type":"h100-80g","id":"GPU-a","node_id":"n-1","runs":[{"at":1790000000000,"figures":{"d2h_mbps":50200,"gemm_gflops":{"bf16":701300,"fp32":51000},"h2d_mbps":51000,"index":3,"memory_mbps":3010000,"uuid":"GPU-a"},"peers":[{"from":3,"mbps":360100,"to":2}],"reason":"released","simulated":false}],"trainings":[{"at":1790000000000,"batch":64,"device":"NVIDIA H100 80GB HBM3","image_size":224,"images_per_hour":{"amp":10800000,"fp32":3600000},"instance_id":"i-9","model":"resnet50"}]})json",
         R"json({"generation":1048577,"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json",
 };
 

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "model/agent_protocol.h"
+#include "model/benchmark.h"
 #include "model/codec.h"
 #include "model/gpu_catalog.h"
 
@@ -38,6 +41,53 @@ TEST(GpuCatalog, ParsesSimulationSpecs) {
   EXPECT_NE(error.find("8xh100"), std::string::npos);
   EXPECT_FALSE(parse_sim_gpu_spec("0xh100-80g", &error));
   EXPECT_FALSE(parse_sim_gpu_spec("", &error));
+}
+
+TEST(Resnet50Report, ReadsEachPrecisionsLineFromTheLog) {
+  const std::string log =
+      "torch warnings\n"
+      "GPURENT_RESNET50 {\"precision\": \"fp32\", \"images_per_s\": 812.25, \"batch\": 64, "
+      "\"steps\": 30, \"image_size\": 224, \"device\": \"NVIDIA H200\", \"gpu\": \"GPU-1\"}\n"
+      "more output\n"
+      "GPURENT_RESNET50 {\"precision\": \"amp\", \"images_per_s\": 2950.5, \"batch\": 64, "
+      "\"image_size\": 224, \"device\": \"NVIDIA H200\", \"gpu\": \"GPU-1\"}";
+  const auto report = resnet50_report(log);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->gpu, "GPU-1");
+  EXPECT_EQ(report->run.model, "resnet50");
+  EXPECT_EQ(report->run.batch, 64);
+  EXPECT_EQ(report->run.image_size, 224);
+  EXPECT_EQ(report->run.device, "NVIDIA H200");
+  EXPECT_EQ(report->run.images_per_hour,
+            (std::map<std::string, int64_t>{{"amp", 10'621'800}, {"fp32", 2'924'100}}));
+}
+
+TEST(Resnet50Report, RefusesAnUnfinishedInconsistentOrImplausibleLog) {
+  const auto line = [](std::string_view precision, std::string_view rest) {
+    return fmt::format("GPURENT_RESNET50 {{\"precision\": \"{}\", {}}}\n", precision, rest);
+  };
+  constexpr std::string_view ok =
+      R"("images_per_s": 10, "batch": 8, "image_size": 224, "device": "cpu", "gpu": "GPU-1")";
+  for (const std::string& bad : {
+           line("fp32", ok),  // no amp line: it stopped half way
+           std::string("nothing at all\n"),
+           line("fp32", ok) + line("amp", R"("images_per_s": 10, "batch": 16, "image_size": 224,
+               "device": "cpu", "gpu": "GPU-1")"),
+           line("fp32", ok) + line("amp", R"("images_per_s": 10, "batch": 8, "image_size": 224,
+               "device": "cpu", "gpu": "GPU-2")"),
+           line("fp32", ok) + line("amp", R"("images_per_s": -1, "batch": 8, "image_size": 224,
+               "device": "cpu", "gpu": "GPU-1")"),
+           line("fp32", ok) + line("amp", R"("images_per_s": 1e12, "batch": 8, "image_size": 224,
+               "device": "cpu", "gpu": "GPU-1")"),
+           line("fp32", ok) + line("fp64", ok),
+           line("fp32", ok) + "GPURENT_RESNET50 {not json\n",
+           line("fp32", ok) + line("amp", R"("images_per_s": 10, "batch": 8, "image_size": 224,
+               "device": "cpu", "gpu": "GPU-1,GPU-2")"),
+       }) {
+    const auto report = resnet50_report(bad);
+    ASSERT_FALSE(report) << bad;
+    EXPECT_EQ(report.error().code, "invalid_benchmark_log") << bad;
+  }
 }
 
 TEST(Codec, InstanceRoundTripsThroughJson) {

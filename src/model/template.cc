@@ -1,5 +1,7 @@
 #include "model/template.h"
 
+#include "model/benchmark.h"
+
 #include <algorithm>
 #include <set>
 
@@ -25,9 +27,9 @@ std::vector<std::string> keep_alive() { return {"sleep", "infinity"}; }
 // The ResNet-50 training benchmark (docs/node-benchmark.md): synthetic ImageNet-shaped data, a
 // fixed batch, SGD with momentum; images a second over the timed steps, in FP32 and in mixed
 // precision (FP16 with loss scaling on a GPU, BF16 on a CPU), each printed as one line
-// "GPURENT_RESNET50 {json}" that `gpurent bench resnet50` reads from the log. The batch, steps,
-// warm-up steps and image size come from BENCH_BATCH, _STEPS, _WARMUP and _IMAGE_SIZE
-// (GPURENT_ names are the platform's).
+// "GPURENT_RESNET50 {json}" that model::resnet50_report reads from the log ("gpu" is the GPU the
+// platform gave it). The batch, steps, warm-up steps and image size come from BENCH_BATCH, _STEPS,
+// _WARMUP and _IMAGE_SIZE (GPURENT_ names are the platform's).
 constexpr std::string_view kResnet50Script = R"py(
 import json, os, time
 import torch, torchvision
@@ -70,7 +72,8 @@ for precision in ("fp32", "amp"):
     seconds = time.perf_counter() - start
     print("GPURENT_RESNET50 " + json.dumps({
         "precision": precision, "images_per_s": batch * steps / seconds, "batch": batch,
-        "steps": steps, "image_size": size, "device": name, "torch": torch.__version__}),
+        "steps": steps, "image_size": size, "device": name, "torch": torch.__version__,
+        "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", "")}),
         flush=True)
 )py";
 
@@ -142,7 +145,7 @@ std::vector<Template> builtin_templates() {
                .env = python_env,
                .recommended_gpu_memory_gb = 16,
                .builtin = true},
-      Template{.name = "resnet50-bench",
+      Template{.name = std::string(kResnet50Template),
                .description = "ResNet-50 training throughput (images/s, FP32 and mixed "
                               "precision) on synthetic data; `gpurent bench resnet50` runs it "
                               "and reads the result. As a process: Debian's python3-torch.",

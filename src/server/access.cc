@@ -12,7 +12,7 @@ namespace {
 using model::ScopeArea;
 
 // Each area's routes are these paths and the paths below them.
-constexpr std::array<std::pair<std::string_view, ScopeArea>, 19> kAreaPrefixes{{
+constexpr std::array<std::pair<std::string_view, ScopeArea>, 20> kAreaPrefixes{{
     {"/v1/instances", ScopeArea::kInstances},
     {"/v1/jobs", ScopeArea::kJobs},
     {"/v1/reservations", ScopeArea::kReservations},
@@ -32,6 +32,7 @@ constexpr std::array<std::pair<std::string_view, ScopeArea>, 19> kAreaPrefixes{{
     {"/v1/spot-prices", ScopeArea::kPrices},
     {"/v1/tenants", ScopeArea::kTenants},
     {"/v1/nodes", ScopeArea::kNodes},
+    {"/v1/training-benchmarks", ScopeArea::kNodes},
 }};
 
 // Routes every valid key reaches: the caller itself, the public catalog, the console session

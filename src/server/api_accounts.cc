@@ -417,13 +417,24 @@ void Api::Impl::add_price_routes() {
         [this](const Principal&, Request& request, const PathParams&) -> asio::awaitable<Response> {
           auto body = parse_json_object(request.body);
           if (!body) co_return problem_response(body.error());
-          auto spec = parse_instance_spec(*body);
-          if (spec) spec = with_template(*body, std::move(*spec));
+          auto asked = parse_estimate(*body);
+          if (!asked) co_return problem_response(asked.error());
+          auto spec = with_template(*body, std::move(asked->spec));
           if (!spec) co_return problem_response(spec.error());
-          co_return result_response(200, ctl().pricing().estimate(*spec), [&](const auto& e) {
-            return estimate_view(e, ctl().pricing().book().currency());
-          });
+          co_return result_response(200, estimate(*spec, asked->work),
+                                    [](const api::Estimate& e) { return e; });
         });
+}
+
+Result<api::Estimate> Api::Impl::estimate(const model::InstanceSpec& spec,
+                                          const std::optional<billing::TrainingWork>& work) {
+  GPURENT_TRY(hourly, ctl().pricing().estimate(spec));
+  api::Estimate view = estimate_view(hourly, ctl().pricing().book().currency());
+  if (work) {
+    GPURENT_TRY(timed, work_estimate_view(ctl().fleet().benchmarks(), spec, hourly, *work));
+    view.work = std::move(timed);
+  }
+  return view;
 }
 
 Response Api::Impl::spot_prices(const Request& request) {

@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <unordered_map>
+#include "api/read_request.h"
 #include "common/random.h"
 #include "common/secret_box.h"
 #include "model/agent_protocol.h"
@@ -62,6 +63,11 @@ void Api::Impl::add_node_routes() {
           });
           co_return result_response(202, result, [](const Json& view) { return view; });
         });
+  keyed("POST", "/v1/training-benchmarks",
+        [this](const Principal& caller, Request& request,
+               const PathParams&) -> asio::awaitable<Response> {
+          co_return co_await record_training_benchmark(caller, request);
+        });
   keyed("GET", "/v1/nodes/{id}/benchmarks",
         [this](const Principal& caller, Request&,
                const PathParams& params) -> asio::awaitable<Response> {
@@ -72,6 +78,29 @@ void Api::Impl::add_node_routes() {
             return whole_list(node_benchmarks_view(ctl(), *n));
           });
         });
+}
+
+asio::awaitable<Response> Api::Impl::record_training_benchmark(const Principal& caller,
+                                                               const Request& request) {
+  if (auto allowed = require_operator(caller); !allowed) {
+    co_return problem_response(allowed.error());
+  }
+  auto body = parse_json_object(request.body);
+  if (!body) co_return problem_response(body.error());
+  auto asked = api::read_request<api::TrainingRecordCreate>(*body);
+  if (!asked) co_return problem_response(asked.error());
+  auto instance = ctl().instances().get(caller, asked->instance_id);
+  if (!instance) co_return problem_response(instance.error());
+  // The results are the last lines of the run's log.
+  const int64_t run = (*instance)->run;
+  const int64_t size = logs.size(asked->instance_id, run);
+  auto tail = logs.read(asked->instance_id, run, std::max<int64_t>(0, size - kTrainingLogTail),
+                        kTrainingLogTail);
+  if (!tail) co_return problem_response(tail.error());
+  auto recorded = co_await mutate(request, [&](Controller& c) {
+    return c.record_training_benchmark(caller, asked->instance_id, *tail);
+  });
+  co_return result_response(200, recorded, training_record_view);
 }
 
 void Api::Impl::add_agent_routes() {

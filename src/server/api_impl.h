@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/billing.h"
 #include "billing/revenue.h"
+#include "billing/work_estimate.h"
 #include "common/json.h"
 #include "net/await_on.h"
 #include "net/router.h"
@@ -255,6 +257,9 @@ class Api::Impl {
   // GET /v1/spot-prices?gpu_type=&from=&to=: the points of [from, to) (default: the last day),
   // with the one in force at `from` first, per type (all types, or one), and the price now.
   Response spot_prices(const Request& request);
+  // POST /v1/estimate: an hour of the launch, and how long its work takes and costs.
+  Result<api::Estimate> estimate(const model::InstanceSpec& spec,
+                                 const std::optional<billing::TrainingWork>& work);
 
   void add_reservation_routes();
   asio::awaitable<Response> create_reservation(const Principal& caller, Request& request);
@@ -308,6 +313,12 @@ class Api::Impl {
   // --- api_fleet.cc: nodes, the agent protocol, events, monitoring -----------------------------
   // Operators: the fleet.
   void add_node_routes();
+
+  // POST /v1/training-benchmarks: the tail of the resnet50-bench instance's log (kTrainingLogTail
+  // bytes, where its results are) to Controller::record_training_benchmark.
+  static constexpr int64_t kTrainingLogTail = 1 << 20;
+  asio::awaitable<Response> record_training_benchmark(const Principal& caller,
+                                                      const Request& request);
 
   // An operator command on a node; answers the node and how many instances it set moving.
   void node_action(std::string pattern, controller::NodeAction action);

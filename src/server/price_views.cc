@@ -159,4 +159,33 @@ api::Estimate estimate_view(const billing::Estimate& e, std::string_view currenc
   return view;
 }
 
+Result<api::WorkEstimate> work_estimate_view(const controller::GpuBenchmarks& benchmarks,
+                                             const model::InstanceSpec& spec,
+                                             const billing::Estimate& hourly,
+                                             const billing::TrainingWork& work) {
+  const auto* type = benchmarks.of_type(hourly.gpu_type);
+  const controller::GpuBenchmarks::TrainingFigures* training =
+      type && type->resnet50 ? &*type->resnet50 : nullptr;
+  if (training == nullptr || !training->images_per_hour.contains(work.precision)) {
+    return fail(Error::conflict(
+        "not_measured",
+        fmt::format("no {} ResNet-50 run has been recorded for GPU type '{}' (an operator runs "
+                    "`gpurent bench resnet50 --gpu {} --record`)",
+                    work.precision, hourly.gpu_type, hourly.gpu_type)));
+  }
+  const int64_t images = work.epochs * work.images_per_epoch;
+  GPURENT_TRY(e, billing::estimate_work(images, training->images_per_hour.at(work.precision),
+                                        spec.gpu_count, spec.gpu_milli, hourly));
+  return api::WorkEstimate{.model = work.model,
+                           .epochs = work.epochs,
+                           .images = images,
+                           .precision = work.precision,
+                           .images_per_s = static_cast<double>(e.images_per_hour) / 3600,
+                           .measured_gpus = training->gpus,
+                           .batch = training->batch,
+                           .image_size = training->image_size,
+                           .seconds = e.seconds,
+                           .cost_micros = e.cost};
+}
+
 }  // namespace gpurent::server

@@ -13,6 +13,7 @@
 #include "api/workloads.h"
 #include "common/json.h"
 #include "controller/controller.h"
+#include "model/benchmark.h"
 #include "model/gpu_catalog.h"
 #include "model/template.h"
 #include "model/workload_fields.h"
@@ -307,6 +308,32 @@ Result<controller::NewVolume> parse_volume(const Json& body) {
 Result<model::InstanceSpec> parse_instance_spec(const Json& body) {
   GPURENT_TRY(request, api::read_request<api::InstanceCreate>(body, unknown_name_of_workload));
   return parse_workload_spec(request.workload);
+}
+
+Result<EstimateRequest> parse_estimate(const Json& body) {
+  GPURENT_TRY(request, api::read_request<api::EstimateCreate>(body, unknown_name_of_workload));
+  EstimateRequest out;
+  GPURENT_TRY(spec, parse_workload_spec(request.workload));
+  out.spec = std::move(spec);
+  if (!request.work) return out;
+  const api::EstimateWork& asked = *request.work;
+  if (asked.model != "resnet50") {
+    return fail(invalid_field("work.model", "must be resnet50 (the model measured)"));
+  }
+  GPURENT_CHECK(check_range("work.epochs", asked.epochs, 1, kMaxEpochs));
+  GPURENT_CHECK(
+      check_range("work.images_per_epoch", asked.images_per_epoch, 1, kMaxImagesPerEpoch));
+  billing::TrainingWork work{.model = asked.model, .epochs = asked.epochs};
+  if (asked.images_per_epoch) work.images_per_epoch = *asked.images_per_epoch;
+  if (asked.precision) {
+    if (std::ranges::find(model::kTrainingPrecisions, *asked.precision) ==
+        model::kTrainingPrecisions.end()) {
+      return fail(invalid_field("work.precision", "must be amp or fp32"));
+    }
+    work.precision = *asked.precision;
+  }
+  out.work = std::move(work);
+  return out;
 }
 
 // A job takes what each member runs (an instance's fields; `queue: false` refuses the job unless

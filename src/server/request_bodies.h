@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "billing/work_estimate.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "controller/controller.h"
@@ -35,6 +36,15 @@ bool has_value(const Json& body, std::string_view key);
 
 // POST /v1/instances (and /v1/estimate): what an instance runs and needs, and how it queues.
 Result<model::InstanceSpec> parse_instance_spec(const Json& body);
+// POST /v1/estimate: a launch (an instance's fields) and, optionally, the work it would do
+// (api::EstimateWork: model resnet50, 1..kMaxEpochs epochs of 1..kMaxImagesPerEpoch images).
+inline constexpr int64_t kMaxEpochs = 100'000;
+inline constexpr int64_t kMaxImagesPerEpoch = 10'000'000'000;
+struct EstimateRequest {
+  model::InstanceSpec spec;
+  std::optional<billing::TrainingWork> work;
+};
+Result<EstimateRequest> parse_estimate(const Json& body);
 // POST /v1/jobs: what each member runs (an instance's fields) and the job's shape.
 Result<model::JobSpec> parse_job_spec(const Json& body);
 // POST /v1/volumes: {name, size_gb[, node_id]}.

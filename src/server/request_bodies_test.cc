@@ -39,6 +39,42 @@ TEST(RequestBodiesTest, AnInstanceNamesItsTypeOnceAndItsQueueingConsistently) {
             "unknown_field");
 }
 
+TEST(RequestBodiesTest, AnEstimateTakesALaunchAndOptionallyEpochsOfResnet50) {
+  const auto plain = parse_estimate(Json::parse(R"({"gpu_type": "h100-80g", "gpu_count": 2})"));
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->spec.gpu_count, 2);
+  EXPECT_FALSE(plain->work);
+  const auto imagenet = parse_estimate(
+      Json::parse(R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 90}})"));
+  ASSERT_TRUE(imagenet && imagenet->work);
+  EXPECT_EQ(imagenet->work->epochs, 90);
+  EXPECT_EQ(imagenet->work->images_per_epoch, billing::kImageNetTrainingImages);
+  EXPECT_EQ(imagenet->work->precision, "amp");
+  const auto own = parse_estimate(Json::parse(
+      R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 1,
+          "images_per_epoch": 5000, "precision": "fp32"}})"));
+  ASSERT_TRUE(own && own->work);
+  EXPECT_EQ(own->work->images_per_epoch, 5000);
+  EXPECT_EQ(own->work->precision, "fp32");
+  for (const char* bad : {
+           R"({"gpu_type": "h100-80g", "work": {"model": "vgg16", "epochs": 1}})",
+           R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 0}})",
+           R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 100001}})",
+           R"({"gpu_type": "h100-80g", "work": {"model": "resnet50"}})",
+           R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 1,
+               "images_per_epoch": -5}})",
+           R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 1,
+               "precision": "fp64"}})",
+           R"({"gpu_type": "h100-80g", "work": 3})",
+       }) {
+    EXPECT_EQ(outcome(parse_estimate(Json::parse(bad))), "invalid_field") << bad;
+  }
+  EXPECT_EQ(
+      outcome(parse_estimate(Json::parse(
+          R"({"gpu_type": "h100-80g", "work": {"model": "resnet50", "epochs": 1, "x": 1}})"))),
+      "unknown_field");
+}
+
 TEST(RequestBodiesTest, ACommandIsAnArgvOrAShellLine) {
   const auto argv =
       parse_instance_spec(Json::parse(R"({"gpu_type": "h100-80g", "command": ["python3", "-V"]})"));

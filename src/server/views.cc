@@ -207,6 +207,26 @@ std::optional<double> per_price(const std::optional<double>& tflops,
   return *tflops * static_cast<double>(kMicrosPerUnit) / static_cast<double>(*price_per_hour);
 }
 
+// Images a second, from the images an hour stored.
+std::map<std::string, double> images_per_s(const std::map<std::string, int64_t>& images_per_hour) {
+  std::map<std::string, double> out;
+  for (const auto& [precision, images] : images_per_hour) {
+    out.emplace(precision, static_cast<double>(images) / 3600);
+  }
+  return out;
+}
+
+// Images an hour of one GPU buys per currency unit of its hourly price; none without a price.
+std::optional<double> images_per_price(const std::map<std::string, int64_t>& images_per_hour,
+                                       const std::optional<Micros>& price_per_hour) {
+  const auto amp = images_per_hour.find("amp");
+  if (amp == images_per_hour.end() || !price_per_hour || *price_per_hour <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(amp->second) * static_cast<double>(kMicrosPerUnit) /
+         static_cast<double>(*price_per_hour);
+}
+
 std::optional<api::GpuBenchmark> gpu_benchmark_view(const controller::GpuBenchmarks& benchmarks,
                                                     std::string_view uuid) {
   const model::GpuBenchmarkHistory* history = benchmarks.of_gpu(uuid);
@@ -324,6 +344,18 @@ Json offer_view(const controller::Controller& controller, const controller::Offe
     m.perf_per_price = per_price(m.figures.training_tflops, view.price_per_gpu_hour_micros);
     m.spot_perf_per_price =
         per_price(m.figures.training_tflops, view.spot_price_per_gpu_hour_micros);
+    if (const auto& training = measured->resnet50) {
+      m.resnet50 = api::OfferTraining{
+          .gpus = training->gpus,
+          .model = training->model,
+          .batch = training->batch,
+          .image_size = training->image_size,
+          .images_per_s = images_per_s(training->images_per_hour),
+          .images_per_price =
+              images_per_price(training->images_per_hour, view.price_per_gpu_hour_micros),
+          .spot_images_per_price =
+              images_per_price(training->images_per_hour, view.spot_price_per_gpu_hour_micros)};
+    }
     view.measured = std::move(m);
   }
   return view;
@@ -345,14 +377,35 @@ Result<OfferOrder> offer_order(std::string_view sort) {
   if (sort == "spot_perf_per_price") {
     return by(Json::json_pointer("/measured/spot_perf_per_price"), true);
   }
+  if (sort == "images_per_price") {
+    return by(Json::json_pointer("/measured/resnet50/images_per_price"), true);
+  }
   return fail(Error::invalid("invalid_sort",
                              fmt::format("sort '{}' is not one of gpu_type, price, perf_per_price, "
-                                         "spot_perf_per_price",
+                                         "spot_perf_per_price, images_per_price",
                                          sort)));
 }
 
 Json benchmark_request_view(const model::Node& node, const model::BenchmarkRequest& request) {
   return benchmark_request_of(node, request);
+}
+
+api::TrainingRun training_view(const model::TrainingRun& run) {
+  return {.at = run.at,
+          .instance_id = run.instance_id,
+          .model = run.model,
+          .batch = run.batch,
+          .image_size = run.image_size,
+          .device = run.device,
+          .images_per_s = images_per_s(run.images_per_hour)};
+}
+
+Json training_record_view(const controller::Controller::RecordedTraining& recorded) {
+  return api::TrainingRecord{.node_id = recorded.node_id,
+                             .gpu_uuid = recorded.gpu,
+                             .gpu_index = recorded.gpu_index,
+                             .gpu_type = recorded.gpu_type,
+                             .run = training_view(recorded.run)};
 }
 
 Json node_benchmarks_view(const controller::Controller& controller, const model::Node& node) {
@@ -374,6 +427,8 @@ Json node_benchmarks_view(const controller::Controller& controller, const model:
       }
       view.runs.push_back(std::move(item));
     }
+    for (const auto& training : history->trainings)
+      view.trainings.push_back(training_view(training));
     items.push_back(std::move(view));
   }
   return items;

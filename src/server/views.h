@@ -7,6 +7,7 @@
 #include <functional>
 #include <string_view>
 
+#include "api/fleet.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "controller/controller.h"
@@ -23,13 +24,18 @@ Json api_key_view(const model::ApiKey& key);
 Json offer_view(const controller::Controller& controller, const controller::Offer& offer);
 // How GET /v1/offers?sort= orders offer views: "gpu_type" (the default), "price" (cheapest first),
 // "perf_per_price" or "spot_perf_per_price" (most measured TFLOPS per currency unit an hour
-// first); offers without the figure come last. 400 invalid_sort for another.
+// first), "images_per_price" (most ResNet-50 images per currency unit first); offers without the
+// figure come last. 400 invalid_sort for another.
 using OfferOrder = std::function<bool(const Json&, const Json&)>;
 Result<OfferOrder> offer_order(std::string_view sort);
 // A node's benchmark request (model/benchmark.h), its GPUs by device index.
 Json benchmark_request_view(const model::Node& node, const model::BenchmarkRequest& request);
 // The benchmark history of each of the node's GPUs measured, by index.
 Json node_benchmarks_view(const controller::Controller& controller, const model::Node& node);
+// A training benchmark run (model/benchmark.h), throughput in images a second.
+api::TrainingRun training_view(const model::TrainingRun& run);
+// POST /v1/training-benchmarks' answer.
+Json training_record_view(const controller::Controller::RecordedTraining& recorded);
 Json usage_view(const model::UsageRecord& usage);
 Json transfer_view(const model::Transfer& transfer, std::string_view currency);
 

@@ -1,7 +1,9 @@
 """The node benchmark end to end (docs/node-benchmark.md): a joining agent's simulated GPUs are
 measured before they take work, offers show the figures and TFLOPS per price and sort by it, an
 operator measures a node's idle GPUs through the CLI, the figures survive a restart, bad
-requests get a clear 4xx, and the ResNet-50 job runs (on the CPU here) and says its images/s."""
+requests get a clear 4xx, and the ResNet-50 job runs (on the CPU here), says its images/s, and
+an operator records them for the type: offers show them per price and estimates time and price N
+epochs from them."""
 
 import json
 
@@ -93,21 +95,83 @@ def test_the_resnet50_job_measures_training_throughput_on_the_cpu(tmp_path):
     platform.start()
     try:
         measured_offer(platform, "h100-80g")
+        work = {"gpu_type": "h100-80g", "gpu_count": 2,
+                "work": {"model": "resnet50", "epochs": 3, "images_per_epoch": 1000}}
+        problem(platform.call("POST", "/v1/estimate", body=work), 409, "not_measured")
+
         ran = platform.cli("bench", "resnet50", "--gpu", "h100-80g", "--batch", "2",
-                           "--steps", "2", "--warmup", "1", "--image-size", "64", "-o", "json",
-                           timeout=600)
+                           "--steps", "2", "--warmup", "1", "--image-size", "64", "--record",
+                           "-o", "json", timeout=600)
         answer = json.loads(ran.stdout)
         assert answer["gpu_type"] == "h100-80g"
         assert [r["precision"] for r in answer["results"]] == ["fp32", "amp"]
         for result in answer["results"]:
             assert result["images_per_s"] > 0 and result["batch"] == 2
             assert result["device"] == "cpu" and result["image_size"] == 64
-        instance = platform.instance(answer["instance_id"])
+        instance_id = answer["instance_id"]
+        instance = platform.instance(instance_id)
         assert instance["state"] == "stopped" and instance["exit_code"] == 0
+        recorded = answer["recorded"]
+        assert recorded["gpu_type"] == "h100-80g" and recorded["run"]["instance_id"] == instance_id
+        amp = next(r["images_per_s"] for r in answer["results"] if r["precision"] == "amp")
+        assert abs(recorded["run"]["images_per_s"]["amp"] - amp) < 0.001
+
+        # The type's figures in offers, and per price.
+        trained = platform.offers()["h100-80g"]["measured"]["resnet50"]
+        assert trained["gpus"] == 1 and trained["batch"] == 2 and trained["image_size"] == 64
+        assert trained["images_per_s"] == recorded["run"]["images_per_s"]
+        price = platform.offers()["h100-80g"]["price_per_gpu_hour_micros"]
+        assert abs(trained["images_per_price"] - amp * 3600 * 1_000_000 / price) < 0.01 * amp
+        by_images = platform.call("GET", "/v1/offers?sort=images_per_price").json()["items"]
+        assert by_images[0]["gpu_type"] == "h100-80g"
+        # Recording it again keeps one run; the GPU's history shows it.
+        again = platform.call("POST", "/v1/training-benchmarks", body={"instance_id": instance_id})
+        assert again.status == 200 and again.json() == recorded, again.body
+        history = platform.call("GET", f"/v1/nodes/{recorded['node_id']}/benchmarks").json()
+        gpu = next(g for g in history["items"] if g["uuid"] == recorded["gpu_uuid"])
+        assert [t["instance_id"] for t in gpu["trainings"]] == [instance_id]
+
+        # N epochs priced from the figure: 3,000 images on two GPUs.
+        estimate = platform.call("POST", "/v1/estimate", body=work)
+        assert estimate.status == 200, estimate.body
+        timed = estimate.json()["work"]
+        assert timed["images"] == 3000 and timed["precision"] == "amp"
+        assert abs(timed["images_per_s"] - 2 * amp) < 0.01
+        assert abs(timed["seconds"] - 3000 / (2 * amp)) <= 1
+        hourly = estimate.json()["per_hour_micros"]["total"]
+        billed = max(timed["seconds"], estimate.json()["minimum_billed_seconds"])
+        assert timed["cost_micros"] == hourly * billed // 3600
+        shown = platform.cli("estimate", "--gpu", "h100-80g", "--epochs", "90").stdout
+        assert "Expected time" in shown and "Expected cost" in shown and "90 epochs" in shown
+
+        # Bad requests: 4xx, nothing recorded.
+        _, key = platform.new_tenant("acme")
+        problem(platform.call("POST", "/v1/training-benchmarks", key=key,
+                              body={"instance_id": instance_id}), 403)
+        problem(platform.call("POST", "/v1/training-benchmarks", body={"instance_id": "i-nope"}),
+                404, "instance_not_found")
+        problem(platform.call("POST", "/v1/training-benchmarks", body={}), 400, "invalid_field")
+        problem(platform.call("POST", "/v1/training-benchmarks",
+                              body={"instance_id": instance_id, "x": 1}), 400, "unknown_field")
+        other = platform.call("POST", "/v1/instances", key=key,
+                              body={"gpu_type": "h100-80g", "command": "echo GPURENT_RESNET50"})
+        assert other.status == 201, other.body
+        platform.wait_state(other.json()["id"], "stopped", key=key)
+        problem(platform.call("POST", "/v1/training-benchmarks",
+                              body={"instance_id": other.json()["id"]}), 409, "not_a_benchmark")
+        for bad in ({"model": "vgg16", "epochs": 1}, {"model": "resnet50", "epochs": 0},
+                    {"model": "resnet50", "epochs": 1, "precision": "fp64"}):
+            problem(platform.call("POST", "/v1/estimate", body={"gpu_type": "h100-80g",
+                                                                 "work": bad}), 400, "invalid_field")
+
+        # A newer run of another shape is the type's figure from then on; it survives a restart.
         table = platform.cli("bench", "resnet50", "--gpu", "h100-80g", "--batch", "2",
-                             "--steps", "1", "--warmup", "0", "--image-size", "32",
+                             "--steps", "1", "--warmup", "0", "--image-size", "32", "--record",
                              timeout=600).stdout
-        assert "IMAGES/S" in table and "amp" in table
+        assert "IMAGES/S" in table and "amp" in table and "Recorded against GPU" in table
+        platform.restart()
+        trained = platform.offers()["h100-80g"]["measured"]["resnet50"]
+        assert trained["image_size"] == 32 and trained["gpus"] == 1
         # A batch of one is refused before anything runs: batch normalisation needs two images.
         failed = platform.cli("bench", "resnet50", "--gpu", "h100-80g", "--batch", "1", check=False)
         assert failed.returncode != 0 and "--batch" in failed.stderr

@@ -32,6 +32,8 @@ README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 EXPECTED = {
     # "a quarantined GPU, once checked": GPU 3 of a fresh node is not quarantined.
     "nodes release-gpu": (1, "is not quarantined"),
+    # Timed from a recorded ResNet-50 run, which this test does not make (bench resnet50).
+    "estimate --gpu h100-80g --count 8 --epochs": (1, "has been recorded"),
 }
 
 # Commands this test does not run, each with why (they are covered elsewhere).

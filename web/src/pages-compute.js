@@ -3,7 +3,7 @@ import {api, ApiError, csrfToken} from "./api.js";
 import {onLeave, showError} from "./app.js";
 import {drawGpuCharts, kRanges} from "./charts.js";
 import {h, replace, table} from "./dom.js";
-import {dateTime, megabytes, money} from "./format.js";
+import {dateTime, duration, megabytes, money} from "./format.js";
 import {t} from "./i18n.js";
 
 const kPageSize = 50;
@@ -27,11 +27,18 @@ export async function offersPage(main) {
   const rows = listOf(offers).map((o) => ({...o, spot: spotOf.get(o.gpu_type) ?? null}));
   const filter = {text: "", minFree: 0, sort: "price"};
   const results = h("div", {id: "offers"});
+  // Highest first; offers without the figure last.
+  const highest = (figure) => (a, b) => (figure(b) ?? -Infinity) - (figure(a) ?? -Infinity);
   const sorters = {
     price: (a, b) => (a.price_per_gpu_hour_micros ?? Infinity) - (b.price_per_gpu_hour_micros ?? Infinity),
+    perf_per_price: highest((o) => o.measured?.perf_per_price),
+    images_per_price: highest((o) => o.measured?.resnet50?.images_per_price),
     memory: (a, b) => b.memory_mb - a.memory_mb,
     free: (a, b) => b.free - a.free,
   };
+  // Measured figures; simulated GPUs' (the catalog's) are marked so.
+  const simulated = (o) => (o.measured?.simulated ? h("abbr", {title: t("offers.simulated")}, " *") : null);
+  const figure = (value, digits) => (value === null || value === undefined ? "—" : value.toFixed(digits));
   const draw = () => {
     const shown = rows
       .filter((o) => `${o.gpu_type} ${o.display_name}`.toLowerCase().includes(filter.text))
@@ -44,6 +51,10 @@ export async function offersPage(main) {
       [t("offers.on_one_node"), (o) => o.max_free_per_node],
       [t("offers.on_demand"), (o) => money(o.price_per_gpu_hour_micros, o.currency)],
       [t("offers.spot"), (o) => money(o.spot, o.currency)],
+      [t("offers.tflops"), (o) => h("span", {}, figure(o.measured?.figures?.training_tflops, 1), simulated(o))],
+      [t("offers.perf_per_price"), (o) => figure(o.measured?.perf_per_price, 1)],
+      [t("offers.resnet50"), (o) => figure(o.measured?.resnet50?.images_per_s?.amp, 1)],
+      [t("offers.images_per_price"), (o) => figure(o.measured?.resnet50?.images_per_price, 0)],
       ["", (o) => h("a", {class: "button", href: `#/launch?gpu_type=${encodeURIComponent(o.gpu_type)}`},
                     t("offers.launch"))],
     ], shown, {empty: t("offers.none")}));
@@ -58,6 +69,8 @@ export async function offersPage(main) {
       h("label", {}, t("offers.sort"),
         h("select", {onchange: (e) => { filter.sort = e.target.value; draw(); }},
           h("option", {value: "price"}, t("offers.on_demand")),
+          h("option", {value: "perf_per_price"}, t("offers.perf_per_price")),
+          h("option", {value: "images_per_price"}, t("offers.images_per_price")),
           h("option", {value: "memory"}, t("offers.memory")),
           h("option", {value: "free"}, t("offers.free"))))),
     results);
@@ -109,7 +122,9 @@ export async function launchPage(main) {
     field("max_price_micros", t("launch.max_price"), input("max_price", {type: "number", min: 0, step: "0.01"})),
     field("reservation_id", t("launch.reservation"), input("reservation_id")),
     field("idle", t("launch.idle"), input("idle", {type: "number", min: 0, value: 0})),
-    h("h2", {}, t("launch.estimate")), estimate,
+    h("h2", {}, t("launch.estimate")),
+    field("epochs", t("launch.epochs"), input("epochs", {type: "number", min: 0, max: 100000, value: 0})),
+    estimate,
     h("button", {type: "submit", class: "primary"}, t("launch.submit")),
     notice);
 
@@ -137,15 +152,31 @@ export async function launchPage(main) {
     if (span) span.textContent = error.message;
     return span !== null;
   };
+  // With epochs, the estimate also times and prices that much ResNet-50 training from the type's
+  // measured figures; a type not measured yet still shows its hourly price.
+  const estimated = async () => {
+    const epochs = Number(form.elements.epochs.value) || 0;
+    if (epochs <= 0) return [await api("POST", "/v1/estimate", body()), null];
+    try {
+      return [await api("POST", "/v1/estimate", {...body(), work: {model: "resnet50", epochs}}), null];
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== "not_measured") throw error;
+      return [await api("POST", "/v1/estimate", body()), error.message];
+    }
+  };
   let asked = 0;
   const refreshEstimate = async () => {
     const mine = ++asked;
     try {
-      const e = await api("POST", "/v1/estimate", body());
+      const [e, unmeasured] = await estimated();
       if (mine !== asked) return;
       showFieldError(null);
+      const work = e.work ? h("p", {id: "estimate-work"}, t("launch.work", {
+        epochs: e.work.epochs, time: duration(e.work.seconds), cost: money(e.work.cost_micros, e.currency),
+        rate: e.work.images_per_s.toFixed(0)})) : null;
       replace(estimate, t("launch.per_hour", {amount: money(e.per_hour_micros.total, e.currency)}),
-        h("small", {}, ` (${e.gpu_type}, ${e.pricing})`));
+        h("small", {}, ` (${e.gpu_type}, ${e.pricing})`), work,
+        unmeasured ? h("p", {id: "estimate-work", class: "muted"}, unmeasured) : null);
     } catch (error) {
       if (mine !== asked) return;
       replace(estimate, "—");

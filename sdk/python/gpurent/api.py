@@ -769,9 +769,16 @@ class Nodes(_Group):
                                idempotency_key=False, decode=models.BenchmarkRequest.from_dict))
 
     def benchmarks(self, node_id: str) -> list[models.GpuBenchmarkHistory]:
-        """What the node's GPUs measured: each GPU's runs, oldest first."""
+        """What the node's GPUs measured: each GPU's runs and training runs, oldest first."""
         return self._all(Call("GET", "/v1/nodes/{id}/benchmarks", {"id": node_id},
                               decode=models.GpuBenchmarkHistory.from_dict))
+
+    def record_training(self, instance_id: str) -> models.TrainingRecord:
+        """Records a finished resnet50-bench instance's images/s against the GPU it ran on (read
+        from its log by the server); its type's figures then show in offers and estimates."""
+        return self._send(Call("POST", "/v1/training-benchmarks",
+                               body={"instance_id": instance_id}, idempotency_key=False,
+                               repeatable=True, decode=models.TrainingRecord.from_dict))
 
 
 class JoinTokens(_Group):
@@ -903,15 +910,17 @@ class Api(BaseClient):
 
     def offers(self, sort: Optional[str] = None) -> list[models.Offer]:
         """The GPU types with capacity, with what they measure. sort: "price",
-        "perf_per_price" or "spot_perf_per_price" (default: by GPU type)."""
+        "perf_per_price", "spot_perf_per_price" or "images_per_price" (default: by GPU type)."""
         return self._run(self._all_flow(Call("GET", "/v1/offers", query={"sort": sort},
                                              decode=models.Offer.from_dict)))
 
-    def estimate(self, spec: Optional[models.InstanceCreate] = None, **fields: Any
+    def estimate(self, spec: Optional[models.EstimateCreate] = None, **fields: Any
                  ) -> models.Estimate:
-        """The hourly price of a launch (the body of instances.create); creates nothing."""
+        """The hourly price of a launch (the body of instances.create); creates nothing. With
+        work={"model": "resnet50", "epochs": N}, also how long N epochs take on it and what they
+        cost, from the type's measured figures (Conflict not_measured before any)."""
         return self._send(Call("POST", "/v1/estimate",
-                               body=_body(models.InstanceCreate, spec, fields),
+                               body=_body(models.EstimateCreate, spec, fields),
                                idempotency_key=False, repeatable=True,
                                decode=models.Estimate.from_dict))
 

@@ -993,6 +993,7 @@ class Estimate:
     minimum_billed_seconds: int
     minimum_charge_micros: int
     spot: Optional[EstimateSpot]
+    work: Optional[WorkEstimate] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Estimate":
@@ -1010,6 +1011,9 @@ class Estimate:
         kw["minimum_charge_micros"] = _required(d, "minimum_charge_micros", cls.__name__)
         v = _required(d, "spot", cls.__name__)
         kw["spot"] = (None if v is None else EstimateSpot.from_dict(v))
+        if "work" in d:
+            v = d["work"]
+            kw["work"] = (None if v is None else WorkEstimate.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -1026,6 +1030,169 @@ class Estimate:
         out["minimum_charge_micros"] = self.minimum_charge_micros
         v = self.spot
         out["spot"] = (None if v is None else v.to_dict())
+        if self.work is not None:
+            v = self.work
+            out["work"] = (None if v is None else v.to_dict())
+        return out
+
+
+@dataclass(frozen=True)
+class EstimateCreate:
+    name: Optional[str] = None
+    gpu_type: Optional[str] = None
+    gpu_types: Optional[list[str]] = None
+    min_gpu_memory_gb: Optional[int] = None
+    gpu_count: Optional[int] = None
+    gpu_milli: Optional[int] = None
+    gpu_memory_gb: Optional[int] = None
+    cpu: Optional[int] = None
+    memory_gb: Optional[int] = None
+    disk_gb: Optional[int] = None
+    node_selector: Optional[dict[str, str]] = None
+    command: Optional[Union[str, list[str]]] = None
+    env: Optional[dict[str, str]] = None
+    pricing: Optional[Literal["on_demand", "spot", "reserved"]] = None
+    priority: Optional[int] = None
+    queue: Optional[bool] = None
+    max_runtime_s: Optional[int] = None
+    reservation_id: Optional[str] = None
+    image: Optional[str] = None
+    volumes: Optional[list[VolumeMount]] = None
+    template: Optional[str] = None
+    runtime: Optional[Literal["auto", "process", "container"]] = None
+    services: Optional[list[str]] = None
+    restart_policy: Optional[Literal["on_node_failure", "never"]] = None
+    max_price_micros: Optional[int] = None
+    workdir: Optional[str] = None
+    wait_for_capacity: Optional[bool] = None
+    work: Optional[EstimateWork] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EstimateCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "name" in d:
+            kw["name"] = d["name"]
+        if "gpu_type" in d:
+            kw["gpu_type"] = d["gpu_type"]
+        if "gpu_types" in d:
+            kw["gpu_types"] = d["gpu_types"]
+        if "min_gpu_memory_gb" in d:
+            kw["min_gpu_memory_gb"] = d["min_gpu_memory_gb"]
+        if "gpu_count" in d:
+            kw["gpu_count"] = d["gpu_count"]
+        if "gpu_milli" in d:
+            kw["gpu_milli"] = d["gpu_milli"]
+        if "gpu_memory_gb" in d:
+            kw["gpu_memory_gb"] = d["gpu_memory_gb"]
+        if "cpu" in d:
+            kw["cpu"] = d["cpu"]
+        if "memory_gb" in d:
+            kw["memory_gb"] = d["memory_gb"]
+        if "disk_gb" in d:
+            kw["disk_gb"] = d["disk_gb"]
+        if "node_selector" in d:
+            kw["node_selector"] = d["node_selector"]
+        if "command" in d:
+            kw["command"] = d["command"]
+        if "env" in d:
+            kw["env"] = d["env"]
+        if "pricing" in d:
+            kw["pricing"] = d["pricing"]
+        if "priority" in d:
+            kw["priority"] = d["priority"]
+        if "queue" in d:
+            kw["queue"] = d["queue"]
+        if "max_runtime_s" in d:
+            kw["max_runtime_s"] = d["max_runtime_s"]
+        if "reservation_id" in d:
+            kw["reservation_id"] = d["reservation_id"]
+        if "image" in d:
+            kw["image"] = d["image"]
+        if "volumes" in d:
+            v = d["volumes"]
+            kw["volumes"] = (None if v is None else [VolumeMount.from_dict(x0) for x0 in v])
+        if "template" in d:
+            kw["template"] = d["template"]
+        if "runtime" in d:
+            kw["runtime"] = d["runtime"]
+        if "services" in d:
+            kw["services"] = d["services"]
+        if "restart_policy" in d:
+            kw["restart_policy"] = d["restart_policy"]
+        if "max_price_micros" in d:
+            kw["max_price_micros"] = d["max_price_micros"]
+        if "workdir" in d:
+            kw["workdir"] = d["workdir"]
+        if "wait_for_capacity" in d:
+            kw["wait_for_capacity"] = d["wait_for_capacity"]
+        if "work" in d:
+            v = d["work"]
+            kw["work"] = (None if v is None else EstimateWork.from_dict(v))
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.gpu_type is not None:
+            out["gpu_type"] = self.gpu_type
+        if self.gpu_types is not None:
+            out["gpu_types"] = self.gpu_types
+        if self.min_gpu_memory_gb is not None:
+            out["min_gpu_memory_gb"] = self.min_gpu_memory_gb
+        if self.gpu_count is not None:
+            out["gpu_count"] = self.gpu_count
+        if self.gpu_milli is not None:
+            out["gpu_milli"] = self.gpu_milli
+        if self.gpu_memory_gb is not None:
+            out["gpu_memory_gb"] = self.gpu_memory_gb
+        if self.cpu is not None:
+            out["cpu"] = self.cpu
+        if self.memory_gb is not None:
+            out["memory_gb"] = self.memory_gb
+        if self.disk_gb is not None:
+            out["disk_gb"] = self.disk_gb
+        if self.node_selector is not None:
+            out["node_selector"] = self.node_selector
+        if self.command is not None:
+            out["command"] = self.command
+        if self.env is not None:
+            out["env"] = self.env
+        if self.pricing is not None:
+            out["pricing"] = self.pricing
+        if self.priority is not None:
+            out["priority"] = self.priority
+        if self.queue is not None:
+            out["queue"] = self.queue
+        if self.max_runtime_s is not None:
+            out["max_runtime_s"] = self.max_runtime_s
+        if self.reservation_id is not None:
+            out["reservation_id"] = self.reservation_id
+        if self.image is not None:
+            out["image"] = self.image
+        if self.volumes is not None:
+            v = self.volumes
+            out["volumes"] = (None if v is None else [x0.to_dict() for x0 in v])
+        if self.template is not None:
+            out["template"] = self.template
+        if self.runtime is not None:
+            out["runtime"] = self.runtime
+        if self.services is not None:
+            out["services"] = self.services
+        if self.restart_policy is not None:
+            out["restart_policy"] = self.restart_policy
+        if self.max_price_micros is not None:
+            out["max_price_micros"] = self.max_price_micros
+        if self.workdir is not None:
+            out["workdir"] = self.workdir
+        if self.wait_for_capacity is not None:
+            out["wait_for_capacity"] = self.wait_for_capacity
+        if self.work is not None:
+            v = self.work
+            out["work"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -1082,6 +1249,40 @@ class EstimateSpot:
         out["floor_per_gpu_hour_micros"] = self.floor_per_gpu_hour_micros
         out["cap_per_gpu_hour_micros"] = self.cap_per_gpu_hour_micros
         out["current_per_gpu_hour_micros"] = self.current_per_gpu_hour_micros
+        return out
+
+
+@dataclass(frozen=True)
+class EstimateWork:
+    "training to time and price from the measured ResNet-50 figures of the type the launch would get"
+
+    model: Literal["resnet50"]
+    epochs: int
+    images_per_epoch: Optional[int] = None
+    precision: Optional[Literal["amp", "fp32"]] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EstimateWork":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["model"] = _required(d, "model", cls.__name__)
+        kw["epochs"] = _required(d, "epochs", cls.__name__)
+        if "images_per_epoch" in d:
+            kw["images_per_epoch"] = d["images_per_epoch"]
+        if "precision" in d:
+            kw["precision"] = d["precision"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["model"] = self.model
+        out["epochs"] = self.epochs
+        if self.images_per_epoch is not None:
+            out["images_per_epoch"] = self.images_per_epoch
+        if self.precision is not None:
+            out["precision"] = self.precision
         return out
 
 
@@ -1336,6 +1537,7 @@ class GpuBenchmarkHistory:
     type: str
     shortfall_percent: Optional[float]
     runs: list[BenchmarkRun]
+    trainings: list[TrainingRun]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "GpuBenchmarkHistory":
@@ -1348,6 +1550,8 @@ class GpuBenchmarkHistory:
         kw["shortfall_percent"] = _required(d, "shortfall_percent", cls.__name__)
         v = _required(d, "runs", cls.__name__)
         kw["runs"] = [BenchmarkRun.from_dict(x0) for x0 in v]
+        v = _required(d, "trainings", cls.__name__)
+        kw["trainings"] = [TrainingRun.from_dict(x0) for x0 in v]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -1359,6 +1563,8 @@ class GpuBenchmarkHistory:
         out["shortfall_percent"] = self.shortfall_percent
         v = self.runs
         out["runs"] = [x0.to_dict() for x0 in v]
+        v = self.trainings
+        out["trainings"] = [x0.to_dict() for x0 in v]
         return out
 
 
@@ -3122,6 +3328,7 @@ class OfferMeasured:
     spread_percent: float
     perf_per_price: Optional[float]
     spot_perf_per_price: Optional[float]
+    resnet50: Optional[OfferTraining]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "OfferMeasured":
@@ -3135,6 +3342,8 @@ class OfferMeasured:
         kw["spread_percent"] = _required(d, "spread_percent", cls.__name__)
         kw["perf_per_price"] = _required(d, "perf_per_price", cls.__name__)
         kw["spot_perf_per_price"] = _required(d, "spot_perf_per_price", cls.__name__)
+        v = _required(d, "resnet50", cls.__name__)
+        kw["resnet50"] = (None if v is None else OfferTraining.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -3147,6 +3356,49 @@ class OfferMeasured:
         out["spread_percent"] = self.spread_percent
         out["perf_per_price"] = self.perf_per_price
         out["spot_perf_per_price"] = self.spot_perf_per_price
+        v = self.resnet50
+        out["resnet50"] = (None if v is None else v.to_dict())
+        return out
+
+
+@dataclass(frozen=True)
+class OfferTraining:
+    "what the type's GPUs train at: the median over the GPUs whose newest ResNet-50 run has the shape (batch, image size) of the type's newest"
+
+    gpus: int
+    model: Literal["resnet50"]
+    batch: int
+    image_size: int
+    images_per_s: dict[str, float]
+    images_per_price: Optional[float]
+    spot_images_per_price: Optional[float]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "OfferTraining":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["gpus"] = _required(d, "gpus", cls.__name__)
+        kw["model"] = _required(d, "model", cls.__name__)
+        kw["batch"] = _required(d, "batch", cls.__name__)
+        kw["image_size"] = _required(d, "image_size", cls.__name__)
+        v = _required(d, "images_per_s", cls.__name__)
+        kw["images_per_s"] = dict(v)
+        kw["images_per_price"] = _required(d, "images_per_price", cls.__name__)
+        kw["spot_images_per_price"] = _required(d, "spot_images_per_price", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["gpus"] = self.gpus
+        out["model"] = self.model
+        out["batch"] = self.batch
+        out["image_size"] = self.image_size
+        v = self.images_per_s
+        out["images_per_s"] = dict(v)
+        out["images_per_price"] = self.images_per_price
+        out["spot_images_per_price"] = self.spot_images_per_price
         return out
 
 
@@ -4253,6 +4505,101 @@ class TopupResult:
 
 
 @dataclass(frozen=True)
+class TrainingRecord:
+    "the run recorded, and the GPU it was recorded against"
+
+    node_id: str
+    gpu_uuid: str
+    gpu_index: int
+    gpu_type: str
+    run: TrainingRun
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainingRecord":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["node_id"] = _required(d, "node_id", cls.__name__)
+        kw["gpu_uuid"] = _required(d, "gpu_uuid", cls.__name__)
+        kw["gpu_index"] = _required(d, "gpu_index", cls.__name__)
+        kw["gpu_type"] = _required(d, "gpu_type", cls.__name__)
+        v = _required(d, "run", cls.__name__)
+        kw["run"] = TrainingRun.from_dict(v)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["node_id"] = self.node_id
+        out["gpu_uuid"] = self.gpu_uuid
+        out["gpu_index"] = self.gpu_index
+        out["gpu_type"] = self.gpu_type
+        v = self.run
+        out["run"] = v.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class TrainingRecordCreate:
+    instance_id: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainingRecordCreate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["instance_id"] = self.instance_id
+        return out
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    "a ResNet-50 training run on one GPU (the resnet50-bench template, recorded by an operator)"
+
+    at: str
+    instance_id: str
+    model: Literal["resnet50"]
+    batch: int
+    image_size: int
+    device: str
+    images_per_s: dict[str, float]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainingRun":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["at"] = _required(d, "at", cls.__name__)
+        kw["instance_id"] = _required(d, "instance_id", cls.__name__)
+        kw["model"] = _required(d, "model", cls.__name__)
+        kw["batch"] = _required(d, "batch", cls.__name__)
+        kw["image_size"] = _required(d, "image_size", cls.__name__)
+        kw["device"] = _required(d, "device", cls.__name__)
+        v = _required(d, "images_per_s", cls.__name__)
+        kw["images_per_s"] = dict(v)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["at"] = self.at
+        out["instance_id"] = self.instance_id
+        out["model"] = self.model
+        out["batch"] = self.batch
+        out["image_size"] = self.image_size
+        out["device"] = self.device
+        v = self.images_per_s
+        out["images_per_s"] = dict(v)
+        return out
+
+
+@dataclass(frozen=True)
 class Transfer:
     id: str
     at: str
@@ -4648,6 +4995,54 @@ class Whoami:
 
 
 @dataclass(frozen=True)
+class WorkEstimate:
+    "how long the work takes on the launch and what it costs: its images over the type's measured throughput times the launch's GPUs (linear scaling assumed), at the hourly charge of now"
+
+    model: str
+    epochs: int
+    images: int
+    precision: str
+    images_per_s: float
+    measured_gpus: int
+    batch: int
+    image_size: int
+    seconds: int
+    cost_micros: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "WorkEstimate":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["model"] = _required(d, "model", cls.__name__)
+        kw["epochs"] = _required(d, "epochs", cls.__name__)
+        kw["images"] = _required(d, "images", cls.__name__)
+        kw["precision"] = _required(d, "precision", cls.__name__)
+        kw["images_per_s"] = _required(d, "images_per_s", cls.__name__)
+        kw["measured_gpus"] = _required(d, "measured_gpus", cls.__name__)
+        kw["batch"] = _required(d, "batch", cls.__name__)
+        kw["image_size"] = _required(d, "image_size", cls.__name__)
+        kw["seconds"] = _required(d, "seconds", cls.__name__)
+        kw["cost_micros"] = _required(d, "cost_micros", cls.__name__)
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["model"] = self.model
+        out["epochs"] = self.epochs
+        out["images"] = self.images
+        out["precision"] = self.precision
+        out["images_per_s"] = self.images_per_s
+        out["measured_gpus"] = self.measured_gpus
+        out["batch"] = self.batch
+        out["image_size"] = self.image_size
+        out["seconds"] = self.seconds
+        out["cost_micros"] = self.cost_micros
+        return out
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     instance_id: str
     run: int
@@ -4806,8 +5201,10 @@ __all__ = [
     "CopyResult",
     "DesiredState",
     "Estimate",
+    "EstimateCreate",
     "EstimatePerHourMicros",
     "EstimateSpot",
+    "EstimateWork",
     "Event",
     "EventList",
     "ExecFrame",
@@ -4848,6 +5245,7 @@ __all__ = [
     "Offer",
     "OfferList",
     "OfferMeasured",
+    "OfferTraining",
     "Package",
     "PackageProduct",
     "PackagePurchase",
@@ -4880,6 +5278,9 @@ __all__ = [
     "TenantWithBalance",
     "Topup",
     "TopupResult",
+    "TrainingRecord",
+    "TrainingRecordCreate",
+    "TrainingRun",
     "Transfer",
     "TransferList",
     "Upload",
@@ -4892,6 +5293,7 @@ __all__ = [
     "VolumeMount",
     "VolumeUsageItem",
     "Whoami",
+    "WorkEstimate",
     "WorkloadSpec",
     "WorkloadStatus",
 ]

@@ -108,6 +108,8 @@ class DevServer:
         self.data_dir = os.path.join(self.dir.name, "data")
         self.admin_key = "gpr_" + secrets.token_urlsafe(30)[:40]
         self.env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(self.dir.name, "config"))
+        # Workloads run the python3 found first: Debian's, which has PyTorch (resnet50-bench).
+        self.env["PATH"] = "/usr/bin:" + self.env.get("PATH", "")
         self.env.pop("GPURENT_URL", None)
         self.env.pop("GPURENT_API_KEY", None)
         self.log_path = os.path.join(self.dir.name, "dev.log")

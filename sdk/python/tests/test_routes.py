@@ -63,6 +63,28 @@ def test_health_openapi_identity_catalog_estimate(admin, tenant):
         admin.estimate(gpu_type="h100-80g", gpu_cnt=2)  # caught before anything is sent
 
 
+def test_resnet50_figures_recorded_for_the_type_time_and_price_epochs(admin, tenant):
+    """The resnet50-bench template on Debian's CPU PyTorch (tiny batch and image), recorded by an
+    operator: offers show the type's images/s, and an estimate times N epochs from them."""
+    bench = tenant.c.instances.create(
+        template="resnet50-bench", gpu_type="h100-80g", restart_policy="never",
+        env={"BENCH_BATCH": "2", "BENCH_STEPS": "1", "BENCH_WARMUP": "0",
+             "BENCH_IMAGE_SIZE": "32"})
+    ended = tenant.c.instances.wait_until(bench.id, ["stopped", "failed"], timeout=300)
+    assert ended.state == "stopped" and ended.exit_code == 0, ended
+    recorded = admin.nodes.record_training(bench.id)
+    assert recorded.gpu_type == "h100-80g" and recorded.run.image_size == 32
+    assert set(recorded.run.images_per_s) == {"fp32", "amp"}
+    trained = {o.gpu_type: o for o in admin.offers(sort="images_per_price")}["h100-80g"]
+    assert trained.measured.resnet50.images_per_s == recorded.run.images_per_s
+    e = tenant.c.estimate(gpu_type="h100-80g", work={"model": "resnet50", "epochs": 2,
+                                                     "images_per_epoch": 100})
+    assert e.work.images == 200 and e.work.seconds >= 1 and e.work.cost_micros > 0
+    with pytest.raises(gpurent.BadRequest) as refused:
+        tenant.c.estimate(gpu_type="h100-80g", work={"model": "resnet50", "epochs": 0})
+    assert refused.value.code == "invalid_field"
+
+
 # ---- instances ----------------------------------------------------------------------------------
 def test_instance_lifecycle_exec_copy_idle_alert(tenant, tmp_path):
     c = tenant.c
