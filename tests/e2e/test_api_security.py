@@ -136,8 +136,15 @@ class Operation(NamedTuple):
 
     def body_properties(self):
         content = self.spec.get("requestBody", {}).get("content", {})
-        schema = resolve(next(iter(content.values()), {}).get("schema", {}))
-        return set(schema.get("properties", {}))
+        return properties_of(resolve(next(iter(content.values()), {}).get("schema", {})))
+
+
+def properties_of(schema):
+    """A schema's property names, those of every part of an allOf included."""
+    names = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        names |= properties_of(resolve(part))
+    return names
 
 
 with open(DOCUMENT) as f:
@@ -330,6 +337,7 @@ SAMPLE_BODIES = {
     ("PUT", "/v1/packages/products"): lambda w, me, other: {
         "name": w.product, "gpu_type": "a100-80g", "gpu_hours": 1, "price_micros": 1_000_000,
         "validity_days": 30},
+    ("POST", "/v1/training-benchmarks"): lambda w, me, other: {"instance_id": w.values["instance"]},
     ("POST", "/v1/alerts/rules"): lambda w, me, other: {
         "name": w.values["alert_rule"], "metric": "gpu_temp", "comparison": ">",
         "threshold": 999, "for_s": 60},
