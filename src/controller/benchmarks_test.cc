@@ -371,19 +371,29 @@ TEST_F(TrainingBenchmarkTest, OnlyTheTemplatesOwnCommandIsABenchmark) {
   EXPECT_EQ(ctl_.fleet().benchmarks().of_type("h100-80g"), nullptr);
 }
 
-TEST(GpuBenchmarks, ATypesTrainingFigureIsTheMedianOfItsGpusNewestRunsOfTheNewestShape) {
-  ManualClock clock(from_unix_ms(1'790'000'000'000));
-  ChangeSet changes;
-  GpuBenchmarks benchmarks({clock, changes});
-  model::Node node{.id = "n-1"};
-  for (int i = 0; i < 3; ++i) {
-    node.gpus.push_back({"GPU-" + std::to_string(i), i, "l4-24g", "L4", 24576});
+// The component alone, with a node of L4s.
+class GpuBenchmarksTest : public testing::Test {
+ protected:
+  static model::Node l4_node(int gpus) {
+    model::Node node{.id = "n-1"};
+    for (int i = 0; i < gpus; ++i) {
+      node.gpus.push_back({"GPU-" + std::to_string(i), i, "l4-24g", "L4", 24576});
+    }
+    return node;
   }
+
+  ManualClock clock_{from_unix_ms(1'790'000'000'000)};
+  ChangeSet changes_;
+  GpuBenchmarks benchmarks_{{clock_, changes_}};
+};
+
+TEST_F(GpuBenchmarksTest, ATypesTrainingFigureIsTheMedianOfItsGpusNewestRunsOfTheNewestShape) {
+  const model::Node node = l4_node(3);
   const auto run = [&](int gpu, int batch, int64_t amp) {
-    clock.advance(Millis(1000));
-    return benchmarks.record_training(
+    clock_.advance(Millis(1000));
+    return benchmarks_.record_training(
         node, node.gpus[gpu],
-        {.instance_id = fmt::format("i-{}-{}", gpu, clock.now().time_since_epoch().count()),
+        {.instance_id = fmt::format("i-{}-{}", gpu, clock_.now().time_since_epoch().count()),
          .model = "resnet50",
          .batch = batch,
          .image_size = 224,
@@ -392,32 +402,26 @@ TEST(GpuBenchmarks, ATypesTrainingFigureIsTheMedianOfItsGpusNewestRunsOfTheNewes
   };
   run(0, 64, 1'000);
   run(1, 64, 3'000);
-  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 2'000);
-  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->gpus, 2);
+  EXPECT_EQ(benchmarks_.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 2'000);
+  EXPECT_EQ(benchmarks_.of_type("l4-24g")->resnet50->gpus, 2);
   // A newer run at another batch: only runs of that shape are comparable with it.
   run(2, 32, 900);
-  const auto* type = benchmarks.of_type("l4-24g");
+  const auto* type = benchmarks_.of_type("l4-24g");
   EXPECT_EQ(type->resnet50->batch, 32);
   EXPECT_EQ(type->resnet50->gpus, 1);
   EXPECT_EQ(type->resnet50->images_per_hour.at("amp"), 900);
   run(0, 32, 1'100);
-  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'000);
+  EXPECT_EQ(benchmarks_.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'000);
   // The history keeps the newest runs; each record is durable.
   for (int i = 0; i < 25; ++i) run(1, 32, 5'000);
-  EXPECT_EQ(benchmarks.of_gpu("GPU-1")->trainings.size(), model::kBenchmarkHistory);
-  EXPECT_EQ(changes.gpu_benchmarks.size(), 29u);
-  EXPECT_EQ(benchmarks.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'100);
-  EXPECT_FALSE(benchmarks.shortfall("GPU-1")) << "training runs are not judged";
+  EXPECT_EQ(benchmarks_.of_gpu("GPU-1")->trainings.size(), model::kBenchmarkHistory);
+  EXPECT_EQ(changes_.gpu_benchmarks.size(), 29u);
+  EXPECT_EQ(benchmarks_.of_type("l4-24g")->resnet50->images_per_hour.at("amp"), 1'100);
+  EXPECT_FALSE(benchmarks_.shortfall("GPU-1")) << "training runs are not judged";
 }
 
-TEST(GpuBenchmarks, KeepsTheNewestRunsAndJudgesAgainstTheMedianOfEachGpusNewest) {
-  ManualClock clock(from_unix_ms(1'790'000'000'000));
-  ChangeSet changes;
-  GpuBenchmarks benchmarks({clock, changes});
-  model::Node node{.id = "n-1"};
-  for (int i = 0; i < 4; ++i) {
-    node.gpus.push_back({"GPU-" + std::to_string(i), i, "l4-24g", "L4", 24576});
-  }
+TEST_F(GpuBenchmarksTest, KeepsTheNewestRunsAndJudgesAgainstTheMedianOfEachGpusNewest) {
+  const model::Node node = l4_node(4);
   const model::BenchmarkRequest request{.id = 1, .gpus = {"GPU-0", "GPU-1", "GPU-2", "GPU-3"}};
   const auto figures = [](int64_t bf16, int64_t memory) {
     std::vector<model::GpuBenchmark> gpus;
@@ -430,13 +434,13 @@ TEST(GpuBenchmarks, KeepsTheNewestRunsAndJudgesAgainstTheMedianOfEachGpusNewest)
     return model::NodeBenchmark{.simulated = false, .gpus = gpus, .peers = {}};
   };
   for (int run = 0; run < 25; ++run) {
-    EXPECT_EQ(benchmarks.record(node, request, figures(100'000 + run, 300'000)).size(), 4u);
+    EXPECT_EQ(benchmarks_.record(node, request, figures(100'000 + run, 300'000)).size(), 4u);
   }
-  EXPECT_EQ(benchmarks.of_gpu("GPU-0")->runs.size(), model::kBenchmarkHistory);
-  EXPECT_EQ(benchmarks.of_gpu("GPU-0")->runs.front().figures.gemm_gflops.at("bf16"), 100'005);
-  EXPECT_EQ(changes.gpu_benchmarks.size(), 100u);  // each record, durable
+  EXPECT_EQ(benchmarks_.of_gpu("GPU-0")->runs.size(), model::kBenchmarkHistory);
+  EXPECT_EQ(benchmarks_.of_gpu("GPU-0")->runs.front().figures.gemm_gflops.at("bf16"), 100'005);
+  EXPECT_EQ(changes_.gpu_benchmarks.size(), 100u);  // each record, durable
   // The newest runs: 100'024 + index; the median of four is the mean of the middle two.
-  const auto* type = benchmarks.of_type("l4-24g");
+  const auto* type = benchmarks_.of_type("l4-24g");
   ASSERT_NE(type, nullptr);
   EXPECT_EQ(type->gemm_gflops.at("bf16"), 100'025);
   EXPECT_EQ(type->gemm_gflops.at("fp32"), 30'000);
@@ -444,20 +448,20 @@ TEST(GpuBenchmarks, KeepsTheNewestRunsAndJudgesAgainstTheMedianOfEachGpusNewest)
   // One GPU's memory falls by a quarter: its worst figure.
   auto worse = figures(100'024, 300'000);
   worse.gpus[2].memory_mbps = 225'000;
-  benchmarks.record(node, {.id = 2, .gpus = {"GPU-2"}}, worse);
-  EXPECT_EQ(benchmarks.of_gpu("GPU-1")->runs.size(), model::kBenchmarkHistory)
+  benchmarks_.record(node, {.id = 2, .gpus = {"GPU-2"}}, worse);
+  EXPECT_EQ(benchmarks_.of_gpu("GPU-1")->runs.size(), model::kBenchmarkHistory)
       << "GPUs not asked for are not recorded";
-  const auto shortfall = benchmarks.shortfall("GPU-2");
+  const auto shortfall = benchmarks_.shortfall("GPU-2");
   ASSERT_TRUE(shortfall);
   EXPECT_EQ(shortfall->figure, "memory");
   EXPECT_EQ(shortfall->median, 300'000);
   EXPECT_NEAR(shortfall->percent, 25, 1e-9);
-  EXPECT_FALSE(benchmarks.shortfall("GPU-9"));
+  EXPECT_FALSE(benchmarks_.shortfall("GPU-9"));
   // A GPU the node does not have is ignored.
   auto stray = figures(1, 1);
   stray.gpus[0].uuid = "GPU-elsewhere";
-  benchmarks.record(node, {.id = 3, .gpus = {"GPU-elsewhere"}}, stray);
-  EXPECT_EQ(benchmarks.of_gpu("GPU-elsewhere"), nullptr);
+  benchmarks_.record(node, {.id = 3, .gpus = {"GPU-elsewhere"}}, stray);
+  EXPECT_EQ(benchmarks_.of_gpu("GPU-elsewhere"), nullptr);
 }
 
 }  // namespace
