@@ -31,8 +31,9 @@ bool runs_template_command(const model::Template& t, const model::InstanceSpec& 
 
 }  // namespace
 
-Result<Controller::RecordedTraining> Controller::record_training_benchmark(
-    const Principal& caller, std::string_view instance_id, std::string_view log) {
+Result<RecordedTraining> Controller::record_training_benchmark(const Principal& caller,
+                                                               std::string_view instance_id,
+                                                               std::string_view log) {
   if (!caller.is_operator()) return fail(forbidden("record benchmarks"));
   GPURENT_TRY(instance, instances_.get(caller, instance_id));
   GPURENT_TRY(benchmark, templates_.find(model::kResnet50Template));

@@ -1,6 +1,7 @@
 // What the controller's commands take and give besides the model's types: the requests that
 // create (NewReservation, NewVolume, NewApiKey), what a creation answers (Created*, with whether
-// it was an Idempotency-Key replay), listings' filters and pages, offers. Plain data.
+// it was an Idempotency-Key replay), listings' filters and pages, offers, a recorded training
+// run. Plain data.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "common/clock.h"
 #include "common/money.h"
 #include "model/accounts.h"
+#include "model/benchmark.h"
 #include "model/event.h"
 #include "model/instance.h"
 #include "model/job.h"
@@ -33,6 +35,15 @@ struct Offer {
 // work stays); uncordon undoes it; drain cordons the node and moves its work (each instance is
 // stopped there and queued again to be placed elsewhere).
 enum class NodeAction { kCordon, kUncordon, kDrain };
+
+// A training benchmark run recorded (Controller::record_training_benchmark), and its GPU.
+struct RecordedTraining {
+  std::string node_id;
+  std::string gpu;  // UUID
+  int gpu_index = 0;
+  std::string gpu_type;
+  model::TrainingRun run;
+};
 
 struct CreatedInstance {
   model::Instance instance;

@@ -233,13 +233,6 @@ class Controller {
   // instance_not_found; 409 not_a_benchmark (not made from the template, or its command was
   // replaced), 409 benchmark_unfinished (it has not stopped with exit code 0); 422
   // invalid_benchmark_log (no result for a precision, or the GPU it names is none of its type's).
-  struct RecordedTraining {
-    std::string node_id;
-    std::string gpu;  // UUID
-    int gpu_index = 0;
-    std::string gpu_type;
-    model::TrainingRun run;
-  };
   Result<RecordedTraining> record_training_benchmark(const model::Principal& caller,
                                                      std::string_view instance_id,
                                                      std::string_view log);

@@ -400,7 +400,7 @@ api::TrainingRun training_view(const model::TrainingRun& run) {
           .images_per_s = images_per_s(run.images_per_hour)};
 }
 
-Json training_record_view(const controller::Controller::RecordedTraining& recorded) {
+Json training_record_view(const controller::RecordedTraining& recorded) {
   return api::TrainingRecord{.node_id = recorded.node_id,
                              .gpu_uuid = recorded.gpu,
                              .gpu_index = recorded.gpu_index,

@@ -35,7 +35,7 @@ Json node_benchmarks_view(const controller::Controller& controller, const model:
 // A training benchmark run (model/benchmark.h), throughput in images a second.
 api::TrainingRun training_view(const model::TrainingRun& run);
 // POST /v1/training-benchmarks' answer.
-Json training_record_view(const controller::Controller::RecordedTraining& recorded);
+Json training_record_view(const controller::RecordedTraining& recorded);
 Json usage_view(const model::UsageRecord& usage);
 Json transfer_view(const model::Transfer& transfer, std::string_view currency);
 
