@@ -83,7 +83,7 @@ Status bench_resnet50(Context& ctx, const ResnetFlags& flags) {
         fmt::format("instance {} ended {} (exit code {}): {}; its log ends above", id,
                     model::to_string(ended.value.state),
                     ended.value.exit_code ? std::to_string(*ended.value.exit_code) : "none",
-                    report ? "no error" : report.error().message)));
+                    report ? "it failed after printing its results" : report.error().message)));
   }
   const model::TrainingRun& run = report->run;
   Json results = Json::array();
