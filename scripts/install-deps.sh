@@ -21,9 +21,11 @@ build_packages=(
 # tests run against a throwaway cluster of Debian's server (scripts/test-postgres.sh). The
 # libFuzzer harnesses (scripts/fuzz.sh) build with clang 19 and its fuzzer and sanitizer runtimes
 # (clang 14 cannot parse libstdc++ 12's <expected>); llvm's symbolizer names the crash's frames.
+# The VM runtime's tests boot real VMs with QEMU (under TCG where KVM does not work) from Debian's
+# kernel and a busybox initramfs (scripts/vm-test-image.sh; qemu-utils makes disk overlays).
 test_packages=(postgresql-15 python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
-  nginx-light clang-tidy-19 chromium clang-19 libclang-rt-19-dev llvm)
+  nginx-light clang-tidy-19 chromium clang-19 libclang-rt-19-dev llvm qemu-system-x86 qemu-utils)
 bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")

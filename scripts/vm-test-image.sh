@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The VM runtime's test image (docs/vm-runtime.md): Debian's kernel and a busybox initramfs whose
+# /init is the guest side of a kernel+initrd VM: it loads the virtio modules, mounts the shares
+# named on the kernel's command line, runs the command given there (base64) with its output on
+# the serial console, prints "GPURENT_EXIT <code>" and powers off.
+#
+# Idempotent: the image is made once under DIR (default build/vm-test-image) and reused; prints
+# DIR. Needs busybox-static and apt's package lists (scripts/install-deps.sh test); the kernel's
+# package is downloaded with apt-get download and unpacked here, never installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir="${1:-build/vm-test-image}"
+dir="$(mkdir -p "$dir" && cd "$dir" && pwd)"
+if [[ -s "$dir/vmlinuz" && -s "$dir/initrd.gz" && "$dir/initrd.gz" -nt scripts/vm-test-image.sh ]]; then
+  echo "$dir"
+  exit 0
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+kernel_package() {
+  apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}'
+}
+package="$(kernel_package)"
+if [[ -z "$package" ]]; then  # a fresh machine's apt has no package lists yet
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  package="$(kernel_package)"
+fi
+[[ -n "$package" ]] || { echo "vm-test-image: no linux-image package (apt-get update?)" >&2; exit 1; }
+(cd "$work" && apt-get download "$package" >/dev/null 2>&1 || apt-get download "$package" >&2)
+dpkg-deb -x "$work"/linux-image-*.deb "$work/kernel"
+version="${package#linux-image-}"
+modules="$work/kernel/lib/modules/$version/kernel"
+root="$work/root"
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,mnt,lib/modules}
+cp /bin/busybox "$root/bin/busybox"
+# In the order they load (each after what it depends on).
+for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
+         drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/block/virtio_blk \
+         drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet \
+         net/9p/9pnet_virtio fs/9p/9p; do
+  if [[ -f "$modules/$m.ko" ]]; then
+    cp "$modules/$m.ko" "$root/lib/modules/"
+    basename "$m" >> "$root/lib/modules/order"
+  fi
+done
+cat > "$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in $(cat /lib/modules/order); do insmod "/lib/modules/$m.ko" 2>/dev/null; done
+arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^gpurent\.$1=//p"; }
+# gpurent.shares=tag:/path,tag:/path (9p, read-write)
+for share in $(arg shares | tr ',' ' '); do
+  mkdir -p "${share#*:}"
+  mount -t 9p -o trans=virtio,version=9p2000.L "${share%%:*}" "${share#*:}"
+done
+echo "GPURENT_BOOTED"
+cmd="$(arg cmd | base64 -d)"
+sh -c "$cmd"
+echo "GPURENT_EXIT $?"
+sync
+poweroff -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$work/initrd.gz")
+cp "$work/kernel/boot/vmlinuz-$version" "$dir/vmlinuz"
+mv "$work/initrd.gz" "$dir/initrd.gz"
+echo "$dir"

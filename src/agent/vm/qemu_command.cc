@@ -1,0 +1,82 @@
+#include "agent/vm/qemu_command.h"
+
+#include <fmt/format.h>
+
+namespace gpurent::agent {
+
+std::string qemu_escape(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+std::vector<std::string> qemu_command(const VmMachine& m) {
+  const bool kvm = m.accelerator == VmAccelerator::kKvm;
+  std::vector<std::string> argv = {
+      "qemu-system-x86_64",
+      "-name",
+      fmt::format("guest={},process=gpurent-vm-{}", qemu_escape(m.name), qemu_escape(m.name)),
+      "-machine",
+      kvm ? "q35,accel=kvm" : "q35,accel=tcg",
+      // The host's CPU model with KVM (what CUDA's guest driver expects); QEMU's fullest with TCG.
+      "-cpu",
+      kvm ? "host" : "max",
+      "-smp",
+      std::to_string(m.vcpus),
+      "-m",
+      fmt::format("{}M", m.memory_mb),
+      "-nodefaults",
+      "-no-user-config",
+      "-display",
+      "none",
+      // A guest that reboots has ended its run: QEMU exits instead.
+      "-no-reboot",
+      "-chardev",
+      fmt::format("file,id=console,path={}", qemu_escape(m.serial_log.string())),
+      "-serial",
+      "chardev:console",
+      "-qmp",
+      fmt::format("unix:{},server=on,wait=off", qemu_escape(m.qmp_socket.string())),
+  };
+  if (!m.kernel.empty()) {
+    argv.insert(argv.end(), {"-kernel", m.kernel.string()});
+    if (!m.initrd.empty()) argv.insert(argv.end(), {"-initrd", m.initrd.string()});
+    argv.insert(argv.end(), {"-append", m.kernel_args});
+  }
+  const auto drive = [&](const std::filesystem::path& path, std::string_view format,
+                         std::string_view extra) {
+    argv.insert(argv.end(), {"-drive", fmt::format("file={},format={},if=virtio{}",
+                                                   qemu_escape(path.string()), format, extra)});
+  };
+  if (!m.root_disk.empty()) drive(m.root_disk, "qcow2", "");
+  if (!m.seed.empty()) drive(m.seed, "raw", ",readonly=on");
+  for (const auto& disk : m.disks) drive(disk, "raw", "");
+  for (size_t i = 0; i < m.shares.size(); ++i) {
+    argv.insert(argv.end(),
+                {"-virtfs", fmt::format("local,path={},mount_tag={},security_model=mapped-xattr,"
+                                        "id=share{}",
+                                        qemu_escape(m.shares[i].directory.string()),
+                                        qemu_escape(m.shares[i].tag), i)});
+  }
+  if (m.network) {
+    std::string nic = "user,model=virtio-net-pci";
+    for (const auto& f : m.forwards) {
+      nic += fmt::format(",hostfwd=tcp:127.0.0.1:{}-:{}", f.host_port, f.guest_port);
+    }
+    argv.insert(argv.end(), {"-nic", nic});
+  } else {
+    argv.insert(argv.end(), {"-nic", "none"});
+  }
+  for (const auto& function : m.vfio_functions) {
+    argv.insert(argv.end(), {"-device", fmt::format("vfio-pci,host={}", qemu_escape(function))});
+  }
+  if (!m.pid_file.empty()) argv.insert(argv.end(), {"-pidfile", m.pid_file.string()});
+  if (m.daemonize) argv.emplace_back("-daemonize");
+  return argv;
+}
+
+}  // namespace gpurent::agent

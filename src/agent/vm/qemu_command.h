@@ -1,0 +1,59 @@
+// The QEMU command line of a VM run (the VM runtime, issue 31; docs/vm-runtime.md): a q35
+// machine with no default devices, its serial console to the run's log, QMP on a unix socket for
+// the agent, disks and shared folders as virtio devices, user-mode networking with the services'
+// ports forwarded to the host's loopback, and the GPUs' functions through vfio-pci.
+//
+// Values that QEMU reads as comma-separated options have their commas doubled, so a path or a
+// name cannot add an option. The kernel's command line is one argument (no shell runs this).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpurent::agent {
+
+enum class VmAccelerator {
+  kKvm,  // /dev/kvm: the host's CPU, near native speed
+  kTcg,  // QEMU's translator: slow, but works where KVM does not (nested VMs)
+};
+
+struct VmPortForward {
+  int host_port = 0;  // on 127.0.0.1
+  int guest_port = 0;
+};
+
+struct VmMachine {
+  std::string name;  // "<instance>.<run>"
+  VmAccelerator accelerator = VmAccelerator::kKvm;
+  int vcpus = 1;
+  int memory_mb = 512;
+  // Boot from a kernel and an initrd (small images) with these kernel arguments...
+  std::filesystem::path kernel;
+  std::filesystem::path initrd;
+  std::string kernel_args;
+  // ...and/or a root disk: a qcow2 overlay on the image, the instance's copy-on-write root.
+  std::filesystem::path root_disk;
+  std::filesystem::path seed;                // cloud-init's NoCloud seed image; empty: none
+  std::vector<std::filesystem::path> disks;  // raw volume disks, /dev/vdb... in order
+  struct Share {
+    std::string tag;  // the guest mounts it by this tag (9p)
+    std::filesystem::path directory;
+  };
+  std::vector<Share> shares;
+  std::vector<std::string> vfio_functions;  // PCI addresses bound to vfio-pci (vfio.h)
+  bool network = true;                      // user-mode networking (with the forwards)
+  std::vector<VmPortForward> forwards;
+  std::filesystem::path serial_log;  // the console's output: the run's log
+  std::filesystem::path qmp_socket;
+  std::filesystem::path pid_file;
+  bool daemonize = true;  // QEMU outlives the agent; the agent re-adopts it by pid and QMP
+};
+
+// argv of qemu-system-x86_64 for the machine.
+std::vector<std::string> qemu_command(const VmMachine& machine);
+
+// An option value with its commas doubled (QEMU's escape).
+std::string qemu_escape(const std::string& value);
+
+}  // namespace gpurent::agent

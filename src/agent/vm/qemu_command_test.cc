@@ -1,0 +1,139 @@
+// The VM runtime's QEMU command line: what each part of a machine becomes (and that a comma in a
+// path cannot add an option), and a real boot under TCG of the test image (scripts/
+// vm-test-image.sh, GPURENT_TEST_VM_IMAGE): the command runs with a host folder shared in, its
+// output and exit status reach the serial log, and the guest's powering off ends QEMU.
+#include "agent/vm/qemu_command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "agent/tool_run.h"
+#include "common/files.h"
+#include "common/random.h"
+
+namespace gpurent::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The value after `flag`, each time it appears.
+std::vector<std::string> values_of(const std::vector<std::string>& argv, std::string_view flag) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == flag) out.push_back(argv[i + 1]);
+  }
+  return out;
+}
+
+TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
+  VmMachine m{.name = "i-1.2",
+              .accelerator = VmAccelerator::kKvm,
+              .vcpus = 8,
+              .memory_mb = 65536,
+              .root_disk = "/var/lib/gpurent/i-1/root.qcow2",
+              .seed = "/var/lib/gpurent/i-1/seed.img",
+              .disks = {"/var/lib/gpurent/volumes/v-1.raw"},
+              .shares = {{.tag = "workspace", .directory = "/var/lib/gpurent/i-1/workspace"}},
+              .vfio_functions = {"0000:3b:00.0", "0000:3b:00.1"},
+              .forwards = {{.host_port = 40001, .guest_port = 8888}},
+              .serial_log = "/var/lib/gpurent/i-1/2.log",
+              .qmp_socket = "/run/gpurent/i-1.qmp",
+              .pid_file = "/run/gpurent/i-1.pid"};
+  const auto argv = qemu_command(m);
+  EXPECT_EQ(argv.front(), "qemu-system-x86_64");
+  EXPECT_EQ(values_of(argv, "-machine"), std::vector<std::string>{"q35,accel=kvm"});
+  EXPECT_EQ(values_of(argv, "-cpu"), std::vector<std::string>{"host"});
+  EXPECT_EQ(values_of(argv, "-smp"), std::vector<std::string>{"8"});
+  EXPECT_EQ(values_of(argv, "-m"), std::vector<std::string>{"65536M"});
+  EXPECT_EQ(values_of(argv, "-drive"),
+            (std::vector<std::string>{
+                "file=/var/lib/gpurent/i-1/root.qcow2,format=qcow2,if=virtio",
+                "file=/var/lib/gpurent/i-1/seed.img,format=raw,if=virtio,readonly=on",
+                "file=/var/lib/gpurent/volumes/v-1.raw,format=raw,if=virtio"}));
+  EXPECT_EQ(values_of(argv, "-virtfs"),
+            std::vector<std::string>{"local,path=/var/lib/gpurent/i-1/workspace,mount_tag="
+                                     "workspace,security_model=mapped-xattr,id=share0"});
+  EXPECT_EQ(values_of(argv, "-device"),
+            (std::vector<std::string>{"vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
+  EXPECT_EQ(
+      values_of(argv, "-nic"),
+      std::vector<std::string>{"user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:8888"});
+  EXPECT_EQ(values_of(argv, "-chardev"),
+            std::vector<std::string>{"file,id=console,path=/var/lib/gpurent/i-1/2.log"});
+  EXPECT_EQ(values_of(argv, "-qmp"),
+            std::vector<std::string>{"unix:/run/gpurent/i-1.qmp,server=on,wait=off"});
+  EXPECT_EQ(values_of(argv, "-kernel"), std::vector<std::string>{}) << "booted from its disk";
+  EXPECT_EQ(argv.back(), "-daemonize");
+  for (const char* flag : {"-nodefaults", "-no-user-config", "-no-reboot"}) {
+    EXPECT_NE(std::ranges::find(argv, flag), argv.end()) << flag;
+  }
+}
+
+TEST(QemuCommand, ACommaInAValueCannotAddAnOption) {
+  const auto argv = qemu_command({.name = "x",
+                                  .accelerator = VmAccelerator::kTcg,
+                                  .kernel = "/k",
+                                  .kernel_args = "console=ttyS0 a,b",
+                                  .disks = {"/v/a,readonly=off,file=/etc/shadow"},
+                                  .network = false,
+                                  .serial_log = "/l,og",
+                                  .qmp_socket = "/q"});
+  EXPECT_EQ(
+      values_of(argv, "-drive"),
+      std::vector<std::string>{"file=/v/a,,readonly=off,,file=/etc/shadow,format=raw,if=virtio"});
+  EXPECT_EQ(values_of(argv, "-chardev"), std::vector<std::string>{"file,id=console,path=/l,,og"});
+  EXPECT_EQ(values_of(argv, "-append"), std::vector<std::string>{"console=ttyS0 a,b"})
+      << "the kernel's arguments are one argument, not an option list";
+  EXPECT_EQ(values_of(argv, "-machine"), std::vector<std::string>{"q35,accel=tcg"});
+  EXPECT_EQ(values_of(argv, "-nic"), std::vector<std::string>{"none"});
+}
+
+// The test image's kernel and initrd (scripts/vm-test-image.sh); `make test` requires them.
+std::optional<fs::path> test_image() {
+  const char* dir = std::getenv("GPURENT_TEST_VM_IMAGE");
+  if (dir == nullptr || !fs::exists(fs::path(dir) / "vmlinuz")) return std::nullopt;
+  return fs::path(dir);
+}
+
+TEST(QemuBoot, AKernelAndInitrdRunTheCommandWithAHostFolderUnderTcg) {
+  const auto image = test_image();
+  if (!image) {
+    if (std::getenv("GPURENT_REQUIRE_VM") != nullptr) FAIL() << "GPURENT_TEST_VM_IMAGE is not set";
+    GTEST_SKIP() << "no VM test image (GPURENT_TEST_VM_IMAGE=$(scripts/vm-test-image.sh))";
+  }
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpurent-vm-test-" + std::to_string(os_random_seed()));
+  fs::create_directories(dir / "share");
+  std::ofstream(dir / "share" / "in.txt") << "from the host\n";
+  // What the initrd's /init runs: the command, base64 on the kernel's command line.
+  const std::string command = "cat /data/in.txt; echo from-the-guest > /data/out.txt; exit 3";
+  const auto encoded = run_tool({.argv = {"sh", "-c", "printf %s \"$0\" | base64 -w0", command}});
+  ASSERT_TRUE(encoded);
+  const auto argv = qemu_command(
+      {.name = "i-boot.1",
+       .accelerator = VmAccelerator::kTcg,
+       .memory_mb = 256,
+       .kernel = *image / "vmlinuz",
+       .initrd = *image / "initrd.gz",
+       .kernel_args =
+           "console=ttyS0 quiet panic=-1 gpurent.shares=data:/data gpurent.cmd=" + encoded->output,
+       .shares = {{.tag = "data", .directory = dir / "share"}},
+       .network = false,
+       .serial_log = dir / "console.log",
+       .qmp_socket = dir / "qmp.sock",
+       .daemonize = false});
+  const auto ran = run_tool({.argv = argv, .timeout = std::chrono::seconds(120)});
+  ASSERT_TRUE(ran) << "qemu-system-x86_64 is not installed (scripts/install-deps.sh test)";
+  EXPECT_FALSE(ran->timed_out) << ran->output;
+  const std::string console = read_file(dir / "console.log").value_or("");
+  EXPECT_NE(console.find("from the host"), std::string::npos) << console;
+  EXPECT_NE(console.find("GPURENT_EXIT 3"), std::string::npos) << console;
+  EXPECT_EQ(read_file(dir / "share" / "out.txt").value_or(""), "from-the-guest\n");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpurent::agent
