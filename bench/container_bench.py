@@ -10,7 +10,7 @@ once the engine has started the container). Each is removed before the next (not
 first --warmup launches are not counted (the engine's first container pays for its caches).
 
 For comparison, the same launches without an image on the dev node's process runtime, and
-`podman run --rm IMAGE sh -c :` through the CLI (a container's whole life in the engine alone).
+`podman run --rm --network none IMAGE sh -c :` through the CLI (a container's whole life in the engine alone).
 
 Usage: bench/container_bench.py [--binary build/gpurent] [--launches 50] [--warmup 3]
 Prints a Markdown block for bench/RESULTS.md.
@@ -31,7 +31,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from devserver import Client, launch_latencies, median_and_p99, start_dev, wait_for  # noqa: E402
+from devserver import (UNREFUSED_LIMITS, Client, launch_latencies, median_and_p99,  # noqa: E402
+                       start_dev, wait_for)
 from podman_service import IMAGE, Podman  # noqa: E402
 
 
@@ -53,7 +54,10 @@ def main():
     workdir = tempfile.mkdtemp(prefix="gpurent-container-bench-")
     key = "gpr_" + secrets.token_urlsafe(32)
     podman = Podman()
-    dev, port = start_dev(args.binary, workdir, key)
+    # The image lives in the node's own store (Podman's localhost/), which the default [outbound]
+    # policy refuses as a registry.
+    dev, port = start_dev(args.binary, workdir, key,
+                          UNREFUSED_LIMITS + '[outbound]\nallow = ["localhost"]\n')
     agent = None
     try:
         client = Client(port, key)
@@ -80,7 +84,7 @@ def main():
         engine_alone = []
         for _ in range(min(args.launches, 20)):
             start = time.perf_counter()
-            podman.podman("run", "--rm", IMAGE, "sh", "-c", ":")
+            podman.podman("run", "--rm", "--network", "none", IMAGE, "sh", "-c", ":")
             engine_alone.append((time.perf_counter() - start) * 1000)
         engine_alone.sort()
     finally:
@@ -102,7 +106,8 @@ def main():
     print("| --- | --- | --- | --- | --- |")
     print(row("POST /v1/instances with an image -> running (Podman, runc, vfs)", in_container))
     print(row("POST /v1/instances without an image -> running (process runtime)", as_process))
-    print(row("`podman run --rm IMAGE sh -c :` (the engine alone, CLI)", engine_alone))
+    print(row("`podman run --rm --network none IMAGE sh -c :` (the engine alone, CLI)",
+              engine_alone))
 
 
 if __name__ == "__main__":
