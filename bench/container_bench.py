@@ -17,29 +17,16 @@ Prints a Markdown block for bench/RESULTS.md.
 """
 
 import argparse
-import json
 import os
 import platform
-import secrets
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from devserver import (UNREFUSED_LIMITS, Client, launch_latencies, median_and_p99,  # noqa: E402
-                       start_dev, wait_for)
-from podman_service import IMAGE, Podman  # noqa: E402
-
-
-def has_gpus(client, gpu_type, count):
-    status, body = client.call("GET", "/v1/offers")
-    return status == 200 and any(offer["gpu_type"] == gpu_type and offer["total"] == count
-                                 for offer in json.loads(body)["items"])
+from devserver import dev_with_container_node, launch_latencies, median_and_p99  # noqa: E402
+from podman_service import IMAGE  # noqa: E402
 
 
 def main():
@@ -48,30 +35,8 @@ def main():
     parser.add_argument("--launches", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
-    # A SIGTERM (a timeout, Ctrl-C from a wrapper) still stops the server, agent and Podman.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
-    workdir = tempfile.mkdtemp(prefix="gpurent-container-bench-")
-    key = "gpr_" + secrets.token_urlsafe(32)
-    podman = Podman()
-    # The image lives in the node's own store (Podman's localhost/), which the default [outbound]
-    # policy refuses as a registry.
-    dev, port = start_dev(args.binary, workdir, key,
-                          UNREFUSED_LIMITS + '[outbound]\nallow = ["localhost"]\n')
-    agent = None
-    try:
-        client = Client(port, key)
-        status, body = client.call("POST", "/v1/join-tokens", {"description": "bench"})
-        assert status == 201, body
-        token = json.loads(body)["token"]
-        agent_log = open(os.path.join(workdir, "agent.log"), "wb")
-        agent = subprocess.Popen(
-            [args.binary, "agent", "--server", f"http://127.0.0.1:{port}", "--join-token", token,
-             "--sim-gpus", "8xa100-80g", "--data-dir", os.path.join(workdir, "agent"),
-             "--name", "containers", "--container-socket", podman.socket],
-            stdout=agent_log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: has_gpus(client, "a100-80g", 8), "the container node's 8 GPUs")
-
+    with dev_with_container_node(args.binary, "gpurent-container-bench-") as (client, podman, _):
         # PID 1 of a container gets no default signal handlers: without the trap, each removal
         # (not timed) would wait out the stop grace period before SIGKILL.
         container = {"gpu_type": "a100-80g", "image": IMAGE,
@@ -87,14 +52,6 @@ def main():
             podman.podman("run", "--rm", "--network", "none", IMAGE, "sh", "-c", ":")
             engine_alone.append((time.perf_counter() - start) * 1000)
         engine_alone.sort()
-    finally:
-        if agent:
-            agent.send_signal(signal.SIGTERM)
-            agent.wait(timeout=30)
-        dev.send_signal(signal.SIGTERM)
-        dev.wait(timeout=30)
-        podman.close()
-        shutil.rmtree(workdir, ignore_errors=True)
 
     def row(name, values):
         p50, p99 = median_and_p99(values)

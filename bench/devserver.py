@@ -1,11 +1,17 @@
 """Starting and driving `gpurent dev` for the benchmarks (bench/api_bench.py, bench/fleet_bench.py,
-bench/container_bench.py)."""
+bench/container_bench.py, bench/runtime_overhead.py)."""
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import secrets
+import shutil
+import signal
 import subprocess
+import sys
+import tempfile
 import time
 
 
@@ -148,3 +154,54 @@ def wait_for(predicate, what, timeout=60):
             return
         time.sleep(0.1)
     raise SystemExit(f"timed out waiting for {what}")
+
+
+def offers_total(client, gpu_type):
+    """How many GPUs of the type the offers count (0 before the first answer)."""
+    status, body = client.call("GET", "/v1/offers")
+    if status != 200:
+        return 0
+    return next((o["total"] for o in json.loads(body)["items"] if o["gpu_type"] == gpu_type), 0)
+
+
+@contextlib.contextmanager
+def dev_with_container_node(binary, prefix, container_gpus=8, before_agent=None):
+    """`gpurent dev` (8 simulated H100s on its own node) and a second agent, "containers", with
+    --container-socket on a Podman service of its own (tests/e2e/podman_service.py: vfs, runc, the
+    busybox image in its store) and `container_gpus` simulated A100s. The server allows the node's
+    own image store (localhost/), which the default [outbound] policy refuses as a registry.
+    before_agent(podman, workdir) runs before the agent joins (to import another image). Yields
+    (client, podman, workdir) once both nodes are offered; stops all of it afterwards, on SIGTERM
+    too (a timeout, Ctrl-C from a wrapper)."""
+    from podman_service import Podman  # tests/e2e, on the caller's path
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    workdir = tempfile.mkdtemp(prefix=prefix)
+    key = "gpr_" + secrets.token_urlsafe(32)
+    podman = Podman()
+    dev, port = start_dev(binary, workdir, key,
+                          UNREFUSED_LIMITS + '[outbound]\nallow = ["localhost"]\n')
+    agent = None
+    try:
+        if before_agent:
+            before_agent(podman, workdir)
+        client = Client(port, key)
+        token = client.expect("POST", "/v1/join-tokens", {"description": "bench"}, 201)["token"]
+        agent_log = open(os.path.join(workdir, "agent.log"), "wb")
+        agent = subprocess.Popen(
+            [binary, "agent", "--server", f"http://127.0.0.1:{port}", "--join-token", token,
+             "--sim-gpus", f"{container_gpus}xa100-80g", "--data-dir",
+             os.path.join(workdir, "agent"), "--name", "containers", "--container-socket",
+             podman.socket],
+            stdout=agent_log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(lambda: offers_total(client, "a100-80g") == container_gpus,
+                 "the container node's GPUs")
+        wait_for(lambda: offers_total(client, "h100-80g") > 0, "the dev node's GPUs")
+        yield client, podman, workdir
+    finally:
+        if agent:
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(timeout=30)
+        dev.send_signal(signal.SIGTERM)
+        dev.wait(timeout=30)
+        podman.close()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -23,20 +23,16 @@ import argparse
 import json
 import os
 import platform
-import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
-from devserver import UNREFUSED_LIMITS, Client, start_dev, wait_for  # noqa: E402
-from podman_service import Podman  # noqa: E402
+from devserver import dev_with_container_node  # noqa: E402
 
 PREFIX = "GPURENT_OVERHEAD "
 KERNEL_IMAGE = "localhost/gpurent-overhead:kernel"
@@ -72,13 +68,6 @@ def import_kernel_image(podman, kernel, workdir):
     podman.podman("import", "--change", "ENV PATH=/bin", tar, KERNEL_IMAGE)
 
 
-def offers_total(client, gpu_type):
-    status, body = client.call("GET", "/v1/offers")
-    if status != 200:
-        return 0
-    return next((o["total"] for o in json.loads(body)["items"] if o["gpu_type"] == gpu_type), 0)
-
-
 def run_instance(client, body):
     """Runs one instance to its end; its log's figures."""
     created = client.expect("POST", "/v1/instances", dict(body, restart_policy="never"), 201)
@@ -108,30 +97,13 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "gpurent"))
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
-    workdir = tempfile.mkdtemp(prefix="gpurent-overhead-bench-")
-    key = "gpr_" + secrets.token_urlsafe(32)
     kernel = build_kernel()
-    podman = Podman()
-    # The kernel's image lives in the node's own store (Podman's localhost/), which the default
-    # [outbound] policy refuses as a registry.
-    dev, port = start_dev(args.binary, workdir, key,
-                          UNREFUSED_LIMITS + '[outbound]\nallow = ["localhost"]\n')
-    agent = None
     results = {"bare": [], "process": [], "container": []}
-    try:
-        import_kernel_image(podman, kernel, workdir)
-        client = Client(port, key)
-        token = client.expect("POST", "/v1/join-tokens", {"description": "bench"}, 201)["token"]
-        agent_log = open(os.path.join(workdir, "agent.log"), "wb")
-        agent = subprocess.Popen(
-            [args.binary, "agent", "--server", f"http://127.0.0.1:{port}", "--join-token", token,
-             "--sim-gpus", "1xa100-80g", "--data-dir", os.path.join(workdir, "agent"),
-             "--name", "containers", "--container-socket", podman.socket],
-            stdout=agent_log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: offers_total(client, "a100-80g") == 1, "the container node's GPU")
-        wait_for(lambda: offers_total(client, "h100-80g") > 0, "the dev node's GPUs")
+    with dev_with_container_node(
+            args.binary, "gpurent-overhead-bench-", container_gpus=1,
+            before_agent=lambda podman, workdir: import_kernel_image(podman, kernel, workdir)) as (
+                client, _, _):
         ways = {
             "bare": lambda: figures_in(subprocess.run([kernel], capture_output=True, text=True,
                                                       check=True).stdout),
@@ -147,14 +119,6 @@ def main():
             order = list(ways) if round_ % 2 == 0 else list(reversed(ways))
             for name in order:
                 results[name].append(ways[name]())
-    finally:
-        if agent:
-            agent.send_signal(signal.SIGTERM)
-            agent.wait(timeout=30)
-        dev.send_signal(signal.SIGTERM)
-        dev.wait(timeout=30)
-        podman.close()
-        shutil.rmtree(workdir, ignore_errors=True)
 
     def median(name, figure):
         return statistics.median(r[figure] for r in results[name])
