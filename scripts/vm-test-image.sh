@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The VM runtime's test image (docs/vm-runtime.md): Debian's kernel and a busybox initramfs whose
 # /init is the guest side of a kernel+initrd VM: it loads the virtio modules, mounts the shares
-# named on the kernel's command line, runs the command given there (base64) with its output on
-# the serial console, prints "GPURENT_EXIT <code>" and powers off.
+# named on the kernel's command line, runs the command given there (base64) or the VM runtime's
+# /run/gpurent/command.sh with its output on the serial console, prints "GPURENT_EXIT <code>" and
+# powers off.
 #
 # Idempotent: the image is made once under DIR (default build/vm-test-image) and reused; prints
 # DIR. Needs busybox-static and apt's package lists (scripts/install-deps.sh test); the kernel's
@@ -59,7 +60,9 @@ for share in $(arg shares | tr ',' ' '); do
   mount -t 9p -o trans=virtio,version=9p2000.L "${share%%:*}" "${share#*:}"
 done
 echo "GPURENT_BOOTED"
+# The command: gpurent.cmd= (base64), else the VM runtime's /run/gpurent/command.sh.
 cmd="$(arg cmd | base64 -d)"
+if [ -z "$cmd" ] && [ -f /run/gpurent/command.sh ]; then cmd="sh /run/gpurent/command.sh"; fi
 sh -c "$cmd"
 echo "GPURENT_EXIT $?"
 sync

@@ -1,0 +1,274 @@
+#include "agent/vm/vm_runtime.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+#include "agent/runtime/workload_files.h"
+#include "agent/tool_run.h"
+#include "common/files.h"
+
+namespace gpurent::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kGuestDir = "guest";
+constexpr std::string_view kConsoleLog = "console.log";
+constexpr std::string_view kPidFile = "qemu.pid";
+constexpr std::string_view kExitMarker = "GPURENT_EXIT ";
+// A VM stopped before its command printed its status ended by SIGTERM to QEMU, as a process would.
+constexpr int kStoppedExitCode = 128 + SIGTERM;
+
+std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// What the guest's /init runs: the platform's environment, the instance's directory, the command.
+std::string command_script(const model::WorkloadSpec& spec) {
+  auto env = platform_env(spec);
+  env.try_emplace("HOME", "/workspace");
+  env.try_emplace("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  std::string script;
+  for (const auto& [name, value] : env) {
+    script += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
+  script += "cd /workspace\nexec";
+  for (const auto& arg : spec.command) script += " " + shell_quote(arg);
+  return script + "\n";
+}
+
+// The status the guest printed last on its console; none when it printed none.
+std::optional<int> printed_exit_code(const fs::path& console) {
+  const auto text = read_file(console, 64 << 20);
+  if (!text) return std::nullopt;
+  const size_t at = text->rfind(kExitMarker);
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = text->data() + at + kExitMarker.size();
+  int code = 0;
+  const auto [end, ec] = std::from_chars(begin, text->data() + text->size(), code);
+  if (ec != std::errc() || end == begin) return std::nullopt;
+  return code;
+}
+
+std::optional<WorkloadKey> key_of(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return std::nullopt;
+  int64_t run = 0;
+  const auto [end, ec] = std::from_chars(name.data() + dot + 1, name.data() + name.size(), run);
+  if (ec != std::errc() || end != name.data() + name.size() || run <= 0) return std::nullopt;
+  return WorkloadKey{name.substr(0, dot), run};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<VmRuntime>> VmRuntime::open(VmRuntimeOptions options) {
+  std::error_code ec;
+  fs::create_directories(options.data_dir / "vms", ec);
+  if (!ec) fs::create_directories(options.instances_dir, ec);
+  if (ec) {
+    return fail({ErrorKind::kInternal, "vm_runtime_unavailable",
+                 fmt::format("cannot create the VM runtime's directories: {}", ec.message())});
+  }
+  std::unique_ptr<VmRuntime> runtime(new VmRuntime(std::move(options)));
+  for (const auto& entry : fs::directory_iterator(runtime->options_.data_dir / "vms", ec)) {
+    if (entry.is_directory()) runtime->adopt(entry.path());
+  }
+  runtime->poll();
+  return runtime;
+}
+
+fs::path VmRuntime::run_dir(const WorkloadKey& key) const {
+  return options_.data_dir / "vms" / fmt::format("{}.{}", key.instance_id, key.run);
+}
+
+fs::path VmRuntime::instance_dir(std::string_view instance_id) const {
+  return options_.instances_dir / instance_id;
+}
+
+Status VmRuntime::start(const model::WorkloadSpec& spec) {
+  GPURENT_CHECK(validate_workload(spec));
+  const WorkloadKey key{spec.instance_id, spec.run};
+  GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
+  if (!spec.gpus.empty() && !options_.simulated_gpus) {
+    return fail(Error::unprocessable(
+        "gpu_passthrough_unavailable",
+        "this node does not pass GPUs through to VMs yet (docs/vm-runtime.md)"));
+  }
+  const fs::path dir = run_dir(key);
+  const fs::path home = instance_dir(spec.instance_id);
+  std::error_code ec;
+  fs::create_directories(dir / kGuestDir, ec);
+  if (!ec) fs::create_directories(home, ec);
+  if (ec) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 fmt::format("cannot create the VM's directories: {}", ec.message())});
+  }
+  const auto cleanup = [&] { fs::remove_all(dir, ec); };
+  if (auto written = write_file_atomic(dir / kGuestDir / "command.sh", command_script(spec));
+      !written) {
+    cleanup();
+    return written;
+  }
+  const VmMachine machine{
+      .name = fmt::format("{}.{}", key.instance_id, key.run),
+      .accelerator = options_.accelerator,
+      .vcpus = std::max(1, spec.cpu),
+      .memory_mb = spec.memory_gb > 0 ? spec.memory_gb * 1024 : options_.default_memory_mb,
+      .kernel = options_.kernel,
+      .initrd = options_.initrd,
+      .kernel_args =
+          "console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:/run/gpurent,workspace:/workspace",
+      .shares = {{.tag = "gpurent", .directory = dir / kGuestDir},
+                 {.tag = "workspace", .directory = home}},
+      .serial_log = dir / kConsoleLog,
+      .qmp_socket = dir / "qmp.sock",
+      .pid_file = dir / kPidFile};
+  const auto ran = run_tool({.argv = qemu_command(machine), .timeout = options_.boot_timeout});
+  const auto pid_text = read_file(dir / kPidFile, 64);
+  pid_t pid = 0;
+  if (pid_text) {
+    std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
+  }
+  const auto stat = pid > 0 ? read_proc_stat(pid) : std::nullopt;
+  if (!stat) {
+    cleanup();
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 ran ? fmt::format("QEMU did not start the VM: {}", ran->output)
+                     : std::string("qemu-system-x86_64 cannot be run (is QEMU installed?)")});
+  }
+  if (auto recorded = write_shim_state(dir, {.pid = pid, .start_time = stat->start_time});
+      !recorded) {
+    ::kill(pid, SIGKILL);
+    cleanup();
+    return recorded;
+  }
+  entries_[key] = Entry{.info = {.key = key,
+                                 .phase = model::WorkloadPhase::kRunning,
+                                 .log_path = dir / kConsoleLog},
+                        .dir = dir,
+                        .pid = pid,
+                        .start_time = stat->start_time};
+  return {};
+}
+
+void VmRuntime::adopt(const fs::path& dir) {
+  const auto key = key_of(dir);
+  if (!key) return;
+  Entry entry{.info = {.key = *key, .log_path = dir / kConsoleLog}, .dir = dir};
+  if (auto ended = read_exit_record(dir)) {
+    entry.info.phase = model::WorkloadPhase::kExited;
+    entry.info.exit_code = ended->exit_code;
+    entry.info.message = ended->message;
+  } else if (auto state = read_shim_state(dir)) {
+    entry.info.phase = model::WorkloadPhase::kRunning;
+    entry.pid = state->pid;
+    entry.start_time = state->start_time;
+  } else {
+    // Cut short inside start() before QEMU was recorded: it never ran; the reconciler starts it
+    // again if it is still wanted.
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return;
+  }
+  entries_[*key] = std::move(entry);
+}
+
+bool VmRuntime::alive(Entry& entry) {
+  if (entry.pid <= 0) return false;
+  // QEMU daemonized, so it is not the agent's child unless the agent reaps orphans.
+  int status = 0;
+  ::waitpid(entry.pid, &status, WNOHANG);
+  const auto stat = read_proc_stat(entry.pid);
+  if (!stat || stat->start_time != entry.start_time || stat->state == 'Z') {
+    entry.pid = 0;  // never signal a pid that may have been reused
+    return false;
+  }
+  return true;
+}
+
+void VmRuntime::finish(Entry& entry) {
+  ExitRecord record;
+  if (const auto code = printed_exit_code(entry.dir / kConsoleLog)) {
+    record.exit_code = *code;
+  } else {
+    record.exit_code = entry.info.stop_requested ? kStoppedExitCode : kKilledExitCode;
+    record.message = entry.info.stop_requested ? "stopped" : "the VM ended without its command's status";
+  }
+  // Without the record, an agent that restarts derives the same status from the console again.
+  if (auto written = write_exit_record(entry.dir, record); !written) {
+    spdlog::warn("VM {}.{}: its exit record was not written: {}", entry.info.key.instance_id,
+                 entry.info.key.run, written.error().message);
+  }
+  entry.info.phase = model::WorkloadPhase::kExited;
+  entry.info.exit_code = record.exit_code;
+  entry.info.message = record.message;
+  entry.kill_at.reset();
+}
+
+void VmRuntime::stop(const WorkloadKey& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.info.phase == model::WorkloadPhase::kExited) return;
+  Entry& entry = it->second;
+  if (entry.info.stop_requested) return;
+  entry.info.stop_requested = true;
+  if (alive(entry)) {
+    ::kill(entry.pid, SIGTERM);
+    entry.kill_at = std::chrono::steady_clock::now() + options_.stop_grace;
+  }
+}
+
+void VmRuntime::poll() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [key, entry] : entries_) {
+    if (entry.info.phase == model::WorkloadPhase::kExited) continue;
+    if (!alive(entry)) {
+      finish(entry);
+    } else if (entry.kill_at && now >= *entry.kill_at) {
+      ::kill(entry.pid, SIGKILL);
+    }
+  }
+}
+
+Status VmRuntime::forget(const WorkloadKey& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) return {};
+  if (it->second.info.phase != model::WorkloadPhase::kExited) {
+    return fail(Error::conflict("workload_running",
+                                fmt::format("{}.{} is still running", key.instance_id, key.run)));
+  }
+  std::error_code ec;
+  fs::remove_all(it->second.dir, ec);
+  entries_.erase(it);
+  return {};
+}
+
+std::vector<Workload> VmRuntime::workloads() const { return workloads_of(entries_); }
+
+const Workload* VmRuntime::find(const WorkloadKey& key) const {
+  return find_workload(entries_, key);
+}
+
+std::optional<Runtime::SteadyTime> VmRuntime::next_deadline() const {
+  std::optional<SteadyTime> next;
+  for (const auto& [key, entry] : entries_) {
+    if (entry.kill_at && (!next || *entry.kill_at < *next)) next = entry.kill_at;
+  }
+  return next;
+}
+
+}  // namespace gpurent::agent

@@ -1,0 +1,93 @@
+// The VM runtime (issue 31, docs/vm-runtime.md): each workload (one run of one instance) is a QEMU
+// virtual machine booted from the node's kernel+initrd image, its command run by the image's /init
+// (the guest side: scripts/vm-test-image.sh makes one), its console the run's log.
+//
+// A run's directory <data_dir>/vms/<instance>.<run>/ holds:
+//   guest/command.sh  what the guest runs (the platform's env exported, cd /workspace, exec the
+//                     command), shared in read-only as the 9p tag "gpurent" at /run/gpurent
+//   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
+//   qemu.pid, state.json  QEMU's pid (it daemonizes) and its /proc start time
+//   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
+//                     when it was stopped first and printed none, 137 otherwise
+//   qmp.sock          QEMU's monitor
+// The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs.
+//
+// QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
+// state (a pid whose start time still matches) and exit records. Stopping sends SIGTERM to QEMU
+// (it ends the machine at once) and SIGKILL after the grace period; the guest is not asked to shut
+// down first (its disk is the instance's directory, written through by 9p).
+//
+// Not yet: GPUs (vfio.h is the logic; a spec with GPUs is refused unless the node's GPUs are
+// simulated), volumes, services' ports, CPU and memory from the spec beyond vcpus and memory,
+// cloud images, exec through a guest agent.
+//
+// Thread-safety: none; the reconcile thread owns it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agent/runtime/runtime.h"
+#include "agent/vm/qemu_command.h"
+#include "common/result.h"
+
+namespace gpurent::agent {
+
+struct VmRuntimeOptions {
+  std::filesystem::path data_dir;       // runs under <data_dir>/vms/
+  std::filesystem::path instances_dir;  // <instances_dir>/<instance>/ is shared in as /workspace
+  std::filesystem::path kernel;         // the image every VM boots
+  std::filesystem::path initrd;
+  VmAccelerator accelerator = VmAccelerator::kKvm;
+  int default_memory_mb = 1024;  // when the spec asks for none
+  bool simulated_gpus = false;   // the node's GPUs are simulated: a spec's GPUs are not passed
+  std::chrono::milliseconds stop_grace{10'000};
+  std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
+};
+
+class VmRuntime final : public Runtime {
+ public:
+  // Creates the directories and adopts every run recorded under data_dir.
+  static Result<std::unique_ptr<VmRuntime>> open(VmRuntimeOptions options);
+  VmRuntime(const VmRuntime&) = delete;
+  VmRuntime& operator=(const VmRuntime&) = delete;
+  ~VmRuntime() override = default;
+
+  // Starts the run's VM; returns once QEMU has daemonized (the guest boots on). Errors: as every
+  // runtime's (runtime.h); kUnprocessable "gpu_passthrough_unavailable" for a spec with GPUs on a
+  // node that does not pass them yet; kInternal "vm_start_failed" with QEMU's own words.
+  Status start(const model::WorkloadSpec& spec) override;
+  void stop(const WorkloadKey& key) override;
+  Status forget(const WorkloadKey& key) override;
+  void poll() override;
+  std::vector<Workload> workloads() const override;
+  const Workload* find(const WorkloadKey& key) const override;
+  std::optional<SteadyTime> next_deadline() const override;
+  std::filesystem::path instance_dir(std::string_view instance_id) const override;
+
+ private:
+  struct Entry {
+    Workload info;
+    std::filesystem::path dir;
+    pid_t pid = 0;  // QEMU's; 0 once it is gone
+    uint64_t start_time = 0;
+    std::optional<SteadyTime> kill_at;  // SIGKILL deadline of a requested stop
+  };
+  explicit VmRuntime(VmRuntimeOptions options) : options_(std::move(options)) {}
+  void adopt(const std::filesystem::path& dir);
+  bool alive(Entry& entry);
+  // QEMU is gone: the exit record from what the guest printed (or how it was stopped).
+  void finish(Entry& entry);
+  std::filesystem::path run_dir(const WorkloadKey& key) const;
+
+  VmRuntimeOptions options_;
+  std::map<WorkloadKey, Entry> entries_;
+};
+
+}  // namespace gpurent::agent
