@@ -1,8 +1,8 @@
 #include "agent/vm/vm_runtime.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -157,12 +157,11 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     cleanup();
     return recorded;
   }
-  entries_[key] = Entry{.info = {.key = key,
-                                 .phase = model::WorkloadPhase::kRunning,
-                                 .log_path = dir / kConsoleLog},
-                        .dir = dir,
-                        .pid = pid,
-                        .start_time = stat->start_time};
+  entries_[key] = Entry{
+      .info = {.key = key, .phase = model::WorkloadPhase::kRunning, .log_path = dir / kConsoleLog},
+      .dir = dir,
+      .pid = pid,
+      .start_time = stat->start_time};
   return {};
 }
 
@@ -207,7 +206,8 @@ void VmRuntime::finish(Entry& entry) {
     record.exit_code = *code;
   } else {
     record.exit_code = entry.info.stop_requested ? kStoppedExitCode : kKilledExitCode;
-    record.message = entry.info.stop_requested ? "stopped" : "the VM ended without its command's status";
+    record.message =
+        entry.info.stop_requested ? "stopped" : "the VM ended without its command's status";
   }
   // Without the record, an agent that restarts derives the same status from the console again.
   if (auto written = write_exit_record(entry.dir, record); !written) {

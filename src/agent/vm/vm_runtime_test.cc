@@ -22,7 +22,8 @@ class VmRuntimeTest : public testing::Test {
   void SetUp() override {
     const char* image = std::getenv("GPURENT_TEST_VM_IMAGE");
     if (image == nullptr || !fs::exists(fs::path(image) / "vmlinuz")) {
-      if (std::getenv("GPURENT_REQUIRE_VM") != nullptr) FAIL() << "GPURENT_TEST_VM_IMAGE is not set";
+      if (std::getenv("GPURENT_REQUIRE_VM") != nullptr)
+        FAIL() << "GPURENT_TEST_VM_IMAGE is not set";
       GTEST_SKIP() << "no VM test image (GPURENT_TEST_VM_IMAGE=$(scripts/vm-test-image.sh))";
     }
     // Short: QMP's unix socket path must fit in 108 bytes.
