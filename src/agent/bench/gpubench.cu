@@ -1,14 +1,17 @@
 // gpurent-gpubench: measures this machine's GPUs for the node benchmark (agent/bench/gpu_bench.h
 // reads its output). Per GPU: dense GEMM TFLOPS through cuBLAS in FP32, TF32, FP16 and BF16 (FP32
-// accumulate; BF16 from compute capability 8.0, TF32 likewise), device memory bandwidth (a
+// accumulate; BF16 from compute capability 8.0, TF32 likewise) and through cuBLASLt in FP8 (E4M3
+// operands, FP32 accumulate, BF16 result; from compute capability 8.9), device memory bandwidth (a
 // device-to-device copy: read and write), pinned host-to-device and device-to-host bandwidth; per
 // ordered pair of GPUs that reach each other directly (NVLink, PCIe peer-to-peer), the peer copy
 // bandwidth. Prints one JSON object on stdout; on failure {"error": "..."} and exit status 2.
 //
 // Usage: gpurent-gpubench [--quick]   (--quick: small sizes and few repetitions, for tests)
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -78,6 +81,8 @@ template <>
 __device__ __half from_float<__half>(float value) { return __float2half(value); }
 template <>
 __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float value) { return __float2bfloat16(value); }
+template <>
+__device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float value) { return __nv_fp8_e4m3(value); }
 
 // Values in [-1, 1) from a hash of the position: random-looking operands draw the power (and so
 // the clocks) of real work, where zeros would not.
@@ -118,6 +123,65 @@ double gemm_tflops(cublasHandle_t handle, cudaDataType_t type, cublasComputeType
   return 2.0 * n * double(n) * n * sizes.gemm_iterations / seconds / 1e12;
 }
 
+// Runs `release` when it goes out of scope (cuBLASLt's descriptors, on every way out).
+template <class Release>
+struct Releasing {
+  Release release;
+  ~Releasing() { release(); }
+};
+template <class Release>
+Releasing(Release) -> Releasing<Release>;
+
+// Dense D = A^T B (n x n) with FP8 E4M3 operands through cuBLASLt: FP8 GEMMs take A transposed
+// ("TN"), accumulate in FP32 and here write BF16. TFLOPS over the timed runs.
+double fp8_gemm_tflops(const Sizes& sizes) {
+  const int n = sizes.gemm_n;
+  const size_t count = size_t{static_cast<size_t>(n)} * n;
+  constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+  DeviceBuffer a(count), b(count), d(count * sizeof(__nv_bfloat16)), workspace(kWorkspaceBytes);
+  fill_random<__nv_fp8_e4m3>(a.data, count);
+  fill_random<__nv_fp8_e4m3>(b.data, count);
+  cublasLtHandle_t lt;
+  check(cublasLtCreate(&lt), "cublasLtCreate");
+  Releasing lt_released{[&] { cublasLtDestroy(lt); }};
+  cublasLtMatmulDesc_t op;
+  check(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  Releasing op_released{[&] { cublasLtMatmulDescDestroy(op); }};
+  const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transposed,
+                                       sizeof transposed),
+        "CUBLASLT_MATMUL_DESC_TRANSA");
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain),
+        "CUBLASLT_MATMUL_DESC_TRANSB");
+  cublasLtMatrixLayout_t operand, result;
+  check(cublasLtMatrixLayoutCreate(&operand, CUDA_R_8F_E4M3, n, n, n), "cublasLtMatrixLayoutCreate");
+  Releasing operand_released{[&] { cublasLtMatrixLayoutDestroy(operand); }};
+  check(cublasLtMatrixLayoutCreate(&result, CUDA_R_16BF, n, n, n), "cublasLtMatrixLayoutCreate");
+  Releasing result_released{[&] { cublasLtMatrixLayoutDestroy(result); }};
+  cublasLtMatmulPreference_t preference;
+  check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
+  Releasing preference_released{[&] { cublasLtMatmulPreferenceDestroy(preference); }};
+  check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kWorkspaceBytes, sizeof kWorkspaceBytes),
+        "CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES");
+  cublasLtMatmulHeuristicResult_t chosen{};
+  int found = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(lt, op, operand, operand, result, result, preference, 1,
+                                       &chosen, &found),
+        "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0) throw std::runtime_error("cuBLASLt has no FP8 GEMM for this GPU");
+  const float alpha = 1.0f, beta = 0.0f;
+  const auto run = [&] {
+    check(cublasLtMatmul(lt, op, &alpha, a.data, operand, b.data, operand, &beta, d.data, result,
+                         d.data, result, &chosen.algo, workspace.data, kWorkspaceBytes, nullptr),
+          "cublasLtMatmul");
+  };
+  run();
+  run();
+  const double seconds = timed(sizes.gemm_iterations, run);
+  return 2.0 * n * double(n) * n * sizes.gemm_iterations / seconds / 1e12;
+}
+
 std::string uuid_of(const cudaDeviceProp& props) {
   // As NVML writes it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
   std::string out = "GPU-";
@@ -150,6 +214,10 @@ std::string measure_gpu(int device, const Sizes& sizes) {
                                                                     CUBLAS_COMPUTE_32F, sizes));
   }
   cublasDestroy(handle);
+  // FP8 tensor cores: Ada (8.9) and Hopper (9.0) onwards.
+  if (props.major * 10 + props.minor >= 89) {
+    gemm += ",\"fp8\":" + std::to_string(fp8_gemm_tflops(sizes));
+  }
 
   const size_t bytes = sizes.copy_bytes;
   DeviceBuffer from(bytes), to(bytes);
