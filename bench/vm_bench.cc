@@ -31,7 +31,8 @@ double ms_since(Clock::time_point start) {
 std::string summary(std::vector<double> values) {
   std::ranges::sort(values);
   const auto at = [&](double q) {
-    return values[std::min(values.size() - 1, static_cast<size_t>(q * static_cast<double>(values.size())))];
+    return values[std::min(values.size() - 1,
+                           static_cast<size_t>(q * static_cast<double>(values.size())))];
   };
   return fmt::format("{:.0f} ms | {:.0f} ms | {:.0f} ms", at(0.5), at(0.99), values.back());
 }
@@ -53,13 +54,13 @@ int main(int argc, char** argv) {
   }
   const fs::path dir = fs::path("/tmp") / "gpurent-vm-bench";
   fs::remove_all(dir);
-  auto runtime = VmRuntime::open(
-      {.data_dir = dir / "data",
-       .instances_dir = dir / "instances",
-       .kernel = image / "vmlinuz",
-       .initrd = image / "initrd.gz",
-       .accelerator = kvm ? gpurent::agent::VmAccelerator::kKvm : gpurent::agent::VmAccelerator::kTcg,
-       .default_memory_mb = 256});
+  auto runtime = VmRuntime::open({.data_dir = dir / "data",
+                                  .instances_dir = dir / "instances",
+                                  .kernel = image / "vmlinuz",
+                                  .initrd = image / "initrd.gz",
+                                  .accelerator = kvm ? gpurent::agent::VmAccelerator::kKvm
+                                                     : gpurent::agent::VmAccelerator::kTcg,
+                                  .default_memory_mb = 256});
   if (!runtime) {
     fmt::print(stderr, "{}\n", runtime.error().message);
     return 1;
