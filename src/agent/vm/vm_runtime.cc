@@ -9,6 +9,7 @@
 #include <charconv>
 #include <system_error>
 
+#include "agent/runtime/volumes.h"
 #include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
 #include "common/files.h"
@@ -37,12 +38,27 @@ std::string shell_quote(std::string_view text) {
   return out + "'";
 }
 
-// What the guest's /init runs: the platform's environment, the instance's directory, the command.
-std::string command_script(const model::WorkloadSpec& spec) {
+// The 9p tag of the run's i-th volume.
+std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
+
+// What the guest's /init runs: the volumes mounted at their paths, the platform's environment,
+// the instance's directory, the command.
+std::string command_script(const model::WorkloadSpec& spec,
+                           const std::vector<PreparedVolume>& volumes) {
+  std::string script;
+  for (size_t i = 0; i < volumes.size(); ++i) {
+    const std::string path = shell_quote(volumes[i].mount.mount_path);
+    script += fmt::format(
+        "mkdir -p {0} && mount -t 9p -o trans=virtio,version=9p2000.L {1} {0} || "
+        "{{ echo \"cannot mount volume {2} at \"{0} >&2; exit 125; }}\n",
+        path, volume_tag(i), volumes[i].mount.volume_id);
+  }
   auto env = platform_env(spec);
   env.try_emplace("HOME", "/workspace");
   env.try_emplace("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-  std::string script;
+  env.insert_or_assign("GPURENT_VOLUMES", volumes_env(volumes, [](const PreparedVolume& v) {
+                         return v.mount.mount_path;
+                       }));
   for (const auto& [name, value] : env) {
     script += fmt::format("export {}={}\n", name, shell_quote(value));
   }
@@ -119,12 +135,18 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                  fmt::format("cannot create the VM's directories: {}", ec.message())});
   }
   const auto cleanup = [&] { fs::remove_all(dir, ec); };
-  if (auto written = write_file_atomic(dir / kGuestDir / "command.sh", command_script(spec));
+  auto volumes = prepare_volumes(options_.data_dir, spec);
+  if (!volumes) {
+    cleanup();
+    return fail(volumes.error());
+  }
+  if (auto written =
+          write_file_atomic(dir / kGuestDir / "command.sh", command_script(spec, *volumes));
       !written) {
     cleanup();
     return written;
   }
-  const VmMachine machine{
+  VmMachine machine{
       .name = fmt::format("{}.{}", key.instance_id, key.run),
       .accelerator = options_.accelerator,
       .vcpus = std::max(1, spec.cpu),
@@ -138,6 +160,9 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .serial_log = dir / kConsoleLog,
       .qmp_socket = dir / "qmp.sock",
       .pid_file = dir / kPidFile};
+  for (size_t i = 0; i < volumes->size(); ++i) {
+    machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});
+  }
   const auto ran = run_tool({.argv = qemu_command(machine), .timeout = options_.boot_timeout});
   const auto pid_text = read_file(dir / kPidFile, 64);
   pid_t pid = 0;

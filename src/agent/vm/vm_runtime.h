@@ -10,7 +10,8 @@
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
 //                     when it was stopped first and printed none, 137 otherwise
 //   qmp.sock          QEMU's monitor
-// The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs.
+// The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs;
+// each volume's data (volumes.h) as "vol<i>", which command.sh mounts at its path first.
 //
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
 // state (a pid whose start time still matches) and exit records. Stopping sends SIGTERM to QEMU
@@ -18,8 +19,7 @@
 // down first (its disk is the instance's directory, written through by 9p).
 //
 // Not yet: GPUs (vfio.h is the logic; a spec with GPUs is refused unless the node's GPUs are
-// simulated), volumes, services' ports, CPU and memory from the spec beyond vcpus and memory,
-// cloud images, exec through a guest agent.
+// simulated), services' ports, cloud images, exec through a guest agent.
 //
 // Thread-safety: none; the reconcile thread owns it.
 #pragma once

@@ -1,5 +1,6 @@
 // The VM runtime with real VMs under TCG (the test image, scripts/vm-test-image.sh): a run's
-// command exits with its status in the console log and its file kept in the instance's directory;
+// command exits with its status in the console log, its file kept in the instance's directory and
+// one written to its volume in the volume's data on the node;
 // a sleeping VM survives its runtime, is adopted by a new one on the same directory, and stops
 // with SIGTERM's status; GPUs are refused where they cannot be passed through.
 #include "agent/vm/vm_runtime.h"
@@ -68,9 +69,11 @@ class VmRuntimeTest : public testing::Test {
 TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
   auto runtime = VmRuntime::open(options_);
   ASSERT_TRUE(runtime) << runtime.error().message;
-  const auto s = spec("i-vm", {"sh", "-c",
-                               "echo \"$GREETING in $(pwd) as $GPURENT_INSTANCE_ID\"; "
-                               "echo kept > /workspace/note; exit 7"});
+  auto s = spec("i-vm", {"sh", "-c",
+                         "echo \"$GREETING in $(pwd) as $GPURENT_INSTANCE_ID\"; "
+                         "echo kept > /workspace/note; echo \"$GPURENT_VOLUMES\" > "
+                         "'/mnt/my data/seen'; exit 7"});
+  s.volumes = {{.volume_id = "v-data", .mount_path = "/mnt/my data"}};
   ASSERT_TRUE((*runtime)->start(s));
   EXPECT_EQ((*runtime)->start(s).error().code, "workload_exists");
   const WorkloadKey key{"i-vm", 1};
@@ -80,6 +83,9 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
   const std::string log = read_file(ended->log_path).value_or("");
   EXPECT_NE(log.find("it's a VM in /workspace as i-vm"), std::string::npos) << log;
   EXPECT_EQ(read_file((*runtime)->instance_dir("i-vm") / "note").value_or(""), "kept\n");
+  EXPECT_EQ(read_file(options_.data_dir / "volumes" / "v-data" / "seen").value_or(""),
+            "v-data=/mnt/my data\n")
+      << "the volume's data is the node's, mounted at its path in the guest";
   ASSERT_TRUE((*runtime)->forget(key));
   EXPECT_EQ((*runtime)->find(key), nullptr);
   EXPECT_TRUE(fs::exists((*runtime)->instance_dir("i-vm"))) << "the instance keeps its disk";
