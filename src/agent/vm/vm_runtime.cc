@@ -214,15 +214,17 @@ void VmRuntime::adopt(const fs::path& dir) {
 
 bool VmRuntime::alive(Entry& entry) {
   if (entry.pid <= 0) return false;
-  // QEMU daemonized, so it is not the agent's child unless the agent reaps orphans.
-  int status = 0;
-  ::waitpid(entry.pid, &status, WNOHANG);
   const auto stat = read_proc_stat(entry.pid);
-  if (!stat || stat->start_time != entry.start_time || stat->state == 'Z') {
-    entry.pid = 0;  // never signal a pid that may have been reused
-    return false;
+  if (stat && stat->start_time == entry.start_time && stat->state != 'Z') return true;
+  if (stat && stat->start_time == entry.start_time) {
+    // Our QEMU, ended: QEMU daemonized, so it is the agent's child only where the agent reaps
+    // orphans; reaped here then. A pid whose start time differs is someone else's (reused): its
+    // status is not ours to take.
+    int status = 0;
+    ::waitpid(entry.pid, &status, WNOHANG);
   }
-  return true;
+  entry.pid = 0;  // never signal a pid that may have been reused
+  return false;
 }
 
 void VmRuntime::finish(Entry& entry) {
