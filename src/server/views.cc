@@ -200,11 +200,12 @@ api::Figures figures_view(const model::GpuBenchmark& figures) {
   return figures_view(figures.gemm_gflops, figures.memory_mbps, figures.h2d_mbps, figures.d2h_mbps);
 }
 
-// Training TFLOPS per currency unit of an hour's price; none without either.
-std::optional<double> per_price(const std::optional<double>& tflops,
+// A figure (training TFLOPS, images an hour) per currency unit of an hour's price; none without
+// either.
+std::optional<double> per_price(const std::optional<double>& figure,
                                 const std::optional<Micros>& price_per_hour) {
-  if (!tflops || !price_per_hour || *price_per_hour <= 0) return std::nullopt;
-  return *tflops * static_cast<double>(kMicrosPerUnit) / static_cast<double>(*price_per_hour);
+  if (!figure || !price_per_hour || *price_per_hour <= 0) return std::nullopt;
+  return *figure * static_cast<double>(kMicrosPerUnit) / static_cast<double>(*price_per_hour);
 }
 
 // Images a second, from the images an hour stored.
@@ -220,11 +221,8 @@ std::map<std::string, double> images_per_s(const std::map<std::string, int64_t>&
 std::optional<double> images_per_price(const std::map<std::string, int64_t>& images_per_hour,
                                        const std::optional<Micros>& price_per_hour) {
   const auto amp = images_per_hour.find("amp");
-  if (amp == images_per_hour.end() || !price_per_hour || *price_per_hour <= 0) {
-    return std::nullopt;
-  }
-  return static_cast<double>(amp->second) * static_cast<double>(kMicrosPerUnit) /
-         static_cast<double>(*price_per_hour);
+  if (amp == images_per_hour.end()) return std::nullopt;
+  return per_price(static_cast<double>(amp->second), price_per_hour);
 }
 
 std::optional<api::GpuBenchmark> gpu_benchmark_view(const controller::GpuBenchmarks& benchmarks,
