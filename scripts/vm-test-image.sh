@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The VM runtime's test image (docs/vm-runtime.md): Debian's kernel and a busybox initramfs whose
-# /init is the guest side of a kernel+initrd VM: it loads the virtio modules, mounts the shares
+# /init is the guest side of a kernel+initrd VM: it loads the virtio modules, brings up the user-mode
+# network (10.0.2.15, the address QEMU forwards services' ports to), mounts the shares
 # named on the kernel's command line, runs the command given there (base64) or the VM runtime's
 # /run/gpurent/command.sh with its output on the serial console, prints "GPURENT_EXIT <code>" and
 # powers off.
@@ -40,7 +41,8 @@ cp /bin/busybox "$root/bin/busybox"
 for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
          drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/block/virtio_blk \
          drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet \
-         net/9p/9pnet_virtio fs/9p/9p; do
+         net/9p/9pnet_virtio fs/9p/9p net/core/failover drivers/net/net_failover \
+         drivers/net/virtio_net; do
   if [[ -f "$modules/$m.ko" ]]; then
     cp "$modules/$m.ko" "$root/lib/modules/"
     basename "$m" >> "$root/lib/modules/order"
@@ -53,6 +55,12 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 for m in $(cat /lib/modules/order); do insmod "/lib/modules/$m.ko" 2>/dev/null; done
+# QEMU's user-mode network: the guest is 10.0.2.15, the host's forwarded ports reach it there.
+ip link set lo up
+if ip link set eth0 up 2>/dev/null; then
+  ip addr add 10.0.2.15/24 dev eth0
+  ip route add default via 10.0.2.2
+fi
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^gpurent\.$1=//p"; }
 # gpurent.shares=tag:/path,tag:/path (9p, read-write)
 for share in $(arg shares | tr ',' ' '); do

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "agent/runtime/docker_api.h"
+#include "agent/vm/vm_host.h"
 #include "client/http_client.h"
 #include "common/result.h"
 
@@ -41,6 +42,11 @@ struct AgentOptions {
   // not found, its version unreadable: runtime/container_toolkit.h). Unsafe: a tenant's image may
   // then escape to the host.
   bool allow_unsafe_container_toolkit = false;
+  // The VM runtime (vm/vm_runtime.h): the guest kernel and initrd every VM boots; "" = this node
+  // runs no VMs.
+  std::string vm_kernel;
+  std::string vm_initrd;
+  VmAcceleratorChoice vm_accelerator = VmAcceleratorChoice::kAuto;
   // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
   uint16_t node_api_port = 0;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).

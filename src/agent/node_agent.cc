@@ -121,6 +121,7 @@ model::NodeRegistration NodeAgent::registration() const {
   registration.simulated = inventory_.simulated;
   registration.benchmarks = true;  // bench/benchmarker.h
   registration.container_runtime = runs_containers();
+  registration.vm = vm_;
   registration.agent_version = std::string(kAgentVersion);
   registration.isolation = isolation_.sandbox ? "sandbox" : "none";
   registration.isolation_note = isolation_.note;
@@ -154,6 +155,27 @@ Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
                                    : fmt::format("no CPU or memory limits: {}", why_not);
   isolation.sandbox = std::move(sandbox);
   return isolation;
+}
+
+Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
+  if (options_.vm_kernel.empty()) return std::unique_ptr<VmRuntime>();
+  GPURENT_TRY(host, detect_vm_host(options_.vm_accelerator, inventory_.gpus, inventory_.simulated,
+                                   "/dev/kvm", "/sys"));
+  spdlog::info("vm_runtime accelerator={} gpu_passthrough={} note=\"{}\"",
+               host.capability.accelerator, host.capability.gpu_passthrough, host.capability.note);
+  vm_ = host.capability;
+  const std::filesystem::path data_dir = options_.data_dir;
+  return VmRuntime::open(
+      {.data_dir = data_dir,
+       .instances_dir = std::filesystem::weakly_canonical(
+           options_.instances_dir.empty() ? default_instances_dir(data_dir)
+                                          : std::filesystem::path(options_.instances_dir)),
+       .kernel = options_.vm_kernel,
+       .initrd = options_.vm_initrd,
+       .accelerator = host.accelerator,
+       .simulated_gpus = inventory_.simulated,
+       .gpus = inventory_.gpus,
+       .stop_grace = options_.stop_grace});
 }
 
 Status NodeAgent::start() {
@@ -208,8 +230,10 @@ Status NodeAgent::start() {
                              .gpu_refusal = runs_containers() ? "" : container_toolkit_->note}));
     containers = std::move(opened);
   }
+  GPURENT_TRY(vms, open_vm_runtime());
   const std::shared_ptr<WorkloadUsers> users = processes->workload_users();
-  runtime_ = std::make_unique<RuntimeSet>(std::move(processes), std::move(containers));
+  runtime_ =
+      std::make_unique<RuntimeSet>(std::move(processes), std::move(containers), std::move(vms));
   GPURENT_TRY(runs, NodeRuns::open(data_dir));
   runs_ = std::move(runs);
   const model::NodeRegistration registered_as = registration();
@@ -434,6 +458,7 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   if (telemetry) reconciler.set_telemetry(&telemetry->backlog());
   reconciler.set_node_api(node_api_->address(), node_api_->secret());
   reconciler.set_container_runtime(runs_containers(), container_toolkit_);
+  reconciler.set_vm_capability(vm_);
   std::optional<Identity> identity;
   // Fetched once per node: an array's tasks share their upload.
   reconciler.set_workdir_fetcher(

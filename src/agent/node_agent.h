@@ -46,6 +46,7 @@
 #include "agent/runtime/runtime.h"
 #include "agent/server_link.h"
 #include "agent/telemetry/telemetry.h"
+#include "agent/vm/vm_runtime.h"
 #include "common/clock.h"
 #include "model/agent_protocol.h"
 
@@ -96,6 +97,8 @@ class NodeAgent {
     std::string note;                       // why not, or what the sandbox limits with
   };
   Result<Isolation> detect_isolation() const;
+  // With --vm-kernel: what the host can do with VMs (vm_), and the runtime; else null.
+  Result<std::unique_ptr<VmRuntime>> open_vm_runtime();
   // Whether the node runs image work: it has a container engine, and containers may get GPUs
   // (every instance holds at least one, so a node whose containers may not runs no image work).
   bool runs_containers() const;
@@ -116,8 +119,9 @@ class NodeAgent {
   Isolation isolation_;           // set by start()
   // Set by start() where a container engine meets real GPUs (container_toolkit.h).
   std::optional<model::ContainerToolkit> container_toolkit_;
-  std::unique_ptr<Runtime> runtime_;  // the reconciler thread's, once started
-  std::unique_ptr<NodeRuns> runs_;    // shared by the reconciler and the node API
+  std::optional<model::VmCapability> vm_;  // set when the node runs VMs
+  std::unique_ptr<Runtime> runtime_;       // the reconciler thread's, once started
+  std::unique_ptr<NodeRuns> runs_;         // shared by the reconciler and the node API
   std::unique_ptr<NodeApi> node_api_;
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
   bool started_ = false;  // start() and stop() are called from one thread

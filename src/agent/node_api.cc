@@ -157,9 +157,17 @@ struct NodeApi::Impl {
     if (!parsed) return net::problem_response(parsed.error());
     auto view = running_run(runs, *key);
     if (!view) return net::problem_response(view.error());
-    auto response = view->in_container ? start_container_exec(io, options.container_socket,
-                                                              container_name(*key), *parsed)
-                                       : start_exec(io, workload_dir(*key), *parsed);
+    if (view->place == RunPlace::kVm) {
+      return net::problem_response(Error::unprocessable(
+          "exec_unsupported",
+          fmt::format("instance {} runs in a VM, which gpurent exec does not reach yet "
+                      "(docs/vm-runtime.md)",
+                      key->instance_id)));
+    }
+    auto response =
+        view->place == RunPlace::kContainer
+            ? start_container_exec(io, options.container_socket, container_name(*key), *parsed)
+            : start_exec(io, workload_dir(*key), *parsed);
     if (!response) return net::problem_response(response.error());
     return std::move(*response);
   }
@@ -208,13 +216,13 @@ struct NodeApi::Impl {
     if (!upload) co_return net::problem_response(upload.error());
     auto view = running_run(runs, *key);
     if (!view) co_return net::problem_response(view.error());
-    if (view->in_container) {
+    if (view->place != RunPlace::kProcess) {
       co_return net::problem_response(Error::unprocessable(
           "copy_unsupported",
-          fmt::format("instance {} runs in a container, which gpurent cp does not reach yet; copy "
+          fmt::format("instance {} runs in a {}, which gpurent cp does not reach yet; copy "
                       "into a volume it mounts (gpurent cp PATH v-...:DEST), or launch with "
                       "--workdir",
-                      key->instance_id)));
+                      key->instance_id, view->place == RunPlace::kVm ? "VM" : "container")));
     }
     CopyWork into = [dir = workload_dir(*key),
                      path = path_parameter(request)](const std::filesystem::path& archive) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -21,6 +22,7 @@ namespace gpurent::agent {
 namespace {
 
 constexpr int kPortAttempts = 64;
+constexpr std::string_view kPortPrefix = "GPURENT_PORT_";
 
 // "<instance>.<run>.json" back to its key.
 std::optional<WorkloadKey> parse_record_name(std::string_view name) {
@@ -76,11 +78,24 @@ std::map<std::string, std::string> service_env(std::string_view instance_id,
   std::map<std::string, std::string> env;
   for (const auto& [name, port] : services.ports) {
     const std::string suffix = service_env_suffix(name);
-    env["GPURENT_PORT_" + suffix] = std::to_string(port);
+    env[std::string(kPortPrefix) + suffix] = std::to_string(port);
     env["GPURENT_BASE_URL_" + suffix] = model::service_base_url(instance_id, name);
   }
   env["GPURENT_SERVICE_TOKEN"] = services.token;
   return env;
+}
+
+std::vector<uint16_t> service_ports(const std::map<std::string, std::string>& env) {
+  std::vector<uint16_t> ports;
+  for (auto it = env.lower_bound(std::string(kPortPrefix));
+       it != env.end() && it->first.starts_with(kPortPrefix); ++it) {
+    uint16_t port = 0;
+    const auto& text = it->second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+    if (ec == std::errc() && end == text.data() + text.size() && port > 0) ports.push_back(port);
+  }
+  std::sort(ports.begin(), ports.end());
+  return ports;
 }
 
 Result<uint16_t> free_loopback_port(const std::set<uint16_t>& taken) {
@@ -186,7 +201,7 @@ std::optional<RunView> NodeRuns::find(const WorkloadKey& key) const {
   std::lock_guard lock(mutex_);
   const auto it = published_.find(key);
   if (it == published_.end()) return std::nullopt;
-  RunView view{it->second.running, it->second.in_container, std::nullopt};
+  RunView view{it->second.running, it->second.place, std::nullopt};
   if (const auto services = services_.find(key); services != services_.end()) {
     view.services = services->second;
   }

@@ -39,22 +39,32 @@ struct RunServices {
 // server proxies) and GPURENT_SERVICE_TOKEN.
 std::map<std::string, std::string> service_env(std::string_view instance_id,
                                                const RunServices& services);
+// The ports a run's env gives its services (its GPURENT_PORT_* variables, as service_env made
+// them), in ascending order.
+std::vector<uint16_t> service_ports(const std::map<std::string, std::string>& env);
 // "jupyter-lab" -> "JUPYTER_LAB".
 std::string service_env_suffix(std::string_view name);
 
 // A loopback TCP port that is free now and not in `taken`. Error "no_free_port" (kUnavailable).
 Result<uint16_t> free_loopback_port(const std::set<uint16_t>& taken);
 
+// Which runtime a run is in (runtime_set.h): where exec and copies reach it.
+enum class RunPlace { kProcess, kContainer, kVm };
+inline RunPlace place_of(const model::WorkloadSpec& spec) {
+  if (spec.vm) return RunPlace::kVm;
+  return spec.image.empty() ? RunPlace::kProcess : RunPlace::kContainer;
+}
+
 // What the reconciler publishes about a run after each pass.
 struct PublishedRun {
   WorkloadKey key;
   bool running = false;
-  bool in_container = false;
+  RunPlace place = RunPlace::kProcess;
 };
 
 struct RunView {
   bool running = false;
-  bool in_container = false;
+  RunPlace place = RunPlace::kProcess;
   std::optional<RunServices> services;
 };
 

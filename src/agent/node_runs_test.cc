@@ -51,7 +51,7 @@ TEST(NodeRunsTest, BindsDistinctFreePortsAndARandomTokenKeptAcrossAgentRestarts)
   auto runs = NodeRuns::open(dir.path());
   ASSERT_TRUE(runs);
   EXPECT_FALSE((*runs)->find(key));  // nothing published yet
-  (*runs)->publish({{key, true, false}});
+  (*runs)->publish({{key, true, RunPlace::kProcess}});
   const auto view = (*runs)->find(key);
   ASSERT_TRUE(view && view->services);
   EXPECT_TRUE(view->running);
@@ -81,7 +81,8 @@ class NodeApiForwardTest : public ::testing::Test {
     auto services = runs_->bind_services({"i-a", 3}, {"jupyter"});
     ASSERT_TRUE(services);
     services_ = *services;
-    runs_->publish({{{"i-a", 3}, true, false}, {{"i-b", 1}, false, false}});
+    runs_->publish(
+        {{{"i-a", 3}, true, RunPlace::kProcess}, {{"i-b", 1}, false, RunPlace::kProcess}});
   }
 
   net::RequestHead head(std::string path, std::string run,
@@ -155,8 +156,10 @@ class NodeApiServerTest : public ::testing::Test {
     auto runs = NodeRuns::open(dir_.path());
     ASSERT_TRUE(runs);
     runs_ = std::move(*runs);
-    runs_->publish(
-        {{{"i-proc", 1}, true, false}, {{"i-box", 1}, true, true}, {{"i-gone", 1}, false, false}});
+    runs_->publish({{{"i-proc", 1}, true, RunPlace::kProcess},
+                    {{"i-box", 1}, true, RunPlace::kContainer},
+                    {{"i-vm", 1}, true, RunPlace::kVm},
+                    {{"i-gone", 1}, false, RunPlace::kProcess}});
     api_ = std::make_unique<NodeApi>(*runs_, NodeApiOptions{.data_dir = dir_.path()});
     ASSERT_TRUE(api_->start());
     auto http = client::HttpClient::create("http://" + api_->address());
@@ -205,6 +208,9 @@ TEST_F(NodeApiServerTest, ExecRefusesWhatItCannotRun) {
   auto box = exec("instance=i-box&run=1", body, secret);
   EXPECT_EQ(box.status, 503);
   EXPECT_EQ(code(box), "no_container_runtime");
+  auto vm = exec("instance=i-vm&run=1", body, secret);
+  EXPECT_EQ(vm.status, 422);
+  EXPECT_EQ(code(vm), "exec_unsupported");
   auto gone = exec("instance=i-gone&run=1", body, secret);
   EXPECT_EQ(gone.status, 409);
   EXPECT_EQ(code(gone), "instance_not_running");

@@ -123,7 +123,7 @@ void Reconciler::publish(const std::map<WorkloadKey, const model::WorkloadSpec*>
     runs.push_back({workload.key,
                     wanted_running && workload.phase == model::WorkloadPhase::kRunning &&
                         !workload.stop_requested,
-                    it != wanted.end() && !it->second->image.empty()});
+                    it != wanted.end() ? place_of(*it->second) : RunPlace::kProcess});
   }
   runs_.publish(runs);
 }
@@ -173,6 +173,7 @@ model::NodeReport Reconciler::report() const {
   report.node_api_secret = node_api_secret_;
   report.container_runtime = container_runtime_;
   report.container_toolkit = container_toolkit_;
+  report.vm = vm_;
   if (benchmarker_ && benchmark_asked_) report.benchmark = benchmarker_->outcome(*benchmark_asked_);
   for (const auto& workload : runtime_.workloads()) {
     model::WorkloadStatus status{workload.key.instance_id, workload.key.run,

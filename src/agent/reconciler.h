@@ -65,6 +65,8 @@ class Reconciler {
     container_runtime_ = available;
     container_toolkit_ = std::move(toolkit);
   }
+  // What the node can do with VMs (nullopt: it runs none); sent with every report.
+  void set_vm_capability(std::optional<model::VmCapability> vm) { vm_ = std::move(vm); }
   // Makes a workdir's upload available at workdir_archive() before a run that unpacks it starts
   // (runtime/workdir.h); its error fails the start. Unset: such runs fail to start.
   using WorkdirFetcher = std::function<Status(std::string_view upload_id)>;
@@ -99,6 +101,7 @@ class Reconciler {
   std::string node_api_secret_;
   std::optional<bool> container_runtime_;
   std::optional<model::ContainerToolkit> container_toolkit_;
+  std::optional<model::VmCapability> vm_;
   WorkdirFetcher fetch_workdir_;
   TelemetryBacklog* telemetry_ = nullptr;
   Benchmarker* benchmarker_ = nullptr;

@@ -2,10 +2,11 @@
 // version, gpurent-gpubench measuring the GPUs) and collects what it prints, with a deadline and a
 // bound on the output, so that a hung or chatty tool can neither stall nor exhaust the agent.
 //
-// The tool gets the agent's environment with `env` on top, /dev/null as its input, and no blocked
-// signals (the agent blocks SIGINT and SIGTERM in every thread). At the deadline, once the output
-// reaches max_output_bytes, or once it closes its output, it is killed: a tool is done when it has
-// said what it has to say. Thread-safe: each call its own child.
+// The tool gets the agent's environment with `env` on top, /dev/null as its input, none of the
+// agent's other file descriptors, and no blocked signals (the agent blocks SIGINT and SIGTERM in
+// every thread). At the deadline, once the output reaches max_output_bytes, or once it closes its
+// output, it is killed: a tool is done when it has said what it has to say. Thread-safe: each call
+// its own child.
 #pragma once
 
 #include <chrono>

@@ -254,6 +254,7 @@ struct Node {
   std::string isolation_note;
   bool container_runtime = false;  // image work runs here (model::Node::container_runtime)
   std::optional<model::ContainerToolkit> container_toolkit;  // null: not checked
+  std::optional<model::VmCapability> vm;                     // null: runs no VMs
   std::string registered_from;
   std::string agent_version;
   Timestamp registered_at{};
@@ -287,6 +288,7 @@ void fields(V& visit, S& x) {
   visit("isolation_note", x.isolation_note);
   visit("container_runtime", x.container_runtime);
   visit("container_toolkit", x.container_toolkit);
+  visit("vm", x.vm);
   visit("registered_from", x.registered_from);
   visit("agent_version", x.agent_version);
   visit("registered_at", x.registered_at);

@@ -173,6 +173,9 @@ struct WorkloadView {
   std::vector<std::string> command;
   // With an image: what a node without a container engine runs instead.
   std::vector<std::string> process_command;
+  // Where it runs: "process", "container", "auto" (the image where the node has an engine, else
+  // the process form) or "vm".
+  std::string runtime;
   std::map<std::string, std::string> env;
   model::PricingModel pricing = model::PricingModel::kOnDemand;
   model::RestartPolicy restart_policy = model::RestartPolicy::kOnNodeFailure;
@@ -202,6 +205,7 @@ void fields(V& visit, S& x) {
   visit("image", x.image);
   visit("command", x.command);
   visit("process_command", x.process_command);
+  visit("runtime", x.runtime);
   visit("env", x.env);
   visit("pricing", x.pricing);
   visit("restart_policy", x.restart_policy);

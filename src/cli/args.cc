@@ -106,9 +106,11 @@ Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_vie
 Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name) {
   model::RuntimeChoice choice = model::RuntimeChoice::kAuto;
   if (!model::parse_runtime_choice(text, &choice)) {
-    return fail(usage_error(fmt::format("--runtime '{}' is not auto, process or container", text)));
+    return fail(
+        usage_error(fmt::format("--runtime '{}' is not auto, process, container or vm", text)));
   }
-  if (choice != model::RuntimeChoice::kAuto && template_name.empty()) {
+  if (choice != model::RuntimeChoice::kAuto && choice != model::RuntimeChoice::kVm &&
+      template_name.empty()) {
     return fail(usage_error("--runtime picks a template's form: give --template too"));
   }
   return choice;

@@ -32,7 +32,8 @@ std::vector<std::string> parse_gpu_types(std::string_view text);
 // "NAME=value" for --env; NAME as in POSIX ([A-Za-z_][A-Za-z0-9_]*), the value may be empty.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view text);
 
-// --runtime: auto, process or container; only with --template (it picks the template's form).
+// --runtime: auto, process or container, only with --template (it picks the template's form); or
+// vm, with or without one.
 Result<model::RuntimeChoice> parse_runtime(std::string_view text, std::string_view template_name);
 // Each "VOLUME_ID:/mount/path" of a repeated --volume (the path's rules are the server's).
 Result<std::vector<model::VolumeMount>> parse_volume_mounts(const std::vector<std::string>& flags);

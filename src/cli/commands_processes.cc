@@ -197,6 +197,22 @@ void add_agent(CLI::App& app, Context& ctx) {
                    ? std::string()
                    : "expected a host name or IP address (letters, digits, '.', '-', ':')";
       });
+  auto* vm_kernel = command->add_option(
+      "--vm-kernel", options->vm_kernel,
+      "run VM work (--runtime vm): the guest kernel every VM boots (docs/vm-runtime.md)");
+  command
+      ->add_option("--vm-initrd", options->vm_initrd,
+                   "the guest initrd; its /init runs the work's command")
+      ->needs(vm_kernel);
+  command
+      ->add_option("--vm-accelerator", options->vm_accelerator,
+                   "auto (KVM when /dev/kvm works, else TCG), kvm or tcg (QEMU's emulation: no "
+                   "GPUs)")
+      ->needs(vm_kernel)
+      ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmAcceleratorChoice>{
+          {"auto", agent::VmAcceleratorChoice::kAuto},
+          {"kvm", agent::VmAcceleratorChoice::kKvm},
+          {"tcg", agent::VmAcceleratorChoice::kTcg}}));
   command->add_option("--instances-dir", options->instances_dir,
                       "where instances' working directories live (default: DATA_DIR-instances, "
                       "beside the data directory, which stays the agent's alone)");

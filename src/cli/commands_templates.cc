@@ -62,7 +62,8 @@ void add_template_options(CLI::App& command, std::string& template_name, std::st
                      "services; your own flags win");
   command
       .add_option("--runtime", runtime,
-                  "with --template: auto (the node decides), process or container")
+                  "vm: run in a virtual machine (hard isolation; nodes that run VMs); with "
+                  "--template also auto (the node decides), process or container")
       ->capture_default_str();
 }
 

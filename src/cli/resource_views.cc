@@ -106,6 +106,7 @@ std::string instance_view(const api::Instance& instance, Timestamp now) {
       {"CPU", workload.cpu > 0 ? std::to_string(workload.cpu) : ""},
       {"Memory", workload.memory_gb > 0 ? fmt::format("{} GB", workload.memory_gb) : ""},
       {"Template", text_of(workload.template_name)},
+      {"Runtime", workload.runtime},
       {"Image", text_of(workload.image)},
       {"Command", shell_join(workload.command)},
       {"Process", shell_join(workload.process_command)},
@@ -242,6 +243,17 @@ std::string containers(const api::Node& node) {
   return out;
 }
 
+// Whether VM work runs on the node: "yes, kvm", "no: tcg, GPUs not passed through: ...", "no".
+std::string vms(const api::Node& node) {
+  if (!node.vm) return "no";
+  const auto& vm = *node.vm;
+  const std::string note = vm.note.empty() ? "" : fmt::format(" ({})", vm.note);
+  if (!vm.gpu_passthrough) {
+    return fmt::format("no: {}, GPUs cannot be passed through{}", vm.accelerator, note);
+  }
+  return fmt::format("yes, {}{}", vm.accelerator, note);
+}
+
 // The agent's clock skew in seconds, signed ("+0.012 s"); "-" until measured.
 std::string clock_skew(const api::Node& node) {
   if (!node.clock_skew_ms) return "-";
@@ -262,6 +274,7 @@ std::string node_view(const api::Node& node, Timestamp now) {
       {"Simulated", yes_no(node.simulated)},
       {"Isolation", isolation(node)},
       {"Containers", containers(node)},
+      {"VMs", vms(node)},
       {"Agent", node.agent_version},
       {"Registered", when_exactly(node.registered_at, now)},
       {"Last seen", when_exactly(node.last_heartbeat, now)},

@@ -87,6 +87,16 @@ Status detail::validate_spec(const model::InstanceSpec& spec, int nodes) {
         "invalid_field",
         fmt::format("field 'gpu_count' must be between 1 and {}", kMaxGpusPerInstance)));
   }
+  if (spec.vm && !spec.image.empty()) {
+    return fail(Error::unprocessable(
+        "vm_image_unsupported", "a VM runs a command in the node's guest image, not an image"));
+  }
+  if (spec.vm && spec.gpu_milli < model::kMilliPerGpu) {
+    return fail(Error::unprocessable(
+        "vm_gpu_share_unsupported",
+        "a VM is given whole GPUs (passed through): drop gpu_milli, or run the share as a "
+        "process or container"));
+  }
   GPURENT_CHECK(model::validate_volume_mounts(spec.volumes));
   if (nodes > 1 && !spec.volumes.empty()) {
     return fail(Error::invalid("invalid_field",

@@ -58,6 +58,7 @@ Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const
          .run = instance.run,
          .should_run = instance.state != InstanceState::kStopping,
          .image = as_process ? std::string() : instance.spec.image,
+         .vm = instance.spec.vm,
          .command = as_process ? instance.spec.process_command : instance.spec.command,
          .env = workload_env(instance, gpu_memory_mb),
          .gpus = instance.gpus,

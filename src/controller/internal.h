@@ -122,6 +122,8 @@ inline std::vector<const model::Gpu*> gpus_by_index(const Node& node) {
 // set them): the scheduler matches capabilities the way it matches an operator's labels.
 inline constexpr std::string_view kPlatformLabelPrefix = "gpurent.io/";
 inline constexpr std::string_view kContainerRuntimeLabel = "gpurent.io/container-runtime";
+// Nodes that run VMs and can give them their GPUs (model::runs_vm_work).
+inline constexpr std::string_view kVmRuntimeLabel = "gpurent.io/vm-runtime";
 
 // An image without a process form runs only where there is a container engine.
 inline bool needs_container_runtime(const model::InstanceSpec& spec) {
@@ -149,6 +151,7 @@ inline sched::NodeSpec node_spec(const Node& node) {
   spec.fabric_group = node.fabric_group;
   spec.labels.insert(node.labels.begin(), node.labels.end());
   if (node.container_runtime) spec.labels.emplace(kContainerRuntimeLabel, "true");
+  if (model::runs_vm_work(node.vm)) spec.labels.emplace(kVmRuntimeLabel, "true");
   return spec;
 }
 
@@ -164,6 +167,7 @@ inline sched::Request scheduling_request(const model::InstanceSpec& spec) {
                       .disk_gb = spec.disk_gb};
   request.node_selector.insert(spec.node_selector.begin(), spec.node_selector.end());
   if (needs_container_runtime(spec)) request.node_selector.emplace(kContainerRuntimeLabel, "true");
+  if (spec.vm) request.node_selector.emplace(kVmRuntimeLabel, "true");
   return request;
 }
 
@@ -175,10 +179,10 @@ Status validate_spec(const model::InstanceSpec& spec, int nodes);
 // Identifies requests that compete for the same capacity in the same way: once one finds no
 // room in a scheduling pass, the others are not searched again in that pass.
 inline std::string request_shape(const model::InstanceSpec& spec) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(spec.gpu_types, ","),
                      spec.min_gpu_memory_gb, spec.gpu_count, spec.gpu_milli, spec.gpu_memory_gb,
                      spec.cpu, spec.memory_gb, spec.disk_gb, fmt::join(spec.node_selector, ","),
-                     needs_container_runtime(spec));
+                     needs_container_runtime(spec), spec.vm);
 }
 
 }  // namespace gpurent::controller::detail

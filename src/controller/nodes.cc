@@ -91,6 +91,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
     known.labels = std::move(registration.labels);
     known.address = std::move(registration.address);
     known.container_runtime = registration.container_runtime;
+    known.vm = std::move(registration.vm);
     known.isolation = std::move(registration.isolation);
     known.isolation_note = std::move(registration.isolation_note);
     known.answers_benchmarks = registration.benchmarks;
@@ -116,6 +117,7 @@ Result<model::RegistrationResult> Controller::register_node(std::string_view joi
   node.address = std::move(registration.address);
   node.simulated = registration.simulated;
   node.container_runtime = registration.container_runtime;
+  node.vm = std::move(registration.vm);
   node.isolation = std::move(registration.isolation);
   node.isolation_note = std::move(registration.isolation_note);
   node.answers_benchmarks = registration.benchmarks;
@@ -146,18 +148,24 @@ Result<int64_t> Controller::apply_report(std::string_view node_id,
   quarantine_failed_gpus(node, report.telemetry);
   if (report.sent_at_ms) record_clock_skew(node, *report.sent_at_ms);
   record_telemetry(node, report.telemetry);
-  if (report.container_runtime && (*report.container_runtime != node.container_runtime ||
-                                   report.container_toolkit != node.container_toolkit)) {
-    // The agent restarted with (or without) a container engine, or found another NVIDIA Container
-    // Toolkit: image work may go there (or not) from now on; what runs there keeps running.
+  if (report.container_runtime &&
+      (*report.container_runtime != node.container_runtime ||
+       report.container_toolkit != node.container_toolkit || report.vm != node.vm)) {
+    // The agent restarted with (or without) a container engine or VMs, or found another NVIDIA
+    // Container Toolkit: image or VM work may go there (or not) from now on; what runs there keeps
+    // running.
     node.container_runtime = *report.container_runtime;
     node.container_toolkit = report.container_toolkit;
+    node.vm = report.vm;
     tracker_.touch_node(node, /*desired_set_changed=*/false);
     sync_cluster_node(node);
-    spdlog::info("node={} container_runtime={} container_toolkit=\"{}\" note=\"{}\"", node.id,
-                 node.container_runtime,
+    spdlog::info("node={} container_runtime={} container_toolkit=\"{}\" note=\"{}\" vm=\"{}\"",
+                 node.id, node.container_runtime,
                  node.container_toolkit ? node.container_toolkit->version : "not checked",
-                 node.container_toolkit ? node.container_toolkit->note : "");
+                 node.container_toolkit ? node.container_toolkit->note : "",
+                 node.vm ? fmt::format("{} gpu_passthrough={} {}", node.vm->accelerator,
+                                       node.vm->gpu_passthrough, node.vm->note)
+                         : "none");
   }
   if (node.state == NodeState::kDown) {
     node.state = NodeState::kReady;

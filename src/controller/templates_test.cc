@@ -17,11 +17,16 @@ class TemplatesTest : public ControllerTest {
   }
 
   std::string add_container_node(const std::string& name, const std::string& uuid_prefix) {
+    return add_node(name, uuid_prefix, true, std::nullopt);
+  }
+  std::string add_node(const std::string& name, const std::string& uuid_prefix,
+                       bool container_runtime, std::optional<model::VmCapability> vm) {
     model::NodeRegistration registration{.name = name,
                                          .cpu_count = 64,
                                          .memory_mb = 512 * 1024,
                                          .simulated = true,
-                                         .container_runtime = true,
+                                         .container_runtime = container_runtime,
+                                         .vm = std::move(vm),
                                          .agent_version = "test"};
     for (int i = 0; i < 8; ++i) {
       registration.gpus.push_back({uuid_prefix + std::to_string(i), i, "h100-80g", "H100", 81920});
@@ -173,6 +178,59 @@ TEST_F(TemplatesTest, ANodeWhoseToolkitIsRefusedGetsNoImageWorkAndKeepsTheReason
   ASSERT_TRUE(ctl_.apply_report(engine_node, report));
   EXPECT_TRUE((*ctl_.fleet().nodes().get(admin_, engine_node))->container_runtime);
   EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, engine_node))->container_toolkit->version, "1.17.8");
+}
+
+// VM work (runtime vm) goes only to nodes that run VMs and pass their GPUs; a node's reports keep
+// that up to date.
+TEST_F(TemplatesTest, VmWorkGoesOnlyToNodesThatPassGpusToVms) {
+  model::InstanceSpec vm_work = from_template("base", model::RuntimeChoice::kVm);
+  ASSERT_TRUE(vm_work.vm);
+  EXPECT_EQ(model::runtime_of(vm_work), "vm");
+  EXPECT_EQ(vm_work.command, (*ctl_.templates().find("base"))->process_command);
+  const auto refused = ctl_.create_instance(alice_, vm_work, std::nullopt, "");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "never_fits");
+  EXPECT_NE(refused.error().message.find("gpurent.io/vm-runtime=true"), std::string::npos)
+      << refused.error().message;
+
+  // A node whose GPUs cannot be passed (TCG, real GPUs) takes none either.
+  const model::VmCapability no_gpus{
+      .accelerator = "tcg", .gpu_passthrough = false, .note = "GPUs pass through only under KVM"};
+  const std::string tcg_node = add_node("node-tcg", "GPU-t", false, no_gpus);
+  EXPECT_EQ(ctl_.create_instance(alice_, vm_work, std::nullopt, "").error().code, "never_fits");
+  EXPECT_EQ((*ctl_.fleet().nodes().get(admin_, tcg_node))->vm, no_gpus);
+
+  const model::VmCapability kvm{.accelerator = "kvm", .gpu_passthrough = true};
+  const std::string vm_node = add_node("node-vm", "GPU-v", false, kvm);
+  const auto placed = launch(alice_, vm_work);
+  ASSERT_EQ(get(placed.id).node_id, vm_node);
+  const auto& workload = workload_of(placed);
+  EXPECT_TRUE(workload.vm);
+  EXPECT_TRUE(workload.image.empty());
+  // Other work still lands anywhere, the VM node included: it is a node like the others.
+  EXPECT_FALSE(
+      workload_of(launch(alice_, from_template("base", model::RuntimeChoice::kProcess))).vm);
+
+  // Restarted without --vm-kernel: its next report says so, and VM work no longer goes there.
+  model::NodeReport report{.applied_generation = ctl_.fleet().desired_state(vm_node)->generation};
+  report.container_runtime = false;
+  ASSERT_TRUE(ctl_.apply_report(vm_node, report));
+  EXPECT_FALSE((*ctl_.fleet().nodes().get(admin_, vm_node))->vm);
+  vm_work.queue = false;
+  EXPECT_FALSE(ctl_.create_instance(alice_, vm_work, std::nullopt, ""));
+  report.vm = kvm;
+  ASSERT_TRUE(ctl_.apply_report(vm_node, report));
+  EXPECT_EQ(get(launch(alice_, vm_work).id).node_id, vm_node);
+
+  // What a VM cannot take is refused whatever the nodes.
+  model::InstanceSpec shared = vm_work;
+  shared.gpu_milli = 500;
+  EXPECT_EQ(ctl_.create_instance(alice_, shared, std::nullopt, "").error().code,
+            "vm_gpu_share_unsupported");
+  model::InstanceSpec imaged = vm_work;
+  imaged.image = "docker.io/library/busybox:1";
+  EXPECT_EQ(ctl_.create_instance(alice_, imaged, std::nullopt, "").error().code,
+            "vm_image_unsupported");
 }
 
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {

@@ -53,6 +53,7 @@ struct NodeRegistration {
   std::string address;  // how peers reach the node; empty: its name
   bool simulated = false;
   bool container_runtime = false;  // the agent was given a container engine
+  std::optional<VmCapability> vm;  // the agent runs VMs (Node::vm)
   std::string agent_version;
   // How the node keeps tenants' process runs apart (Node::isolation): "sandbox" or "none";
   // isolation_note says why not, or what the sandbox lacks (no cgroup limits). Empty from an
@@ -83,6 +84,7 @@ void fields(V& visit, S& x) {
   visit("memory_mb", x.memory_mb, schema::kOptional);
   visit("name", x.name);
   visit("simulated", x.simulated, schema::kOptional);
+  visit("vm", x.vm, schema::kOmitEmpty);
 }
 
 struct RegistrationResult {
@@ -137,6 +139,9 @@ struct WorkloadSpec {
   bool should_run = true;  // false: stop it (SIGTERM, then SIGKILL after the grace period)
   // A container image to run the command in (the container runtime); empty: a plain process.
   std::string image;
+  // Run the command in a virtual machine booted from the node's guest image (the VM runtime);
+  // never with an image.
+  bool vm = false;
   std::vector<std::string> command;  // in a container, empty means the image's own command
   std::map<std::string, std::string> env;
   std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
@@ -169,6 +174,7 @@ void fields(V& visit, S& x) {
   visit("services", x.services, schema::kOptional);
   visit("should_run", x.should_run);
   visit("tenant_id", x.tenant_id, schema::kOptional);
+  visit("vm", x.vm, schema::kOmitEmpty);
   visit("volumes", x.volumes, schema::kOptional);
   visit("workdir", x.workdir, schema::kOptional);
 }
@@ -240,6 +246,9 @@ struct NodeReport {
   // What the agent found of the NVIDIA Container Toolkit (Node::container_toolkit), with every
   // report that has container_runtime; absent: not checked (no engine, simulated GPUs).
   std::optional<ContainerToolkit> container_toolkit;
+  // What the agent can do with VMs (Node::vm), with every report that has container_runtime;
+  // absent from such a report: it runs none.
+  std::optional<VmCapability> vm;
   // GPU samples and XID events since the last report the server took (model/telemetry.h);
   // omitted from the JSON when empty.
   TelemetryBatch telemetry;
@@ -262,6 +271,7 @@ void fields(V& visit, S& x) {
   visit("node_api_secret", x.node_api_secret, schema::kOptional);
   visit("sent_at_ms", x.sent_at_ms, schema::kOmitEmpty);
   visit("telemetry", x.telemetry, schema::kOmitEmpty);
+  visit("vm", x.vm, schema::kOmitEmpty);
   visit("workloads", x.workloads);
 }
 

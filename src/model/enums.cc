@@ -66,10 +66,11 @@ constexpr std::array<std::pair<RestartPolicy, std::string_view>, 2> kRestartPoli
     {RestartPolicy::kNever, "never"},
 }};
 
-constexpr std::array<std::pair<RuntimeChoice, std::string_view>, 3> kRuntimeChoices{{
+constexpr std::array<std::pair<RuntimeChoice, std::string_view>, 4> kRuntimeChoices{{
     {RuntimeChoice::kAuto, "auto"},
     {RuntimeChoice::kProcess, "process"},
     {RuntimeChoice::kContainer, "container"},
+    {RuntimeChoice::kVm, "vm"},
 }};
 
 constexpr std::array<std::pair<Role, std::string_view>, 5> kRoles{{
@@ -178,6 +179,12 @@ int scheduling_class(PricingModel p) {
       return 0;
   }
   return 0;
+}
+
+std::string_view runtime_of(const InstanceSpec& spec) {
+  if (spec.vm) return to_string(RuntimeChoice::kVm);
+  if (spec.image.empty()) return to_string(RuntimeChoice::kProcess);
+  return to_string(spec.process_command.empty() ? RuntimeChoice::kContainer : RuntimeChoice::kAuto);
 }
 
 std::string requested_gpu_type(const InstanceSpec& spec) {

@@ -86,6 +86,9 @@ struct InstanceSpec {
   // With an image: what a node without a container engine runs instead (a template's process
   // form). Empty: the work needs a node with a container engine.
   std::vector<std::string> process_command;
+  // Run in a virtual machine on a node that runs them (Node::vm), booted from the node's guest
+  // image: the command runs in the guest, the GPUs are passed through. Never with an image.
+  bool vm = false;
   std::string template_name;  // the template the spec was made from, for people; "" for none
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
@@ -138,10 +141,15 @@ void fields(V& visit, S& x) {
   visit("restart_policy", x.restart_policy, schema::kOptional);
   visit("services", x.services, schema::kOptional);
   visit("template", x.template_name, schema::kOptional);
+  visit("vm", x.vm, schema::kOmitEmpty);
   visit("volumes", x.volumes, schema::kOptional);
   visit("wait_for_capacity", x.wait_for_capacity, schema::kOptional);
   visit("workdir", x.workdir, schema::kOptional);
 }
+// Where the spec runs: "vm", "process" (no image), "container" (an image only) or "auto" (an image
+// with a process form: the node decides).
+std::string_view runtime_of(const InstanceSpec& spec);
+
 // Specs stored before type lists named one exact type (gpu_type), and before restart policies
 // (the pricing's default).
 void upgrade_older(const Json& j, InstanceSpec& v);

@@ -24,6 +24,9 @@ struct Gpu {
   int nvlink_domain = -1;
   int pcie_switch = -1;
   int numa_node = -1;
+  // The PCI function as sysfs names it ("0000:3b:00.0"): what passing the GPU to a VM binds
+  // (agent/vm/vfio.h). "": simulated, or not read.
+  std::string pci_address;
 };
 
 // The NVIDIA Container Toolkit as a node's agent found it (agent/runtime/container_toolkit.h).
@@ -39,6 +42,28 @@ void fields(V& visit, S& x) {
   visit("gpu_containers", x.gpu_containers);
   visit("note", x.note, schema::kOptional);
   visit("version", x.version);
+}
+
+// What a node's agent can do with virtual machines (agent/vm/, docs/vm-runtime.md); a node without
+// one runs no VM work.
+struct VmCapability {
+  std::string accelerator;       // "kvm" (hardware) or "tcg" (QEMU's emulation: slow, no GPUs)
+  bool gpu_passthrough = false;  // the node's GPUs can be given to VMs (or are simulated)
+  std::string note;              // why they cannot, or what the operator chose; "" if fine
+  bool operator==(const VmCapability&) const = default;
+};
+
+template <class V, schema::Of<VmCapability> S>
+void fields(V& visit, S& x) {
+  visit("accelerator", x.accelerator);
+  visit("gpu_passthrough", x.gpu_passthrough);
+  visit("note", x.note, schema::kOptional);
+}
+
+// Whether VM work may be placed on a node with this capability: it runs VMs and can give them
+// its GPUs.
+inline bool runs_vm_work(const std::optional<VmCapability>& vm) {
+  return vm && vm->gpu_passthrough;
 }
 
 enum class NodeState { kReady, kDown };
@@ -68,6 +93,7 @@ struct Node {
   // per run), or "none"/"" (one tenant's process runs at a time); the note says why or what lacks.
   std::string isolation;
   std::string isolation_note;
+  std::optional<VmCapability> vm;  // absent: the agent runs no VMs
   // The address the node registered from; with Options::bind_node_credentials, the only one its
   // credential is accepted from.
   std::string registered_from;
@@ -96,6 +122,7 @@ void fields(V& visit, S& x) {
   visit("name", x.name);
   visit("numa_node", x.numa_node, schema::kOptional);
   visit("nvlink_domain", x.nvlink_domain, schema::kOptional);
+  visit("pci_address", x.pci_address, schema::kOmitEmpty);
   visit("pcie_switch", x.pcie_switch, schema::kOptional);
   visit("type", x.type);
   visit("uuid", x.uuid);
@@ -128,6 +155,7 @@ void fields(V& visit, S& x) {
   visit("registered_from", x.registered_from, schema::kOptional);
   visit("simulated", x.simulated);
   visit("state", x.state);
+  visit("vm", x.vm, schema::kOmitEmpty);
 }
 
 }  // namespace gpurent::model

@@ -232,17 +232,19 @@ Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides
         "template_runtime_unavailable",
         fmt::format("template '{}' has no {} for the {} runtime; give one, or choose runtime "
                     "'{}'",
-                    t.name, missing, runtime, runtime == "process" ? "container" : "process"));
+                    t.name, missing, runtime, runtime == "container" ? "process" : "container"));
   };
   if (choice == RuntimeChoice::kAuto) {
     choice = image.empty() ? RuntimeChoice::kProcess : RuntimeChoice::kAuto;
   }
   switch (choice) {
     case RuntimeChoice::kProcess:
-      if (process_command.empty()) return fail(unavailable("process", "command"));
+    case RuntimeChoice::kVm:
+      if (process_command.empty()) return fail(unavailable(to_string(choice), "command"));
       spec.image.clear();
       spec.command = std::move(process_command);
       spec.process_command.clear();
+      spec.vm = choice == RuntimeChoice::kVm;
       break;
     case RuntimeChoice::kContainer:
       if (image.empty()) return fail(unavailable("container", "image"));

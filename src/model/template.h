@@ -58,11 +58,12 @@ std::vector<Template> builtin_templates();
 // field at fault otherwise.
 Status validate_template(const Template& t);
 
-// How a launch chooses between a template's two forms.
+// How a launch chooses between a template's two forms, or asks for a virtual machine.
 enum class RuntimeChoice {
   kAuto,       // both forms kept: the node runs the image if it has an engine, else the process
   kProcess,    // the process form only (runs on every node)
   kContainer,  // the image only (runs on nodes with a container engine)
+  kVm,         // the process form's command in a VM (InstanceSpec::vm; nodes that run VMs)
 };
 std::string_view to_string(RuntimeChoice choice);
 bool parse_runtime_choice(std::string_view text, RuntimeChoice* out);
@@ -82,6 +83,7 @@ struct TemplateOverrides {
 // Fills spec's runtime fields (template_name, image, command, process_command, env, services)
 // from the template and the overrides. kUnprocessable "template_runtime_unavailable" when the
 // chosen runtime is one the template has no form for (e.g. tensorflow as a process on Debian).
+// kVm takes the process form (the command) and sets spec.vm.
 Status apply_template(const Template& t, RuntimeChoice choice, TemplateOverrides overrides,
                       InstanceSpec& spec);
 

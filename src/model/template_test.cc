@@ -92,6 +92,7 @@ TEST(TemplateTest, AutoKeepsBothFormsAndTheRequestsOwnFieldsWin) {
   EXPECT_EQ(spec.image, pytorch.image);
   EXPECT_EQ(spec.command, pytorch.command);
   EXPECT_EQ(spec.process_command, pytorch.process_command);
+  EXPECT_EQ(runtime_of(spec), "auto");
   EXPECT_EQ(spec.env.at("PYTHONUNBUFFERED"), "1");
   InstanceSpec jupyter;
   ASSERT_TRUE(apply_template(find_builtin("jupyter"), RuntimeChoice::kAuto, {}, jupyter));
@@ -148,11 +149,28 @@ TEST(TemplateTest, AChosenRuntimeTakesThatFormOnlyOrSaysItHasNone) {
   InstanceSpec container_spec;
   EXPECT_EQ(apply_template(host_only, RuntimeChoice::kContainer, {}, container_spec).error().code,
             "template_runtime_unavailable");
+
+  // A VM runs the process form's command in its guest; a template without one says so.
+  InstanceSpec vm;
+  ASSERT_TRUE(apply_template(jupyter, RuntimeChoice::kVm, {}, vm));
+  EXPECT_TRUE(vm.vm);
+  EXPECT_TRUE(vm.image.empty());
+  EXPECT_EQ(vm.command, jupyter.process_command);
+  EXPECT_EQ(runtime_of(vm), "vm");
+  InstanceSpec no_vm;
+  const auto vm_refused = apply_template(find_builtin("tensorflow"), RuntimeChoice::kVm, {}, no_vm);
+  ASSERT_FALSE(vm_refused);
+  EXPECT_NE(vm_refused.error().message.find("for the vm runtime"), std::string::npos)
+      << vm_refused.error().message;
+  EXPECT_FALSE(no_vm.vm);
+  EXPECT_EQ(runtime_of(process), "process");
+  EXPECT_EQ(runtime_of(container), "container");
+  EXPECT_EQ(runtime_of(auto_spec), "process");
 }
 
 TEST(TemplateTest, RuntimeChoicesRoundTripAsText) {
-  for (const auto choice :
-       {RuntimeChoice::kAuto, RuntimeChoice::kProcess, RuntimeChoice::kContainer}) {
+  for (const auto choice : {RuntimeChoice::kAuto, RuntimeChoice::kProcess,
+                            RuntimeChoice::kContainer, RuntimeChoice::kVm}) {
     RuntimeChoice parsed = RuntimeChoice::kAuto;
     ASSERT_TRUE(parse_runtime_choice(to_string(choice), &parsed));
     EXPECT_EQ(parsed, choice);

@@ -204,7 +204,8 @@ class Api::Impl {
 
   // A request naming a template takes the template's runtime fields (model::apply_template),
   // its own image, command and env winning; `runtime` picks the template's process or container
-  // form. The request's own image must come from a registry `outbound` allows (422
+  // form, or asks for a VM (with or without a template; 422 vm_image_unsupported with an image).
+  // The request's own image must come from a registry `outbound` allows (422
   // image_registry_not_allowed); a template's images are the operator's and pass.
   Result<model::InstanceSpec> with_template(const Json& body, model::InstanceSpec spec);
 

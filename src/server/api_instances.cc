@@ -95,9 +95,19 @@ Result<model::InstanceSpec> Api::Impl::with_template(const Json& body, model::In
   GPURENT_TRY(runtime, optional_string(body, "runtime", 16));
   model::RuntimeChoice choice = model::RuntimeChoice::kAuto;
   if (runtime && !model::parse_runtime_choice(*runtime, &choice)) {
-    return fail(invalid_field("runtime", "must be auto, process or container"));
+    return fail(invalid_field("runtime", "must be auto, process, container or vm"));
+  }
+  if (choice == model::RuntimeChoice::kVm && !spec.image.empty()) {
+    return fail(Error::unprocessable(
+        "vm_image_unsupported",
+        "a VM boots the node's guest image and runs the command in it; an image runs in a "
+        "container (runtime container)"));
   }
   if (!name) {
+    if (choice == model::RuntimeChoice::kVm) {
+      spec.vm = true;
+      return spec;
+    }
     if (runtime) return fail(invalid_field("runtime", "chooses a template's form: give template"));
     return spec;
   }

@@ -209,10 +209,16 @@ def test_a_tenant_signs_in_launches_watches_it_run_reads_its_logs_and_stops_it(
     browser.type("#f-epochs", "0")
     browser.wait("!document.querySelector('#estimate-work')")
     browser.screenshot(os.path.join(artifacts, "launch.png"))
+    # A VM asked for where no node runs VMs: refused, saying what node it needs.
+    browser.select("#f-runtime", "vm")
+    browser.click("#launch button[type=submit]")
+    browser.wait_text("#launch-result", "gpurent.io/vm-runtime")
+    browser.select("#f-runtime", "")
     browser.click("#launch button[type=submit]")
     instance_id = browser.wait("(location.hash.match(/#\\/instances\\/(i-[^/]+)$/) || [])[1]",
                                what="the new instance's page")
     assert platform.instance(instance_id, key)["name"] == "from-browser"
+    assert platform.instance(instance_id, key)["runtime"] == "process"
 
     platform.wait_state(instance_id, "running", key)
     browser.eval("location.hash = '#/instances'")

@@ -97,6 +97,10 @@ export async function launchPage(main) {
   const template = h("select", {id: "f-template", name: "template"},
     h("option", {value: ""}, t("launch.none_template")),
     listOf(templates).map((tpl) => h("option", {value: tpl.name}, tpl.name)));
+  // A VM runs the command (or the template's process form) on nodes that run VMs.
+  const isolation = h("select", {id: "f-runtime", name: "runtime"},
+    h("option", {value: ""}, t("launch.isolation_default")),
+    h("option", {value: "vm"}, t("launch.isolation_vm")));
   const pricing = h("select", {id: "f-pricing", name: "pricing"},
     h("option", {value: "on_demand"}, t("launch.on_demand")),
     h("option", {value: "spot"}, t("launch.spot")),
@@ -112,6 +116,7 @@ export async function launchPage(main) {
     field("gpu_count", t("launch.gpu_count"), input("gpu_count", {type: "number", min: 1, max: 8, value: 1})),
     field("gpu_milli", t("launch.fraction"), share),
     field("template", t("launch.template"), template),
+    field("runtime", t("launch.isolation"), isolation),
     field("image", t("launch.image"), input("image", {placeholder: "docker.io/library/python:3.11"})),
     field("command", t("launch.command"), input("command", {placeholder: "sleep infinity"})),
     listOf(volumes).length ? field("volumes", t("volumes.mount"), h("div", {class: "mounts"},
@@ -135,6 +140,7 @@ export async function launchPage(main) {
     if (v("gpu_milli") !== "1000") request.gpu_milli = Number(v("gpu_milli"));
     if (v("name")) request.name = v("name");
     if (v("template")) request.template = v("template");
+    if (v("runtime")) request.runtime = v("runtime");
     if (v("image")) request.image = v("image");
     if (v("command")) request.command = ["sh", "-c", v("command")];
     if (v("pricing") === "spot" && v("max_price")) {

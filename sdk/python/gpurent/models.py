@@ -1059,7 +1059,7 @@ class EstimateCreate:
     image: Optional[str] = None
     volumes: Optional[list[VolumeMount]] = None
     template: Optional[str] = None
-    runtime: Optional[Literal["auto", "process", "container"]] = None
+    runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
@@ -1453,6 +1453,7 @@ class Gpu:
     nvlink_domain: Optional[int] = None
     pcie_switch: Optional[int] = None
     numa_node: Optional[int] = None
+    pci_address: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Gpu":
@@ -1470,6 +1471,8 @@ class Gpu:
             kw["pcie_switch"] = d["pcie_switch"]
         if "numa_node" in d:
             kw["numa_node"] = d["numa_node"]
+        if "pci_address" in d:
+            kw["pci_address"] = d["pci_address"]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -1486,6 +1489,8 @@ class Gpu:
             out["pcie_switch"] = self.pcie_switch
         if self.numa_node is not None:
             out["numa_node"] = self.numa_node
+        if self.pci_address is not None:
+            out["pci_address"] = self.pci_address
         return out
 
 
@@ -1925,6 +1930,7 @@ class Instance:
     workdir: Optional[str]
     start_requested: bool
     wait_for_capacity: bool
+    runtime: Literal["process", "container", "auto", "vm"]
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Instance":
@@ -1983,6 +1989,7 @@ class Instance:
         kw["workdir"] = _required(d, "workdir", cls.__name__)
         kw["start_requested"] = _required(d, "start_requested", cls.__name__)
         kw["wait_for_capacity"] = _required(d, "wait_for_capacity", cls.__name__)
+        kw["runtime"] = _required(d, "runtime", cls.__name__)
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -2040,6 +2047,7 @@ class Instance:
         out["workdir"] = self.workdir
         out["start_requested"] = self.start_requested
         out["wait_for_capacity"] = self.wait_for_capacity
+        out["runtime"] = self.runtime
         return out
 
 
@@ -2066,7 +2074,7 @@ class InstanceCreate:
     image: Optional[str] = None
     volumes: Optional[list[VolumeMount]] = None
     template: Optional[str] = None
-    runtime: Optional[Literal["auto", "process", "container"]] = None
+    runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
@@ -2391,6 +2399,7 @@ class Job:
     template: Optional[str]
     process_command: list[str]
     volumes: list[VolumeMount]
+    runtime: Literal["process", "container", "auto", "vm"]
     tasks: Optional[list[JobTask]] = None
 
     @classmethod
@@ -2442,6 +2451,7 @@ class Job:
         kw["process_command"] = list(v)
         v = _required(d, "volumes", cls.__name__)
         kw["volumes"] = [VolumeMount.from_dict(x0) for x0 in v]
+        kw["runtime"] = _required(d, "runtime", cls.__name__)
         if "tasks" in d:
             v = d["tasks"]
             kw["tasks"] = (None if v is None else [JobTask.from_dict(x0) for x0 in v])
@@ -2494,6 +2504,7 @@ class Job:
         out["process_command"] = list(v)
         v = self.volumes
         out["volumes"] = [x0.to_dict() for x0 in v]
+        out["runtime"] = self.runtime
         if self.tasks is not None:
             v = self.tasks
             out["tasks"] = (None if v is None else [x0.to_dict() for x0 in v])
@@ -2527,7 +2538,7 @@ class JobCreate:
     retries: Optional[int] = None
     volumes: Optional[list[VolumeMount]] = None
     template: Optional[str] = None
-    runtime: Optional[Literal["auto", "process", "container"]] = None
+    runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
@@ -2937,6 +2948,7 @@ class Node:
     benchmark_pending: Optional[BenchmarkRequest]
     status: Literal["ready", "degraded", "draining", "cordoned", "down"]
     quarantined_gpus: list[GpuQuarantine]
+    vm: Optional[VmCapability]
     moving_instances: Optional[int] = None
 
     @classmethod
@@ -2975,6 +2987,8 @@ class Node:
         kw["status"] = _required(d, "status", cls.__name__)
         v = _required(d, "quarantined_gpus", cls.__name__)
         kw["quarantined_gpus"] = [GpuQuarantine.from_dict(x0) for x0 in v]
+        v = _required(d, "vm", cls.__name__)
+        kw["vm"] = (None if v is None else VmCapability.from_dict(v))
         if "moving_instances" in d:
             kw["moving_instances"] = d["moving_instances"]
         return cls(**kw)
@@ -3013,6 +3027,8 @@ class Node:
         out["status"] = self.status
         v = self.quarantined_gpus
         out["quarantined_gpus"] = [x0.to_dict() for x0 in v]
+        v = self.vm
+        out["vm"] = (None if v is None else v.to_dict())
         if self.moving_instances is not None:
             out["moving_instances"] = self.moving_instances
         return out
@@ -3115,6 +3131,7 @@ class NodeRegistration:
     container_runtime: Optional[bool] = None
     address: Optional[str] = None
     benchmarks: Optional[bool] = None
+    vm: Optional[VmCapability] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NodeRegistration":
@@ -3148,6 +3165,9 @@ class NodeRegistration:
             kw["address"] = d["address"]
         if "benchmarks" in d:
             kw["benchmarks"] = d["benchmarks"]
+        if "vm" in d:
+            v = d["vm"]
+            kw["vm"] = (None if v is None else VmCapability.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -3180,6 +3200,9 @@ class NodeRegistration:
             out["address"] = self.address
         if self.benchmarks is not None:
             out["benchmarks"] = self.benchmarks
+        if self.vm is not None:
+            v = self.vm
+            out["vm"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -3194,6 +3217,7 @@ class NodeReport:
     node_api_secret: Optional[str] = None
     sent_at_ms: Optional[int] = None
     benchmark: Optional[AgentBenchmarkOutcome] = None
+    vm: Optional[VmCapability] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "NodeReport":
@@ -3219,6 +3243,9 @@ class NodeReport:
         if "benchmark" in d:
             v = d["benchmark"]
             kw["benchmark"] = (None if v is None else AgentBenchmarkOutcome.from_dict(v))
+        if "vm" in d:
+            v = d["vm"]
+            kw["vm"] = (None if v is None else VmCapability.from_dict(v))
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -3243,6 +3270,9 @@ class NodeReport:
         if self.benchmark is not None:
             v = self.benchmark
             out["benchmark"] = (None if v is None else v.to_dict())
+        if self.vm is not None:
+            v = self.vm
+            out["vm"] = (None if v is None else v.to_dict())
         return out
 
 
@@ -4812,6 +4842,35 @@ class UsageItem:
 
 
 @dataclass(frozen=True)
+class VmCapability:
+    "what a node's agent can do with virtual machines (docs/vm-runtime.md); VM work goes only to nodes whose GPUs pass through"
+
+    accelerator: Literal["kvm", "tcg"]
+    gpu_passthrough: bool
+    note: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "VmCapability":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        kw["accelerator"] = _required(d, "accelerator", cls.__name__)
+        kw["gpu_passthrough"] = _required(d, "gpu_passthrough", cls.__name__)
+        if "note" in d:
+            kw["note"] = d["note"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        out["accelerator"] = self.accelerator
+        out["gpu_passthrough"] = self.gpu_passthrough
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
 class Volume:
     id: str
     tenant_id: str
@@ -5287,6 +5346,7 @@ __all__ = [
     "UploadCreate",
     "Usage",
     "UsageItem",
+    "VmCapability",
     "Volume",
     "VolumeCreate",
     "VolumeList",

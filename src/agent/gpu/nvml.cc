@@ -165,6 +165,7 @@ void describe_topology(const NvmlApi& api, const std::vector<nvmlDevice_t>& devi
     // CPU and memory next to the GPUs needs. NVML's own answer exists only where the GPU's memory
     // is itself a NUMA node (Grace Hopper), and there it names that memory, not the CPU.
     gpus[i].numa_node = pci_numa_node(bus_ids[i]);
+    gpus[i].pci_address = sysfs_pci_address(bus_ids[i]);
     unsigned node = 0;
     if (gpus[i].numa_node < 0 && api.device_get_numa_node_id &&
         api.device_get_numa_node_id(devices[i], &node) == NVML_SUCCESS) {

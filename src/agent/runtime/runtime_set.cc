@@ -3,28 +3,44 @@
 #include <algorithm>
 
 namespace gpurent::agent {
+namespace {
 
-RuntimeSet::RuntimeSet(std::unique_ptr<Runtime> processes, std::unique_ptr<Runtime> containers)
-    : processes_(std::move(processes)), containers_(std::move(containers)) {}
+constexpr size_t kProcesses = 0;
+constexpr size_t kContainers = 1;
+constexpr size_t kVms = 2;
+
+}  // namespace
+
+RuntimeSet::RuntimeSet(std::unique_ptr<Runtime> processes, std::unique_ptr<Runtime> containers,
+                       std::unique_ptr<Runtime> vms)
+    : runtimes_{std::move(processes), std::move(containers), std::move(vms)} {}
 
 Runtime* RuntimeSet::owner(const WorkloadKey& key) const {
-  if (processes_->find(key)) return processes_.get();
-  if (containers_ && containers_->find(key)) return containers_.get();
+  for (const auto& runtime : runtimes_) {
+    if (runtime && runtime->find(key)) return runtime.get();
+  }
   return nullptr;
 }
 
 Status RuntimeSet::start(const model::WorkloadSpec& spec) {
-  // A run is unique across both: the same key in the other runtime is a duplicate too.
+  // A run is unique across all: the same key in another runtime is a duplicate too.
   if (owner({spec.instance_id, spec.run})) {
     return fail(Error::conflict("workload_exists", "the workload already exists"));
   }
-  if (spec.image.empty()) return processes_->start(spec);
-  if (!containers_) {
+  if (spec.vm) {
+    if (!runtimes_[kVms]) {
+      return fail(Error::unprocessable("no_vm_runtime",
+                                       "this node runs no VMs (start its agent with --vm-kernel)"));
+    }
+    return runtimes_[kVms]->start(spec);
+  }
+  if (spec.image.empty()) return runtimes_[kProcesses]->start(spec);
+  if (!runtimes_[kContainers]) {
     return fail(Error::unprocessable(
         "no_container_runtime",
         "this node has no container engine (start its agent with --container-socket)"));
   }
-  return containers_->start(spec);
+  return runtimes_[kContainers]->start(spec);
 }
 
 void RuntimeSet::stop(const WorkloadKey& key) {
@@ -37,14 +53,16 @@ Status RuntimeSet::forget(const WorkloadKey& key) {
 }
 
 void RuntimeSet::poll() {
-  processes_->poll();
-  if (containers_) containers_->poll();
+  for (const auto& runtime : runtimes_) {
+    if (runtime) runtime->poll();
+  }
 }
 
 std::vector<Workload> RuntimeSet::workloads() const {
-  auto all = processes_->workloads();
-  if (containers_) {
-    auto more = containers_->workloads();
+  std::vector<Workload> all;
+  for (const auto& runtime : runtimes_) {
+    if (!runtime) continue;
+    auto more = runtime->workloads();
     all.insert(all.end(), std::make_move_iterator(more.begin()),
                std::make_move_iterator(more.end()));
   }
@@ -52,14 +70,15 @@ std::vector<Workload> RuntimeSet::workloads() const {
 }
 
 const Workload* RuntimeSet::find(const WorkloadKey& key) const {
-  if (const Workload* found = processes_->find(key)) return found;
-  return containers_ ? containers_->find(key) : nullptr;
+  const Runtime* runtime = owner(key);
+  return runtime ? runtime->find(key) : nullptr;
 }
 
 std::optional<Runtime::SteadyTime> RuntimeSet::next_deadline() const {
-  auto next = processes_->next_deadline();
-  if (containers_) {
-    if (const auto other = containers_->next_deadline(); other && (!next || *other < *next)) {
+  std::optional<SteadyTime> next;
+  for (const auto& runtime : runtimes_) {
+    if (!runtime) continue;
+    if (const auto other = runtime->next_deadline(); other && (!next || *other < *next)) {
       next = other;
     }
   }
@@ -67,7 +86,7 @@ std::optional<Runtime::SteadyTime> RuntimeSet::next_deadline() const {
 }
 
 std::filesystem::path RuntimeSet::instance_dir(std::string_view instance_id) const {
-  return processes_->instance_dir(instance_id);
+  return runtimes_[kProcesses]->instance_dir(instance_id);
 }
 
 }  // namespace gpurent::agent

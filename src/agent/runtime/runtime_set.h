@@ -1,9 +1,11 @@
 // The runtimes of one node behind the one Runtime the reconciler drives: a workload whose spec
-// names an image runs in the container runtime, any other in the process runtime. A node without
-// a container engine configured refuses image workloads at start (code "no_container_runtime"),
-// which the reconciler reports as a failed start with that reason.
+// asks for a VM runs in the VM runtime, one that names an image in the container runtime, any
+// other in the process runtime. A node without the runtime a spec needs refuses it at start (code
+// "no_container_runtime" or "no_vm_runtime"), which the reconciler reports as a failed start with
+// that reason.
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include "agent/runtime/runtime.h"
@@ -12,8 +14,9 @@ namespace gpurent::agent {
 
 class RuntimeSet final : public Runtime {
  public:
-  // containers may be null (no engine on this node).
-  RuntimeSet(std::unique_ptr<Runtime> processes, std::unique_ptr<Runtime> containers);
+  // containers and vms may be null (no engine, no VMs on this node).
+  RuntimeSet(std::unique_ptr<Runtime> processes, std::unique_ptr<Runtime> containers,
+             std::unique_ptr<Runtime> vms = nullptr);
 
   Status start(const model::WorkloadSpec& spec) override;
   void stop(const WorkloadKey& key) override;
@@ -22,15 +25,15 @@ class RuntimeSet final : public Runtime {
   std::vector<Workload> workloads() const override;
   const Workload* find(const WorkloadKey& key) const override;
   std::optional<SteadyTime> next_deadline() const override;
-  // Both runtimes keep an instance's directory under the same data directory.
+  // Every runtime keeps an instance's directory under the same place (the process runtime's).
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
 
  private:
   // The runtime that tracks the run, if any.
   Runtime* owner(const WorkloadKey& key) const;
 
-  std::unique_ptr<Runtime> processes_;
-  std::unique_ptr<Runtime> containers_;
+  // The process runtime first (never null), then the container and VM runtimes (null: none).
+  std::array<std::unique_ptr<Runtime>, 3> runtimes_;
 };
 
 }  // namespace gpurent::agent

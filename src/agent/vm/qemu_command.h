@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpurent::agent {
@@ -17,6 +18,11 @@ enum class VmAccelerator {
   kKvm,  // /dev/kvm: the host's CPU, near native speed
   kTcg,  // QEMU's translator: slow, but works where KVM does not (nested VMs)
 };
+
+// "kvm" or "tcg", as QEMU's -accel names them.
+inline std::string_view to_string(VmAccelerator accelerator) {
+  return accelerator == VmAccelerator::kKvm ? "kvm" : "tcg";
+}
 
 struct VmPortForward {
   int host_port = 0;  // on 127.0.0.1

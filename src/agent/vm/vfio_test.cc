@@ -5,59 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-
-#include "common/files.h"
-#include "common/random.h"
+#include "agent/vm/fake_sysfs.h"
 
 namespace gpurent::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A sysfs with PCI devices in IOMMU groups, as the kernel lays it out: bus/pci/devices/<address>
-// with vendor, device, class, an iommu_group link and a driver link; kernel/iommu_groups/<n>/
-// devices/<address> links back; bus/pci/drivers/<name>/unbind.
-class FakeSysfs : public testing::Test {
- protected:
-  FakeSysfs()
-      : root_(fs::temp_directory_path() / ("gpurent-sysfs-" + std::to_string(os_random_seed()))) {
-    fs::create_directories(root_ / "bus" / "pci" / "devices");
-    fs::create_directories(root_ / "kernel" / "iommu_groups");
-    write(root_ / "bus" / "pci" / "drivers_probe", "");
-  }
-  ~FakeSysfs() override { fs::remove_all(root_); }
-
-  static void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-  static std::string read(const fs::path& path) { return read_file(path).value_or(""); }
-
-  void add(const std::string& address, int group, const std::string& pci_class,
-           const std::string& driver) {
-    const fs::path dir = root_ / "bus" / "pci" / "devices" / address;
-    fs::create_directories(dir);
-    write(dir / "vendor", "0x10de\n");
-    write(dir / "device", "0x2330\n");
-    write(dir / "class", pci_class + "\n");
-    const fs::path group_dir = root_ / "kernel" / "iommu_groups" / std::to_string(group);
-    fs::create_directories(group_dir / "devices");
-    fs::create_directory_symlink(group_dir, dir / "iommu_group");
-    fs::create_directory_symlink(dir, group_dir / "devices" / address);
-    write(dir / "driver_override", "(null)\n");
-    if (!driver.empty()) bind(address, driver);
-  }
-
-  // What the kernel does on a probe: the device joins the driver.
-  void bind(const std::string& address, const std::string& driver) {
-    const fs::path driver_dir = root_ / "bus" / "pci" / "drivers" / driver;
-    fs::create_directories(driver_dir);
-    write(driver_dir / "unbind", "");
-    const fs::path link = root_ / "bus" / "pci" / "devices" / address / "driver";
-    fs::remove(link);
-    fs::create_directory_symlink(driver_dir, link);
-  }
-
-  fs::path root_;
-};
+class FakeSysfs : public testing::Test, protected FakeSysfsTree {};
 
 constexpr const char* kGpu = "0000:3b:00.0";
 

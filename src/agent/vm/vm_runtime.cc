@@ -3,15 +3,20 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
 #include <system_error>
 
+#include "agent/node_runs.h"
 #include "agent/runtime/volumes.h"
+#include "agent/runtime/workdir.h"
 #include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
+#include "agent/vm/vfio.h"
 #include "common/files.h"
 
 namespace gpurent::agent {
@@ -22,6 +27,10 @@ namespace fs = std::filesystem;
 constexpr std::string_view kGuestDir = "guest";
 constexpr std::string_view kConsoleLog = "console.log";
 constexpr std::string_view kPidFile = "qemu.pid";
+constexpr std::string_view kPassthroughFile = "passthrough";
+constexpr std::string_view kQmpSocket = "qmp.sock";
+// sockaddr_un's sun_path, with its terminating NUL.
+constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path);
 constexpr std::string_view kExitMarker = "GPURENT_EXIT ";
 // A VM stopped before its command printed its status ended by SIGTERM to QEMU, as a process would.
 constexpr int kStoppedExitCode = 128 + SIGTERM;
@@ -120,25 +129,49 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   GPURENT_CHECK(validate_workload(spec));
   const WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
-  if (!spec.gpus.empty() && !options_.simulated_gpus) {
-    return fail(Error::unprocessable(
-        "gpu_passthrough_unavailable",
-        "this node does not pass GPUs through to VMs yet (docs/vm-runtime.md)"));
-  }
   const fs::path dir = run_dir(key);
+  if (const size_t length = (dir / kQmpSocket).string().size(); length >= kMaxSocketPath) {
+    return fail(Error::unprocessable(
+        "vm_start_failed",
+        fmt::format("the VM's monitor socket {} is {} bytes long, over a unix socket's {}: give "
+                    "the agent a shorter --data-dir",
+                    (dir / kQmpSocket).string(), length, kMaxSocketPath - 1)));
+  }
   const fs::path home = instance_dir(spec.instance_id);
   std::error_code ec;
   fs::create_directories(dir / kGuestDir, ec);
   if (!ec) fs::create_directories(home, ec);
+  // The agent's alone (QEMU runs as the agent): a sandboxed process run of another tenant on the
+  // node must not read a VM's disk.
+  if (!ec) fs::permissions(home, fs::perms::owner_all, ec);
   if (ec) {
     return fail({ErrorKind::kInternal, "vm_start_failed",
                  fmt::format("cannot create the VM's directories: {}", ec.message())});
   }
-  const auto cleanup = [&] { fs::remove_all(dir, ec); };
+  const auto cleanup = [&] {
+    give_back(dir);
+    fs::remove_all(dir, ec);
+  };
+  if (!spec.workdir.empty()) {
+    if (auto unpacked = unpack_workdir(options_.data_dir, spec.instance_id, spec.workdir, home, {});
+        !unpacked) {
+      cleanup();
+      return unpacked;
+    }
+  }
   auto volumes = prepare_volumes(options_.data_dir, spec);
   if (!volumes) {
     cleanup();
     return fail(volumes.error());
+  }
+  std::vector<std::string> vfio_functions;
+  if (!spec.gpus.empty() && !options_.simulated_gpus) {
+    auto passed = pass_through(spec.gpus, dir);
+    if (!passed) {
+      cleanup();
+      return fail(passed.error());
+    }
+    vfio_functions = std::move(*passed);
   }
   if (auto written =
           write_file_atomic(dir / kGuestDir / "command.sh", command_script(spec, *volumes));
@@ -158,12 +191,18 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .shares = {{.tag = "gpurent", .directory = dir / kGuestDir},
                  {.tag = "workspace", .directory = home}},
       .serial_log = dir / kConsoleLog,
-      .qmp_socket = dir / "qmp.sock",
+      .qmp_socket = dir / kQmpSocket,
       .pid_file = dir / kPidFile};
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});
   }
-  const auto ran = run_tool({.argv = qemu_command(machine), .timeout = options_.boot_timeout});
+  for (const uint16_t port : service_ports(spec.env)) {
+    machine.forwards.push_back({.host_port = port, .guest_port = port});
+  }
+  machine.vfio_functions = std::move(vfio_functions);
+  auto argv = qemu_command(machine);
+  argv.front() = options_.qemu;
+  const auto ran = run_tool({.argv = std::move(argv), .timeout = options_.boot_timeout});
   const auto pid_text = read_file(dir / kPidFile, 64);
   pid_t pid = 0;
   if (pid_text) {
@@ -195,6 +234,7 @@ void VmRuntime::adopt(const fs::path& dir) {
   if (!key) return;
   Entry entry{.info = {.key = *key, .log_path = dir / kConsoleLog}, .dir = dir};
   if (auto ended = read_exit_record(dir)) {
+    give_back(dir);  // left over when a GPU could not be given back before
     entry.info.phase = model::WorkloadPhase::kExited;
     entry.info.exit_code = ended->exit_code;
     entry.info.message = ended->message;
@@ -209,6 +249,8 @@ void VmRuntime::adopt(const fs::path& dir) {
     fs::remove_all(dir, ec);
     return;
   }
+  spdlog::info("workload_adopted instance={} run={} qemu_pid={} phase={}", key->instance_id,
+               key->run, entry.pid, model::to_string(entry.info.phase));
   entries_[*key] = std::move(entry);
 }
 
@@ -227,7 +269,51 @@ bool VmRuntime::alive(Entry& entry) {
   return false;
 }
 
+Result<std::vector<std::string>> VmRuntime::pass_through(const std::vector<std::string>& uuids,
+                                                         const fs::path& dir) {
+  std::vector<PassthroughPlan> plans;
+  for (const auto& uuid : uuids) {
+    const auto gpu = std::ranges::find(options_.gpus, uuid, &model::Gpu::uuid);
+    if (gpu == options_.gpus.end() || gpu->pci_address.empty()) {
+      return fail(Error::unprocessable(
+          "gpu_passthrough_unavailable",
+          fmt::format("GPU {} is not one of this node's GPUs with a PCI address", uuid)));
+    }
+    GPURENT_TRY(plan, plan_passthrough(options_.sysfs, gpu->pci_address));
+    plans.push_back(std::move(plan));
+  }
+  std::string record;
+  for (const auto& plan : plans) record += plan.gpu + "\n";
+  GPURENT_CHECK(write_file_atomic(dir / kPassthroughFile, record));
+  std::vector<std::string> functions;
+  for (const auto& plan : plans) {
+    GPURENT_CHECK(bind_to_vfio(options_.sysfs, plan));
+    for (auto& function : plan.to_bind()) functions.push_back(std::move(function));
+  }
+  return functions;
+}
+
+void VmRuntime::give_back(const fs::path& dir) {
+  const auto record = read_file(dir / kPassthroughFile, 64 << 10);
+  if (!record) return;
+  bool all_back = true;
+  std::istringstream lines(*record);
+  for (std::string gpu; std::getline(lines, gpu);) {
+    auto plan = plan_passthrough(options_.sysfs, gpu);
+    auto given = plan ? give_back_to_host(options_.sysfs, *plan) : Status(fail(plan.error()));
+    if (!given) {
+      all_back = false;
+      spdlog::error("vm_gpu_not_given_back gpu={} run_dir={} error=\"{}\"", gpu, dir.string(),
+                    given.error().message);
+    }
+  }
+  // Kept when a GPU stayed on vfio-pci: the next runtime to open the directory tries again.
+  std::error_code ec;
+  if (all_back) fs::remove(dir / kPassthroughFile, ec);
+}
+
 void VmRuntime::finish(Entry& entry) {
+  give_back(entry.dir);
   ExitRecord record;
   if (const auto code = printed_exit_code(entry.dir / kConsoleLog)) {
     record.exit_code = *code;

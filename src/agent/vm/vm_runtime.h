@@ -10,16 +10,27 @@
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
 //                     when it was stopped first and printed none, 137 otherwise
 //   qmp.sock          QEMU's monitor
-// The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs;
-// each volume's data (volumes.h) as "vol<i>", which command.sh mounts at its path first.
+//   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
+// The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
+// (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
+// "vol<i>", which command.sh mounts at its path first.
+//
+// Services: each port the run's env gives a service (GPURENT_PORT_*, node_runs.h) is forwarded
+// from the host's loopback to the same port in the guest (user-mode networking), so the node API's
+// proxy reaches a guest that listens on it.
+//
+// GPUs: a spec's GPUs (by UUID, found among the node's GPUs by PCI address) have their IOMMU
+// groups bound to vfio-pci (vfio.h) and passed to QEMU. Their addresses are recorded before the
+// first bind, so that whoever sees the VM end (this runtime or a later one) gives them back to the
+// host's driver, before writing the exit record. Simulated GPUs are not bound: the guest gets
+// their UUIDs in CUDA_VISIBLE_DEVICES, as a process would.
 //
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
 // state (a pid whose start time still matches) and exit records. Stopping sends SIGTERM to QEMU
 // (it ends the machine at once) and SIGKILL after the grace period; the guest is not asked to shut
 // down first (its disk is the instance's directory, written through by 9p).
 //
-// Not yet: GPUs (vfio.h is the logic; a spec with GPUs is refused unless the node's GPUs are
-// simulated), services' ports, cloud images, exec through a guest agent.
+// Not yet: cloud images, exec through a guest agent.
 //
 // Thread-safety: none; the reconcile thread owns it.
 #pragma once
@@ -32,10 +43,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/runtime/runtime.h"
 #include "agent/vm/qemu_command.h"
 #include "common/result.h"
+#include "model/node.h"
 
 namespace gpurent::agent {
 
@@ -47,6 +60,9 @@ struct VmRuntimeOptions {
   VmAccelerator accelerator = VmAccelerator::kKvm;
   int default_memory_mb = 1024;  // when the spec asks for none
   bool simulated_gpus = false;   // the node's GPUs are simulated: a spec's GPUs are not passed
+  std::vector<model::Gpu> gpus;  // the node's, with their PCI addresses (real GPUs)
+  std::filesystem::path sysfs = "/sys";
+  std::string qemu = "qemu-system-x86_64";
   std::chrono::milliseconds stop_grace{10'000};
   std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
 };
@@ -60,8 +76,9 @@ class VmRuntime final : public Runtime {
   ~VmRuntime() override = default;
 
   // Starts the run's VM; returns once QEMU has daemonized (the guest boots on). Errors: as every
-  // runtime's (runtime.h); kUnprocessable "gpu_passthrough_unavailable" for a spec with GPUs on a
-  // node that does not pass them yet; kInternal "vm_start_failed" with QEMU's own words.
+  // runtime's (runtime.h); kUnprocessable "gpu_passthrough_unavailable" for a GPU that is not the
+  // node's or has no PCI address, and vfio.h's refusals for one that cannot be passed through;
+  // kInternal "vm_start_failed" with QEMU's own words. GPUs bound before a failure are given back.
   Status start(const model::WorkloadSpec& spec) override;
   void stop(const WorkloadKey& key) override;
   Status forget(const WorkloadKey& key) override;
@@ -82,8 +99,15 @@ class VmRuntime final : public Runtime {
   explicit VmRuntime(VmRuntimeOptions options) : options_(std::move(options)) {}
   void adopt(const std::filesystem::path& dir);
   bool alive(Entry& entry);
-  // QEMU is gone: the exit record from what the guest printed (or how it was stopped).
+  // QEMU is gone: the GPUs given back, then the exit record from what the guest printed (or how
+  // it was stopped).
   void finish(Entry& entry);
+  // Binds the GPUs' IOMMU groups to vfio-pci, recording them in dir first: the functions QEMU
+  // is to be given.
+  Result<std::vector<std::string>> pass_through(const std::vector<std::string>& uuids,
+                                                const std::filesystem::path& dir);
+  // Gives the GPUs recorded in dir back to the host's driver and drops the record.
+  void give_back(const std::filesystem::path& dir);
   std::filesystem::path run_dir(const WorkloadKey& key) const;
 
   VmRuntimeOptions options_;

@@ -2,7 +2,9 @@
 // command exits with its status in the console log, its file kept in the instance's directory and
 // one written to its volume in the volume's data on the node;
 // a sleeping VM survives its runtime, is adopted by a new one on the same directory, and stops
-// with SIGTERM's status; GPUs are refused where they cannot be passed through.
+// with SIGTERM's status. With a stand-in QEMU and a fake sysfs: a run's GPUs are bound to vfio-pci
+// and given to QEMU with its services' ports, and given back to the host when the VM ends or
+// fails to start.
 #include "agent/vm/vm_runtime.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "agent/vm/fake_sysfs.h"
 #include "common/files.h"
 #include "common/random.h"
 
@@ -83,6 +86,9 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
   const std::string log = read_file(ended->log_path).value_or("");
   EXPECT_NE(log.find("it's a VM in /workspace as i-vm"), std::string::npos) << log;
   EXPECT_EQ(read_file((*runtime)->instance_dir("i-vm") / "note").value_or(""), "kept\n");
+  EXPECT_EQ(fs::status((*runtime)->instance_dir("i-vm")).permissions() & fs::perms::all,
+            fs::perms::owner_all)
+      << "no other user of the node reads a VM's disk";
   EXPECT_EQ(read_file(options_.data_dir / "volumes" / "v-data" / "seen").value_or(""),
             "v-data=/mnt/my data\n")
       << "the volume's data is the node's, mounted at its path in the guest";
@@ -125,13 +131,106 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
   EXPECT_EQ((*third)->find(key)->exit_code, 143);
 }
 
-TEST_F(VmRuntimeTest, GpusAreRefusedWhereTheyCannotBePassedThrough) {
+// A stand-in for qemu-system-x86_64 (the machine is a sleep) and a sysfs with one GPU and its
+// audio function in an IOMMU group of their own.
+class VmPassthroughTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path("/tmp") / ("gvp-" + std::to_string(os_random_seed() % 1'000'000));
+    fs::create_directories(dir_);
+    // Records its arguments and daemonizes a sleeping stand-in for the machine.
+    write_script("qemu", R"(out="$(dirname "$0")/args"; printf '%s\n' "$@" > "$out"
+while [ $# -gt 0 ]; do [ "$1" = -pidfile ] && pidfile="$2"; shift; done
+sleep 600 </dev/null >/dev/null 2>&1 &
+echo $! > "$pidfile")");
+    write_script("broken-qemu", "echo 'vfio 0000:3b:00.0: group 42 is not viable' >&2; exit 1");
+    sysfs_.add(kGpu, 42, "0x030200", "nvidia");
+    sysfs_.add("0000:3b:00.1", 42, "0x040300", "snd_hda_intel");
+    sysfs_.add("0000:5e:00.0", 43, "0x030200", "nvidia");
+    sysfs_.add("0000:5f:00.0", 43, "0x020000", "mlx5_core");
+    model::Gpu gpu;
+    gpu.uuid = "GPU-a";
+    gpu.pci_address = kGpu;
+    model::Gpu shared = gpu;
+    shared.uuid = "GPU-shared";
+    shared.pci_address = "0000:5e:00.0";
+    options_ = {.data_dir = dir_ / "data",
+                .instances_dir = dir_ / "instances",
+                .kernel = dir_ / "vmlinuz",
+                .gpus = {gpu, shared},
+                .sysfs = sysfs_.root(),
+                .qemu = (dir_ / "qemu").string(),
+                .stop_grace = std::chrono::seconds(5)};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write_script(const std::string& name, const std::string& body) {
+    FakeSysfsTree::write(dir_ / name, "#!/bin/sh\n" + body + "\n");
+    fs::permissions(dir_ / name, fs::perms::owner_all);
+  }
+  std::string driver_override() const {
+    return FakeSysfsTree::read(sysfs_.root() / "bus" / "pci" / "devices" / kGpu /
+                               "driver_override");
+  }
+  static model::WorkloadSpec gpu_spec(std::string gpu) {
+    model::WorkloadSpec s;
+    s.instance_id = "i-gpu";
+    s.run = 1;
+    s.command = {"nvidia-smi"};
+    s.gpus = {std::move(gpu)};
+    s.env = {{"GPURENT_PORT_WEB", "18080"}};
+    return s;
+  }
+
+  static constexpr const char* kGpu = "0000:3b:00.0";
+  fs::path dir_;
+  FakeSysfsTree sysfs_;
+  VmRuntimeOptions options_;
+};
+
+TEST_F(VmPassthroughTest, AGpuIsBoundForTheVmAndGivenBackWhenItEnds) {
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  ASSERT_TRUE((*runtime)->start(gpu_spec("GPU-a")));
+  EXPECT_EQ(driver_override(), "vfio-pci");
+  const std::string args = read_file(dir_ / "args").value_or("");
+  EXPECT_NE(args.find("vfio-pci,host=0000:3b:00.0\n"), std::string::npos) << args;
+  EXPECT_NE(args.find("vfio-pci,host=0000:3b:00.1\n"), std::string::npos) << args;
+  EXPECT_NE(args.find("hostfwd=tcp:127.0.0.1:18080-:18080"), std::string::npos) << args;
+
+  const WorkloadKey key{"i-gpu", 1};
+  (*runtime)->stop(key);
+  const Workload* ended = nullptr;
+  for (int i = 0; i < 200 && ended == nullptr; ++i) {
+    (*runtime)->poll();
+    const Workload* w = (*runtime)->find(key);
+    if (w->phase == model::WorkloadPhase::kExited) ended = w;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(ended, nullptr);
+  EXPECT_EQ(ended->exit_code, 143);
+  EXPECT_EQ(driver_override(), "\n") << "given back to the host's driver";
+  EXPECT_EQ(FakeSysfsTree::read(sysfs_.root() / "bus" / "pci" / "drivers_probe"), "0000:3b:00.1");
+}
+
+TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
   auto runtime = VmRuntime::open(options_);
   ASSERT_TRUE(runtime);
-  auto s = spec("i-gpu", {"true"});
-  s.gpus = {"GPU-1"};
-  EXPECT_EQ((*runtime)->start(s).error().code, "gpu_passthrough_unavailable");
-  EXPECT_TRUE((*runtime)->workloads().empty());
+  EXPECT_EQ((*runtime)->start(gpu_spec("GPU-unknown")).error().code, "gpu_passthrough_unavailable");
+  EXPECT_EQ((*runtime)->start(gpu_spec("GPU-shared")).error().code, "iommu_group_shared");
+  EXPECT_EQ(driver_override(), "(null)\n");
+
+  options_.qemu = (dir_ / "broken-qemu").string();
+  auto broken = VmRuntime::open(options_);
+  ASSERT_TRUE(broken);
+  const auto refused = (*broken)->start(gpu_spec("GPU-a"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "vm_start_failed");
+  EXPECT_NE(refused.error().message.find("not viable"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
+  EXPECT_TRUE((*broken)->workloads().empty());
+  EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
 }
 
 }  // namespace
