@@ -131,7 +131,12 @@ def test_launch_from_a_template_picks_the_form_the_node_can_run(platform):
     problem(platform.call("POST", "/v1/instances", key, {
         "gpu_type": "h100-80g", "runtime": "process"}), 400, "invalid_field")
     problem(platform.call("POST", "/v1/instances", key, {
-        "gpu_type": "h100-80g", "template": "base", "runtime": "vm"}), 400, "invalid_field")
+        "gpu_type": "h100-80g", "template": "base", "runtime": "hypervisor"}), 400,
+        "invalid_field")
+    # A VM of the base template's process form: no node here runs VMs (tests/e2e/test_vm.py).
+    vm = problem(platform.call("POST", "/v1/instances", key, {
+        "gpu_type": "h100-80g", "template": "base", "runtime": "vm"}), 422, "never_fits")
+    assert "gpurent.io/vm-runtime=true" in vm["detail"]
     usage = platform.cli("launch", "--gpu", "h100-80g", "--runtime", "process", key=key,
                          check=False)
     assert usage.returncode == 2 and "--template" in usage.stderr

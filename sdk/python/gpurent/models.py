@@ -5117,6 +5117,7 @@ class WorkloadSpec:
     workdir: Optional[str] = None
     image: Optional[str] = None
     services: Optional[list[str]] = None
+    vm: Optional[bool] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "WorkloadSpec":
@@ -5150,6 +5151,8 @@ class WorkloadSpec:
             kw["image"] = d["image"]
         if "services" in d:
             kw["services"] = d["services"]
+        if "vm" in d:
+            kw["vm"] = d["vm"]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -5182,6 +5185,8 @@ class WorkloadSpec:
             out["image"] = self.image
         if self.services is not None:
             out["services"] = self.services
+        if self.vm is not None:
+            out["vm"] = self.vm
         return out
 
 
