@@ -1,8 +1,8 @@
 """VM instances end to end (docs/vm-runtime.md): a second agent with --vm-kernel (the test image of
 scripts/vm-test-image.sh, under TCG: a nested KVM guest hangs on the machines this runs on) states
 what it can do with VMs; `gpurent launch --runtime vm` lands there and nowhere else; the command
-runs in the guest with its env, its /workspace and a volume; its service answers through the
-server's proxy (a port forwarded into the guest); its log is the serial console; stop and start
+runs in the guest with its env, its /workspace and a volume, and cannot reach the host; its
+service answers through the server's proxy (a port forwarded into the guest); its log is the serial console; stop and start
 keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
 """
 import json
@@ -76,10 +76,13 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
         "echo \"hello $GPURENT_INSTANCE_ID in $(pwd) on $(cat /proc/cmdline | grep -o "
         "gpurent.shares)\"; echo \"before: $(cat note 2>/dev/null) $(cat /data/count 2>/dev/null)\"; "
         "echo kept > note; echo \"$(cat /data/count 2>/dev/null)x\" > /data/count; "
+        "printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.0.2.2 \"$SERVER_PORT\" | "
+        "grep -q ' 200 ' && echo host-reached || echo host-unreachable; "
         "mkdir -p \"i/$GPURENT_INSTANCE_ID/web\"; echo served > \"i/$GPURENT_INSTANCE_ID/web/page\"; "
         "echo ready; exec httpd -f -p \"$GPURENT_PORT_WEB\" -h /workspace")
     created = json.loads(platform.cli(
         "launch", "--runtime", "vm", "--gpu", "a100-80g", "--volume", f"{volume_id}:/data",
+        "--env", f"SERVER_PORT={platform.port}",
         "--service", "web", "-o", "json", "--", "sh", "-c", script, key=key).stdout)
     instance_id = created["id"]
     assert created["runtime"] == "vm", created
@@ -90,6 +93,9 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
     text = logs(platform, instance_id, key)
     assert f"hello {instance_id} in /workspace on gpurent.shares" in text, text
     assert "before:  \n" in text, text
+    # The guest's network is restricted: the host's loopback (the server, the node API, other
+    # tenants' services) is not reachable from inside.
+    assert "host-unreachable" in text, text
 
     # The service listens in the guest; the node forwards its port there and the server proxies.
     page = wait_for(lambda: (lambda r: r if r.status == 200 else None)(

@@ -63,7 +63,10 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
                                         qemu_escape(m.shares[i].tag), i)});
   }
   if (m.network) {
-    std::string nic = "user,model=virtio-net-pci";
+    // restrict=on: the guest reaches nothing, the host least of all (user-mode networking would
+    // otherwise map 10.0.2.2 to the host's loopback, where the node API and other tenants'
+    // services listen); only the forwarded ports reach in.
+    std::string nic = "user,model=virtio-net-pci,restrict=on";
     for (const auto& f : m.forwards) {
       nic += fmt::format(",hostfwd=tcp:127.0.0.1:{}-:{}", f.host_port, f.guest_port);
     }

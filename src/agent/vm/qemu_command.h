@@ -48,7 +48,9 @@ struct VmMachine {
   };
   std::vector<Share> shares;
   std::vector<std::string> vfio_functions;  // PCI addresses bound to vfio-pci (vfio.h)
-  bool network = true;                      // user-mode networking (with the forwards)
+  // User-mode networking, restricted: the guest reaches neither the host nor the outside; only
+  // the forwards reach the guest.
+  bool network = true;
   std::vector<VmPortForward> forwards;
   std::filesystem::path serial_log;  // the console's output: the run's log
   std::filesystem::path qmp_socket;

@@ -60,7 +60,8 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
             (std::vector<std::string>{"vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
   EXPECT_EQ(
       values_of(argv, "-nic"),
-      std::vector<std::string>{"user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:40001-:8888"});
+      std::vector<std::string>{
+          "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:40001-:8888"});
   EXPECT_EQ(values_of(argv, "-chardev"),
             std::vector<std::string>{"file,id=console,path=/var/lib/gpurent/i-1/2.log"});
   EXPECT_EQ(values_of(argv, "-qmp"),
