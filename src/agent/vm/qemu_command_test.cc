@@ -58,10 +58,9 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
                                      "workspace,security_model=mapped-xattr,id=share0"});
   EXPECT_EQ(values_of(argv, "-device"),
             (std::vector<std::string>{"vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
-  EXPECT_EQ(
-      values_of(argv, "-nic"),
-      std::vector<std::string>{
-          "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:40001-:8888"});
+  EXPECT_EQ(values_of(argv, "-nic"),
+            std::vector<std::string>{
+                "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:40001-:8888"});
   EXPECT_EQ(values_of(argv, "-chardev"),
             std::vector<std::string>{"file,id=console,path=/var/lib/gpurent/i-1/2.log"});
   EXPECT_EQ(values_of(argv, "-qmp"),
