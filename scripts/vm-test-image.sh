@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The VM runtime's test image (docs/vm-runtime.md): Debian's kernel and a busybox initramfs whose
 # /init is the guest side of a kernel+initrd VM: it loads the virtio modules, brings up the user-mode
-# network (10.0.2.15, the address QEMU forwards services' ports to), mounts the shares
+# network (10.0.2.15, the address QEMU forwards services' ports to), starts the QEMU guest agent
+# (exec), mounts the shares
 # named on the kernel's command line, runs the command given there (base64) or the VM runtime's
 # /run/gpurent/command.sh with its output on the serial console, prints "GPURENT_EXIT <code>" and
 # powers off.
@@ -48,6 +49,20 @@ for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_
     basename "$m" >> "$root/lib/modules/order"
   fi
 done
+# The QEMU guest agent, for exec (src/agent/vm/guest_agent.h): Debian's qemu-ga, unpacked like the
+# kernel, with the host's copies of the libraries it links (installed with QEMU itself).
+(cd "$work" && apt-get download qemu-guest-agent >/dev/null 2>&1 || apt-get download qemu-guest-agent >&2)
+dpkg-deb -x "$work"/qemu-guest-agent_*.deb "$work/qga"
+cp "$work/qga/usr/sbin/qemu-ga" "$root/bin/qemu-ga"
+if ldd "$work/qga/usr/sbin/qemu-ga" | grep -q "not found"; then
+  echo "vm-test-image: qemu-ga needs libraries this host lacks:" >&2
+  ldd "$work/qga/usr/sbin/qemu-ga" | grep "not found" >&2
+  exit 1
+fi
+for lib in $(ldd "$work/qga/usr/sbin/qemu-ga" | awk '$2 == "=>" {print $3} $1 ~ /^\// {print $1}'); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
 cat > "$root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -66,6 +81,12 @@ arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^gpurent\.$1=//p"; }
 for share in $(arg shares | tr ',' ' '); do
   mkdir -p "${share#*:}"
   mount -t 9p -o trans=virtio,version=9p2000.L "${share%%:*}" "${share#*:}"
+done
+# qemu-ga on its virtio-serial port, when the VM has one (exec).
+for port in /sys/class/virtio-ports/*; do
+  if [ "$(cat "$port/name" 2>/dev/null)" = org.qemu.guest_agent.0 ]; then
+    qemu-ga -m virtio-serial -p "/dev/${port##*/}" -t /tmp -f /tmp/qemu-ga.pid &
+  fi
 done
 echo "GPURENT_BOOTED"
 # The command: gpurent.cmd= (base64), else the VM runtime's /run/gpurent/command.sh.

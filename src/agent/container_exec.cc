@@ -201,7 +201,7 @@ Result<net::Response> start_container_exec(asio::io_context& io, std::string soc
       });
 
   auto guard = std::make_shared<ContainerExecGuard>(state);
-  net::Response response{200, "application/x-ndjson", "", {}, {}};
+  net::Response response{200, std::string(model::kExecContentType), "", {}, {}};
   response.chunks = [guard]() { return next_frame(guard->state); };
   return response;
 }

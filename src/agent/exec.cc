@@ -271,7 +271,7 @@ Result<net::Response> start_exec(asio::io_context& io, const std::filesystem::pa
       });
 
   auto guard = std::make_shared<ExecGuard>(state);
-  net::Response response{200, "application/x-ndjson", "", {}, {}};
+  net::Response response{200, std::string(model::kExecContentType), "", {}, {}};
   const int timeout_s = request.timeout_s;
   response.chunks = [guard, timeout_s]() { return next_frame(guard->state, timeout_s); };
   return response;

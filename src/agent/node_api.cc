@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <charconv>
+#include <chrono>
 #include <thread>
 
 #include "agent/container_exec.h"
@@ -14,6 +16,8 @@
 #include "agent/file_copy.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/workdir.h"
+#include "agent/vm/guest_agent.h"
+#include "agent/vm/vm_runtime.h"
 #include "common/random.h"
 #include "common/secret_box.h"
 #include "model/exec_protocol.h"
@@ -121,7 +125,10 @@ struct NodeApi::Impl {
                });
   }
 
-  ~Impl() { copy_workers.join(); }
+  ~Impl() {
+    copy_workers.join();
+    exec_workers.join();
+  }
 
   Error unauthenticated() const {
     return {ErrorKind::kUnauthenticated, "unauthenticated",
@@ -144,32 +151,50 @@ struct NodeApi::Impl {
     co_return service_forward(head, runs);
   }
 
-  asio::awaitable<net::Response> exec(const net::Request& request) { co_return start(request); }
-
-  std::filesystem::path workload_dir(const WorkloadKey& key) const {
-    return options.data_dir / "workloads" / fmt::format("{}.{}", key.instance_id, key.run);
-  }
-
-  net::Response start(const net::Request& request) {
+  asio::awaitable<net::Response> exec(const net::Request& request) {
     auto key = run_query(request);
-    if (!key) return net::problem_response(key.error());
+    if (!key) co_return net::problem_response(key.error());
     auto parsed = model::parse_exec_request(request.body);
-    if (!parsed) return net::problem_response(parsed.error());
+    if (!parsed) co_return net::problem_response(parsed.error());
     auto view = running_run(runs, *key);
-    if (!view) return net::problem_response(view.error());
-    if (view->place == RunPlace::kVm) {
-      return net::problem_response(Error::unprocessable(
-          "exec_unsupported",
-          fmt::format("instance {} runs in a VM, which gpurent exec does not reach yet "
-                      "(docs/vm-runtime.md)",
-                      key->instance_id)));
-    }
+    if (!view) co_return net::problem_response(view.error());
+    if (view->place == RunPlace::kVm) co_return co_await vm_exec(*key, std::move(*parsed));
     auto response =
         view->place == RunPlace::kContainer
             ? start_container_exec(io, options.container_socket, container_name(*key), *parsed)
             : start_exec(io, workload_dir(*key), *parsed);
-    if (!response) return net::problem_response(response.error());
-    return std::move(*response);
+    if (!response) co_return net::problem_response(response.error());
+    co_return std::move(*response);
+  }
+
+  // Through the guest agent, on an exec worker: the frames come together once the command ends.
+  asio::awaitable<net::Response> vm_exec(WorkloadKey key, model::ExecRequest request) {
+    if (vm_execs_in_flight >= kMaxVmExecsInFlight) {
+      co_return net::problem_response(Error{
+          ErrorKind::kUnavailable, "node_busy",
+          fmt::format("the node runs {} execs in VMs; try again in a moment", vm_execs_in_flight)});
+    }
+    const auto timeout =
+        std::min<std::chrono::seconds>(std::chrono::seconds(request.timeout_s), kMaxVmExecTime);
+    auto work = [socket = vm_guest_agent_socket(options.data_dir, key),
+                 argv = vm_exec_argv(request.command),
+                 timeout] { return guest_exec(socket, argv, {}, timeout); };
+    vm_execs_in_flight += 1;
+    auto ran = co_await net::await_on(exec_workers, std::move(work));
+    vm_execs_in_flight -= 1;
+    if (!ran) co_return net::problem_response(ran.error());
+    std::string frames;
+    if (!ran->out.empty()) frames += model::exec_output_frame(model::ExecStream::kStdout, ran->out);
+    if (!ran->err.empty()) frames += model::exec_output_frame(model::ExecStream::kStderr, ran->err);
+    frames += model::exec_exit_frame(
+        ran->exit_code,
+        ran->timed_out ? fmt::format("timed out after {} s (killed in the VM)", timeout.count())
+                       : std::string());
+    co_return net::Response{200, std::string(model::kExecContentType), std::move(frames), {}, {}};
+  }
+
+  std::filesystem::path workload_dir(const WorkloadKey& key) const {
+    return options.data_dir / "workloads" / fmt::format("{}.{}", key.instance_id, key.run);
   }
 
   // The query's upload, path and the workload to copy into are checked by the caller; `into`
@@ -258,6 +283,8 @@ struct NodeApi::Impl {
   asio::io_context io{1};
   asio::thread_pool copy_workers{kCopyWorkers};
   int copies_in_flight = 0;  // on the I/O thread
+  asio::thread_pool exec_workers{kMaxVmExecsInFlight};
+  int vm_execs_in_flight = 0;  // on the I/O thread
   net::Router<RouteHandler> router;
   std::unique_ptr<net::HttpServer> http;
   std::thread thread;

@@ -19,6 +19,10 @@
 // refused (422 "copy_unsupported": its files are the engine's to write; copy into a volume it
 // mounts instead). stop() waits for the copies under way (each at most kMaxUnpackTime).
 //
+// Exec reaches a process run through its shim (exec.h), a container run through the engine
+// (container_exec.h), and a VM run through its guest agent (vm/guest_agent.h), whose output
+// arrives in one piece when the command ends.
+//
 // Every request carries `Authorization: Bearer <secret>`: a random secret drawn at each start and
 // sent to the server with every report (NodeReport::node_api_secret), so it changes with every
 // agent start and a restarted server learns it again from the next report. Without it: 401.
@@ -35,6 +39,7 @@
 // reconcile thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -55,6 +60,11 @@ inline constexpr std::string_view kNodeFilesPath = "/v1/node/files";
 inline constexpr std::string_view kNodeVolumeFilesPath = "/v1/node/volume-files";
 inline constexpr int kCopyWorkers = 2;
 inline constexpr int kMaxCopiesInFlight = 8;
+// Exec in a VM waits for the command's end on a thread of its own (vm/guest_agent.h), at most
+// this many at once (more: 503 "node_busy"), and at most kMaxVmExecTime: its answer comes at the
+// end, and the server waits kForwardIoTimeout (300 s) for the first byte.
+inline constexpr int kMaxVmExecsInFlight = 4;
+inline constexpr std::chrono::seconds kMaxVmExecTime{280};
 
 struct NodeApiOptions {
   std::string listen_host = "127.0.0.1";  // an IP address to bind

@@ -208,9 +208,10 @@ TEST_F(NodeApiServerTest, ExecRefusesWhatItCannotRun) {
   auto box = exec("instance=i-box&run=1", body, secret);
   EXPECT_EQ(box.status, 503);
   EXPECT_EQ(code(box), "no_container_runtime");
+  // A VM run whose guest agent does not answer (no VM here: no socket): said so.
   auto vm = exec("instance=i-vm&run=1", body, secret);
-  EXPECT_EQ(vm.status, 422);
-  EXPECT_EQ(code(vm), "exec_unsupported");
+  EXPECT_EQ(vm.status, 503);
+  EXPECT_EQ(code(vm), "guest_agent_unavailable");
   auto gone = exec("instance=i-gone&run=1", body, secret);
   EXPECT_EQ(gone.status, 409);
   EXPECT_EQ(code(gone), "instance_not_running");

@@ -25,6 +25,7 @@
 
 namespace gpurent::model {
 
+inline constexpr std::string_view kExecContentType = "application/x-ndjson";
 inline constexpr size_t kMaxExecRequestBytes = 64 * 1024;
 inline constexpr size_t kMaxExecArgs = 256;
 inline constexpr size_t kMaxExecArgBytes = 4096;

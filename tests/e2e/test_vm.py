@@ -2,7 +2,8 @@
 scripts/vm-test-image.sh, under TCG: a nested KVM guest hangs on the machines this runs on) states
 what it can do with VMs; `gpurent launch --runtime vm` lands there and nowhere else; the command
 runs in the guest with its env, its /workspace and a volume, and cannot reach the host; its
-service answers through the server's proxy (a port forwarded into the guest); its log is the serial console; stop and start
+service answers through the server's proxy (a port forwarded into the guest); `gpurent exec` runs
+in the guest through its agent; its log is the serial console; stop and start
 keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
 """
 import json
@@ -103,9 +104,18 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
         "the guest's service through the proxy")
     assert page.body == b"served\n"
 
-    # Not yet: exec into a VM is refused, saying so.
-    ran = platform.cli("exec", instance_id, "--", "true", key=key, check=False)
-    assert ran.returncode != 0 and "exec_unsupported" in ran.stderr, ran.stderr
+    # gpurent exec runs in the guest through its agent (qemu-ga): the run's env, /workspace, both
+    # streams, the status; a program the guest lacks is 127; another tenant cannot.
+    ran = platform.cli("exec", instance_id, "--", "sh", "-c",
+                       "echo in $GPURENT_INSTANCE_ID $(pwd); cat note; echo oops >&2; exit 3",
+                       key=key, check=False)
+    assert ran.returncode == 3, (ran.stdout, ran.stderr)
+    assert ran.stdout == f"in {instance_id} /workspace\nkept\n", ran.stdout
+    assert ran.stderr == "oops\n", ran.stderr
+    missing = platform.cli("exec", instance_id, "--", "no-such-program", key=key, check=False)
+    assert missing.returncode == 127, (missing.stdout, missing.stderr)
+    _, other = platform.new_tenant("nosy")
+    assert platform.cli("exec", instance_id, "--", "true", key=other, check=False).returncode != 0
 
     # Stop and start: a new VM, the same /workspace and volume.
     assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202

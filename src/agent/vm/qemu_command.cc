@@ -74,6 +74,14 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
   } else {
     argv.insert(argv.end(), {"-nic", "none"});
   }
+  if (!m.guest_agent_socket.empty()) {
+    argv.insert(argv.end(),
+                {"-chardev",
+                 fmt::format("socket,id=qga,path={},server=on,wait=off",
+                             qemu_escape(m.guest_agent_socket.string())),
+                 "-device", "virtio-serial-pci,id=serial0", "-device",
+                 "virtserialport,bus=serial0.0,chardev=qga,name=org.qemu.guest_agent.0"});
+  }
   for (const auto& function : m.vfio_functions) {
     argv.insert(argv.end(), {"-device", fmt::format("vfio-pci,host={}", qemu_escape(function))});
   }

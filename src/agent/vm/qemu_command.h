@@ -54,6 +54,9 @@ struct VmMachine {
   std::vector<VmPortForward> forwards;
   std::filesystem::path serial_log;  // the console's output: the run's log
   std::filesystem::path qmp_socket;
+  // The host side of the guest agent's virtio-serial port (org.qemu.guest_agent.0, where qemu-ga
+  // listens in the guest: guest_agent.h); empty: none.
+  std::filesystem::path guest_agent_socket;
   std::filesystem::path pid_file;
   bool daemonize = true;  // QEMU outlives the agent; the agent re-adopts it by pid and QMP
 };

@@ -41,6 +41,7 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
               .forwards = {{.host_port = 40001, .guest_port = 8888}},
               .serial_log = "/var/lib/gpurent/i-1/2.log",
               .qmp_socket = "/run/gpurent/i-1.qmp",
+              .guest_agent_socket = "/run/gpurent/i-1.qga",
               .pid_file = "/run/gpurent/i-1.pid"};
   const auto argv = qemu_command(m);
   EXPECT_EQ(argv.front(), "qemu-system-x86_64");
@@ -57,12 +58,17 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
             std::vector<std::string>{"local,path=/var/lib/gpurent/i-1/workspace,mount_tag="
                                      "workspace,security_model=mapped-xattr,id=share0"});
   EXPECT_EQ(values_of(argv, "-device"),
-            (std::vector<std::string>{"vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
+            (std::vector<std::string>{
+                "virtio-serial-pci,id=serial0",
+                "virtserialport,bus=serial0.0,chardev=qga,name=org.qemu.guest_agent.0",
+                "vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
   EXPECT_EQ(values_of(argv, "-nic"),
             std::vector<std::string>{
                 "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:40001-:8888"});
-  EXPECT_EQ(values_of(argv, "-chardev"),
-            std::vector<std::string>{"file,id=console,path=/var/lib/gpurent/i-1/2.log"});
+  EXPECT_EQ(
+      values_of(argv, "-chardev"),
+      (std::vector<std::string>{"file,id=console,path=/var/lib/gpurent/i-1/2.log",
+                                "socket,id=qga,path=/run/gpurent/i-1.qga,server=on,wait=off"}));
   EXPECT_EQ(values_of(argv, "-qmp"),
             std::vector<std::string>{"unix:/run/gpurent/i-1.qmp,server=on,wait=off"});
   EXPECT_EQ(values_of(argv, "-kernel"), std::vector<std::string>{}) << "booted from its disk";

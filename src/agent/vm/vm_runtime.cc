@@ -29,6 +29,9 @@ constexpr std::string_view kConsoleLog = "console.log";
 constexpr std::string_view kPidFile = "qemu.pid";
 constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kQmpSocket = "qmp.sock";
+constexpr std::string_view kGuestAgentSocket = "qga.sock";
+// Where the guest mounts the run's guest/ directory (the kernel's gpurent.shares).
+constexpr std::string_view kGuestRunDir = "/run/gpurent";
 // sockaddr_un's sun_path, with its terminating NUL.
 constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path);
 constexpr std::string_view kExitMarker = "GPURENT_EXIT ";
@@ -50,26 +53,33 @@ std::string shell_quote(std::string_view text) {
 // The 9p tag of the run's i-th volume.
 std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
 
-// What the guest's /init runs: the volumes mounted at their paths, the platform's environment,
-// the instance's directory, the command.
-std::string command_script(const model::WorkloadSpec& spec,
-                           const std::vector<PreparedVolume>& volumes) {
-  std::string script;
-  for (size_t i = 0; i < volumes.size(); ++i) {
-    const std::string path = shell_quote(volumes[i].mount.mount_path);
-    script += fmt::format(
-        "mkdir -p {0} && mount -t 9p -o trans=virtio,version=9p2000.L {1} {0} || "
-        "{{ echo \"cannot mount volume {2} at \"{0} >&2; exit 125; }}\n",
-        path, volume_tag(i), volumes[i].mount.volume_id);
-  }
+// The platform's environment, exported: sourced by the command and by every exec.
+std::string env_script(const model::WorkloadSpec& spec,
+                       const std::vector<PreparedVolume>& volumes) {
   auto env = platform_env(spec);
   env.try_emplace("HOME", "/workspace");
   env.try_emplace("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   env.insert_or_assign("GPURENT_VOLUMES", volumes_env(volumes, [](const PreparedVolume& v) {
                          return v.mount.mount_path;
                        }));
+  std::string script;
   for (const auto& [name, value] : env) {
     script += fmt::format("export {}={}\n", name, shell_quote(value));
+  }
+  return script;
+}
+
+// What the guest's /init runs: the environment, the volumes mounted at their paths, the
+// instance's directory, the command.
+std::string command_script(const model::WorkloadSpec& spec,
+                           const std::vector<PreparedVolume>& volumes) {
+  std::string script = fmt::format(". {}/env.sh\n", kGuestRunDir);
+  for (size_t i = 0; i < volumes.size(); ++i) {
+    const std::string path = shell_quote(volumes[i].mount.mount_path);
+    script += fmt::format(
+        "mkdir -p {0} && mount -t 9p -o trans=virtio,version=9p2000.L {1} {0} || "
+        "{{ echo \"cannot mount volume {2} at \"{0} >&2; exit 125; }}\n",
+        path, volume_tag(i), volumes[i].mount.volume_id);
   }
   script += "cd /workspace\nexec";
   for (const auto& arg : spec.command) script += " " + shell_quote(arg);
@@ -117,8 +127,24 @@ Result<std::unique_ptr<VmRuntime>> VmRuntime::open(VmRuntimeOptions options) {
   return runtime;
 }
 
+fs::path vm_run_dir(const fs::path& data_dir, const WorkloadKey& key) {
+  return data_dir / "vms" / fmt::format("{}.{}", key.instance_id, key.run);
+}
+
+fs::path vm_guest_agent_socket(const fs::path& data_dir, const WorkloadKey& key) {
+  return vm_run_dir(data_dir, key) / kGuestAgentSocket;
+}
+
+std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c", fmt::format(". {}/env.sh && cd /workspace && exec \"$@\"", kGuestRunDir),
+      "gpurent-exec"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 fs::path VmRuntime::run_dir(const WorkloadKey& key) const {
-  return options_.data_dir / "vms" / fmt::format("{}.{}", key.instance_id, key.run);
+  return vm_run_dir(options_.data_dir, key);
 }
 
 fs::path VmRuntime::instance_dir(std::string_view instance_id) const {
@@ -173,11 +199,12 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     }
     vfio_functions = std::move(*passed);
   }
-  if (auto written =
-          write_file_atomic(dir / kGuestDir / "command.sh", command_script(spec, *volumes));
-      !written) {
-    cleanup();
-    return written;
+  for (const auto& [name, text] : {std::pair{"env.sh", env_script(spec, *volumes)},
+                                   std::pair{"command.sh", command_script(spec, *volumes)}}) {
+    if (auto written = write_file_atomic(dir / kGuestDir / name, text); !written) {
+      cleanup();
+      return written;
+    }
   }
   VmMachine machine{
       .name = fmt::format("{}.{}", key.instance_id, key.run),
@@ -187,11 +214,13 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .kernel = options_.kernel,
       .initrd = options_.initrd,
       .kernel_args =
-          "console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:/run/gpurent,workspace:/workspace",
+          fmt::format("console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:{},workspace:/workspace",
+                      kGuestRunDir),
       .shares = {{.tag = "gpurent", .directory = dir / kGuestDir},
                  {.tag = "workspace", .directory = home}},
       .serial_log = dir / kConsoleLog,
       .qmp_socket = dir / kQmpSocket,
+      .guest_agent_socket = dir / kGuestAgentSocket,
       .pid_file = dir / kPidFile};
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});

@@ -3,13 +3,15 @@
 // (the guest side: scripts/vm-test-image.sh makes one), its console the run's log.
 //
 // A run's directory <data_dir>/vms/<instance>.<run>/ holds:
-//   guest/command.sh  what the guest runs (the platform's env exported, cd /workspace, exec the
-//                     command), shared in read-only as the 9p tag "gpurent" at /run/gpurent
+//   guest/env.sh      the platform's env, exported (the command and every exec source it)
+//   guest/command.sh  what the guest runs (env.sh, the volumes mounted, cd /workspace, exec the
+//                     command); guest/ is shared in as the 9p tag "gpurent" at /run/gpurent
 //   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
 //   qemu.pid, state.json  QEMU's pid (it daemonizes) and its /proc start time
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
 //                     when it was stopped first and printed none, 137 otherwise
 //   qmp.sock          QEMU's monitor
+//   qga.sock          the guest agent's port (exec: guest_agent.h)
 //   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
 // The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
@@ -30,7 +32,10 @@
 // (it ends the machine at once) and SIGKILL after the grace period; the guest is not asked to shut
 // down first (its disk is the instance's directory, written through by 9p).
 //
-// Not yet: cloud images, exec through a guest agent.
+// Exec: vm_exec_argv runs a command through the guest agent (guest_agent.h) as the run's command
+// runs: its env, in /workspace. The image must run qemu-ga on the port.
+//
+// Not yet: cloud images.
 //
 // Thread-safety: none; the reconcile thread owns it.
 #pragma once
@@ -51,6 +56,14 @@
 #include "model/node.h"
 
 namespace gpurent::agent {
+
+// A run's directory under a data directory, and its guest agent's socket there.
+std::filesystem::path vm_run_dir(const std::filesystem::path& data_dir, const WorkloadKey& key);
+std::filesystem::path vm_guest_agent_socket(const std::filesystem::path& data_dir,
+                                            const WorkloadKey& key);
+// The argv that runs `command` in the guest with the run's env, in /workspace (/bin/sh sources the
+// run's env.sh, then execs the command: a program the guest lacks exits 127).
+std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command);
 
 struct VmRuntimeOptions {
   std::filesystem::path data_dir;       // runs under <data_dir>/vms/

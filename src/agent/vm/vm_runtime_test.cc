@@ -1,10 +1,10 @@
 // The VM runtime with real VMs under TCG (the test image, scripts/vm-test-image.sh): a run's
 // command exits with its status in the console log, its file kept in the instance's directory and
 // one written to its volume in the volume's data on the node;
-// a sleeping VM survives its runtime, is adopted by a new one on the same directory, and stops
-// with SIGTERM's status. With a stand-in QEMU and a fake sysfs: a run's GPUs are bound to vfio-pci
-// and given to QEMU with its services' ports, and given back to the host when the VM ends or
-// fails to start.
+// a sleeping VM survives its runtime, is adopted by a new one on the same directory, runs an exec
+// through its guest agent, and stops with SIGTERM's status. With a stand-in QEMU and a fake sysfs:
+// a run's GPUs are bound to vfio-pci and given to QEMU with its services' ports, and given back to
+// the host when the VM ends or fails to start.
 #include "agent/vm/vm_runtime.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "agent/vm/fake_sysfs.h"
+#include "agent/vm/guest_agent.h"
 #include "common/files.h"
 #include "common/random.h"
 
@@ -119,6 +120,24 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(booted) << read_file(adopted->log_path).value_or("");
+  // Exec through the guest agent, as the run's command runs: its env, in /workspace.
+  Result<GuestExecResult> ran = fail(Error::internal("not tried"));
+  for (int i = 0; i < 20 && !(ran = guest_exec(vm_guest_agent_socket(options_.data_dir, key),
+                                               vm_exec_argv({"sh", "-c",
+                                                             "echo \"$GREETING in $(pwd)\"; "
+                                                             "echo err >&2; exit 5"}),
+                                               {}, std::chrono::seconds(30)));
+       ++i) {
+    ASSERT_EQ(ran.error().code, "guest_agent_unavailable") << ran.error().message;
+  }
+  ASSERT_TRUE(ran) << ran.error().message;
+  EXPECT_EQ(ran->exit_code, 5);
+  EXPECT_EQ(ran->out, "it's a VM in /workspace\n");
+  EXPECT_EQ(ran->err, "err\n");
+  const auto missing = guest_exec(vm_guest_agent_socket(options_.data_dir, key),
+                                  vm_exec_argv({"no-such-program"}), {}, std::chrono::seconds(30));
+  ASSERT_TRUE(missing) << missing.error().message;
+  EXPECT_EQ(missing->exit_code, 127);
   EXPECT_EQ((*second)->forget(key).error().code, "workload_running");
   (*second)->stop(key);
   EXPECT_TRUE((*second)->next_deadline());

@@ -1,0 +1,229 @@
+#include "agent/vm/guest_agent.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/json.h"
+#include "common/random.h"
+
+namespace gpurent::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long qemu-ga may take over one answer (a guest under TCG is slow, not this slow).
+constexpr auto kAnswerTimeout = std::chrono::seconds(10);
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+// How long a killed command's output is waited for.
+constexpr auto kKillGrace = std::chrono::seconds(2);
+// Two streams of 16 MiB, base64, and the JSON around them.
+constexpr size_t kMaxAnswerBytes = 48 << 20;
+constexpr char kDelimiter = '\xff';  // what guest-sync-delimited's answer follows
+
+Error unavailable(std::string_view why) {
+  return {ErrorKind::kUnavailable, "guest_agent_unavailable",
+          fmt::format("the VM's guest agent does not answer ({}): the guest may still be booting, "
+                      "or its image has no qemu-ga",
+                      why)};
+}
+Error protocol_error(std::string_view what) {
+  return {ErrorKind::kInternal, "guest_agent_error", fmt::format("qemu-ga: {}", what)};
+}
+
+// One session with qemu-ga: a connection, synchronised, for one command.
+class Session {
+ public:
+  static Result<Session> open(const std::filesystem::path& socket) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const std::string path = socket.string();
+    if (path.size() >= sizeof address.sun_path) return fail(unavailable("socket path too long"));
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail(unavailable(std::strerror(errno)));
+    Session session(fd);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      return fail(unavailable(fmt::format("{}: {}", path, std::strerror(errno))));
+    }
+    GPURENT_CHECK(session.sync());
+    return session;
+  }
+  Session(Session&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {
+    buffer_ = std::move(other.buffer_);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  Session& operator=(Session&&) = delete;
+  ~Session() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // The command's "return"; qemu-ga's "error" as guest_agent_error with its description.
+  Result<Json> call(std::string_view command, Json arguments) {
+    GPURENT_CHECK(send({{"execute", command}, {"arguments", std::move(arguments)}}));
+    GPURENT_TRY(answer, read_answer(Clock::now() + kAnswerTimeout));
+    if (answer.contains("error")) {
+      return fail(protocol_error(
+          fmt::format("{}: {}", command, answer["error"].value("desc", answer["error"].dump()))));
+    }
+    if (!answer.contains("return")) return fail(protocol_error("an answer without a return"));
+    return answer["return"];
+  }
+
+ private:
+  explicit Session(int fd) : fd_(fd) {}
+
+  Status send(const Json& message) {
+    const std::string text = message.dump() + "\n";
+    size_t sent = 0;
+    while (sent < text.size()) {
+      const ssize_t n = ::send(fd_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return fail(unavailable(std::strerror(errno)));
+      sent += static_cast<size_t>(n);
+    }
+    return {};
+  }
+
+  // More bytes into buffer_, waiting until the deadline.
+  Status receive(Clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return fail(unavailable("no answer in time"));
+    pollfd ready{.fd = fd_, .events = POLLIN, .revents = 0};
+    const int polled = ::poll(&ready, 1, static_cast<int>(left.count()));
+    if (polled < 0 && errno == EINTR) return {};
+    if (polled <= 0) return fail(unavailable("no answer in time"));
+    char chunk[64 * 1024];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) return {};
+    if (n <= 0) return fail(unavailable("the connection closed"));
+    if (buffer_.size() + static_cast<size_t>(n) > kMaxAnswerBytes) {
+      return fail(protocol_error("an answer longer than any it gives"));
+    }
+    buffer_.append(chunk, static_cast<size_t>(n));
+    return {};
+  }
+
+  Result<Json> read_answer(Clock::time_point deadline) {
+    size_t end = 0;
+    while ((end = buffer_.find('\n')) == std::string::npos) GPURENT_CHECK(receive(deadline));
+    const std::string line = buffer_.substr(0, end);
+    buffer_.erase(0, end + 1);
+    Json answer = Json::parse(line, nullptr, false);
+    if (!answer.is_object()) return fail(protocol_error("an answer that is not a JSON object"));
+    return answer;
+  }
+
+  // guest-sync-delimited: whatever precedes the delimiter is an earlier client's, and so is any
+  // answer that does not carry this session's id.
+  Status sync() {
+    const int64_t id = static_cast<int64_t>(os_random_seed() & 0x7fffffff);
+    GPURENT_CHECK(send({{"execute", "guest-sync-delimited"}, {"arguments", {{"id", id}}}}));
+    const auto deadline = Clock::now() + kAnswerTimeout;
+    size_t at = 0;
+    while ((at = buffer_.find(kDelimiter)) == std::string::npos) {
+      buffer_.clear();
+      GPURENT_CHECK(receive(deadline));
+    }
+    buffer_.erase(0, at + 1);
+    for (;;) {
+      GPURENT_TRY(answer, read_answer(deadline));
+      if (answer.value("return", Json()) == id) return {};
+    }
+  }
+
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+Result<std::string> decoded(const Json& status, const char* key) {
+  const auto it = status.find(key);
+  if (it == status.end()) return std::string();
+  if (!it->is_string()) return fail(protocol_error(fmt::format("{} is not base64 text", key)));
+  const auto& text = it->get_ref<const std::string&>();
+  std::string bytes(text.size() / 4 * 3 + 3, '\0');
+  size_t length = 0;
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(), text.data(),
+                        text.size(), nullptr, &length, nullptr,
+                        sodium_base64_VARIANT_ORIGINAL) != 0) {
+    return fail(protocol_error(fmt::format("{} is not base64", key)));
+  }
+  bytes.resize(length);
+  return bytes;
+}
+
+Result<Json> exec_status(const std::filesystem::path& socket, int64_t pid) {
+  GPURENT_TRY(session, Session::open(socket));
+  return session.call("guest-exec-status", {{"pid", pid}});
+}
+
+// Polls until the command exits (true, with its status and output in result) or the deadline.
+Result<bool> wait_for_exit(const std::filesystem::path& socket, int64_t pid,
+                           Clock::time_point deadline, GuestExecResult& result) {
+  for (;;) {
+    GPURENT_TRY(status, exec_status(socket, pid));
+    if (status.value("exited", false)) {
+      result.exit_code =
+          status.contains("signal") ? 128 + status.value("signal", 0) : status.value("exitcode", 0);
+      GPURENT_TRY(out, decoded(status, "out-data"));
+      GPURENT_TRY(err, decoded(status, "err-data"));
+      result.out = std::move(out);
+      result.err = std::move(err);
+      return true;
+    }
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace
+
+Result<GuestExecResult> guest_exec(const std::filesystem::path& socket,
+                                   const std::vector<std::string>& argv,
+                                   const std::map<std::string, std::string>& env,
+                                   std::chrono::milliseconds timeout) {
+  if (argv.empty()) return fail(Error::invalid("invalid_command", "the command is empty"));
+  Json variables = Json::array();
+  for (const auto& [name, value] : env) variables.push_back(name + "=" + value);
+  Json started;
+  {
+    // A session per command: qemu-ga serves one client at a time, so another exec in the same VM
+    // gets its turn between this one's polls.
+    GPURENT_TRY(session, Session::open(socket));
+    GPURENT_TRY(
+        answer,
+        session.call("guest-exec", {{"path", argv.front()},
+                                    {"arg", std::vector<std::string>(argv.begin() + 1, argv.end())},
+                                    {"env", std::move(variables)},
+                                    {"capture-output", true}}));
+    started = std::move(answer);
+  }
+  const int64_t pid = started.value("pid", int64_t{-1});
+  if (pid <= 0) return fail(protocol_error("guest-exec gave no pid"));
+  GuestExecResult result;
+  GPURENT_TRY(ended, wait_for_exit(socket, pid, Clock::now() + timeout, result));
+  if (ended) return result;
+  // Killed in the guest by its guest pid (the shell's own kill: no PATH needed), then its output
+  // so far collected.
+  {
+    GPURENT_TRY(session, Session::open(socket));
+    GPURENT_CHECK(session.call("guest-exec", {{"path", "/bin/sh"},
+                                              {"arg", {"-c", fmt::format("kill -KILL {}", pid)}},
+                                              {"env", Json::array()}}));
+  }
+  GPURENT_CHECK(wait_for_exit(socket, pid, Clock::now() + kKillGrace, result));
+  result.exit_code = 124;
+  result.timed_out = true;
+  return result;
+}
+
+}  // namespace gpurent::agent
