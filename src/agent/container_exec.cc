@@ -132,8 +132,8 @@ asio::awaitable<std::optional<std::string>> next_frame(std::shared_ptr<Container
 }
 
 // The exec's thread: streams the output, then the exit frame.
-void run_exec(std::shared_ptr<ContainerExecState> state, DockerClient client, std::string exec,
-              int timeout_s) {
+void run_exec(std::shared_ptr<ContainerExecState> state, DockerClient client,
+              const std::string& exec, int timeout_s) {
   std::string held[3];  // per stream: the start of a UTF-8 sequence a frame cut
   const auto output = [&](int stream, std::string_view bytes) {
     if (stream != 1 && stream != 2) return true;  // stdin echo: not ours to show
@@ -172,7 +172,7 @@ void run_exec(std::shared_ptr<ContainerExecState> state, DockerClient client, st
 
 }  // namespace
 
-Result<net::Response> start_container_exec(asio::io_context& io, std::string socket_path,
+Result<net::Response> start_container_exec(asio::io_context& io, const std::string& socket_path,
                                            std::string container,
                                            const model::ExecRequest& request) {
   if (socket_path.empty()) {

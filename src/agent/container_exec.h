@@ -31,8 +31,8 @@ inline constexpr std::string_view kContainerWorkdir = "/workspace";
 
 // Creates the exec in the container (so that a container that is gone or stopped is an Error
 // here, kConflict or kNotFound from the engine) and returns the streaming response.
-Result<net::Response> start_container_exec(boost::asio::io_context& io, std::string socket_path,
-                                           std::string container,
+Result<net::Response> start_container_exec(boost::asio::io_context& io,
+                                           const std::string& socket_path, std::string container,
                                            const model::ExecRequest& request);
 
 }  // namespace gpurent::agent

@@ -167,7 +167,7 @@ class NodeApiServerTest : public ::testing::Test {
     http_.emplace(std::move(*http));
   }
 
-  client::HttpResponse exec(std::string query, std::string body, std::string secret) {
+  client::HttpResponse exec(std::string query, std::string body, const std::string& secret) {
     client::HttpRequest request{.method = "POST",
                                 .target = std::string(kNodeExecPath) + "?" + std::move(query),
                                 .body = std::move(body)};
