@@ -72,6 +72,22 @@ def wait_for(predicate, timeout=STATE_TIMEOUT_S, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
+def assert_exec_in_workspace(platform, instance_id, key):
+    """`gpurent exec` in a running instance whose /workspace holds `note` ("kept"): the run's env
+    and directory, both streams and the status; a program it lacks is 127; another tenant is
+    refused."""
+    ran = platform.cli("exec", instance_id, "--", "sh", "-c",
+                       "echo in $GPURENT_INSTANCE_ID $(pwd); cat note; echo oops >&2; exit 3",
+                       key=key, check=False)
+    assert ran.returncode == 3, (ran.stdout, ran.stderr)
+    assert ran.stdout == f"in {instance_id} /workspace\nkept\n", ran.stdout
+    assert ran.stderr == "oops\n", ran.stderr
+    missing = platform.cli("exec", instance_id, "--", "no-such-program", key=key, check=False)
+    assert missing.returncode == 127, (missing.stdout, missing.stderr)
+    _, other = platform.new_tenant("nosy")
+    assert platform.cli("exec", instance_id, "--", "true", key=other, check=False).returncode != 0
+
+
 class Process:
     """A gpurent process whose output is collected in a file (so a full pipe never blocks it)."""
 

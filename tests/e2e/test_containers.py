@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from conftest import Platform, problem, wait_for
+from conftest import Platform, assert_exec_in_workspace, problem, wait_for
 from podman_service import IMAGE, Podman
 
 @pytest.fixture
@@ -69,16 +69,7 @@ def test_a_container_instance_runs_in_its_image_keeps_its_disk_and_survives_an_a
     assert node["container_runtime"] is True and node["container_toolkit"] is None, node
 
     # gpurent exec runs in the container: its environment, /workspace, both streams, the status.
-    ran = platform.cli("exec", instance_id, "--", "sh", "-c",
-                       "echo in $GPURENT_INSTANCE_ID $(pwd); cat note; echo oops >&2; exit 3",
-                       key=key, check=False)
-    assert ran.returncode == 3, (ran.stdout, ran.stderr)
-    assert ran.stdout == f"in {instance_id} /workspace\nkept\n", ran.stdout
-    assert ran.stderr == "oops\n", ran.stderr
-    missing = platform.cli("exec", instance_id, "--", "no-such-program", key=key, check=False)
-    assert missing.returncode == 127, (missing.stdout, missing.stderr)
-    _, other = platform.new_tenant("nosy")
-    assert platform.cli("exec", instance_id, "--", "true", key=other, check=False).returncode != 0
+    assert_exec_in_workspace(platform, instance_id, key)
 
     # In the engine: one container, labelled, with the limits asked for.
     [container] = podman.containers(instance_id)

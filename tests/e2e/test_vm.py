@@ -15,7 +15,7 @@ import tempfile
 
 import pytest
 
-from conftest import http, problem, wait_for
+from conftest import assert_exec_in_workspace, http, problem, wait_for
 
 VM_TIMEOUT_S = 90  # a TCG boot takes about 6 s; a loaded CI machine, more
 
@@ -106,16 +106,7 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
 
     # gpurent exec runs in the guest through its agent (qemu-ga): the run's env, /workspace, both
     # streams, the status; a program the guest lacks is 127; another tenant cannot.
-    ran = platform.cli("exec", instance_id, "--", "sh", "-c",
-                       "echo in $GPURENT_INSTANCE_ID $(pwd); cat note; echo oops >&2; exit 3",
-                       key=key, check=False)
-    assert ran.returncode == 3, (ran.stdout, ran.stderr)
-    assert ran.stdout == f"in {instance_id} /workspace\nkept\n", ran.stdout
-    assert ran.stderr == "oops\n", ran.stderr
-    missing = platform.cli("exec", instance_id, "--", "no-such-program", key=key, check=False)
-    assert missing.returncode == 127, (missing.stdout, missing.stderr)
-    _, other = platform.new_tenant("nosy")
-    assert platform.cli("exec", instance_id, "--", "true", key=other, check=False).returncode != 0
+    assert_exec_in_workspace(platform, instance_id, key)
 
     # Stop and start: a new VM, the same /workspace and volume.
     assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202

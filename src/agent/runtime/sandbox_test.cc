@@ -233,11 +233,17 @@ TEST_F(SandboxTest, ExitStatusesAndStopsPassThroughTheSandboxsInit) {
             "cannot execute '/no/such/program': No such file or directory");
 
   // A stop's SIGTERM reaches the workload (its trap runs), and a daemon it left goes with it.
+  // The daemon says when it is up: a SIGTERM that reached it while it was still the trapping
+  // shell's fork, before its exec, would run the shell's trap in it and be lost.
   ASSERT_TRUE(runtime->start(shell("i-stop", "t-1",
-                                   "trap 'echo got term; exit 0' TERM; setsid sleep 300 & "
+                                   "trap 'echo got term; exit 0' TERM; "
+                                   "setsid sh -c 'echo daemon-up; exec sleep 300' & "
                                    "echo started; while true; do sleep 0.1; done")));
   const auto log = data_ / "workloads" / "i-stop.1" / "output.log";
-  ASSERT_TRUE(eventually([&] { return read_text(log).find("started") != std::string::npos; }));
+  ASSERT_TRUE(eventually([&] {
+    const std::string text = read_text(log);
+    return text.find("started") != std::string::npos && text.find("daemon-up") != std::string::npos;
+  }));
   runtime->stop({"i-stop", 1});
   const Workload* w = wait_exit(*runtime, {"i-stop", 1});
   ASSERT_NE(w, nullptr);
