@@ -1,9 +1,10 @@
 // What the agent's reconciler drives: a runtime that starts, stops and watches workloads (one run
-// of one instance each) and tells how each ended. Two implement it: the process runtime (a plain
-// process under a shim, process_runtime.h) and the container runtime (a container through the
-// Docker Engine API, container_runtime.h).
+// of one instance each) and tells how each ended. Three implement it: the process runtime (a
+// plain process under a shim, process_runtime.h), the container runtime (a container through the
+// Docker Engine API, container_runtime.h) and the VM runtime (a QEMU virtual machine,
+// vm/vm_runtime.h); runtime_set.h puts them behind one.
 //
-// Contract shared by both:
+// Contract shared by all:
 // - start() validates the spec (validate_workload) and returns once the run is kRunning or
 //   already kExited, or fails without leaving anything behind;
 // - stop() is idempotent and never blocks for the grace period: SIGTERM now, SIGKILL from poll()
