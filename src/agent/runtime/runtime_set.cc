@@ -70,8 +70,10 @@ std::vector<Workload> RuntimeSet::workloads() const {
 }
 
 const Workload* RuntimeSet::find(const WorkloadKey& key) const {
-  const Runtime* runtime = owner(key);
-  return runtime ? runtime->find(key) : nullptr;
+  for (const auto& runtime : runtimes_) {
+    if (const Workload* found = runtime ? runtime->find(key) : nullptr) return found;
+  }
+  return nullptr;
 }
 
 std::optional<Runtime::SteadyTime> RuntimeSet::next_deadline() const {
