@@ -5,7 +5,7 @@
 # (sdk/python/tests, and its generated models checked against docs/openapi.json) and the
 # multi-process end-to-end tests (pytest against the real binary), the PostgreSQL ones against a
 # throwaway PostgreSQL (scripts/test-postgres.sh), the VM runtime's with its test image
-# (scripts/vm-test-image.sh).
+# (scripts/vm-test-image.sh) and cloud image (scripts/vm-cloud-image.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh test
@@ -17,7 +17,8 @@ GPURENT_TEST_POSTGRES="$(scripts/test-postgres.sh)"
 export GPURENT_TEST_POSTGRES GPURENT_REQUIRE_POSTGRES=1
 # The VM runtime's tests boot its test image (Debian's kernel, a busybox initramfs); nor may they.
 GPURENT_TEST_VM_IMAGE="$(scripts/vm-test-image.sh)"
-export GPURENT_TEST_VM_IMAGE GPURENT_REQUIRE_VM=1
+GPURENT_TEST_VM_CLOUD_IMAGE="$(scripts/vm-cloud-image.sh)"
+export GPURENT_TEST_VM_IMAGE GPURENT_TEST_VM_CLOUD_IMAGE GPURENT_REQUIRE_VM=1
 echo "== unit tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
 echo "== fuzzing (fuzz/README.md: the regression inputs, then each harness for a bounded time)"

@@ -42,10 +42,11 @@ struct AgentOptions {
   // not found, its version unreadable: runtime/container_toolkit.h). Unsafe: a tenant's image may
   // then escape to the host.
   bool allow_unsafe_container_toolkit = false;
-  // The VM runtime (vm/vm_runtime.h): the guest kernel and initrd every VM boots; "" = this node
-  // runs no VMs.
+  // The VM runtime (vm/vm_runtime.h): the guest kernel and initrd every VM boots, or a cloud image
+  // (qcow2) instead; neither = this node runs no VMs.
   std::string vm_kernel;
   std::string vm_initrd;
+  std::string vm_image;
   VmAcceleratorChoice vm_accelerator = VmAcceleratorChoice::kAuto;
   // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
   uint16_t node_api_port = 0;

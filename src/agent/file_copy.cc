@@ -7,9 +7,17 @@
 #include "agent/exec.h"
 #include "agent/runtime/volumes.h"
 #include "agent/runtime/workdir.h"
+#include "agent/tool_run.h"
+#include "agent/vm/guest_agent.h"
+#include "common/random.h"
 
 namespace gpurent::agent {
 namespace {
+
+// Run in a VM by its guest agent: unpacks the staged archive ($2) into the destination ($1),
+// made when missing, and removes it.
+constexpr std::string_view kUnpackInGuest =
+    R"(mkdir -p "$1" && cd "$1" && tar -xzf "$2"; status=$?; rm -f "$2"; exit $status)";
 
 bool starts_with(const std::vector<std::string>& path, const std::vector<std::string>& prefix) {
   return path.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), path.begin());
@@ -114,6 +122,40 @@ Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir
   }
   GPURENT_TRY(result, unpack_archive(archive, target));
   result.path = joined("/", target.below);
+  return result;
+}
+
+Result<model::CopyResult> copy_into_vm(const std::filesystem::path& guest_agent_socket,
+                                       const std::filesystem::path& archive,
+                                       std::string_view path) {
+  GPURENT_CHECK(model::check_copy_path(path));
+  const std::string destination =
+      joined(path.starts_with('/') ? "/" : "/workspace", model::path_components(path));
+  // What it holds, listed here: the guest's tar may be busybox's, whose listing differs.
+  const auto listed = run_tool({.argv = {"tar", "-tzvv", "-f", archive.string()},
+                                .timeout = std::chrono::seconds(120),
+                                .max_output_bytes = 64 << 20,
+                                .with_stderr = false});
+  if (!listed || listed->timed_out) {
+    return fail(Error::internal(fmt::format("cannot list the archive {}", archive.string())));
+  }
+  TarListing listing;
+  listing.feed(listed->output);
+  model::CopyResult result = listing.finish();
+  result.path = destination;
+  const std::string staged = fmt::format("/tmp/gpurent-copy-{:016x}.tar.gz", os_random_seed());
+  GPURENT_CHECK(guest_write_file(guest_agent_socket, archive, staged));
+  GPURENT_TRY(unpacked,
+              guest_exec(guest_agent_socket,
+                         {"/bin/sh", "-c", std::string(kUnpackInGuest), "gpurent-copy", destination,
+                          staged},
+                         {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+                         std::chrono::duration_cast<std::chrono::milliseconds>(kMaxUnpackTime)));
+  if (unpacked.exit_code != 0) {
+    return fail(Error::unprocessable(
+        "unpack_failed", fmt::format("unpacking into {} in the VM failed ({}): {}", destination,
+                                     unpacked.exit_code, unpacked.err + unpacked.out)));
+  }
   return result;
 }
 

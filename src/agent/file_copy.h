@@ -1,5 +1,6 @@
-// `gpurent cp` on the node (model/file_copy.h): where a copy into a process run or a volume goes,
-// and the copy itself, unpacked by runtime/workdir.h's unpack_archive.
+// `gpurent cp` on the node (model/file_copy.h): where a copy into a process run, a VM or a volume
+// goes, and the copy itself, unpacked by runtime/workdir.h's unpack_archive (in a VM, by the
+// guest's tar).
 //
 // Into a run: the destination is relative to the run's home, or absolute inside its home or a
 // volume it mounts (a process run finds a volume mounted at /data at <home>/data). A sandboxed
@@ -44,6 +45,14 @@ Result<RunCopyDestination> run_copy_destination(const std::filesystem::path& hom
 Result<model::CopyResult> copy_into_run(const std::filesystem::path& workload_dir,
                                         const std::filesystem::path& archive,
                                         std::string_view path);
+
+// Copies the archive into a VM run through its guest agent (vm/guest_agent.h): listed on the node
+// (what it holds), written into the guest's /tmp, unpacked there by the guest's tar as root, and
+// removed. The destination is relative to /workspace, or absolute anywhere in the guest: the VM is
+// the instance's alone. Errors: model::check_copy_path's, guest_exec's, kUnprocessable
+// "unpack_failed" with what the guest's tar said.
+Result<model::CopyResult> copy_into_vm(const std::filesystem::path& guest_agent_socket,
+                                       const std::filesystem::path& archive, std::string_view path);
 
 // Copies the archive into the volume's data on this node (made when missing). `users`: null
 // without a sandbox.

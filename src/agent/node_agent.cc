@@ -22,6 +22,10 @@
 namespace gpurent::agent {
 namespace {
 
+std::filesystem::path absolute_or_empty(const std::string& path) {
+  return path.empty() ? std::filesystem::path() : std::filesystem::absolute(path);
+}
+
 // One thread's view of the server: when to try again, and a log line only when the state changes
 // (a server down for an hour yields two lines, not thousands).
 class ServerHealth {
@@ -158,7 +162,9 @@ Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
 }
 
 Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
-  if (options_.vm_kernel.empty()) return std::unique_ptr<VmRuntime>();
+  if (options_.vm_kernel.empty() && options_.vm_image.empty()) {
+    return std::unique_ptr<VmRuntime>();
+  }
   GPURENT_TRY(host, detect_vm_host(options_.vm_accelerator, inventory_.gpus, inventory_.simulated,
                                    "/dev/kvm", "/sys"));
   spdlog::info("vm_runtime accelerator={} gpu_passthrough={} note=\"{}\"",
@@ -170,8 +176,10 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
        .instances_dir = std::filesystem::weakly_canonical(
            options_.instances_dir.empty() ? default_instances_dir(data_dir)
                                           : std::filesystem::path(options_.instances_dir)),
-       .kernel = options_.vm_kernel,
-       .initrd = options_.vm_initrd,
+       // Absolute: QEMU daemonizes into /, and an overlay names its backing file for good.
+       .kernel = absolute_or_empty(options_.vm_kernel),
+       .initrd = absolute_or_empty(options_.vm_initrd),
+       .cloud_image = absolute_or_empty(options_.vm_image),
        .accelerator = host.accelerator,
        .simulated_gpus = inventory_.simulated,
        .gpus = inventory_.gpus,

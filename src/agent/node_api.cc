@@ -241,17 +241,19 @@ struct NodeApi::Impl {
     if (!upload) co_return net::problem_response(upload.error());
     auto view = running_run(runs, *key);
     if (!view) co_return net::problem_response(view.error());
-    if (view->place != RunPlace::kProcess) {
+    if (view->place == RunPlace::kContainer) {
       co_return net::problem_response(Error::unprocessable(
           "copy_unsupported",
-          fmt::format("instance {} runs in a {}, which gpurent cp does not reach yet; copy "
+          fmt::format("instance {} runs in a container, which gpurent cp does not reach yet; copy "
                       "into a volume it mounts (gpurent cp PATH v-...:DEST), or launch with "
                       "--workdir",
-                      key->instance_id, view->place == RunPlace::kVm ? "VM" : "container")));
+                      key->instance_id)));
     }
     CopyWork into = [dir = workload_dir(*key),
+                     socket = vm_guest_agent_socket(options.data_dir, *key),
+                     in_vm = view->place == RunPlace::kVm,
                      path = path_parameter(request)](const std::filesystem::path& archive) {
-      return copy_into_run(dir, archive, path);
+      return in_vm ? copy_into_vm(socket, archive, path) : copy_into_run(dir, archive, path);
     };
     co_return co_await copy(*upload, std::move(into));
   }

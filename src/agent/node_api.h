@@ -9,7 +9,7 @@
 //                                              (model/exec_protocol.h)
 //   POST /v1/node/files?instance=I&run=R&upload=U&path=P
 //                                             `gpurent cp`: unpacks the upload into the running
-//                                              process run (file_copy.h) -> model::CopyResult
+//                                              process or VM run (file_copy.h) -> CopyResult
 //   POST /v1/node/volume-files?volume=V&tenant=T&upload=U&path=P
 //                                             the same into a volume's data on this node
 //

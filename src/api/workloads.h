@@ -56,6 +56,7 @@ struct WorkloadRequest {
   std::optional<model::RuntimeChoice> runtime;
   std::optional<std::vector<model::VolumeMount>> volumes;
   std::optional<std::vector<std::string>> services;
+  std::optional<std::vector<std::string>> ssh_keys;
   std::optional<model::RestartPolicy> restart_policy;
   std::optional<Micros> max_price_micros;
   std::optional<std::string> workdir;
@@ -87,6 +88,7 @@ void fields(V& visit, S& x) {
   visit("runtime", x.runtime, schema::kOmitEmpty);
   visit("volumes", x.volumes, schema::kOmitEmpty);
   visit("services", x.services, schema::kOmitEmpty);
+  visit("ssh_keys", x.ssh_keys, schema::kOmitEmpty);
   visit("restart_policy", x.restart_policy, schema::kOmitEmpty);
   visit("max_price_micros", x.max_price_micros, schema::kOmitEmpty);
   visit("workdir", x.workdir, schema::kOmitEmpty);
@@ -185,6 +187,7 @@ struct WorkloadView {
   std::optional<Micros> max_price_micros;
   std::vector<model::VolumeMount> volumes;
   std::vector<std::string> services;
+  std::vector<std::string> ssh_keys;
   std::optional<std::string> workdir;
 };
 
@@ -215,6 +218,7 @@ void fields(V& visit, S& x) {
   visit("max_price_micros", x.max_price_micros);
   visit("volumes", x.volumes);
   visit("services", x.services);
+  visit("ssh_keys", x.ssh_keys);
   visit("workdir", x.workdir);
 }
 

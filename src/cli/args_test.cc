@@ -1,6 +1,12 @@
 #include "cli/args.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "cli/launch_options.h"
+#include "common/files.h"
 
 namespace gpurent::cli {
 namespace {
@@ -44,6 +50,30 @@ TEST(CliParseEnvTest, NameEqualsValue) {
   for (const char* bad : {"NOVALUE", "=x", "1A=x", "A-B=x"}) {
     EXPECT_FALSE(parse_env_assignment(bad).has_value()) << bad;
   }
+}
+
+TEST(CliSshKeysTest, KeysAsTheyAreOrFilesOfThem) {
+  const std::string key =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty";
+  std::string dir = (std::filesystem::temp_directory_path() / "gpurent-keys-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::filesystem::path file = std::filesystem::path(dir) / "keys.pub";
+  ASSERT_TRUE(write_file_atomic(file, "# mine\n" + key + " alice@laptop\r\n\n" + key + "\n"));
+  const auto keys = read_ssh_keys({key, file.string()});
+  ASSERT_TRUE(keys) << keys.error().message;
+  EXPECT_EQ(*keys, (std::vector<std::string>{key, key + " alice@laptop", key}));
+
+  // A private key, a file without keys, a path that is not there: each named.
+  ASSERT_TRUE(write_file_atomic(file, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"));
+  const auto private_key = read_ssh_keys({file.string()});
+  ASSERT_FALSE(private_key);
+  EXPECT_NE(private_key.error().message.find("not the private key"), std::string::npos);
+  ASSERT_TRUE(write_file_atomic(file, "# none\n"));
+  EXPECT_FALSE(read_ssh_keys({file.string()}));
+  const auto missing = read_ssh_keys({dir + "/nope.pub"});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope.pub"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

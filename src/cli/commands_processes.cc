@@ -205,10 +205,15 @@ void add_agent(CLI::App& app, Context& ctx) {
                    "the guest initrd; its /init runs the work's command")
       ->needs(vm_kernel);
   command
+      ->add_option("--vm-image", options->vm_image,
+                   "run VM work from a cloud image instead (qcow2 with cloud-init and qemu-ga): "
+                   "each instance gets a copy-on-write root disk on it")
+      ->excludes(vm_kernel)
+      ->check(CLI::ExistingFile);
+  command
       ->add_option("--vm-accelerator", options->vm_accelerator,
-                   "auto (KVM when /dev/kvm works, else TCG), kvm or tcg (QEMU's emulation: no "
-                   "GPUs)")
-      ->needs(vm_kernel)
+                   "with --vm-kernel or --vm-image: auto (KVM when /dev/kvm works, else TCG), "
+                   "kvm or tcg (QEMU's emulation: no GPUs)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmAcceleratorChoice>{
           {"auto", agent::VmAcceleratorChoice::kAuto},
           {"kvm", agent::VmAcceleratorChoice::kKvm},

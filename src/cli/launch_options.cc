@@ -4,8 +4,11 @@
 
 #include <CLI/App.hpp>
 
+#include <sstream>
+
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/files.h"
 
 namespace gpurent::cli {
 
@@ -59,6 +62,11 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
                   "an HTTP service the command serves on $GPURENT_PORT_<NAME>, reached through "
                   "the server at /i/<id>/<name>/ (gpurent jupyter); repeat")
       ->allow_extra_args(false);
+  command
+      .add_option("--ssh-key", options.ssh_keys,
+                  "with --runtime vm on a cloud image: an OpenSSH public key, or a file of them "
+                  "(~/.ssh/id_ed25519.pub), for the VM's user gpurent; repeat")
+      ->allow_extra_args(false);
   command.add_option("--cpu", options.cpu, "CPU cores");
   command.add_option("--memory", options.memory_gb, "memory in GB");
   command.add_option("--env", options.env, "NAME=value for the process; repeat")
@@ -68,6 +76,39 @@ void add_launch_options(CLI::App& command, LaunchOptions& options) {
                   "VOLUME_ID:/mount/path: mount one of your volumes (gpurent volumes); repeat")
       ->allow_extra_args(false);
   command.add_option("command", options.command, "the command and its arguments, after --");
+}
+
+Result<std::vector<std::string>> read_ssh_keys(const std::vector<std::string>& arguments) {
+  std::vector<std::string> keys;
+  for (const auto& argument : arguments) {
+    if (model::valid_ssh_public_key(argument)) {
+      keys.push_back(argument);
+      continue;
+    }
+    const auto text = read_file(argument, 1 << 20);
+    if (!text) {
+      return fail(usage_error(fmt::format(
+          "--ssh-key {}: neither an OpenSSH public key nor a file that can be read ({})", argument,
+          text.error().message)));
+    }
+    std::istringstream lines(*text);
+    const size_t before = keys.size();
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line.front() == '#') continue;
+      if (!model::valid_ssh_public_key(line)) {
+        return fail(usage_error(fmt::format(
+            "--ssh-key {}: a line that is not an OpenSSH public key (give the .pub file, not the "
+            "private key)",
+            argument)));
+      }
+      keys.push_back(std::move(line));
+    }
+    if (keys.size() == before) {
+      return fail(usage_error(fmt::format("--ssh-key {}: the file holds no key", argument)));
+    }
+  }
+  return keys;
 }
 
 Result<LaunchRequest> launch_request(const LaunchOptions& options) {
@@ -113,6 +154,8 @@ Result<LaunchRequest> launch_request(const LaunchOptions& options) {
   }
   GPURENT_TRY(volumes, parse_volume_mounts(options.volumes));
   spec.volumes = std::move(volumes);
+  GPURENT_TRY(ssh_keys, read_ssh_keys(options.ssh_keys));
+  spec.ssh_keys = std::move(ssh_keys);
   GPURENT_TRY(runtime, parse_runtime(options.runtime, options.template_name));
   request.runtime = runtime;
   return request;

@@ -41,6 +41,7 @@ struct LaunchOptions {
   std::string runtime = "auto";
   std::string image;
   std::vector<std::string> services;
+  std::vector<std::string> ssh_keys;  // key lines, or files of them (--ssh-key)
   int cpu = 0;
   int memory_gb = 0;
   std::vector<std::string> env;
@@ -56,5 +57,9 @@ struct LaunchRequest {
   model::RuntimeChoice runtime = model::RuntimeChoice::kAuto;
 };
 Result<LaunchRequest> launch_request(const LaunchOptions& options);
+
+// --ssh-key's arguments as key lines: a key as it is, else a file of keys (one a line, blank and
+// # lines skipped). A usage error names an argument that is neither, or a file with another line.
+Result<std::vector<std::string>> read_ssh_keys(const std::vector<std::string>& arguments);
 
 }  // namespace gpurent::cli

@@ -97,6 +97,26 @@ Status detail::validate_spec(const model::InstanceSpec& spec, int nodes) {
         "a VM is given whole GPUs (passed through): drop gpu_milli, or run the share as a "
         "process or container"));
   }
+  if (!spec.ssh_keys.empty() && !spec.vm) {
+    return fail(Error::unprocessable(
+        "ssh_keys_need_vm",
+        "SSH keys are given to a VM's cloud-init user: pass them with runtime vm (a process or "
+        "container is reached with `gpurent exec`)"));
+  }
+  if (spec.ssh_keys.size() > model::kMaxSshKeys) {
+    return fail(
+        Error::invalid("invalid_field",
+                       fmt::format("field 'ssh_keys' takes at most {} keys", model::kMaxSshKeys)));
+  }
+  for (size_t i = 0; i < spec.ssh_keys.size(); ++i) {
+    if (!model::valid_ssh_public_key(spec.ssh_keys[i])) {
+      return fail(Error::invalid(
+          "invalid_field",
+          fmt::format("field 'ssh_keys[{}]' is not an OpenSSH public key line (\"ssh-ed25519 "
+                      "AAAA... comment\", as in ~/.ssh/id_ed25519.pub)",
+                      i)));
+    }
+  }
   GPURENT_CHECK(model::validate_volume_mounts(spec.volumes));
   if (nodes > 1 && !spec.volumes.empty()) {
     return fail(Error::invalid("invalid_field",

@@ -59,6 +59,7 @@ Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const
          .should_run = instance.state != InstanceState::kStopping,
          .image = as_process ? std::string() : instance.spec.image,
          .vm = instance.spec.vm,
+         .ssh_keys = instance.spec.ssh_keys,
          .command = as_process ? instance.spec.process_command : instance.spec.command,
          .env = workload_env(instance, gpu_memory_mb),
          .gpus = instance.gpus,

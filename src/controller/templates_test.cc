@@ -231,6 +231,20 @@ TEST_F(TemplatesTest, VmWorkGoesOnlyToNodesThatPassGpusToVms) {
   imaged.image = "docker.io/library/busybox:1";
   EXPECT_EQ(ctl_.create_instance(alice_, imaged, std::nullopt, "").error().code,
             "vm_image_unsupported");
+  // SSH keys go to a VM's cloud-init user, and must be keys.
+  model::InstanceSpec keyed = vm_work;
+  keyed.ssh_keys = {
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty"};
+  EXPECT_EQ(get(launch(alice_, keyed).id).spec.ssh_keys, keyed.ssh_keys);
+  model::InstanceSpec not_vm = keyed;
+  not_vm.vm = false;
+  EXPECT_EQ(ctl_.create_instance(alice_, not_vm, std::nullopt, "").error().code,
+            "ssh_keys_need_vm");
+  keyed.ssh_keys.push_back("ssh-ed25519 AAAA\nruncmd: [reboot]");
+  const auto bad_key = ctl_.create_instance(alice_, keyed, std::nullopt, "");
+  ASSERT_FALSE(bad_key);
+  EXPECT_EQ(bad_key.error().code, "invalid_field");
+  EXPECT_NE(bad_key.error().message.find("ssh_keys[1]"), std::string::npos);
 }
 
 TEST_F(TemplatesTest, AgentsCannotClaimThePlatformsLabels) {

@@ -142,7 +142,8 @@ struct WorkloadSpec {
   // Run the command in a virtual machine booted from the node's guest image (the VM runtime);
   // never with an image.
   bool vm = false;
-  std::vector<std::string> command;  // in a container, empty means the image's own command
+  std::vector<std::string> ssh_keys;  // a VM's cloud-init user's (InstanceSpec::ssh_keys)
+  std::vector<std::string> command;   // in a container, empty means the image's own command
   std::map<std::string, std::string> env;
   std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
   int cpu = 0;
@@ -173,6 +174,7 @@ void fields(V& visit, S& x) {
   visit("run", x.run);
   visit("services", x.services, schema::kOptional);
   visit("should_run", x.should_run);
+  visit("ssh_keys", x.ssh_keys, schema::kOmitEmpty);
   visit("tenant_id", x.tenant_id, schema::kOptional);
   visit("vm", x.vm, schema::kOmitEmpty);
   visit("volumes", x.volumes, schema::kOptional);

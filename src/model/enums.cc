@@ -5,8 +5,10 @@
 #include <iterator>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <sodium.h>
 
 #include "model/instance.h"
 #include "model/job.h"
@@ -202,6 +204,39 @@ bool valid_service_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
   });
+}
+
+bool valid_ssh_public_key(std::string_view key) {
+  if (key.empty() || key.size() > kMaxSshKeyLength) return false;
+  if (!std::all_of(key.begin(), key.end(), [](char c) { return c >= ' ' && c <= '~'; })) {
+    return false;
+  }
+  static constexpr std::array<std::string_view, 7> kTypes = {"ssh-ed25519",
+                                                             "ssh-rsa",
+                                                             "ecdsa-sha2-nistp256",
+                                                             "ecdsa-sha2-nistp384",
+                                                             "ecdsa-sha2-nistp521",
+                                                             "sk-ssh-ed25519@openssh.com",
+                                                             "sk-ecdsa-sha2-nistp256@openssh.com"};
+  const size_t space = key.find(' ');
+  if (space == std::string_view::npos) return false;
+  const std::string_view type = key.substr(0, space);
+  if (std::ranges::find(kTypes, type) == kTypes.end()) return false;
+  const std::string_view rest = key.substr(space + 1);
+  const std::string_view blob = rest.substr(0, rest.find(' '));
+  // The blob is base64 of the key, whose first field is its type again (a length, the name).
+  std::vector<unsigned char> bytes(blob.size());
+  size_t length = 0;
+  if (blob.empty() ||
+      sodium_base642bin(bytes.data(), bytes.size(), blob.data(), blob.size(), nullptr, &length,
+                        nullptr, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+      length < 4 + type.size()) {
+    return false;
+  }
+  const size_t named = (size_t{bytes[0]} << 24) | (size_t{bytes[1]} << 16) |
+                       (size_t{bytes[2]} << 8) | size_t{bytes[3]};
+  return named == type.size() &&
+         std::string_view(reinterpret_cast<const char*>(bytes.data()) + 4, named) == type;
 }
 
 bool parse_role(std::string_view t, Role* out) {

@@ -108,5 +108,27 @@ TEST(ServicePathTest, ServiceNames) {
   EXPECT_FALSE(valid_service_name("la_b"));
 }
 
+TEST(SshKeyTest, OpenSshPublicKeyLines) {
+  const std::string ed25519 =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty";
+  EXPECT_TRUE(valid_ssh_public_key(ed25519));
+  EXPECT_TRUE(valid_ssh_public_key(ed25519 + " alice@laptop"));
+  EXPECT_TRUE(valid_ssh_public_key(
+      "ecdsa-sha2-nistp256 "
+      "AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBGZhccSaSkjci/h/"
+      "dDoPfyctUMdEIJ7k8dD3aHIKZUZK/QKVyNvnH2CjMR8XMOb23jME5PGV0/zE0mPYhv1m8+U="));
+  EXPECT_FALSE(valid_ssh_public_key(""));
+  EXPECT_FALSE(valid_ssh_public_key("ssh-ed25519"));
+  EXPECT_FALSE(valid_ssh_public_key("ssh-ed25519 "));
+  // The blob must name the type the line names, and be base64.
+  EXPECT_FALSE(valid_ssh_public_key("ssh-rsa" + ed25519.substr(ed25519.find(' '))));
+  EXPECT_FALSE(valid_ssh_public_key("ssh-ed25519 not*base64"));
+  EXPECT_FALSE(valid_ssh_public_key("ssh-dss" + ed25519.substr(ed25519.find(' '))));
+  // One line: a second key (or a cloud-config line) cannot ride along.
+  EXPECT_FALSE(valid_ssh_public_key(ed25519 + "\n" + ed25519));
+  EXPECT_FALSE(valid_ssh_public_key(ed25519 + " a\tb"));
+  EXPECT_FALSE(valid_ssh_public_key(ed25519 + " " + std::string(kMaxSshKeyLength, 'c')));
+}
+
 }  // namespace
 }  // namespace gpurent::model

@@ -89,6 +89,9 @@ struct InstanceSpec {
   // Run in a virtual machine on a node that runs them (Node::vm), booted from the node's guest
   // image: the command runs in the guest, the GPUs are passed through. Never with an image.
   bool vm = false;
+  // OpenSSH public keys ("ssh-ed25519 AAAA... comment"), for runtime vm: a cloud image's
+  // cloud-init lets them log in as the user "gpurent" (docs/vm-runtime.md). At most kMaxSshKeys.
+  std::vector<std::string> ssh_keys;
   std::string template_name;  // the template the spec was made from, for people; "" for none
   std::map<std::string, std::string> env;
   PricingModel pricing = PricingModel::kOnDemand;
@@ -140,6 +143,7 @@ void fields(V& visit, S& x) {
   visit("reservation_id", x.reservation_id, schema::kOptional);
   visit("restart_policy", x.restart_policy, schema::kOptional);
   visit("services", x.services, schema::kOptional);
+  visit("ssh_keys", x.ssh_keys, schema::kOmitEmpty);
   visit("template", x.template_name, schema::kOptional);
   visit("vm", x.vm, schema::kOmitEmpty);
   visit("volumes", x.volumes, schema::kOptional);
@@ -153,6 +157,12 @@ std::string_view runtime_of(const InstanceSpec& spec);
 // Specs stored before type lists named one exact type (gpu_type), and before restart policies
 // (the pricing's default).
 void upgrade_older(const Json& j, InstanceSpec& v);
+
+inline constexpr size_t kMaxSshKeys = 16;
+inline constexpr size_t kMaxSshKeyLength = 8192;
+// Whether `key` is one OpenSSH public key line: a key type, its base64, an optional comment;
+// printable, no line break.
+bool valid_ssh_public_key(std::string_view key);
 
 inline constexpr size_t kMaxServices = 8;
 inline constexpr size_t kMaxServiceNameLength = 31;

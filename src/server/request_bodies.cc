@@ -277,6 +277,8 @@ Result<model::InstanceSpec> parse_workload_spec(const api::WorkloadRequest& requ
       return fail(invalid_field("services", fmt::format("'{}' is named twice", service)));
     }
   }
+  spec.ssh_keys = request.ssh_keys.value_or(std::vector<std::string>());
+  GPURENT_CHECK(check_list("ssh_keys", spec.ssh_keys, model::kMaxSshKeys, model::kMaxSshKeyLength));
   GPURENT_CHECK(check_length("workdir", request.workdir, 64));
   spec.workdir = request.workdir.value_or("");
   spec.wait_for_capacity = request.wait_for_capacity.value_or(false);

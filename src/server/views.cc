@@ -46,6 +46,7 @@ api::WorkloadView workload_view(const model::InstanceSpec& spec) {
           .max_price_micros = spec.max_price,
           .volumes = spec.volumes,
           .services = spec.services,
+          .ssh_keys = spec.ssh_keys,
           .workdir = unless_empty(spec.workdir)};
 }
 

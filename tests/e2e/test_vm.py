@@ -3,8 +3,11 @@ scripts/vm-test-image.sh, under TCG: a nested KVM guest hangs on the machines th
 what it can do with VMs; `gpurent launch --runtime vm` lands there and nowhere else; the command
 runs in the guest with its env, its /workspace and a volume, and cannot reach the host; its
 service answers through the server's proxy (a port forwarded into the guest); `gpurent exec` runs
-in the guest through its agent; its log is the serial console; stop and start
-keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
+in the guest through its agent, and `gpurent cp` unpacks there; its log is the serial console; stop
+and start keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
+An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init):
+the tenant's SSH key reaches the VM's user, the command runs at each boot on the instance's own
+root disk, which a stop and start keep.
 """
 import json
 import os
@@ -18,6 +21,8 @@ import pytest
 from conftest import assert_exec_in_workspace, http, problem, wait_for
 
 VM_TIMEOUT_S = 90  # a TCG boot takes about 6 s; a loaded CI machine, more
+CLOUD_TIMEOUT_S = 300  # a full Debian with cloud-init under TCG boots in about a minute
+SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty"
 
 
 @pytest.fixture
@@ -31,6 +36,16 @@ def image():
 
 
 @pytest.fixture
+def cloud_image():
+    path = os.environ.get("GPURENT_TEST_VM_CLOUD_IMAGE", "")
+    if not os.path.isfile(path):
+        if os.environ.get("GPURENT_REQUIRE_VM"):
+            pytest.fail("GPURENT_TEST_VM_CLOUD_IMAGE is not set (scripts/vm-cloud-image.sh)")
+        pytest.skip("no cloud image: GPURENT_TEST_VM_CLOUD_IMAGE=$(scripts/vm-cloud-image.sh)")
+    return path
+
+
+@pytest.fixture
 def agent_dir():
     # Short: a VM's monitor socket lives under the agent's data directory (108 bytes at most).
     path = tempfile.mkdtemp(prefix="gvm-")
@@ -39,13 +54,16 @@ def agent_dir():
 
 
 def start_vm_agent(platform, image, agent_dir, name="vms"):
+    """An agent whose VMs boot the test image (a directory) or a cloud image (a qcow2 file)."""
     token = platform.call("POST", "/v1/join-tokens", body={"description": "vms"})
     assert token.status == 201
+    guest = (["--vm-image", image] if os.path.isfile(image) else
+             ["--vm-kernel", os.path.join(image, "vmlinuz"),
+              "--vm-initrd", os.path.join(image, "initrd.gz")])
     return platform.start_process(
         ["agent", "--server", platform.url, "--join-token", token.json()["token"],
          "--sim-gpus", "1xa100-80g", "--data-dir", os.path.join(agent_dir, "a"), "--name", name,
-         "--vm-kernel", os.path.join(image, "vmlinuz"),
-         "--vm-initrd", os.path.join(image, "initrd.gz"), "--vm-accelerator", "tcg"], name)
+         *guest, "--vm-accelerator", "tcg"], name)
 
 
 def qemu_processes(instance_id):
@@ -59,7 +77,7 @@ def logs(platform, instance_id, key):
 
 
 def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
-        platform, image, agent_dir):
+        platform, image, agent_dir, tmp_path):
     agent = start_vm_agent(platform, image, agent_dir)
     wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,
              what="the VM node's GPU")
@@ -108,6 +126,23 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
     # streams, the status; a program the guest lacks is 127; another tenant cannot.
     assert_exec_in_workspace(platform, instance_id, key)
 
+    # gpurent cp unpacks into the guest through its agent: relative to /workspace, or anywhere in
+    # the guest (the VM is the tenant's alone).
+    local = tmp_path / "local"
+    (local / "data" / "sub").mkdir(parents=True)
+    (local / "data" / "x.txt").write_text("the data\n")
+    (local / "data" / "sub" / "y.txt").write_text("deeper\n")
+    copied = json.loads(platform.cli("cp", str(local / "data"), f"{instance_id}:inputs", "-o",
+                                     "json", key=key, timeout=120).stdout)
+    assert copied["path"] == "/workspace/inputs", copied
+    assert copied["files"] == 2 and copied["directories"] == 2, copied
+    assert copied["bytes"] == len("the data\n") + len("deeper\n"), copied
+    platform.cli("cp", str(local / "data") + "/", f"{instance_id}:/opt/flat", key=key, timeout=120)
+    seen = platform.cli("exec", instance_id, "--", "sh", "-c",
+                        "cat inputs/data/x.txt inputs/data/sub/y.txt /opt/flat/sub/y.txt; "
+                        "ls /tmp | grep -c gpurent-copy", key=key, check=False)
+    assert seen.stdout == "the data\ndeeper\ndeeper\n0\n", (seen.stdout, seen.stderr)
+
     # Stop and start: a new VM, the same /workspace and volume.
     assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
     platform.wait_state(instance_id, "stopped", key)
@@ -136,6 +171,42 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
         assert f.read() == "xx\n"
 
 
+def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
+        platform, cloud_image, agent_dir, tmp_path):
+    start_vm_agent(platform, cloud_image, agent_dir)
+    wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,
+             what="the VM node's GPU")
+    _, key = platform.new_tenant("cloudy")
+    key_file = tmp_path / "id_ed25519.pub"
+    key_file.write_text(f"{SSH_KEY} tenant@laptop\n")
+    script = ("echo \"keys: $(cat /home/gpurent/.ssh/authorized_keys)\"; "
+              "echo \"$(cat /var/tmp/boots 2>/dev/null)x\" > /var/tmp/boots; "
+              "echo \"boots: $(cat /var/tmp/boots)\"; echo kept > note; echo ready; exec sleep 600")
+    created = json.loads(platform.cli(
+        "launch", "--runtime", "vm", "--gpu", "a100-80g", "--ssh-key", str(key_file),
+        "-o", "json", "--", "sh", "-c", script, key=key).stdout)
+    instance_id = created["id"]
+    assert created["ssh_keys"] == [f"{SSH_KEY} tenant@laptop"], created
+    wait_for(lambda: "ready" in logs(platform, instance_id, key), CLOUD_TIMEOUT_S,
+             "the cloud image to boot and run the command")
+    text = logs(platform, instance_id, key)
+    assert f"keys: {SSH_KEY} tenant@laptop" in text, text
+    assert "boots: x\n" in text, text
+    assert_exec_in_workspace(platform, instance_id, key)
+
+    # Stop (the guest shuts down) and start: the same root disk, booted again.
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
+    platform.wait_state(instance_id, "stopped", key, timeout=CLOUD_TIMEOUT_S)
+    wait_for(lambda: not qemu_processes(instance_id), what="QEMU to end")
+    assert platform.call("POST", f"/v1/instances/{instance_id}/start", key).status == 202
+    wait_for(lambda: "boots: xx" in logs(platform, instance_id, key), CLOUD_TIMEOUT_S,
+             "the second boot to find the first one's file on the root disk")
+
+    assert platform.call("DELETE", f"/v1/instances/{instance_id}", key).status in (200, 202)
+    platform.wait_state(instance_id, "terminated", key, timeout=CLOUD_TIMEOUT_S)
+    wait_for(lambda: not qemu_processes(instance_id), what="QEMU to end")
+
+
 def test_vm_work_goes_only_where_vms_run_and_is_refused_in_shapes_a_vm_cannot_take(
         platform, image, agent_dir):
     _, key = platform.new_tenant("picky")
@@ -152,6 +223,14 @@ def test_vm_work_goes_only_where_vms_run_and_is_refused_in_shapes_a_vm_cannot_ta
         422, "vm_gpu_share_unsupported")
     problem(platform.call("POST", "/v1/instances", key, body={
         "gpu_type": "any", "runtime": "hypervisor", "command": "true"}), 400, "invalid_field")
+    # SSH keys are for a VM's user, and must be public keys.
+    problem(platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "any", "command": "true", "ssh_keys": [SSH_KEY]}), 422, "ssh_keys_need_vm")
+    bad_key = platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "any", "runtime": "vm", "command": "true",
+        "ssh_keys": [SSH_KEY, "-----BEGIN OPENSSH PRIVATE KEY-----"]})
+    problem(bad_key, 400, "invalid_field")
+    assert "ssh_keys[1]" in bad_key.json()["detail"], bad_key.body
 
     start_vm_agent(platform, image, agent_dir)
     wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,

@@ -1061,6 +1061,7 @@ class EstimateCreate:
     template: Optional[str] = None
     runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
+    ssh_keys: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
     workdir: Optional[str] = None
@@ -1119,6 +1120,8 @@ class EstimateCreate:
             kw["runtime"] = d["runtime"]
         if "services" in d:
             kw["services"] = d["services"]
+        if "ssh_keys" in d:
+            kw["ssh_keys"] = d["ssh_keys"]
         if "restart_policy" in d:
             kw["restart_policy"] = d["restart_policy"]
         if "max_price_micros" in d:
@@ -1182,6 +1185,8 @@ class EstimateCreate:
             out["runtime"] = self.runtime
         if self.services is not None:
             out["services"] = self.services
+        if self.ssh_keys is not None:
+            out["ssh_keys"] = self.ssh_keys
         if self.restart_policy is not None:
             out["restart_policy"] = self.restart_policy
         if self.max_price_micros is not None:
@@ -1925,6 +1930,7 @@ class Instance:
     template: Optional[str]
     process_command: list[str]
     services: list[str]
+    ssh_keys: list[str]
     restart_policy: Literal["on_node_failure", "never"]
     max_price_micros: Optional[int]
     workdir: Optional[str]
@@ -1984,6 +1990,8 @@ class Instance:
         kw["process_command"] = list(v)
         v = _required(d, "services", cls.__name__)
         kw["services"] = list(v)
+        v = _required(d, "ssh_keys", cls.__name__)
+        kw["ssh_keys"] = list(v)
         kw["restart_policy"] = _required(d, "restart_policy", cls.__name__)
         kw["max_price_micros"] = _required(d, "max_price_micros", cls.__name__)
         kw["workdir"] = _required(d, "workdir", cls.__name__)
@@ -2042,6 +2050,8 @@ class Instance:
         out["process_command"] = list(v)
         v = self.services
         out["services"] = list(v)
+        v = self.ssh_keys
+        out["ssh_keys"] = list(v)
         out["restart_policy"] = self.restart_policy
         out["max_price_micros"] = self.max_price_micros
         out["workdir"] = self.workdir
@@ -2076,6 +2086,7 @@ class InstanceCreate:
     template: Optional[str] = None
     runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
+    ssh_keys: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
     workdir: Optional[str] = None
@@ -2133,6 +2144,8 @@ class InstanceCreate:
             kw["runtime"] = d["runtime"]
         if "services" in d:
             kw["services"] = d["services"]
+        if "ssh_keys" in d:
+            kw["ssh_keys"] = d["ssh_keys"]
         if "restart_policy" in d:
             kw["restart_policy"] = d["restart_policy"]
         if "max_price_micros" in d:
@@ -2193,6 +2206,8 @@ class InstanceCreate:
             out["runtime"] = self.runtime
         if self.services is not None:
             out["services"] = self.services
+        if self.ssh_keys is not None:
+            out["ssh_keys"] = self.ssh_keys
         if self.restart_policy is not None:
             out["restart_policy"] = self.restart_policy
         if self.max_price_micros is not None:
@@ -2393,6 +2408,7 @@ class Job:
     reason: str
     task_counts: dict[str, int]
     services: list[str]
+    ssh_keys: list[str]
     restart_policy: Literal["on_node_failure", "never"]
     max_price_micros: Optional[int]
     workdir: Optional[str]
@@ -2443,6 +2459,8 @@ class Job:
         kw["task_counts"] = dict(v)
         v = _required(d, "services", cls.__name__)
         kw["services"] = list(v)
+        v = _required(d, "ssh_keys", cls.__name__)
+        kw["ssh_keys"] = list(v)
         kw["restart_policy"] = _required(d, "restart_policy", cls.__name__)
         kw["max_price_micros"] = _required(d, "max_price_micros", cls.__name__)
         kw["workdir"] = _required(d, "workdir", cls.__name__)
@@ -2496,6 +2514,8 @@ class Job:
         out["task_counts"] = dict(v)
         v = self.services
         out["services"] = list(v)
+        v = self.ssh_keys
+        out["ssh_keys"] = list(v)
         out["restart_policy"] = self.restart_policy
         out["max_price_micros"] = self.max_price_micros
         out["workdir"] = self.workdir
@@ -2540,6 +2560,7 @@ class JobCreate:
     template: Optional[str] = None
     runtime: Optional[Literal["auto", "process", "container", "vm"]] = None
     services: Optional[list[str]] = None
+    ssh_keys: Optional[list[str]] = None
     restart_policy: Optional[Literal["on_node_failure", "never"]] = None
     max_price_micros: Optional[int] = None
     workdir: Optional[str] = None
@@ -2601,6 +2622,8 @@ class JobCreate:
             kw["runtime"] = d["runtime"]
         if "services" in d:
             kw["services"] = d["services"]
+        if "ssh_keys" in d:
+            kw["ssh_keys"] = d["ssh_keys"]
         if "restart_policy" in d:
             kw["restart_policy"] = d["restart_policy"]
         if "max_price_micros" in d:
@@ -2666,6 +2689,8 @@ class JobCreate:
             out["runtime"] = self.runtime
         if self.services is not None:
             out["services"] = self.services
+        if self.ssh_keys is not None:
+            out["ssh_keys"] = self.ssh_keys
         if self.restart_policy is not None:
             out["restart_policy"] = self.restart_policy
         if self.max_price_micros is not None:
@@ -5118,6 +5143,7 @@ class WorkloadSpec:
     image: Optional[str] = None
     services: Optional[list[str]] = None
     vm: Optional[bool] = None
+    ssh_keys: Optional[list[str]] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "WorkloadSpec":
@@ -5153,6 +5179,8 @@ class WorkloadSpec:
             kw["services"] = d["services"]
         if "vm" in d:
             kw["vm"] = d["vm"]
+        if "ssh_keys" in d:
+            kw["ssh_keys"] = d["ssh_keys"]
         return cls(**kw)
 
     def to_dict(self) -> dict[str, Any]:
@@ -5187,6 +5215,8 @@ class WorkloadSpec:
             out["services"] = self.services
         if self.vm is not None:
             out["vm"] = self.vm
+        if self.ssh_keys is not None:
+            out["ssh_keys"] = self.ssh_keys
         return out
 
 

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "common/json.h"
@@ -27,8 +28,18 @@ constexpr auto kKillGrace = std::chrono::seconds(2);
 // Two streams of 16 MiB, base64, and the JSON around them.
 constexpr size_t kMaxAnswerBytes = 48 << 20;
 constexpr char kDelimiter = '\xff';  // what guest-sync-delimited's answer follows
+// What one guest-file-write carries (before base64).
+constexpr size_t kFilePiece = 1 << 20;
 
-Error unavailable(std::string_view why) {
+// Who is at the other end of the socket: qemu-ga in the guest, or QEMU's own monitor (QMP),
+// which speaks the same protocol but greets its client and needs no sync.
+enum class Peer { kGuestAgent, kMonitor };
+
+Error unavailable(Peer peer, std::string_view why) {
+  if (peer == Peer::kMonitor) {
+    return {ErrorKind::kUnavailable, "vm_monitor_unavailable",
+            fmt::format("QEMU's monitor does not answer ({})", why)};
+  }
   return {ErrorKind::kUnavailable, "guest_agent_unavailable",
           fmt::format("the VM's guest agent does not answer ({}): the guest may still be booting, "
                       "or its image has no qemu-ga",
@@ -38,25 +49,34 @@ Error protocol_error(std::string_view what) {
   return {ErrorKind::kInternal, "guest_agent_error", fmt::format("qemu-ga: {}", what)};
 }
 
-// One session with qemu-ga: a connection, synchronised, for one command.
+// One session with qemu-ga (synchronised) or QEMU's monitor (its capabilities negotiated): a
+// connection for one command.
 class Session {
  public:
-  static Result<Session> open(const std::filesystem::path& socket) {
+  static Result<Session> open(const std::filesystem::path& socket, Peer peer = Peer::kGuestAgent) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     const std::string path = socket.string();
-    if (path.size() >= sizeof address.sun_path) return fail(unavailable("socket path too long"));
+    if (path.size() >= sizeof address.sun_path) {
+      return fail(unavailable(peer, "socket path too long"));
+    }
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return fail(unavailable(std::strerror(errno)));
-    Session session(fd);
+    if (fd < 0) return fail(unavailable(peer, std::strerror(errno)));
+    Session session(fd, peer);
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-      return fail(unavailable(fmt::format("{}: {}", path, std::strerror(errno))));
+      return fail(unavailable(peer, fmt::format("{}: {}", path, std::strerror(errno))));
     }
-    GPURENT_CHECK(session.sync());
+    if (peer == Peer::kMonitor) {
+      GPURENT_TRY(greeting, session.read_answer(Clock::now() + kAnswerTimeout));
+      if (!greeting.contains("QMP")) return fail(protocol_error("no QMP greeting"));
+      GPURENT_CHECK(session.call("qmp_capabilities", Json::object()));
+    } else {
+      GPURENT_CHECK(session.sync());
+    }
     return session;
   }
-  Session(Session&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {
+  Session(Session&& other) noexcept : fd_(std::exchange(other.fd_, -1)), peer_(other.peer_) {
     buffer_ = std::move(other.buffer_);
   }
   Session(const Session&) = delete;
@@ -69,7 +89,12 @@ class Session {
   // The command's "return"; qemu-ga's "error" as guest_agent_error with its description.
   Result<Json> call(std::string_view command, Json arguments) {
     GPURENT_CHECK(send({{"execute", command}, {"arguments", std::move(arguments)}}));
-    GPURENT_TRY(answer, read_answer(Clock::now() + kAnswerTimeout));
+    const auto deadline = Clock::now() + kAnswerTimeout;
+    GPURENT_TRY(answer, read_answer(deadline));
+    while (answer.contains("event")) {  // the monitor's events come between answers
+      GPURENT_TRY(next, read_answer(deadline));
+      answer = std::move(next);
+    }
     if (answer.contains("error")) {
       return fail(protocol_error(
           fmt::format("{}: {}", command, answer["error"].value("desc", answer["error"].dump()))));
@@ -79,7 +104,7 @@ class Session {
   }
 
  private:
-  explicit Session(int fd) : fd_(fd) {}
+  Session(int fd, Peer peer) : fd_(fd), peer_(peer) {}
 
   Status send(const Json& message) {
     const std::string text = message.dump() + "\n";
@@ -87,7 +112,7 @@ class Session {
     while (sent < text.size()) {
       const ssize_t n = ::send(fd_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return fail(unavailable(std::strerror(errno)));
+      if (n <= 0) return fail(unavailable(peer_, std::strerror(errno)));
       sent += static_cast<size_t>(n);
     }
     return {};
@@ -97,15 +122,15 @@ class Session {
   Status receive(Clock::time_point deadline) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return fail(unavailable("no answer in time"));
+    if (left.count() <= 0) return fail(unavailable(peer_, "no answer in time"));
     pollfd ready{.fd = fd_, .events = POLLIN, .revents = 0};
     const int polled = ::poll(&ready, 1, static_cast<int>(left.count()));
     if (polled < 0 && errno == EINTR) return {};
-    if (polled <= 0) return fail(unavailable("no answer in time"));
+    if (polled <= 0) return fail(unavailable(peer_, "no answer in time"));
     char chunk[64 * 1024];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
     if (n < 0 && errno == EINTR) return {};
-    if (n <= 0) return fail(unavailable("the connection closed"));
+    if (n <= 0) return fail(unavailable(peer_, "the connection closed"));
     if (buffer_.size() + static_cast<size_t>(n) > kMaxAnswerBytes) {
       return fail(protocol_error("an answer longer than any it gives"));
     }
@@ -142,6 +167,7 @@ class Session {
   }
 
   int fd_ = -1;
+  Peer peer_;
   std::string buffer_;
 };
 
@@ -224,6 +250,55 @@ Result<GuestExecResult> guest_exec(const std::filesystem::path& socket,
   result.exit_code = 124;
   result.timed_out = true;
   return result;
+}
+
+Status guest_write_file(const std::filesystem::path& socket, const std::filesystem::path& from,
+                        const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) {
+    return fail({ErrorKind::kInternal, "copy_failed",
+                 fmt::format("cannot read {}: {}", from.string(), std::strerror(errno))});
+  }
+  GPURENT_TRY(session, Session::open(socket));
+  GPURENT_TRY(opened, session.call("guest-file-open", {{"path", to}, {"mode", "w"}}));
+  if (!opened.is_number_integer()) return fail(protocol_error("guest-file-open gave no handle"));
+  const int64_t handle = opened.get<int64_t>();
+  std::string piece(kFilePiece, '\0');
+  std::string text(sodium_base64_ENCODED_LEN(kFilePiece, sodium_base64_VARIANT_ORIGINAL), '\0');
+  Status written;
+  while (written && in) {
+    in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    const auto length = static_cast<size_t>(in.gcount());
+    if (length == 0) break;
+    sodium_bin2base64(text.data(), text.size(),
+                      reinterpret_cast<const unsigned char*>(piece.data()), length,
+                      sodium_base64_VARIANT_ORIGINAL);
+    auto wrote = session.call(
+        "guest-file-write",
+        {{"handle", handle},
+         {"buf-b64", std::string_view(
+                         text.data(),
+                         sodium_base64_ENCODED_LEN(length, sodium_base64_VARIANT_ORIGINAL) - 1)}});
+    if (!wrote) {
+      written = fail(wrote.error());
+    } else if (wrote->value("count", int64_t{-1}) != static_cast<int64_t>(length)) {
+      written = fail(protocol_error("guest-file-write wrote less than it was given"));
+    }
+  }
+  if (written && in.bad()) {
+    written = fail({ErrorKind::kInternal, "copy_failed",
+                    fmt::format("cannot read {}: {}", from.string(), std::strerror(errno))});
+  }
+  // Closed whatever happened: qemu-ga keeps a handle until it is.
+  const auto closed = session.call("guest-file-close", {{"handle", handle}});
+  GPURENT_CHECK(written);
+  return closed ? Status() : Status(fail(closed.error()));
+}
+
+Status monitor_command(const std::filesystem::path& socket, std::string_view command) {
+  GPURENT_TRY(session, Session::open(socket, Peer::kMonitor));
+  GPURENT_CHECK(session.call(command, Json::object()));
+  return {};
 }
 
 }  // namespace gpurent::agent

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -38,5 +39,17 @@ Result<GuestExecResult> guest_exec(const std::filesystem::path& socket,
                                    const std::vector<std::string>& argv,
                                    const std::map<std::string, std::string>& env,
                                    std::chrono::milliseconds timeout);
+
+// Writes the host's file `from` to `to` in the guest (created, or truncated), in pieces
+// (guest-file-open, guest-file-write, guest-file-close). Errors: as guest_exec's; kInternal
+// "copy_failed" when `from` cannot be read.
+Status guest_write_file(const std::filesystem::path& socket, const std::filesystem::path& from,
+                        const std::string& to);
+
+// Runs a command without arguments on QEMU's monitor (QMP, the same protocol: a greeting, then
+// qmp_capabilities), such as "system_powerdown" (the ACPI power button). Errors: kUnavailable
+// "vm_monitor_unavailable" when the socket does not answer, kInternal "guest_agent_error" for
+// QEMU's refusal.
+Status monitor_command(const std::filesystem::path& socket, std::string_view command);
 
 }  // namespace gpurent::agent

@@ -53,7 +53,11 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
                                                    qemu_escape(path.string()), format, extra)});
   };
   if (!m.root_disk.empty()) drive(m.root_disk, "qcow2", "");
-  if (!m.seed.empty()) drive(m.seed, "raw", ",readonly=on");
+  if (!m.seed.empty()) {
+    argv.insert(argv.end(), {"-drive", fmt::format("driver=vvfat,dir={},label=cidata,read-only=on,"
+                                                   "if=virtio",
+                                                   qemu_escape(m.seed.string()))});
+  }
   for (const auto& disk : m.disks) drive(disk, "raw", "");
   for (size_t i = 0; i < m.shares.size(); ++i) {
     argv.insert(argv.end(),

@@ -40,7 +40,9 @@ struct VmMachine {
   std::string kernel_args;
   // ...and/or a root disk: a qcow2 overlay on the image, the instance's copy-on-write root.
   std::filesystem::path root_disk;
-  std::filesystem::path seed;                // cloud-init's NoCloud seed image; empty: none
+  // cloud-init's NoCloud seed: a directory (meta-data, user-data) the guest sees as a read-only
+  // FAT disk labelled "cidata" (QEMU's vvfat: no image to make); empty: none.
+  std::filesystem::path seed;
   std::vector<std::filesystem::path> disks;  // raw volume disks, /dev/vdb... in order
   struct Share {
     std::string tag;  // the guest mounts it by this tag (9p)

@@ -34,7 +34,7 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
               .vcpus = 8,
               .memory_mb = 65536,
               .root_disk = "/var/lib/gpurent/i-1/root.qcow2",
-              .seed = "/var/lib/gpurent/i-1/seed.img",
+              .seed = "/var/lib/gpurent/i-1/seed",
               .disks = {"/var/lib/gpurent/volumes/v-1.raw"},
               .shares = {{.tag = "workspace", .directory = "/var/lib/gpurent/i-1/workspace"}},
               .vfio_functions = {"0000:3b:00.0", "0000:3b:00.1"},
@@ -52,7 +52,7 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
   EXPECT_EQ(values_of(argv, "-drive"),
             (std::vector<std::string>{
                 "file=/var/lib/gpurent/i-1/root.qcow2,format=qcow2,if=virtio",
-                "file=/var/lib/gpurent/i-1/seed.img,format=raw,if=virtio,readonly=on",
+                "driver=vvfat,dir=/var/lib/gpurent/i-1/seed,label=cidata,read-only=on,if=virtio",
                 "file=/var/lib/gpurent/volumes/v-1.raw,format=raw,if=virtio"}));
   EXPECT_EQ(values_of(argv, "-virtfs"),
             std::vector<std::string>{"local,path=/var/lib/gpurent/i-1/workspace,mount_tag="

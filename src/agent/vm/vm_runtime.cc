@@ -16,8 +16,10 @@
 #include "agent/runtime/workdir.h"
 #include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
+#include "agent/vm/guest_agent.h"
 #include "agent/vm/vfio.h"
 #include "common/files.h"
+#include "common/json.h"
 
 namespace gpurent::agent {
 namespace {
@@ -30,6 +32,11 @@ constexpr std::string_view kPidFile = "qemu.pid";
 constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kQmpSocket = "qmp.sock";
 constexpr std::string_view kGuestAgentSocket = "qga.sock";
+constexpr std::string_view kSeedDir = "seed";
+// The instances' root disks on a cloud image, beside vms/ (whose entries are runs).
+constexpr std::string_view kDisksDir = "vm-disks";
+// The user cloud-init creates in a cloud image's VM, with the spec's SSH keys.
+constexpr std::string_view kCloudUser = "gpurent";
 // Where the guest mounts the run's guest/ directory (the kernel's gpurent.shares).
 constexpr std::string_view kGuestRunDir = "/run/gpurent";
 // sockaddr_un's sun_path, with its terminating NUL.
@@ -84,6 +91,47 @@ std::string command_script(const model::WorkloadSpec& spec,
   script += "cd /workspace\nexec";
   for (const auto& arg : spec.command) script += " " + shell_quote(arg);
   return script + "\n";
+}
+
+// What a cloud image's guest runs each boot (cloud-init's per-boot scripts, written by the seed):
+// the run's shares mounted, command.sh with its output on the console, the status after it, and
+// the power off that ends the run.
+constexpr std::string_view kPerBootScript = R"sh(#!/bin/sh
+# gpurent's VM runtime: the run's command, at every boot (docs/vm-runtime.md).
+share() { mkdir -p "$2" && mount -t 9p -o trans=virtio,version=9p2000.L "$1" "$2"; }
+if share gpurent /run/gpurent && share workspace /workspace; then
+  sh /run/gpurent/command.sh </dev/null >/dev/ttyS0 2>&1
+  code=$?
+else
+  echo "gpurent: the run's folders cannot be mounted (a guest kernel without virtio-9p?)" >/dev/ttyS0
+  code=125
+fi
+echo "GPURENT_EXIT $code" >/dev/ttyS0
+poweroff
+)sh";
+
+// cloud-init's NoCloud seed for a cloud image's run, written into seed_dir: JSON, which YAML reads
+// as it is, so that nothing in a key can become configuration.
+Status write_cloud_init_seed(const model::WorkloadSpec& spec, const fs::path& seed_dir) {
+  const Json meta = {{"instance-id", spec.instance_id}, {"local-hostname", spec.instance_id}};
+  const Json user = {
+      {"users", Json::array({{{"name", kCloudUser},
+                              {"shell", "/bin/bash"},
+                              {"sudo", "ALL=(ALL) NOPASSWD:ALL"},
+                              {"lock_passwd", true},
+                              {"ssh_authorized_keys", spec.ssh_keys}}})},
+      {"ssh_pwauth", false},
+      {"write_files", Json::array({{{"path", "/var/lib/cloud/scripts/per-boot/gpurent.sh"},
+                                    {"permissions", "0755"},
+                                    {"content", kPerBootScript}}})}};
+  std::error_code ec;
+  fs::create_directories(seed_dir, ec);
+  if (ec) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 fmt::format("cannot create the VM's cloud-init seed: {}", ec.message())});
+  }
+  GPURENT_CHECK(write_file_atomic(seed_dir / "meta-data", meta.dump() + "\n"));
+  return write_file_atomic(seed_dir / "user-data", "#cloud-config\n" + user.dump() + "\n");
 }
 
 // The status the guest printed last on its console; none when it printed none.
@@ -151,6 +199,29 @@ fs::path VmRuntime::instance_dir(std::string_view instance_id) const {
   return options_.instances_dir / instance_id;
 }
 
+Result<fs::path> VmRuntime::root_disk(std::string_view instance_id) {
+  fs::path disk = options_.data_dir / kDisksDir / fmt::format("{}.qcow2", instance_id);
+  std::error_code ec;
+  if (fs::exists(disk, ec)) return disk;
+  fs::create_directories(disk.parent_path(), ec);
+  const fs::path made = disk.string() + ".new";
+  fs::remove(made, ec);
+  const auto ran = run_tool({.argv = {options_.qemu_img, "create", "-q", "-f", "qcow2", "-F",
+                                      "qcow2", "-b", options_.cloud_image.string(), made.string()},
+                             .timeout = std::chrono::seconds(60)});
+  if (!fs::exists(made, ec)) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 ran ? fmt::format("the VM's root disk cannot be made: {}", ran->output)
+                     : std::string("qemu-img cannot be run (is qemu-utils installed?)")});
+  }
+  fs::rename(made, disk, ec);
+  if (ec) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 fmt::format("the VM's root disk cannot be kept: {}", ec.message())});
+  }
+  return disk;
+}
+
 Status VmRuntime::start(const model::WorkloadSpec& spec) {
   GPURENT_CHECK(validate_workload(spec));
   const WorkloadKey key{spec.instance_id, spec.run};
@@ -211,17 +282,31 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .accelerator = options_.accelerator,
       .vcpus = std::max(1, spec.cpu),
       .memory_mb = spec.memory_gb > 0 ? spec.memory_gb * 1024 : options_.default_memory_mb,
-      .kernel = options_.kernel,
-      .initrd = options_.initrd,
-      .kernel_args =
-          fmt::format("console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:{},workspace:/workspace",
-                      kGuestRunDir),
       .shares = {{.tag = "gpurent", .directory = dir / kGuestDir},
                  {.tag = "workspace", .directory = home}},
       .serial_log = dir / kConsoleLog,
       .qmp_socket = dir / kQmpSocket,
       .guest_agent_socket = dir / kGuestAgentSocket,
       .pid_file = dir / kPidFile};
+  if (!options_.kernel.empty()) {
+    machine.kernel = options_.kernel;
+    machine.initrd = options_.initrd;
+    machine.kernel_args =
+        fmt::format("console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:{},workspace:/workspace",
+                    kGuestRunDir);
+  } else {
+    auto disk = root_disk(spec.instance_id);
+    if (!disk) {
+      cleanup();
+      return fail(disk.error());
+    }
+    if (auto seeded = write_cloud_init_seed(spec, dir / kSeedDir); !seeded) {
+      cleanup();
+      return seeded;
+    }
+    machine.root_disk = std::move(*disk);
+    machine.seed = dir / kSeedDir;
+  }
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});
   }
@@ -368,10 +453,15 @@ void VmRuntime::stop(const WorkloadKey& key) {
   Entry& entry = it->second;
   if (entry.info.stop_requested) return;
   entry.info.stop_requested = true;
-  if (alive(entry)) {
+  if (!alive(entry)) return;
+  // A cloud image's guest shuts down when its power button is pressed, leaving its root disk
+  // clean; QEMU is signalled when that cannot be asked, and killed if the guest takes too long.
+  std::error_code ec;
+  if (!fs::exists(entry.dir / kSeedDir, ec) ||
+      !monitor_command(entry.dir / kQmpSocket, "system_powerdown")) {
     ::kill(entry.pid, SIGTERM);
-    entry.kill_at = std::chrono::steady_clock::now() + options_.stop_grace;
   }
+  entry.kill_at = std::chrono::steady_clock::now() + options_.stop_grace;
 }
 
 void VmRuntime::poll() {

@@ -1,11 +1,18 @@
 // The VM runtime (issue 31, docs/vm-runtime.md): each workload (one run of one instance) is a QEMU
-// virtual machine booted from the node's kernel+initrd image, its command run by the image's /init
-// (the guest side: scripts/vm-test-image.sh makes one), its console the run's log.
+// virtual machine, its console the run's log. A node boots every VM from one guest image, either
+//   - a kernel and an initrd, whose /init runs the command (scripts/vm-test-image.sh makes one):
+//     each run boots afresh, the instance's files live in /workspace; or
+//   - a cloud image (qcow2, booting by itself, with cloud-init and qemu-ga:
+//   scripts/vm-cloud-image.sh
+//     makes one): each instance gets its own copy-on-write overlay on it, its root disk, kept
+//     across its runs; a cloud-init NoCloud seed creates the user "gpurent" with the spec's SSH
+//     keys, and a per-boot script that runs the command.
 //
 // A run's directory <data_dir>/vms/<instance>.<run>/ holds:
 //   guest/env.sh      the platform's env, exported (the command and every exec source it)
 //   guest/command.sh  what the guest runs (env.sh, the volumes mounted, cd /workspace, exec the
 //                     command); guest/ is shared in as the 9p tag "gpurent" at /run/gpurent
+//   seed/             a cloud image's cloud-init seed (meta-data, user-data): the guest's "cidata"
 //   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
 //   qemu.pid, state.json  QEMU's pid (it daemonizes) and its /proc start time
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
@@ -15,7 +22,8 @@
 //   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
 // The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
-// "vol<i>", which command.sh mounts at its path first.
+// "vol<i>", which command.sh mounts at its path first. A cloud image's overlay is
+// <data_dir>/vm-disks/<instance>.qcow2.
 //
 // Services: each port the run's env gives a service (GPURENT_PORT_*, node_runs.h) is forwarded
 // from the host's loopback to the same port in the guest (user-mode networking), so the node API's
@@ -28,14 +36,13 @@
 // their UUIDs in CUDA_VISIBLE_DEVICES, as a process would.
 //
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
-// state (a pid whose start time still matches) and exit records. Stopping sends SIGTERM to QEMU
-// (it ends the machine at once) and SIGKILL after the grace period; the guest is not asked to shut
-// down first (its disk is the instance's directory, written through by 9p).
+// state (a pid whose start time still matches) and exit records. Stopping a cloud image's VM
+// presses its power button (QMP system_powerdown: the guest shuts down and its root disk is left
+// clean); a kernel+initrd VM, whose disk is the instance's directory written through by 9p, gets
+// SIGTERM (QEMU ends the machine at once). Either gets SIGKILL after the grace period.
 //
 // Exec: vm_exec_argv runs a command through the guest agent (guest_agent.h) as the run's command
 // runs: its env, in /workspace. The image must run qemu-ga on the port.
-//
-// Not yet: cloud images.
 //
 // Thread-safety: none; the reconcile thread owns it.
 #pragma once
@@ -68,14 +75,17 @@ std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command);
 struct VmRuntimeOptions {
   std::filesystem::path data_dir;       // runs under <data_dir>/vms/
   std::filesystem::path instances_dir;  // <instances_dir>/<instance>/ is shared in as /workspace
-  std::filesystem::path kernel;         // the image every VM boots
+  // The image every VM boots: a kernel and an initrd, or (when kernel is empty) a cloud image.
+  std::filesystem::path kernel;
   std::filesystem::path initrd;
+  std::filesystem::path cloud_image;
   VmAccelerator accelerator = VmAccelerator::kKvm;
   int default_memory_mb = 1024;  // when the spec asks for none
   bool simulated_gpus = false;   // the node's GPUs are simulated: a spec's GPUs are not passed
   std::vector<model::Gpu> gpus;  // the node's, with their PCI addresses (real GPUs)
   std::filesystem::path sysfs = "/sys";
   std::string qemu = "qemu-system-x86_64";
+  std::string qemu_img = "qemu-img";
   std::chrono::milliseconds stop_grace{10'000};
   std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
 };
@@ -119,6 +129,8 @@ class VmRuntime final : public Runtime {
   // is to be given.
   Result<std::vector<std::string>> pass_through(const std::vector<std::string>& uuids,
                                                 const std::filesystem::path& dir);
+  // The instance's root disk on the cloud image, made on its first run.
+  Result<std::filesystem::path> root_disk(std::string_view instance_id);
   // Gives the GPUs recorded in dir back to the host's driver and drops the record.
   void give_back(const std::filesystem::path& dir);
   std::filesystem::path run_dir(const WorkloadKey& key) const;

@@ -4,12 +4,16 @@
 // a sleeping VM survives its runtime, is adopted by a new one on the same directory, runs an exec
 // through its guest agent, and stops with SIGTERM's status. With a stand-in QEMU and a fake sysfs:
 // a run's GPUs are bound to vfio-pci and given to QEMU with its services' ports, and given back to
-// the host when the VM ends or fails to start.
+// the host when the VM ends or fails to start. A cloud image's VM: its own root disk across runs,
+// cloud-init's user with the spec's key, a graceful stop.
 #include "agent/vm/vm_runtime.h"
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "agent/vm/fake_sysfs.h"
@@ -22,27 +26,63 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class VmRuntimeTest : public testing::Test {
+// Real VMs under TCG, from the test image an environment variable names, in a directory of the
+// test's own: short, as QMP's unix socket path must fit in 108 bytes.
+class RealVmTest : public testing::Test {
+ protected:
+  // The image an environment variable names (with `within` it, when a directory); nullopt when
+  // there is none. The tests may skip without it, but not under GPURENT_REQUIRE_VM.
+  static std::optional<std::string> image_from(const char* variable, const fs::path& within) {
+    const char* image = std::getenv(variable);
+    if (image == nullptr ||
+        !fs::exists(within.empty() ? fs::path(image) : fs::path(image) / within)) {
+      EXPECT_EQ(std::getenv("GPURENT_REQUIRE_VM"), nullptr) << variable << " is not set";
+      return std::nullopt;
+    }
+    return image;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  static fs::path test_dir(std::string_view prefix) {
+    return fs::path("/tmp") / fmt::format("{}-{}", prefix, os_random_seed() % 1'000'000);
+  }
+
+  // Polls until the run has exited.
+  static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key,
+                                     std::chrono::seconds within) {
+    for (auto waited = std::chrono::milliseconds(0); waited < within;
+         waited += std::chrono::milliseconds(100)) {
+      runtime.poll();
+      const Workload* w = runtime.find(key);
+      if (w != nullptr && w->phase == model::WorkloadPhase::kExited) return w;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return nullptr;
+  }
+
+  fs::path dir_;
+  VmRuntimeOptions options_;
+};
+
+// The kernel+initrd test image: a TCG boot takes seconds.
+class VmRuntimeTest : public RealVmTest {
  protected:
   void SetUp() override {
-    const char* image = std::getenv("GPURENT_TEST_VM_IMAGE");
-    if (image == nullptr || !fs::exists(fs::path(image) / "vmlinuz")) {
-      if (std::getenv("GPURENT_REQUIRE_VM") != nullptr)
-        FAIL() << "GPURENT_TEST_VM_IMAGE is not set";
+    const auto image = image_from("GPURENT_TEST_VM_IMAGE", "vmlinuz");
+    if (!image)
       GTEST_SKIP() << "no VM test image (GPURENT_TEST_VM_IMAGE=$(scripts/vm-test-image.sh))";
-    }
-    // Short: QMP's unix socket path must fit in 108 bytes.
-    dir_ = fs::path("/tmp") / ("gvm-" + std::to_string(os_random_seed() % 1'000'000));
+    dir_ = test_dir("gvm");
     options_ = {.data_dir = dir_ / "data",
                 .instances_dir = dir_ / "instances",
-                .kernel = fs::path(image) / "vmlinuz",
-                .initrd = fs::path(image) / "initrd.gz",
+                .kernel = fs::path(*image) / "vmlinuz",
+                .initrd = fs::path(*image) / "initrd.gz",
                 .accelerator = VmAccelerator::kTcg,
                 .default_memory_mb = 256,
                 .stop_grace = std::chrono::seconds(5)};
   }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
+  static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key) {
+    return RealVmTest::wait_exited(runtime, key, std::chrono::seconds(120));
   }
 
   static model::WorkloadSpec spec(std::string id, std::vector<std::string> command) {
@@ -54,20 +94,6 @@ class VmRuntimeTest : public testing::Test {
     s.env = {{"GREETING", "it's a VM"}};
     return s;
   }
-
-  // Polls until the run has exited (a TCG boot takes seconds).
-  static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key) {
-    for (int i = 0; i < 1200; ++i) {
-      runtime.poll();
-      const Workload* w = runtime.find(key);
-      if (w != nullptr && w->phase == model::WorkloadPhase::kExited) return w;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return nullptr;
-  }
-
-  fs::path dir_;
-  VmRuntimeOptions options_;
 };
 
 TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
@@ -148,6 +174,86 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
   auto third = VmRuntime::open(options_);
   ASSERT_TRUE(third);
   EXPECT_EQ((*third)->find(key)->exit_code, 143);
+}
+
+// A cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init and qemu-ga) under TCG: the
+// instance's root disk is an overlay kept across its runs, cloud-init's user gets the spec's SSH
+// key, each boot runs the run's command, and a stop shuts the guest down.
+class VmCloudImageTest : public RealVmTest {
+ protected:
+  void SetUp() override {
+    const auto image = image_from("GPURENT_TEST_VM_CLOUD_IMAGE", "");
+    if (!image) {
+      GTEST_SKIP() << "no cloud image (GPURENT_TEST_VM_CLOUD_IMAGE=$(scripts/vm-cloud-image.sh))";
+    }
+    dir_ = test_dir("gvc");
+    options_ = {.data_dir = dir_ / "data",
+                .instances_dir = dir_ / "instances",
+                .cloud_image = *image,
+                .accelerator = VmAccelerator::kTcg,
+                .default_memory_mb = 768,
+                .stop_grace = std::chrono::seconds(60)};
+  }
+  // A full system boots in about a minute.
+  static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key) {
+    return RealVmTest::wait_exited(runtime, key, std::chrono::seconds(300));
+  }
+};
+
+TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey) {
+  constexpr std::string_view kKey =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty a@b";
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  model::WorkloadSpec s;
+  s.instance_id = "i-cloud";
+  s.tenant_id = "t-1";
+  s.run = 1;
+  s.env = {{"GREETING", "it's a cloud VM"}};
+  s.ssh_keys = {std::string(kKey)};
+  s.command = {"sh", "-c",
+               "echo \"$GREETING in $(pwd)\"; echo \"keys: $(cat "
+               "/home/gpurent/.ssh/authorized_keys)\"; id gpurent; echo first > /var/tmp/marker; "
+               "echo kept > /workspace/note; exit 3"};
+  ASSERT_TRUE((*runtime)->start(s));
+  const Workload* ended = wait_exited(**runtime, {"i-cloud", 1});
+  ASSERT_NE(ended, nullptr) << "the VM did not end";
+  std::string log = read_file(ended->log_path).value_or("");
+  EXPECT_EQ(ended->exit_code, 3) << log;
+  EXPECT_NE(log.find("it's a cloud VM in /workspace"), std::string::npos) << log;
+  EXPECT_NE(log.find(fmt::format("keys: {}", kKey)), std::string::npos) << log;
+  EXPECT_NE(log.find("uid=1000(gpurent)"), std::string::npos) << log;
+  EXPECT_EQ(read_file((*runtime)->instance_dir("i-cloud") / "note").value_or(""), "kept\n");
+  ASSERT_TRUE((*runtime)->forget({"i-cloud", 1}));
+
+  // The next run boots the same root disk (what the first left in /var/tmp is there) and runs its
+  // command again; it answers execs, and a stop presses its power button.
+  s.run = 2;
+  s.command = {"sh", "-c", "echo \"found $(cat /var/tmp/marker)\"; exec sleep 600"};
+  ASSERT_TRUE((*runtime)->start(s));
+  const WorkloadKey key{"i-cloud", 2};
+  const auto log_path = (*runtime)->find(key)->log_path;
+  bool found = false;
+  for (int i = 0; i < 3000 && !found; ++i) {
+    (*runtime)->poll();
+    ASSERT_EQ((*runtime)->find(key)->phase, model::WorkloadPhase::kRunning)
+        << read_file(log_path).value_or("");
+    found = read_file(log_path).value_or("").find("found first") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(found) << read_file(log_path).value_or("");
+  const auto ran = guest_exec(vm_guest_agent_socket(options_.data_dir, key),
+                              vm_exec_argv({"sh", "-c", "echo \"$GREETING in $(pwd)\""}), {},
+                              std::chrono::seconds(60));
+  ASSERT_TRUE(ran) << ran.error().message;
+  EXPECT_EQ(ran->out, "it's a cloud VM in /workspace\n");
+  (*runtime)->stop(key);
+  const Workload* stopped = wait_exited(**runtime, key);
+  ASSERT_NE(stopped, nullptr);
+  EXPECT_EQ(stopped->exit_code, 143);
+  log = read_file(log_path).value_or("");
+  EXPECT_NE(log.find("reboot: Power down"), std::string::npos)
+      << "the guest shut down, not killed: " << log;
 }
 
 // A stand-in for qemu-system-x86_64 (the machine is a sleep) and a sysfs with one GPU and its
