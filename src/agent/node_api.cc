@@ -44,10 +44,10 @@ Result<int64_t> parse_run(std::string_view text) {
 }
 
 // The run a request's query names (?instance=&run=).
-Result<WorkloadKey> run_query(const net::Request& request) {
-  const auto instance = request.query.find("instance");
-  const auto run_text = request.query.find("run");
-  if (instance == request.query.end() || run_text == request.query.end()) {
+Result<WorkloadKey> run_query(const std::map<std::string, std::string>& query) {
+  const auto instance = query.find("instance");
+  const auto run_text = query.find("run");
+  if (instance == query.end() || run_text == query.end()) {
     return fail(
         Error::invalid("invalid_query", "query parameters 'instance' and 'run' are required"));
   }
@@ -89,6 +89,22 @@ Result<net::ForwardTo> service_target(const net::RequestHead& head, const NodeRu
   to.set_headers = {{"Authorization", "token " + view.services->token}, {"Host", self}};
   if (!head.header("Origin").empty()) to.set_headers.emplace_back("Origin", "http://" + self);
   return to;
+}
+
+// A VM run's SSH server, as a byte tunnel (the request is an upgrade).
+Result<net::ForwardTo> ssh_target(const net::RequestHead& head, const NodeRuns& runs,
+                                  const std::filesystem::path& data_dir) {
+  GPURENT_TRY(key, run_query(head.query));
+  GPURENT_TRY(view, running_run(runs, key));
+  const auto port = view.place == RunPlace::kVm ? vm_ssh_port(data_dir, key) : std::nullopt;
+  if (!port) {
+    return fail(Error::unprocessable(
+        "ssh_unavailable",
+        fmt::format("instance {} has no SSH server to reach: only a VM booted from a cloud image "
+                    "runs one (docs/vm-runtime.md); use gpurent exec",
+                    key.instance_id)));
+  }
+  return net::ForwardTo{.host = "127.0.0.1", .port = *port, .target = head.target, .raw = true};
 }
 
 }  // namespace
@@ -148,11 +164,16 @@ struct NodeApi::Impl {
     if (!presents_secret(head.header("Authorization"), secret)) {
       co_return net::problem_response(unauthenticated());
     }
+    if (head.path == kNodeSshPath) {
+      auto to = ssh_target(head, runs, options.data_dir);
+      if (!to) co_return net::problem_response(to.error());
+      co_return std::move(*to);
+    }
     co_return service_forward(head, runs);
   }
 
   asio::awaitable<net::Response> exec(const net::Request& request) {
-    auto key = run_query(request);
+    auto key = run_query(request.query);
     if (!key) co_return net::problem_response(key.error());
     auto parsed = model::parse_exec_request(request.body);
     if (!parsed) co_return net::problem_response(parsed.error());
@@ -235,7 +256,7 @@ struct NodeApi::Impl {
   }
 
   asio::awaitable<net::Response> copy_into_instance(const net::Request& request) {
-    auto key = run_query(request);
+    auto key = run_query(request.query);
     if (!key) co_return net::problem_response(key.error());
     auto upload = upload_parameter(request);
     if (!upload) co_return net::problem_response(upload.error());
@@ -301,8 +322,11 @@ NodeApi::~NodeApi() { stop(); }
 Status NodeApi::start() {
   Impl& impl = *impl_;
   net::Forwarder forwarder{
-      .claims = [](std::string_view,
-                   std::string_view path) { return path.starts_with(model::kServicePathPrefix); },
+      .claims =
+          [](std::string_view method, std::string_view path) {
+            return path.starts_with(model::kServicePathPrefix) ||
+                   (method == "GET" && path == kNodeSshPath);
+          },
       .decide = [&impl](net::RequestHead head) { return impl.forward(std::move(head)); }};
   impl.http = std::make_unique<net::HttpServer>(
       impl.io, [&impl](net::Request request) { return impl.handle(std::move(request)); },

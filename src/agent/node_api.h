@@ -12,6 +12,10 @@
 //                                              process or VM run (file_copy.h) -> CopyResult
 //   POST /v1/node/volume-files?volume=V&tenant=T&upload=U&path=P
 //                                             the same into a volume's data on this node
+//   GET  /v1/node/ssh?instance=I&run=R        an upgrade (Upgrade: ssh): answered 101 here, then
+//                                             a byte tunnel to the SSH server of a VM run booted
+//                                             from a cloud image (vm_ssh_port); other runs: 422
+//                                             "ssh_unavailable"
 //
 // A copy fetches its upload first unless the node has it (NodeApiOptions::fetch_upload; the
 // server granted it to this node), then unpacks it on one of kCopyWorkers threads, never on the
@@ -57,6 +61,7 @@ namespace gpurent::agent {
 inline constexpr std::string_view kRunHeader = "X-Gpurent-Run";
 inline constexpr std::string_view kNodeExecPath = "/v1/node/exec";
 inline constexpr std::string_view kNodeFilesPath = "/v1/node/files";
+inline constexpr std::string_view kNodeSshPath = "/v1/node/ssh";
 inline constexpr std::string_view kNodeVolumeFilesPath = "/v1/node/volume-files";
 inline constexpr int kCopyWorkers = 2;
 inline constexpr int kMaxCopiesInFlight = 8;

@@ -1,12 +1,17 @@
-// jupyter (any service of an instance, in the browser) and exec (a command in a running instance).
+// jupyter (any service of an instance, in the browser), exec (a command in a running instance) and
+// ssh (a VM instance's SSH server, through the server: ssh-proxy is the OpenSSH ProxyCommand).
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -60,6 +65,45 @@ int exec(Context& ctx, const std::string& id, const model::ExecRequest& request)
   return exit->exit_code;
 }
 
+// Relays stdin and stdout to the instance's SSH server until it closes.
+int ssh_proxy(Context& ctx, const std::string& id) {
+  auto api = ctx.api();
+  if (!api) return ctx.report(api.error());
+  if (auto tunneled = (*api)->instances().ssh_tunnel(id, STDIN_FILENO, STDOUT_FILENO); !tunneled) {
+    return ctx.report(tunneled.error());
+  }
+  return 0;
+}
+
+// Replaces this process with OpenSSH's ssh, logging in as the VM's user through ssh-proxy; the
+// proxy (a child of ssh) finds the server and key in the environment.
+int ssh(Context& ctx, const std::string& id, const std::vector<std::string>& ssh_arguments) {
+  auto settings = ctx.settings();
+  if (!settings) return ctx.report(settings.error());
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return ctx.report(Error::internal(fmt::format("cannot find this program: {}", ec.message())));
+  ::setenv("GPURENT_URL", settings->url.c_str(), 1);
+  if (!settings->api_key.empty()) ::setenv("GPURENT_API_KEY", settings->api_key.c_str(), 1);
+  // Known hosts under the instance's own name: every instance's tunnel has the same endpoint.
+  std::vector<std::string> argv = {"ssh",
+                                   "-o",
+                                   fmt::format("ProxyCommand={} ssh-proxy {}", self.string(), id),
+                                   "-o",
+                                   fmt::format("HostKeyAlias=gpurent-{}", id),
+                                   "-l",
+                                   "gpurent",
+                                   id};
+  argv.insert(argv.end(), ssh_arguments.begin(), ssh_arguments.end());
+  std::vector<char*> pointers;
+  for (auto& argument : argv) pointers.push_back(argument.data());
+  pointers.push_back(nullptr);
+  ::execvp("ssh", pointers.data());
+  return ctx.report(Error::internal(
+      fmt::format("cannot run ssh: {} (install OpenSSH's client)", std::strerror(errno))));
+}
+
 }  // namespace
 
 void add_service_commands(CLI::App& app, Context& ctx) {
@@ -88,6 +132,28 @@ void add_service_commands(CLI::App& app, Context& ctx) {
       ->required();
   exec_command->callback([&ctx, exec_id, request] {
     ctx.set_process([&ctx, exec_id, request] { return exec(ctx, *exec_id, *request); });
+  });
+
+  auto ssh_id = std::make_shared<std::string>();
+  auto ssh_arguments = std::make_shared<std::vector<std::string>>();
+  auto* ssh_command = app.add_subcommand(
+      "ssh",
+      "Log in to a VM instance booted from a cloud image, as gpurent, with your key "
+      "(ssh through the server; arguments after -- go to ssh: a command, -i KEY)");
+  ssh_command->add_option("id", *ssh_id, "instance id")->required();
+  ssh_command->add_option("ssh_arguments", *ssh_arguments, "ssh's options and command, after --");
+  ssh_command->callback([&ctx, ssh_id, ssh_arguments] {
+    ctx.set_process([&ctx, ssh_id, ssh_arguments] { return ssh(ctx, *ssh_id, *ssh_arguments); });
+  });
+
+  auto proxy_id = std::make_shared<std::string>();
+  auto* proxy_command =
+      app.add_subcommand("ssh-proxy",
+                         "Relay stdin and stdout to a VM instance's SSH server (for ssh's "
+                         "ProxyCommand: ssh -o ProxyCommand='gpurent ssh-proxy %h' gpurent@ID)");
+  proxy_command->add_option("id", *proxy_id, "instance id")->required();
+  proxy_command->callback([&ctx, proxy_id] {
+    ctx.set_process([&ctx, proxy_id] { return ssh_proxy(ctx, *proxy_id); });
   });
 }
 

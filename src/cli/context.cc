@@ -23,12 +23,15 @@ OutputFormat Context::output() const {
   return output_flag_ == "json" ? OutputFormat::kJson : OutputFormat::kTable;
 }
 
+Result<Settings> Context::settings() const {
+  return resolve_settings(io_.env, {.url = given(url_flag_), .api_key = given(api_key_flag_)});
+}
+
 Result<client::ApiClient*> Context::api() {
   if (!api_) {
-    GPURENT_TRY(settings, resolve_settings(
-                              io_.env, {.url = given(url_flag_), .api_key = given(api_key_flag_)}));
-    GPURENT_TRY(made, client::ApiClient::create(settings.url, settings.api_key));
-    api_key_missing_ = settings.api_key.empty();
+    GPURENT_TRY(resolved, settings());
+    GPURENT_TRY(made, client::ApiClient::create(resolved.url, resolved.api_key));
+    api_key_missing_ = resolved.api_key.empty();
     api_.emplace(std::move(made));
   }
   return &*api_;

@@ -62,7 +62,9 @@ class Context {
   OutputFormat output() const;
   Timestamp now() const { return clock_.now(); }
 
-  // The client for the resolved settings (see config.h), made on first use.
+  // The server and API key the flags, the environment and the config file name (config.h).
+  Result<Settings> settings() const;
+  // The client for the resolved settings, made on first use.
   Result<client::ApiClient*> api();
 
   // Prints a result as JSON, or in the table form `view` renders; passes an error on.

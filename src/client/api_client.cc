@@ -267,6 +267,16 @@ Result<model::ExecFrame> InstancesApi::exec(
   return std::move(*exit);
 }
 
+Status InstancesApi::ssh_tunnel(std::string_view id, int in_fd, int out_fd) {
+  HttpRequest request{.method = "GET",
+                      .target = fmt::format("/v1/instances/{}/ssh", encode(id)),
+                      .headers = {{"Upgrade", "ssh"}}};
+  const std::string what = fmt::format("GET {}{}", transport().base_url(), request.target);
+  GPURENT_TRY(answer, transport().tunnel(std::move(request), in_fd, out_fd));
+  if (answer.status != 101) return fail(error_from_response(answer, what));
+  return {};
+}
+
 // JobsApi
 
 Result<Answer<api::Job>> JobsApi::create(const model::JobSpec& spec,

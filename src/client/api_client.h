@@ -178,6 +178,9 @@ class InstancesApi : ApiGroup {
   // the stream ends without one. Output may pause for the command's timeout_s plus kCallTimeout.
   Result<model::ExecFrame> exec(std::string_view id, const model::ExecRequest& request,
                                 const std::function<void(const model::ExecFrame&)>& on_output);
+  // A byte tunnel to the SSH server of a VM instance (GET /v1/instances/{id}/ssh, an upgrade):
+  // relays in_fd to it and its bytes to out_fd until it closes (an OpenSSH ProxyCommand).
+  Status ssh_tunnel(std::string_view id, int in_fd, int out_fd);
 };
 
 // Batch jobs (/v1/jobs): submit, read, cancel, and the log of one member.

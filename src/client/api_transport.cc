@@ -118,6 +118,11 @@ Result<HttpResponse> ApiTransport::stream(HttpRequest request,
   return http_.stream(request, on_chunk, idle_timeout);
 }
 
+Result<HttpResponse> ApiTransport::tunnel(HttpRequest request, int in_fd, int out_fd) {
+  authorize(request);
+  return http_.tunnel(request, in_fd, out_fd, kCallTimeout);
+}
+
 Result<Json> ApiTransport::call(std::string_view method, std::string target, const Json* body,
                                 std::string_view idempotency_key, std::chrono::seconds timeout) {
   HttpRequest request{.method = std::string(method), .target = std::move(target)};

@@ -47,6 +47,7 @@ class ApiTransport {
   Result<HttpResponse> stream(HttpRequest request,
                               const std::function<bool(std::string_view)>& on_chunk,
                               std::chrono::milliseconds idle_timeout);
+  Result<HttpResponse> tunnel(HttpRequest request, int in_fd, int out_fd);
 
  private:
   void authorize(HttpRequest& request) const;

@@ -15,8 +15,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -514,6 +516,78 @@ Result<HttpResponse> HttpClient::stream_once(const HttpRequest& request,
     }
   }
   impl_->finish(parser->get().keep_alive());
+  return answer;
+}
+
+Result<HttpResponse> HttpClient::tunnel(const HttpRequest& request, int in_fd, int out_fd,
+                                        std::chrono::milliseconds connect_timeout) {
+  GPURENT_TRY(outgoing, impl_->build(request));
+  outgoing.set(http::field::connection, "Upgrade");
+  const Deadline deadline = Deadline::total(connect_timeout);
+  std::optional<http::response_parser<http::string_body>> parser;
+  GPURENT_CHECK(impl_->exchange_header(outgoing, parser, deadline,
+                                       [](auto& p) { p.body_limit(kMaxResponseBodyBytes); }));
+  HttpResponse answer{.status = static_cast<int>(parser->get().result_int()),
+                      .content_type = std::string(parser->get()[http::field::content_type])};
+  if (answer.status != 101) {
+    const beast::error_code ec =
+        impl_->run_on_connection(deadline, [&](auto& connection, auto handler) {
+          http::async_read(connection, impl_->buffer, *parser, std::move(handler));
+        });
+    impl_->drop();
+    if (ec) return fail(impl_->transport_error(outgoing, ec, deadline));
+    answer.body = std::move(parser->get().body());
+    return answer;
+  }
+  // From here the connection is the tunnel's: no deadline (a session may idle for hours).
+  Impl& impl = *impl_;
+  impl.transport().expires_never();
+  asio::posix::stream_descriptor in(impl.io, ::dup(in_fd));
+  asio::posix::stream_descriptor out(impl.io, ::dup(out_fd));
+  std::array<char, kStreamPieceBytes> upward{};
+  beast::error_code ignored;
+  // What the server sent right behind its 101 (an SSH server speaks first) goes out first.
+  asio::write(out, impl.buffer.data(), ignored);
+  impl.buffer.clear();
+  const auto relay = [&](auto& connection) {
+    std::function<void()> read_in = [&] {
+      in.async_read_some(asio::buffer(upward), [&](beast::error_code ec, size_t n) {
+        if (ec) {  // the local side is done: a plain connection says so, half-closed
+          if (!impl.tls)
+            impl.stream.socket().shutdown(AnyStreamProtocol::socket::shutdown_send, ec);
+          return;
+        }
+        asio::async_write(connection, asio::buffer(upward.data(), n),
+                          [&](beast::error_code written, size_t) {
+                            if (!written) read_in();
+                          });
+      });
+    };
+    std::function<void()> read_server = [&] {
+      connection.async_read_some(asio::buffer(impl.piece), [&](beast::error_code ec, size_t n) {
+        if (!ec) asio::write(out, asio::buffer(impl.piece.data(), n), ec);
+        if (ec) {
+          impl.io.stop();  // the server ended the tunnel (or it broke): so does this side
+          return;
+        }
+        read_server();
+      });
+    };
+    read_in();
+    read_server();
+    impl.io.restart();
+    impl.io.run();
+  };
+  if (impl.tls) {
+    relay(*impl.tls);
+  } else {
+    relay(impl.stream);
+  }
+  // The operations still pending end here, aborted, while what they refer to still exists.
+  in.cancel(ignored);
+  impl.drop();
+  impl.io.restart();
+  impl.io.poll();
   return answer;
 }
 

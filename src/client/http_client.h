@@ -84,6 +84,15 @@ class HttpClient {
                               const std::function<bool(std::string_view)>& on_chunk,
                               std::chrono::milliseconds idle_timeout = std::chrono::minutes(5));
 
+  // Sends the request as an upgrade ("Connection: Upgrade"; the caller names the protocol in an
+  // "Upgrade" header) and, once the server answers 101, relays bytes both ways: what in_fd gives
+  // to the server, what the server sends to out_fd, until the server closes (in_fd's end only
+  // half-closes a plain connection). The descriptors must be pipes, sockets or terminals (not
+  // files). Returns the status, 101 after a tunnel that ran, and for any other status the server's
+  // answer in whole (an error document, at most kMaxResponseBodyBytes).
+  Result<HttpResponse> tunnel(const HttpRequest& request, int in_fd, int out_fd,
+                              std::chrono::milliseconds connect_timeout = std::chrono::seconds(30));
+
   // The server in use ("http://host:port").
   const std::string& base_url() const;
   // Connects to `address` (an IP literal; "": the URL's host, resolved, again) instead of

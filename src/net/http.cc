@@ -402,6 +402,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       co_return false;
     }
 
+    if (to.raw) {
+      if (!head_parser.upgrade() || has_body) {
+        co_await write_simple(
+            stream,
+            problem_response(Error::invalid("upgrade_required",
+                                            "this is a byte tunnel: send a bodiless request with "
+                                            "'Connection: Upgrade' and 'Upgrade: <protocol>'")),
+            version, false, ec);
+        co_await drain(stream);
+        co_return false;
+      }
+      http::response<http::empty_body> switching{http::status::switching_protocols, version};
+      switching.set(http::field::connection, "Upgrade");
+      switching.set(http::field::upgrade, head[http::field::upgrade]);
+      beast::get_lowest_layer(stream).expires_after(kForwardIoTimeout);
+      co_await http::async_write(stream, switching, asio::redirect_error(kUseAwaitable, ec));
+      beast::flat_buffer upstream_buffer;
+      if (!ec) co_await tunnel(stream, buffer, upstream, upstream_buffer);
+      co_return false;
+    }
     http::request_parser<http::buffer_body> request_parser{std::move(head_parser)};
     request_parser.body_limit(kUnlimited);
     auto& request = request_parser.get();

@@ -97,7 +97,8 @@ struct RequestHead {
 
 // Where a claimed request goes. The request is sent on a new connection with `target` as its
 // target, the named headers removed and then `set_headers` set (replacing any of the same name);
-// the answer is relayed back as it arrives. A WebSocket upgrade answered 101 becomes a tunnel.
+// the answer is relayed back as it arrives. A WebSocket upgrade answered 101 becomes a tunnel, and
+// so does an upgrade to a raw upstream.
 struct ForwardTo {
   std::string host;  // name or address
   uint16_t port = 0;
@@ -107,6 +108,9 @@ struct ForwardTo {
   // The longest wait for the next piece of the exchange (an answer that streams the output of a
   // quiet command waits as long as the command may run).
   std::chrono::seconds idle_timeout = kForwardIoTimeout;
+  // The upstream speaks no HTTP (an SSH server): the request, an upgrade without a body, is
+  // answered 101 here (with its Upgrade token) and the connection becomes a byte tunnel to it.
+  bool raw = false;
 };
 
 // A claimed request is either answered here (refused, redirected) or forwarded.

@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
+
+#include <cctype>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -136,10 +141,14 @@ class Forwarding : public ::testing::Test {
     upstream_port_ = *upstream_port;
 
     Forwarder forwarder{
-        .claims = [](std::string_view, std::string_view path) { return path.starts_with("/up/"); },
+        .claims = [](std::string_view,
+                     std::string_view path) { return path.starts_with("/up/") || path == "/raw"; },
         .decide = [this](RequestHead head) -> asio::awaitable<ForwardDecision> {
           if (head.header("x-refuse") == "yes") {
             co_return problem_response(Error{ErrorKind::kPermissionDenied, "refused", "no"});
+          }
+          if (head.path == "/raw") {
+            co_return ForwardTo{.host = "127.0.0.1", .port = raw_port_, .raw = true};
           }
           const uint16_t port =
               head.path.starts_with("/up/nowhere") ? closed_port_ : upstream_port_;
@@ -169,6 +178,7 @@ class Forwarding : public ::testing::Test {
     });
     io_.stop();
     if (thread_.joinable()) thread_.join();
+    if (raw_thread_.joinable()) raw_thread_.join();
   }
 
   client::HttpResponse send(client::HttpRequest request) {
@@ -179,9 +189,33 @@ class Forwarding : public ::testing::Test {
     return response ? *response : client::HttpResponse{};
   }
 
+  // A server that speaks first and no HTTP (as sshd does): "hello\n", then for the line it is
+  // sent, that line upper-cased; then it closes.
+  void serve_raw_once() {
+    raw_listener_.emplace(io_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    raw_port_ = raw_listener_->local_endpoint().port();
+    raw_thread_ = std::thread([this] {
+      asio::io_context own;
+      asio::ip::tcp::socket peer(own);
+      boost::system::error_code ec;
+      raw_listener_->accept(peer, ec);
+      if (ec) return;
+      asio::write(peer, asio::buffer(std::string_view("hello\n")), ec);
+      std::string line;
+      char c = 0;
+      while (!ec && asio::read(peer, asio::buffer(&c, 1), ec) == 1 && c != '\n') {
+        line += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      }
+      asio::write(peer, asio::buffer(line + "\n"), ec);
+    });
+  }
+
   asio::io_context io_{1};
   std::unique_ptr<HttpServer> upstream_;
   std::unique_ptr<HttpServer> front_;
+  std::optional<asio::ip::tcp::acceptor> raw_listener_;
+  std::thread raw_thread_;
+  uint16_t raw_port_ = 0;
   uint16_t upstream_port_ = 0;
   uint16_t closed_port_ = 1;  // nothing listens on port 1 on a test machine
   std::string front_url_;
@@ -231,6 +265,32 @@ TEST_F(Forwarding, ADecisionToRefuseIsTheAnswer) {
   const auto response = send(request);
   EXPECT_EQ(response.status, 403);
   EXPECT_NE(response.body.find("refused"), std::string::npos);
+}
+
+TEST_F(Forwarding, AnUpgradeToARawUpstreamIsAnsweredHereAndBecomesAByteTunnel) {
+  serve_raw_once();
+  int in[2];
+  int out[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, in), 0);
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, out), 0);
+  ASSERT_EQ(::write(in[1], "shout\n", 6), 6);  // waits in the pair until the tunnel reads it
+  auto http = client::HttpClient::create(front_url_);
+  ASSERT_TRUE(http);
+  const auto tunneled = http->tunnel({.target = "/raw", .headers = {{"Upgrade", "test"}}}, in[0],
+                                     out[0], std::chrono::seconds(20));
+  ASSERT_TRUE(tunneled) << tunneled.error().message;
+  EXPECT_EQ(tunneled->status, 101);
+  ::close(out[0]);
+  std::string relayed;
+  char piece[256];
+  for (ssize_t n = 0; (n = ::read(out[1], piece, sizeof piece)) > 0;) relayed.append(piece, n);
+  EXPECT_EQ(relayed, "hello\nSHOUT\n") << "the server's first words, then its answer";
+  for (const int fd : {in[0], in[1], out[1]}) ::close(fd);
+
+  // A request that is no upgrade gets no tunnel.
+  const auto plain = send({.target = "/raw"});
+  EXPECT_EQ(plain.status, 400);
+  EXPECT_NE(plain.body.find("upgrade_required"), std::string::npos) << plain.body;
 }
 
 TEST_F(Forwarding, UnclaimedRequestsKeepTheFrontsBodyLimit) {

@@ -315,6 +315,7 @@ std::vector<std::pair<std::string, std::string>> Api::routes() const {
   routes.emplace_back("POST", "/v1/instances/{id}/exec");
   routes.emplace_back("POST", "/v1/instances/{id}/files");
   routes.emplace_back("POST", "/v1/volumes/{id}/files");
+  routes.emplace_back("GET", "/v1/instances/{id}/ssh");
   for (const char* method : {"GET", "POST", "PUT", "PATCH", "DELETE"}) {
     routes.emplace_back(method, "/i/{id}/{service}/{path}");
   }

@@ -28,8 +28,21 @@ constexpr std::string_view kInstancesPrefix = "/v1/instances/";
 constexpr std::string_view kVolumesPrefix = "/v1/volumes/";
 constexpr std::string_view kExecSuffix = "/exec";
 constexpr std::string_view kFilesSuffix = "/files";
+constexpr std::string_view kSshSuffix = "/ssh";
+
 // Headers the node API uses; whatever a client sends under these names is replaced or dropped.
 constexpr std::string_view kRunHeader = "X-Gpurent-Run";
+
+// A request forwarded to a node's agent: its node API secret instead of the tenant's credentials.
+net::ForwardTo to_node_api(const NodeEndpoint& node, std::string target,
+                           std::chrono::seconds idle_timeout) {
+  return {.host = node.host,
+          .port = node.port,
+          .target = std::move(target),
+          .remove_headers = {"Cookie", std::string(kRunHeader)},
+          .set_headers = {{"Authorization", "Bearer " + node.secret}},
+          .idle_timeout = idle_timeout};
+}
 
 Error unauthenticated(std::string why) {
   return {ErrorKind::kUnauthenticated, "unauthenticated", std::move(why)};
@@ -145,7 +158,8 @@ bool TenantProxy::claims(std::string_view method, std::string_view path) {
   return path.starts_with(model::kServicePathPrefix) ||
          (method == "POST" && (path_id(path, kInstancesPrefix, kExecSuffix) ||
                                path_id(path, kInstancesPrefix, kFilesSuffix) ||
-                               path_id(path, kVolumesPrefix, kFilesSuffix)));
+                               path_id(path, kVolumesPrefix, kFilesSuffix))) ||
+         (method == "GET" && path_id(path, kInstancesPrefix, kSshSuffix));
 }
 
 void TenantProxy::node_reported(const std::string& node_id, std::string_view address,
@@ -217,12 +231,17 @@ void TenantProxy::grant(const std::string& node_id, const std::string& upload_id
 }
 
 asio::awaitable<net::ForwardDecision> TenantProxy::decide(net::RequestHead head) {
-  if (head.method != "POST") co_return decide_service(head);
-  // The writes: exec and copies, audited as the API's own routes are.
+  const auto ssh =
+      head.method == "GET" ? path_id(head.path, kInstancesPrefix, kSshSuffix) : std::nullopt;
+  if (head.method != "POST" && !ssh) co_return decide_service(head);
+  // The writes: exec, copies and SSH tunnels, audited as the API's own routes are.
   std::optional<model::Principal> caller;
   std::string_view action;
   std::optional<net::ForwardDecision> decision;
-  if (const auto id = path_id(head.path, kInstancesPrefix, kExecSuffix)) {
+  if (ssh) {
+    action = "GET /v1/instances/{id}/ssh";
+    decision = decide_ssh(head, *ssh, caller);
+  } else if (const auto id = path_id(head.path, kInstancesPrefix, kExecSuffix)) {
     action = "POST /v1/instances/{id}/exec";
     decision = decide_exec(head, *id, caller);
   } else if (const auto id = path_id(head.path, kInstancesPrefix, kFilesSuffix)) {
@@ -320,12 +339,7 @@ net::ForwardDecision TenantProxy::decide_copy(const net::RequestHead& head, Copy
                             path == head.query.end() ? std::string() : path->second);
   if (!target) return net::problem_response(target.error());
   auto& [node_target, node] = *target;
-  return net::ForwardTo{.host = node.host,
-                        .port = node.port,
-                        .target = std::move(node_target),
-                        .remove_headers = {"Cookie", std::string(kRunHeader)},
-                        .set_headers = {{"Authorization", "Bearer " + node.secret}},
-                        .idle_timeout = kCopyAnswerTimeout};
+  return to_node_api(node, std::move(node_target), kCopyAnswerTimeout);
 }
 
 net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
@@ -349,14 +363,32 @@ net::ForwardDecision TenantProxy::decide_exec(const net::RequestHead& head,
   if (!instance) return net::problem_response(instance.error());
   auto node = reachable(**instance);
   if (!node) return net::problem_response(node.error());
-  return net::ForwardTo{
-      .host = node->host,
-      .port = node->port,
-      .target = fmt::format("/v1/node/exec?instance={}&run={}", (*instance)->id, (*instance)->run),
-      .remove_headers = {"Cookie", std::string(kRunHeader)},
-      .set_headers = {{"Authorization", "Bearer " + node->secret}},
-      // A quiet command streams nothing for as long as it may run; the node kills it then.
-      .idle_timeout = std::chrono::seconds(model::kMaxExecTimeoutS) + std::chrono::minutes(1)};
+  // A quiet command streams nothing for as long as it may run; the node kills it then.
+  return to_node_api(
+      *node, fmt::format("/v1/node/exec?instance={}&run={}", (*instance)->id, (*instance)->run),
+      std::chrono::seconds(model::kMaxExecTimeoutS) + std::chrono::minutes(1));
+}
+
+net::ForwardDecision TenantProxy::decide_ssh(const net::RequestHead& head,
+                                             std::string_view instance_id,
+                                             std::optional<model::Principal>& caller) {
+  if (auto refused = admit_writer(head, model::ScopeArea::kInstances, caller)) {
+    return std::move(*refused);
+  }
+  auto instance = ctl().instances().get(*caller, instance_id);
+  if (!instance) return net::problem_response(instance.error());
+  if (!(*instance)->spec.vm) {
+    return net::problem_response(Error::unprocessable(
+        "ssh_unavailable",
+        fmt::format("instance {} is not a VM: only a VM booted from a cloud image runs an SSH "
+                    "server (gpurent launch --runtime vm --ssh-key ...); use gpurent exec",
+                    (*instance)->id)));
+  }
+  auto node = reachable(**instance);
+  if (!node) return net::problem_response(node.error());
+  return to_node_api(
+      *node, fmt::format("/v1/node/ssh?instance={}&run={}", (*instance)->id, (*instance)->run),
+      net::kForwardIoTimeout);
 }
 
 net::ForwardDecision TenantProxy::decide_service(const net::RequestHead& head) {

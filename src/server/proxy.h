@@ -8,6 +8,9 @@
 //                                        -> the node's agent, POST /v1/node/files (`gpurent cp`)
 //   POST /v1/volumes/<id>/files?upload=U&path=P
 //                                        -> the volume's node's agent, POST /v1/node/volume-files
+//   GET  /v1/instances/<id>/ssh          -> the node's agent, GET /v1/node/ssh: an upgrade the
+//                                           node answers 101, then a byte tunnel to the VM's sshd
+//                                           (`gpurent ssh`)
 //
 // Who may: the instance's tenant (or an operator), by API key (`Authorization: Bearer`), by the
 // web console's session (exec and copies, with its CSRF token: console.h) or, on /i/ only, by a
@@ -131,6 +134,9 @@ class TenantProxy {
   net::ForwardDecision decide_service(const net::RequestHead& head);
   net::ForwardDecision decide_exec(const net::RequestHead& head, std::string_view instance_id,
                                    std::optional<model::Principal>& caller);
+  // An SSH tunnel to a VM instance: an upgrade forwarded to its node, which answers 101.
+  net::ForwardDecision decide_ssh(const net::RequestHead& head, std::string_view instance_id,
+                                  std::optional<model::Principal>& caller);
   enum class CopyInto { kInstance, kVolume };
   net::ForwardDecision decide_copy(const net::RequestHead& head, CopyInto into, std::string_view id,
                                    std::optional<model::Principal>& caller);

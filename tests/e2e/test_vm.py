@@ -6,8 +6,9 @@ service answers through the server's proxy (a port forwarded into the guest); `g
 in the guest through its agent, and `gpurent cp` unpacks there; its log is the serial console; stop
 and start keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
 An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init):
-the tenant's SSH key reaches the VM's user, the command runs at each boot on the instance's own
-root disk, which a stop and start keep.
+the tenant's SSH key reaches the VM's user, who logs in with `gpurent ssh` (a tunnel through the
+server and the node); the command runs at each boot on the instance's own root disk, which a stop
+and start keep.
 """
 import json
 import os
@@ -18,7 +19,7 @@ import tempfile
 
 import pytest
 
-from conftest import assert_exec_in_workspace, http, problem, wait_for
+from conftest import BINARY, assert_exec_in_workspace, http, problem, wait_for
 
 VM_TIMEOUT_S = 90  # a TCG boot takes about 6 s; a loaded CI machine, more
 CLOUD_TIMEOUT_S = 300  # a full Debian with cloud-init under TCG boots in about a minute
@@ -177,8 +178,12 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     wait_for(lambda: platform.offers().get("a100-80g", {}).get("total") == 1,
              what="the VM node's GPU")
     _, key = platform.new_tenant("cloudy")
+    # The tenant's own key pair; the private half stays here.
+    identity = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "tenant@laptop", "-f",
+                    str(identity)], check=True)
     key_file = tmp_path / "id_ed25519.pub"
-    key_file.write_text(f"{SSH_KEY} tenant@laptop\n")
+    public_key = key_file.read_text().strip()
     script = ("echo \"keys: $(cat /home/gpurent/.ssh/authorized_keys)\"; "
               "echo \"$(cat /var/tmp/boots 2>/dev/null)x\" > /var/tmp/boots; "
               "echo \"boots: $(cat /var/tmp/boots)\"; echo kept > note; echo ready; exec sleep 600")
@@ -186,13 +191,33 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
         "launch", "--runtime", "vm", "--gpu", "a100-80g", "--ssh-key", str(key_file),
         "-o", "json", "--", "sh", "-c", script, key=key).stdout)
     instance_id = created["id"]
-    assert created["ssh_keys"] == [f"{SSH_KEY} tenant@laptop"], created
+    assert created["ssh_keys"] == [public_key], created
     wait_for(lambda: "ready" in logs(platform, instance_id, key), CLOUD_TIMEOUT_S,
              "the cloud image to boot and run the command")
     text = logs(platform, instance_id, key)
-    assert f"keys: {SSH_KEY} tenant@laptop" in text, text
+    assert f"keys: {public_key}" in text, text
     assert "boots: x\n" in text, text
     assert_exec_in_workspace(platform, instance_id, key)
+
+    # SSH through the server: `gpurent ssh`, and plain ssh with `gpurent ssh-proxy` as its
+    # ProxyCommand. The tenant logs in as gpurent with the key, and may sudo.
+    ssh_options = ["-i", str(identity), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                   "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]
+    logged_in = wait_for(lambda: (lambda r: r if r.returncode == 0 else None)(platform.cli(
+        "ssh", instance_id, "--", *ssh_options, "echo \"$(whoami) in $(hostname)\"; sudo -n id -u",
+        key=key, check=False, timeout=120)), CLOUD_TIMEOUT_S, "sshd to let the tenant in")
+    assert logged_in.stdout == f"gpurent in {instance_id}\n0\n", logged_in.stdout
+    proxied = subprocess.run(
+        ["ssh", *ssh_options, "-o", f"ProxyCommand={BINARY} ssh-proxy %h",
+         f"gpurent@{instance_id}", "cat /workspace/note"],
+        capture_output=True, text=True, env=platform.cli_env(key), timeout=120)
+    assert (proxied.returncode, proxied.stdout) == (0, "kept\n"), proxied.stderr
+    # Another tenant gets no tunnel; a request that is no upgrade gets none either.
+    _, other = platform.new_tenant("cloud-neighbour")
+    problem(http(platform.url, path=f"/v1/instances/{instance_id}/ssh", key=other,
+                 headers={"Connection": "Upgrade", "Upgrade": "ssh"}), 404)
+    problem(http(platform.url, path=f"/v1/instances/{instance_id}/ssh", key=key), 400,
+            "upgrade_required")
 
     # Stop (the guest shuts down) and start: the same root disk, booted again.
     assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
@@ -223,7 +248,12 @@ def test_vm_work_goes_only_where_vms_run_and_is_refused_in_shapes_a_vm_cannot_ta
         422, "vm_gpu_share_unsupported")
     problem(platform.call("POST", "/v1/instances", key, body={
         "gpu_type": "any", "runtime": "hypervisor", "command": "true"}), 400, "invalid_field")
-    # SSH keys are for a VM's user, and must be public keys.
+    # SSH keys are for a VM's user, and must be public keys; only a VM has an SSH server.
+    sleeper = platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "h100-80g", "command": "sleep 600"})
+    assert sleeper.status == 201, sleeper.body
+    problem(http(platform.url, path=f"/v1/instances/{sleeper.json()['id']}/ssh", key=key,
+                 headers={"Connection": "Upgrade", "Upgrade": "ssh"}), 422, "ssh_unavailable")
     problem(platform.call("POST", "/v1/instances", key, body={
         "gpu_type": "any", "command": "true", "ssh_keys": [SSH_KEY]}), 422, "ssh_keys_need_vm")
     bad_key = platform.call("POST", "/v1/instances", key, body={

@@ -33,6 +33,8 @@ constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kQmpSocket = "qmp.sock";
 constexpr std::string_view kGuestAgentSocket = "qga.sock";
 constexpr std::string_view kSeedDir = "seed";
+constexpr std::string_view kSshPortFile = "ssh_port";
+constexpr int kGuestSshPort = 22;
 // The instances' root disks on a cloud image, beside vms/ (whose entries are runs).
 constexpr std::string_view kDisksDir = "vm-disks";
 // The user cloud-init creates in a cloud image's VM, with the spec's SSH keys.
@@ -100,6 +102,8 @@ constexpr std::string_view kPerBootScript = R"sh(#!/bin/sh
 # gpurent's VM runtime: the run's command, at every boot (docs/vm-runtime.md).
 share() { mkdir -p "$2" && mount -t 9p -o trans=virtio,version=9p2000.L "$1" "$2"; }
 if share gpurent /run/gpurent && share workspace /workspace; then
+  # The user who logs in with SSH works there too (the command runs as root).
+  if id gpurent >/dev/null 2>&1; then chown gpurent:gpurent /workspace; fi
   sh /run/gpurent/command.sh </dev/null >/dev/ttyS0 2>&1
   code=$?
 else
@@ -181,6 +185,15 @@ fs::path vm_run_dir(const fs::path& data_dir, const WorkloadKey& key) {
 
 fs::path vm_guest_agent_socket(const fs::path& data_dir, const WorkloadKey& key) {
   return vm_run_dir(data_dir, key) / kGuestAgentSocket;
+}
+
+std::optional<uint16_t> vm_ssh_port(const fs::path& data_dir, const WorkloadKey& key) {
+  const auto text = read_file(vm_run_dir(data_dir, key) / kSshPortFile, 16);
+  if (!text) return std::nullopt;
+  uint16_t port = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), port);
+  if (ec != std::errc() || end != text->data() + text->size() || port == 0) return std::nullopt;
+  return port;
 }
 
 std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command) {
@@ -306,6 +319,16 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     }
     machine.root_disk = std::move(*disk);
     machine.seed = dir / kSeedDir;
+    // The guest's sshd, reached from the node's loopback (the node API tunnels to it).
+    const auto services = service_ports(spec.env);
+    auto ssh_port = free_loopback_port({services.begin(), services.end()});
+    auto recorded = ssh_port ? write_file_atomic(dir / kSshPortFile, std::to_string(*ssh_port))
+                             : Status(fail(ssh_port.error()));
+    if (!recorded) {
+      cleanup();
+      return recorded;
+    }
+    machine.forwards.push_back({.host_port = *ssh_port, .guest_port = kGuestSshPort});
   }
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});

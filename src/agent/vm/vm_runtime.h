@@ -13,6 +13,7 @@
 //   guest/command.sh  what the guest runs (env.sh, the volumes mounted, cd /workspace, exec the
 //                     command); guest/ is shared in as the 9p tag "gpurent" at /run/gpurent
 //   seed/             a cloud image's cloud-init seed (meta-data, user-data): the guest's "cidata"
+//   ssh_port          a cloud image's: the loopback port forwarded to the guest's sshd (port 22)
 //   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
 //   qemu.pid, state.json  QEMU's pid (it daemonizes) and its /proc start time
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
@@ -49,6 +50,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -68,6 +71,9 @@ namespace gpurent::agent {
 std::filesystem::path vm_run_dir(const std::filesystem::path& data_dir, const WorkloadKey& key);
 std::filesystem::path vm_guest_agent_socket(const std::filesystem::path& data_dir,
                                             const WorkloadKey& key);
+// The loopback port forwarded to the guest's SSH server (port 22) of a run booted from a cloud
+// image; nullopt for other runs.
+std::optional<uint16_t> vm_ssh_port(const std::filesystem::path& data_dir, const WorkloadKey& key);
 // The argv that runs `command` in the guest with the run's env, in /workspace (/bin/sh sources the
 // run's env.sh, then execs the command: a program the guest lacks exits 127).
 std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command);
