@@ -209,8 +209,16 @@ def test_a_tenant_signs_in_launches_watches_it_run_reads_its_logs_and_stops_it(
     browser.type("#f-epochs", "0")
     browser.wait("!document.querySelector('#estimate-work')")
     browser.screenshot(os.path.join(artifacts, "launch.png"))
-    # A VM asked for where no node runs VMs: refused, saying what node it needs.
+    # A VM asked for where no node runs VMs: its SSH keys checked first (the field appears with
+    # the VM), then refused, saying what node it needs.
+    assert browser.eval("document.querySelector('[data-field=ssh_keys]').hidden")
     browser.select("#f-runtime", "vm")
+    browser.wait("!document.querySelector('[data-field=ssh_keys]').hidden")
+    browser.type("#f-ssh_keys", "not a key")
+    browser.click("#launch button[type=submit]")
+    browser.wait_text("#launch-result", "ssh_keys[0]")
+    browser.type("#f-ssh_keys", "ssh-ed25519 "
+                 "AAAAC3NzaC1lZDI1NTE5AAAAICwa4sBUcPlIif1WN+56sNJou2Z1eM/g65b0pLsYOSty me@laptop")
     browser.click("#launch button[type=submit]")
     browser.wait_text("#launch-result", "gpurent.io/vm-runtime")
     browser.select("#f-runtime", "")

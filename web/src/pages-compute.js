@@ -117,6 +117,8 @@ export async function launchPage(main) {
     field("gpu_milli", t("launch.fraction"), share),
     field("template", t("launch.template"), template),
     field("runtime", t("launch.isolation"), isolation),
+    field("ssh_keys", t("launch.ssh_keys"),
+          h("textarea", {id: "f-ssh_keys", name: "ssh_keys", rows: 2, placeholder: "ssh-ed25519 AAAA… you@laptop"})),
     field("image", t("launch.image"), input("image", {placeholder: "docker.io/library/python:3.11"})),
     field("command", t("launch.command"), input("command", {placeholder: "sleep infinity"})),
     listOf(volumes).length ? field("volumes", t("volumes.mount"), h("div", {class: "mounts"},
@@ -141,6 +143,9 @@ export async function launchPage(main) {
     if (v("name")) request.name = v("name");
     if (v("template")) request.template = v("template");
     if (v("runtime")) request.runtime = v("runtime");
+    // A VM's user gets these keys (one a line); only a VM runs an SSH server.
+    const keys = v("ssh_keys").split("\n").map((line) => line.trim()).filter((line) => line);
+    if (v("runtime") === "vm" && keys.length) request.ssh_keys = keys;
     if (v("image")) request.image = v("image");
     if (v("command")) request.command = ["sh", "-c", v("command")];
     if (v("pricing") === "spot" && v("max_price")) {
@@ -196,6 +201,11 @@ export async function launchPage(main) {
   };
   pricing.addEventListener("change", showPricingFields);
   showPricingFields();
+  const showIsolationFields = () => {
+    form.querySelector("[data-field=ssh_keys]").hidden = isolation.value !== "vm";
+  };
+  isolation.addEventListener("change", showIsolationFields);
+  showIsolationFields();
   form.addEventListener("input", refreshEstimate);
   form.addEventListener("change", refreshEstimate);
   form.addEventListener("submit", async (event) => {
