@@ -181,7 +181,7 @@ class Forwarding : public ::testing::Test {
     if (raw_thread_.joinable()) raw_thread_.join();
   }
 
-  client::HttpResponse send(client::HttpRequest request) {
+  client::HttpResponse send(const client::HttpRequest& request) {
     auto http = client::HttpClient::create(front_url_);
     EXPECT_TRUE(http);
     auto response = http->send(request, std::chrono::seconds(20));
