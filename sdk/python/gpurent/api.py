@@ -48,6 +48,8 @@ SKIPPED_ROUTES: dict[tuple[str, str], str] = {
     **{(method, "/i/{id}/{service}/{path}"): _PROXY
        for method in ("GET", "POST", "PUT", "PATCH", "DELETE")},
     ("GET", "/metrics"): "Prometheus' scrape (text format), for Prometheus",
+    ("GET", "/v1/instances/{id}/ssh"): ("a byte tunnel to a VM's SSH server, for OpenSSH: "
+                                        "`gpurent ssh-proxy ID` is its ProxyCommand"),
     ("POST", "/v1/agent/register"): _AGENT,
     ("GET", "/v1/agent/desired"): _AGENT,
     ("POST", "/v1/agent/report"): _AGENT,
