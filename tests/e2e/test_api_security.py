@@ -212,14 +212,18 @@ def under(op, prefix):
 OPEN_ROUTES = {"/v1/whoami", "/v1/gpu-types", "/v1/offers", "/v1/session"}
 # POSTs that compute an answer and change nothing: reads.
 READING_POSTS = {("POST", "/v1/estimate"), ("POST", "/v1/reservations/quote")}
+# GETs that open a tunnel into a workload: a shell there changes what it likes (server/proxy.cc).
+WRITING_GETS = {("GET", "/v1/instances/{id}/ssh")}
 # Areas that need a tenant admin (or an operator), for reading too.
 ADMIN_AREAS = ("/v1/api-keys", "/v1/audit")
 
 
 def changes(op):
     """Whether op may change something: a read-only key is 403 there (OPEN_ROUTES aside).
-    Everything the services proxy forwards acts on a workload, a GET too (server/proxy.cc)."""
-    return is_proxied(op) or (op.method not in ("GET", "HEAD") and op.key not in READING_POSTS)
+    Everything the services proxy forwards acts on a workload, a GET too (server/proxy.cc), and
+    so does an SSH tunnel."""
+    return (is_proxied(op) or op.key in WRITING_GETS
+            or (op.method not in ("GET", "HEAD") and op.key not in READING_POSTS))
 
 
 def refused_to(role, op):
