@@ -121,9 +121,13 @@ int main(int argc, char** argv) {
     const gpurent::agent::WorkloadKey key{spec.instance_id, 1};
     const auto socket = gpurent::agent::vm_guest_agent_socket(dir / "data", key);
     const auto argv_true = gpurent::agent::vm_exec_argv({"true"});
-    // The first exec waits for the guest to boot and qemu-ga to answer; it is not counted.
+    // Execs wait for the guest to boot, qemu-ga to answer and the run's files to be mounted (a
+    // cloud image's qemu-ga answers before its per-boot script mounts them); not counted.
     const auto boot_deadline = Clock::now() + std::chrono::seconds(cloud ? 600 : 120);
-    while (!gpurent::agent::guest_exec(socket, argv_true, {}, std::chrono::seconds(30))) {
+    for (;;) {
+      const auto ran = gpurent::agent::guest_exec(socket, argv_true, {}, std::chrono::seconds(30));
+      if (ran && ran->exit_code == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (Clock::now() > boot_deadline) {
         fmt::print(stderr, "the guest agent never answered\n");
         return 1;
