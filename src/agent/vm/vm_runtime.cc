@@ -198,7 +198,12 @@ std::optional<uint16_t> vm_ssh_port(const fs::path& data_dir, const WorkloadKey&
 
 std::vector<std::string> vm_exec_argv(const std::vector<std::string>& command) {
   std::vector<std::string> argv = {
-      "/bin/sh", "-c", fmt::format(". {}/env.sh && cd /workspace && exec \"$@\"", kGuestRunDir),
+      "/bin/sh", "-c",
+      // A cloud image's qemu-ga answers before its per-boot script has mounted the run's files.
+      fmt::format("[ -r {0}/env.sh ] || {{ echo 'gpurent: the VM is still booting (its run is not "
+                  "set up yet); try again in a moment' >&2; exit 125; }}; . {0}/env.sh && cd "
+                  "/workspace && exec \"$@\"",
+                  kGuestRunDir),
       "gpurent-exec"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
