@@ -9,6 +9,7 @@
 #include "agent/runtime/workdir.h"
 #include "agent/tool_run.h"
 #include "agent/vm/guest_agent.h"
+#include "agent/vm/vm_runtime.h"
 #include "common/random.h"
 
 namespace gpurent::agent {
@@ -149,7 +150,7 @@ Result<model::CopyResult> copy_into_vm(const std::filesystem::path& guest_agent_
               guest_exec(guest_agent_socket,
                          {"/bin/sh", "-c", std::string(kUnpackInGuest), "gpurent-copy", destination,
                           staged},
-                         {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}},
+                         {{"PATH", std::string(kGuestPath)}},
                          std::chrono::duration_cast<std::chrono::milliseconds>(kMaxUnpackTime)));
   if (unpacked.exit_code != 0) {
     return fail(Error::unprocessable(

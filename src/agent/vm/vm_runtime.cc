@@ -67,7 +67,7 @@ std::string env_script(const model::WorkloadSpec& spec,
                        const std::vector<PreparedVolume>& volumes) {
   auto env = platform_env(spec);
   env.try_emplace("HOME", "/workspace");
-  env.try_emplace("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  env.try_emplace("PATH", kGuestPath);
   env.insert_or_assign("GPURENT_VOLUMES", volumes_env(volumes, [](const PreparedVolume& v) {
                          return v.mount.mount_path;
                        }));

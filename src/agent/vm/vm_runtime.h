@@ -58,6 +58,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/runtime/runtime.h"
@@ -66,6 +67,11 @@
 #include "model/node.h"
 
 namespace gpurent::agent {
+
+// The PATH of what runs in a guest for the platform (a run's command when its env sets none, a
+// copy's tar): qemu-ga passes no environment of its own.
+inline constexpr std::string_view kGuestPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 // A run's directory under a data directory, and its guest agent's socket there.
 std::filesystem::path vm_run_dir(const std::filesystem::path& data_dir, const WorkloadKey& key);
