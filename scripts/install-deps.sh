@@ -24,11 +24,12 @@ build_packages=(
 # The VM runtime's tests boot real VMs with QEMU (under TCG where KVM does not work) from Debian's
 # kernel and a busybox initramfs (scripts/vm-test-image.sh; qemu-utils makes disk overlays), and
 # from a cloud image made without mounts (scripts/vm-cloud-image.sh: mmdebstrap, syslinux through
-# mtools, dosfstools, sfdisk), whose sshd the tests log in to with OpenSSH's client.
+# mtools, dosfstools, sfdisk), whose sshd the tests log in to with OpenSSH's client; the VMs reach
+# the network through passt (the agent's default --vm-network outbound).
 test_packages=(postgresql-15 python3 python3-pytest python3-venv python3-pip python3-setuptools python3-wheel sqlite3 podman runc conmon netavark busybox-static zsh fish
   python3-torch python3-torchvision jupyter-notebook python3-websocket prometheus openssl
   nginx-light clang-tidy-19 chromium clang-19 libclang-rt-19-dev llvm qemu-system-x86 qemu-utils
-  mmdebstrap syslinux syslinux-common mtools dosfstools fdisk openssh-client)
+  mmdebstrap syslinux syslinux-common mtools dosfstools fdisk openssh-client passt)
 bench_packages=(wrk)
 
 wanted=("${build_packages[@]}")

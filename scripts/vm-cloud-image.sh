@@ -28,7 +28,7 @@ root="$work/root"
 # with virtio-9p, which the cloud kernel is built without. D-Bus, for systemd-logind: it is what
 # shuts the guest down when the runtime presses the power button (a stop).
 mmdebstrap --quiet --variant=minbase --mode=root \
-  --include=linux-image-amd64,systemd-sysv,udev,dbus,cloud-init,qemu-guest-agent,openssh-server,sudo,ifupdown,isc-dhcp-client,kmod,iproute2,busybox \
+  --include=linux-image-amd64,systemd-sysv,udev,dbus,cloud-init,cloud-guest-utils,qemu-guest-agent,openssh-server,sudo,ifupdown,isc-dhcp-client,kmod,iproute2,busybox \
   bookworm "$root" >&2
 cat > "$root/etc/fstab" <<'EOF'
 LABEL=gpurent-root / ext4 defaults,errors=remount-ro 0 1

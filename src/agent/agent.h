@@ -48,6 +48,7 @@ struct AgentOptions {
   std::string vm_initrd;
   std::string vm_image;
   VmAcceleratorChoice vm_accelerator = VmAcceleratorChoice::kAuto;
+  VmNetwork vm_network = VmNetwork::kOutbound;  // what guests reach (vm/qemu_command.h)
   // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
   uint16_t node_api_port = 0;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).

@@ -17,6 +17,7 @@
 #include "agent/runtime/workdir.h"
 #include "agent/telemetry/nvml_source.h"
 #include "agent/telemetry/sim_source.h"
+#include "agent/tool_run.h"
 #include "common/random.h"
 
 namespace gpurent::agent {
@@ -167,8 +168,16 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
   }
   GPURENT_TRY(host, detect_vm_host(options_.vm_accelerator, inventory_.gpus, inventory_.simulated,
                                    "/dev/kvm", "/sys"));
-  spdlog::info("vm_runtime accelerator={} gpu_passthrough={} note=\"{}\"",
-               host.capability.accelerator, host.capability.gpu_passthrough, host.capability.note);
+  if (options_.vm_network == VmNetwork::kOutbound && !run_tool({.argv = {"passt", "--version"}})) {
+    return fail(Error::unprocessable(
+        "vm_runtime_unavailable",
+        "VMs reach the network through passt, which cannot be run here: install it (Debian's "
+        "package passt), or give the agent --vm-network isolated"));
+  }
+  spdlog::info("vm_runtime accelerator={} gpu_passthrough={} network={} note=\"{}\"",
+               host.capability.accelerator, host.capability.gpu_passthrough,
+               options_.vm_network == VmNetwork::kOutbound ? "outbound" : "isolated",
+               host.capability.note);
   vm_ = host.capability;
   const std::filesystem::path data_dir = options_.data_dir;
   return VmRuntime::open(
@@ -181,6 +190,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
        .initrd = absolute_or_empty(options_.vm_initrd),
        .cloud_image = absolute_or_empty(options_.vm_image),
        .accelerator = host.accelerator,
+       .network = options_.vm_network,
        .simulated_gpus = inventory_.simulated,
        .gpus = inventory_.gpus,
        .stop_grace = options_.stop_grace});

@@ -218,6 +218,12 @@ void add_agent(CLI::App& app, Context& ctx) {
           {"auto", agent::VmAcceleratorChoice::kAuto},
           {"kvm", agent::VmAcceleratorChoice::kKvm},
           {"tcg", agent::VmAcceleratorChoice::kTcg}}));
+  command
+      ->add_option("--vm-network", options->vm_network,
+                   "what VMs reach: outbound (through passt: what the node reaches, but not its "
+                   "loopback) or isolated (nothing; only their services' ports reach in)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmNetwork>{
+          {"outbound", agent::VmNetwork::kOutbound}, {"isolated", agent::VmNetwork::kIsolated}}));
   command->add_option("--instances-dir", options->instances_dir,
                       "where instances' working directories live (default: DATA_DIR-instances, "
                       "beside the data directory, which stays the agent's alone)");

@@ -65,6 +65,7 @@ Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const
          .gpus = instance.gpus,
          .cpu = instance.spec.cpu,
          .memory_gb = instance.spec.memory_gb,
+         .disk_gb = instance.spec.disk_gb,
          .volumes = instance.spec.volumes,
          .services = instance.spec.services,
          .workdir = instance.spec.workdir});
@@ -167,8 +168,11 @@ void Fleet::observe(std::vector<monitor::ObservationRef>& out,
             ++utilisation[u].count;
           }
         }
-        // A GPU is not observed while its node is down.
-        if (down) continue;
+        // A GPU is not observed while its node is down, nor while a VM holds it on real hardware:
+        // passed through, it has left the host's driver, and its telemetry stops until the VM
+        // gives it back (docs/vm-runtime.md). Simulated GPUs go on reporting.
+        const bool in_vm = first_holder_of_gpu && first_holder_of_gpu->spec.vm && !node.simulated;
+        if (down || in_vm) continue;
         std::string_view instance;
         std::string_view tenant;
         if (first_holder_of_gpu) {

@@ -307,6 +307,57 @@ TEST_F(MonitoringTest, RollupsRulesAndHistorySurviveAStoreRoundTrip) {
   std::filesystem::remove_all(dir);
 }
 
+// A real GPU passed through to a VM leaves the host's driver, and its telemetry stops: that is
+// no fault. The same silence from a GPU a process holds is.
+TEST_F(MonitoringTest, ARealGpuInsideAVmIsNotMissing) {
+  model::NodeRegistration registration{
+      .name = "node-real",
+      .cpu_count = 64,
+      .memory_mb = 512 * 1024,
+      .simulated = false,
+      .vm = model::VmCapability{.accelerator = "kvm", .gpu_passthrough = true},
+      .agent_version = "test"};
+  for (int i = 0; i < 2; ++i) {
+    registration.gpus.push_back({"GPU-r" + std::to_string(i), i, "a100-80g", "A100", 81920});
+  }
+  const auto node = ctl_.register_node(hash_secret("join"), registration, "cred-node-real",
+                                       hash_secret("cred-node-real"));
+  ASSERT_TRUE(node) << node.error().message;
+  model::InstanceSpec in_vm = spec(1);
+  in_vm.gpu_types = {"a100-80g"};
+  in_vm.vm = true;
+  model::InstanceSpec in_process = in_vm;
+  in_process.vm = false;
+  const auto vm = launch(alice_, in_vm);
+  const auto process = launch(alice_, in_process);
+  run(vm.id);
+  run(process.id);
+  ASSERT_EQ(get(vm.id).node_id, node->node_id);
+  ASSERT_EQ(get(process.id).node_id, node->node_id);
+  const std::string vm_gpu = get(vm.id).gpus.at(0);
+  const std::string process_gpu = get(process.id).gpus.at(0);
+  // Both report, then neither does (the VM's GPU went to vfio-pci; the other fell silent).
+  const auto report_node = [&] {
+    ASSERT_TRUE(ctl_.apply_report(
+        node->node_id, {ctl_.fleet().desired_state(node->node_id)->generation,
+                        {{vm.id, get(vm.id).run, model::WorkloadPhase::kRunning},
+                         {process.id, get(process.id).run, model::WorkloadPhase::kRunning}}}));
+  };
+  seconds(3, [&] {
+    report_node();
+    for (const auto& uuid : {vm_gpu, process_gpu}) {
+      const GpuSamples gpu{uuid, {{Metric::kGpuUtil, to_unix_ms(clock_.now()), 50}}};
+      ASSERT_TRUE(ctl_.fleet().ingest_gpu_samples(node->node_id, std::span(&gpu, 1)));
+    }
+  });
+  seconds(120, report_node);
+  std::vector<std::string> missing;
+  for (const auto& alert : ctl_.fleet().monitor().alerts(admin_, 0).active) {
+    if (alert.rule == "gpu_missing") missing.push_back(alert.subject.subject);
+  }
+  EXPECT_EQ(missing, std::vector<std::string>{process_gpu});
+}
+
 TEST_F(MonitoringTest, AnAcknowledgementSurvivesARestartThroughTheStore) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("gpurent-monitoring-ack-test-" + std::to_string(::getpid()));

@@ -148,6 +148,9 @@ struct WorkloadSpec {
   std::vector<std::string> gpus;  // UUIDs, in the order CUDA_VISIBLE_DEVICES lists them
   int cpu = 0;
   int memory_gb = 0;
+  // A VM booted from a cloud image: its root disk grows to this size (InstanceSpec::disk_gb);
+  // 0: the image's size.
+  int disk_gb = 0;
   // Volumes to mount: their data is <data_dir>/volumes/<volume_id>/ on the node, created on first
   // use (docs/runtime.md says how each runtime makes it reachable at mount_path).
   std::vector<VolumeMount> volumes;
@@ -165,6 +168,7 @@ template <class V, schema::Of<WorkloadSpec> S>
 void fields(V& visit, S& x) {
   visit("command", x.command);
   visit("cpu", x.cpu, schema::kOptional);
+  visit("disk_gb", x.disk_gb, schema::kOptional);
   visit("env", x.env);
   visit("gpus", x.gpus);
   visit("image", x.image, schema::kOptional);

@@ -1,10 +1,11 @@
 """VM instances end to end (docs/vm-runtime.md): a second agent with --vm-kernel (the test image of
 scripts/vm-test-image.sh, under TCG: a nested KVM guest hangs on the machines this runs on) states
 what it can do with VMs; `gpurent launch --runtime vm` lands there and nowhere else; the command
-runs in the guest with its env, its /workspace and a volume, and cannot reach the host; its
-service answers through the server's proxy (a port forwarded into the guest); `gpurent exec` runs
-in the guest through its agent, and `gpurent cp` unpacks there; its log is the serial console; stop
-and start keep /workspace and the volume; an agent killed with SIGKILL adopts the running VM; delete ends it.
+runs in the guest with its env, its /workspace and a volume, and reaches the node's network but
+not its loopback; its service answers through the server's proxy (a port forwarded into the
+guest); `gpurent exec` runs in the guest through its agent, and `gpurent cp` unpacks there; its log
+is the serial console; stop and start keep /workspace and the volume; an agent killed with SIGKILL
+adopts the running VM; delete ends it.
 An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init):
 the tenant's SSH key reaches the VM's user, who logs in with `gpurent ssh` (a tunnel through the
 server and the node); the command runs at each boot on the instance's own root disk, which a stop
@@ -14,8 +15,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 
 import pytest
 
@@ -67,6 +70,33 @@ def start_vm_agent(platform, image, agent_dir, name="vms"):
          *guest, "--vm-accelerator", "tcg"], name)
 
 
+class LineCatcher:
+    """A TCP listener on the node's network address (not its loopback) that keeps the first line
+    of each connection: where a guest's outbound traffic is seen arriving."""
+
+    def __init__(self):
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: it picks the outgoing address
+        self.address = probe.getsockname()[0]
+        probe.close()
+        self.server = socket.create_server((self.address, 0))
+        self.port = self.server.getsockname()[1]
+        self.lines = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            with client:
+                self.lines.append(client.makefile().readline().strip())
+
+    def close(self):
+        self.server.close()
+
+
 def qemu_processes(instance_id):
     found = subprocess.run(["pgrep", "-f", f"gpurent-vm-{instance_id}"], capture_output=True,
                            text=True)
@@ -92,17 +122,20 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
     volume = platform.call("POST", "/v1/volumes", key, body={"name": "data", "size_gb": 1})
     assert volume.status == 201, volume.body
     volume_id = volume.json()["id"]
+    catcher = LineCatcher()
     script = (
         "echo \"hello $GPURENT_INSTANCE_ID in $(pwd) on $(cat /proc/cmdline | grep -o "
         "gpurent.shares)\"; echo \"before: $(cat note 2>/dev/null) $(cat /data/count 2>/dev/null)\"; "
         "echo kept > note; echo \"$(cat /data/count 2>/dev/null)x\" > /data/count; "
         "printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.0.2.2 \"$SERVER_PORT\" | "
         "grep -q ' 200 ' && echo host-reached || echo host-unreachable; "
+        "echo \"out-$GPURENT_INSTANCE_ID\" | nc -w 10 \"$OUT_ADDRESS\" \"$OUT_PORT\" && echo outbound-sent; "
         "mkdir -p \"i/$GPURENT_INSTANCE_ID/web\"; echo served > \"i/$GPURENT_INSTANCE_ID/web/page\"; "
         "echo ready; exec httpd -f -p \"$GPURENT_PORT_WEB\" -h /workspace")
     created = json.loads(platform.cli(
         "launch", "--runtime", "vm", "--gpu", "a100-80g", "--volume", f"{volume_id}:/data",
         "--env", f"SERVER_PORT={platform.port}",
+        "--env", f"OUT_ADDRESS={catcher.address}", "--env", f"OUT_PORT={catcher.port}",
         "--service", "web", "-o", "json", "--", "sh", "-c", script, key=key).stdout)
     instance_id = created["id"]
     assert created["runtime"] == "vm", created
@@ -113,9 +146,13 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
     text = logs(platform, instance_id, key)
     assert f"hello {instance_id} in /workspace on gpurent.shares" in text, text
     assert "before:  \n" in text, text
-    # The guest's network is restricted: the host's loopback (the server, the node API, other
-    # tenants' services) is not reachable from inside.
+    # The guest reaches the node's network (passt, the agent's default --vm-network outbound), but
+    # not the node's loopback (the server, the node API, other tenants' services) through its
+    # gateway.
     assert "host-unreachable" in text, text
+    assert "outbound-sent" in text, text
+    assert catcher.lines == [f"out-{instance_id}"], catcher.lines
+    catcher.close()
 
     # The service listens in the guest; the node forwards its port there and the server proxies.
     page = wait_for(lambda: (lambda r: r if r.status == 200 else None)(

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -8,6 +9,9 @@
 #include "agent/gpu/nvml.h"
 #include "agent/gpu/sim_gpus.h"
 #include "agent/test_util.h"
+#include "agent/vm/fake_sysfs.h"
+#include "common/json.h"
+#include "model/agent_protocol.h"
 
 namespace gpurent::agent {
 namespace {
@@ -141,6 +145,43 @@ TEST(GpuDiscoveryTest, FallsBackToSimulatedH100sWithoutNvml) {
   EXPECT_TRUE(inventory->simulated);
   ASSERT_EQ(inventory->gpus.size(), 8u);
   EXPECT_EQ(inventory->gpus[0].type, "h100-80g");
+}
+
+// An agent restarted while VMs hold GPUs: NVML sees none of them (they are bound to vfio-pci),
+// the record of the last real inventory does. A recorded GPU that is not in a VM is not kept.
+TEST(GpuDiscoveryTest, AGpuInAVmIsKeptFromTheRecordNotReplacedBySimulatedOnes) {
+  TempDir dir;
+  FakeSysfsTree sysfs;
+  sysfs.add("0000:3b:00.0", 42, "0x030200", "vfio-pci");
+  sysfs.add("0000:5e:00.0", 43, "0x030200", "nvidia");
+  const model::Gpu in_vm{.uuid = "GPU-in-vm",
+                         .index = 1,
+                         .type = "h100-80g",
+                         .name = "NVIDIA H100 80GB HBM3",
+                         .memory_mb = 81559,
+                         .pci_address = "0000:3b:00.0"};
+  model::Gpu with_host = in_vm;
+  with_host.uuid = "GPU-with-host";
+  with_host.index = 0;
+  with_host.pci_address = "0000:5e:00.0";
+  model::Gpu bad_address = in_vm;
+  bad_address.uuid = "GPU-bad-address";
+  bad_address.pci_address = "../../../etc";
+  std::ofstream(dir.path() / "gpus.json")
+      << Json{{"gpus", std::vector<model::Gpu>{with_host, in_vm, bad_address}}}.dump();
+
+  const auto inventory = discover_gpus("", dir.path(), kNoSuchLibrary, sysfs.root());
+  ASSERT_TRUE(inventory) << inventory.error().message;
+  EXPECT_FALSE(inventory->simulated);
+  ASSERT_EQ(uuids_of(inventory->gpus), std::vector<std::string>{"GPU-in-vm"});
+  EXPECT_EQ(inventory->gpus[0].memory_mb, 81559);
+  EXPECT_EQ(inventory->gpus[0].pci_address, "0000:3b:00.0");
+
+  // Given back to the host's driver, with NVML still unable to see it: the node has no real GPU.
+  sysfs.bind("0000:3b:00.0", "nvidia");
+  const auto after = discover_gpus("", dir.path(), kNoSuchLibrary, sysfs.root());
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(after->simulated);
 }
 
 TEST(GpuDiscoveryTest, ASimSpecForcesSimulation) {

@@ -12,6 +12,7 @@ using nvmlReturn_t = int;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr nvmlReturn_t NVML_ERROR_INVALID_ARGUMENT = 2;  // also: a link index past the last link
 constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
+constexpr nvmlReturn_t NVML_ERROR_NOT_FOUND = 6;
 constexpr nvmlReturn_t NVML_ERROR_TIMEOUT = 10;
 constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
 constexpr int NVML_FEATURE_ENABLED = 1;

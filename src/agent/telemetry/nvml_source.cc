@@ -40,8 +40,18 @@ NvmlTelemetrySource::NvmlTelemetrySource(const NvmlTelemetryApi& api,
   }
   for (const auto& gpu : gpus_) {
     // A GPU that cannot deliver XID events (NOT_SUPPORTED) just has none.
-    api_.register_events(gpu.device, nvml::nvmlEventTypeXidCriticalError, events_);
+    if (gpu.device) api_.register_events(gpu.device, nvml::nvmlEventTypeXidCriticalError, events_);
   }
+}
+
+bool NvmlTelemetrySource::resolve(NvmlGpuHandle& gpu) {
+  if (gpu.device) return true;
+  if (!api_.handle_by_uuid || api_.handle_by_uuid(gpu.uuid.c_str(), &gpu.device) != NVML_SUCCESS) {
+    gpu.device = nullptr;
+    return false;
+  }
+  if (events_) api_.register_events(gpu.device, nvml::nvmlEventTypeXidCriticalError, events_);
+  return true;
 }
 
 NvmlTelemetrySource::~NvmlTelemetrySource() {
@@ -55,17 +65,22 @@ void NvmlTelemetrySource::sample(int64_t time_ms, const BusyGpus&, model::Teleme
     if (api_.event_set_wait(events_, &event, 0) != NVML_SUCCESS) break;  // TIMEOUT: none left
     if (!(event.event_type & nvml::nvmlEventTypeXidCriticalError)) continue;
     for (const auto& gpu : gpus_) {
-      if (gpu.device != event.device) continue;
+      if (!gpu.device || gpu.device != event.device) continue;
       out.xids.push_back({gpu.uuid, time_ms, static_cast<int64_t>(event.event_data)});
       break;
     }
   }
-  for (const auto& gpu : gpus_) {
+  for (auto& gpu : gpus_) {
+    if (!resolve(gpu)) continue;
     model::GpuSample sample{.uuid = gpu.uuid, .time_ms = time_ms};
     if (api_.utilization_rates) {
       nvml::nvmlUtilization_t rates{};
       const auto rc = api_.utilization_rates(gpu.device, &rates);
-      if (rc == nvml::NVML_ERROR_GPU_IS_LOST) continue;
+      if (rc == nvml::NVML_ERROR_GPU_IS_LOST) {
+        // Looked for again from the next tick on, where NVML can look (a GPU a VM gives back).
+        if (api_.handle_by_uuid) gpu.device = nullptr;
+        continue;
+      }
       if (rc == NVML_SUCCESS) {
         sample.gpu_util_pct = rates.gpu;
         sample.mem_util_pct = rates.memory;
@@ -153,14 +168,12 @@ Result<std::unique_ptr<TelemetrySource>> open_nvml_telemetry(const std::vector<m
   if (init_v2() != NVML_SUCCESS) {
     return fail(Error{ErrorKind::kUnavailable, "nvml_unavailable", "nvmlInit_v2 failed"});
   }
+  api.handle_by_uuid = handle_by_uuid;
   std::vector<NvmlGpuHandle> handles;
   for (const auto& gpu : gpus) {
     nvml::nvmlDevice_t device = nullptr;
-    if (handle_by_uuid(gpu.uuid.c_str(), &device) != NVML_SUCCESS) {
-      shutdown();
-      return fail(Error{ErrorKind::kInternal, "nvml_error",
-                        fmt::format("NVML does not know the GPU {}", gpu.uuid)});
-    }
+    // One NVML does not know now (in a VM) has no handle until it is found at a tick.
+    if (handle_by_uuid(gpu.uuid.c_str(), &device) != NVML_SUCCESS) device = nullptr;
     handles.push_back({gpu.uuid, device});
   }
   return std::unique_ptr<TelemetrySource>(std::make_unique<NvmlTelemetrySource>(

@@ -14,6 +14,10 @@
 // nvmlEventTypeXidCriticalError (nvmlDeviceRegisterEvents; a GPU that refuses is skipped); each
 // tick drains it with nvmlEventSetWait_v2 (else nvmlEventSetWait) and a zero timeout, so sampling
 // never blocks.
+// A GPU NVML does not know (passed through to a VM: bound to vfio-pci, it has left the host's
+// driver) has no handle and no sample; with nvmlDeviceGetHandleByUUID at hand, it is looked for
+// again at every tick, and so is a GPU that answers NVML_ERROR_GPU_IS_LOST (its handle dropped),
+// so that a GPU the VM gave back reports again (and is registered for XID events then).
 //
 // Not thread-safe: one owner (the agent's reconcile thread).
 #pragma once
@@ -73,11 +77,12 @@ struct NvmlTelemetryApi {
   R (*register_events)(D, unsigned long long types, nvml::nvmlEventSet_t) = nullptr;
   R (*event_set_wait)(nvml::nvmlEventSet_t, nvml::nvmlEventData_t*, unsigned timeout_ms) = nullptr;
   R (*event_set_free)(nvml::nvmlEventSet_t) = nullptr;
+  R (*handle_by_uuid)(const char* uuid, D*) = nullptr;
 };
 
 struct NvmlGpuHandle {
   std::string uuid;
-  nvml::nvmlDevice_t device = nullptr;
+  nvml::nvmlDevice_t device = nullptr;  // nullptr: NVML does not know it now
 };
 
 class NvmlTelemetrySource final : public TelemetrySource {
@@ -92,15 +97,18 @@ class NvmlTelemetrySource final : public TelemetrySource {
   void sample(int64_t time_ms, const BusyGpus& busy, model::TelemetryBatch& out) override;
 
  private:
+  // The GPU's handle, looked up by its UUID when it has none; registered for XID events then.
+  bool resolve(NvmlGpuHandle& gpu);
+
   const NvmlTelemetryApi api_;
-  const std::vector<NvmlGpuHandle> gpus_;
+  std::vector<NvmlGpuHandle> gpus_;
   std::function<void()> on_close_;
   nvml::nvmlEventSet_t events_ = nullptr;
 };
 
 // Loads and initialises NVML (kept loaded while the source lives) and finds each GPU by UUID
-// (nvmlDeviceGetHandleByUUID). Errors: "nvml_unavailable" as discover_nvml_gpus, "nvml_error"
-// when a GPU of the inventory is not found.
+// (nvmlDeviceGetHandleByUUID; one it does not find now is looked for at each tick). Errors:
+// "nvml_unavailable" as discover_nvml_gpus.
 Result<std::unique_ptr<TelemetrySource>> open_nvml_telemetry(const std::vector<model::Gpu>& gpus,
                                                              const char* library = kNvmlLibrary);
 

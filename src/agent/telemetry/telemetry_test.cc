@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "agent/gpu/sim_gpus.h"
 #include "agent/telemetry/nvml_source.h"
@@ -294,6 +298,21 @@ struct FakeNvml {
     xids.erase(xids.begin());
     return nvml::NVML_SUCCESS;
   }
+  // The GPUs nvmlDeviceGetHandleByUUID finds ("GPU-a" is device 0, "GPU-b" device 1), and the
+  // handles registered for events.
+  static inline std::vector<std::string> known;
+  static inline std::vector<nvml::nvmlDevice_t> registered;
+  static nvml::nvmlReturn_t by_uuid(const char* uuid, nvml::nvmlDevice_t* out) {
+    const auto it = std::ranges::find(known, std::string(uuid));
+    if (it == known.end()) return nvml::NVML_ERROR_NOT_FOUND;
+    *out = device(std::string_view(uuid) == "GPU-a" ? 0 : 1);
+    return nvml::NVML_SUCCESS;
+  }
+  static nvml::nvmlReturn_t register_recorded(nvml::nvmlDevice_t device, unsigned long long,
+                                              nvml::nvmlEventSet_t) {
+    registered.push_back(device);
+    return nvml::NVML_SUCCESS;
+  }
   static inline int freed = 0;
   static nvml::nvmlReturn_t free_set(nvml::nvmlEventSet_t) {
     ++freed;
@@ -356,6 +375,43 @@ TEST(NvmlTelemetry, FakeTableFieldsAndEvents) {
   }
   EXPECT_TRUE(closed);
   EXPECT_EQ(FakeNvml::freed, 1);
+}
+
+// A GPU in a VM (bound to vfio-pci) is not NVML's: no handle, no sample, until a tick finds it
+// again; one that is lost is looked for again too.
+TEST(NvmlTelemetry, AGpuNvmlDoesNotKnowIsLookedForAtEachTick) {
+  NvmlTelemetryApi api;
+  api.utilization_rates = &FakeNvml::utilization;
+  api.event_set_create = &FakeNvml::create;
+  api.register_events = &FakeNvml::register_recorded;
+  api.event_set_wait = &FakeNvml::wait;
+  api.event_set_free = &FakeNvml::free_set;
+  api.handle_by_uuid = &FakeNvml::by_uuid;
+  FakeNvml::known = {"GPU-a"};
+  FakeNvml::registered.clear();
+  NvmlTelemetrySource source(api, {{"GPU-a", FakeNvml::device(0)}, {"GPU-b", nullptr}});
+  const auto sampled = [&](int64_t t) {
+    model::TelemetryBatch batch;
+    source.sample(t, {}, batch);
+    std::vector<std::string> uuids;
+    for (const auto& sample : batch.samples) uuids.push_back(sample.uuid);
+    return uuids;
+  };
+  EXPECT_EQ(sampled(1'000), std::vector<std::string>{"GPU-a"});
+  EXPECT_EQ(FakeNvml::registered, std::vector<nvml::nvmlDevice_t>{FakeNvml::device(0)});
+  // The VM gave GPU-b back: found, sampled, registered for XID events.
+  FakeNvml::known = {"GPU-a", "GPU-b"};
+  EXPECT_EQ(sampled(2'000), (std::vector<std::string>{"GPU-a", "GPU-b"}));
+  EXPECT_EQ(FakeNvml::registered,
+            (std::vector<nvml::nvmlDevice_t>{FakeNvml::device(0), FakeNvml::device(1)}));
+  // Both lost (GPU-a went into a VM): no samples, and no handle kept for either.
+  FakeNvml::utilization_rc = nvml::NVML_ERROR_GPU_IS_LOST;
+  FakeNvml::known = {"GPU-b"};
+  EXPECT_EQ(sampled(3'000), std::vector<std::string>{});
+  FakeNvml::utilization_rc = nvml::NVML_SUCCESS;
+  EXPECT_EQ(sampled(4'000), std::vector<std::string>{"GPU-b"}) << "GPU-a is not found";
+  FakeNvml::known = {"GPU-a", "GPU-b"};
+  EXPECT_EQ(sampled(5'000), (std::vector<std::string>{"GPU-a", "GPU-b"}));
 }
 
 TEST(NvmlTelemetry, WithoutTheLibraryItIsUnavailable) {

@@ -66,7 +66,12 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
                                         qemu_escape(m.shares[i].directory.string()),
                                         qemu_escape(m.shares[i].tag), i)});
   }
-  if (m.network) {
+  if (m.network && !m.passt_socket.empty()) {
+    argv.insert(argv.end(), {"-netdev",
+                             fmt::format("stream,id=net0,server=off,addr.type=unix,addr.path={}",
+                                         qemu_escape(m.passt_socket.string())),
+                             "-device", "virtio-net-pci,netdev=net0"});
+  } else if (m.network) {
     // restrict=on: the guest reaches nothing, the host least of all (user-mode networking would
     // otherwise map 10.0.2.2 to the host's loopback, where the node API and other tenants'
     // services listen); only the forwarded ports reach in.

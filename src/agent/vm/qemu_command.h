@@ -1,7 +1,8 @@
 // The QEMU command line of a VM run (the VM runtime, issue 31; docs/vm-runtime.md): a q35
 // machine with no default devices, its serial console to the run's log, QMP on a unix socket for
-// the agent, disks and shared folders as virtio devices, user-mode networking with the services'
-// ports forwarded to the host's loopback, and the GPUs' functions through vfio-pci.
+// the agent, disks and shared folders as virtio devices, a network card (QEMU's user-mode
+// networking with the services' ports forwarded from the host's loopback, or passt), and the GPUs'
+// functions through vfio-pci.
 //
 // Values that QEMU reads as comma-separated options have their commas doubled, so a path or a
 // name cannot add an option. The kernel's command line is one argument (no shell runs this).
@@ -23,6 +24,12 @@ enum class VmAccelerator {
 inline std::string_view to_string(VmAccelerator accelerator) {
   return accelerator == VmAccelerator::kKvm ? "kvm" : "tcg";
 }
+
+// What a node's guests reach (the agent's --vm-network; docs/vm-runtime.md, "Network").
+enum class VmNetwork {
+  kOutbound,  // through passt (passt.h): what the node reaches, but not the node's loopback
+  kIsolated,  // QEMU's user-mode networking, restricted: nothing; only the forwards reach in
+};
 
 struct VmPortForward {
   int host_port = 0;  // on 127.0.0.1
@@ -50,10 +57,12 @@ struct VmMachine {
   };
   std::vector<Share> shares;
   std::vector<std::string> vfio_functions;  // PCI addresses bound to vfio-pci (vfio.h)
-  // User-mode networking, restricted: the guest reaches neither the host nor the outside; only
-  // the forwards reach the guest.
+  // The network card (false: none). Its other end is QEMU's user-mode networking, restricted
+  // (the guest reaches neither the host nor the outside; only the forwards reach in), or, when
+  // passt_socket is set, the passt listening there (passt.h), which forwards the ports itself.
   bool network = true;
   std::vector<VmPortForward> forwards;
+  std::filesystem::path passt_socket;
   std::filesystem::path serial_log;  // the console's output: the run's log
   std::filesystem::path qmp_socket;
   // The host side of the guest agent's virtio-serial port (org.qemu.guest_agent.0, where qemu-ga

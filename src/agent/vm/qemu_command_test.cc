@@ -1,7 +1,8 @@
 // The VM runtime's QEMU command line: what each part of a machine becomes (and that a comma in a
 // path cannot add an option), and a real boot under TCG of the test image (scripts/
 // vm-test-image.sh, GPURENT_TEST_VM_IMAGE): the command runs with a host folder shared in, its
-// output and exit status reach the serial log, and the guest's powering off ends QEMU.
+// output and exit status reach the serial log, and the guest's powering off ends QEMU. passt's
+// command line, for outbound networking.
 #include "agent/vm/qemu_command.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 
 #include "agent/tool_run.h"
+#include "agent/vm/passt.h"
 #include "common/files.h"
 #include "common/random.h"
 
@@ -95,6 +97,40 @@ TEST(QemuCommand, ACommaInAValueCannotAddAnOption) {
       << "the kernel's arguments are one argument, not an option list";
   EXPECT_EQ(values_of(argv, "-machine"), std::vector<std::string>{"q35,accel=tcg"});
   EXPECT_EQ(values_of(argv, "-nic"), std::vector<std::string>{"none"});
+}
+
+TEST(QemuCommand, WithPasstTheCardIsItsSocketAndPasstForwardsThePorts) {
+  VmMachine m{.name = "i-1.1",
+              .forwards = {{.host_port = 40001, .guest_port = 8888}},
+              .passt_socket = "/run/gpurent/i,1.net",
+              .qmp_socket = "/q"};
+  const auto argv = qemu_command(m);
+  EXPECT_EQ(values_of(argv, "-netdev"),
+            std::vector<std::string>{
+                "stream,id=net0,server=off,addr.type=unix,addr.path=/run/gpurent/i,,1.net"});
+  EXPECT_EQ(values_of(argv, "-device"), std::vector<std::string>{"virtio-net-pci,netdev=net0"});
+  EXPECT_EQ(values_of(argv, "-nic"), std::vector<std::string>{}) << "no user-mode networking";
+
+  const auto passt = passt_command({.binary = "/usr/bin/passt",
+                                    .socket = "/run/gpurent/i-1.net",
+                                    .log = "/run/gpurent/i-1.log",
+                                    .forwards = {{.host_port = 40001, .guest_port = 8888},
+                                                 {.host_port = 40002, .guest_port = 22}},
+                                    .uid = 0,
+                                    .gid = 0});
+  EXPECT_EQ(passt.front(), "/usr/bin/passt");
+  EXPECT_EQ(values_of(passt, "--tcp-ports"),
+            std::vector<std::string>{"127.0.0.1/40001:8888,40002:22"})
+      << "forwarded from the loopback only";
+  EXPECT_EQ(values_of(passt, "--socket"), std::vector<std::string>{"/run/gpurent/i-1.net"});
+  EXPECT_EQ(values_of(passt, "--address"), std::vector<std::string>{"10.0.2.15"});
+  EXPECT_EQ(values_of(passt, "--gateway"), std::vector<std::string>{"10.0.2.2"});
+  EXPECT_EQ(values_of(passt, "--runas"), std::vector<std::string>{"0:0"});
+  for (const char* flag : {"--no-map-gw", "--one-off"}) {
+    EXPECT_NE(std::ranges::find(passt, flag), passt.end()) << flag;
+  }
+  EXPECT_EQ(values_of(passt_command({.socket = "/s", .log = "/l"}), "--tcp-ports"),
+            std::vector<std::string>{"none"});
 }
 
 // The test image's kernel and initrd (scripts/vm-test-image.sh); `make test` requires them.

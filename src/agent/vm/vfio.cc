@@ -122,6 +122,11 @@ Result<PassthroughPlan> plan_passthrough(const fs::path& sysfs, std::string_view
   return plan;
 }
 
+bool bound_to_vfio(const fs::path& sysfs, std::string_view address) {
+  return !address.empty() && sysfs_pci_address(address) == address &&
+         read_function(sysfs, std::string(address)).driver == kVfioDriver;
+}
+
 Status bind_to_vfio(const fs::path& sysfs, const PassthroughPlan& plan) {
   for (const auto& address : plan.to_bind()) {
     const fs::path dir = device_dir(sysfs, address);

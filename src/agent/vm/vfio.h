@@ -51,6 +51,10 @@ struct PassthroughPlan {
 // kNotFound "pci_device_not_found".
 Result<PassthroughPlan> plan_passthrough(const std::filesystem::path& sysfs, std::string_view gpu);
 
+// Whether the PCI function (a sysfs address; anything else is not) is bound to vfio-pci now: a
+// GPU given to a VM, which the host's driver, and so NVML, do not see.
+bool bound_to_vfio(const std::filesystem::path& sysfs, std::string_view address);
+
 // Hands the plan's functions to vfio-pci. A function already on vfio-pci is left as it is.
 // Afterwards /dev/vfio/<group> is what QEMU opens.
 Status bind_to_vfio(const std::filesystem::path& sysfs, const PassthroughPlan& plan);

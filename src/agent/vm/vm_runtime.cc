@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -17,6 +18,7 @@
 #include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
 #include "agent/vm/guest_agent.h"
+#include "agent/vm/passt.h"
 #include "agent/vm/vfio.h"
 #include "common/files.h"
 #include "common/json.h"
@@ -32,6 +34,8 @@ constexpr std::string_view kPidFile = "qemu.pid";
 constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kQmpSocket = "qmp.sock";
 constexpr std::string_view kGuestAgentSocket = "qga.sock";
+constexpr std::string_view kPasstSocket = "net.sock";
+constexpr std::string_view kPasstLog = "passt.log";
 constexpr std::string_view kSeedDir = "seed";
 constexpr std::string_view kSshPortFile = "ssh_port";
 constexpr int kGuestSshPort = 22;
@@ -217,25 +221,54 @@ fs::path VmRuntime::instance_dir(std::string_view instance_id) const {
   return options_.instances_dir / instance_id;
 }
 
-Result<fs::path> VmRuntime::root_disk(std::string_view instance_id) {
+// A disk's virtual size in bytes, as qemu-img reads it; nullopt when it cannot.
+std::optional<int64_t> disk_virtual_size(const std::string& qemu_img, const fs::path& disk) {
+  const auto ran = run_tool({.argv = {qemu_img, "info", "--output=json", disk.string()},
+                             .timeout = std::chrono::seconds(30),
+                             .with_stderr = false});
+  if (!ran) return std::nullopt;
+  const auto info = Json::parse(ran->output, nullptr, /*allow_exceptions=*/false);
+  const auto size = info.is_object() ? info.find("virtual-size") : info.end();
+  if (size == info.end() || !size->is_number_integer()) return std::nullopt;
+  return size->get<int64_t>();
+}
+
+Result<fs::path> VmRuntime::root_disk(std::string_view instance_id, int disk_gb) {
   fs::path disk = options_.data_dir / kDisksDir / fmt::format("{}.qcow2", instance_id);
   std::error_code ec;
-  if (fs::exists(disk, ec)) return disk;
-  fs::create_directories(disk.parent_path(), ec);
-  const fs::path made = disk.string() + ".new";
-  fs::remove(made, ec);
-  const auto ran = run_tool({.argv = {options_.qemu_img, "create", "-q", "-f", "qcow2", "-F",
-                                      "qcow2", "-b", options_.cloud_image.string(), made.string()},
-                             .timeout = std::chrono::seconds(60)});
-  if (!fs::exists(made, ec)) {
-    return fail({ErrorKind::kInternal, "vm_start_failed",
-                 ran ? fmt::format("the VM's root disk cannot be made: {}", ran->output)
-                     : std::string("qemu-img cannot be run (is qemu-utils installed?)")});
+  if (!fs::exists(disk, ec)) {
+    fs::create_directories(disk.parent_path(), ec);
+    const fs::path made = disk.string() + ".new";
+    fs::remove(made, ec);
+    const auto ran =
+        run_tool({.argv = {options_.qemu_img, "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                           options_.cloud_image.string(), made.string()},
+                  .timeout = std::chrono::seconds(60)});
+    if (!fs::exists(made, ec)) {
+      return fail({ErrorKind::kInternal, "vm_start_failed",
+                   ran ? fmt::format("the VM's root disk cannot be made: {}", ran->output)
+                       : std::string("qemu-img cannot be run (is qemu-utils installed?)")});
+    }
+    fs::rename(made, disk, ec);
+    if (ec) {
+      return fail({ErrorKind::kInternal, "vm_start_failed",
+                   fmt::format("the VM's root disk cannot be kept: {}", ec.message())});
+    }
   }
-  fs::rename(made, disk, ec);
-  if (ec) {
+  if (disk_gb <= 0) return disk;
+  // Grown (never shrunk) at every start rather than once, so a start cut short after the disk was
+  // made still gets its size; the guest's cloud-init grows the root partition and filesystem
+  // into it (growpart, resize_rootfs) as it boots.
+  const int64_t wanted = int64_t{disk_gb} << 30;
+  const auto size = disk_virtual_size(options_.qemu_img, disk);
+  if (size && *size >= wanted) return disk;
+  const auto ran = run_tool(
+      {.argv = {options_.qemu_img, "resize", "-q", disk.string(), fmt::format("{}G", disk_gb)},
+       .timeout = std::chrono::seconds(60)});
+  if (const auto grown = disk_virtual_size(options_.qemu_img, disk); !grown || *grown < wanted) {
     return fail({ErrorKind::kInternal, "vm_start_failed",
-                 fmt::format("the VM's root disk cannot be kept: {}", ec.message())});
+                 fmt::format("the VM's root disk cannot be grown to {} GB: {}", disk_gb,
+                             ran ? ran->output : std::string("qemu-img cannot be run"))});
   }
   return disk;
 }
@@ -264,6 +297,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                  fmt::format("cannot create the VM's directories: {}", ec.message())});
   }
   const auto cleanup = [&] {
+    release_passt(dir / kPasstSocket);
     give_back(dir);
     fs::remove_all(dir, ec);
   };
@@ -313,7 +347,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
         fmt::format("console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:{},workspace:/workspace",
                     kGuestRunDir);
   } else {
-    auto disk = root_disk(spec.instance_id);
+    auto disk = root_disk(spec.instance_id, spec.disk_gb);
     if (!disk) {
       cleanup();
       return fail(disk.error());
@@ -340,6 +374,19 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   }
   for (const uint16_t port : service_ports(spec.env)) {
     machine.forwards.push_back({.host_port = port, .guest_port = port});
+  }
+  if (options_.network == VmNetwork::kOutbound) {
+    const PasstNetwork network{.binary = options_.passt,
+                               .socket = dir / kPasstSocket,
+                               .log = dir / kPasstLog,
+                               .forwards = machine.forwards,
+                               .uid = ::geteuid(),
+                               .gid = ::getegid()};
+    if (auto started = start_passt(network); !started) {
+      cleanup();
+      return started;
+    }
+    machine.passt_socket = network.socket;
   }
   machine.vfio_functions = std::move(vfio_functions);
   auto argv = qemu_command(machine);
@@ -455,6 +502,8 @@ void VmRuntime::give_back(const fs::path& dir) {
 }
 
 void VmRuntime::finish(Entry& entry) {
+  // passt ends with the QEMU it served; one that QEMU never reached would wait for it for good.
+  release_passt(entry.dir / kPasstSocket);
   give_back(entry.dir);
   ExitRecord record;
   if (const auto code = printed_exit_code(entry.dir / kConsoleLog)) {

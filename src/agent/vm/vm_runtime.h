@@ -3,10 +3,10 @@
 //   - a kernel and an initrd, whose /init runs the command (scripts/vm-test-image.sh makes one):
 //     each run boots afresh, the instance's files live in /workspace; or
 //   - a cloud image (qcow2, booting by itself, with cloud-init and qemu-ga:
-//   scripts/vm-cloud-image.sh
-//     makes one): each instance gets its own copy-on-write overlay on it, its root disk, kept
-//     across its runs; a cloud-init NoCloud seed creates the user "gpurent" with the spec's SSH
-//     keys, and a per-boot script that runs the command.
+//     scripts/vm-cloud-image.sh makes one): each instance gets its own copy-on-write overlay on
+//     it, its root disk, kept across its runs, of the spec's disk_gb (cloud-init grows the guest's
+//     root filesystem into it) or else the image's size; a cloud-init NoCloud seed creates the
+//     user "gpurent" with the spec's SSH keys, and a per-boot script that runs the command.
 //
 // A run's directory <data_dir>/vms/<instance>.<run>/ holds:
 //   guest/env.sh      the platform's env, exported (the command and every exec source it)
@@ -20,15 +20,17 @@
 //                     when it was stopped first and printed none, 137 otherwise
 //   qmp.sock          QEMU's monitor
 //   qga.sock          the guest agent's port (exec: guest_agent.h)
+//   net.sock, passt.log  passt's socket and messages (outbound networking)
 //   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
 // The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
 // "vol<i>", which command.sh mounts at its path first. A cloud image's overlay is
 // <data_dir>/vm-disks/<instance>.qcow2.
 //
-// Services: each port the run's env gives a service (GPURENT_PORT_*, node_runs.h) is forwarded
-// from the host's loopback to the same port in the guest (user-mode networking), so the node API's
-// proxy reaches a guest that listens on it.
+// Network (options.network): passt (passt.h) beside QEMU, its socket the run's net.sock and its
+// messages passt.log, or QEMU's restricted user-mode networking. Either way each port the run's
+// env gives a service (GPURENT_PORT_*, node_runs.h) is forwarded from the host's loopback to the
+// same port in the guest, so the node API's proxy reaches a guest that listens on it.
 //
 // GPUs: a spec's GPUs (by UUID, found among the node's GPUs by PCI address) have their IOMMU
 // groups bound to vfio-pci (vfio.h) and passed to QEMU. Their addresses are recorded before the
@@ -92,12 +94,14 @@ struct VmRuntimeOptions {
   std::filesystem::path initrd;
   std::filesystem::path cloud_image;
   VmAccelerator accelerator = VmAccelerator::kKvm;
+  VmNetwork network = VmNetwork::kOutbound;
   int default_memory_mb = 1024;  // when the spec asks for none
   bool simulated_gpus = false;   // the node's GPUs are simulated: a spec's GPUs are not passed
   std::vector<model::Gpu> gpus;  // the node's, with their PCI addresses (real GPUs)
   std::filesystem::path sysfs = "/sys";
   std::string qemu = "qemu-system-x86_64";
   std::string qemu_img = "qemu-img";
+  std::string passt = "passt";
   std::chrono::milliseconds stop_grace{10'000};
   std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
 };
@@ -141,8 +145,9 @@ class VmRuntime final : public Runtime {
   // is to be given.
   Result<std::vector<std::string>> pass_through(const std::vector<std::string>& uuids,
                                                 const std::filesystem::path& dir);
-  // The instance's root disk on the cloud image, made on its first run.
-  Result<std::filesystem::path> root_disk(std::string_view instance_id);
+  // The instance's root disk on the cloud image, made on its first run, and grown to disk_gb
+  // (when larger than it is).
+  Result<std::filesystem::path> root_disk(std::string_view instance_id, int disk_gb);
   // Gives the GPUs recorded in dir back to the host's driver and drops the record.
   void give_back(const std::filesystem::path& dir);
   std::filesystem::path run_dir(const WorkloadKey& key) const;

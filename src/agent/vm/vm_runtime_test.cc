@@ -12,12 +12,24 @@
 
 #include <fmt/format.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <optional>
 #include <thread>
 
+#include "agent/node_runs.h"
 #include "agent/vm/fake_sysfs.h"
 #include "agent/vm/guest_agent.h"
+#include "client/http_client.h"
 #include "common/files.h"
 #include "common/random.h"
 
@@ -176,6 +188,117 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
   EXPECT_EQ((*third)->find(key)->exit_code, 143);
 }
 
+// The node's first IPv4 address that is not a loopback one (where a guest's outbound traffic can
+// be seen arriving); nullopt on a host without one.
+std::optional<std::string> node_network_address() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return std::nullopt;
+  std::optional<std::string> found;
+  for (const ifaddrs* a = list; a != nullptr && !found; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET ||
+        (a->ifa_flags & IFF_LOOPBACK) != 0 || (a->ifa_flags & IFF_UP) == 0) {
+      continue;
+    }
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) found = text;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+// A TCP listener on every address of the node that keeps the first line of each connection.
+class LineCatcher {
+ public:
+  LineCatcher() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    socklen_t length = sizeof(address);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "cannot listen: " << std::strerror(errno);
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] {
+      for (int client; (client = ::accept(fd_, nullptr, nullptr)) >= 0;) {
+        std::string line;
+        char c = 0;
+        while (::read(client, &c, 1) == 1 && c != '\n') line += c;
+        ::close(client);
+        const std::lock_guard lock(mutex_);
+        lines_.push_back(line);
+      }
+    });
+  }
+  ~LineCatcher() {
+    ::shutdown(fd_, SHUT_RDWR);  // ends the accept
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+  }
+  LineCatcher(const LineCatcher&) = delete;
+  LineCatcher& operator=(const LineCatcher&) = delete;
+  uint16_t port() const { return port_; }
+  std::vector<std::string> lines() {
+    const std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+// Outbound networking (passt): the guest reaches the node's network, not the node's loopback
+// through the gateway, as QEMU's user-mode networking would map it; the services' ports still
+// reach in from the loopback.
+TEST_F(VmRuntimeTest, AnOutboundVmReachesTheNodesNetworkButNotItsLoopback) {
+  const auto node_address = node_network_address();
+  if (!node_address) GTEST_SKIP() << "this host has no network address but its loopback";
+  LineCatcher catcher;
+  ASSERT_NE(catcher.port(), 0);
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  const uint16_t web = free_loopback_port({}).value();
+  auto http = client::HttpClient::create(fmt::format("http://127.0.0.1:{}", web));
+  ASSERT_TRUE(http);
+  auto s = spec("i-net", {"sh", "-c",
+                          fmt::format("echo outbound | nc -w 10 {0} {1} && echo sent-outbound; "
+                                      "echo via-gateway | nc -w 5 10.0.2.2 {1} && echo "
+                                      "gateway-reached; echo served > /workspace/page; "
+                                      "exec httpd -f -p {2} -h /workspace",
+                                      *node_address, catcher.port(), web)});
+  s.env["GPURENT_PORT_WEB"] = std::to_string(web);
+  ASSERT_TRUE((*runtime)->start(s));
+  const WorkloadKey key{"i-net", 1};
+  const auto log_path = (*runtime)->find(key)->log_path;
+  std::optional<client::HttpResponse> page;
+  for (int i = 0; i < 1200 && !page; ++i) {
+    (*runtime)->poll();
+    ASSERT_EQ((*runtime)->find(key)->phase, model::WorkloadPhase::kRunning)
+        << read_file(log_path).value_or("");
+    if (fs::exists((*runtime)->instance_dir("i-net") / "page")) {
+      auto got = http->send({.target = "/page"}, std::chrono::seconds(5));
+      if (got && got->status == 200) page = std::move(*got);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string log = read_file(log_path).value_or("");
+  ASSERT_TRUE(page) << "the service's port did not reach the guest: " << log;
+  EXPECT_EQ(page->body, "served\n");
+  EXPECT_NE(log.find("sent-outbound"), std::string::npos) << log;
+  EXPECT_EQ(log.find("gateway-reached"), std::string::npos) << log;
+  EXPECT_EQ(catcher.lines(), std::vector<std::string>{"outbound"})
+      << "the node's network heard the guest, its loopback did not: " << log;
+  (*runtime)->stop(key);
+  ASSERT_NE(wait_exited(**runtime, key), nullptr);
+}
+
 // A cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init and qemu-ga) under TCG: the
 // instance's root disk is an overlay kept across its runs, cloud-init's user gets the spec's SSH
 // key, each boot runs the run's command, and a stop shuts the guest down.
@@ -211,10 +334,12 @@ TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey)
   s.run = 1;
   s.env = {{"GREETING", "it's a cloud VM"}};
   s.ssh_keys = {std::string(kKey)};
+  s.disk_gb = 6;  // the image's root filesystem is 3 GiB
   s.command = {"sh", "-c",
                "echo \"$GREETING in $(pwd)\"; echo \"keys: $(cat "
                "/home/gpurent/.ssh/authorized_keys)\"; id gpurent; echo first > /var/tmp/marker; "
-               "echo kept > /workspace/note; exit 3"};
+               "echo kept > /workspace/note; df -P -k / | awk 'NR == 2 { print \"root_kb=\" $2 }'; "
+               "exit 3"};
   ASSERT_TRUE((*runtime)->start(s));
   const Workload* ended = wait_exited(**runtime, {"i-cloud", 1});
   ASSERT_NE(ended, nullptr) << "the VM did not end";
@@ -224,6 +349,10 @@ TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey)
   EXPECT_NE(log.find(fmt::format("keys: {}", kKey)), std::string::npos) << log;
   EXPECT_NE(log.find("uid=1000(gpurent)"), std::string::npos) << log;
   EXPECT_EQ(read_file((*runtime)->instance_dir("i-cloud") / "note").value_or(""), "kept\n");
+  // cloud-init grew the root filesystem into the disk of disk_gb.
+  const size_t root_kb = log.find("root_kb=");
+  ASSERT_NE(root_kb, std::string::npos) << log;
+  EXPECT_GT(std::stoll(log.substr(root_kb + 8)), int64_t{5} << 20) << log;
   ASSERT_TRUE((*runtime)->forget({"i-cloud", 1}));
 
   // The next run boots the same root disk (what the first left in /var/tmp is there) and runs its
@@ -282,6 +411,8 @@ echo $! > "$pidfile")");
     options_ = {.data_dir = dir_ / "data",
                 .instances_dir = dir_ / "instances",
                 .kernel = dir_ / "vmlinuz",
+                // QEMU's own networking: its forwards are in the stand-in's arguments.
+                .network = VmNetwork::kIsolated,
                 .gpus = {gpu, shared},
                 .sysfs = sysfs_.root(),
                 .qemu = (dir_ / "qemu").string(),

@@ -1,0 +1,60 @@
+// Outbound networking for VMs (docs/vm-runtime.md, "Network"): passt, a user-mode network stack
+// that runs beside QEMU as a process of its own. The guest's packets become the host's own TCP and
+// UDP sockets, so the guest reaches what the node reaches, with no tap device, bridge or firewall
+// rule to set up and nothing left behind by a crash.
+//
+// What the guest may not reach is the node's loopback: QEMU's own user-mode networking maps the
+// gateway's address to it, and the node API, the server's own port on a one-machine platform and
+// other tenants' services listen there; passt is told not to (--no-map-gw), so the gateway is
+// nobody. The guest gets kGuestAddress and the gateway kGatewayAddress, as under QEMU's user-mode
+// networking, so that an image configured for one works with the other. The node's other
+// addresses are reached as from any machine on its network (the node API there wants its secret);
+// an operator who hides a network from tenants (a cloud's metadata service, say) firewalls it on
+// the node, as for containers, which share the node's network.
+//
+// Lifetime: passt daemonizes once its socket listens and serves one client (--one-off): it ends
+// when its QEMU does, however that ends, and an agent restart has nothing to adopt. A start that
+// fails before QEMU connected ends it with release_passt.
+//
+// passt drops root for "nobody" unless told otherwise, and "nobody" cannot create its socket in
+// the run's directory (the agent's alone), so it runs as the agent does, as QEMU does; it still
+// isolates itself (namespaces of its own, an empty filesystem, seccomp). Its socket is then the
+// agent's: nobody else connects to it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/vm/qemu_command.h"
+#include "common/result.h"
+
+namespace gpurent::agent {
+
+// The guest's addresses under passt: those of QEMU's user-mode networking.
+inline constexpr std::string_view kGuestAddress = "10.0.2.15";
+inline constexpr std::string_view kGatewayAddress = "10.0.2.2";
+// DNS queries sent here go to the node's first resolver.
+inline constexpr std::string_view kDnsAddress = "10.0.2.3";
+
+struct PasstNetwork {
+  std::string binary = "passt";
+  std::filesystem::path socket;         // where QEMU connects (VmMachine::passt_socket)
+  std::filesystem::path log;            // passt's own messages
+  std::vector<VmPortForward> forwards;  // from the host's loopback into the guest
+  unsigned uid = 0;                     // who passt runs as: the agent's
+  unsigned gid = 0;
+};
+
+// passt's argv for the network.
+std::vector<std::string> passt_command(const PasstNetwork& network);
+
+// Starts passt and returns once its socket listens. Errors: kInternal "vm_start_failed" with
+// passt's words (not installed, a forwarded port taken, ...).
+Status start_passt(const PasstNetwork& network);
+
+// Ends a passt that no QEMU has connected to: connecting and closing is its one client.
+void release_passt(const std::filesystem::path& socket);
+
+}  // namespace gpurent::agent
