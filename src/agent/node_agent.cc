@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "agent/host.h"
+#include "agent/janitor.h"
 #include "agent/reconciler.h"
 #include "agent/runtime/container_runtime.h"
 #include "agent/runtime/container_toolkit.h"
@@ -481,7 +482,9 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
   // Fetched once per node: an array's tasks share their upload.
   reconciler.set_workdir_fetcher(
       [this, &link](std::string_view upload_id) { return fetch_upload(*link, upload_id); });
-  VolumeJanitor volumes(options_.data_dir);
+  NodeJanitor janitor(options_.data_dir, [this](std::string_view instance_id) {
+    return runtime_->remove_instance(instance_id);
+  });
   ServerHealth health("report");
   std::optional<model::DesiredState> desired;  // the one being converged to
   SteadyTime retry_at{};
@@ -500,9 +503,10 @@ void NodeAgent::reconcile_loop(std::unique_ptr<ServerLink> link) {
     // re-adopted may well still be wanted.
     if (desired) {
       reconciler.converge(*desired);
-      // After the workloads: a deleted volume is mounted by no workload the server still wants.
-      if (auto cleaned = volumes.converge(*desired); !cleaned) {
-        spdlog::error("volume_janitor_failed error=\"{}\"", cleaned.error().message);
+      // After the workloads: a deleted volume is mounted by no workload the server still wants,
+      // and a deleted instance's runs are stopping.
+      if (auto cleaned = janitor.converge(*desired); !cleaned) {
+        spdlog::error("janitor_failed error=\"{}\"", cleaned.error().message);
       }
     }
     auto now = std::chrono::steady_clock::now();

@@ -268,6 +268,11 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
       tracker_.touch(*instance);
+      // The node it last ran on deletes its files.
+      if (const auto node = nodes_.find(instance->node_id); node != nodes_.end()) {
+        tracker_.touch_node(node->second, /*desired_set_changed=*/true);
+      }
+      instances_.files_deleted(*instance);
       break;
     case InstanceState::kStarting:
     case InstanceState::kRunning:
@@ -356,6 +361,7 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
   if (instance.terminate_requested) {
     instance.state = InstanceState::kTerminated;
+    instances_.files_deleted(instance);  // the node's desired set changes below
   } else if (asked_to_stop && instance.preempt_requested) {
     instance.state = InstanceState::kPreempted;
   } else if (asked_to_stop && instance.requeue_requested) {

@@ -393,7 +393,8 @@ class Controller {
   Reservations reservations_{{clock_, rng_, changes_, idempotency_, accounts_, pricing_, nodes_}};
   Placements placements_{options_.placement_policy, {reservations_}};
   Fleet fleet_{{clock_, nodes_, placements_, quarantines_, benchmarks_, pricing_, monitor_,
-                instances_.all(), jobs_, volumes_, scheduler_, options_.heartbeat_timeout}};
+                instances_.all(), jobs_, volumes_, scheduler_, options_.heartbeat_timeout,
+                [this](std::string_view node_id) { return instances_.with_files_on(node_id); }}};
   Volumes volumes_{
       {clock_, rng_, tracker_, idempotency_, accounts_, pricing_, nodes_,
        [this](std::string_view volume_id) { return instances_.mounted_by(volume_id); }}};

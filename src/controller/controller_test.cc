@@ -452,5 +452,59 @@ TEST_F(ControllerTest, AHostThatLostItsIdentityRegistersAgainButNoOneTakesBusyGp
             "gpu_already_registered");
 }
 
+// Where instances' files live (DesiredState::instances): on the node of their last placement
+// while they are not deleted, stopped ones too; a deletion or a move changes the node's
+// generation, so its agent sees the list shrink; a restart gives the same lists back.
+class InstanceFilesTest : public StoredControllerTest {
+ protected:
+  std::optional<std::vector<std::string>> files_on(const Controller& ctl, const std::string& node) {
+    return ctl.fleet().desired_state(node)->instances;
+  }
+  int64_t generation(const std::string& node) {
+    return ctl_.fleet().desired_state(node)->generation;
+  }
+};
+
+TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDeletedOrMove) {
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
+  EXPECT_EQ(files_on(ctl_, node_), std::vector<std::string>{}) << "none has been placed yet";
+  const auto kept = launch(alice_, 1);
+  const auto deleted = launch(alice_, 1);
+  const auto moved = launch(alice_, 1);
+  for (const auto& instance : {kept, deleted, moved}) {
+    run(instance.id);
+    ASSERT_EQ(get(instance.id).node_id, node_);
+    ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+    run(instance.id, 0);
+    ASSERT_EQ(get(instance.id).state, model::InstanceState::kStopped);
+  }
+  std::vector<std::string> all = {kept.id, deleted.id, moved.id};
+  std::ranges::sort(all);
+  EXPECT_EQ(files_on(ctl_, node_), all) << "stopped instances keep their files";
+
+  int64_t before = generation(node_);
+  ASSERT_TRUE(ctl_.delete_instance(alice_, deleted.id));
+  EXPECT_GT(generation(node_), before);
+  std::erase(all, deleted.id);
+  EXPECT_EQ(files_on(ctl_, node_), all);
+
+  // Started again on the other node (this one cordoned): its files are the other node's now.
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
+  before = generation(node_);
+  ASSERT_TRUE(ctl_.start_instance(alice_, moved.id));
+  ctl_.tick();
+  ASSERT_EQ(get(moved.id).node_id, other);
+  EXPECT_GT(generation(node_), before);
+  EXPECT_EQ(files_on(ctl_, node_), std::vector<std::string>{kept.id});
+  EXPECT_EQ(files_on(ctl_, other), std::vector<std::string>{moved.id});
+
+  commit(ctl_);
+  const auto again = restarted(8);
+  EXPECT_EQ(files_on(*again, node_), std::vector<std::string>{kept.id});
+  EXPECT_EQ(files_on(*again, other), std::vector<std::string>{moved.id});
+}
+
 }  // namespace
 }  // namespace gpurent::controller

@@ -44,6 +44,7 @@ Result<model::DesiredState> Fleet::desired_state(std::string_view node_id) const
   if (node == c_.nodes.end()) return fail(Error::not_found("node", node_id));
   model::DesiredState desired{node->second.id, node->second.generation, {}, {}};
   desired.volumes = c_.volumes.on_node(node->second.id);
+  desired.instances = c_.with_files_on(node->second.id);
   desired.benchmark = node->second.benchmark;
   const int64_t gpu_memory_mb = node->second.gpus.empty() ? 0 : node->second.gpus[0].memory_mb;
   for (const auto& [id, placed] : c_.placements.on_node(node->second.id)) {

@@ -14,8 +14,11 @@
 // instances; changes only the GPU series, the monitor's rules and the start of silence.
 #pragma once
 
+#include <functional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -56,8 +59,10 @@ class Fleet {
     const Volumes& volumes;
     const Scheduler& scheduler;  // the queue, for the statistics
     Millis heartbeat_timeout;
+    // The instances whose files live on a node (InstanceRegistry::with_files_on).
+    std::function<std::vector<std::string>(std::string_view node_id)> with_files_on;
   };
-  explicit Fleet(Context context) : c_(context) {}
+  explicit Fleet(Context context) : c_(std::move(context)) {}
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
 
@@ -78,8 +83,8 @@ class Fleet {
   const FleetMonitor& monitor() const { return c_.monitor; }
 
   // --- Agents ---
-  // What the node's agent should run: the instances placed on it, with their volumes, and the
-  // benchmark it is asked for.
+  // What the node's agent should run: the instances placed on it, with their volumes, the
+  // instances whose files it keeps, and the benchmark it is asked for.
   Result<model::DesiredState> desired_state(std::string_view node_id) const;
   // The generation of the node's desired set, without building the set (a long-poll checks it on
   // every wake-up, and builds the set only to answer).

@@ -20,7 +20,13 @@ Instance& InstanceRegistry::add(std::string_view tenant_id, model::InstanceSpec 
   return append(std::move(instance));
 }
 
-Instance& InstanceRegistry::restore(Instance&& instance) { return append(std::move(instance)); }
+Instance& InstanceRegistry::restore(Instance&& instance) {
+  Instance& restored = append(std::move(instance));
+  if (restored.state != InstanceState::kTerminated && !restored.node_id.empty()) {
+    files_on_[restored.node_id].insert(restored.id);
+  }
+  return restored;
+}
 
 Instance& InstanceRegistry::append(Instance&& instance) {
   std::string id = instance.id;
@@ -85,6 +91,25 @@ std::vector<std::string> InstanceRegistry::mounted_by(std::string_view volume_id
     }
   }
   return users;
+}
+
+std::vector<std::string> InstanceRegistry::with_files_on(std::string_view node_id) const {
+  const auto it = files_on_.find(node_id);
+  if (it == files_on_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+void InstanceRegistry::files_moved(const Instance& instance, std::string_view node_id) {
+  files_deleted(instance);
+  files_on_[std::string(node_id)].insert(instance.id);
+}
+
+void InstanceRegistry::files_deleted(const Instance& instance) {
+  if (instance.node_id.empty()) return;
+  const auto it = files_on_.find(instance.node_id);
+  if (it == files_on_.end()) return;
+  it->second.erase(instance.id);
+  if (it->second.empty()) files_on_.erase(it);
 }
 
 }  // namespace gpurent::controller

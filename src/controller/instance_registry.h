@@ -6,10 +6,12 @@
 // Invariants: instances are never removed, and a map's elements do not move, so references and
 // pointers to them stay valid for the controller's lifetime (the change tracker, metering and the
 // placements hold them); the creation order lists every instance once; an instance is visible to
-// its own tenant and to operators only (to anyone else it does not exist).
+// its own tenant and to operators only (to anyone else it does not exist); an instance's files live
+// on at most one node, the one it was last placed on, and on none once it is terminated.
 #pragma once
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +21,7 @@
 #include "common/indexed_map.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "common/string_hash.h"
 #include "controller/commands.h"
 #include "model/instance.h"
 #include "model/tenant.h"
@@ -51,6 +54,16 @@ class InstanceRegistry {
   // The instances, not terminated, that mount the volume.
   std::vector<std::string> mounted_by(std::string_view volume_id) const;
 
+  // Where instances' files live (their homes, a VM's root disk): on the node of their last
+  // placement, until they are terminated. with_files_on lists a node's in id order
+  // (DesiredState::instances: the agent deletes the files of those that leave the list).
+  std::vector<std::string> with_files_on(std::string_view node_id) const;
+  // The instance is being placed on node_id: its files live there from now on, and whatever it
+  // left on the node it ran on before is abandoned. Call before instance.node_id changes.
+  void files_moved(const model::Instance& instance, std::string_view node_id);
+  // The instance is terminated: its files are kept nowhere.
+  void files_deleted(const model::Instance& instance);
+
   // Every instance, in id order. The controller changes them in place; adding one is add's.
   const IndexedMap<model::Instance>& all() const { return instances_; }
   IndexedMap<model::Instance>& all() { return instances_; }
@@ -68,6 +81,9 @@ class InstanceRegistry {
   // Each instance's index in order_: where a listing's cursor (an instance id) resumes. Keyed by
   // the instance's own id (it never changes, and the instance never moves): no copy of the id.
   std::unordered_map<std::string_view, size_t> position_;
+  // By node: the instances whose files live there (their own ids, as position_).
+  std::unordered_map<std::string, std::set<std::string_view>, StringHash, std::equal_to<>>
+      files_on_;
 };
 
 }  // namespace gpurent::controller

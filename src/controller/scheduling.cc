@@ -77,6 +77,13 @@ void Controller::place_members(Instance& first, sched::Assignment assignment) {
 void Controller::place(Instance& instance, sched::NodeAssignment part, const Job* job) {
   Node& node = nodes_.at(placements_.cluster().spec(part.node).id);
   const auto gpus = gpus_by_index(node);
+  if (!instance.node_id.empty() && instance.node_id != node.id) {
+    // The node it ran on before deletes what it left there.
+    if (const auto before = nodes_.find(instance.node_id); before != nodes_.end()) {
+      tracker_.touch_node(before->second, /*desired_set_changed=*/true);
+    }
+  }
+  instances_.files_moved(instance, node.id);
   instance.node_id = node.id;
   instance.gpus.clear();
   for (int position : part.gpus) {

@@ -197,6 +197,11 @@ struct DesiredState {
   // not. The agent deletes the data of a volume that an earlier desired state listed and this
   // one does not (docs/runtime.md: volumes).
   std::vector<std::string> volumes;
+  // Every instance whose files (its home, a VM's root disk) live on this node and that is not
+  // deleted, in id order: those placed here now and those stopped after they last ran here. The
+  // agent deletes the files of an instance that an earlier desired state listed and a later one
+  // does not (agent/janitor.h). nullopt from an older server: the agent deletes none.
+  std::optional<std::vector<std::string>> instances;
   // GPUs to measure (model/benchmark.h), while the server waits for their figures.
   std::optional<BenchmarkRequest> benchmark;
 };
@@ -205,6 +210,7 @@ template <class V, schema::Of<DesiredState> S>
 void fields(V& visit, S& x) {
   visit("benchmark", x.benchmark, schema::kOmitEmpty);
   visit("generation", x.generation);
+  visit("instances", x.instances, schema::kOmitEmpty);
   visit("node_id", x.node_id);
   visit("volumes", x.volumes, schema::kOptional);
   visit("workloads", x.workloads);

@@ -130,10 +130,12 @@ DesiredState sample_desired() {
                                .gpus = {"GPU-a"},
                                .cpu = 4,
                                .memory_gb = 64,
+                               .disk_gb = 200,
                                .volumes = {{"v-1", "/data"}},
                                .services = {"jupyter"},
                                .workdir = "u-1"});
   desired.workloads.push_back({.instance_id = "i-2", .run = 1, .should_run = false});
+  desired.instances = {"i-1", "i-2", "i-3"};
   desired.workloads.back().job = JobMemberPlacement{.job_id = "j-1",
                                                     .index = 7,
                                                     .array_size = 8,
@@ -344,7 +346,7 @@ constexpr const char* kMemberRow =
 constexpr const char* kUsageRecord =
     R"json({"billed_seconds":61,"charged":305000,"cpu":8,"disk_gb":100,"ended_at":1790000062000,"gpu_count":2,"gpu_milli":500,"gpu_type":"h100-80g","id":"i-1/3","instance_id":"i-1","kind":"stopped_disk","memory_gb":64,"metered_until":1790000061000,"package_seconds":7,"price_per_gpu_hour":18000000,"pricing":"spot","run":3,"segment_charged":300000,"segment_rate":9000000000,"segment_seconds":60,"started_at":1790000000000,"tenant_id":"t-1"})json";
 constexpr const char* kDesiredState =
-    R"json({"generation":1048577,"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json";
+    R"json({"generation":1048577,"instances":["i-1","i-2","i-3"],"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"disk_gb":200,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"disk_gb":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json";
 constexpr const char* kNodeReport =
     R"json({"applied_generation":42,"container_runtime":false,"container_toolkit":{"gpu_containers":false,"note":"too old","version":"1.17.7"},"node_api_address":"10.0.0.7:7071","node_api_secret":"gns_secret","sent_at_ms":1764550000123,"telemetry":"AgIBBUdQVS1hAQEAgPaB9tpmwgEBBUdQVS1h5PaB9tpmngE=","workloads":[{"exit_code":137,"instance_id":"i-a","message":"killed �\n","never_started":true,"phase":"exited","run":3},{"exit_code":null,"instance_id":"i-b","message":"","phase":"running","run":1}]})json";
 // sample_documents(), in order.
@@ -369,7 +371,7 @@ const std::vector<std::string> kDocuments =
         R"json({"address":"10.0.0.1","agent_version":"0.1.0","container_runtime":true,"cpu_count":64,"disk_gb":10,"fabric_group":"ib","gpus":[{"index":0,"memory_mb":81920,"name":"NVIDIA H100","numa_node":0,"nvlink_domain":0,"pcie_switch":1,"type":"h100-80g","uuid":"GPU-a"}],"isolation":"none","isolation_note":"why","labels":{"a":"b"},"memory_mb":1024,"name":"gpu-01","simulated":true})json",
         R"json({"credential":"secret","node_id":"n-1"})json",
         R"json({"gpu_index":3,"gpu_type":"h100-80g","id":"GPU-a","node_id":"n-1","runs":[{"at":1790000000000,"figures":{"d2h_mbps":50200,"gemm_gflops":{"bf16":701300,"fp32":51000},"h2d_mbps":51000,"index":3,"memory_mbps":3010000,"uuid":"GPU-a"},"peers":[{"from":3,"mbps":360100,"to":2}],"reason":"released","simulated":false}],"trainings":[{"at":1790000000000,"batch":64,"device":"NVIDIA H100 80GB HBM3","image_size":224,"images_per_hour":{"amp":10800000,"fp32":3600000},"instance_id":"i-9","model":"resnet50"}]})json",
-        R"json({"generation":1048577,"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json",
+        R"json({"generation":1048577,"instances":["i-1","i-2","i-3"],"node_id":"n-1","volumes":["v-1"],"workloads":[{"command":["python","-c","print(1)"],"cpu":4,"disk_gb":200,"env":{"A":"x\ny"},"gpus":["GPU-a"],"image":"pytorch/pytorch:2.5.1","instance_id":"i-1","memory_gb":64,"run":2,"services":["jupyter"],"should_run":true,"tenant_id":"t-1","volumes":[{"mount_path":"/data","volume_id":"v-1"}],"workdir":"u-1"},{"command":[],"cpu":0,"disk_gb":0,"env":{},"gpus":[],"image":"","instance_id":"i-2","job":{"array_size":8,"gpus_per_node":4,"id":"j-1","index":7,"master_addr":"10.0.0.1","master_port":29501,"nodes":2,"rank":1},"memory_gb":0,"run":1,"services":[],"should_run":false,"tenant_id":"","volumes":[],"workdir":""}]})json",
 };
 
 TEST(CodecFormatTest, TheWritersWriteWhatThePreviousVersionWrote) {

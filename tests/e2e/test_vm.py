@@ -5,11 +5,11 @@ runs in the guest with its env, its /workspace and a volume, and reaches the nod
 not its loopback; its service answers through the server's proxy (a port forwarded into the
 guest); `gpurent exec` runs in the guest through its agent, and `gpurent cp` unpacks there; its log
 is the serial console; stop and start keep /workspace and the volume; an agent killed with SIGKILL
-adopts the running VM; delete ends it.
+adopts the running VM; delete ends it and the node deletes its files.
 An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init):
 the tenant's SSH key reaches the VM's user, who logs in with `gpurent ssh` (a tunnel through the
 server and the node); the command runs at each boot on the instance's own root disk, which a stop
-and start keep.
+and start keep and a delete deletes.
 """
 import json
 import os
@@ -201,10 +201,13 @@ def test_a_vm_instance_boots_serves_keeps_its_disk_and_survives_an_agent_kill(
     assert platform.instance(instance_id, key)["state"] == "running"
     assert qemu_processes(instance_id) == [qemu]
 
-    # Delete ends the VM; the volume's data stays on the node.
+    # Delete ends the VM, and the node deletes the instance's files; the volume's data stays.
+    home = os.path.join(agent_dir, "a-instances", instance_id)
+    assert os.path.exists(os.path.join(home, "note"))
     assert platform.call("DELETE", f"/v1/instances/{instance_id}", key).status in (200, 202)
     platform.wait_state(instance_id, "terminated", key)
     wait_for(lambda: not qemu_processes(instance_id), what="QEMU to end")
+    wait_for(lambda: not os.path.exists(home), what="the instance's files to be deleted")
     with open(os.path.join(agent_dir, "a", "volumes", volume_id, "count")) as f:
         assert f.read() == "xx\n"
 
@@ -264,9 +267,13 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     wait_for(lambda: "boots: xx" in logs(platform, instance_id, key), CLOUD_TIMEOUT_S,
              "the second boot to find the first one's file on the root disk")
 
+    # Delete: the guest ends, and the node deletes its root disk.
+    root_disk = os.path.join(agent_dir, "a", "vm-disks", f"{instance_id}.qcow2")
+    assert os.path.exists(root_disk)
     assert platform.call("DELETE", f"/v1/instances/{instance_id}", key).status in (200, 202)
     platform.wait_state(instance_id, "terminated", key, timeout=CLOUD_TIMEOUT_S)
     wait_for(lambda: not qemu_processes(instance_id), what="QEMU to end")
+    wait_for(lambda: not os.path.exists(root_disk), what="the root disk to be deleted")
 
 
 def test_vm_work_goes_only_where_vms_run_and_is_refused_in_shapes_a_vm_cannot_take(

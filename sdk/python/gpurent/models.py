@@ -949,6 +949,7 @@ class DesiredState:
     generation: int
     workloads: list[WorkloadSpec]
     volumes: Optional[list[str]] = None
+    instances: Optional[list[str]] = None
     benchmark: Optional[AgentBenchmarkRequest] = None
 
     @classmethod
@@ -962,6 +963,8 @@ class DesiredState:
         kw["workloads"] = [WorkloadSpec.from_dict(x0) for x0 in v]
         if "volumes" in d:
             kw["volumes"] = d["volumes"]
+        if "instances" in d:
+            kw["instances"] = d["instances"]
         if "benchmark" in d:
             v = d["benchmark"]
             kw["benchmark"] = (None if v is None else AgentBenchmarkRequest.from_dict(v))
@@ -976,6 +979,8 @@ class DesiredState:
         out["workloads"] = [x0.to_dict() for x0 in v]
         if self.volumes is not None:
             out["volumes"] = self.volumes
+        if self.instances is not None:
+            out["instances"] = self.instances
         if self.benchmark is not None:
             v = self.benchmark
             out["benchmark"] = (None if v is None else v.to_dict())
@@ -5137,6 +5142,7 @@ class WorkloadSpec:
     tenant_id: Optional[str] = None
     cpu: Optional[int] = None
     memory_gb: Optional[int] = None
+    disk_gb: Optional[int] = None
     volumes: Optional[list[VolumeMount]] = None
     job: Optional[JobMemberPlacement] = None
     workdir: Optional[str] = None
@@ -5165,6 +5171,8 @@ class WorkloadSpec:
             kw["cpu"] = d["cpu"]
         if "memory_gb" in d:
             kw["memory_gb"] = d["memory_gb"]
+        if "disk_gb" in d:
+            kw["disk_gb"] = d["disk_gb"]
         if "volumes" in d:
             v = d["volumes"]
             kw["volumes"] = (None if v is None else [VolumeMount.from_dict(x0) for x0 in v])
@@ -5201,6 +5209,8 @@ class WorkloadSpec:
             out["cpu"] = self.cpu
         if self.memory_gb is not None:
             out["memory_gb"] = self.memory_gb
+        if self.disk_gb is not None:
+            out["disk_gb"] = self.disk_gb
         if self.volumes is not None:
             v = self.volumes
             out["volumes"] = (None if v is None else [x0.to_dict() for x0 in v])

@@ -89,6 +89,27 @@ std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec)
   return env;
 }
 
+Status Runtime::remove_instance(std::string_view instance_id) {
+  for (const auto& workload : workloads()) {
+    if (workload.key.instance_id == instance_id &&
+        workload.phase != model::WorkloadPhase::kExited) {
+      return fail(Error::conflict("instance_running", fmt::format("run {} of {} has not ended",
+                                                                  workload.key.run, instance_id)));
+    }
+  }
+  if (!valid_instance_id(instance_id)) {
+    return fail(Error::invalid("invalid_instance_id",
+                               fmt::format("'{}' is not an instance id", instance_id)));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(instance_dir(instance_id), ec);
+  if (ec) {
+    return fail(Error::internal(
+        fmt::format("cannot delete the directory of {}: {}", instance_id, ec.message())));
+  }
+  return {};
+}
+
 Status admit_workload(const WorkloadKey& key, bool already_tracked, size_t tracked) {
   if (already_tracked) {
     return fail(Error::conflict(

@@ -78,9 +78,14 @@ class Runtime {
   virtual std::vector<Workload> workloads() const = 0;
   virtual const Workload* find(const WorkloadKey& key) const = 0;  // valid until a non-const call
   virtual std::optional<SteadyTime> next_deadline() const = 0;
-  // The instance's directory on the node: kept across runs, never deleted by the runtime (a
-  // stopped instance keeps its disk).
+  // The instance's directory on the node: kept across runs, never deleted by the runtime on its
+  // own (a stopped instance keeps its disk).
   virtual std::filesystem::path instance_dir(std::string_view instance_id) const = 0;
+  // Deletes the instance's files on the node: its directory (and whatever else a runtime keeps of
+  // it, as a VM's root disk). For the janitor (agent/janitor.h), once the server has deleted the
+  // instance or placed it elsewhere. kConflict "instance_running" while a run of it has not
+  // exited; errors: what could not be deleted.
+  virtual Status remove_instance(std::string_view instance_id);
 };
 
 // Instance ids become directory and container names: [A-Za-z0-9_.-], not starting with '.'.

@@ -91,4 +91,11 @@ std::filesystem::path RuntimeSet::instance_dir(std::string_view instance_id) con
   return runtimes_[kProcesses]->instance_dir(instance_id);
 }
 
+Status RuntimeSet::remove_instance(std::string_view instance_id) {
+  for (const auto& runtime : runtimes_) {
+    if (runtime) GPURENT_CHECK(runtime->remove_instance(instance_id));
+  }
+  return {};
+}
+
 }  // namespace gpurent::agent

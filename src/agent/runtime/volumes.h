@@ -1,5 +1,6 @@
-// Node-local volume data: where a volume's files live on the node, how a workload's volumes are
-// prepared for a start, and the janitor that deletes the data of volumes the server deleted.
+// Node-local volume data: where a volume's files live on the node, and how a workload's volumes
+// are prepared for a start. The janitor (agent/janitor.h) deletes the data of volumes the server
+// deleted.
 //
 // Layout: <data_dir>/volumes/<volume_id>/, created on first use (the first start of a workload
 // that mounts it) and kept across runs, instance deletions and agent restarts. Each runtime makes
@@ -7,23 +8,13 @@
 // it; the process runtime, which has no mount namespace, links <instance_dir>/<mount path> to it.
 // Both tell the workload where in GPURENT_VOLUMES ("<volume_id>=<path>,...", in spec order).
 //
-// Deletion (VolumeJanitor) is level-triggered and deliberately conservative, because a mistake
-// loses a tenant's data: the data of a volume is deleted only when an earlier desired state of
-// this node listed the volume (DesiredState::volumes) and a later one, with a higher generation,
-// no longer does. What was listed is kept in <data_dir>/volumes.json, so a volume deleted while
-// the agent was down is still cleaned up after its restart; a directory that no desired state
-// ever listed (a stranger's, or one of a node registered under another id) is never touched.
-//
-// Thread-safety: none; the reconcile thread owns the janitor and the runtimes.
+// Thread-safety: none; the reconcile thread prepares them.
 #pragma once
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,27 +44,5 @@ Status share_volume_with_group(const std::filesystem::path& dir, gid_t gid);
 // maps a volume to where the workload finds it.
 std::string volumes_env(const std::vector<PreparedVolume>& volumes,
                         const std::function<std::string(const PreparedVolume&)>& path);
-
-class VolumeJanitor {
- public:
-  explicit VolumeJanitor(std::filesystem::path data_dir);
-  // Deletes the data of volumes that the last recorded desired state listed and this one does
-  // not, then records this one's list. A desired state of another node, or one not newer than
-  // the recorded one, deletes nothing. A volume whose deletion failed stays recorded, so that the
-  // next desired state tries again. Errors: the record could not be read or written.
-  Status converge(const model::DesiredState& desired);
-
- private:
-  struct Record {
-    std::string node_id;
-    int64_t generation = 0;
-    std::set<std::string> volumes;
-  };
-  Result<std::optional<Record>> load() const;
-
-  std::filesystem::path data_dir_;
-  std::optional<Record> record_;  // cached after the first converge
-  bool loaded_ = false;
-};
 
 }  // namespace gpurent::agent

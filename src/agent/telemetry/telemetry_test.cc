@@ -318,20 +318,25 @@ struct FakeNvml {
     ++freed;
     return nvml::NVML_SUCCESS;
   }
+  // The utilisation and the XID event calls; each test adds what else it needs.
+  static NvmlTelemetryApi api() {
+    NvmlTelemetryApi api;
+    api.utilization_rates = &utilization;
+    api.event_set_create = &create;
+    api.register_events = &register_events;
+    api.event_set_wait = &wait;
+    api.event_set_free = &free_set;
+    return api;
+  }
 };
 
 TEST(NvmlTelemetry, FakeTableFieldsAndEvents) {
-  NvmlTelemetryApi api;
-  api.utilization_rates = &FakeNvml::utilization;
+  NvmlTelemetryApi api = FakeNvml::api();
   api.memory_info = &FakeNvml::memory;
   api.temperature = &FakeNvml::temperature;
   api.power_usage = &FakeNvml::power;
   api.clock_info = &FakeNvml::not_supported;  // NOT_SUPPORTED: absent
   api.nvlink_state = &FakeNvml::nvlink;
-  api.event_set_create = &FakeNvml::create;
-  api.register_events = &FakeNvml::register_events;
-  api.event_set_wait = &FakeNvml::wait;
-  api.event_set_free = &FakeNvml::free_set;
   // pcie_throughput, throttle_reasons, total_ecc_errors: missing symbols, absent.
   FakeNvml::xids = {79, 31};
   bool closed = false;
@@ -380,12 +385,8 @@ TEST(NvmlTelemetry, FakeTableFieldsAndEvents) {
 // A GPU in a VM (bound to vfio-pci) is not NVML's: no handle, no sample, until a tick finds it
 // again; one that is lost is looked for again too.
 TEST(NvmlTelemetry, AGpuNvmlDoesNotKnowIsLookedForAtEachTick) {
-  NvmlTelemetryApi api;
-  api.utilization_rates = &FakeNvml::utilization;
-  api.event_set_create = &FakeNvml::create;
+  NvmlTelemetryApi api = FakeNvml::api();
   api.register_events = &FakeNvml::register_recorded;
-  api.event_set_wait = &FakeNvml::wait;
-  api.event_set_free = &FakeNvml::free_set;
   api.handle_by_uuid = &FakeNvml::by_uuid;
   FakeNvml::known = {"GPU-a"};
   FakeNvml::registered.clear();

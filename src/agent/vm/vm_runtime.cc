@@ -63,6 +63,23 @@ std::string shell_quote(std::string_view text) {
   return out + "'";
 }
 
+// A disk's virtual size in bytes, as qemu-img reads it; nullopt when it cannot.
+std::optional<int64_t> disk_virtual_size(const std::string& qemu_img, const fs::path& disk) {
+  const auto ran = run_tool({.argv = {qemu_img, "info", "--output=json", disk.string()},
+                             .timeout = std::chrono::seconds(30),
+                             .with_stderr = false});
+  if (!ran) return std::nullopt;
+  const auto info = Json::parse(ran->output, nullptr, /*allow_exceptions=*/false);
+  const auto size = info.is_object() ? info.find("virtual-size") : info.end();
+  if (size == info.end() || !size->is_number_integer()) return std::nullopt;
+  return size->get<int64_t>();
+}
+
+// A cloud image's instance's root disk (its name: a valid instance id, runtime.h).
+fs::path root_disk_path(const fs::path& data_dir, std::string_view instance_id) {
+  return data_dir / kDisksDir / fmt::format("{}.qcow2", instance_id);
+}
+
 // The 9p tag of the run's i-th volume.
 std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
 
@@ -221,20 +238,21 @@ fs::path VmRuntime::instance_dir(std::string_view instance_id) const {
   return options_.instances_dir / instance_id;
 }
 
-// A disk's virtual size in bytes, as qemu-img reads it; nullopt when it cannot.
-std::optional<int64_t> disk_virtual_size(const std::string& qemu_img, const fs::path& disk) {
-  const auto ran = run_tool({.argv = {qemu_img, "info", "--output=json", disk.string()},
-                             .timeout = std::chrono::seconds(30),
-                             .with_stderr = false});
-  if (!ran) return std::nullopt;
-  const auto info = Json::parse(ran->output, nullptr, /*allow_exceptions=*/false);
-  const auto size = info.is_object() ? info.find("virtual-size") : info.end();
-  if (size == info.end() || !size->is_number_integer()) return std::nullopt;
-  return size->get<int64_t>();
+Status VmRuntime::remove_instance(std::string_view instance_id) {
+  GPURENT_CHECK(Runtime::remove_instance(instance_id));
+  const fs::path disk = root_disk_path(options_.data_dir, instance_id);
+  std::error_code ec;
+  fs::remove(disk.string() + ".new", ec);
+  fs::remove(disk, ec);
+  if (ec) {
+    return fail(Error::internal(
+        fmt::format("cannot delete the root disk of {}: {}", instance_id, ec.message())));
+  }
+  return {};
 }
 
 Result<fs::path> VmRuntime::root_disk(std::string_view instance_id, int disk_gb) {
-  fs::path disk = options_.data_dir / kDisksDir / fmt::format("{}.qcow2", instance_id);
+  fs::path disk = root_disk_path(options_.data_dir, instance_id);
   std::error_code ec;
   if (!fs::exists(disk, ec)) {
     fs::create_directories(disk.parent_path(), ec);

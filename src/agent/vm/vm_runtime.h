@@ -126,6 +126,8 @@ class VmRuntime final : public Runtime {
   const Workload* find(const WorkloadKey& key) const override;
   std::optional<SteadyTime> next_deadline() const override;
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
+  // The instance's directory and its root disk.
+  Status remove_instance(std::string_view instance_id) override;
 
  private:
   struct Entry {
