@@ -49,6 +49,9 @@ struct AgentOptions {
   std::string vm_image;
   VmAcceleratorChoice vm_accelerator = VmAcceleratorChoice::kAuto;
   VmNetwork vm_network = VmNetwork::kOutbound;  // what guests reach (vm/qemu_command.h)
+  // How long a stopped VM's guest may take to shut down before QEMU is killed: a cloud image's
+  // systemd stops its services first (its own default allows each 90 s).
+  std::chrono::milliseconds vm_stop_grace{60'000};
   // The node API's port (node_api.h), on the advertised address; 0 = an ephemeral port.
   uint16_t node_api_port = 0;
   // > 0: run that many simulated nodes in this process instead of this host (sim_fleet.h).

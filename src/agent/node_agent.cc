@@ -194,7 +194,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
        .network = options_.vm_network,
        .simulated_gpus = inventory_.simulated,
        .gpus = inventory_.gpus,
-       .stop_grace = options_.stop_grace});
+       .stop_grace = options_.vm_stop_grace});
 }
 
 Status NodeAgent::start() {

@@ -224,6 +224,14 @@ void add_agent(CLI::App& app, Context& ctx) {
                    "loopback) or isolated (nothing; only their services' ports reach in)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmNetwork>{
           {"outbound", agent::VmNetwork::kOutbound}, {"isolated", agent::VmNetwork::kIsolated}}));
+  command
+      ->add_option_function<double>(
+          "--vm-stop-grace",
+          [options](double seconds) {
+            options->vm_stop_grace = std::chrono::milliseconds(std::llround(seconds * 1000));
+          },
+          "seconds a stopped VM's guest has to shut down before QEMU is killed (default 60)")
+      ->check(CLI::Range(1.0, 3600.0));
   command->add_option("--instances-dir", options->instances_dir,
                       "where instances' working directories live (default: DATA_DIR-instances, "
                       "beside the data directory, which stays the agent's alone)");

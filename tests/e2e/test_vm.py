@@ -67,7 +67,8 @@ def start_vm_agent(platform, image, agent_dir, name="vms"):
     return platform.start_process(
         ["agent", "--server", platform.url, "--join-token", token.json()["token"],
          "--sim-gpus", "1xa100-80g", "--data-dir", os.path.join(agent_dir, "a"), "--name", name,
-         *guest, "--vm-accelerator", "tcg"], name)
+         # A TCG guest's systemd may take long to shut down on a loaded machine.
+         *guest, "--vm-accelerator", "tcg", "--vm-stop-grace", "120"], name)
 
 
 class LineCatcher:

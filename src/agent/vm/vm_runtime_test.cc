@@ -254,49 +254,74 @@ class LineCatcher {
   std::vector<std::string> lines_;
 };
 
-// Outbound networking (passt): the guest reaches the node's network, not the node's loopback
-// through the gateway, as QEMU's user-mode networking would map it; the services' ports still
-// reach in from the loopback.
-TEST_F(VmRuntimeTest, AnOutboundVmReachesTheNodesNetworkButNotItsLoopback) {
-  const auto node_address = node_network_address();
-  if (!node_address) GTEST_SKIP() << "this host has no network address but its loopback";
-  LineCatcher catcher;
-  ASSERT_NE(catcher.port(), 0);
-  auto runtime = VmRuntime::open(options_);
-  ASSERT_TRUE(runtime) << runtime.error().message;
-  const uint16_t web = free_loopback_port({}).value();
-  auto http = client::HttpClient::create(fmt::format("http://127.0.0.1:{}", web));
-  ASSERT_TRUE(http);
-  auto s = spec("i-net", {"sh", "-c",
-                          fmt::format("echo outbound | nc -w 10 {0} {1} && echo sent-outbound; "
-                                      "echo via-gateway | nc -w 5 10.0.2.2 {1} && echo "
-                                      "gateway-reached; echo served > /workspace/page; "
-                                      "exec httpd -f -p {2} -h /workspace",
-                                      *node_address, catcher.port(), web)});
-  s.env["GPURENT_PORT_WEB"] = std::to_string(web);
-  ASSERT_TRUE((*runtime)->start(s));
-  const WorkloadKey key{"i-net", 1};
-  const auto log_path = (*runtime)->find(key)->log_path;
-  std::optional<client::HttpResponse> page;
-  for (int i = 0; i < 1200 && !page; ++i) {
-    (*runtime)->poll();
-    ASSERT_EQ((*runtime)->find(key)->phase, model::WorkloadPhase::kRunning)
-        << read_file(log_path).value_or("");
-    if (fs::exists((*runtime)->instance_dir("i-net") / "page")) {
-      auto got = http->send({.target = "/page"}, std::chrono::seconds(5));
-      if (got && got->status == 200) page = std::move(*got);
+// What a guest's network reaches: it sends a line to a listener on the node's network address
+// and one to the same port through the gateway (which QEMU's user-mode networking, unrestricted,
+// would map to the node's loopback), then serves a page on its service's port.
+class VmNetworkTest : public VmRuntimeTest {
+ protected:
+  struct Seen {
+    std::string log;
+    std::vector<std::string> lines;  // what the node's listener heard
+  };
+  // Runs the guest under the network and returns what was seen once its page was served.
+  std::optional<Seen> run_with(VmNetwork network) {
+    const auto node_address = node_network_address();
+    if (!node_address) {
+      ADD_FAILURE() << "this host has no network address but its loopback";
+      return std::nullopt;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    LineCatcher catcher;
+    options_.network = network;
+    auto runtime = VmRuntime::open(options_);
+    EXPECT_TRUE(runtime) << runtime.error().message;
+    if (!runtime) return std::nullopt;
+    const uint16_t web = free_loopback_port({}).value();
+    auto http = client::HttpClient::create(fmt::format("http://127.0.0.1:{}", web));
+    auto s = spec("i-net", {"sh", "-c",
+                            fmt::format("echo outbound | nc -w 10 {0} {1} && echo sent-outbound; "
+                                        "echo via-gateway | nc -w 5 10.0.2.2 {1} && echo "
+                                        "gateway-reached; echo served > /workspace/page; "
+                                        "exec httpd -f -p {2} -h /workspace",
+                                        *node_address, catcher.port(), web)});
+    s.env["GPURENT_PORT_WEB"] = std::to_string(web);
+    EXPECT_TRUE((*runtime)->start(s));
+    const WorkloadKey key{"i-net", 1};
+    const auto log_path = (*runtime)->find(key)->log_path;
+    bool served = false;
+    for (int i = 0; i < 1200 && !served && http; ++i) {
+      (*runtime)->poll();
+      if ((*runtime)->find(key)->phase != model::WorkloadPhase::kRunning) break;
+      if (fs::exists((*runtime)->instance_dir("i-net") / "page")) {
+        auto got = http->send({.target = "/page"}, std::chrono::seconds(5));
+        served = got && got->status == 200 && got->body == "served\n";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    Seen seen{read_file(log_path).value_or(""), catcher.lines()};
+    (*runtime)->stop(key);
+    EXPECT_NE(wait_exited(**runtime, key), nullptr);
+    EXPECT_TRUE(served) << "the service's port did not reach the guest: " << seen.log;
+    return seen;
   }
-  const std::string log = read_file(log_path).value_or("");
-  ASSERT_TRUE(page) << "the service's port did not reach the guest: " << log;
-  EXPECT_EQ(page->body, "served\n");
-  EXPECT_NE(log.find("sent-outbound"), std::string::npos) << log;
-  EXPECT_EQ(log.find("gateway-reached"), std::string::npos) << log;
-  EXPECT_EQ(catcher.lines(), std::vector<std::string>{"outbound"})
-      << "the node's network heard the guest, its loopback did not: " << log;
-  (*runtime)->stop(key);
-  ASSERT_NE(wait_exited(**runtime, key), nullptr);
+};
+
+// Outbound (passt, the default): the node's network, not the node's loopback.
+TEST_F(VmNetworkTest, AnOutboundVmReachesTheNodesNetworkButNotItsLoopback) {
+  const auto seen = run_with(VmNetwork::kOutbound);
+  ASSERT_TRUE(seen);
+  EXPECT_NE(seen->log.find("sent-outbound"), std::string::npos) << seen->log;
+  EXPECT_EQ(seen->log.find("gateway-reached"), std::string::npos) << seen->log;
+  EXPECT_EQ(seen->lines, std::vector<std::string>{"outbound"})
+      << "the node's network heard the guest, its loopback did not: " << seen->log;
+}
+
+// Isolated (QEMU's user-mode networking, restricted): nothing; the service's port still reaches in.
+TEST_F(VmNetworkTest, AnIsolatedVmReachesNothing) {
+  const auto seen = run_with(VmNetwork::kIsolated);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->log.find("sent-outbound"), std::string::npos) << seen->log;
+  EXPECT_EQ(seen->log.find("gateway-reached"), std::string::npos) << seen->log;
+  EXPECT_EQ(seen->lines, std::vector<std::string>{});
 }
 
 // A cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init and qemu-ga) under TCG: the
