@@ -5,9 +5,10 @@
 // it before the command `true`; a cloud image's command prints it, after cloud-init's first boot
 // of the instance), (3) the run's exit seen by poll() (polled every 10 ms). Then --execs
 // `gpurent exec`s of `true` in one running VM through its guest agent (guest_agent.h), each timed
-// from the call to its status. Prints p50 / p99 / max of each, and the accelerator.
+// from the call to its status. Prints p50 / p99 / max of each, the accelerator and the network
+// (--isolated: QEMU's restricted user-mode networking instead of passt, the agent's default).
 //
-// Usage: gpurent_vm_bench IMAGE [--launches N] [--execs N] [--kvm]
+// Usage: gpurent_vm_bench IMAGE [--launches N] [--execs N] [--kvm] [--isolated]
 //   IMAGE: what scripts/vm-test-image.sh prints (a directory: vmlinuz, initrd.gz), or a cloud
 //   image (a qcow2 file: scripts/vm-cloud-image.sh).
 #include <fmt/format.h>
@@ -46,18 +47,21 @@ std::string summary(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: {} IMAGE [--launches N] [--execs N] [--kvm]\n", argv[0]);
+    fmt::print(stderr, "usage: {} IMAGE [--launches N] [--execs N] [--kvm] [--isolated]\n",
+               argv[0]);
     return 2;
   }
   const fs::path image = argv[1];
   int launches = 20;
   int execs = 20;
   bool kvm = false;
+  bool isolated = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--launches" && i + 1 < argc) launches = std::stoi(argv[++i]);
     if (arg == "--execs" && i + 1 < argc) execs = std::stoi(argv[++i]);
     if (arg == "--kvm") kvm = true;
+    if (arg == "--isolated") isolated = true;
   }
   const bool cloud = fs::is_regular_file(image);
   const int memory_mb = cloud ? 768 : 256;  // cloud-init's Python wants more than /init
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
                                   .cloud_image = cloud ? image : fs::path(),
                                   .accelerator = kvm ? gpurent::agent::VmAccelerator::kKvm
                                                      : gpurent::agent::VmAccelerator::kTcg,
+                                  .network = isolated ? gpurent::agent::VmNetwork::kIsolated
+                                                      : gpurent::agent::VmNetwork::kOutbound,
                                   .default_memory_mb = memory_mb});
   if (!runtime) {
     fmt::print(stderr, "{}\n", runtime.error().message);
@@ -149,8 +155,9 @@ int main(int argc, char** argv) {
     }
   }
   fs::remove_all(dir);
-  fmt::print("| VM ({}, {}, {} launches, {} MiB, 1 vCPU) | p50 | p99 | max |\n",
-             cloud ? "cloud image" : "kernel+initrd", kvm ? "KVM" : "TCG", launches, memory_mb);
+  fmt::print("| VM ({}, {}, {} network, {} launches, {} MiB, 1 vCPU) | p50 | p99 | max |\n",
+             cloud ? "cloud image" : "kernel+initrd", kvm ? "KVM" : "TCG",
+             isolated ? "isolated" : "passt", launches, memory_mb);
   fmt::print("| --- | --- | --- | --- |\n");
   if (launches > 0) {
     fmt::print("| start() returns (QEMU daemonized: reported running) | {} |\n", summary(started));

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -54,7 +55,18 @@ class RealVmTest : public testing::Test {
     return image;
   }
   void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
+    if (dir_.empty()) return;
+    // A test that failed half-way leaves its VMs running: QEMU daemonized (and its passt ends
+    // with it). Only a QEMU whose command line names this test's directory is killed.
+    std::error_code ec;
+    for (const auto& run : fs::directory_iterator(dir_ / "data" / "vms", ec)) {
+      const auto pid_text = read_file(run.path() / "qemu.pid", 64);
+      const int pid = pid_text ? std::atoi(pid_text->c_str()) : 0;
+      const auto command = pid > 0 ? read_file(fmt::format("/proc/{}/cmdline", pid), 1 << 16)
+                                   : Result<std::string>(fail(Error::internal("no pid")));
+      if (command && command->find(dir_.string()) != std::string::npos) ::kill(pid, SIGKILL);
+    }
+    fs::remove_all(dir_);
   }
   static fs::path test_dir(std::string_view prefix) {
     return fs::path("/tmp") / fmt::format("{}-{}", prefix, os_random_seed() % 1'000'000);
