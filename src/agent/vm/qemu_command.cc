@@ -58,7 +58,6 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
                                                    "if=virtio",
                                                    qemu_escape(m.seed.string()))});
   }
-  for (const auto& disk : m.disks) drive(disk, "raw", "");
   for (size_t i = 0; i < m.shares.size(); ++i) {
     argv.insert(argv.end(),
                 {"-virtfs", fmt::format("local,path={},mount_tag={},security_model=mapped-xattr,"

@@ -50,7 +50,6 @@ struct VmMachine {
   // cloud-init's NoCloud seed: a directory (meta-data, user-data) the guest sees as a read-only
   // FAT disk labelled "cidata" (QEMU's vvfat: no image to make); empty: none.
   std::filesystem::path seed;
-  std::vector<std::filesystem::path> disks;  // raw volume disks, /dev/vdb... in order
   struct Share {
     std::string tag;  // the guest mounts it by this tag (9p)
     std::filesystem::path directory;

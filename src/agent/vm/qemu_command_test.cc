@@ -37,7 +37,6 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
               .memory_mb = 65536,
               .root_disk = "/var/lib/gpurent/i-1/root.qcow2",
               .seed = "/var/lib/gpurent/i-1/seed",
-              .disks = {"/var/lib/gpurent/volumes/v-1.raw"},
               .shares = {{.tag = "workspace", .directory = "/var/lib/gpurent/i-1/workspace"}},
               .vfio_functions = {"0000:3b:00.0", "0000:3b:00.1"},
               .forwards = {{.host_port = 40001, .guest_port = 8888}},
@@ -54,8 +53,7 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
   EXPECT_EQ(values_of(argv, "-drive"),
             (std::vector<std::string>{
                 "file=/var/lib/gpurent/i-1/root.qcow2,format=qcow2,if=virtio",
-                "driver=vvfat,dir=/var/lib/gpurent/i-1/seed,label=cidata,read-only=on,if=virtio",
-                "file=/var/lib/gpurent/volumes/v-1.raw,format=raw,if=virtio"}));
+                "driver=vvfat,dir=/var/lib/gpurent/i-1/seed,label=cidata,read-only=on,if=virtio"}));
   EXPECT_EQ(values_of(argv, "-virtfs"),
             std::vector<std::string>{"local,path=/var/lib/gpurent/i-1/workspace,mount_tag="
                                      "workspace,security_model=mapped-xattr,id=share0"});
@@ -85,13 +83,13 @@ TEST(QemuCommand, ACommaInAValueCannotAddAnOption) {
                                   .accelerator = VmAccelerator::kTcg,
                                   .kernel = "/k",
                                   .kernel_args = "console=ttyS0 a,b",
-                                  .disks = {"/v/a,readonly=off,file=/etc/shadow"},
+                                  .root_disk = "/v/a,readonly=off,file=/etc/shadow",
                                   .network = false,
                                   .serial_log = "/l,og",
                                   .qmp_socket = "/q"});
   EXPECT_EQ(
       values_of(argv, "-drive"),
-      std::vector<std::string>{"file=/v/a,,readonly=off,,file=/etc/shadow,format=raw,if=virtio"});
+      std::vector<std::string>{"file=/v/a,,readonly=off,,file=/etc/shadow,format=qcow2,if=virtio"});
   EXPECT_EQ(values_of(argv, "-chardev"), std::vector<std::string>{"file,id=console,path=/l,,og"});
   EXPECT_EQ(values_of(argv, "-append"), std::vector<std::string>{"console=ttyS0 a,b"})
       << "the kernel's arguments are one argument, not an option list";
