@@ -41,28 +41,37 @@ TEST_F(HeapHeadroomTest, KeepsTouchedMemoryReadyForReuse) {
 using Burst = std::vector<std::unique_ptr<std::string>>;
 
 // The faults of one burst of small objects (about 20 MiB, within the reserve), kept in `burst`.
+// The vector that holds them (800 KB, a large allocation the reserve is not for) is made and
+// touched before the count starts: where earlier tests left the allocator, it may be fresh
+// memory, about 200 faults that are not the burst's.
 long burst_page_faults(Burst& burst) {
+  constexpr size_t kObjects = 100'000;
+  const size_t first = burst.size();
+  burst.resize(first + kObjects);
   const long before = this_threads_page_faults();
-  constexpr int kObjects = 100'000;
-  burst.reserve(burst.size() + kObjects);
-  for (int i = 0; i < kObjects; ++i) {
-    burst.push_back(std::make_unique<std::string>(160 + (i % 4) * 16, 'x'));
+  for (size_t i = 0; i < kObjects; ++i) {
+    burst[first + i] = std::make_unique<std::string>(160 + (i % 4) * 16, 'x');
   }
   return this_threads_page_faults() - before;
 }
 
 TEST_F(HeapHeadroomTest, SmallObjectsAreMadeInTheReserveWithoutPageFaults) {
+  // A burst in fresh small pages faults once per page, about 5,000 times; in the reserve it faults
+  // only for the allocator's own bookkeeping, which grows with how earlier tests in the process
+  // left the heap (60 to 140 faults seen after the agent's tests). A tenth of the burst's pages is
+  // the line between the two.
+  constexpr long kMostFaults = 512;
   // On a loaded machine the kernel now and then backs one 2 MiB piece of the reserve with small
   // pages (512 faults at once, seen in a CI-like run and never twice in a row). A second burst,
   // after topping the reserve up again and with the first still held (so it cannot reuse the
   // first's memory), tells that apart from a reserve the allocator does not use (every burst).
   Burst held;
   long faults = burst_page_faults(held);
-  if (faults >= 50) {
+  if (faults >= kMostFaults) {
     headroom_.top_up();
     faults = std::min(faults, burst_page_faults(held));
   }
-  EXPECT_LT(faults, 50);
+  EXPECT_LT(faults, kMostFaults);
 }
 
 TEST(HeapAtRestTest, ABurstTakingFromTheReserveIsNotRestButADriftIs) {
