@@ -89,14 +89,19 @@ std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec)
   return env;
 }
 
-Status Runtime::remove_instance(std::string_view instance_id) {
-  for (const auto& workload : workloads()) {
+Status check_instance_ended(const std::vector<Workload>& workloads, std::string_view instance_id) {
+  for (const auto& workload : workloads) {
     if (workload.key.instance_id == instance_id &&
         workload.phase != model::WorkloadPhase::kExited) {
       return fail(Error::conflict("instance_running", fmt::format("run {} of {} has not ended",
                                                                   workload.key.run, instance_id)));
     }
   }
+  return {};
+}
+
+Status Runtime::remove_instance(std::string_view instance_id) {
+  GPURENT_CHECK(check_instance_ended(workloads(), instance_id));
   if (!valid_instance_id(instance_id)) {
     return fail(Error::invalid("invalid_instance_id",
                                fmt::format("'{}' is not an instance id", instance_id)));

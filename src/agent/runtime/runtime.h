@@ -95,6 +95,9 @@ bool valid_instance_id(std::string_view id);
 Status validate_workload(const model::WorkloadSpec& spec);
 // The spec's env with the platform's variables on top (see the header comment).
 std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec);
+// kConflict "instance_running" when a run of the instance among `workloads` has not exited: its
+// files are in use (Runtime::remove_instance).
+Status check_instance_ended(const std::vector<Workload>& workloads, std::string_view instance_id);
 // Whether a runtime that tracks `tracked` runs may start this one: kConflict "workload_exists"
 // when it tracks it already, kUnavailable "too_many_workloads" at kMaxWorkloads.
 Status admit_workload(const WorkloadKey& key, bool already_tracked, size_t tracked);

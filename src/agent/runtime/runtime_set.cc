@@ -92,6 +92,9 @@ std::filesystem::path RuntimeSet::instance_dir(std::string_view instance_id) con
 }
 
 Status RuntimeSet::remove_instance(std::string_view instance_id) {
+  // A run in any runtime keeps the files of all: the process and VM runtimes share the instance's
+  // directory.
+  GPURENT_CHECK(check_instance_ended(workloads(), instance_id));
   for (const auto& runtime : runtimes_) {
     if (runtime) GPURENT_CHECK(runtime->remove_instance(instance_id));
   }

@@ -27,7 +27,7 @@ class RuntimeSet final : public Runtime {
   std::optional<SteadyTime> next_deadline() const override;
   // Every runtime keeps an instance's directory under the same place (the process runtime's).
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
-  // Every runtime's files of the instance.
+  // Every runtime's files of the instance, once no runtime runs it.
   Status remove_instance(std::string_view instance_id) override;
 
  private:

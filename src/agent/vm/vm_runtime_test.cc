@@ -28,6 +28,8 @@
 #include <thread>
 
 #include "agent/node_runs.h"
+#include "agent/runtime/process_runtime.h"
+#include "agent/runtime/runtime_set.h"
 #include "agent/vm/fake_sysfs.h"
 #include "agent/vm/guest_agent.h"
 #include "client/http_client.h"
@@ -504,6 +506,41 @@ TEST_F(VmPassthroughTest, AGpuIsBoundForTheVmAndGivenBackWhenItEnds) {
   EXPECT_EQ(ended->exit_code, 143);
   EXPECT_EQ(driver_override(), "\n") << "given back to the host's driver";
   EXPECT_EQ(FakeSysfsTree::read(sysfs_.root() / "bus" / "pci" / "drivers_probe"), "0000:3b:00.1");
+}
+
+// An instance's files (its directory, which the process runtime shares, and its root disk) are
+// deleted only once no runtime runs it: a VM still running keeps them whole.
+TEST_F(VmPassthroughTest, AnInstancesFilesAreDeletedOnlyOnceNoRuntimeRunsIt) {
+  auto vms = VmRuntime::open(options_);
+  ASSERT_TRUE(vms) << vms.error().message;
+  VmRuntime* vm = vms->get();
+  auto processes = ProcessRuntime::open(
+      {.data_dir = dir_ / "processes", .instances_dir = options_.instances_dir});
+  ASSERT_TRUE(processes) << processes.error().message;
+  RuntimeSet runtimes(std::move(*processes), nullptr, std::move(*vms));
+  auto spec = gpu_spec("GPU-a");
+  spec.vm = true;
+  ASSERT_TRUE(runtimes.start(spec));
+  const fs::path home = runtimes.instance_dir("i-gpu");
+  const fs::path disk = options_.data_dir / "vm-disks" / "i-gpu.qcow2";
+  fs::create_directories(disk.parent_path());
+  FakeSysfsTree::write(home / "note", "kept");
+  FakeSysfsTree::write(disk, "a root disk");
+  EXPECT_EQ(runtimes.remove_instance("i-gpu").error().code, "instance_running");
+  EXPECT_EQ(vm->remove_instance("i-gpu").error().code, "instance_running");
+  EXPECT_EQ(FakeSysfsTree::read(home / "note"), "kept");
+
+  runtimes.stop({"i-gpu", 1});
+  for (int i = 0; i < 200 && runtimes.find({"i-gpu", 1})->phase != model::WorkloadPhase::kExited;
+       ++i) {
+    runtimes.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(runtimes.remove_instance("i-gpu"));
+  EXPECT_FALSE(fs::exists(home));
+  EXPECT_FALSE(fs::exists(disk));
+  EXPECT_TRUE(runtimes.remove_instance("i-gpu")) << "nothing left is no error";
+  EXPECT_EQ(runtimes.remove_instance("../etc").error().code, "invalid_instance_id");
 }
 
 TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
