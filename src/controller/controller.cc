@@ -361,7 +361,6 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   const bool asked_to_stop = instance.state == InstanceState::kStopping;
   if (instance.terminate_requested) {
     instance.state = InstanceState::kTerminated;
-    instances_.files_deleted(instance);  // the node's desired set changes below
   } else if (asked_to_stop && instance.preempt_requested) {
     instance.state = InstanceState::kPreempted;
   } else if (asked_to_stop && instance.requeue_requested) {
@@ -376,6 +375,12 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   if (instance.state != InstanceState::kPending) downtime_.end(instance, now());
   instance.exit_code = exit_code;
   instance.ended_at = now();
+  // The node's files of a terminated instance go, and a job member's once its run ended: its task
+  // runs again as a new run, anywhere, and keeps what it makes in volumes. The node's desired set
+  // changes below.
+  if (instance.state == InstanceState::kTerminated || !instance.job_id.empty()) {
+    instances_.files_deleted(instance);
+  }
   if (placements_.remove(instance)) scheduler_.queue_changed();
   scheduler_.victim_ended(instance.id);
   if (instance.spec.max_runtime_s && instance.started_at) {

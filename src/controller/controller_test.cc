@@ -504,6 +504,13 @@ TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDel
   const auto again = restarted(8);
   EXPECT_EQ(files_on(*again, node_), std::vector<std::string>{kept.id});
   EXPECT_EQ(files_on(*again, other), std::vector<std::string>{moved.id});
+
+  // Deleted while it runs: its files go once its run has ended.
+  ASSERT_TRUE(ctl_.delete_instance(alice_, moved.id));
+  EXPECT_EQ(files_on(ctl_, other), std::vector<std::string>{moved.id}) << "still stopping";
+  run(moved.id, 143);
+  ASSERT_EQ(get(moved.id).state, model::InstanceState::kTerminated);
+  EXPECT_EQ(files_on(ctl_, other), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ Instance& InstanceRegistry::add(std::string_view tenant_id, model::InstanceSpec 
 
 Instance& InstanceRegistry::restore(Instance&& instance) {
   Instance& restored = append(std::move(instance));
-  if (restored.state != InstanceState::kTerminated && !restored.node_id.empty()) {
-    files_on_[restored.node_id].insert(restored.id);
-  }
+  // As files_moved and files_deleted left it (a job member's files are kept while it runs).
+  const bool kept = restored.job_id.empty() ? restored.state != InstanceState::kTerminated
+                                            : model::holds_gpus(restored.state);
+  if (kept && !restored.node_id.empty()) files_on_[restored.node_id].insert(restored.id);
   return restored;
 }
 

@@ -7,7 +7,8 @@
 // pointers to them stay valid for the controller's lifetime (the change tracker, metering and the
 // placements hold them); the creation order lists every instance once; an instance is visible to
 // its own tenant and to operators only (to anyone else it does not exist); an instance's files live
-// on at most one node, the one it was last placed on, and on none once it is terminated.
+// on at most one node, the one it was last placed on, and on none once it is terminated (a job
+// member: once its run ended).
 #pragma once
 
 #include <cstddef>
@@ -55,13 +56,14 @@ class InstanceRegistry {
   std::vector<std::string> mounted_by(std::string_view volume_id) const;
 
   // Where instances' files live (their homes, a VM's root disk): on the node of their last
-  // placement, until they are terminated. with_files_on lists a node's in id order
-  // (DesiredState::instances: the agent deletes the files of those that leave the list).
+  // placement, until they are terminated (a job member's: until its run ends). with_files_on
+  // lists a node's in id order (DesiredState::instances: the agent deletes the files of those
+  // that leave the list).
   std::vector<std::string> with_files_on(std::string_view node_id) const;
   // The instance is being placed on node_id: its files live there from now on, and whatever it
   // left on the node it ran on before is abandoned. Call before instance.node_id changes.
   void files_moved(const model::Instance& instance, std::string_view node_id);
-  // The instance is terminated: its files are kept nowhere.
+  // The instance is terminated (or a job member's run ended): its files are kept nowhere.
   void files_deleted(const model::Instance& instance);
 
   // Every instance, in id order. The controller changes them in place; adding one is add's.

@@ -1,6 +1,7 @@
 // Jobs (arrays, gangs, retries, cancel), reservations, quotas, fair share and backfill.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -570,6 +571,24 @@ TEST_F(JobsTest, ReservationsRefuseOverbookingAndHoldCapacity) {
             ErrorKind::kNotFound);
   EXPECT_TRUE(ctl_.cancel_reservation(alice_, booked->reservation.id));
   EXPECT_EQ(get(used.id).state, model::InstanceState::kStopping);
+}
+
+// A member's files are kept on its node while it runs, and go when its run ends: its task runs
+// again as a new run, anywhere (DesiredState::instances).
+TEST_F(JobsTest, AMembersFilesAreKeptOnItsNodeOnlyWhileItRuns) {
+  const auto submitted = submit(alice_, job_spec(1, 2));
+  const std::string first = member(submitted.id, 0).id;
+  const std::string second = member(submitted.id, 1).id;
+  run(first);
+  run(second);
+  std::vector<std::string> both = {first, second};
+  std::ranges::sort(both);
+  EXPECT_EQ(ctl_.fleet().desired_state(node_)->instances, both);
+  finish(first, 0);
+  EXPECT_EQ(ctl_.fleet().desired_state(node_)->instances, std::vector<std::string>{second});
+  commit(ctl_);
+  const auto again = restarted(8);
+  EXPECT_EQ(again->fleet().desired_state(node_)->instances, std::vector<std::string>{second});
 }
 
 }  // namespace
