@@ -8,6 +8,7 @@
 
 #include "agent/runtime/runtime.h"
 #include "agent/runtime/volumes.h"
+#include "agent/runtime/workdir.h"
 #include "common/files.h"
 #include "common/json.h"
 
@@ -124,7 +125,13 @@ Status NodeJanitor::converge(const model::DesiredState& desired) {
     return ec ? fail(Error::internal(ec.message())) : Status();
   });
   if (record_->instances) {
-    changed |= sweep(record_->instances->doomed, failed_, "instance", remove_instance_);
+    changed |= sweep(record_->instances->doomed, failed_, "instance",
+                     [&](const std::string& id) -> Status {
+                       GPURENT_CHECK(remove_instance_(id));
+                       // Its home is gone: a later run of it here (a job's task, a stopped instance
+                       // started here again) gets its workdir unpacked anew.
+                       return forget_unpacked_workdir(data_dir_, id);
+                     });
   }
   return changed ? save() : Status();
 }

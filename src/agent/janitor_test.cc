@@ -116,10 +116,15 @@ TEST_F(NodeJanitorTest, AnInstanceLeavingTheListHasItsFilesDeletedOnceItsRunsHav
   NodeJanitor j = janitor();
   ASSERT_TRUE(j.converge(desired("n-1", 5, {}, {{"i-kept", "i-moved", "i-stopped"}})));
   // i-moved is placed elsewhere, i-stopped deleted while its run is still stopping here.
+  const auto unpacked = dir_.path() / "workdirs" / "unpacked";
+  std::filesystem::create_directories(unpacked);
+  std::ofstream(unpacked / "i-moved") << "u-1";  // its workdir was unpacked in its home
   busy_ = {"i-stopped"};
   ASSERT_TRUE(j.converge(desired("n-1", 6, {}, {{"i-kept"}})));
   EXPECT_EQ(removed_, std::vector<std::string>{"i-moved"});
   EXPECT_FALSE(std::filesystem::exists(moved));
+  EXPECT_FALSE(std::filesystem::exists(unpacked / "i-moved"))
+      << "a later run of it here unpacks its workdir again";
   EXPECT_TRUE(std::filesystem::exists(stopped / "file"));
   // The run ended: the next pass deletes the files, with no new desired state.
   busy_.clear();

@@ -234,4 +234,15 @@ Status unpack_workdir(const std::filesystem::path& data_dir, std::string_view in
   return write_file_atomic(marker, upload_id, 0600);
 }
 
+Status forget_unpacked_workdir(const std::filesystem::path& data_dir,
+                               std::string_view instance_id) {
+  std::error_code ec;
+  std::filesystem::remove(unpacked_marker(data_dir, instance_id), ec);
+  if (ec) {
+    return fail(Error::internal(
+        fmt::format("cannot forget the workdir unpacked for {}: {}", instance_id, ec.message())));
+  }
+  return {};
+}
+
 }  // namespace gpurent::agent

@@ -86,5 +86,8 @@ class TarListing {
 Status unpack_workdir(const std::filesystem::path& data_dir, std::string_view instance_id,
                       std::string_view upload_id, const std::filesystem::path& home,
                       std::optional<WorkdirUser> user);
+// Forgets that a workdir was unpacked for the instance, whose home was deleted (the janitor,
+// agent/janitor.h): a later run of it on this node unpacks it again.
+Status forget_unpacked_workdir(const std::filesystem::path& data_dir, std::string_view instance_id);
 
 }  // namespace gpurent::agent
