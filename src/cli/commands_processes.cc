@@ -145,6 +145,18 @@ void add_dev(CLI::App& app, Context& ctx) {
   });
 }
 
+// An option given in seconds (fractions allowed) for a duration kept in milliseconds; the options
+// object outlives the parse (it is the command's).
+CLI::Option* add_seconds_option(CLI::App& command, const std::string& name,
+                                std::chrono::milliseconds& target, const std::string& help) {
+  return command.add_option_function<double>(
+      name,
+      [&target](double seconds) {
+        target = std::chrono::milliseconds(std::llround(seconds * 1000));
+      },
+      help);
+}
+
 void add_agent(CLI::App& app, Context& ctx) {
   auto options = std::make_shared<agent::AgentOptions>();
   auto labels = std::make_shared<std::vector<std::string>>();
@@ -183,7 +195,8 @@ void add_agent(CLI::App& app, Context& ctx) {
       ->add_option("--gpu-access", options->gpu_access,
                    "how containers get their GPUs: nvidia (device requests) or cdi")
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::GpuAccess>{
-          {"nvidia", agent::GpuAccess::kNvidiaDeviceRequest}, {"cdi", agent::GpuAccess::kCdi}}));
+          {"nvidia", agent::GpuAccess::kNvidiaDeviceRequest}, {"cdi", agent::GpuAccess::kCdi}}))
+      ->option_text("nvidia|cdi");
   command->add_flag("--allow-unsafe-container-toolkit", options->allow_unsafe_container_toolkit,
                     "UNSAFE: give containers GPUs even with an NVIDIA Container Toolkit older than "
                     "1.17.8, missing or of unknown version (its hooks let images escape to the "
@@ -217,20 +230,18 @@ void add_agent(CLI::App& app, Context& ctx) {
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmAcceleratorChoice>{
           {"auto", agent::VmAcceleratorChoice::kAuto},
           {"kvm", agent::VmAcceleratorChoice::kKvm},
-          {"tcg", agent::VmAcceleratorChoice::kTcg}}));
+          {"tcg", agent::VmAcceleratorChoice::kTcg}}))
+      ->option_text("auto|kvm|tcg");
   command
       ->add_option("--vm-network", options->vm_network,
                    "what VMs reach: outbound (through passt: what the node reaches, but not its "
                    "loopback) or isolated (nothing; only their services' ports reach in)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmNetwork>{
-          {"outbound", agent::VmNetwork::kOutbound}, {"isolated", agent::VmNetwork::kIsolated}}));
-  command
-      ->add_option_function<double>(
-          "--vm-stop-grace",
-          [options](double seconds) {
-            options->vm_stop_grace = std::chrono::milliseconds(std::llround(seconds * 1000));
-          },
-          "seconds a stopped VM's guest has to shut down before QEMU is killed (default 60)")
+          {"outbound", agent::VmNetwork::kOutbound}, {"isolated", agent::VmNetwork::kIsolated}}))
+      ->option_text("outbound|isolated");
+  add_seconds_option(*command, "--vm-stop-grace", options->vm_stop_grace,
+                     "seconds a stopped VM's guest has to shut down before QEMU is killed "
+                     "(default 60)")
       ->check(CLI::Range(1.0, 3600.0));
   command->add_option("--instances-dir", options->instances_dir,
                       "where instances' working directories live (default: DATA_DIR-instances, "
@@ -254,13 +265,8 @@ void add_agent(CLI::App& app, Context& ctx) {
         auto label = agent::parse_label(text);
         return label ? std::string() : label.error().message;
       });
-  command
-      ->add_option_function<double>(
-          "--telemetry-interval",
-          [options](double seconds) {
-            options->telemetry_interval = std::chrono::milliseconds(std::llround(seconds * 1000));
-          },
-          "seconds between two samples of the GPUs (default 1; 0: no telemetry)")
+  add_seconds_option(*command, "--telemetry-interval", options->telemetry_interval,
+                     "seconds between two samples of the GPUs (default 1; 0: no telemetry)")
       ->check(CLI::Range(0.0, 3600.0));
   command
       ->add_option("--sim-nodes", options->sim_nodes,
