@@ -238,6 +238,8 @@ struct Instance {
   std::optional<int> exit_code;
   std::string reason;
   bool start_requested = false;  // a start asked for while it was stopping
+  // A started instance waits for this node, which keeps its files; null: any node will do.
+  std::optional<std::string> start_on_node;
   // A job's member: its job, task index and rank in the task's gang.
   std::optional<std::string> job_id;
   std::optional<int> job_task;
@@ -263,6 +265,7 @@ void fields(V& visit, S& x) {
   visit("exit_code", x.exit_code);
   visit("reason", x.reason);
   visit("start_requested", x.start_requested);
+  visit("start_on_node", x.start_on_node);
   visit("job_id", x.job_id);
   visit("job_task", x.job_task);
   visit("job_rank", x.job_rank);

@@ -3,6 +3,7 @@
 
 #include <CLI/App.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -77,18 +78,20 @@ Status logs(Context& ctx, const std::string& id, bool follow) {
   });
 }
 
-using InstanceAction =
-    Result<client::Answer<api::Instance>> (client::InstancesApi::*)(std::string_view);
-
 struct ActionFlags {
   std::string id;
   bool wait = false;
   std::string wait_timeout = "10m";
+  bool anywhere = false;  // start only
 };
 
-void add_action(CLI::App& parent, Context& ctx, const char* name, const char* description,
-                InstanceAction action, const Goal& goal) {
-  auto flags = std::make_shared<ActionFlags>();
+using InstanceAction =
+    std::function<Result<client::Answer<api::Instance>>(client::InstancesApi, const ActionFlags&)>;
+
+// The action's flags are filled in when the command line is parsed.
+CLI::App* add_action(CLI::App& parent, Context& ctx, const char* name, const char* description,
+                     InstanceAction action, const Goal& goal,
+                     const std::shared_ptr<ActionFlags>& flags) {
   auto* command = parent.add_subcommand(name, description);
   command->add_option("id", flags->id, "instance id")->required();
   command->add_flag("--wait", flags->wait,
@@ -100,7 +103,7 @@ void add_action(CLI::App& parent, Context& ctx, const char* name, const char* de
       GPURENT_TRY(timeout, parse_duration_seconds(flags->wait_timeout));
       return ctx.call_and_show(
           [&](client::ApiClient& api) -> Result<client::Answer<api::Instance>> {
-            GPURENT_TRY(instance, (api.instances().*action)(flags->id));
+            GPURENT_TRY(instance, action(api.instances(), *flags));
             if (!flags->wait) return instance;
             return wait_until(ctx, api, std::move(instance), goal, std::chrono::seconds(timeout));
           },
@@ -110,6 +113,7 @@ void add_action(CLI::App& parent, Context& ctx, const char* name, const char* de
           });
     });
   });
+  return command;
 }
 
 // Registers the verbs on `parent`; list_name is "ls" under `instances` and "ps" at the top.
@@ -170,14 +174,27 @@ void add_verbs(CLI::App& parent, Context& ctx, const char* list_name, const std:
   });
   added.push_back(logs_command);
 
-  add_action(parent, ctx, "stop", "Stop an instance (it keeps its settings; start it again)",
-             &client::InstancesApi::stop, kStopped);
-  add_action(parent, ctx, "start",
-             "Start a stopped instance again (one still stopping starts once it has stopped)",
-             &client::InstancesApi::start, kRunning);
-  add_action(parent, ctx, "rm", "Terminate an instance for good", &client::InstancesApi::remove,
-             kTerminated);
-  for (const char* name : {"stop", "start", "rm"}) added.push_back(parent.get_subcommand(name));
+  added.push_back(add_action(
+      parent, ctx, "stop", "Stop an instance (it keeps its settings and files; start it again)",
+      [](client::InstancesApi api, const ActionFlags& flags) { return api.stop(flags.id); },
+      kStopped, std::make_shared<ActionFlags>()));
+  auto start_flags = std::make_shared<ActionFlags>();
+  auto* start_command = add_action(
+      parent, ctx, "start",
+      "Start a stopped instance again, on the node that keeps its files (one still stopping "
+      "starts once it has stopped)",
+      [](client::InstancesApi api, const ActionFlags& flags) {
+        return api.start(flags.id, flags.anywhere);
+      },
+      kRunning, start_flags);
+  start_command->add_flag("--anywhere", start_flags->anywhere,
+                          "start it on any node that fits, without its files (the node that "
+                          "keeps them deletes them); frees a start waiting for its node");
+  added.push_back(start_command);
+  added.push_back(add_action(
+      parent, ctx, "rm", "Terminate an instance for good",
+      [](client::InstancesApi api, const ActionFlags& flags) { return api.remove(flags.id); },
+      kTerminated, std::make_shared<ActionFlags>()));
 
   if (!group.empty()) {
     for (auto* command : added) command->group(group);

@@ -199,9 +199,10 @@ Result<Answer<api::Instance>> InstancesApi::stop(std::string_view id) {
       transport().call("POST", fmt::format("/v1/instances/{}/stop", encode(id))));
 }
 
-Result<Answer<api::Instance>> InstancesApi::start(std::string_view id) {
-  return typed<api::Instance>(
-      transport().call("POST", fmt::format("/v1/instances/{}/start", encode(id))));
+Result<Answer<api::Instance>> InstancesApi::start(std::string_view id, bool anywhere) {
+  const Json body = {{"anywhere", true}};
+  return typed<api::Instance>(transport().call(
+      "POST", fmt::format("/v1/instances/{}/start", encode(id)), anywhere ? &body : nullptr));
 }
 
 Result<Answer<api::Instance>> InstancesApi::remove(std::string_view id) {

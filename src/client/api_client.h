@@ -161,7 +161,9 @@ class InstancesApi : ApiGroup {
   Result<Answer<std::vector<api::Instance>>> list(const InstanceFilter& filter = {});
   Result<Answer<api::Instance>> get(std::string_view id);
   Result<Answer<api::Instance>> stop(std::string_view id);
-  Result<Answer<api::Instance>> start(std::string_view id);
+  // Starts it again on the node that keeps its files; with `anywhere`, on any node (its files
+  // there are deleted).
+  Result<Answer<api::Instance>> start(std::string_view id, bool anywhere = false);
   // DELETE /v1/instances/{id}: terminates it for good.
   Result<Answer<api::Instance>> remove(std::string_view id);
   // Hands the instance's log to on_chunk as it arrives; with follow, until the instance ends or

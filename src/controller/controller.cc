@@ -200,8 +200,11 @@ Result<Instance> Controller::stop_instance(const Principal& caller, std::string_
       request_stop(*instance, "stopped by the tenant");
       break;
     case InstanceState::kStopping:
-      // A stop by the tenant wins over a move or a preemption in progress.
+      // A stop by the tenant wins over a move or a preemption in progress, and over a start
+      // asked for while it was stopping.
       instance->requeue_requested = instance->preempt_requested = false;
+      instance->start_requested = false;
+      instance->start_on_node.clear();
       tracker_.touch(*instance);
       break;
     case InstanceState::kStopped:
@@ -214,18 +217,30 @@ Result<Instance> Controller::stop_instance(const Principal& caller, std::string_
   return *instance;
 }
 
-Result<Instance> Controller::start_instance(const Principal& caller, std::string_view id) {
+Result<Instance> Controller::start_instance(const Principal& caller, std::string_view id,
+                                            StartOn where) {
   GPURENT_TRY(instance, owned_instance(caller, id));
+  // Its files are on the node of its last placement (none before its first).
+  const auto start_on = [&] { return where == StartOn::kAnyNode ? "" : instance->node_id; };
   switch (instance->state) {
     case InstanceState::kStopped:
     case InstanceState::kFailed:
     case InstanceState::kPreempted:
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
       GPURENT_CHECK(check_caps(instance->tenant_id, 1));
+      instance->start_on_node = start_on();
       queue_again(*instance);
       schedule();
       break;
     case InstanceState::kPending:
+      if (where == StartOn::kAnyNode && !instance->start_on_node.empty()) {
+        instance->start_on_node.clear();
+        instance->reason = "waiting for capacity";
+        tracker_.touch(*instance);
+        scheduler_.queue_changed();
+        schedule();
+      }
+      break;
     case InstanceState::kStarting:
     case InstanceState::kRunning:
       break;  // already started
@@ -236,6 +251,7 @@ Result<Instance> Controller::start_instance(const Principal& caller, std::string
       }
       GPURENT_CHECK(check_funds(instance->tenant_id, instance->spec));
       instance->start_requested = true;
+      instance->start_on_node = start_on();
       tracker_.touch(*instance);
       break;
     case InstanceState::kTerminated:
@@ -267,6 +283,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
       metering_.close_stopped_disk(*instance);
       instance->state = InstanceState::kTerminated;
       instance->reason = "removed by the tenant";
+      instance->start_on_node.clear();
       tracker_.touch(*instance);
       // The node it last ran on deletes its files.
       if (const auto node = nodes_.find(instance->node_id); node != nodes_.end()) {
@@ -294,6 +311,7 @@ Result<Instance> Controller::delete_instance(const Principal& caller, std::strin
 void Controller::withdraw(Instance& instance, std::string reason) {
   scheduler_.dequeue(instance);
   instance.state = InstanceState::kStopped;
+  instance.start_on_node.clear();
   instance.reason = std::move(reason);
   tracker_.touch(instance);
 }
@@ -405,6 +423,8 @@ void Controller::end_run(Instance& instance, std::optional<int> exit_code, std::
   tracker_.touch_node(node, /*desired_set_changed=*/true);
   if (std::exchange(instance.start_requested, false) && instance.state == InstanceState::kStopped) {
     queue_again(instance);  // a start asked for while it was stopping
+  } else {
+    instance.start_on_node.clear();  // that start is void: the instance moves, or is gone
   }
   spdlog::debug("ended instance={} run={} state={} exit_code={}", instance.id, instance.run,
                 model::to_string(instance.state), exit_code ? std::to_string(*exit_code) : "none");

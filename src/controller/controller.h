@@ -164,7 +164,14 @@ class Controller {
                                           const std::optional<std::string>& idempotency_key,
                                           std::string fingerprint);
   Result<model::Instance> stop_instance(const model::Principal& caller, std::string_view id);
-  Result<model::Instance> start_instance(const model::Principal& caller, std::string_view id);
+  // Where a start may place an instance. A stopped instance's files (its home, a VM's root disk)
+  // stay on the node it ran on, so by default its start waits for that node; kAnyNode takes the
+  // first node that fits and the old node deletes the files (docs/runtime.md, "Starting again").
+  enum class StartOn { kItsNode, kAnyNode };
+  // From stopped, failed or preempted: queued again (pinned to its node unless kAnyNode). While
+  // stopping: started once it has stopped. Pending and waiting for its node, kAnyNode frees it.
+  Result<model::Instance> start_instance(const model::Principal& caller, std::string_view id,
+                                         StartOn where = StartOn::kItsNode);
   Result<model::Instance> delete_instance(const model::Principal& caller, std::string_view id);
   // The instances by id or name, listings, the instances that mount a volume
   // (instance_registry.h).

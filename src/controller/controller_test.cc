@@ -489,11 +489,12 @@ TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDel
   std::erase(all, deleted.id);
   EXPECT_EQ(files_on(ctl_, node_), all);
 
-  // Started again on the other node (this one cordoned): its files are the other node's now.
+  // Started again anywhere, on the other node (this one cordoned): its files are the other
+  // node's now.
   ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
   ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
   before = generation(node_);
-  ASSERT_TRUE(ctl_.start_instance(alice_, moved.id));
+  ASSERT_TRUE(ctl_.start_instance(alice_, moved.id, Controller::StartOn::kAnyNode));
   ctl_.tick();
   ASSERT_EQ(get(moved.id).node_id, other);
   EXPECT_GT(generation(node_), before);
@@ -511,6 +512,112 @@ TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDel
   run(moved.id, 143);
   ASSERT_EQ(get(moved.id).state, model::InstanceState::kTerminated);
   EXPECT_EQ(files_on(ctl_, other), std::vector<std::string>{});
+}
+
+// A start goes back to the node that keeps the instance's files, and waits for it (full, down or
+// cordoned) unless the tenant says it may go anywhere; a restart keeps it waiting there.
+TEST_F(InstanceFilesTest, AStartWaitsForTheNodeThatKeepsItsFilesUnlessToldAnywhere) {
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
+  const auto stopped = launch(alice_, 2);
+  run(stopped.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
+  run(stopped.id, 0);
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
+
+  // With room on both nodes, it goes back to its own, although the other is fuller (best fit
+  // takes the fuller one for new work, as for `filler`).
+  const auto on_other = launch(bob_, 4);
+  ASSERT_EQ(get(on_other.id).node_id, other);
+  ASSERT_TRUE(ctl_.start_instance(alice_, stopped.id));
+  ASSERT_EQ(get(stopped.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(stopped.id).node_id, node_);
+  EXPECT_EQ(get(stopped.id).start_on_node, "") << "cleared once placed";
+  const auto filler = launch(bob_, 2);
+  EXPECT_EQ(get(filler.id).node_id, other) << "new work takes the fuller node";
+  run(stopped.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
+  run(stopped.id, 0);
+
+  // Its node full: it waits for it and says why, though the other node has room.
+  const auto full = launch(bob_, 8);
+  ASSERT_EQ(get(full.id).node_id, node_);
+  ASSERT_TRUE(ctl_.start_instance(alice_, stopped.id));
+  ctl_.tick();
+  EXPECT_EQ(get(stopped.id).state, InstanceState::kPending);
+  EXPECT_EQ(get(stopped.id).start_on_node, node_);
+  EXPECT_EQ(get(stopped.id).reason,
+            fmt::format("waiting for capacity on node {}, which keeps its files; `gpurent start "
+                        "{} --anywhere` starts it on another node without them",
+                        node_, stopped.id));
+  EXPECT_EQ(files_on(ctl_, node_), (std::vector<std::string>{full.id, stopped.id}));
+
+  commit(ctl_);
+  auto again = restarted(8);
+  again->tick();
+  const auto* restored = *again->instances().get(admin_, stopped.id);
+  EXPECT_EQ(restored->state, InstanceState::kPending) << "still waiting for its node";
+  EXPECT_EQ(restored->start_on_node, node_);
+
+  // Its node cordoned: it says so.
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
+  ctl_.tick();
+  const std::string& reason = get(stopped.id).reason;
+  EXPECT_TRUE(reason.starts_with(fmt::format("waiting until it is uncordoned on node {},", node_)))
+      << reason;
+
+  // Told it may go anywhere: it is placed on the other node, and its old node's files go.
+  const int64_t before = generation(node_);
+  const auto freed = ctl_.start_instance(alice_, stopped.id, Controller::StartOn::kAnyNode);
+  ASSERT_TRUE(freed);
+  EXPECT_EQ(get(stopped.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(stopped.id).node_id, other);
+  EXPECT_GT(generation(node_), before);
+  EXPECT_EQ(files_on(ctl_, node_), std::vector<std::string>{full.id});
+  EXPECT_TRUE(ctl_.check_invariants());
+}
+
+TEST_F(InstanceFilesTest, AStartAskedForWhileStoppingWaitsForItsNodeUnlessTheInstanceMoves) {
+  const auto instance = launch(alice_, 1);
+  run(instance.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).start_on_node, node_);
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kCordon));
+  run(instance.id, 0);
+  ctl_.tick();
+  EXPECT_EQ(get(instance.id).state, InstanceState::kPending);
+  EXPECT_EQ(get(instance.id).start_on_node, node_);
+
+  // Withdrawn by a stop: nothing holds it to the node.
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
+  EXPECT_EQ(get(instance.id).start_on_node, "");
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kUncordon));
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
+  run(instance.id);
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+
+  // A start asked for while a drain moves it: the move wins, and it may go anywhere.
+  ASSERT_TRUE(ctl_.manage_node(admin_, node_, NodeAction::kDrain));
+  ASSERT_EQ(get(instance.id).state, InstanceState::kStopping);
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
+  run(instance.id, 143);
+  ctl_.tick();
+  EXPECT_EQ(get(instance.id).node_id, other);
+  EXPECT_EQ(get(instance.id).start_on_node, "");
+
+  // A stop after a start asked for while stopping wins: it stays stopped.
+  run(instance.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  ASSERT_TRUE(ctl_.start_instance(alice_, instance.id));
+  EXPECT_EQ(get(instance.id).start_on_node, other);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
+  EXPECT_FALSE(get(instance.id).start_requested);
+  run(instance.id, 0);
+  EXPECT_EQ(get(instance.id).state, InstanceState::kStopped);
+  EXPECT_EQ(get(instance.id).start_on_node, "");
+  EXPECT_TRUE(ctl_.check_invariants());
 }
 
 }  // namespace

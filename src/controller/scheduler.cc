@@ -237,6 +237,20 @@ void Scheduler::walk(Band& band, const QueuePosition* from, PassState& pass, con
   }
 }
 
+std::string Scheduler::waiting_for_its_node(const Instance& instance) const {
+  const model::Node& node = c_.nodes.at(instance.start_on_node);
+  std::string why = "for capacity";
+  if (node.state != model::NodeState::kReady) {
+    why = fmt::format("until it is back (it is {})", model::to_string(node.state));
+  } else if (node.cordoned) {
+    why = "until it is uncordoned";
+  }
+  return fmt::format(
+      "waiting {} on node {}, which keeps its files; `gpurent start {} --anywhere` starts it on "
+      "another node without them",
+      why, node.id, instance.id);
+}
+
 Scheduler::Decision Scheduler::decide(Queued& entry, PassState& pass) {
   const Instance& instance = *entry.instance;
   const auto wait = [](std::string reason) {
@@ -250,8 +264,13 @@ Scheduler::Decision Scheduler::decide(Queued& entry, PassState& pass) {
   if (auto hold = admission_hold(instance, members); !hold.empty()) return wait(std::move(hold));
   // Volumes that were placed apart (each first used by other work) leave it nowhere to go.
   std::string conflict;
-  const std::string pinned = c_.volumes.pinned_node(instance.spec, &conflict);
+  std::string pinned = c_.volumes.pinned_node(instance.spec, &conflict);
   if (!conflict.empty()) return wait("waiting: its volumes live on different nodes: " + conflict);
+  // A tenant's start waits for the node that keeps its files (its volumes live there too: they
+  // were pinned by its placement there, or placed it there).
+  const bool waits_for_files = pinned.empty() && !instance.start_on_node.empty() &&
+                               c_.nodes.contains(instance.start_on_node);
+  if (waits_for_files) pinned = instance.start_on_node;
   // Where its volumes pin it may change while it waits; its spec and gang do not.
   const ShapeId shape = pinned.empty() ? entry.shape : shape_of(instance, pinned, members);
   if (pass.found_no_room(shape)) return {};
@@ -280,7 +299,9 @@ Scheduler::Decision Scheduler::decide(Queued& entry, PassState& pass) {
       }
     }
     Decision waits{.kind = Kind::kWait};
-    if (!pinned.empty()) {
+    if (waits_for_files) {
+      waits.reason = waiting_for_its_node(instance);
+    } else if (!pinned.empty()) {
       waits.reason = fmt::format("waiting for capacity on node {}, where its volumes live", pinned);
     } else if (instance.spec.wait_for_capacity) {
       // Admitted although no node could hold it: say so, rather than "waiting for capacity".

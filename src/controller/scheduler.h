@@ -175,6 +175,8 @@ class Scheduler {
     bool plain = false;
   };
   Decision decide(Queued& entry, PassState& pass);
+  // Why a start that waits for the node keeping its files (Instance::start_on_node) waits.
+  std::string waiting_for_its_node(const model::Instance& instance) const;
   // Members of the request's gang: its job's nodes, 1 for an instance of its own.
   int gang_size(const model::Instance& request) const;
   // Why the instance may not be placed now regardless of capacity (quota, max_price,

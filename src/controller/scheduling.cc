@@ -85,6 +85,7 @@ void Controller::place(Instance& instance, sched::NodeAssignment part, const Job
   }
   instances_.files_moved(instance, node.id);
   instance.node_id = node.id;
+  instance.start_on_node.clear();
   instance.gpus.clear();
   for (int position : part.gpus) {
     instance.gpus.push_back(gpus.at(position)->uuid);
@@ -173,6 +174,15 @@ Status Controller::check_invariants() const {
   GPURENT_CHECK(reservations_.check_invariants());
   if (ready_gpu_capacity_ && *ready_gpu_capacity_ != count_ready_gpus()) {
     return broken("the spot market's count of ready GPUs is stale");
+  }
+  for (const auto& [id, instance] : instances_.all()) {
+    // Only a start that has not been placed yet waits for a node.
+    const bool starting = instance.state == InstanceState::kPending ||
+                          (instance.state == InstanceState::kStopping && instance.start_requested);
+    if (!instance.start_on_node.empty() && !starting) {
+      return broken(fmt::format("instance {} is {} and waits for node {}", id,
+                                model::to_string(instance.state), instance.start_on_node));
+    }
   }
   for (const auto& [id, job] : jobs_.all()) {
     for (const auto& task : job.tasks) {

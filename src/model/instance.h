@@ -193,6 +193,10 @@ struct Instance {
   bool preempt_requested = false;    // preempted once the process is gone
   bool requeue_requested = false;    // pending again once the process is gone (node drain)
   bool start_requested = false;      // started again once it has stopped (start while stopping)
+  // A tenant's start waits for this node, which keeps the instance's files (its home, a VM's root
+  // disk): only it will do. "" lets it go anywhere (a start with `anywhere`, work moved off a
+  // failed or drained node). Cleared when it is placed or withdrawn (docs/runtime.md).
+  std::string start_on_node;
   // Generation of the node's desired set that first contained this run; a report that has
   // applied that generation and does not list the run means the agent lost it.
   int64_t placed_generation = 0;
@@ -232,6 +236,7 @@ void fields(V& visit, S& x) {
   visit("revision", x.revision, schema::kOptional);
   visit("run", x.run);
   visit("spec", x.spec);
+  visit("start_on_node", x.start_on_node, schema::kOmitEmpty);
   visit("start_requested", x.start_requested, schema::kOptional);
   visit("started_at", x.started_at, schema::kOptional);
   visit("state", x.state);

@@ -188,10 +188,15 @@ class Api::Impl {
 
   // --- api_instances.cc: instances, templates, jobs, uploads -----------------------------------
   void add_instance_routes();
-  // A command on one instance (stop, start, delete); answers 202 with its view.
+  // A command on one instance (stop, delete); answers 202 with its view.
   using InstanceCommand = Result<model::Instance> (Controller::*)(const Principal&,
                                                                   std::string_view);
   void instance_action(std::string pattern, std::string method, InstanceCommand command);
+  // POST /v1/instances/{id}/start, with an optional body {"anywhere": bool}.
+  asio::awaitable<Response> start_instance(const Principal& caller, Request& request,
+                                           std::string id);
+  // 202 with the instance's view, or the command's problem.
+  Response instance_accepted(const Result<model::Instance>& result);
   asio::awaitable<Response> create_instance(const Principal& caller, Request& request);
   Response list_instances(const Principal& caller, const Request& request);
 

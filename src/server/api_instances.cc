@@ -37,7 +37,10 @@ void Api::Impl::add_instance_routes() {
           co_return Response{200, "application/json", instance_json(**found), {}, {}};
         });
   instance_action("/v1/instances/{id}/stop", "POST", &Controller::stop_instance);
-  instance_action("/v1/instances/{id}/start", "POST", &Controller::start_instance);
+  keyed("POST", "/v1/instances/{id}/start",
+        [this](const Principal& caller, Request& request, const PathParams& params) {
+          return start_instance(caller, request, params.find("id")->second);
+        });
   instance_action("/v1/instances/{id}", "DELETE", &Controller::delete_instance);
   keyed("POST", "/v1/instances/{id}/services/{service}/ticket",
         [this](const Principal& caller, Request&,
@@ -82,11 +85,30 @@ void Api::Impl::instance_action(std::string pattern, std::string method, Instanc
         [this, command](const Principal& caller, Request& request,
                         const PathParams& params) -> asio::awaitable<Response> {
           const std::string id = params.find("id")->second;
-          auto result =
-              co_await mutate(request, [&](Controller& c) { return (c.*command)(caller, id); });
-          co_return result_response(
-              202, result, [this](const model::Instance& i) { return instance_view(ctl(), i); });
+          co_return instance_accepted(
+              co_await mutate(request, [&](Controller& c) { return (c.*command)(caller, id); }));
         });
+}
+
+Response Api::Impl::instance_accepted(const Result<model::Instance>& result) {
+  return result_response(202, result,
+                         [this](const model::Instance& i) { return instance_view(ctl(), i); });
+}
+
+asio::awaitable<Response> Api::Impl::start_instance(const Principal& caller, Request& request,
+                                                    std::string id) {
+  // No body, or {"anywhere": true}: start it on any node, leaving its files behind.
+  auto body = parse_json_object(request.body.empty() ? "{}" : request.body);
+  if (!body) co_return problem_response(body.error());
+  if (auto known = reject_unknown_fields(*body, {"anywhere"}); !known) {
+    co_return problem_response(known.error());
+  }
+  auto anywhere = optional_bool(*body, "anywhere");
+  if (!anywhere) co_return problem_response(anywhere.error());
+  const auto where =
+      anywhere->value_or(false) ? Controller::StartOn::kAnyNode : Controller::StartOn::kItsNode;
+  co_return instance_accepted(
+      co_await mutate(request, [&](Controller& c) { return c.start_instance(caller, id, where); }));
 }
 
 Result<model::InstanceSpec> Api::Impl::with_template(const Json& body, model::InstanceSpec spec) {

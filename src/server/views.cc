@@ -96,6 +96,7 @@ Json instance_view(const controller::Controller& controller, const model::Instan
       .exit_code = instance.exit_code,
       .reason = instance.reason,
       .start_requested = instance.start_requested,
+      .start_on_node = unless_empty(instance.start_on_node),
       .price_per_gpu_hour_micros = controller.metering().price_per_gpu_hour(instance),
       .currency = controller.options().currency};
   // The type it runs (or last ran) on; before its first placement, what it asked for.

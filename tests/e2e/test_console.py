@@ -341,6 +341,36 @@ def test_an_operator_drains_a_node_from_the_console(platform, browser, artifacts
     assert browser.errors == []
 
 
+def test_a_start_waiting_for_its_node_is_let_go_from_the_console(platform, browser, artifacts):
+    _, key = platform.new_tenant("homebody-co")
+
+    def launch(gpus):
+        launched = platform.call("POST", "/v1/instances", key=key, body={
+            "gpu_type": "h100-80g", "gpu_count": gpus, "command": ["sleep", "600"]})
+        assert launched.status == 201, launched.body
+        platform.wait_state(launched.json()["id"], "running", key)
+        return launched.json()["id"]
+
+    instance_id = launch(1)
+    assert platform.call("POST", f"/v1/instances/{instance_id}/stop", key).status == 202
+    node_id = platform.wait_state(instance_id, "stopped", key)["node_id"]
+    launch(8)  # its node is full now
+    assert platform.call("POST", f"/v1/instances/{instance_id}/start", key).status == 202
+    assert platform.instance(instance_id, key)["start_on_node"] == node_id
+
+    browser_sign_in(browser, platform, key)
+    browser.eval(f"location.hash = '#/instances/{instance_id}'")
+    browser.wait_text("main .details", "keeps its files")
+    browser.screenshot(os.path.join(artifacts, "instance-waiting-for-its-node.png"))
+    browser.click("button[data-action=start_anywhere]")
+    wait_for(lambda: platform.instance(instance_id, key)["start_on_node"] is None,
+             what="the start to be let go")
+    assert any(node_id in message for message in browser.dialogs), browser.dialogs
+    browser.wait("!document.querySelector('button[data-action=start_anywhere]')",
+                 what="the page to drop the button")
+    assert browser.errors == []
+
+
 def test_a_job_array_shows_its_tasks_and_each_members_log(platform, browser, artifacts):
     _, key = platform.new_tenant("jobs-co")
     job = platform.call("POST", "/v1/jobs", key=key, body={

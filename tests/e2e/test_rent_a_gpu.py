@@ -4,7 +4,7 @@ logs, stop/start/rm, and an exact per-second charge in the ledger."""
 import json
 import time
 
-from conftest import wait_for
+from conftest import http, problem, wait_for
 
 H100_PRICE = 18_000_000  # micros per GPU-hour in the default price book
 
@@ -144,3 +144,43 @@ def test_stop_then_start_at_once_and_wait_for_each_step(platform):
     assert stopped.stdout.split() == [instance_id, "stopped"], stopped.stdout
     removed = platform.cli("rm", instance_id, "--wait", key=key)
     assert removed.stdout.split() == [instance_id, "terminated"], removed.stdout
+
+
+def test_a_start_waits_for_the_node_that_keeps_its_files_until_let_go(platform):
+    _, key = platform.new_tenant("homebody")
+    # Its home is kept across runs on its node: the second run finds what the first wrote.
+    created = platform.call("POST", "/v1/instances", key, body={
+        "gpu_type": "h100-80g",
+        "command": ["sh", "-c", "cat note 2>/dev/null; echo kept-$GPURENT_RUN > note; sleep 600"]})
+    assert created.status == 201, created.body
+    instance_id = created.json()["id"]
+    node_id = platform.wait_state(instance_id, "running", key)["node_id"]
+    platform.cli("stop", instance_id, "--wait", key=key)
+
+    # Its node full, a start waits for it (the only node here, but the reason says why, and how
+    # to let it go).
+    full = platform.call("POST", "/v1/instances", key,
+                         body={"gpu_type": "h100-80g", "gpu_count": 8, "command": "sleep 600"})
+    assert full.status == 201, full.body
+    platform.wait_state(full.json()["id"], "running", key)
+    started = json.loads(platform.cli("start", instance_id, "-o", "json", key=key).stdout)
+    assert started["state"] == "pending" and started["start_on_node"] == node_id, started
+    waiting = wait_for(lambda: (lambda i: i if "keeps its files" in i["reason"] else None)(
+        platform.instance(instance_id, key)), what="the reason it waits")
+    assert f"gpurent start {instance_id} --anywhere" in waiting["reason"]
+
+    # A body that is not {"anywhere": bool} is refused, and changes nothing.
+    for raw, code in [(b'{"anywhere": "yes"}', "invalid_field"),
+                      (b'{"elsewhere": true}', "unknown_field"), (b"[true", None)]:
+        problem(http(platform.url, "POST", f"/v1/instances/{instance_id}/start", key, raw=raw),
+                400, code)
+    assert platform.instance(instance_id, key)["start_on_node"] == node_id
+
+    # Let go: any node will do (here the same one, once the big instance is gone).
+    freed = json.loads(platform.cli("start", instance_id, "--anywhere", "-o", "json",
+                                    key=key).stdout)
+    assert freed["state"] == "pending" and freed["start_on_node"] is None, freed
+    platform.cli("rm", full.json()["id"], key=key)
+    platform.wait_state(instance_id, "running", key)
+    wait_for(lambda: "kept-1" in platform.cli("logs", instance_id, key=key).stdout,
+             what="the second run to read the first run's note")

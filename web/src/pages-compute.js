@@ -257,12 +257,12 @@ export async function instancePage(main, id) {
   const instance = await api("GET", path);
   const events = await api("GET", `/v1/events?object=${encodeURIComponent(id)}&limit=100`);
   const logs = h("pre", {id: "logs", class: "logs"});
-  const act = (label, method, suffix, question) =>
+  const act = (label, method, suffix, question, body) =>
     h("button", {class: method === "DELETE" ? "danger" : "", dataset: {action: label},
                  onclick: async () => {
-                   if (question && !confirm(t(question, {name: instance.name}))) return;
+                   if (question && !confirm(t(question, {name: instance.name, node: instance.node_id}))) return;
                    try {
-                     await api(method, `${path}${suffix}`);
+                     await api(method, `${path}${suffix}`, body);
                      await instancePage(main, id);
                    } catch (error) {
                      showError(main, error);
@@ -284,6 +284,10 @@ export async function instancePage(main, id) {
       running || instance.state === "starting" || instance.state === "pending"
         ? act("stop", "POST", "/stop", "instance.confirm_stop") : null,
       canStart ? act("start", "POST", "/start") : null,
+      // A start waiting for the node that keeps its files may be let go elsewhere, without them.
+      instance.state === "pending" && instance.start_on_node
+        ? act("start_anywhere", "POST", "/start", "instance.confirm_start_anywhere", {anywhere: true})
+        : null,
       instance.state !== "terminated" ? act("delete", "DELETE", "", "instance.confirm_delete") : null,
       running && instance.services.includes("jupyter")
         ? h("button", {id: "open-jupyter", onclick: () => openService(id, "jupyter")}, t("instance.jupyter"))

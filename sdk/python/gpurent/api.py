@@ -215,11 +215,15 @@ class Instances(_Group):
         return self._send(Call("POST", "/v1/instances/{id}/stop", {"id": instance_id},
                                idempotency_key=False, decode=models.Instance.from_dict))
 
-    def start(self, instance_id: str) -> models.Instance:
+    def start(self, instance_id: str, anywhere: bool = False) -> models.Instance:
         """Starts a stopped instance again (`pending`); one still stopping is started once it
-        has stopped (`start_requested`)."""
+        has stopped (`start_requested`). It waits for the node that keeps its files
+        (`start_on_node`); with `anywhere`, any node that fits will do, and its files are left
+        behind (and deleted). Given to a start still waiting for its node, `anywhere` frees it."""
+        body = models.InstanceStart(anywhere=True) if anywhere else None
         return self._send(Call("POST", "/v1/instances/{id}/start", {"id": instance_id},
-                               idempotency_key=False, decode=models.Instance.from_dict))
+                               body=body, idempotency_key=False,
+                               decode=models.Instance.from_dict))
 
     def delete(self, instance_id: str) -> models.Instance:
         """Removes it: `terminated`, or `stopping` until its process is gone."""

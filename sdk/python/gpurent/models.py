@@ -1940,6 +1940,7 @@ class Instance:
     max_price_micros: Optional[int]
     workdir: Optional[str]
     start_requested: bool
+    start_on_node: Optional[str]
     wait_for_capacity: bool
     runtime: Literal["process", "container", "auto", "vm"]
 
@@ -2001,6 +2002,7 @@ class Instance:
         kw["max_price_micros"] = _required(d, "max_price_micros", cls.__name__)
         kw["workdir"] = _required(d, "workdir", cls.__name__)
         kw["start_requested"] = _required(d, "start_requested", cls.__name__)
+        kw["start_on_node"] = _required(d, "start_on_node", cls.__name__)
         kw["wait_for_capacity"] = _required(d, "wait_for_capacity", cls.__name__)
         kw["runtime"] = _required(d, "runtime", cls.__name__)
         return cls(**kw)
@@ -2061,6 +2063,7 @@ class Instance:
         out["max_price_micros"] = self.max_price_micros
         out["workdir"] = self.workdir
         out["start_requested"] = self.start_requested
+        out["start_on_node"] = self.start_on_node
         out["wait_for_capacity"] = self.wait_for_capacity
         out["runtime"] = self.runtime
         return out
@@ -2245,6 +2248,27 @@ class InstanceList:
         v = self.items
         out["items"] = [x0.to_dict() for x0 in v]
         out["next_cursor"] = self.next_cursor
+        return out
+
+
+@dataclass(frozen=True)
+class InstanceStart:
+    anywhere: Optional[bool] = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "InstanceStart":
+        """Builds it from a JSON object; unknown keys are ignored."""
+        _require_object(d, cls.__name__)
+        kw: dict[str, Any] = {}
+        if "anywhere" in d:
+            kw["anywhere"] = d["anywhere"]
+        return cls(**kw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object; optional fields that are None are left out."""
+        out: dict[str, Any] = {}
+        if self.anywhere is not None:
+            out["anywhere"] = self.anywhere
         return out
 
 
@@ -5328,6 +5352,7 @@ __all__ = [
     "Instance",
     "InstanceCreate",
     "InstanceList",
+    "InstanceStart",
     "Invoice",
     "InvoiceLine",
     "InvoiceSummary",

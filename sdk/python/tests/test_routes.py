@@ -119,6 +119,11 @@ def test_instance_lifecycle_exec_copy_idle_alert(tenant, tmp_path):
     c.instances.start(inst.id)
     again = c.instances.wait_until(inst.id, "running", timeout=TIMEOUT)
     assert again.run == running.run + 1
+    assert again.node_id == running.node_id  # back on the node that keeps its files
+    c.instances.stop(inst.id)
+    c.instances.wait_until(inst.id, "stopped", timeout=TIMEOUT)
+    assert c.instances.start(inst.id, anywhere=True).start_on_node is None
+    assert c.instances.wait_until(inst.id, "running", timeout=TIMEOUT).run == running.run + 2
     c.instances.delete(inst.id)
     c.instances.wait_until(inst.id, "terminated", timeout=TIMEOUT)
 
