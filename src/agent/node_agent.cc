@@ -16,6 +16,7 @@
 #include "agent/runtime/runtime_set.h"
 #include "agent/runtime/volumes.h"
 #include "agent/runtime/workdir.h"
+#include "agent/telemetry/guest_reports.h"
 #include "agent/telemetry/nvml_source.h"
 #include "agent/telemetry/sim_source.h"
 #include "agent/tool_run.h"
@@ -440,6 +441,11 @@ std::optional<NodeTelemetry> NodeAgent::make_telemetry() const {
     spdlog::warn("telemetry_off code={} error=\"{}\"", nvml.error().code, nvml.error().message);
     return std::nullopt;
   }
+  // The reconcile thread both ticks the telemetry and owns the runtime.
+  source = std::make_unique<WithGuestReports>(
+      std::move(source), [runtime = runtime_.get()](int64_t time_ms, auto& out) {
+        runtime->guest_gpu_samples(time_ms, out);
+      });
   return std::make_optional<NodeTelemetry>(std::move(source), options_.telemetry_interval);
 }
 

@@ -169,11 +169,11 @@ void Fleet::observe(std::vector<monitor::ObservationRef>& out,
             ++utilisation[u].count;
           }
         }
-        // A GPU is not observed while its node is down, nor while a VM holds it on real hardware:
-        // passed through, it has left the host's driver, and its telemetry stops until the VM
-        // gives it back (docs/vm-runtime.md). Simulated GPUs go on reporting.
+        // A GPU is not observed while its node is down, nor while a VM holds it on real hardware
+        // and its guest does not report it: passed through, it has left the host's driver, and
+        // only the guest can read it (docs/vm-runtime.md). Simulated GPUs go on reporting.
         const bool in_vm = first_holder_of_gpu && first_holder_of_gpu->spec.vm && !node.simulated;
-        if (down || in_vm) continue;
+        if (down || (in_vm && !util)) continue;
         std::string_view instance;
         std::string_view tenant;
         if (first_holder_of_gpu) {

@@ -100,6 +100,8 @@ Status check_instance_ended(const std::vector<Workload>& workloads, std::string_
   return {};
 }
 
+void Runtime::guest_gpu_samples(int64_t /*time_ms*/, std::vector<model::GpuSample>& /*out*/) {}
+
 Status Runtime::remove_instance(std::string_view instance_id) {
   GPURENT_CHECK(check_instance_ended(workloads(), instance_id));
   if (!valid_instance_id(instance_id)) {

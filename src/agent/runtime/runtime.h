@@ -34,6 +34,7 @@
 
 #include "common/result.h"
 #include "model/agent_protocol.h"
+#include "model/telemetry.h"
 
 namespace gpurent::agent {
 
@@ -86,6 +87,11 @@ class Runtime {
   // instance or placed it elsewhere. kConflict "instance_running" while a run of it has not
   // exited; errors: what could not be deleted.
   virtual Status remove_instance(std::string_view instance_id);
+  // Appends what running workloads report of their own GPUs from inside, stamped time_ms: a VM's
+  // guest holds GPUs passed through, which the host's NVML cannot read (vm/guest_gpu_report.h).
+  // Only reports that arrived since the last call; none from the other runtimes, whose GPUs the
+  // host reads itself.
+  virtual void guest_gpu_samples(int64_t time_ms, std::vector<model::GpuSample>& out);
 };
 
 // Instance ids become directory and container names: [A-Za-z0-9_.-], not starting with '.'.

@@ -101,4 +101,10 @@ Status RuntimeSet::remove_instance(std::string_view instance_id) {
   return {};
 }
 
+void RuntimeSet::guest_gpu_samples(int64_t time_ms, std::vector<model::GpuSample>& out) {
+  for (const auto& runtime : runtimes_) {
+    if (runtime) runtime->guest_gpu_samples(time_ms, out);
+  }
+}
+
 }  // namespace gpurent::agent

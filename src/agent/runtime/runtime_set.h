@@ -29,6 +29,7 @@ class RuntimeSet final : public Runtime {
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
   // Every runtime's files of the instance, once no runtime runs it.
   Status remove_instance(std::string_view instance_id) override;
+  void guest_gpu_samples(int64_t time_ms, std::vector<model::GpuSample>& out) override;
 
  private:
   // The runtime that tracks the run, if any.

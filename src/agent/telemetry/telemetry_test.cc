@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/gpu/sim_gpus.h"
+#include "agent/telemetry/guest_reports.h"
 #include "agent/telemetry/nvml_source.h"
 #include "agent/telemetry/sim_faults.h"
 #include "agent/telemetry/sim_source.h"
@@ -225,6 +226,26 @@ class CountingSource final : public TelemetrySource {
     out.samples.push_back({.uuid = "g", .time_ms = time_ms});
   }
 };
+
+TEST(WithGuestReports, AGuestsSampleFillsInOnlyForAGpuTheHostDidNotSample) {
+  std::vector<int64_t> asked;
+  WithGuestReports source(std::make_unique<CountingSource>(),
+                          [&](int64_t time_ms, std::vector<model::GpuSample>& out) {
+                            asked.push_back(time_ms);
+                            out.push_back({.uuid = "g", .time_ms = time_ms, .gpu_util_pct = 1});
+                            out.push_back({.uuid = "in-vm", .time_ms = time_ms, .gpu_util_pct = 2});
+                          });
+  model::TelemetryBatch batch;
+  // An earlier tick's sample of the GPU in the VM (a catch-up batch) does not hide this one.
+  batch.samples.push_back({.uuid = "in-vm", .time_ms = 4'000});
+  source.sample(5'000, {}, batch);
+  EXPECT_EQ(asked, std::vector<int64_t>{5'000});
+  EXPECT_EQ(batch.samples,
+            (std::vector<model::GpuSample>{{.uuid = "in-vm", .time_ms = 4'000},
+                                           {.uuid = "g", .time_ms = 5'000},
+                                           {.uuid = "in-vm", .time_ms = 5'000, .gpu_util_pct = 2}}))
+      << "the host's own sample of g stands";
+}
 
 TEST(NodeTelemetry, SamplesOnTheTickGridAndCatchesUpWhenAsked) {
   using std::chrono::milliseconds;

@@ -18,6 +18,7 @@
 #include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
 #include "agent/vm/guest_agent.h"
+#include "agent/vm/guest_gpu_report.h"
 #include "agent/vm/passt.h"
 #include "agent/vm/vfio.h"
 #include "common/files.h"
@@ -32,6 +33,7 @@ constexpr std::string_view kGuestDir = "guest";
 constexpr std::string_view kConsoleLog = "console.log";
 constexpr std::string_view kPidFile = "qemu.pid";
 constexpr std::string_view kPassthroughFile = "passthrough";
+constexpr std::string_view kGpusFile = "gpus";
 constexpr std::string_view kQmpSocket = "qmp.sock";
 constexpr std::string_view kGuestAgentSocket = "qga.sock";
 constexpr std::string_view kPasstSocket = "net.sock";
@@ -83,6 +85,18 @@ fs::path root_disk_path(const fs::path& data_dir, std::string_view instance_id) 
 // The 9p tag of the run's i-th volume.
 std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
 
+// The UUIDs of a run's GPUs, as start() recorded them (none for a run without GPUs).
+std::vector<std::string> recorded_gpus(const fs::path& dir) {
+  std::vector<std::string> gpus;
+  const auto record = read_file(dir / kGpusFile, 64 << 10);
+  if (!record) return gpus;
+  std::istringstream lines(*record);
+  for (std::string uuid; std::getline(lines, uuid);) {
+    if (!uuid.empty()) gpus.push_back(std::move(uuid));
+  }
+  return gpus;
+}
+
 // The platform's environment, exported: sourced by the command and by every exec.
 std::string env_script(const model::WorkloadSpec& spec,
                        const std::vector<PreparedVolume>& volumes) {
@@ -104,6 +118,7 @@ std::string env_script(const model::WorkloadSpec& spec,
 std::string command_script(const model::WorkloadSpec& spec,
                            const std::vector<PreparedVolume>& volumes) {
   std::string script = fmt::format(". {}/env.sh\n", kGuestRunDir);
+  if (!spec.gpus.empty()) script += guest_gpu_reporter_script(kGuestRunDir);
   for (size_t i = 0; i < volumes.size(); ++i) {
     const std::string path = shell_quote(volumes[i].mount.mount_path);
     script += fmt::format(
@@ -347,6 +362,13 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       return written;
     }
   }
+  // Outside the guest's folder: the GPUs whose reports count are the host's to say.
+  if (auto written =
+          write_file_atomic(dir / kGpusFile, fmt::format("{}", fmt::join(spec.gpus, "\n")));
+      !written) {
+    cleanup();
+    return written;
+  }
   VmMachine machine{
       .name = fmt::format("{}.{}", key.instance_id, key.run),
       .accelerator = options_.accelerator,
@@ -432,7 +454,8 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .info = {.key = key, .phase = model::WorkloadPhase::kRunning, .log_path = dir / kConsoleLog},
       .dir = dir,
       .pid = pid,
-      .start_time = stat->start_time};
+      .start_time = stat->start_time,
+      .gpus = spec.gpus};
   return {};
 }
 
@@ -449,6 +472,7 @@ void VmRuntime::adopt(const fs::path& dir) {
     entry.info.phase = model::WorkloadPhase::kRunning;
     entry.pid = state->pid;
     entry.start_time = state->start_time;
+    entry.gpus = recorded_gpus(dir);
   } else {
     // Cut short inside start() before QEMU was recorded: it never ran; the reconciler starts it
     // again if it is still wanted.
@@ -498,6 +522,19 @@ Result<std::vector<std::string>> VmRuntime::pass_through(const std::vector<std::
     for (auto& function : plan.to_bind()) functions.push_back(std::move(function));
   }
   return functions;
+}
+
+void VmRuntime::guest_gpu_samples(int64_t time_ms, std::vector<model::GpuSample>& out) {
+  for (auto& [key, entry] : entries_) {
+    if (entry.pid == 0 || entry.gpus.empty()) continue;
+    auto report =
+        read_guest_gpu_report(entry.dir / kGuestDir / kGuestGpuReportFile, entry.reported);
+    if (!report) continue;
+    entry.reported = report->modified;
+    for (auto& sample : parse_guest_gpu_report(report->text, entry.gpus, time_ms)) {
+      out.push_back(std::move(sample));
+    }
+  }
 }
 
 void VmRuntime::give_back(const fs::path& dir) {

@@ -22,6 +22,8 @@
 //   qga.sock          the guest agent's port (exec: guest_agent.h)
 //   net.sock, passt.log  passt's socket and messages (outbound networking)
 //   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
+//   gpus              the UUIDs of the run's GPUs, one a line: those whose telemetry the guest
+//                     reports in guest/gpus.csv (guest_gpu_report.h)
 // The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
 // "vol<i>", which command.sh mounts at its path first. A cloud image's overlay is
@@ -51,6 +53,8 @@
 #pragma once
 
 #include <sys/types.h>
+
+#include <ctime>
 
 #include <cstdint>
 
@@ -128,6 +132,8 @@ class VmRuntime final : public Runtime {
   std::filesystem::path instance_dir(std::string_view instance_id) const override;
   // The instance's directory and its root disk.
   Status remove_instance(std::string_view instance_id) override;
+  // What the running guests wrote of their own GPUs (guest_gpu_report.h) since the last call.
+  void guest_gpu_samples(int64_t time_ms, std::vector<model::GpuSample>& out) override;
 
  private:
   struct Entry {
@@ -136,6 +142,8 @@ class VmRuntime final : public Runtime {
     pid_t pid = 0;  // QEMU's; 0 once it is gone
     uint64_t start_time = 0;
     std::optional<SteadyTime> kill_at;  // SIGKILL deadline of a requested stop
+    std::vector<std::string> gpus;      // the run's GPUs (UUIDs): those its guest may report
+    timespec reported{};                // the modification time of the last report read
   };
   explicit VmRuntime(VmRuntimeOptions options) : options_(std::move(options)) {}
   void adopt(const std::filesystem::path& dir);

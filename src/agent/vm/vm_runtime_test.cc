@@ -150,12 +150,27 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
   EXPECT_TRUE(fs::exists((*runtime)->instance_dir("i-vm"))) << "the instance keeps its disk";
 }
 
+// A stand-in for the NVIDIA driver's nvidia-smi in the guest: it answers the reporter's query
+// (and only it) for the run's GPU and for one that is not the run's.
+constexpr std::string_view kFakeNvidiaSmi =
+    R"sh(mkdir -p /usr/local/bin && cat >/usr/local/bin/nvidia-smi <<'EOF'
+#!/bin/sh
+[ "$1" = "--query-gpu=uuid,utilization.gpu,utilization.memory,memory.used,memory.free,temperature.gpu,power.draw" ] || exit 2
+[ "$2" = "--format=csv,noheader,nounits" ] || exit 2
+echo "GPU-sim-0, 55, 20, 2048, 79000, 70, 250.25"
+echo "GPU-not-its-own, 1, 1, 1, 1, 1, 1.0"
+EOF
+chmod +x /usr/local/bin/nvidia-smi; exec sleep 600)sh";
+
 TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
   const WorkloadKey key{"i-sleeper", 1};
+  options_.simulated_gpus = true;
   {
     auto first = VmRuntime::open(options_);
     ASSERT_TRUE(first);
-    ASSERT_TRUE((*first)->start(spec("i-sleeper", {"sleep", "600"})));
+    auto s = spec("i-sleeper", {"sh", "-c", std::string(kFakeNvidiaSmi)});
+    s.gpus = {"GPU-sim-0"};
+    ASSERT_TRUE((*first)->start(s));
     EXPECT_EQ((*first)->find(key)->phase, model::WorkloadPhase::kRunning);
   }  // the agent restarts: QEMU runs on
   auto second = VmRuntime::open(options_);
@@ -172,6 +187,22 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(booted) << read_file(adopted->log_path).value_or("");
+  // The guest reports its GPU (the adopting runtime knows which is its own), and only once per
+  // report it writes.
+  std::vector<model::GpuSample> reported;
+  for (int i = 0; i < 900 && reported.empty(); ++i) {
+    (*second)->guest_gpu_samples(1'790'000'000'000, reported);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(reported.size(), 1u) << read_file(adopted->log_path).value_or("");
+  EXPECT_EQ(reported[0].uuid, "GPU-sim-0");
+  EXPECT_EQ(reported[0].time_ms, 1'790'000'000'000);
+  EXPECT_EQ(reported[0].gpu_util_pct, 55);
+  EXPECT_EQ(reported[0].temperature_c, 70);
+  EXPECT_EQ(reported[0].power_w, 250.25);
+  reported.clear();
+  (*second)->guest_gpu_samples(1'790'000'001'000, reported);
+  EXPECT_TRUE(reported.empty()) << "the same report is not read twice";
   // Exec through the guest agent, as the run's command runs: its env, in /workspace.
   Result<GuestExecResult> ran = fail(Error::internal("not tried"));
   for (int i = 0; i < 20 && !(ran = guest_exec(vm_guest_agent_socket(options_.data_dir, key),
