@@ -577,6 +577,37 @@ TEST_F(InstanceFilesTest, AStartWaitsForTheNodeThatKeepsItsFilesUnlessToldAnywhe
   EXPECT_TRUE(ctl_.check_invariants());
 }
 
+// Spot work on its node makes room for it there, and spot work elsewhere is left alone (it could
+// not take the instance's files).
+TEST_F(InstanceFilesTest, AStartedOnDemandInstancePreemptsSpotWorkOnItsOwnNodeOnly) {
+  const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
+  const auto stopped = launch(alice_, 2);
+  run(stopped.id);
+  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
+  run(stopped.id, 0);
+  auto spot = spec(8);
+  spot.pricing = model::PricingModel::kSpot;
+  const auto on_its_node = launch(bob_, spot);
+  ASSERT_EQ(get(on_its_node.id).node_id, node_);
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
+  spot.gpu_count = 2;
+  const auto elsewhere = launch(bob_, spot);
+  ASSERT_EQ(get(elsewhere.id).node_id, other);
+  run(on_its_node.id);
+  run(elsewhere.id);
+
+  ASSERT_TRUE(ctl_.start_instance(alice_, stopped.id));
+  EXPECT_EQ(get(on_its_node.id).state, InstanceState::kStopping);
+  EXPECT_EQ(get(elsewhere.id).state, InstanceState::kRunning)
+      << "the other node has room, but not the instance's files";
+  run(on_its_node.id, 143);
+  ctl_.tick();
+  EXPECT_EQ(get(stopped.id).state, InstanceState::kStarting);
+  EXPECT_EQ(get(stopped.id).node_id, node_);
+  EXPECT_TRUE(ctl_.check_invariants());
+}
+
 TEST_F(InstanceFilesTest, AStartAskedForWhileStoppingWaitsForItsNodeUnlessTheInstanceMoves) {
   const auto instance = launch(alice_, 1);
   run(instance.id);
