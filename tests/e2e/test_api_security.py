@@ -327,6 +327,7 @@ SAMPLE_BODIES = {
                                                                "timeout_s": 10},
     ("PUT", "/v1/instances/{id}/idle-alert"): lambda w, me, other: {"below_percent": 1,
                                                                     "for_s": 86400},
+    ("POST", "/v1/instances/{id}/start"): lambda w, me, other: {"anywhere": True},
     # Operators'. A tenant would most like to change its own limits, balance and prices.
     ("POST", "/v1/tenants"): lambda w, me, other: {"name": unique("tenant")},
     ("POST", "/v1/billing/topups"): lambda w, me, other: {"tenant_id": me, "amount_micros": 1},
