@@ -5,9 +5,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstring>
+#include <sstream>
 
 #include "agent/tool_run.h"
+#include "common/files.h"
 
 namespace gpurent::agent {
 
@@ -35,6 +40,7 @@ std::vector<std::string> passt_command(const PasstNetwork& network) {
                                    std::string(kDnsAddress),
                                    "--udp-ports",
                                    "none"};
+  for (const auto& nameserver : network.nameservers) argv.insert(argv.end(), {"--dns", nameserver});
   std::string tcp = "none";
   if (!network.forwards.empty()) {
     // Every port on the loopback only: the node API's proxy and SSH tunnel come from there.
@@ -46,6 +52,38 @@ std::vector<std::string> passt_command(const PasstNetwork& network) {
   }
   argv.insert(argv.end(), {"--tcp-ports", tcp});
   return argv;
+}
+
+namespace {
+
+constexpr size_t kMaxNameservers = 3;
+
+// The usable "nameserver" addresses of a resolv.conf (none when it cannot be read).
+std::vector<std::string> usable_nameservers(const fs::path& path) {
+  std::vector<std::string> found;
+  const auto text = read_file(path, 64 << 10);
+  if (!text) return found;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line) && found.size() < kMaxNameservers;) {
+    std::istringstream words(line);
+    std::string keyword, address;
+    if (!(words >> keyword >> address) || keyword != "nameserver") continue;
+    in_addr parsed{};
+    if (::inet_pton(AF_INET, address.c_str(), &parsed) != 1) continue;  // IPv6: passt is IPv4 here
+    const uint32_t host_order = ntohl(parsed.s_addr);
+    if ((host_order >> 24) == 127 || host_order == 0) continue;  // the node's loopback, or none
+    found.push_back(std::move(address));
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> guest_nameservers(const fs::path& resolv_conf,
+                                           const fs::path& systemd_resolv_conf) {
+  auto found = usable_nameservers(resolv_conf);
+  if (found.empty()) found = usable_nameservers(systemd_resolv_conf);
+  return found;
 }
 
 Status start_passt(const PasstNetwork& network) {

@@ -45,7 +45,19 @@ struct PasstNetwork {
   std::vector<VmPortForward> forwards;  // from the host's loopback into the guest
   unsigned uid = 0;                     // who passt runs as: the agent's
   unsigned gid = 0;
+  // The resolvers DHCP gives the guest and kDnsAddress forwards to (guest_nameservers); empty:
+  // passt reads /etc/resolv.conf itself.
+  std::vector<std::string> nameservers;
 };
+
+// The node's resolvers a guest can use: the IPv4 ones of resolv_conf that are not the node's
+// loopback; where it names only loopback ones (systemd-resolved's stub, 127.0.0.53, as on Ubuntu
+// nodes), the upstream ones systemd-resolved lists in systemd_resolv_conf. passt leaves loopback
+// resolvers out (the guest cannot reach the node's loopback), so without this a guest on such a
+// node had no DNS. At most three (resolv.conf's MAXNS); none when neither file names one.
+std::vector<std::string> guest_nameservers(
+    const std::filesystem::path& resolv_conf = "/etc/resolv.conf",
+    const std::filesystem::path& systemd_resolv_conf = "/run/systemd/resolve/resolv.conf");
 
 // passt's argv for the network.
 std::vector<std::string> passt_command(const PasstNetwork& network);

@@ -129,6 +129,36 @@ TEST(QemuCommand, WithPasstTheCardIsItsSocketAndPasstForwardsThePorts) {
   }
   EXPECT_EQ(values_of(passt_command({.socket = "/s", .log = "/l"}), "--tcp-ports"),
             std::vector<std::string>{"none"});
+  EXPECT_EQ(values_of(passt, "--dns"), std::vector<std::string>{}) << "passt reads resolv.conf";
+  EXPECT_EQ(
+      values_of(passt_command(
+                    {.socket = "/s", .log = "/l", .nameservers = {"192.0.2.53", "198.51.100.53"}}),
+                "--dns"),
+      (std::vector<std::string>{"192.0.2.53", "198.51.100.53"}));
+}
+
+// A node whose resolv.conf names only systemd-resolved's stub on its loopback (Ubuntu's) gives its
+// guests the upstream resolvers systemd-resolved lists; a plain resolv.conf gives its own.
+TEST(GuestNameservers, LoopbackResolversAreReplacedBySystemdResolvedsUpstreams) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("gpurent-resolv-test-" + std::to_string(os_random_seed()));
+  fs::create_directories(dir);
+  ASSERT_TRUE(write_file_atomic(dir / "stub.conf",
+                                "# managed by systemd-resolved\nnameserver 127.0.0.53\n"
+                                "options edns0 trust-ad\nsearch example.internal\n"));
+  ASSERT_TRUE(write_file_atomic(dir / "upstream.conf",
+                                "nameserver 10.1.0.2\nnameserver 2001:db8::53\n"
+                                "nameserver not-an-address\nnameserver 10.1.0.3\n"
+                                "nameserver 10.1.0.4\nnameserver 10.1.0.5\n"));
+  ASSERT_TRUE(write_file_atomic(dir / "plain.conf", "nameserver 192.0.2.53\n"));
+  EXPECT_EQ(guest_nameservers(dir / "stub.conf", dir / "upstream.conf"),
+            (std::vector<std::string>{"10.1.0.2", "10.1.0.3", "10.1.0.4"}))
+      << "IPv4 only, at most three";
+  EXPECT_EQ(guest_nameservers(dir / "plain.conf", dir / "upstream.conf"),
+            std::vector<std::string>{"192.0.2.53"});
+  EXPECT_EQ(guest_nameservers(dir / "stub.conf", dir / "missing.conf"), std::vector<std::string>{})
+      << "no usable resolver: passt is left to say so";
+  fs::remove_all(dir);
 }
 
 // The test image's kernel and initrd (scripts/vm-test-image.sh); `make test` requires them.

@@ -421,7 +421,8 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                .log = dir / kPasstLog,
                                .forwards = machine.forwards,
                                .uid = ::geteuid(),
-                               .gid = ::getegid()};
+                               .gid = ::getegid(),
+                               .nameservers = guest_nameservers()};
     if (auto started = start_passt(network); !started) {
       cleanup();
       return started;
