@@ -11,6 +11,7 @@ the tenant's SSH key reaches the VM's user, who logs in with `gpurent ssh` (a tu
 server and the node); the command runs at each boot on the instance's own root disk, which a stop
 and start keep and a delete deletes.
 """
+import ipaddress
 import json
 import os
 import shutil
@@ -69,6 +70,28 @@ def start_vm_agent(platform, image, agent_dir, name="vms"):
          "--sim-gpus", "1xa100-80g", "--data-dir", os.path.join(agent_dir, "a"), "--name", name,
          # A TCG guest's systemd may take long to shut down on a loaded machine.
          *guest, "--vm-accelerator", "tcg", "--vm-stop-grace", "120"], name)
+
+
+def node_nameservers():
+    """The resolvers the agent gives guests (agent/vm/passt.h, guest_nameservers)."""
+    def usable(path):
+        found = []
+        try:
+            lines = open(path).read().splitlines()
+        except OSError:
+            return found
+        for line in lines:
+            words = line.split()
+            if len(words) < 2 or words[0] != "nameserver" or len(found) == 3:
+                continue
+            try:
+                address = ipaddress.ip_address(words[1])
+            except ValueError:
+                continue
+            if address.version == 4 and not address.is_loopback and not address.is_unspecified:
+                found.append(words[1])
+        return found
+    return usable("/etc/resolv.conf") or usable("/run/systemd/resolve/resolv.conf")
 
 
 class LineCatcher:
@@ -226,6 +249,8 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     key_file = tmp_path / "id_ed25519.pub"
     public_key = key_file.read_text().strip()
     script = ("echo \"keys: $(cat /home/gpurent/.ssh/authorized_keys)\"; "
+              "echo \"dns: $(sed -n 's/.*option domain-name-servers \\([^;]*\\);.*/\\1/p' "
+              "/var/lib/dhcp/*.leases | tail -n 1)\"; "
               "echo \"$(cat /var/tmp/boots 2>/dev/null)x\" > /var/tmp/boots; "
               "echo \"boots: $(cat /var/tmp/boots)\"; echo kept > note; echo ready; exec sleep 600")
     created = json.loads(platform.cli(
@@ -237,6 +262,9 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
              "the cloud image to boot and run the command")
     text = logs(platform, instance_id, key)
     assert f"keys: {public_key}" in text, text
+    # DHCP gave the guest the node's resolvers (passt's --dns; systemd-resolved's upstreams where
+    # the node's resolv.conf names only its stub).
+    assert f"dns: {','.join(node_nameservers())}\n" in text, text
     assert "boots: x\n" in text, text
     assert_exec_in_workspace(platform, instance_id, key)
 
