@@ -463,6 +463,23 @@ class InstanceFilesTest : public StoredControllerTest {
   int64_t generation(const std::string& node) {
     return ctl_.fleet().desired_state(node)->generation;
   }
+  // Runs alice's instance and stops it, the stop confirmed: stopped, its files on its node.
+  void run_then_stop(const std::string& id) {
+    run(id);
+    EXPECT_TRUE(ctl_.stop_instance(alice_, id));
+    run(id, 0);
+    EXPECT_EQ(get(id).state, model::InstanceState::kStopped);
+  }
+  // An instance of alice's with `gpus` GPUs, stopped on node_ (the node `other` cordoned
+  // meanwhile, so that it lands there, and uncordoned again).
+  model::Instance stopped_on_node_a(int gpus, const std::string& other) {
+    EXPECT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
+    const auto instance = launch(alice_, gpus);
+    EXPECT_EQ(get(instance.id).node_id, node_);
+    run_then_stop(instance.id);
+    EXPECT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
+    return instance;
+  }
 };
 
 TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDeletedOrMove) {
@@ -473,11 +490,8 @@ TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDel
   const auto deleted = launch(alice_, 1);
   const auto moved = launch(alice_, 1);
   for (const auto& instance : {kept, deleted, moved}) {
-    run(instance.id);
     ASSERT_EQ(get(instance.id).node_id, node_);
-    ASSERT_TRUE(ctl_.stop_instance(alice_, instance.id));
-    run(instance.id, 0);
-    ASSERT_EQ(get(instance.id).state, model::InstanceState::kStopped);
+    run_then_stop(instance.id);
   }
   std::vector<std::string> all = {kept.id, deleted.id, moved.id};
   std::ranges::sort(all);
@@ -518,12 +532,7 @@ TEST_F(InstanceFilesTest, ANodeListsTheInstancesWhoseFilesItKeepsUntilTheyAreDel
 // cordoned) unless the tenant says it may go anywhere; a restart keeps it waiting there.
 TEST_F(InstanceFilesTest, AStartWaitsForTheNodeThatKeepsItsFilesUnlessToldAnywhere) {
   const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
-  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
-  const auto stopped = launch(alice_, 2);
-  run(stopped.id);
-  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
-  run(stopped.id, 0);
-  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));
+  const auto stopped = stopped_on_node_a(2, other);
 
   // With room on both nodes, it goes back to its own, although the other is fuller (best fit
   // takes the fuller one for new work, as for `filler`).
@@ -535,9 +544,7 @@ TEST_F(InstanceFilesTest, AStartWaitsForTheNodeThatKeepsItsFilesUnlessToldAnywhe
   EXPECT_EQ(get(stopped.id).start_on_node, "") << "cleared once placed";
   const auto filler = launch(bob_, 2);
   EXPECT_EQ(get(filler.id).node_id, other) << "new work takes the fuller node";
-  run(stopped.id);
-  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
-  run(stopped.id, 0);
+  run_then_stop(stopped.id);
 
   // Its node full: it waits for it and says why, though the other node has room.
   const auto full = launch(bob_, 8);
@@ -581,13 +588,10 @@ TEST_F(InstanceFilesTest, AStartWaitsForTheNodeThatKeepsItsFilesUnlessToldAnywhe
 // not take the instance's files).
 TEST_F(InstanceFilesTest, AStartedOnDemandInstancePreemptsSpotWorkOnItsOwnNodeOnly) {
   const std::string other = add_node("node-b", "h100-80g", 8, "GPU-b");
-  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
-  const auto stopped = launch(alice_, 2);
-  run(stopped.id);
-  ASSERT_TRUE(ctl_.stop_instance(alice_, stopped.id));
-  run(stopped.id, 0);
+  const auto stopped = stopped_on_node_a(2, other);
   auto spot = spec(8);
   spot.pricing = model::PricingModel::kSpot;
+  ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kCordon));
   const auto on_its_node = launch(bob_, spot);
   ASSERT_EQ(get(on_its_node.id).node_id, node_);
   ASSERT_TRUE(ctl_.manage_node(admin_, other, NodeAction::kUncordon));

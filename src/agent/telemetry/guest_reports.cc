@@ -1,6 +1,7 @@
 #include "agent/telemetry/guest_reports.h"
 
 #include <algorithm>
+#include <iterator>
 #include <span>
 
 namespace gpurent::agent {
@@ -13,13 +14,11 @@ void WithGuestReports::sample(int64_t time_ms, const BusyGpus& busy, model::Tele
   // Only this tick's host samples: out may already hold earlier ticks' (a catch-up).
   const std::span<const model::GpuSample> host(out.samples.begin() + static_cast<ptrdiff_t>(first),
                                                out.samples.end());
-  std::vector<model::GpuSample> added;
-  for (auto& sample : reported) {
-    if (std::ranges::find(host, sample.uuid, &model::GpuSample::uuid) == host.end()) {
-      added.push_back(std::move(sample));
-    }
-  }
-  for (auto& sample : added) out.samples.push_back(std::move(sample));
+  std::erase_if(reported, [&](const model::GpuSample& sample) {
+    return std::ranges::find(host, sample.uuid, &model::GpuSample::uuid) != host.end();
+  });
+  out.samples.insert(out.samples.end(), std::make_move_iterator(reported.begin()),
+                     std::make_move_iterator(reported.end()));
 }
 
 }  // namespace gpurent::agent

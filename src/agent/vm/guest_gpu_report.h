@@ -1,8 +1,9 @@
-// GPU telemetry from inside a VM (docs/vm-runtime.md, "GPU telemetry from the guest"). A GPU passed
+// GPU telemetry from inside a VM (docs/vm-runtime.md, "A GPU inside a VM"). A GPU passed
 // through to a guest is gone from the host's NVML, so the host cannot read its utilisation,
 // memory, temperature or power; the guest can. A run that holds GPUs has its command.sh start a
 // reporter that writes nvidia-smi's answer to the run's shared folder every few seconds
-// (guest_gpu_reporter_script), and the agent reads it from the host (VmRuntime::gpu_reports).
+// (guest_gpu_reporter_script), and the agent reads it from the host
+// (VmRuntime::guest_gpu_samples).
 //
 // The guest is the tenant's, so the report is untrusted text: only the run's own GPUs count, each
 // once, each value a number in its range or left out; a file that is not a plain file, or too
