@@ -7,8 +7,14 @@
 // `gpurent exec`s of `true` in one running VM through its guest agent (guest_agent.h), each timed
 // from the call to its status. Prints p50 / p99 / max of each, the accelerator and the network
 // (--isolated: QEMU's restricted user-mode networking instead of passt, the agent's default).
+// --shares says how the folders reach the guest (9p, the agent's default, or virtiofs). With
+// --share-mb N, one more run writes N MiB into /workspace with dd, syncs, drops the guest's page
+// cache and reads the file back, then does the same in the guest's own memory (/tmp: the
+// initramfs, or a cloud image's tmpfs), each timed on the host between the markers the guest
+// prints on its console (polled every 2 ms): the shared folder's speed against the guest's own.
 //
 // Usage: gpurent_vm_bench IMAGE [--launches N] [--execs N] [--kvm] [--isolated]
+//                               [--shares 9p|virtiofs] [--share-mb N]
 //   IMAGE: what scripts/vm-test-image.sh prints (a directory: vmlinuz, initrd.gz), or a cloud
 //   image (a qcow2 file: scripts/vm-cloud-image.sh).
 #include <fmt/format.h>
@@ -43,11 +49,61 @@ std::string summary(std::vector<double> values) {
   return fmt::format("{:.0f} ms | {:.0f} ms | {:.0f} ms", at(0.5), at(0.99), values.back());
 }
 
+// The guest's dd through its shared /workspace and through its own /tmp, each timed between the
+// markers it prints: "<what> (MiB/s)" for each.
+gpurent::Result<std::vector<std::pair<std::string, double>>> share_throughput(VmRuntime& runtime,
+                                                                              int mib) {
+  gpurent::model::WorkloadSpec spec;
+  spec.instance_id = "i-bench-share";
+  spec.run = 1;
+  const std::string script = fmt::format(
+      "for d in /workspace /tmp; do echo MARK-$d-start; dd if=/dev/zero of=$d/f bs=1M count={0} "
+      "2>/dev/null; sync; echo MARK-$d-written; echo 3 > /proc/sys/vm/drop_caches; "
+      "dd if=$d/f of=/dev/null bs=1M 2>/dev/null; echo MARK-$d-read; rm -f $d/f; done",
+      mib);
+  spec.command = {"sh", "-c", script};
+  GPURENT_CHECK(runtime.start(spec));
+  const gpurent::agent::WorkloadKey key{spec.instance_id, 1};
+  const fs::path log = runtime.find(key)->log_path;
+  const std::vector<std::string> marks = {"MARK-/workspace-start", "MARK-/workspace-written",
+                                          "MARK-/workspace-read",  "MARK-/tmp-start",
+                                          "MARK-/tmp-written",     "MARK-/tmp-read"};
+  std::vector<Clock::time_point> seen;
+  while (seen.size() < marks.size()) {
+    const std::string text = gpurent::read_file(log).value_or("");
+    while (seen.size() < marks.size() && text.find(marks[seen.size()]) != std::string::npos) {
+      seen.push_back(Clock::now());
+    }
+    runtime.poll();
+    if (runtime.find(key)->phase == gpurent::model::WorkloadPhase::kExited &&
+        seen.size() < marks.size()) {
+      return gpurent::fail(
+          gpurent::Error::internal("the guest ended before its last mark: " + text));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const auto rate = [&](size_t from) {
+    return mib / std::chrono::duration<double>(seen[from + 1] - seen[from]).count();
+  };
+  while (runtime.find(key)->phase != gpurent::model::WorkloadPhase::kExited) {
+    runtime.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  GPURENT_CHECK(runtime.forget(key));
+  return std::vector<std::pair<std::string, double>>{
+      {"write to the shared /workspace, synced", rate(0)},
+      {"read it back (the guest's cache dropped)", rate(1)},
+      {"write to the guest's own /tmp", rate(3)},
+      {"read it back", rate(4)}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fmt::print(stderr, "usage: {} IMAGE [--launches N] [--execs N] [--kvm] [--isolated]\n",
+    fmt::print(stderr,
+               "usage: {} IMAGE [--launches N] [--execs N] [--kvm] [--isolated] [--shares "
+               "9p|virtiofs] [--share-mb N]\n",
                argv[0]);
     return 2;
   }
@@ -56,12 +112,19 @@ int main(int argc, char** argv) {
   int execs = 20;
   bool kvm = false;
   bool isolated = false;
+  auto shares = gpurent::agent::VmShares::k9p;
+  int share_mb = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--launches" && i + 1 < argc) launches = std::stoi(argv[++i]);
     if (arg == "--execs" && i + 1 < argc) execs = std::stoi(argv[++i]);
     if (arg == "--kvm") kvm = true;
     if (arg == "--isolated") isolated = true;
+    if (arg == "--shares" && i + 1 < argc) {
+      shares = std::string_view(argv[++i]) == "virtiofs" ? gpurent::agent::VmShares::kVirtioFs
+                                                         : gpurent::agent::VmShares::k9p;
+    }
+    if (arg == "--share-mb" && i + 1 < argc) share_mb = std::stoi(argv[++i]);
   }
   const bool cloud = fs::is_regular_file(image);
   const int memory_mb = cloud ? 768 : 256;  // cloud-init's Python wants more than /init
@@ -76,7 +139,8 @@ int main(int argc, char** argv) {
                                                      : gpurent::agent::VmAccelerator::kTcg,
                                   .network = isolated ? gpurent::agent::VmNetwork::kIsolated
                                                       : gpurent::agent::VmNetwork::kOutbound,
-                                  .default_memory_mb = memory_mb});
+                                  .default_memory_mb = memory_mb,
+                                  .shares = shares});
   if (!runtime) {
     fmt::print(stderr, "{}\n", runtime.error().message);
     return 1;
@@ -154,10 +218,21 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
+  std::vector<std::pair<std::string, double>> throughput;  // MiB/s
+  if (share_mb > 0) {
+    auto measured = share_throughput(**runtime, share_mb);
+    if (!measured) {
+      fmt::print(stderr, "share: {}\n", measured.error().message);
+      return 1;
+    }
+    throughput = std::move(*measured);
+  }
   fs::remove_all(dir);
-  fmt::print("| VM ({}, {}, {} network, {} launches, {} MiB, 1 vCPU) | p50 | p99 | max |\n",
-             cloud ? "cloud image" : "kernel+initrd", kvm ? "KVM" : "TCG",
-             isolated ? "isolated" : "passt", launches, memory_mb);
+  fmt::print(
+      "| VM ({}, {}, {} network, {} folders, {} launches, {} MiB, 1 vCPU) | p50 | p99 | "
+      "max |\n",
+      cloud ? "cloud image" : "kernel+initrd", kvm ? "KVM" : "TCG", isolated ? "isolated" : "passt",
+      gpurent::agent::guest_fs_type(shares), launches, memory_mb);
   fmt::print("| --- | --- | --- | --- |\n");
   if (launches > 0) {
     fmt::print("| start() returns (QEMU daemonized: reported running) | {} |\n", summary(started));
@@ -168,6 +243,9 @@ int main(int argc, char** argv) {
   if (!exec_times.empty()) {
     fmt::print("| `gpurent exec true` through the guest agent ({} execs) | {} |\n", execs,
                summary(exec_times));
+  }
+  for (const auto& [what, mib_per_s] : throughput) {
+    fmt::print("| {} ({} MiB) | {:.0f} MiB/s | | |\n", what, share_mb, mib_per_s);
   }
   return 0;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A cloud image for the VM runtime's tests (docs/vm-runtime.md): a qcow2 disk that boots by
-# itself (BIOS, syslinux), a Debian 12 system with cloud-init (NoCloud), the QEMU guest agent and
-# OpenSSH, as a tenant's cloud image would be. The VM runtime gives it a copy-on-write overlay per
-# instance and a cloud-init seed (the user, their SSH keys, the command).
+# itself (BIOS, syslinux), a Debian 12 system (its cloud kernel) with cloud-init (NoCloud), the
+# QEMU guest agent and OpenSSH, as a tenant's cloud image would be. The VM runtime gives it a
+# copy-on-write overlay per instance and a cloud-init seed (the user, their SSH keys, the command).
 #
 # Made without mounting anything or loop devices: mmdebstrap builds the root in a directory,
 # mkfs.ext4 -d makes the root filesystem of it, syslinux installs itself into a FAT boot partition
@@ -24,11 +24,12 @@ fi
 work="$(mktemp -d "$dir/work.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
-# The generic kernel, not Debian's cloud kernel: the VM runtime shares /workspace and volumes in
-# with virtio-9p, which the cloud kernel is built without. D-Bus, for systemd-logind: it is what
-# shuts the guest down when the runtime presses the power button (a stop).
+# Debian's cloud kernel, as in Debian's own cloud images (genericcloud): built without virtio-9p,
+# so the VM runtime shares /workspace and volumes in over virtio-fs (the agent's --vm-shares
+# virtiofs). D-Bus, for systemd-logind: it is what shuts the guest down when the runtime presses
+# the power button (a stop).
 mmdebstrap --quiet --variant=minbase --mode=root \
-  --include=linux-image-amd64,systemd-sysv,udev,dbus,cloud-init,cloud-guest-utils,qemu-guest-agent,openssh-server,sudo,ifupdown,isc-dhcp-client,kmod,iproute2,busybox \
+  --include=linux-image-cloud-amd64,systemd-sysv,udev,dbus,cloud-init,cloud-guest-utils,qemu-guest-agent,openssh-server,sudo,ifupdown,isc-dhcp-client,kmod,iproute2,busybox \
   bookworm "$root" >&2
 cat > "$root/etc/fstab" <<'EOF'
 LABEL=gpurent-root / ext4 defaults,errors=remount-ro 0 1

@@ -42,7 +42,7 @@ cp /bin/busybox "$root/bin/busybox"
 for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
          drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci drivers/block/virtio_blk \
          drivers/char/virtio_console fs/netfs/netfs fs/fscache/fscache net/9p/9pnet \
-         net/9p/9pnet_virtio fs/9p/9p net/core/failover drivers/net/net_failover \
+         net/9p/9pnet_virtio fs/9p/9p fs/fuse/fuse fs/fuse/virtiofs net/core/failover drivers/net/net_failover \
          drivers/net/virtio_net; do
   if [[ -f "$modules/$m.ko" ]]; then
     cp "$modules/$m.ko" "$root/lib/modules/"
@@ -77,10 +77,15 @@ if ip link set eth0 up 2>/dev/null; then
   ip route add default via 10.0.2.2
 fi
 arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^gpurent\.$1=//p"; }
-# gpurent.shares=tag:/path,tag:/path (9p, read-write)
+# gpurent.shares=tag:/path,tag:/path (read-write), over gpurent.sharefs=9p (the default) or virtiofs
+sharefs="$(arg sharefs)"
 for share in $(arg shares | tr ',' ' '); do
   mkdir -p "${share#*:}"
-  mount -t 9p -o trans=virtio,version=9p2000.L "${share%%:*}" "${share#*:}"
+  if [ "$sharefs" = virtiofs ]; then
+    mount -t virtiofs "${share%%:*}" "${share#*:}"
+  else
+    mount -t 9p -o trans=virtio,version=9p2000.L "${share%%:*}" "${share#*:}"
+  fi
 done
 # qemu-ga on its virtio-serial port, when the VM has one (exec).
 for port in /sys/class/virtio-ports/*; do

@@ -49,6 +49,7 @@ struct AgentOptions {
   std::string vm_image;
   VmAcceleratorChoice vm_accelerator = VmAcceleratorChoice::kAuto;
   VmNetwork vm_network = VmNetwork::kOutbound;  // what guests reach (vm/qemu_command.h)
+  VmShares vm_shares = VmShares::k9p;  // how shared folders reach guests (vm/qemu_command.h)
   // How long a stopped VM's guest may take to shut down before QEMU is killed: a cloud image's
   // systemd stops its services first (its own default allows each 90 s).
   std::chrono::milliseconds vm_stop_grace{60'000};

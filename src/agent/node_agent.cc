@@ -176,10 +176,24 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
         "VMs reach the network through passt, which cannot be run here: install it (Debian's "
         "package passt), or give the agent --vm-network isolated"));
   }
-  spdlog::info("vm_runtime accelerator={} gpu_passthrough={} network={} note=\"{}\"",
+  // Guests' files on the node are owned by the ids after the workload ids (virtiofsd.h).
+  uint32_t guest_ids = kDefaultGuestIds;
+  if (!options_.workload_ids.empty()) {
+    GPURENT_TRY(ids, parse_id_range(options_.workload_ids));
+    guest_ids = ids.last + 1;
+  }
+  if (options_.vm_shares == VmShares::kVirtioFs && ::access(kVirtiofsdPath.data(), X_OK) != 0) {
+    return fail(Error::unprocessable(
+        "vm_runtime_unavailable",
+        fmt::format(
+            "VMs' shared folders go over virtio-fs, and {} cannot be run here: install "
+            "QEMU's (Debian's package qemu-system-common), or give the agent --vm-shares 9p",
+            kVirtiofsdPath)));
+  }
+  spdlog::info("vm_runtime accelerator={} gpu_passthrough={} network={} shares={} note=\"{}\"",
                host.capability.accelerator, host.capability.gpu_passthrough,
                options_.vm_network == VmNetwork::kOutbound ? "outbound" : "isolated",
-               host.capability.note);
+               guest_fs_type(options_.vm_shares), host.capability.note);
   vm_ = host.capability;
   const std::filesystem::path data_dir = options_.data_dir;
   return VmRuntime::open(
@@ -195,6 +209,8 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
        .network = options_.vm_network,
        .simulated_gpus = inventory_.simulated,
        .gpus = inventory_.gpus,
+       .shares = options_.vm_shares,
+       .guest_ids = guest_ids,
        .stop_grace = options_.vm_stop_grace});
 }
 

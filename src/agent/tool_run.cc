@@ -1,13 +1,19 @@
 #include "agent/tool_run.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 extern char** environ;
 
@@ -34,6 +40,26 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
   for (auto& text : strings) out.push_back(text.data());
   out.push_back(nullptr);
   return out;
+}
+
+// argv[0] as execve wants it: itself when it names a path, else the first executable file of that
+// name on PATH; nullopt when there is none. Found before forking: only async-signal-safe calls
+// may follow a fork in a process with threads.
+std::optional<std::string> executable_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    const std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -100,6 +126,220 @@ std::optional<ToolOutput> run_tool(const ToolRun& run) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return out;
+}
+
+namespace {
+
+// What a detached helper's side of the fork needs, all made before forking: after it, only
+// async-signal-safe calls (the agent has other threads).
+struct HelperPlan {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  int log_fd;
+  int pass_fd;
+  bool user_namespace;
+  const char* id_map;  // "0 <host_first> <count>\n"
+  int report_fd;       // write end of the reports to the agent
+  int unshared_fd;     // write end: the helper's namespace exists (user_namespace)
+  int mapped_fd;       // read end: its ids are mapped (user_namespace)
+};
+
+// One message to the agent: the helper's pid, or why it could not run. One write, below PIPE_BUF.
+struct SpawnReport {
+  char kind;  // 'p': value is the helper's pid; 'e': an errno
+  int value;
+};
+
+void report(int fd, char kind, int value) {
+  const SpawnReport message{kind, value};
+  [[maybe_unused]] const ssize_t ignored = ::write(fd, &message, sizeof message);
+}
+
+[[noreturn]] void fail_helper(const HelperPlan& plan, int err) {
+  report(plan.report_fd, 'e', err);
+  ::_exit(127);
+}
+
+// "/proc/<pid>/<file>" into `out`, without the allocating formatters.
+void proc_path(char (&out)[64], pid_t pid, const char* file) {
+  char digits[16];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid > 0 && n < 15);
+  size_t at = 0;
+  for (const char c : std::string_view("/proc/")) out[at++] = c;
+  while (n > 0) out[at++] = digits[--n];
+  out[at++] = '/';
+  for (const char* c = file; *c != '\0' && at + 1 < sizeof out; ++c) out[at++] = *c;
+  out[at] = '\0';
+}
+
+// The intermediate child, for a helper in a user namespace: maps its ids once it has unshared
+// (only a process outside the namespace, with CAP_SETUID there, may map host ids other than its
+// own). Returns 0, or the errno of what failed.
+int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
+  char byte = 0;
+  if (::read(unshared_fd, &byte, 1) != 1) return ECHILD;  // it failed to unshare, and said why
+  for (const char* file : {"uid_map", "gid_map"}) {
+    char path[64];
+    proc_path(path, helper, file);
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    const size_t length = std::strlen(id_map);
+    if (fd < 0 || ::write(fd, id_map, length) != static_cast<ssize_t>(length)) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      return err;
+    }
+    ::close(fd);
+  }
+  return 0;
+}
+
+[[noreturn]] void exec_helper(const HelperPlan& plan) {
+  if (plan.user_namespace) {
+    if (::unshare(CLONE_NEWUSER) != 0) fail_helper(plan, errno);
+    const char byte = 1;
+    char mapped = 0;
+    if (::write(plan.unshared_fd, &byte, 1) != 1 || ::read(plan.mapped_fd, &mapped, 1) != 1) {
+      ::_exit(127);  // the intermediate child has said why
+    }
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) {
+      fail_helper(plan, errno);
+    }
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  HelperPlan moved = plan;
+  // Out of the way of descriptor 3, which may be the one passed.
+  if (moved.report_fd <= 3) moved.report_fd = ::fcntl(moved.report_fd, F_DUPFD_CLOEXEC, 4);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  ::dup2(null_fd, 0);
+  ::dup2(moved.log_fd, 1);
+  ::dup2(moved.log_fd, 2);
+  int first_closed = 3;
+  if (moved.pass_fd >= 0) {
+    if (moved.pass_fd == 3) {
+      ::fcntl(3, F_SETFD, 0);
+    } else {
+      ::dup2(moved.pass_fd, 3);  // dup2 leaves the copy without FD_CLOEXEC
+    }
+    first_closed = 4;
+  }
+  // The rest close at exec, the reports among them.
+  ::close_range(first_closed, ~0U, CLOSE_RANGE_CLOEXEC);
+  ::execve(moved.path, moved.argv, moved.envp);
+  fail_helper(moved, errno);
+}
+
+}  // namespace
+
+Result<pid_t> spawn_detached(const DetachedRun& run) {
+  if (run.argv.empty()) return fail(Error::internal("spawn_detached: nothing to run"));
+  const std::string& name = run.argv.front();
+  const auto executable = executable_path(name);
+  if (!executable) return fail(Error::internal(fmt::format("{} cannot be run: not found", name)));
+  const int log_fd =
+      ::open(run.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (log_fd < 0) {
+    return fail(Error::internal(
+        fmt::format("cannot open {} for {}: {}", run.log.string(), name, std::strerror(errno))));
+  }
+  // reports: to the agent; unshared: helper to child; mapped: child to helper.
+  int reports[2] = {-1, -1}, unshared[2] = {-1, -1}, mapped[2] = {-1, -1};
+  const auto close_all = [&] {
+    for (int* pipe : {reports, unshared, mapped}) {
+      for (int i = 0; i < 2; ++i) {
+        if (pipe[i] >= 0) ::close(pipe[i]);
+        pipe[i] = -1;
+      }
+    }
+  };
+  if (::pipe2(reports, O_CLOEXEC) != 0 || ::pipe2(unshared, O_CLOEXEC) != 0 ||
+      ::pipe2(mapped, O_CLOEXEC) != 0) {
+    const int err = errno;
+    close_all();
+    ::close(log_fd);
+    return fail(Error::internal(fmt::format("pipe2: {}", std::strerror(err))));
+  }
+  std::vector<std::string> args = run.argv;
+  std::vector<std::string> env = environment_with({});
+  const auto argv = pointers_to(args);
+  const auto envp = pointers_to(env);
+  const std::string id_map =
+      run.user_namespace
+          ? fmt::format("0 {} {}\n", run.user_namespace->host_first, run.user_namespace->count)
+          : std::string();
+  const HelperPlan plan{.path = executable->c_str(),
+                        .argv = argv.data(),
+                        .envp = envp.data(),
+                        .log_fd = log_fd,
+                        .pass_fd = run.pass_fd,
+                        .user_namespace = run.user_namespace.has_value(),
+                        .id_map = id_map.c_str(),
+                        .report_fd = reports[1],
+                        .unshared_fd = unshared[1],
+                        .mapped_fd = mapped[0]};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // Async-signal-safe calls only. The child forks the helper and exits, so that the helper is
+    // left to init rather than to the agent.
+    ::setsid();
+    const pid_t helper = ::fork();
+    if (helper == 0) {
+      ::close(unshared[0]);
+      ::close(mapped[1]);  // a child that dies leaves the helper EOF, not a wait forever
+      exec_helper(plan);
+    }
+    ::close(unshared[1]);  // a helper that dies leaves this child EOF
+    if (helper < 0) {
+      report(reports[1], 'e', errno);
+      ::_exit(0);
+    }
+    if (plan.user_namespace) {
+      if (const int err = map_helper_ids(plan.id_map, unshared[0], helper); err != 0) {
+        if (err != ECHILD) report(reports[1], 'e', err);
+        ::_exit(0);  // the helper reads EOF and ends
+      }
+      const char byte = 1;
+      [[maybe_unused]] const ssize_t ignored = ::write(mapped[1], &byte, 1);
+    }
+    report(reports[1], 'p', helper);
+    ::_exit(0);
+  }
+  const int fork_errno = errno;
+  ::close(log_fd);
+  // Only the child and the helper hold these now: when either dies, the other reads EOF. The
+  // reports end at the helper's exec and the child's exit.
+  for (int* fd : {&reports[1], &unshared[0], &unshared[1], &mapped[0], &mapped[1]}) {
+    ::close(*fd);
+    *fd = -1;
+  }
+  if (child < 0) {
+    close_all();
+    return fail(Error::internal(fmt::format("fork: {}", std::strerror(fork_errno))));
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_t helper = 0;
+  int err = 0;
+  for (;;) {
+    SpawnReport message{};
+    const ssize_t got = ::read(reports[0], &message, sizeof message);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != static_cast<ssize_t>(sizeof message)) break;
+    (message.kind == 'p' ? helper : err) = message.value;
+  }
+  close_all();
+  if (err != 0 || helper <= 0) {
+    return fail(Error::internal(
+        fmt::format("{} cannot be run: {}", name, std::strerror(err != 0 ? err : ECHILD))));
+  }
+  return helper;
 }
 
 }  // namespace gpurent::agent

@@ -9,12 +9,18 @@
 // its own child.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/result.h"
 
 namespace gpurent::agent {
 
@@ -33,5 +39,28 @@ struct ToolOutput {
 
 // nullopt when the tool cannot be run at all (not there, not executable).
 std::optional<ToolOutput> run_tool(const ToolRun& run);
+
+// Ids 0..count-1 inside a user namespace are host_first..host_first+count-1 on the host.
+struct IdMapping {
+  uint32_t host_first = 0;
+  uint32_t count = 0;
+};
+
+struct DetachedRun {
+  std::vector<std::string> argv;  // argv[0] is found on PATH when it has no slash
+  std::filesystem::path log;      // its output, appended (made 0600)
+  int pass_fd = -1;               // given to it as its descriptor 3 (a listening socket); -1: none
+  // Set: it runs as root of a user namespace of its own, with these ids (and the same gids), and
+  // no supplementary groups: root there, and on the host only what those ids may do.
+  std::optional<IdMapping> user_namespace;
+};
+
+// Starts a helper that outlives the call, and the agent too (virtiofsd beside its QEMU), and
+// returns its pid once it runs the program: in a session of its own and no child of the agent's
+// (it is left to init, which reaps it), with the agent's environment, /dev/null as its input, none
+// of the agent's other file descriptors and no blocked signals. Errors: kInternal with the
+// system's words when it cannot be run (argv[0] not found on PATH, not executable, no user
+// namespace) or its log cannot be opened.
+Result<pid_t> spawn_detached(const DetachedRun& run);
 
 }  // namespace gpurent::agent

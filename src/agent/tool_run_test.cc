@@ -1,12 +1,23 @@
 // A helper program gets its output collected and nothing of the agent's but its environment:
-// a descriptor the agent holds open (without close-on-exec) is not the tool's.
+// a descriptor the agent holds open (without close-on-exec) is not the tool's. A detached helper
+// is no child of the agent's, has its own session, and writes its output to its log.
 #include "agent/tool_run.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/files.h"
+#include "common/random.h"
 
 namespace gpurent::agent {
 namespace {
@@ -23,6 +34,77 @@ TEST(ToolRun, TheToolSeesItsOutputAndNoneOfTheAgentsDescriptors) {
   // The shell's own descriptors: its input, output and error.
   EXPECT_EQ(ran->output.substr(3), "0\n1\n2\n") << ran->output;
   EXPECT_FALSE(run_tool({.argv = {"/nonexistent/tool"}}));
+}
+
+namespace fs = std::filesystem;
+
+fs::path temp_log() {
+  return fs::temp_directory_path() /
+         ("gpurent-detached-" + std::to_string(os_random_seed()) + ".log");
+}
+
+// What the helper wrote to its log once it wrote `last`.
+std::string wait_for_log(const fs::path& log, std::string_view last) {
+  std::string said;
+  for (int i = 0; i < 500 && said.find(last) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    said = read_file(log).value_or("");
+  }
+  return said;
+}
+
+TEST(SpawnDetached, TheHelperIsNoChildOfTheAgentsAndWritesToItsLog) {
+  const fs::path log = temp_log();
+  const int held = ::open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+  ASSERT_GE(held, 3);
+  // It says what it holds, then waits for the test to end it.
+  const auto pid = spawn_detached(
+      {.argv = {"sh", "-c", "echo started; ls /proc/$$/fd; exec sleep 60"}, .log = log});
+  ::close(held);
+  ASSERT_TRUE(pid) << pid.error().message;
+  EXPECT_EQ(::waitpid(*pid, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD) << "left to init, not the agent's to reap";
+  EXPECT_EQ(wait_for_log(log, "2\n"), "started\n0\n1\n2\n") << "none of the agent's descriptors";
+  EXPECT_NE(::getsid(*pid), ::getsid(0)) << "a session of its own";
+  EXPECT_EQ(fs::status(log).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(::kill(*pid, SIGKILL), 0);
+
+  const auto missing = spawn_detached({.argv = {"/nonexistent/helper"}, .log = log});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("No such file"), std::string::npos)
+      << missing.error().message;
+  EXPECT_FALSE(spawn_detached({.argv = {"no-such-helper-on-path"}, .log = log}));
+  EXPECT_FALSE(spawn_detached({.argv = {"true"}, .log = log.parent_path() / "no-such-dir" / "l"}));
+  fs::remove(log);
+}
+
+// virtiofsd's way: root of a user namespace whose ids are a range of the host's, holding the
+// socket the agent passed.
+TEST(SpawnDetached, AHelperInAUserNamespaceOfItsOwnGetsThePassedDescriptor) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mapping another id range into a namespace needs root";
+  const fs::path log = temp_log();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const auto pid = spawn_detached(
+      {.argv =
+           {"sh", "-c",
+            "id -u; id -G; tr -s ' ' < /proc/self/uid_map; head -c 6 <&3; echo; ls /proc/$$/fd; "
+            "exec sleep 60"},
+       .log = log,
+       .pass_fd = pipe_fds[0],
+       .user_namespace = IdMapping{.host_first = 1'200'000, .count = 65536}});
+  ::close(pipe_fds[0]);
+  ASSERT_TRUE(pid) << pid.error().message;
+  ASSERT_EQ(::write(pipe_fds[1], "passed", 6), 6);
+  ::close(pipe_fds[1]);
+  EXPECT_EQ(wait_for_log(log, "3\n"), "0\n0\n 0 1200000 65536\npassed\n0\n1\n2\n3\n")
+      << "root there, no other group, its ids the host's range, and descriptor 3";
+  const std::string status = read_file(fmt::format("/proc/{}/status", *pid)).value_or("");
+  EXPECT_NE(status.find("Uid:\t1200000\t1200000\t1200000\t1200000"), std::string::npos)
+      << "on the host, one of the range's ids: " << status;
+  EXPECT_EQ(::kill(*pid, SIGKILL), 0);
+  fs::remove(log);
 }
 
 }  // namespace

@@ -239,6 +239,14 @@ void add_agent(CLI::App& app, Context& ctx) {
       ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmNetwork>{
           {"outbound", agent::VmNetwork::kOutbound}, {"isolated", agent::VmNetwork::kIsolated}}))
       ->option_text("outbound|isolated");
+  command
+      ->add_option("--vm-shares", options->vm_shares,
+                   "how VMs get their folders (/workspace, volumes): 9p (QEMU's; the guest's "
+                   "owners and special files kept apart in xattrs) or virtiofs (for guest kernels "
+                   "without 9p, such as Debian's cloud kernel; needs root)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, agent::VmShares>{
+          {"9p", agent::VmShares::k9p}, {"virtiofs", agent::VmShares::kVirtioFs}}))
+      ->option_text("9p|virtiofs");
   add_seconds_option(*command, "--vm-stop-grace", options->vm_stop_grace,
                      "seconds a stopped VM's guest has to shut down before QEMU is killed "
                      "(default 60)")

@@ -6,7 +6,8 @@ not its loopback; its service answers through the server's proxy (a port forward
 guest); `gpurent exec` runs in the guest through its agent, and `gpurent cp` unpacks there; its log
 is the serial console; stop and start keep /workspace and the volume; an agent killed with SIGKILL
 adopts the running VM; delete ends it and the node deletes its files.
-An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with cloud-init):
+An agent with --vm-image boots a cloud image (scripts/vm-cloud-image.sh: Debian with its cloud
+kernel and cloud-init; its folders over virtio-fs):
 the tenant's SSH key reaches the VM's user, who logs in with `gpurent ssh` (a tunnel through the
 server and the node); the command runs at each boot on the instance's own root disk, which a stop
 and start keep and a delete deletes.
@@ -62,7 +63,9 @@ def start_vm_agent(platform, image, agent_dir, name="vms"):
     """An agent whose VMs boot the test image (a directory) or a cloud image (a qcow2 file)."""
     token = platform.call("POST", "/v1/join-tokens", body={"description": "vms"})
     assert token.status == 201
-    guest = (["--vm-image", image] if os.path.isfile(image) else
+    # The cloud image's kernel is Debian's cloud kernel, without virtio-9p: its folders go over
+    # virtio-fs. The test image's go over 9p, the agent's default.
+    guest = (["--vm-image", image, "--vm-shares", "virtiofs"] if os.path.isfile(image) else
              ["--vm-kernel", os.path.join(image, "vmlinuz"),
               "--vm-initrd", os.path.join(image, "initrd.gz")])
     return platform.start_process(

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <sodium.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "agent/vm/unix_socket.h"
 #include "common/json.h"
 #include "common/random.h"
 
@@ -54,18 +54,13 @@ Error protocol_error(std::string_view what) {
 class Session {
  public:
   static Result<Session> open(const std::filesystem::path& socket, Peer peer = Peer::kGuestAgent) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string path = socket.string();
-    if (path.size() >= sizeof address.sun_path) {
-      return fail(unavailable(peer, "socket path too long"));
-    }
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const auto address = unix_address(socket);
+    if (!address) return fail(unavailable(peer, "socket path too long"));
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return fail(unavailable(peer, std::strerror(errno)));
     Session session(fd, peer);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-      return fail(unavailable(peer, fmt::format("{}: {}", path, std::strerror(errno))));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0) {
+      return fail(unavailable(peer, fmt::format("{}: {}", socket.string(), std::strerror(errno))));
     }
     if (peer == Peer::kMonitor) {
       GPURENT_TRY(greeting, session.read_answer(Clock::now() + kAnswerTimeout));

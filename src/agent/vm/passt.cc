@@ -1,14 +1,9 @@
 #include "agent/vm/passt.h"
 
-#include <fmt/format.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 
-#include <cstring>
 #include <sstream>
 
 #include "agent/tool_run.h"
@@ -98,19 +93,6 @@ Status start_passt(const PasstNetwork& network) {
                                    "--vm-network isolated)")});
   }
   return {};
-}
-
-void release_passt(const fs::path& socket) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const std::string path = socket.string();
-  if (path.size() >= sizeof(address.sun_path)) return;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  // Refused: passt is gone already.
-  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-  ::close(fd);
 }
 
 }  // namespace gpurent::agent

@@ -14,7 +14,7 @@
 //
 // Lifetime: passt daemonizes once its socket listens and serves one client (--one-off): it ends
 // when its QEMU does, however that ends, and an agent restart has nothing to adopt. A start that
-// fails before QEMU connected ends it with release_passt.
+// fails before QEMU connected ends it with hang_up (unix_socket.h).
 //
 // passt drops root for "nobody" unless told otherwise, and "nobody" cannot create its socket in
 // the run's directory (the agent's alone), so it runs as the agent does, as QEMU does; it still
@@ -65,8 +65,5 @@ std::vector<std::string> passt_command(const PasstNetwork& network);
 // Starts passt and returns once its socket listens. Errors: kInternal "vm_start_failed" with
 // passt's words (not installed, a forwarded port taken, ...).
 Status start_passt(const PasstNetwork& network);
-
-// Ends a passt that no QEMU has connected to: connecting and closing is its one client.
-void release_passt(const std::filesystem::path& socket);
 
 }  // namespace gpurent::agent

@@ -16,12 +16,17 @@ std::string qemu_escape(const std::string& value) {
 
 std::vector<std::string> qemu_command(const VmMachine& m) {
   const bool kvm = m.accelerator == VmAccelerator::kKvm;
+  const bool virtio_fs = m.share_transport == VmShares::kVirtioFs && !m.shares.empty();
+  std::string machine = kvm ? "q35,accel=kvm" : "q35,accel=tcg";
+  // vhost-user devices (virtiofsd) read and write the guest's memory themselves: it must be a
+  // shared mapping they can map too.
+  if (virtio_fs) machine += ",memory-backend=ram";
   std::vector<std::string> argv = {
       "qemu-system-x86_64",
       "-name",
       fmt::format("guest={},process=gpurent-vm-{}", qemu_escape(m.name), qemu_escape(m.name)),
       "-machine",
-      kvm ? "q35,accel=kvm" : "q35,accel=tcg",
+      machine,
       // The host's CPU model with KVM (what CUDA's guest driver expects); QEMU's fullest with TCG.
       "-cpu",
       kvm ? "host" : "max",
@@ -42,6 +47,10 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
       "-qmp",
       fmt::format("unix:{},server=on,wait=off", qemu_escape(m.qmp_socket.string())),
   };
+  if (virtio_fs) {
+    argv.insert(argv.end(), {"-object", fmt::format("memory-backend-memfd,id=ram,size={}M,share=on",
+                                                    m.memory_mb)});
+  }
   if (!m.kernel.empty()) {
     argv.insert(argv.end(), {"-kernel", m.kernel.string()});
     if (!m.initrd.empty()) argv.insert(argv.end(), {"-initrd", m.initrd.string()});
@@ -59,11 +68,21 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
                                                    qemu_escape(m.seed.string()))});
   }
   for (size_t i = 0; i < m.shares.size(); ++i) {
-    argv.insert(argv.end(),
-                {"-virtfs", fmt::format("local,path={},mount_tag={},security_model=mapped-xattr,"
-                                        "id=share{}",
-                                        qemu_escape(m.shares[i].directory.string()),
-                                        qemu_escape(m.shares[i].tag), i)});
+    const auto& share = m.shares[i];
+    if (virtio_fs) {
+      argv.insert(
+          argv.end(),
+          {"-chardev",
+           fmt::format("socket,id=share{},path={}", i, qemu_escape(share.socket.string())),
+           "-device",
+           fmt::format("vhost-user-fs-pci,chardev=share{},tag={}", i, qemu_escape(share.tag))});
+    } else {
+      argv.insert(argv.end(),
+                  {"-virtfs",
+                   fmt::format("local,path={},mount_tag={},security_model=mapped-xattr,"
+                               "id=share{}",
+                               qemu_escape(share.directory.string()), qemu_escape(share.tag), i)});
+    }
   }
   if (m.network && !m.passt_socket.empty()) {
     argv.insert(argv.end(), {"-netdev",

@@ -31,6 +31,24 @@ enum class VmNetwork {
   kIsolated,  // QEMU's user-mode networking, restricted: nothing; only the forwards reach in
 };
 
+// How the shared folders (the run's files, /workspace, the volumes) reach the guest (the agent's
+// --vm-shares; docs/vm-runtime.md, "Shared folders").
+enum class VmShares {
+  // virtio-9p, served by QEMU itself, security_model=mapped-xattr: the host's files are QEMU's,
+  // and the owners, modes, links and device files the guest makes are kept in xattrs, never made.
+  // Needs virtio-9p in the guest kernel (not in Debian's `cloud` kernel).
+  k9p,
+  // virtio-fs, served by one virtiofsd per folder (virtiofsd.h), in every kernel since 5.4
+  // (Debian's `cloud` kernel among them); the guest's owners and modes are the host files' own,
+  // as the node's guest ids.
+  kVirtioFs,
+};
+
+// "9p" or "virtiofs": the guest's mount -t type, and the agent's --vm-shares value.
+inline std::string_view guest_fs_type(VmShares shares) {
+  return shares == VmShares::k9p ? "9p" : "virtiofs";
+}
+
 struct VmPortForward {
   int host_port = 0;  // on 127.0.0.1
   int guest_port = 0;
@@ -51,9 +69,12 @@ struct VmMachine {
   // FAT disk labelled "cidata" (QEMU's vvfat: no image to make); empty: none.
   std::filesystem::path seed;
   struct Share {
-    std::string tag;  // the guest mounts it by this tag (9p)
+    std::string tag;  // the guest mounts it by this tag
     std::filesystem::path directory;
+    std::filesystem::path socket;  // virtio-fs: where its virtiofsd listens
   };
+  // virtio-fs needs the guest's memory shared with the virtiofsds (a memfd backend).
+  VmShares share_transport = VmShares::k9p;
   std::vector<Share> shares;
   std::vector<std::string> vfio_functions;  // PCI addresses bound to vfio-pci (vfio.h)
   // The network card (false: none). Its other end is QEMU's user-mode networking, restricted

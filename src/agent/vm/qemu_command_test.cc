@@ -1,18 +1,23 @@
 // The VM runtime's QEMU command line: what each part of a machine becomes (and that a comma in a
 // path cannot add an option), and a real boot under TCG of the test image (scripts/
 // vm-test-image.sh, GPURENT_TEST_VM_IMAGE): the command runs with a host folder shared in, its
-// output and exit status reach the serial log, and the guest's powering off ends QEMU. passt's
-// command line, for outbound networking.
+// output and exit status reach the serial log, and the guest's powering off ends QEMU; the same
+// over virtio-fs, with a real virtiofsd. passt's and virtiofsd's command lines.
 #include "agent/vm/qemu_command.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "agent/tool_run.h"
 #include "agent/vm/passt.h"
+#include "agent/vm/virtiofsd.h"
 #include "common/files.h"
 #include "common/random.h"
 
@@ -137,6 +142,48 @@ TEST(QemuCommand, WithPasstTheCardIsItsSocketAndPasstForwardsThePorts) {
       (std::vector<std::string>{"192.0.2.53", "198.51.100.53"}));
 }
 
+TEST(QemuCommand, VirtioFsSharesTheGuestsMemoryAndGivesEachFolderItsVirtiofsd) {
+  const auto argv = qemu_command(
+      {.name = "i-1.1",
+       .accelerator = VmAccelerator::kKvm,
+       .memory_mb = 4096,
+       .share_transport = VmShares::kVirtioFs,
+       .shares = {{.tag = "gpurent", .directory = "/d/guest", .socket = "/d/fs0.sock"},
+                  {.tag = "vol0", .directory = "/d/volumes/v-1", .socket = "/d/f,s1.sock"}},
+       .network = false,
+       .qmp_socket = "/q"});
+  EXPECT_EQ(values_of(argv, "-machine"),
+            std::vector<std::string>{"q35,accel=kvm,memory-backend=ram"});
+  EXPECT_EQ(values_of(argv, "-m"), std::vector<std::string>{"4096M"});
+  EXPECT_EQ(values_of(argv, "-object"),
+            std::vector<std::string>{"memory-backend-memfd,id=ram,size=4096M,share=on"})
+      << "virtiofsd maps the guest's memory: it must be shared";
+  EXPECT_EQ(values_of(argv, "-chardev"),
+            (std::vector<std::string>{"file,id=console,path=", "socket,id=share0,path=/d/fs0.sock",
+                                      "socket,id=share1,path=/d/f,,s1.sock"}));
+  EXPECT_EQ(values_of(argv, "-device"),
+            (std::vector<std::string>{"vhost-user-fs-pci,chardev=share0,tag=gpurent",
+                                      "vhost-user-fs-pci,chardev=share1,tag=vol0"}));
+  EXPECT_EQ(values_of(argv, "-virtfs"), std::vector<std::string>{}) << "no 9p";
+
+  const auto without_shares = qemu_command(
+      {.name = "x", .share_transport = VmShares::kVirtioFs, .network = false, .qmp_socket = "/q"});
+  EXPECT_EQ(values_of(without_shares, "-object"), std::vector<std::string>{})
+      << "no folder, no shared memory";
+}
+
+TEST(VirtiofsdCommand, ItServesOneFolderConfinedWithoutDevicesOrXattrs) {
+  const auto argv = virtiofsd_command({.binary = "/usr/lib/qemu/virtiofsd",
+                                       .socket = "/d/fs0.sock",
+                                       .directory = "/var/lib/gpurent/volumes/v-1",
+                                       .log = "/d/virtiofsd.log"});
+  EXPECT_EQ(argv.front(), "/usr/lib/qemu/virtiofsd");
+  EXPECT_NE(std::ranges::find(argv, "--fd=3"), argv.end()) << "the agent's socket";
+  EXPECT_EQ(values_of(argv, "-o"),
+            (std::vector<std::string>{"source=/var/lib/gpurent/volumes/v-1", "sandbox=namespace",
+                                      "modcaps=-mknod:-setfcap", "no_xattr", "log_level=warn"}));
+}
+
 // A node whose resolv.conf names only systemd-resolved's stub on its loopback (Ubuntu's) gives its
 // guests the upstream resolvers systemd-resolved lists; a plain resolv.conf gives its own.
 TEST(GuestNameservers, LoopbackResolversAreReplacedBySystemdResolvedsUpstreams) {
@@ -168,42 +215,82 @@ std::optional<fs::path> test_image() {
   return fs::path(dir);
 }
 
-TEST(QemuBoot, AKernelAndInitrdRunTheCommandWithAHostFolderUnderTcg) {
+// Boots the test image under TCG with a host folder shared in over `shares`; the guest reads the
+// host's file, writes its own, gives it to uid 1234, tries to make a device file, and exits 3.
+void boot_with_a_host_folder(VmShares shares) {
   const auto image = test_image();
   if (!image) {
     if (std::getenv("GPURENT_REQUIRE_VM") != nullptr) FAIL() << "GPURENT_TEST_VM_IMAGE is not set";
     GTEST_SKIP() << "no VM test image (GPURENT_TEST_VM_IMAGE=$(scripts/vm-test-image.sh))";
   }
   const fs::path dir =
-      fs::temp_directory_path() / ("gpurent-vm-test-" + std::to_string(os_random_seed()));
+      fs::path("/tmp") / ("gpurent-vm-test-" + std::to_string(os_random_seed() % 1'000'000));
   fs::create_directories(dir / "share");
   std::ofstream(dir / "share" / "in.txt") << "from the host\n";
   // What the initrd's /init runs: the command, base64 on the kernel's command line.
-  const std::string command = "cat /data/in.txt; echo from-the-guest > /data/out.txt; exit 3";
+  const std::string command =
+      "cat /data/in.txt; echo from-the-guest > /data/out.txt; chown 1234:1234 /data/out.txt; "
+      "mknod /data/null c 1 3; exit 3";
   const auto encoded = run_tool({.argv = {"sh", "-c", "printf %s \"$0\" | base64 -w0", command}});
   ASSERT_TRUE(encoded);
-  const auto argv = qemu_command(
-      {.name = "i-boot.1",
-       .accelerator = VmAccelerator::kTcg,
-       .memory_mb = 256,
-       .kernel = *image / "vmlinuz",
-       .initrd = *image / "initrd.gz",
-       .kernel_args =
-           "console=ttyS0 quiet panic=-1 gpurent.shares=data:/data gpurent.cmd=" + encoded->output,
-       .shares = {{.tag = "data", .directory = dir / "share"}},
-       .network = false,
-       .serial_log = dir / "console.log",
-       .qmp_socket = dir / "qmp.sock",
-       .daemonize = false});
-  const auto ran = run_tool({.argv = argv, .timeout = std::chrono::seconds(120)});
+  VmMachine machine{.name = "i-boot.1",
+                    .accelerator = VmAccelerator::kTcg,
+                    .memory_mb = 256,
+                    .kernel = *image / "vmlinuz",
+                    .initrd = *image / "initrd.gz",
+                    .kernel_args = fmt::format("console=ttyS0 quiet panic=-1 gpurent.sharefs={} "
+                                               "gpurent.shares=data:/data gpurent.cmd={}",
+                                               guest_fs_type(shares), encoded->output),
+                    .share_transport = shares,
+                    .shares = {{.tag = "data", .directory = dir / "share"}},
+                    .network = false,
+                    .serial_log = dir / "console.log",
+                    .qmp_socket = dir / "qmp.sock",
+                    .daemonize = false};
+  if (shares == VmShares::kVirtioFs) {
+    machine.shares[0].socket = dir / "fs0.sock";
+    const VirtiofsShare share{.socket = machine.shares[0].socket,
+                              .directory = machine.shares[0].directory,
+                              .log = dir / "virtiofsd.log",
+                              .guest_ids = kDefaultGuestIds};
+    ASSERT_TRUE(give_to_guest(share.directory, share.guest_ids));
+    const auto started = start_virtiofsd(share);
+    ASSERT_TRUE(started) << started.error().message;
+  }
+  const auto ran = run_tool({.argv = qemu_command(machine), .timeout = std::chrono::seconds(120)});
   ASSERT_TRUE(ran) << "qemu-system-x86_64 is not installed (scripts/install-deps.sh test)";
   EXPECT_FALSE(ran->timed_out) << ran->output;
   const std::string console = read_file(dir / "console.log").value_or("");
   EXPECT_NE(console.find("from the host"), std::string::npos) << console;
   EXPECT_NE(console.find("GPURENT_EXIT 3"), std::string::npos) << console;
   EXPECT_EQ(read_file(dir / "share" / "out.txt").value_or(""), "from-the-guest\n");
+  struct stat out {};
+  ASSERT_EQ(::stat((dir / "share" / "out.txt").c_str(), &out), 0);
+  // 9p keeps the guest's owner in an xattr, the file staying QEMU's; virtio-fs makes it the file's,
+  // as one of the node's guest ids (no user of the node's).
+  EXPECT_EQ(out.st_uid, shares == VmShares::kVirtioFs ? kDefaultGuestIds + 1234 : ::geteuid());
+  EXPECT_FALSE(fs::is_character_file(dir / "share" / "null")) << "no device file on the node";
+  if (shares == VmShares::kVirtioFs) {
+    EXPECT_NE(console.find("mknod: /data/null: Operation not permitted"), std::string::npos)
+        << console;
+    // virtiofsd ends with its QEMU (once it has seen QEMU hang up).
+    std::optional<ToolOutput> left;
+    for (int i = 0; i < 100; ++i) {
+      left = run_tool({.argv = {"pgrep", "-f", (dir / "fs0.sock").string()}});
+      if (!left || left->output.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(left) << "pgrep cannot be run";
+    EXPECT_EQ(left->output, "");
+  }
   fs::remove_all(dir);
 }
+
+TEST(QemuBoot, AKernelAndInitrdRunTheCommandWithAHostFolderUnderTcg) {
+  boot_with_a_host_folder(VmShares::k9p);
+}
+
+TEST(QemuBoot, AHostFolderOverVirtioFs) { boot_with_a_host_folder(VmShares::kVirtioFs); }
 
 }  // namespace
 }  // namespace gpurent::agent

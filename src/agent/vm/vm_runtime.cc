@@ -20,7 +20,9 @@
 #include "agent/vm/guest_agent.h"
 #include "agent/vm/guest_gpu_report.h"
 #include "agent/vm/passt.h"
+#include "agent/vm/unix_socket.h"
 #include "agent/vm/vfio.h"
+#include "agent/vm/virtiofsd.h"
 #include "common/files.h"
 #include "common/json.h"
 
@@ -38,6 +40,7 @@ constexpr std::string_view kQmpSocket = "qmp.sock";
 constexpr std::string_view kGuestAgentSocket = "qga.sock";
 constexpr std::string_view kPasstSocket = "net.sock";
 constexpr std::string_view kPasstLog = "passt.log";
+constexpr std::string_view kVirtiofsdLog = "virtiofsd.log";
 constexpr std::string_view kSeedDir = "seed";
 constexpr std::string_view kSshPortFile = "ssh_port";
 constexpr int kGuestSshPort = 22;
@@ -82,8 +85,30 @@ fs::path root_disk_path(const fs::path& data_dir, std::string_view instance_id) 
   return data_dir / kDisksDir / fmt::format("{}.qcow2", instance_id);
 }
 
-// The 9p tag of the run's i-th volume.
+// The tag of the run's i-th volume.
 std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
+
+// The socket of the virtiofsd serving the run's i-th shared folder (virtio-fs).
+std::string virtiofs_socket(size_t i) { return fmt::format("fs{}.sock", i); }
+
+// Ends the run's helpers that no QEMU reached (passt, the virtiofsds: a start that failed or was
+// cut short); those it reached end with it.
+void hang_up_helpers(const fs::path& dir) {
+  hang_up(dir / kPasstSocket);
+  for (size_t i = 0;; ++i) {
+    const fs::path socket = dir / virtiofs_socket(i);
+    std::error_code ec;
+    if (!fs::is_socket(socket, ec)) break;
+    hang_up(socket);
+  }
+}
+
+// The guest's shell command that mounts the shared folder `tag` at `path` (both shell words).
+std::string guest_mount(VmShares shares, std::string_view tag, std::string_view path) {
+  return shares == VmShares::kVirtioFs
+             ? fmt::format("mount -t virtiofs {} {}", tag, path)
+             : fmt::format("mount -t 9p -o trans=virtio,version=9p2000.L {} {}", tag, path);
+}
 
 // The UUIDs of a run's GPUs, as start() recorded them (none for a run without GPUs).
 std::vector<std::string> recorded_gpus(const fs::path& dir) {
@@ -116,15 +141,15 @@ std::string env_script(const model::WorkloadSpec& spec,
 // What the guest's /init runs: the environment, the volumes mounted at their paths, the
 // instance's directory, the command.
 std::string command_script(const model::WorkloadSpec& spec,
-                           const std::vector<PreparedVolume>& volumes) {
+                           const std::vector<PreparedVolume>& volumes, VmShares shares) {
   std::string script = fmt::format(". {}/env.sh\n", kGuestRunDir);
   if (!spec.gpus.empty()) script += guest_gpu_reporter_script(kGuestRunDir);
   for (size_t i = 0; i < volumes.size(); ++i) {
     const std::string path = shell_quote(volumes[i].mount.mount_path);
     script += fmt::format(
-        "mkdir -p {0} && mount -t 9p -o trans=virtio,version=9p2000.L {1} {0} || "
+        "mkdir -p {0} && {1} || "
         "{{ echo \"cannot mount volume {2} at \"{0} >&2; exit 125; }}\n",
-        path, volume_tag(i), volumes[i].mount.volume_id);
+        path, guest_mount(shares, volume_tag(i), path), volumes[i].mount.volume_id);
   }
   script += "cd /workspace\nexec";
   for (const auto& arg : spec.command) script += " " + shell_quote(arg);
@@ -134,25 +159,33 @@ std::string command_script(const model::WorkloadSpec& spec,
 // What a cloud image's guest runs each boot (cloud-init's per-boot scripts, written by the seed):
 // the run's shares mounted, command.sh with its output on the console, the status after it, and
 // the power off that ends the run.
-constexpr std::string_view kPerBootScript = R"sh(#!/bin/sh
+std::string per_boot_script(VmShares shares) {
+  return fmt::format(R"sh(#!/bin/sh
 # gpurent's VM runtime: the run's command, at every boot (docs/vm-runtime.md).
-share() { mkdir -p "$2" && mount -t 9p -o trans=virtio,version=9p2000.L "$1" "$2"; }
+share() {{ mkdir -p "$2" && {}; }}
 if share gpurent /run/gpurent && share workspace /workspace; then
   # The user who logs in with SSH works there too (the command runs as root).
   if id gpurent >/dev/null 2>&1; then chown gpurent:gpurent /workspace; fi
   sh /run/gpurent/command.sh </dev/null >/dev/ttyS0 2>&1
   code=$?
 else
-  echo "gpurent: the run's folders cannot be mounted (a guest kernel without virtio-9p?)" >/dev/ttyS0
+  echo "gpurent: the run's folders cannot be mounted ({})" >/dev/ttyS0
   code=125
 fi
 echo "GPURENT_EXIT $code" >/dev/ttyS0
 poweroff
-)sh";
+)sh",
+                     guest_mount(shares, "\"$1\"", "\"$2\""),
+                     shares == VmShares::kVirtioFs
+                         ? "a guest kernel without virtio-fs?"
+                         : "a guest kernel without virtio-9p? the agent's --vm-shares virtiofs "
+                           "serves those");
+}
 
 // cloud-init's NoCloud seed for a cloud image's run, written into seed_dir: JSON, which YAML reads
 // as it is, so that nothing in a key can become configuration.
-Status write_cloud_init_seed(const model::WorkloadSpec& spec, const fs::path& seed_dir) {
+Status write_cloud_init_seed(const model::WorkloadSpec& spec, VmShares shares,
+                             const fs::path& seed_dir) {
   const Json meta = {{"instance-id", spec.instance_id}, {"local-hostname", spec.instance_id}};
   const Json user = {
       {"users", Json::array({{{"name", kCloudUser},
@@ -163,7 +196,7 @@ Status write_cloud_init_seed(const model::WorkloadSpec& spec, const fs::path& se
       {"ssh_pwauth", false},
       {"write_files", Json::array({{{"path", "/var/lib/cloud/scripts/per-boot/gpurent.sh"},
                                     {"permissions", "0755"},
-                                    {"content", kPerBootScript}}})}};
+                                    {"content", per_boot_script(shares)}}})}};
   std::error_code ec;
   fs::create_directories(seed_dir, ec);
   if (ec) {
@@ -311,12 +344,17 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   const WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
   const fs::path dir = run_dir(key);
-  if (const size_t length = (dir / kQmpSocket).string().size(); length >= kMaxSocketPath) {
+  // The run's files, the instance's, and each volume.
+  const size_t shares = 2 + spec.volumes.size();
+  const bool virtio_fs = options_.shares == VmShares::kVirtioFs;
+  const fs::path longest_socket =
+      dir / (virtio_fs ? virtiofs_socket(shares - 1) : std::string(kQmpSocket));
+  if (const size_t length = longest_socket.string().size(); length >= kMaxSocketPath) {
     return fail(Error::unprocessable(
         "vm_start_failed",
-        fmt::format("the VM's monitor socket {} is {} bytes long, over a unix socket's {}: give "
-                    "the agent a shorter --data-dir",
-                    (dir / kQmpSocket).string(), length, kMaxSocketPath - 1)));
+        fmt::format("the VM's socket {} is {} bytes long, over a unix socket's {}: give the agent "
+                    "a shorter --data-dir",
+                    longest_socket.string(), length, kMaxSocketPath - 1)));
   }
   const fs::path home = instance_dir(spec.instance_id);
   std::error_code ec;
@@ -330,7 +368,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                  fmt::format("cannot create the VM's directories: {}", ec.message())});
   }
   const auto cleanup = [&] {
-    release_passt(dir / kPasstSocket);
+    hang_up_helpers(dir);
     give_back(dir);
     fs::remove_all(dir, ec);
   };
@@ -355,8 +393,9 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     }
     vfio_functions = std::move(*passed);
   }
-  for (const auto& [name, text] : {std::pair{"env.sh", env_script(spec, *volumes)},
-                                   std::pair{"command.sh", command_script(spec, *volumes)}}) {
+  for (const auto& [name, text] :
+       {std::pair{"env.sh", env_script(spec, *volumes)},
+        std::pair{"command.sh", command_script(spec, *volumes, options_.shares)}}) {
     if (auto written = write_file_atomic(dir / kGuestDir / name, text); !written) {
       cleanup();
       return written;
@@ -383,16 +422,17 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   if (!options_.kernel.empty()) {
     machine.kernel = options_.kernel;
     machine.initrd = options_.initrd;
-    machine.kernel_args =
-        fmt::format("console=ttyS0 quiet panic=-1 gpurent.shares=gpurent:{},workspace:/workspace",
-                    kGuestRunDir);
+    machine.kernel_args = fmt::format(
+        "console=ttyS0 quiet panic=-1 gpurent.sharefs={} "
+        "gpurent.shares=gpurent:{},workspace:/workspace",
+        guest_fs_type(options_.shares), kGuestRunDir);
   } else {
     auto disk = root_disk(spec.instance_id, spec.disk_gb);
     if (!disk) {
       cleanup();
       return fail(disk.error());
     }
-    if (auto seeded = write_cloud_init_seed(spec, dir / kSeedDir); !seeded) {
+    if (auto seeded = write_cloud_init_seed(spec, options_.shares, dir / kSeedDir); !seeded) {
       cleanup();
       return seeded;
     }
@@ -411,6 +451,23 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   }
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});
+  }
+  if (virtio_fs) {
+    machine.share_transport = VmShares::kVirtioFs;
+    for (size_t i = 0; i < machine.shares.size(); ++i) {
+      machine.shares[i].socket = dir / virtiofs_socket(i);
+      const VirtiofsShare share{.binary = options_.virtiofsd,
+                                .socket = machine.shares[i].socket,
+                                .directory = machine.shares[i].directory,
+                                .log = dir / kVirtiofsdLog,
+                                .guest_ids = options_.guest_ids};
+      auto started = give_to_guest(share.directory, share.guest_ids);
+      if (started) started = start_virtiofsd(share);
+      if (!started) {
+        cleanup();
+        return started;
+      }
+    }
   }
   for (const uint16_t port : service_ports(spec.env)) {
     machine.forwards.push_back({.host_port = port, .guest_port = port});
@@ -477,6 +534,7 @@ void VmRuntime::adopt(const fs::path& dir) {
   } else {
     // Cut short inside start() before QEMU was recorded: it never ran; the reconciler starts it
     // again if it is still wanted.
+    hang_up_helpers(dir);
     std::error_code ec;
     fs::remove_all(dir, ec);
     return;
@@ -558,8 +616,9 @@ void VmRuntime::give_back(const fs::path& dir) {
 }
 
 void VmRuntime::finish(Entry& entry) {
-  // passt ends with the QEMU it served; one that QEMU never reached would wait for it for good.
-  release_passt(entry.dir / kPasstSocket);
+  // passt and the virtiofsds end with the QEMU they served; one that QEMU never reached would wait
+  // for it for good.
+  hang_up_helpers(entry.dir);
   give_back(entry.dir);
   ExitRecord record;
   if (const auto code = printed_exit_code(entry.dir / kConsoleLog)) {

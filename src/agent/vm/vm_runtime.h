@@ -11,7 +11,7 @@
 // A run's directory <data_dir>/vms/<instance>.<run>/ holds:
 //   guest/env.sh      the platform's env, exported (the command and every exec source it)
 //   guest/command.sh  what the guest runs (env.sh, the volumes mounted, cd /workspace, exec the
-//                     command); guest/ is shared in as the 9p tag "gpurent" at /run/gpurent
+//                     command); guest/ is shared in as the tag "gpurent" at /run/gpurent
 //   seed/             a cloud image's cloud-init seed (meta-data, user-data): the guest's "cidata"
 //   ssh_port          a cloud image's: the loopback port forwarded to the guest's sshd (port 22)
 //   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
@@ -21,13 +21,17 @@
 //   qmp.sock          QEMU's monitor
 //   qga.sock          the guest agent's port (exec: guest_agent.h)
 //   net.sock, passt.log  passt's socket and messages (outbound networking)
+//   fs<i>.sock, virtiofsd.log  the sockets of the virtiofsds serving the shared folders, in
+//                     their order below, and their messages (options.shares virtio-fs)
 //   passthrough       the addresses of the GPUs handed to vfio-pci for the run, one a line
 //   gpus              the UUIDs of the run's GPUs, one a line: those whose telemetry the guest
 //                     reports in guest/gpus.csv (guest_gpu_report.h)
 // The instance's directory is shared in read-write as "workspace" at /workspace, kept across runs
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
 // "vol<i>", which command.sh mounts at its path first. A cloud image's overlay is
-// <data_dir>/vm-disks/<instance>.qcow2.
+// <data_dir>/vm-disks/<instance>.qcow2. The folders go over virtio-9p (QEMU's) or virtio-fs (a
+// virtiofsd each, in a user namespace whose ids are options.guest_ids: virtiofsd.h), as
+// options.shares says; over virtio-fs each folder is given to the guest's root first.
 //
 // Network (options.network): passt (passt.h) beside QEMU, its socket the run's net.sock and its
 // messages passt.log, or QEMU's restricted user-mode networking. Either way each port the run's
@@ -43,8 +47,8 @@
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
 // state (a pid whose start time still matches) and exit records. Stopping a cloud image's VM
 // presses its power button (QMP system_powerdown: the guest shuts down and its root disk is left
-// clean); a kernel+initrd VM, whose disk is the instance's directory written through by 9p, gets
-// SIGTERM (QEMU ends the machine at once). Either gets SIGKILL after the grace period.
+// clean); a kernel+initrd VM, whose disk is the instance's directory written through its share,
+// gets SIGTERM (QEMU ends the machine at once). Either gets SIGKILL after the grace period.
 //
 // Exec: vm_exec_argv runs a command through the guest agent (guest_agent.h) as the run's command
 // runs: its env, in /workspace. The image must run qemu-ga on the port.
@@ -69,6 +73,7 @@
 
 #include "agent/runtime/runtime.h"
 #include "agent/vm/qemu_command.h"
+#include "agent/vm/virtiofsd.h"
 #include "common/result.h"
 #include "model/node.h"
 
@@ -106,6 +111,10 @@ struct VmRuntimeOptions {
   std::string qemu = "qemu-system-x86_64";
   std::string qemu_img = "qemu-img";
   std::string passt = "passt";
+  VmShares shares = VmShares::k9p;  // how the shared folders reach the guest
+  std::string virtiofsd = std::string(kVirtiofsdPath);
+  // virtio-fs: the node's id of the guest's root, the first of its 65536 (virtiofsd.h).
+  uint32_t guest_ids = kDefaultGuestIds;
   std::chrono::milliseconds stop_grace{10'000};
   std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
 };

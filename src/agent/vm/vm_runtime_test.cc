@@ -17,6 +17,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,7 @@
 #include "agent/node_runs.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
+#include "agent/tool_run.h"
 #include "agent/vm/fake_sysfs.h"
 #include "agent/vm/guest_agent.h"
 #include "client/http_client.h"
@@ -111,6 +113,8 @@ class VmRuntimeTest : public RealVmTest {
     return RealVmTest::wait_exited(runtime, key, std::chrono::seconds(120));
   }
 
+  void runs_a_command_with_its_folders();
+
   static model::WorkloadSpec spec(std::string id, std::vector<std::string> command) {
     model::WorkloadSpec s;
     s.instance_id = std::move(id);
@@ -122,13 +126,15 @@ class VmRuntimeTest : public RealVmTest {
   }
 };
 
-TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
+// A command runs with its env in /workspace, its files kept in the instance's directory and its
+// volume's on the node; over virtio-fs, the files it makes are the node's guest ids'.
+void VmRuntimeTest::runs_a_command_with_its_folders() {
   auto runtime = VmRuntime::open(options_);
   ASSERT_TRUE(runtime) << runtime.error().message;
   auto s = spec("i-vm", {"sh", "-c",
                          "echo \"$GREETING in $(pwd) as $GPURENT_INSTANCE_ID\"; "
                          "echo kept > /workspace/note; echo \"$GPURENT_VOLUMES\" > "
-                         "'/mnt/my data/seen'; exit 7"});
+                         "'/mnt/my data/seen'; chown 1000 '/mnt/my data/seen'; exit 7"});
   s.volumes = {{.volume_id = "v-data", .mount_path = "/mnt/my data"}};
   ASSERT_TRUE((*runtime)->start(s));
   EXPECT_EQ((*runtime)->start(s).error().code, "workload_exists");
@@ -142,12 +148,32 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
   EXPECT_EQ(fs::status((*runtime)->instance_dir("i-vm")).permissions() & fs::perms::all,
             fs::perms::owner_all)
       << "no other user of the node reads a VM's disk";
-  EXPECT_EQ(read_file(options_.data_dir / "volumes" / "v-data" / "seen").value_or(""),
-            "v-data=/mnt/my data\n")
+  const fs::path seen = options_.data_dir / "volumes" / "v-data" / "seen";
+  EXPECT_EQ(read_file(seen).value_or(""), "v-data=/mnt/my data\n")
       << "the volume's data is the node's, mounted at its path in the guest";
+  struct stat note {
+  }, seen_stat{};
+  ASSERT_EQ(::stat(((*runtime)->instance_dir("i-vm") / "note").c_str(), &note), 0);
+  ASSERT_EQ(::stat(seen.c_str(), &seen_stat), 0);
+  if (options_.shares == VmShares::kVirtioFs) {
+    EXPECT_EQ(note.st_uid, options_.guest_ids) << "the guest's root";
+    EXPECT_EQ(seen_stat.st_uid, options_.guest_ids + 1000) << "the guest's uid 1000";
+  } else {
+    EXPECT_EQ(note.st_uid, ::geteuid()) << "QEMU's, the guest's owner kept in an xattr";
+  }
   ASSERT_TRUE((*runtime)->forget(key));
   EXPECT_EQ((*runtime)->find(key), nullptr);
   EXPECT_TRUE(fs::exists((*runtime)->instance_dir("i-vm"))) << "the instance keeps its disk";
+}
+
+TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
+  runs_a_command_with_its_folders();
+}
+
+TEST_F(VmRuntimeTest, ACommandRunsWithItsFoldersOverVirtioFs) {
+  if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
+  options_.shares = VmShares::kVirtioFs;
+  runs_a_command_with_its_folders();
 }
 
 // A stand-in for the NVIDIA driver's nvidia-smi in the guest: it answers the reporter's query
@@ -385,6 +411,8 @@ class VmCloudImageTest : public RealVmTest {
                 .cloud_image = *image,
                 .accelerator = VmAccelerator::kTcg,
                 .default_memory_mb = 768,
+                // The image's kernel is Debian's cloud kernel, without virtio-9p.
+                .shares = VmShares::kVirtioFs,
                 .stop_grace = std::chrono::seconds(60)};
   }
   // A full system boots in about a minute.
@@ -419,6 +447,10 @@ TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey)
   EXPECT_NE(log.find(fmt::format("keys: {}", kKey)), std::string::npos) << log;
   EXPECT_NE(log.find("uid=1000(gpurent)"), std::string::npos) << log;
   EXPECT_EQ(read_file((*runtime)->instance_dir("i-cloud") / "note").value_or(""), "kept\n");
+  struct stat home {};
+  ASSERT_EQ(::stat((*runtime)->instance_dir("i-cloud").c_str(), &home), 0);
+  EXPECT_EQ(home.st_uid, options_.guest_ids + 1000)
+      << "/workspace is the guest's user gpurent's (uid 1000), on the node a guest id";
   // cloud-init grew the root filesystem into the disk of disk_gb.
   const size_t root_kb = log.find("root_kb=");
   ASSERT_NE(root_kb, std::string::npos) << log;
@@ -592,6 +624,40 @@ TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
   EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
   EXPECT_TRUE((*broken)->workloads().empty());
   EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
+}
+
+// virtio-fs: a virtiofsd that cannot run fails the start; one that runs is ended when QEMU fails
+// after it (it would wait for its QEMU for good). Either way nothing stays bound or behind.
+TEST_F(VmPassthroughTest, AStartThatFailsOverVirtioFsLeavesNoVirtiofsdBehind) {
+  if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
+  options_.shares = VmShares::kVirtioFs;
+  options_.virtiofsd = "/nonexistent/virtiofsd";
+  auto missing = VmRuntime::open(options_);
+  ASSERT_TRUE(missing);
+  const auto refused = (*missing)->start(gpu_spec("GPU-a"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "vm_start_failed");
+  EXPECT_NE(refused.error().message.find("--vm-shares 9p"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
+
+  options_.virtiofsd = std::string(kVirtiofsdPath);
+  options_.qemu = (dir_ / "broken-qemu").string();
+  auto broken = VmRuntime::open(options_);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ((*broken)->start(gpu_spec("GPU-a")).error().code, "vm_start_failed");
+  EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
+  std::optional<ToolOutput> left;
+  for (int i = 0; i < 100; ++i) {
+    left = run_tool({.argv = {"pgrep", "-f", (options_.instances_dir / "i-gpu").string()}});
+    if (!left || left->output.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(left) << "pgrep cannot be run";
+  EXPECT_EQ(left->output, "") << "the virtiofsds that QEMU never reached were hung up on";
+  struct stat home {};
+  ASSERT_EQ(::stat((options_.instances_dir / "i-gpu").c_str(), &home), 0);
+  EXPECT_EQ(home.st_uid, kDefaultGuestIds) << "given to the guest's root for its share";
 }
 
 }  // namespace

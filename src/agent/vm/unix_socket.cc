@@ -1,0 +1,50 @@
+#include "agent/vm/unix_socket.h"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace gpurent::agent {
+
+std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string path = socket.string();
+  if (path.size() >= sizeof(address.sun_path)) return std::nullopt;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
+}
+
+Result<int> listen_unix(const std::filesystem::path& socket) {
+  const auto address = unix_address(socket);
+  if (!address) {
+    return fail(Error::internal(fmt::format("{}: too long for a unix socket", socket.string())));
+  }
+  std::error_code ec;
+  std::filesystem::remove(socket, ec);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0 ||
+      ::listen(fd, 1) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return fail(Error::internal(
+        fmt::format("cannot listen on {}: {}", socket.string(), std::strerror(err))));
+  }
+  return fd;
+}
+
+void hang_up(const std::filesystem::path& socket) {
+  const auto address = unix_address(socket);
+  if (!address) return;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  // Refused: the helper is gone already.
+  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address));
+  ::close(fd);
+}
+
+}  // namespace gpurent::agent

@@ -1,0 +1,25 @@
+// The unix sockets between the agent, QEMU and QEMU's helpers (passt, virtiofsd). Each helper
+// serves its one QEMU and ends when that QEMU goes.
+#pragma once
+
+#include <sys/un.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "common/result.h"
+
+namespace gpurent::agent {
+
+// The socket's address; nullopt when the path is too long for one (108 bytes with its NUL).
+std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket);
+
+// A socket listening at `socket` (a file left there before is replaced), close-on-exec, for a
+// helper to accept on. Errors: kInternal with the system's words.
+Result<int> listen_unix(const std::filesystem::path& socket);
+
+// Ends a helper that no QEMU has connected to (a start that failed before QEMU did): connecting
+// and closing is its one client. Nothing happens when nothing listens there.
+void hang_up(const std::filesystem::path& socket);
+
+}  // namespace gpurent::agent

@@ -1,0 +1,57 @@
+#include "agent/vm/virtiofsd.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/files.h"
+#include "agent/vm/unix_socket.h"
+
+namespace gpurent::agent {
+
+std::vector<std::string> virtiofsd_command(const VirtiofsShare& share) {
+  return {share.binary, "--fd=3", "-o",
+          // A -o value is a comma-separated list: start_virtiofsd refuses a path with a comma.
+          fmt::format("source={}", share.directory.string()), "-o", "sandbox=namespace", "-o",
+          "modcaps=-mknod:-setfcap", "-o", "no_xattr", "-o", "log_level=warn",
+          // Raising its limit on open files is the host's root's to do, not its namespace's.
+          "--rlimit-nofile=0"};
+}
+
+Status start_virtiofsd(const VirtiofsShare& share) {
+  const auto refused = [](std::string message) {
+    return fail({ErrorKind::kInternal, "vm_start_failed", std::move(message)});
+  };
+  if (share.directory.string().find(',') != std::string::npos) {
+    return refused(
+        fmt::format("virtiofsd cannot share {}: its path has a comma (virtiofsd reads "
+                    "its options as a comma-separated list)",
+                    share.directory.string()));
+  }
+  auto listening = listen_unix(share.socket);
+  if (!listening) return refused(listening.error().message);
+  auto pid = spawn_detached({.argv = virtiofsd_command(share),
+                             .log = share.log,
+                             .pass_fd = *listening,
+                             .user_namespace = IdMapping{share.guest_ids, kGuestIdCount}});
+  ::close(*listening);  // virtiofsd's now
+  if (!pid) {
+    return refused(
+        fmt::format("{} (virtiofsd is QEMU's: Debian's qemu-system-common; or give "
+                    "the agent --vm-shares 9p)",
+                    pid.error().message));
+  }
+  return {};
+}
+
+Status give_to_guest(const std::filesystem::path& directory, uint32_t guest_ids) {
+  struct stat st {};
+  if (::lstat(directory.c_str(), &st) != 0) {
+    return fail(Error::internal(
+        fmt::format("cannot share {}: {}", directory.string(), std::strerror(errno))));
+  }
+  if (st.st_uid == guest_ids && st.st_gid == guest_ids) return {};
+  return chown_tree(directory, guest_ids, guest_ids);
+}
+
+}  // namespace gpurent::agent
