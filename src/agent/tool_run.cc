@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +139,7 @@ struct HelperPlan {
   char* const* envp;
   int log_fd;
   int pass_fd;
+  const char* private_tmp;  // nullptr: none
   bool user_namespace;
   const char* id_map;  // "0 <host_first> <count>\n"
   int report_fd;       // write end of the reports to the agent
@@ -199,6 +201,14 @@ int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
 }
 
 [[noreturn]] void exec_helper(const HelperPlan& plan) {
+  if (plan.private_tmp != nullptr) {
+    // Private first, so that nothing mounted here reaches the node's own namespace.
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(plan.private_tmp, "/tmp", nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+      fail_helper(plan, errno);
+    }
+  }
   if (plan.user_namespace) {
     if (::unshare(CLONE_NEWUSER) != 0) fail_helper(plan, errno);
     const char byte = 1;
@@ -278,6 +288,7 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
                         .envp = envp.data(),
                         .log_fd = log_fd,
                         .pass_fd = run.pass_fd,
+                        .private_tmp = run.private_tmp.empty() ? nullptr : run.private_tmp.c_str(),
                         .user_namespace = run.user_namespace.has_value(),
                         .id_map = id_map.c_str(),
                         .report_fd = reports[1],

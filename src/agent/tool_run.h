@@ -50,6 +50,9 @@ struct DetachedRun {
   std::vector<std::string> argv;  // argv[0] is found on PATH when it has no slash
   std::filesystem::path log;      // its output, appended (made 0600)
   int pass_fd = -1;               // given to it as its descriptor 3 (a listening socket); -1: none
+  // Set: this directory is its /tmp, in a mount namespace of its own that root makes before the
+  // user namespace, so that it reaches a directory below ones only the node's root may enter.
+  std::filesystem::path private_tmp;
   // Set: it runs as root of a user namespace of its own, with these ids (and the same gids), and
   // no supplementary groups: root there, and on the host only what those ids may do.
   std::optional<IdMapping> user_namespace;

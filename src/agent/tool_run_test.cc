@@ -80,31 +80,39 @@ TEST(SpawnDetached, TheHelperIsNoChildOfTheAgentsAndWritesToItsLog) {
 }
 
 // virtiofsd's way: root of a user namespace whose ids are a range of the host's, holding the
-// socket the agent passed.
-TEST(SpawnDetached, AHelperInAUserNamespaceOfItsOwnGetsThePassedDescriptor) {
+// socket the agent passed, with a folder below one only the node's root enters as its /tmp.
+TEST(SpawnDetached, AHelperInAUserNamespaceOfItsOwnGetsThePassedDescriptorAndItsTmp) {
   if (::geteuid() != 0) GTEST_SKIP() << "mapping another id range into a namespace needs root";
   const fs::path log = temp_log();
+  const fs::path locked = log.string() + ".d";
+  fs::create_directories(locked / "folder");
+  fs::permissions(locked, fs::perms::owner_all);
+  ASSERT_TRUE(write_file_atomic(locked / "folder" / "hello", "from its tmp\n"));
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   const auto pid = spawn_detached(
       {.argv =
            {"sh", "-c",
-            "id -u; id -G; tr -s ' ' < /proc/self/uid_map; head -c 6 <&3; echo; ls /proc/$$/fd; "
-            "exec sleep 60"},
+            "id -u; id -G; tr -s ' ' < /proc/self/uid_map; head -c 6 <&3; echo; cat /tmp/hello; "
+            "ls /proc/$$/fd; exec sleep 60"},
        .log = log,
        .pass_fd = pipe_fds[0],
+       .private_tmp = locked / "folder",
        .user_namespace = IdMapping{.host_first = 1'200'000, .count = 65536}});
   ::close(pipe_fds[0]);
   ASSERT_TRUE(pid) << pid.error().message;
   ASSERT_EQ(::write(pipe_fds[1], "passed", 6), 6);
   ::close(pipe_fds[1]);
-  EXPECT_EQ(wait_for_log(log, "3\n"), "0\n0\n 0 1200000 65536\npassed\n0\n1\n2\n3\n")
-      << "root there, no other group, its ids the host's range, and descriptor 3";
+  EXPECT_EQ(wait_for_log(log, "3\n"), "0\n0\n 0 1200000 65536\npassed\nfrom its tmp\n0\n1\n2\n3\n")
+      << "root there, no other group, its ids the host's range, descriptor 3 and its /tmp";
+  EXPECT_EQ(read_file("/proc/self/mountinfo").value_or("").find(locked.string()), std::string::npos)
+      << "its mount is its own, not the node's";
   const std::string status = read_file(fmt::format("/proc/{}/status", *pid)).value_or("");
   EXPECT_NE(status.find("Uid:\t1200000\t1200000\t1200000\t1200000"), std::string::npos)
       << "on the host, one of the range's ids: " << status;
   EXPECT_EQ(::kill(*pid, SIGKILL), 0);
   fs::remove(log);
+  fs::remove_all(locked);
 }
 
 }  // namespace

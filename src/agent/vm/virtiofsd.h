@@ -17,6 +17,10 @@
 // permissions for others it has: the runtime gives a folder to the guest's root before it is
 // shared (give_to_guest).
 //
+// The folder's path goes through the agent's directories, which only the node's root may enter, so
+// virtiofsd gets the folder as /tmp of a mount namespace the agent makes for it before its user
+// namespace (spawn_detached's private_tmp), and shares that.
+//
 // Lifetime: the agent listens on the socket and passes it (--fd), so virtiofsd makes no socket
 // or pid file of its own (it would want /run/virtiofsd, root's); it serves the one QEMU that
 // connects and ends when QEMU does, however that ends: an agent restart has nothing to adopt. A

@@ -173,6 +173,9 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
 TEST_F(VmRuntimeTest, ACommandRunsWithItsFoldersOverVirtioFs) {
   if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
   options_.shares = VmShares::kVirtioFs;
+  // As the agent's data directory is: only the node's root enters it, not the guest ids.
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_all);
   runs_a_command_with_its_folders();
 }
 
