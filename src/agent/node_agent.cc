@@ -182,6 +182,13 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
     GPURENT_TRY(ids, parse_id_range(options_.workload_ids));
     guest_ids = ids.last + 1;
   }
+  if (options_.vm_shares == VmShares::kVirtioFs && ::geteuid() != 0) {
+    return fail(Error::unprocessable(
+        "vm_runtime_unavailable",
+        "VMs' shared folders go over virtio-fs, whose virtiofsd the agent runs in a user namespace "
+        "of the node's guest ids, which only root may map: run the agent as root, or give it "
+        "--vm-shares 9p"));
+  }
   if (options_.vm_shares == VmShares::kVirtioFs && ::access(kVirtiofsdPath.data(), X_OK) != 0) {
     return fail(Error::unprocessable(
         "vm_runtime_unavailable",
