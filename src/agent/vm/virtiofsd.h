@@ -13,6 +13,8 @@
 //     own, so no path the guest sends, through ".." or a link, leaves the folder;
 //   - modcaps=-mknod:-setfcap: no device files and no file capabilities;
 //   - no xattrs (its default): nothing in security.* or trusted.* comes from the guest.
+// Its cache mode stays auto (the guest's page cache holds what it read): with cache=none a 6.1
+// guest kernel refuses to map a file shared (ENODEV), which model loaders do.
 // Inside its namespace the folder's files of other owners (root's, say) are "nobody"'s, whose
 // permissions for others it has: the runtime gives a folder to the guest's root before it is
 // shared (give_to_guest).
