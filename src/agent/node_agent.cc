@@ -189,7 +189,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
         "of the node's guest ids, which only root may map: run the agent as root, or give it "
         "--vm-shares 9p"));
   }
-  if (options_.vm_shares == VmShares::kVirtioFs && ::access(kVirtiofsdPath.data(), X_OK) != 0) {
+  if (options_.vm_shares == VmShares::kVirtioFs && ::access(kVirtiofsdPath, X_OK) != 0) {
     return fail(Error::unprocessable(
         "vm_runtime_unavailable",
         fmt::format(

@@ -54,7 +54,7 @@ std::optional<std::string> executable_path(const std::string& name) {
     const size_t colon = dirs.find(':');
     const std::string_view dir = dirs.substr(0, colon);
     dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
-    const std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
     std::error_code ec;
     if (std::filesystem::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
       return candidate;

@@ -31,7 +31,6 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "agent/runtime/workload_users.h"
@@ -40,7 +39,7 @@
 
 namespace gpurent::agent {
 
-inline constexpr std::string_view kVirtiofsdPath = "/usr/lib/qemu/virtiofsd";
+inline constexpr const char* kVirtiofsdPath = "/usr/lib/qemu/virtiofsd";
 // The guest's ids a virtiofsd maps: 0 (root) to 65535 (nobody).
 inline constexpr uint32_t kGuestIdCount = 65536;
 // The node's ids for them, after the workload ids (workload_users.h), as the agent's default
@@ -48,7 +47,7 @@ inline constexpr uint32_t kGuestIdCount = 65536;
 inline constexpr uint32_t kDefaultGuestIds = kDefaultWorkloadIds.last + 1;
 
 struct VirtiofsShare {
-  std::string binary = std::string(kVirtiofsdPath);
+  std::string binary = kVirtiofsdPath;
   std::filesystem::path socket;     // where QEMU connects (VmMachine::Share::socket)
   std::filesystem::path directory;  // what the guest sees
   std::filesystem::path log;        // virtiofsd's own messages

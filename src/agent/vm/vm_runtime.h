@@ -112,7 +112,7 @@ struct VmRuntimeOptions {
   std::string qemu_img = "qemu-img";
   std::string passt = "passt";
   VmShares shares = VmShares::k9p;  // how the shared folders reach the guest
-  std::string virtiofsd = std::string(kVirtiofsdPath);
+  std::string virtiofsd = kVirtiofsdPath;
   // virtio-fs: the node's id of the guest's root, the first of its 65536 (virtiofsd.h).
   uint32_t guest_ids = kDefaultGuestIds;
   std::chrono::milliseconds stop_grace{10'000};

@@ -543,6 +543,20 @@ echo $! > "$pidfile")");
     return s;
   }
 
+  // A start of GPU-a with options_ fails as vm_start_failed saying `words`, and leaves the GPU
+  // given back and no run behind.
+  void expect_gpu_start_fails_saying(std::string_view words) {
+    auto runtime = VmRuntime::open(options_);
+    ASSERT_TRUE(runtime) << runtime.error().message;
+    const auto refused = (*runtime)->start(gpu_spec("GPU-a"));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, "vm_start_failed");
+    EXPECT_NE(refused.error().message.find(words), std::string::npos) << refused.error().message;
+    EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
+    EXPECT_TRUE((*runtime)->workloads().empty());
+    EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
+  }
+
   static constexpr const char* kGpu = "0000:3b:00.0";
   fs::path dir_;
   FakeSysfsTree sysfs_;
@@ -617,16 +631,7 @@ TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
   EXPECT_EQ(driver_override(), "(null)\n");
 
   options_.qemu = (dir_ / "broken-qemu").string();
-  auto broken = VmRuntime::open(options_);
-  ASSERT_TRUE(broken);
-  const auto refused = (*broken)->start(gpu_spec("GPU-a"));
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, "vm_start_failed");
-  EXPECT_NE(refused.error().message.find("not viable"), std::string::npos)
-      << refused.error().message;
-  EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
-  EXPECT_TRUE((*broken)->workloads().empty());
-  EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
+  expect_gpu_start_fails_saying("not viable");
 }
 
 // virtio-fs: a virtiofsd that cannot run fails the start; one that runs is ended when QEMU fails
@@ -635,21 +640,11 @@ TEST_F(VmPassthroughTest, AStartThatFailsOverVirtioFsLeavesNoVirtiofsdBehind) {
   if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
   options_.shares = VmShares::kVirtioFs;
   options_.virtiofsd = "/nonexistent/virtiofsd";
-  auto missing = VmRuntime::open(options_);
-  ASSERT_TRUE(missing);
-  const auto refused = (*missing)->start(gpu_spec("GPU-a"));
-  ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, "vm_start_failed");
-  EXPECT_NE(refused.error().message.find("--vm-shares 9p"), std::string::npos)
-      << refused.error().message;
-  EXPECT_EQ(driver_override(), "\n") << "bound for the start, given back when it failed";
+  expect_gpu_start_fails_saying("--vm-shares 9p");
 
-  options_.virtiofsd = std::string(kVirtiofsdPath);
+  options_.virtiofsd = kVirtiofsdPath;
   options_.qemu = (dir_ / "broken-qemu").string();
-  auto broken = VmRuntime::open(options_);
-  ASSERT_TRUE(broken);
-  EXPECT_EQ((*broken)->start(gpu_spec("GPU-a")).error().code, "vm_start_failed");
-  EXPECT_FALSE(fs::exists(options_.data_dir / "vms" / "i-gpu.1"));
+  expect_gpu_start_fails_saying("not viable");
   std::optional<ToolOutput> left;
   for (int i = 0; i < 100; ++i) {
     left = run_tool({.argv = {"pgrep", "-f", (options_.instances_dir / "i-gpu").string()}});
