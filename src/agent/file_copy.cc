@@ -1,6 +1,7 @@
 #include "agent/file_copy.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -9,6 +10,7 @@
 #include "agent/runtime/workdir.h"
 #include "agent/tool_run.h"
 #include "agent/vm/guest_agent.h"
+#include "agent/vm/virtiofsd.h"
 #include "agent/vm/vm_runtime.h"
 #include "common/random.h"
 
@@ -103,7 +105,7 @@ Result<model::CopyResult> copy_into_run(const std::filesystem::path& workload_di
 Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir,
                                            std::string_view volume_id, std::string_view tenant_id,
                                            const std::shared_ptr<WorkloadUsers>& users,
-                                           const std::filesystem::path& archive,
+                                           uint32_t guest_ids, const std::filesystem::path& archive,
                                            std::string_view path) {
   GPURENT_CHECK(model::check_copy_path(path));
   const auto dir = volume_dir(data_dir, volume_id);
@@ -114,7 +116,12 @@ Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir
         fmt::format("cannot create the directory of volume {}: {}", volume_id, ec.message())));
   }
   UnpackTarget target{.root = dir, .below = model::path_components(path), .umask = 0007};
-  if (users) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0 && st.st_uid >= guest_ids &&
+      st.st_uid - guest_ids < kGuestIdCount) {
+    target.user = WorkdirUser{guest_ids, guest_ids};
+    target.confine = true;
+  } else if (users) {
     GPURENT_TRY(uid, users->uid_of_instance(volume_id));
     GPURENT_TRY(gid, users->gid_of_tenant(tenant_id));
     GPURENT_CHECK(share_volume_with_group(dir, gid));

@@ -13,6 +13,7 @@
 #include "agent/runtime/volumes.h"
 #include "agent/runtime/workdir.h"
 #include "agent/test_util.h"
+#include "agent/vm/virtiofsd.h"
 
 namespace gpurent::agent {
 namespace {
@@ -149,8 +150,8 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   ASSERT_TRUE(users);
   auto shared = std::make_shared<WorkloadUsers>(std::move(*users));
   const auto data_dir = dir_.path() / "data";
-  const auto copied =
-      copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "/sets/one");
+  const auto copied = copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds,
+                                       archive("a.tgz"), "/sets/one");
   ASSERT_TRUE(copied) << copied.error().message;
   EXPECT_EQ(copied->path, "/sets/one");
   const auto volume = volume_dir(data_dir, "v-1");
@@ -161,8 +162,11 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   ASSERT_EQ(::stat((volume / "sets" / "one" / "src" / "train.py").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, *shared->uid_of_instance("v-1"));
   EXPECT_EQ(st.st_gid, *shared->gid_of_tenant("t-1"));
-  EXPECT_EQ(copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "../x").error().code,
-            "invalid_path");
+  EXPECT_EQ(
+      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, archive("a.tgz"), "../x")
+          .error()
+          .code,
+      "invalid_path");
 
   // A link the tenant left in the volume, and an archive that names a file past it without its
   // directory (tar then follows the link): the copy is confined to the volume, whatever the user
@@ -179,10 +183,34 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
                                     crafted.string(), project_.string())
                             .c_str()),
             0);
-  const auto refused = copy_into_volume(data_dir, "v-1", "t-1", shared, crafted, "");
+  const auto refused =
+      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, crafted, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, "unpack_failed") << refused.error().message;
   EXPECT_TRUE(std::filesystem::is_empty(outside));
+}
+
+// A volume a VM had last over virtio-fs is the guests' (its directory one of their ids): a copy
+// writes as the guest's root and leaves it theirs, so that a VM using it keeps its access.
+TEST_F(UnpackTest, AVolumeTheGuestsHaveIsCopiedIntoAsTheGuestsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change users";
+  auto users = WorkloadUsers::open(dir_.path(), {320000, 320099});
+  ASSERT_TRUE(users);
+  auto shared = std::make_shared<WorkloadUsers>(std::move(*users));
+  const auto data_dir = dir_.path() / "data";
+  const auto volume = volume_dir(data_dir, "v-1");
+  std::filesystem::create_directories(volume);
+  ASSERT_EQ(::chown(volume.c_str(), kDefaultGuestIds, kDefaultGuestIds), 0);
+  const auto copied =
+      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, archive("a.tgz"), "/sets");
+  ASSERT_TRUE(copied) << copied.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(volume.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kDefaultGuestIds) << "still the guests'";
+  EXPECT_EQ(st.st_gid, kDefaultGuestIds);
+  ASSERT_EQ(::stat((volume / "sets" / "src" / "train.py").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kDefaultGuestIds) << "the guest's root";
+  EXPECT_EQ(st.st_gid, kDefaultGuestIds);
 }
 
 }  // namespace

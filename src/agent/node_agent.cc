@@ -99,6 +99,14 @@ BusyGpus busy_gpus(const std::vector<Workload>& workloads,
   return busy;
 }
 
+// The node's ids for its VMs' users over virtio-fs: the 65536 after the workload ids
+// (vm/virtiofsd.h).
+Result<uint32_t> node_guest_ids(const AgentOptions& options) {
+  if (options.workload_ids.empty()) return kDefaultGuestIds;
+  GPURENT_TRY(ids, parse_id_range(options.workload_ids));
+  return ids.last + 1;
+}
+
 }  // namespace
 
 NodeAgent::NodeAgent(AgentOptions options, ServerLinkFactory links, std::string shim_executable)
@@ -176,12 +184,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
         "VMs reach the network through passt, which cannot be run here: install it (Debian's "
         "package passt), or give the agent --vm-network isolated"));
   }
-  // Guests' files on the node are owned by the ids after the workload ids (virtiofsd.h).
-  uint32_t guest_ids = kDefaultGuestIds;
-  if (!options_.workload_ids.empty()) {
-    GPURENT_TRY(ids, parse_id_range(options_.workload_ids));
-    guest_ids = ids.last + 1;
-  }
+  GPURENT_TRY(guest_ids, node_guest_ids(options_));
   if (options_.vm_shares == VmShares::kVirtioFs && ::geteuid() != 0) {
     return fail(Error::unprocessable(
         "vm_runtime_unavailable",
@@ -286,6 +289,7 @@ Status NodeAgent::start() {
   // interface.
   const std::string advertised =
       registered_as.address.empty() ? registered_as.name : registered_as.address;
+  GPURENT_TRY(guest_ids, node_guest_ids(options_));
   const auto open_node_api = [&](const std::string& listen_host) {
     // A copy fetches its upload on a link of its own: a link is one thread's.
     auto fetch = [this](std::string_view upload_id) -> Status {
@@ -299,7 +303,8 @@ Status NodeAgent::start() {
                                .data_dir = data_dir,
                                .container_socket = options_.container_socket,
                                .fetch_upload = std::move(fetch),
-                               .users = users});
+                               .users = users,
+                               .guest_ids = guest_ids});
     return node_api_->start();
   };
   bool listening = false;

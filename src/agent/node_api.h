@@ -53,6 +53,7 @@
 
 #include "agent/node_runs.h"
 #include "agent/runtime/workload_users.h"
+#include "agent/vm/virtiofsd.h"
 #include "common/result.h"
 #include "net/http.h"
 
@@ -80,7 +81,8 @@ struct NodeApiOptions {
   // Makes an upload present at workdir_archive(data_dir, id), fetching it from the server when
   // missing; called on copy workers, so thread-safe. Unset: copies are refused (503).
   std::function<Status(std::string_view upload_id)> fetch_upload;
-  std::shared_ptr<WorkloadUsers> users;  // sandboxed runs' users and groups; null: no sandbox
+  std::shared_ptr<WorkloadUsers> users;   // sandboxed runs' users and groups; null: no sandbox
+  uint32_t guest_ids = kDefaultGuestIds;  // VMs' files over virtio-fs (vm/virtiofsd.h)
 };
 
 // Whether an Authorization header presents `secret` as a bearer token (compared in constant time).
