@@ -173,7 +173,7 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   // could write elsewhere.
   // Somewhere the volume's user may write (the test's own directory is root's alone).
   testing::TempDir outside_dir;
-  const auto outside = outside_dir.path();
+  const auto& outside = outside_dir.path();
   std::filesystem::permissions(outside, std::filesystem::perms::all);
   std::filesystem::create_directory_symlink(outside, volume / "planted");
   std::filesystem::create_directories(project_ / "planted");
