@@ -77,6 +77,13 @@ class UnpackTest : public ::testing::Test {
     return path;
   }
 
+  // Sandboxed copies' users and groups, as the agent keeps them; null when they cannot be opened.
+  std::shared_ptr<WorkloadUsers> workload_users() {
+    auto users = WorkloadUsers::open(dir_.path(), {320000, 320099});
+    EXPECT_TRUE(users) << users.error().message;
+    return users ? std::make_shared<WorkloadUsers>(std::move(*users)) : nullptr;
+  }
+
   testing::TempDir dir_;
   const std::filesystem::path project_ = dir_.path() / "project";
   const std::filesystem::path root_ = dir_.path() / "home";
@@ -146,9 +153,8 @@ TEST_F(UnpackTest, WritesAsTheUserItIsGivenAndOnlyWhereThatUserMay) {
 
 TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change users";
-  auto users = WorkloadUsers::open(dir_.path(), {320000, 320099});
-  ASSERT_TRUE(users);
-  auto shared = std::make_shared<WorkloadUsers>(std::move(*users));
+  const auto shared = workload_users();
+  ASSERT_NE(shared, nullptr);
   const auto data_dir = dir_.path() / "data";
   const auto copied = copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds,
                                        archive("a.tgz"), "/sets/one");
@@ -194,9 +200,8 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
 // writes as the guest's root and leaves it theirs, so that a VM using it keeps its access.
 TEST_F(UnpackTest, AVolumeTheGuestsHaveIsCopiedIntoAsTheGuestsRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change users";
-  auto users = WorkloadUsers::open(dir_.path(), {320000, 320099});
-  ASSERT_TRUE(users);
-  auto shared = std::make_shared<WorkloadUsers>(std::move(*users));
+  const auto shared = workload_users();
+  ASSERT_NE(shared, nullptr);
   const auto data_dir = dir_.path() / "data";
   const auto volume = volume_dir(data_dir, "v-1");
   std::filesystem::create_directories(volume);
