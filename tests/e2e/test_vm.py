@@ -251,6 +251,9 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
                     str(identity)], check=True)
     key_file = tmp_path / "id_ed25519.pub"
     public_key = key_file.read_text().strip()
+    volume = platform.call("POST", "/v1/volumes", key, body={"name": "sets", "size_gb": 1})
+    assert volume.status == 201, volume.body
+    volume_id = volume.json()["id"]
     script = ("echo \"keys: $(cat /home/gpurent/.ssh/authorized_keys)\"; "
               "echo \"dns: $(sed -n 's/.*option domain-name-servers \\([^;]*\\);.*/\\1/p' "
               "/var/lib/dhcp/*.leases | tail -n 1)\"; "
@@ -258,7 +261,7 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
               "echo \"boots: $(cat /var/tmp/boots)\"; echo kept > note; echo ready; exec sleep 600")
     created = json.loads(platform.cli(
         "launch", "--runtime", "vm", "--gpu", "a100-80g", "--ssh-key", str(key_file),
-        "-o", "json", "--", "sh", "-c", script, key=key).stdout)
+        "--volume", f"{volume_id}:/data", "-o", "json", "--", "sh", "-c", script, key=key).stdout)
     instance_id = created["id"]
     assert created["ssh_keys"] == [public_key], created
     wait_for(lambda: "ready" in logs(platform, instance_id, key), CLOUD_TIMEOUT_S,
@@ -270,6 +273,18 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     assert f"dns: {','.join(node_nameservers())}\n" in text, text
     assert "boots: x\n" in text, text
     assert_exec_in_workspace(platform, instance_id, key)
+
+    # The volume goes over virtio-fs: what the guest writes there is the node's guest ids' (its
+    # root: the first of them, 1200000), and a copy into the volume while the VM runs is written
+    # as the guest's root and leaves the VM its access.
+    (tmp_path / "corpus.txt").write_text("tokens\n")
+    platform.cli("cp", str(tmp_path / "corpus.txt"), f"{volume_id}:sets", key=key, timeout=120)
+    seen = platform.cli("exec", instance_id, "--", "sh", "-c",
+                        "cat /data/sets/corpus.txt && stat -c %u /data/sets/corpus.txt && "
+                        "echo more > /data/sets/more.txt && echo written", key=key, check=False)
+    assert seen.stdout == "tokens\n0\nwritten\n", (seen.stdout, seen.stderr)
+    more = os.path.join(agent_dir, "a", "volumes", volume_id, "sets", "more.txt")
+    assert os.stat(more).st_uid == 1200000
 
     # SSH through the server: `gpurent ssh`, and plain ssh with `gpurent ssh-proxy` as its
     # ProxyCommand. The tenant logs in as gpurent with the key, and may sudo.
