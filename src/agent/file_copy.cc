@@ -10,7 +10,6 @@
 #include "agent/runtime/workdir.h"
 #include "agent/tool_run.h"
 #include "agent/vm/guest_agent.h"
-#include "agent/vm/virtiofsd.h"
 #include "agent/vm/vm_runtime.h"
 #include "common/random.h"
 

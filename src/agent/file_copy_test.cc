@@ -12,8 +12,8 @@
 
 #include "agent/runtime/volumes.h"
 #include "agent/runtime/workdir.h"
+#include "agent/runtime/workload_users.h"
 #include "agent/test_util.h"
-#include "agent/vm/virtiofsd.h"
 
 namespace gpurent::agent {
 namespace {

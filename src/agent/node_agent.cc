@@ -172,7 +172,7 @@ Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
   return isolation;
 }
 
-Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
+Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(uint32_t guest_ids) {
   if (options_.vm_kernel.empty() && options_.vm_image.empty()) {
     return std::unique_ptr<VmRuntime>();
   }
@@ -184,7 +184,6 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime() {
         "VMs reach the network through passt, which cannot be run here: install it (Debian's "
         "package passt), or give the agent --vm-network isolated"));
   }
-  GPURENT_TRY(guest_ids, node_guest_ids(options_));
   if (options_.vm_shares == VmShares::kVirtioFs && ::geteuid() != 0) {
     return fail(Error::unprocessable(
         "vm_runtime_unavailable",
@@ -276,7 +275,8 @@ Status NodeAgent::start() {
                              .gpu_refusal = runs_containers() ? "" : container_toolkit_->note}));
     containers = std::move(opened);
   }
-  GPURENT_TRY(vms, open_vm_runtime());
+  GPURENT_TRY(guest_ids, node_guest_ids(options_));
+  GPURENT_TRY(vms, open_vm_runtime(guest_ids));
   const std::shared_ptr<WorkloadUsers> users = processes->workload_users();
   runtime_ =
       std::make_unique<RuntimeSet>(std::move(processes), std::move(containers), std::move(vms));
@@ -289,7 +289,6 @@ Status NodeAgent::start() {
   // interface.
   const std::string advertised =
       registered_as.address.empty() ? registered_as.name : registered_as.address;
-  GPURENT_TRY(guest_ids, node_guest_ids(options_));
   const auto open_node_api = [&](const std::string& listen_host) {
     // A copy fetches its upload on a link of its own: a link is one thread's.
     auto fetch = [this](std::string_view upload_id) -> Status {

@@ -53,7 +53,6 @@
 
 #include "agent/node_runs.h"
 #include "agent/runtime/workload_users.h"
-#include "agent/vm/virtiofsd.h"
 #include "common/result.h"
 #include "net/http.h"
 
@@ -82,7 +81,7 @@ struct NodeApiOptions {
   // missing; called on copy workers, so thread-safe. Unset: copies are refused (503).
   std::function<Status(std::string_view upload_id)> fetch_upload;
   std::shared_ptr<WorkloadUsers> users;   // sandboxed runs' users and groups; null: no sandbox
-  uint32_t guest_ids = kDefaultGuestIds;  // VMs' files over virtio-fs (vm/virtiofsd.h)
+  uint32_t guest_ids = kDefaultGuestIds;  // VMs' files over virtio-fs (workload_users.h)
 };
 
 // Whether an Authorization header presents `secret` as a bearer token (compared in constant time).

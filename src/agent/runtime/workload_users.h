@@ -33,6 +33,10 @@ struct IdRange {
 };
 
 inline constexpr IdRange kDefaultWorkloadIds{200000, 1199999};
+// A VM's guest ids that its virtiofsds map (vm/virtiofsd.h): 0 (root) to 65535 (nobody)...
+inline constexpr uint32_t kGuestIdCount = 65536;
+// ...and the node's ids for them: those after the workload ids, as the default range gives them.
+inline constexpr uint32_t kDefaultGuestIds = kDefaultWorkloadIds.last + 1;
 inline constexpr std::string_view kWorkloadUsersFile = "workload-users.log";
 
 // "FIRST-LAST", both above 1000 (system and login users live below) and below 2^31.

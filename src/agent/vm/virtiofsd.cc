@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "agent/files.h"
+#include "agent/tool_run.h"
 #include "agent/vm/unix_socket.h"
 
 namespace gpurent::agent {

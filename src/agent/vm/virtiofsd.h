@@ -34,17 +34,11 @@
 #include <vector>
 
 #include "agent/runtime/workload_users.h"
-#include "agent/tool_run.h"
 #include "common/result.h"
 
 namespace gpurent::agent {
 
 inline constexpr const char* kVirtiofsdPath = "/usr/lib/qemu/virtiofsd";
-// The guest's ids a virtiofsd maps: 0 (root) to 65535 (nobody).
-inline constexpr uint32_t kGuestIdCount = 65536;
-// The node's ids for them, after the workload ids (workload_users.h), as the agent's default
-// --workload-ids gives them.
-inline constexpr uint32_t kDefaultGuestIds = kDefaultWorkloadIds.last + 1;
 
 struct VirtiofsShare {
   std::string binary = kVirtiofsdPath;
