@@ -130,17 +130,27 @@ int main(int argc, char** argv) {
   const int memory_mb = cloud ? 768 : 256;  // cloud-init's Python wants more than /init
   const fs::path dir = fs::path("/tmp") / "gpurent-vm-bench";
   fs::remove_all(dir);
-  auto runtime = VmRuntime::open({.data_dir = dir / "data",
-                                  .instances_dir = dir / "instances",
-                                  .kernel = cloud ? fs::path() : image / "vmlinuz",
-                                  .initrd = cloud ? fs::path() : image / "initrd.gz",
-                                  .cloud_image = cloud ? image : fs::path(),
-                                  .accelerator = kvm ? gpurent::agent::VmAccelerator::kKvm
-                                                     : gpurent::agent::VmAccelerator::kTcg,
-                                  .network = isolated ? gpurent::agent::VmNetwork::kIsolated
-                                                      : gpurent::agent::VmNetwork::kOutbound,
-                                  .default_memory_mb = memory_mb,
-                                  .shares = shares});
+  fs::create_directories(dir / "data");
+  // The guests' ids over virtio-fs, as the agent keeps them.
+  auto users =
+      gpurent::agent::WorkloadUsers::open(dir / "data", gpurent::agent::kDefaultWorkloadIds);
+  if (!users) {
+    fmt::print(stderr, "{}\n", users.error().message);
+    return 1;
+  }
+  auto runtime = VmRuntime::open(
+      {.data_dir = dir / "data",
+       .instances_dir = dir / "instances",
+       .kernel = cloud ? fs::path() : image / "vmlinuz",
+       .initrd = cloud ? fs::path() : image / "initrd.gz",
+       .cloud_image = cloud ? image : fs::path(),
+       .accelerator =
+           kvm ? gpurent::agent::VmAccelerator::kKvm : gpurent::agent::VmAccelerator::kTcg,
+       .network =
+           isolated ? gpurent::agent::VmNetwork::kIsolated : gpurent::agent::VmNetwork::kOutbound,
+       .default_memory_mb = memory_mb,
+       .shares = shares,
+       .users = std::make_shared<gpurent::agent::WorkloadUsers>(std::move(*users))});
   if (!runtime) {
     fmt::print(stderr, "{}\n", runtime.error().message);
     return 1;

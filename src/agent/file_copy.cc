@@ -104,7 +104,7 @@ Result<model::CopyResult> copy_into_run(const std::filesystem::path& workload_di
 Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir,
                                            std::string_view volume_id, std::string_view tenant_id,
                                            const std::shared_ptr<WorkloadUsers>& users,
-                                           uint32_t guest_ids, const std::filesystem::path& archive,
+                                           const std::filesystem::path& archive,
                                            std::string_view path) {
   GPURENT_CHECK(model::check_copy_path(path));
   const auto dir = volume_dir(data_dir, volume_id);
@@ -115,10 +115,11 @@ Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir
         fmt::format("cannot create the directory of volume {}: {}", volume_id, ec.message())));
   }
   UnpackTarget target{.root = dir, .below = model::path_components(path), .umask = 0007};
+  const auto guest_ids = users ? users->given_guest_ids(tenant_id) : std::nullopt;
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) == 0 && st.st_uid >= guest_ids &&
-      st.st_uid - guest_ids < kGuestIdCount) {
-    target.user = WorkdirUser{guest_ids, guest_ids};
+  if (guest_ids && ::lstat(dir.c_str(), &st) == 0 && st.st_uid >= *guest_ids &&
+      st.st_uid - *guest_ids < kGuestIdCount) {
+    target.user = WorkdirUser{*guest_ids, *guest_ids};
     target.confine = true;
   } else if (users) {
     GPURENT_TRY(uid, users->uid_of_instance(volume_id));

@@ -55,13 +55,13 @@ Result<model::CopyResult> copy_into_vm(const std::filesystem::path& guest_agent_
                                        const std::filesystem::path& archive, std::string_view path);
 
 // Copies the archive into the volume's data on this node (made when missing). `users`: null
-// without a sandbox. A volume a VM had last over virtio-fs (its directory one of `guest_ids`',
-// vm/virtiofsd.h) is written as the guest's root and left the guests': the VM may be running, and
-// handing the volume to the tenant's group would take it from the VM.
+// without a sandbox. A volume the tenant's VMs had last over virtio-fs (its directory one of the
+// tenant's guest ids, workload_users.h) is written as their guests' root and left theirs: a VM
+// may be running, and handing the volume to the tenant's group would take it from the VM.
 Result<model::CopyResult> copy_into_volume(const std::filesystem::path& data_dir,
                                            std::string_view volume_id, std::string_view tenant_id,
                                            const std::shared_ptr<WorkloadUsers>& users,
-                                           uint32_t guest_ids, const std::filesystem::path& archive,
+                                           const std::filesystem::path& archive,
                                            std::string_view path);
 
 }  // namespace gpurent::agent

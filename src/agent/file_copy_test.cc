@@ -156,8 +156,8 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   const auto shared = workload_users();
   ASSERT_NE(shared, nullptr);
   const auto data_dir = dir_.path() / "data";
-  const auto copied = copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds,
-                                       archive("a.tgz"), "/sets/one");
+  const auto copied =
+      copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "/sets/one");
   ASSERT_TRUE(copied) << copied.error().message;
   EXPECT_EQ(copied->path, "/sets/one");
   const auto volume = volume_dir(data_dir, "v-1");
@@ -168,11 +168,8 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
   ASSERT_EQ(::stat((volume / "sets" / "one" / "src" / "train.py").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, *shared->uid_of_instance("v-1"));
   EXPECT_EQ(st.st_gid, *shared->gid_of_tenant("t-1"));
-  EXPECT_EQ(
-      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, archive("a.tgz"), "../x")
-          .error()
-          .code,
-      "invalid_path");
+  EXPECT_EQ(copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "../x").error().code,
+            "invalid_path");
 
   // A link the tenant left in the volume, and an archive that names a file past it without its
   // directory (tar then follows the link): the copy is confined to the volume, whatever the user
@@ -189,33 +186,46 @@ TEST_F(UnpackTest, AVolumeCopyMakesTheVolumeAndWritesAsItsUserInTheTenantsGroup)
                                     crafted.string(), project_.string())
                             .c_str()),
             0);
-  const auto refused =
-      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, crafted, "");
+  const auto refused = copy_into_volume(data_dir, "v-1", "t-1", shared, crafted, "");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, "unpack_failed") << refused.error().message;
   EXPECT_TRUE(std::filesystem::is_empty(outside));
 }
 
-// A volume a VM had last over virtio-fs is the guests' (its directory one of their ids): a copy
-// writes as the guest's root and leaves it theirs, so that a VM using it keeps its access.
-TEST_F(UnpackTest, AVolumeTheGuestsHaveIsCopiedIntoAsTheGuestsRoot) {
+// A volume the tenant's VMs had last over virtio-fs is their guests' (its directory one of the
+// tenant's guest ids): a copy writes as the guests' root and leaves it theirs, so that a VM using
+// it keeps its access. Another tenant's guest ids are never used for it.
+TEST_F(UnpackTest, AVolumeTheTenantsGuestsHaveIsCopiedIntoAsTheirRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change users";
   const auto shared = workload_users();
   ASSERT_NE(shared, nullptr);
   const auto data_dir = dir_.path() / "data";
   const auto volume = volume_dir(data_dir, "v-1");
   std::filesystem::create_directories(volume);
-  ASSERT_EQ(::chown(volume.c_str(), kDefaultGuestIds, kDefaultGuestIds), 0);
-  const auto copied =
-      copy_into_volume(data_dir, "v-1", "t-1", shared, kDefaultGuestIds, archive("a.tgz"), "/sets");
+  const auto others = shared->guest_ids_of_tenant("t-other");
+  const auto guests = shared->guest_ids_of_tenant("t-1");
+  ASSERT_TRUE(others && guests);
+  ASSERT_EQ(*guests, *others + kGuestIdCount);
+  ASSERT_EQ(::chown(volume.c_str(), *guests, *guests), 0);
+  const auto copied = copy_into_volume(data_dir, "v-1", "t-1", shared, archive("a.tgz"), "/sets");
   ASSERT_TRUE(copied) << copied.error().message;
   struct stat st {};
   ASSERT_EQ(::stat(volume.c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, kDefaultGuestIds) << "still the guests'";
-  EXPECT_EQ(st.st_gid, kDefaultGuestIds);
+  EXPECT_EQ(st.st_uid, *guests) << "still the guests'";
+  EXPECT_EQ(st.st_gid, *guests);
   ASSERT_EQ(::stat((volume / "sets" / "src" / "train.py").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, kDefaultGuestIds) << "the guest's root";
-  EXPECT_EQ(st.st_gid, kDefaultGuestIds);
+  EXPECT_EQ(st.st_uid, *guests) << "the guests' root";
+  EXPECT_EQ(st.st_gid, *guests);
+
+  // A volume of another tenant's guest ids (no copy of this tenant's writes as them) goes to
+  // the tenant's group, as any volume that is not its guests'.
+  const auto other_volume = volume_dir(data_dir, "v-2");
+  std::filesystem::create_directories(other_volume);
+  ASSERT_EQ(::chown(other_volume.c_str(), *others, *others), 0);
+  ASSERT_TRUE(copy_into_volume(data_dir, "v-2", "t-1", shared, archive("a.tgz"), "/sets"));
+  ASSERT_EQ(::stat((other_volume / "sets" / "src" / "train.py").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, shared->uid_of_instance("v-2"));
+  EXPECT_EQ(st.st_gid, shared->gid_of_tenant("t-1"));
 }
 
 }  // namespace

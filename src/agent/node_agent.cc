@@ -99,14 +99,6 @@ BusyGpus busy_gpus(const std::vector<Workload>& workloads,
   return busy;
 }
 
-// The node's ids for its VMs' users over virtio-fs: the 65536 after the workload ids
-// (vm/virtiofsd.h).
-Result<uint32_t> node_guest_ids(const AgentOptions& options) {
-  if (options.workload_ids.empty()) return kDefaultGuestIds;
-  GPURENT_TRY(ids, parse_id_range(options.workload_ids));
-  return ids.last + 1;
-}
-
 }  // namespace
 
 NodeAgent::NodeAgent(AgentOptions options, ServerLinkFactory links, std::string shim_executable)
@@ -172,7 +164,8 @@ Result<NodeAgent::Isolation> NodeAgent::detect_isolation() const {
   return isolation;
 }
 
-Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(uint32_t guest_ids) {
+Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(
+    std::shared_ptr<WorkloadUsers> users) {
   if (options_.vm_kernel.empty() && options_.vm_image.empty()) {
     return std::unique_ptr<VmRuntime>();
   }
@@ -190,6 +183,22 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(uint32_t guest_ids
         "VMs' shared folders go over virtio-fs, whose virtiofsd the agent runs in a user namespace "
         "of the node's guest ids, which only root may map: run the agent as root, or give it "
         "--vm-shares 9p"));
+  }
+  if (options_.vm_shares == VmShares::kVirtioFs && !isolation_.sandbox) {
+    return fail(Error::unprocessable(
+        "vm_runtime_unavailable",
+        fmt::format("VMs' shared folders go over virtio-fs, whose virtiofsd runs in namespaces "
+                    "and with the guest ids that sandboxed runs' need, and this node cannot "
+                    "sandbox runs ({}): give the agent --vm-shares 9p",
+                    isolation_.note)));
+  }
+  if (options_.vm_shares == VmShares::kVirtioFs && guest_id_blocks(isolation_.sandbox->ids) == 0) {
+    return fail(Error::unprocessable(
+        "vm_runtime_unavailable",
+        fmt::format("VMs' shared folders go over virtio-fs, whose guests take 65536 ids per tenant "
+                    "after --workload-ids ({}-{}), and none are left below 2^31: lower the "
+                    "range's end",
+                    isolation_.sandbox->ids.first, isolation_.sandbox->ids.last)));
   }
   if (options_.vm_shares == VmShares::kVirtioFs && ::access(kVirtiofsdPath, X_OK) != 0) {
     return fail(Error::unprocessable(
@@ -219,7 +228,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(uint32_t guest_ids
        .simulated_gpus = inventory_.simulated,
        .gpus = inventory_.gpus,
        .shares = options_.vm_shares,
-       .guest_ids = guest_ids,
+       .users = std::move(users),
        .stop_grace = options_.vm_stop_grace});
 }
 
@@ -275,9 +284,8 @@ Status NodeAgent::start() {
                              .gpu_refusal = runs_containers() ? "" : container_toolkit_->note}));
     containers = std::move(opened);
   }
-  GPURENT_TRY(guest_ids, node_guest_ids(options_));
-  GPURENT_TRY(vms, open_vm_runtime(guest_ids));
   const std::shared_ptr<WorkloadUsers> users = processes->workload_users();
+  GPURENT_TRY(vms, open_vm_runtime(users));
   runtime_ =
       std::make_unique<RuntimeSet>(std::move(processes), std::move(containers), std::move(vms));
   GPURENT_TRY(runs, NodeRuns::open(data_dir));
@@ -302,8 +310,7 @@ Status NodeAgent::start() {
                                .data_dir = data_dir,
                                .container_socket = options_.container_socket,
                                .fetch_upload = std::move(fetch),
-                               .users = users,
-                               .guest_ids = guest_ids});
+                               .users = users});
     return node_api_->start();
   };
   bool listening = false;

@@ -97,9 +97,9 @@ class NodeAgent {
     std::string note;                       // why not, or what the sandbox limits with
   };
   Result<Isolation> detect_isolation() const;
-  // With --vm-kernel: what the host can do with VMs (vm_), and the runtime; else null. guest_ids:
-  // the node's ids for its guests' files over virtio-fs (vm/virtiofsd.h).
-  Result<std::unique_ptr<VmRuntime>> open_vm_runtime(uint32_t guest_ids);
+  // With --vm-kernel: what the host can do with VMs (vm_), and the runtime; else null. users: the
+  // sandbox's (null without one), which give each tenant's guests their ids over virtio-fs.
+  Result<std::unique_ptr<VmRuntime>> open_vm_runtime(std::shared_ptr<WorkloadUsers> users);
   // Whether the node runs image work: it has a container engine, and containers may get GPUs
   // (every instance holds at least one, so a node whose containers may not runs no image work).
   bool runs_containers() const;

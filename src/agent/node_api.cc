@@ -294,8 +294,8 @@ struct NodeApi::Impl {
     if (!upload) co_return net::problem_response(upload.error());
     CopyWork into = [this, volume = volume->second, tenant = tenant->second,
                      path = path_parameter(request)](const std::filesystem::path& archive) {
-      return agent::copy_into_volume(options.data_dir, volume, tenant, options.users,
-                                     options.guest_ids, archive, path);
+      return agent::copy_into_volume(options.data_dir, volume, tenant, options.users, archive,
+                                     path);
     };
     co_return co_await copy(*upload, std::move(into));
   }

@@ -80,8 +80,7 @@ struct NodeApiOptions {
   // Makes an upload present at workdir_archive(data_dir, id), fetching it from the server when
   // missing; called on copy workers, so thread-safe. Unset: copies are refused (503).
   std::function<Status(std::string_view upload_id)> fetch_upload;
-  std::shared_ptr<WorkloadUsers> users;   // sandboxed runs' users and groups; null: no sandbox
-  uint32_t guest_ids = kDefaultGuestIds;  // VMs' files over virtio-fs (workload_users.h)
+  std::shared_ptr<WorkloadUsers> users;  // sandboxed runs' users and groups; null: no sandbox
 };
 
 // Whether an Authorization header presents `secret` as a bearer token (compared in constant time).

@@ -259,7 +259,8 @@ void add_agent(CLI::App& app, Context& ctx) {
                     "the node then runs one tenant's processes at a time");
   command
       ->add_option("--workload-ids", options->workload_ids,
-                   "the uids and gids sandboxed workloads get, FIRST-LAST (default 200000-1199999)")
+                   "the uids and gids sandboxed workloads get, FIRST-LAST (default "
+                   "200000-1199999); each tenant's VMs over virtio-fs get 65536 ids after it")
       ->check([](const std::string& text) {
         auto range = agent::parse_id_range(text);
         return range ? std::string() : range.error().message;

@@ -274,9 +274,10 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     assert "boots: x\n" in text, text
     assert_exec_in_workspace(platform, instance_id, key)
 
-    # The volume goes over virtio-fs: what the guest writes there is the node's guest ids' (its
-    # root: the first of them, 1200000), and a copy into the volume while the VM runs is written
-    # as the guest's root and leaves the VM its access.
+    # The volume goes over virtio-fs: what the guest writes there is the tenant's guest ids' (its
+    # guests' root: the first of them, 1200000, as the node's first tenant with a VM), and a copy
+    # into the volume while the VM runs is written as the guest's root and leaves the VM its
+    # access.
     (tmp_path / "corpus.txt").write_text("tokens\n")
     platform.cli("cp", str(tmp_path / "corpus.txt"), f"{volume_id}:sets", key=key, timeout=120)
     seen = platform.cli("exec", instance_id, "--", "sh", "-c",
@@ -285,6 +286,9 @@ def test_a_cloud_image_vm_has_the_tenants_key_and_keeps_its_root_disk(
     assert seen.stdout == "tokens\n0\nwritten\n", (seen.stdout, seen.stderr)
     more = os.path.join(agent_dir, "a", "volumes", volume_id, "sets", "more.txt")
     assert os.stat(more).st_uid == 1200000
+    with open(os.path.join(agent_dir, "a", "workload-users.log")) as log:
+        blocks = [line.split()[2] for line in log if line.startswith("guests ")]
+    assert blocks == ["1200000"], blocks
 
     # SSH through the server: `gpurent ssh`, and plain ssh with `gpurent ssh-proxy` as its
     # ProxyCommand. The tenant logs in as gpurent with the key, and may sudo.

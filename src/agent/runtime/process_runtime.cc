@@ -416,9 +416,7 @@ Result<Sandbox> ProcessRuntime::prepare_sandbox(const model::WorkloadSpec& spec,
                                                 const std::filesystem::path& home,
                                                 const std::vector<PreparedVolume>& volumes) {
   GPURENT_TRY(uid, users_->uid_of_instance(spec.instance_id));
-  // A run from a server that does not say its tenant shares its group with nobody.
-  GPURENT_TRY(gid,
-              users_->gid_of_tenant(spec.tenant_id.empty() ? spec.instance_id : spec.tenant_id));
+  GPURENT_TRY(gid, users_->gid_of_tenant(id_owner(spec)));
   Sandbox sandbox{
       uid, gid, home.string(), {options_.data_dir.string(), options_.instances_dir.string()},
       {},  {}};

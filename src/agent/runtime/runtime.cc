@@ -30,6 +30,10 @@ bool valid_string(std::string_view s) {
 
 }  // namespace
 
+std::string_view id_owner(const model::WorkloadSpec& spec) {
+  return spec.tenant_id.empty() ? spec.instance_id : spec.tenant_id;
+}
+
 Status validate_workload(const model::WorkloadSpec& spec) {
   if (!valid_instance_id(spec.instance_id)) {
     return fail(Error::invalid("invalid_workload", fmt::format("instance id '{}' is not usable as "

@@ -99,6 +99,9 @@ bool valid_instance_id(std::string_view id);
 // The checks every runtime applies before start(): id, run, command, env, GPU names, volume mounts
 // (model::validate_volume_mounts), bounds.
 Status validate_workload(const model::WorkloadSpec& spec);
+// Whose ids the run's files get on the node (its tenant's group, its tenant's guest ids): the
+// spec's tenant; a run from a server that does not say its tenant shares them with nobody.
+std::string_view id_owner(const model::WorkloadSpec& spec);
 // The spec's env with the platform's variables on top (see the header comment).
 std::map<std::string, std::string> platform_env(const model::WorkloadSpec& spec);
 // kConflict "instance_running" when a run of the instance among `workloads` has not exited: its

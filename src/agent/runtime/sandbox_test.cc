@@ -402,6 +402,40 @@ TEST(WorkloadUsersTest, GivesEachInstanceAndTenantOneIdForGood) {
   EXPECT_EQ(parse_id_range("5000-6000")->last, 6000u);
 }
 
+// Each tenant's VMs get 65536 ids of their own after the range, kept as the others are; a tenant
+// without any asked for is given none.
+TEST(WorkloadUsersTest, GivesEachTenantsGuestsABlockOfTheirOwnAfterTheRange) {
+  TempDir dir;
+  {
+    auto users = WorkloadUsers::open(dir.path(), {300000, 300099});
+    ASSERT_TRUE(users);
+    EXPECT_EQ(users->given_guest_ids("t-1"), std::nullopt);
+    EXPECT_EQ(users->guest_ids_of_tenant("t-1"), 300100u);
+    EXPECT_EQ(users->guest_ids_of_tenant("t-2"), 300100u + kGuestIdCount);
+    EXPECT_EQ(users->given_guest_ids("t-1"), 300100u);
+    EXPECT_EQ(users->gid_of_tenant("t-1"), 300000u) << "a tenant's group is another pool";
+  }
+  auto users = WorkloadUsers::open(dir.path(), {300000, 300099});
+  ASSERT_TRUE(users);
+  EXPECT_EQ(users->given_guest_ids("t-2"), 300100u + kGuestIdCount);
+  EXPECT_EQ(users->guest_ids_of_tenant("t-3"), 300100u + 2 * kGuestIdCount);
+
+  // The last block ends at 2^31 - 1: a range ending two blocks below it leaves room for two.
+  const IdRange high{0x7fff0000 - 2 * kGuestIdCount, 0x7fff0000 - kGuestIdCount - 1};
+  EXPECT_EQ(guest_id_blocks(high), 2u);
+  EXPECT_EQ(guest_id_blocks({300000, 0x7fffffff}), 0u);
+  EXPECT_EQ(guest_id_blocks(kDefaultWorkloadIds), 32749u);
+  TempDir other;
+  auto crowded = WorkloadUsers::open(other.path(), high);
+  ASSERT_TRUE(crowded);
+  EXPECT_EQ(crowded->guest_ids_of_tenant("t-1"), 0x7fff0000u - kGuestIdCount);
+  EXPECT_EQ(crowded->guest_ids_of_tenant("t-2"), 0x7fff0000u);
+  const auto exhausted = crowded->guest_ids_of_tenant("t-3");
+  ASSERT_FALSE(exhausted);
+  EXPECT_EQ(exhausted.error().code, "workload_ids_exhausted");
+  EXPECT_NE(exhausted.error().message.find("--workload-ids"), std::string::npos);
+}
+
 // --- cgroup v2, on a tree made to look like one -----------------------------------------------
 
 TEST(CgroupsTest, DelegatesV2ControllersAndWritesARunsLimits) {

@@ -40,9 +40,33 @@ Result<IdRange> parse_id_range(std::string_view text) {
                                       kLowestId, kHighestId)));
 }
 
+uint32_t guest_id_blocks(IdRange range) {
+  const uint64_t first = uint64_t{range.last} + 1;
+  const uint64_t end = uint64_t{kHighestId} + 1;
+  return first < end ? static_cast<uint32_t>((end - first) / kGuestIdCount) : 0;
+}
+
+WorkloadUsers::WorkloadUsers(std::filesystem::path log, IdRange range)
+    : log_(std::move(log)),
+      uids_{.kind = "instance", .first = range.first, .last = range.last},
+      gids_{.kind = "tenant", .first = range.first, .last = range.last},
+      // The last block's first id: the block ends below 2^31.
+      guest_ids_{.kind = "guests",
+                 .first = range.last + 1,
+                 .last = kHighestId - kGuestIdCount + 1,
+                 .step = kGuestIdCount} {
+  const auto range_used_up = fmt::format(
+      "every id of the range {}-{} is given; widen --workload-ids", range.first, range.last);
+  uids_.exhausted = gids_.exhausted = range_used_up;
+  guest_ids_.exhausted = fmt::format(
+      "every block of guest ids is given ({} tenants' VMs, 65536 ids each after --workload-ids "
+      "and below 2^31); lower the end of --workload-ids",
+      guest_id_blocks(range));
+  for (Pool* pool : {&uids_, &gids_, &guest_ids_}) pool->next = pool->first;
+}
+
 Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir, IdRange range) {
   WorkloadUsers users(data_dir / kWorkloadUsersFile, range);
-  users.next_uid_ = users.next_gid_ = range.first;
   auto text = read_file(users.log_, kMaxLogBytes);
   if (!text && text.error().code != "file_not_found") return fail(std::move(text).error());
   std::string complete = text ? *text : std::string();
@@ -52,41 +76,52 @@ Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir,
   std::string kind, id, number;
   while (lines >> kind >> id >> number) {
     const auto value = parse_id(number);
-    if (!value || (kind != "instance" && kind != "tenant")) {
+    Pool* pool = nullptr;
+    for (Pool* candidate : {&users.uids_, &users.gids_, &users.guest_ids_}) {
+      if (candidate->kind == kind) pool = candidate;
+    }
+    if (!value || pool == nullptr) {
       return fail(Error::internal(
           fmt::format("{} is corrupt near '{} {} {}'", users.log_.string(), kind, id, number)));
     }
-    auto& next = kind == "instance" ? users.next_uid_ : users.next_gid_;
-    (kind == "instance" ? users.uids_ : users.gids_)[id] = *value;
-    next = std::max(next, *value + 1);
+    pool->given[id] = *value;
+    pool->next = static_cast<uint32_t>(
+        std::clamp<uint64_t>(uint64_t{*value} + pool->step, pool->next, UINT32_MAX));
   }
   return users;
 }
 
 Result<uint32_t> WorkloadUsers::uid_of_instance(std::string_view instance_id) {
   std::lock_guard lock(*mutex_);
-  return assign("instance", instance_id, uids_, next_uid_);
+  return assign(uids_, instance_id);
 }
 
 Result<uint32_t> WorkloadUsers::gid_of_tenant(std::string_view tenant_id) {
   std::lock_guard lock(*mutex_);
-  return assign("tenant", tenant_id, gids_, next_gid_);
+  return assign(gids_, tenant_id);
 }
 
-Result<uint32_t> WorkloadUsers::assign(std::string_view kind, std::string_view id,
-                                       std::map<std::string, uint32_t, std::less<>>& ids,
-                                       uint32_t& next) {
-  if (const auto it = ids.find(id); it != ids.end()) return it->second;
+Result<uint32_t> WorkloadUsers::guest_ids_of_tenant(std::string_view tenant_id) {
+  std::lock_guard lock(*mutex_);
+  return assign(guest_ids_, tenant_id);
+}
+
+std::optional<uint32_t> WorkloadUsers::given_guest_ids(std::string_view tenant_id) const {
+  std::lock_guard lock(*mutex_);
+  const auto it = guest_ids_.given.find(tenant_id);
+  return it == guest_ids_.given.end() ? std::nullopt : std::optional<uint32_t>(it->second);
+}
+
+Result<uint32_t> WorkloadUsers::assign(Pool& pool, std::string_view id) {
+  if (const auto it = pool.given.find(id); it != pool.given.end()) return it->second;
   if (id.empty() || id.find_first_of(" \n\t") != std::string_view::npos) {
     return fail(
-        Error::invalid("invalid_workload", fmt::format("no {} id to give a user to", kind)));
+        Error::invalid("invalid_workload", fmt::format("no {} id to give a user to", pool.kind)));
   }
-  if (next > range_.last || next < range_.first) {
-    return fail(Error{ErrorKind::kUnavailable, "workload_ids_exhausted",
-                      fmt::format("every id of the range {}-{} is given; widen --workload-ids",
-                                  range_.first, range_.last)});
+  if (pool.next > pool.last || pool.next < pool.first) {
+    return fail(Error{ErrorKind::kUnavailable, "workload_ids_exhausted", pool.exhausted});
   }
-  const std::string line = fmt::format("{} {} {}\n", kind, id, next);
+  const std::string line = fmt::format("{} {} {}\n", pool.kind, id, pool.next);
   const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   const bool written = fd >= 0 &&
                        ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
@@ -97,8 +132,10 @@ Result<uint32_t> WorkloadUsers::assign(std::string_view kind, std::string_view i
     return fail(Error::internal(
         fmt::format("cannot record a workload id in {}: {}", log_.string(), std::strerror(error))));
   }
-  ids.emplace(std::string(id), next);
-  return next++;
+  const uint32_t given = pool.next;
+  pool.given.emplace(std::string(id), given);
+  pool.next += pool.step;
+  return given;
 }
 
 }  // namespace gpurent::agent

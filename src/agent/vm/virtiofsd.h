@@ -4,9 +4,10 @@
 //
 // It is QEMU 7.2's C virtiofsd (Debian's qemu-system-common ships it). It acts on the host files
 // as whichever of the guest's users asked, so it must be root somewhere; it is root of a user
-// namespace of its own whose ids 0..65535 are the node's guest ids (guest_ids: the 65536 ids
-// after the workload ids, which no user of the node has). So a file the guest's root makes is
-// the first guest id's on the node, one its uid 1000 makes the first + 1000's, and a guest
+// namespace of its own whose ids 0..65535 are the node's guest ids (guest_ids: the run's
+// tenant's block of 65536 after the workload ids, workload_users.h, which no user of the node
+// has). So a file the guest's root makes is the first guest id's on the node, one its uid 1000
+// makes the first + 1000's, and no file of one tenant's guests is another's; and a guest
 // cannot make a file any user of the node owns, nor a set-uid program that gives a user of the
 // node anything; a guest id past 65535 is refused (EINVAL). What it may do is narrowed further:
 //   - sandbox=namespace: it pivots into the folder in mount, pid and network namespaces of its

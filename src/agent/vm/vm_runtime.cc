@@ -233,6 +233,9 @@ std::optional<WorkloadKey> key_of(const fs::path& dir) {
 }  // namespace
 
 Result<std::unique_ptr<VmRuntime>> VmRuntime::open(VmRuntimeOptions options) {
+  if (options.shares == VmShares::kVirtioFs && !options.users) {
+    return fail(Error::internal("VMs' folders over virtio-fs need the node's guest ids"));
+  }
   std::error_code ec;
   fs::create_directories(options.data_dir / "vms", ec);
   if (!ec) fs::create_directories(options.instances_dir, ec);
@@ -356,6 +359,11 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                     "a shorter --data-dir",
                     longest_socket.string(), length, kMaxSocketPath - 1)));
   }
+  uint32_t guest_ids = 0;
+  if (virtio_fs) {
+    GPURENT_TRY(given, options_.users->guest_ids_of_tenant(id_owner(spec)));
+    guest_ids = given;
+  }
   const fs::path home = instance_dir(spec.instance_id);
   std::error_code ec;
   fs::create_directories(dir / kGuestDir, ec);
@@ -460,7 +468,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                 .socket = machine.shares[i].socket,
                                 .directory = machine.shares[i].directory,
                                 .log = dir / kVirtiofsdLog,
-                                .guest_ids = options_.guest_ids};
+                                .guest_ids = guest_ids};
       auto started = give_to_guest(share.directory, share.guest_ids);
       if (started) started = start_virtiofsd(share);
       if (!started) {

@@ -30,8 +30,9 @@
 // (a workdir upload is unpacked into it before the first run); each volume's data (volumes.h) as
 // "vol<i>", which command.sh mounts at its path first. A cloud image's overlay is
 // <data_dir>/vm-disks/<instance>.qcow2. The folders go over virtio-9p (QEMU's) or virtio-fs (a
-// virtiofsd each, in a user namespace whose ids are options.guest_ids: virtiofsd.h), as
-// options.shares says; over virtio-fs each folder is given to the guest's root first.
+// virtiofsd each, in a user namespace whose ids are the run's tenant's guest ids, from
+// options.users: virtiofsd.h, workload_users.h), as options.shares says; over virtio-fs each
+// folder is given to the guest's root first.
 //
 // Network (options.network): passt (passt.h) beside QEMU, its socket the run's net.sock and its
 // messages passt.log, or QEMU's restricted user-mode networking. Either way each port the run's
@@ -72,6 +73,7 @@
 #include <vector>
 
 #include "agent/runtime/runtime.h"
+#include "agent/runtime/workload_users.h"
 #include "agent/vm/qemu_command.h"
 #include "agent/vm/virtiofsd.h"
 #include "common/result.h"
@@ -113,8 +115,8 @@ struct VmRuntimeOptions {
   std::string passt = "passt";
   VmShares shares = VmShares::k9p;  // how the shared folders reach the guest
   std::string virtiofsd = kVirtiofsdPath;
-  // virtio-fs: the node's id of the guest's root, the first of its 65536 (virtiofsd.h).
-  uint32_t guest_ids = kDefaultGuestIds;
+  // Each tenant's guest ids over virtio-fs (workload_users.h): required with kVirtioFs.
+  std::shared_ptr<WorkloadUsers> users;
   std::chrono::milliseconds stop_grace{10'000};
   std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
 };

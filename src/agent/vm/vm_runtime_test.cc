@@ -43,6 +43,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The folders go over virtio-fs, each tenant's guests with the ids an agent would give them.
+void share_over_virtio_fs(VmRuntimeOptions& options) {
+  options.shares = VmShares::kVirtioFs;
+  fs::create_directories(options.data_dir);
+  auto users = WorkloadUsers::open(options.data_dir, kDefaultWorkloadIds);
+  ASSERT_TRUE(users) << users.error().message;
+  options.users = std::make_shared<WorkloadUsers>(std::move(*users));
+}
+
 // Real VMs under TCG, from the test image an environment variable names, in a directory of the
 // test's own: short, as QMP's unix socket path must fit in 108 bytes.
 class RealVmTest : public testing::Test {
@@ -156,8 +165,10 @@ void VmRuntimeTest::runs_a_command_with_its_folders() {
   ASSERT_EQ(::stat(((*runtime)->instance_dir("i-vm") / "note").c_str(), &note), 0);
   ASSERT_EQ(::stat(seen.c_str(), &seen_stat), 0);
   if (options_.shares == VmShares::kVirtioFs) {
-    EXPECT_EQ(note.st_uid, options_.guest_ids) << "the guest's root";
-    EXPECT_EQ(seen_stat.st_uid, options_.guest_ids + 1000) << "the guest's uid 1000";
+    const auto guests = options_.users->given_guest_ids("t-1");
+    ASSERT_TRUE(guests) << "the tenant's guests were given their ids";
+    EXPECT_EQ(note.st_uid, *guests) << "the guest's root";
+    EXPECT_EQ(seen_stat.st_uid, *guests + 1000) << "the guest's uid 1000";
   } else {
     EXPECT_EQ(note.st_uid, ::geteuid()) << "QEMU's, the guest's owner kept in an xattr";
   }
@@ -172,11 +183,24 @@ TEST_F(VmRuntimeTest, ACommandRunsInItsVmWithItsEnvAndExitsWithItsStatus) {
 
 TEST_F(VmRuntimeTest, ACommandRunsWithItsFoldersOverVirtioFs) {
   if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
-  options_.shares = VmShares::kVirtioFs;
+  share_over_virtio_fs(options_);
   // As the agent's data directory is: only the node's root enters it, not the guest ids.
-  fs::create_directories(dir_);
   fs::permissions(dir_, fs::perms::owner_all);
   runs_a_command_with_its_folders();
+
+  // Another tenant's guests make their files with ids of their own, beside the first's.
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  auto other = spec("i-other", {"sh", "-c", "echo mine > /workspace/note"});
+  other.tenant_id = "t-2";
+  ASSERT_TRUE((*runtime)->start(other));
+  const Workload* ended = wait_exited(**runtime, {"i-other", 1});
+  ASSERT_NE(ended, nullptr) << "the VM did not end";
+  EXPECT_EQ(ended->exit_code, 0) << read_file(ended->log_path).value_or("");
+  struct stat note {};
+  ASSERT_EQ(::stat(((*runtime)->instance_dir("i-other") / "note").c_str(), &note), 0);
+  EXPECT_EQ(note.st_uid, *options_.users->given_guest_ids("t-1") + kGuestIdCount)
+      << "the next block: no file of one tenant's guests is the other's";
 }
 
 // A stand-in for the NVIDIA driver's nvidia-smi in the guest: it answers the reporter's query
@@ -414,9 +438,9 @@ class VmCloudImageTest : public RealVmTest {
                 .cloud_image = *image,
                 .accelerator = VmAccelerator::kTcg,
                 .default_memory_mb = 768,
-                // The image's kernel is Debian's cloud kernel, without virtio-9p.
-                .shares = VmShares::kVirtioFs,
                 .stop_grace = std::chrono::seconds(60)};
+    // The image's kernel is Debian's cloud kernel, without virtio-9p.
+    share_over_virtio_fs(options_);
   }
   // A full system boots in about a minute.
   static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key) {
@@ -452,7 +476,7 @@ TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey)
   EXPECT_EQ(read_file((*runtime)->instance_dir("i-cloud") / "note").value_or(""), "kept\n");
   struct stat home {};
   ASSERT_EQ(::stat((*runtime)->instance_dir("i-cloud").c_str(), &home), 0);
-  EXPECT_EQ(home.st_uid, options_.guest_ids + 1000)
+  EXPECT_EQ(home.st_uid, *options_.users->given_guest_ids("t-1") + 1000)
       << "/workspace is the guest's user gpurent's (uid 1000), on the node a guest id";
   // cloud-init grew the root filesystem into the disk of disk_gb.
   const size_t root_kb = log.find("root_kb=");
@@ -638,7 +662,7 @@ TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
 // after it (it would wait for its QEMU for good). Either way nothing stays bound or behind.
 TEST_F(VmPassthroughTest, AStartThatFailsOverVirtioFsLeavesNoVirtiofsdBehind) {
   if (::geteuid() != 0) GTEST_SKIP() << "virtiofsd maps the guest ids: it needs root";
-  options_.shares = VmShares::kVirtioFs;
+  share_over_virtio_fs(options_);
   options_.virtiofsd = "/nonexistent/virtiofsd";
   expect_gpu_start_fails_saying("--vm-shares 9p");
 
