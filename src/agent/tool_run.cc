@@ -7,11 +7,15 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +144,22 @@ struct HelperPlan {
   int log_fd;
   int pass_fd;
   const char* private_tmp;  // nullptr: none
+  const char* cover;        // nullptr: none
+  // Below cover: the directories to make (parents first), then each revealed path, its mount
+  // point made (a directory or an empty file) and bound from an O_PATH descriptor (reveal_fds,
+  // room for reveal_count) opened in the new namespace before the cover hid it.
+  const char* const* cover_dirs;
+  size_t cover_dir_count;
+  const char* const* reveal_paths;
+  const char* reveal_kinds;  // 'd': a directory, 'f': a file
+  int* reveal_fds;
+  size_t reveal_count;
+  bool run_as;
+  uid_t uid;
+  gid_t gid;
+  const gid_t* groups;
+  size_t group_count;
+  rlim_t memlock_bytes;  // 0: unchanged
   bool user_namespace;
   const char* id_map;  // "0 <host_first> <count>\n"
   int report_fd;       // write end of the reports to the agent
@@ -163,19 +183,18 @@ void report(int fd, char kind, int value) {
   ::_exit(127);
 }
 
-// "/proc/<pid>/<file>" into `out`, without the allocating formatters.
-void proc_path(char (&out)[64], pid_t pid, const char* file) {
+// `prefix`, a number, then `suffix`, into `out`, without the allocating formatters.
+void numbered_path(char (&out)[64], std::string_view prefix, int number, const char* suffix) {
   char digits[16];
   int n = 0;
   do {
-    digits[n++] = static_cast<char>('0' + pid % 10);
-    pid /= 10;
-  } while (pid > 0 && n < 15);
+    digits[n++] = static_cast<char>('0' + number % 10);
+    number /= 10;
+  } while (number > 0 && n < 15);
   size_t at = 0;
-  for (const char c : std::string_view("/proc/")) out[at++] = c;
+  for (const char c : prefix) out[at++] = c;
   while (n > 0) out[at++] = digits[--n];
-  out[at++] = '/';
-  for (const char* c = file; *c != '\0' && at + 1 < sizeof out; ++c) out[at++] = *c;
+  for (const char* c = suffix; *c != '\0' && at + 1 < sizeof out; ++c) out[at++] = *c;
   out[at] = '\0';
 }
 
@@ -185,9 +204,9 @@ void proc_path(char (&out)[64], pid_t pid, const char* file) {
 int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
   char byte = 0;
   if (::read(unshared_fd, &byte, 1) != 1) return ECHILD;  // it failed to unshare, and said why
-  for (const char* file : {"uid_map", "gid_map"}) {
+  for (const char* file : {"/uid_map", "/gid_map"}) {
     char path[64];
-    proc_path(path, helper, file);
+    numbered_path(path, "/proc/", helper, file);
     const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
     const size_t length = std::strlen(id_map);
     if (fd < 0 || ::write(fd, id_map, length) != static_cast<ssize_t>(length)) {
@@ -200,14 +219,71 @@ int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
   return 0;
 }
 
+// The cover: an empty tmpfs over plan.cover, the revealed paths bind-mounted back, then the tmpfs
+// made read-only. Returns 0, or the errno of what failed.
+int cover_and_reveal(const HelperPlan& plan) {
+  for (size_t i = 0; i < plan.reveal_count; ++i) {
+    plan.reveal_fds[i] = ::open(plan.reveal_paths[i], O_PATH | O_CLOEXEC);
+    if (plan.reveal_fds[i] < 0) return errno;
+  }
+  if (::mount("tmpfs", plan.cover, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0711") != 0) {
+    return errno;
+  }
+  for (size_t i = 0; i < plan.cover_dir_count; ++i) {
+    if (::mkdir(plan.cover_dirs[i], 0711) != 0 && errno != EEXIST) return errno;
+  }
+  for (size_t i = 0; i < plan.reveal_count; ++i) {
+    const char* target = plan.reveal_paths[i];
+    if (plan.reveal_kinds[i] == 'd') {
+      if (::mkdir(target, 0700) != 0 && errno != EEXIST) return errno;
+    } else {
+      const int fd = ::open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0) return errno;
+      ::close(fd);
+    }
+    char source[64];
+    numbered_path(source, "/proc/self/fd/", plan.reveal_fds[i], "");
+    if (::mount(source, target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+  }
+  if (::mount(nullptr, plan.cover, nullptr,
+              MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
+// Becomes plan's user, for good: its groups, its ids, and no_new_privs. Returns 0 or an errno.
+int drop_to(const HelperPlan& plan) {
+  if (::setgroups(plan.group_count, plan.groups) != 0 ||
+      ::setresgid(plan.gid, plan.gid, plan.gid) != 0 ||
+      ::setresuid(plan.uid, plan.uid, plan.uid) != 0 ||
+      ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
 [[noreturn]] void exec_helper(const HelperPlan& plan) {
-  if (plan.private_tmp != nullptr) {
+  if (plan.private_tmp != nullptr || plan.cover != nullptr) {
     // Private first, so that nothing mounted here reaches the node's own namespace.
     if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      fail_helper(plan, errno);
+    }
+    if (plan.private_tmp != nullptr &&
         ::mount(plan.private_tmp, "/tmp", nullptr, MS_BIND | MS_REC, nullptr) != 0) {
       fail_helper(plan, errno);
     }
+    if (plan.cover != nullptr) {
+      if (const int err = cover_and_reveal(plan); err != 0) fail_helper(plan, err);
+    }
+  }
+  if (plan.memlock_bytes > 0) {
+    const rlimit locked{plan.memlock_bytes, plan.memlock_bytes};
+    if (::setrlimit(RLIMIT_MEMLOCK, &locked) != 0) fail_helper(plan, errno);
+  }
+  if (plan.run_as) {
+    if (const int err = drop_to(plan); err != 0) fail_helper(plan, err);
   }
   if (plan.user_namespace) {
     if (::unshare(CLONE_NEWUSER) != 0) fail_helper(plan, errno);
@@ -245,13 +321,67 @@ int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
   fail_helper(moved, errno);
 }
 
+// A cover's plan, made before forking.
+struct CoverPlan {
+  std::vector<std::string> dirs;
+  std::vector<std::string> paths;
+  std::string kinds;
+  std::vector<int> fds;  // the helper's, filled in after the fork
+};
+
+Status plan_cover(const std::filesystem::path& cover,
+                  const std::vector<std::filesystem::path>& reveal, CoverPlan& plan) {
+  const auto base = cover.lexically_normal();
+  for (const auto& path : reveal) {
+    const auto target = path.lexically_normal();
+    const auto relative = target.lexically_relative(base);
+    if (relative.empty() || relative == "." || *relative.begin() == "..") {
+      return fail(Error::internal(
+          fmt::format("{} is not below {}, which covers it", path.string(), cover.string())));
+    }
+    auto dir = base;
+    for (auto part = relative.begin(); std::next(part) != relative.end(); ++part) {
+      dir /= *part;
+      if (std::ranges::find(plan.dirs, dir.string()) == plan.dirs.end()) {
+        plan.dirs.push_back(dir.string());
+      }
+    }
+    struct stat st {};
+    if (::stat(target.c_str(), &st) != 0) {
+      return fail(Error::internal(
+          fmt::format("cannot reveal {}: {}", target.string(), std::strerror(errno))));
+    }
+    plan.paths.push_back(target.string());
+    plan.kinds.push_back(S_ISDIR(st.st_mode) ? 'd' : 'f');
+    plan.fds.push_back(-1);
+  }
+  return {};
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<const char*> out;
+  out.reserve(strings.size());
+  for (const auto& text : strings) out.push_back(text.c_str());
+  return out;
+}
+
 }  // namespace
 
 Result<pid_t> spawn_detached(const DetachedRun& run) {
   if (run.argv.empty()) return fail(Error::internal("spawn_detached: nothing to run"));
+  if (run.run_as && run.user_namespace) {
+    return fail(Error::internal("spawn_detached: a user namespace or a user, not both"));
+  }
   const std::string& name = run.argv.front();
   const auto executable = executable_path(name);
   if (!executable) return fail(Error::internal(fmt::format("{} cannot be run: not found", name)));
+  CoverPlan cover;
+  if (!run.cover.empty()) GPURENT_CHECK(plan_cover(run.cover, run.reveal, cover));
+  const auto cover_dirs = c_strings(cover.dirs);
+  const auto reveal_paths = c_strings(cover.paths);
+  const std::vector<gid_t> groups =
+      run.run_as ? std::vector<gid_t>(run.run_as->groups.begin(), run.run_as->groups.end())
+                 : std::vector<gid_t>();
   const int log_fd =
       ::open(run.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (log_fd < 0) {
@@ -289,6 +419,19 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
                         .log_fd = log_fd,
                         .pass_fd = run.pass_fd,
                         .private_tmp = run.private_tmp.empty() ? nullptr : run.private_tmp.c_str(),
+                        .cover = run.cover.empty() ? nullptr : run.cover.c_str(),
+                        .cover_dirs = cover_dirs.data(),
+                        .cover_dir_count = cover_dirs.size(),
+                        .reveal_paths = reveal_paths.data(),
+                        .reveal_kinds = cover.kinds.c_str(),
+                        .reveal_fds = cover.fds.data(),
+                        .reveal_count = reveal_paths.size(),
+                        .run_as = run.run_as.has_value(),
+                        .uid = run.run_as ? run.run_as->uid : 0,
+                        .gid = run.run_as ? run.run_as->gid : 0,
+                        .groups = groups.data(),
+                        .group_count = groups.size(),
+                        .memlock_bytes = run.memlock_bytes,
                         .user_namespace = run.user_namespace.has_value(),
                         .id_map = id_map.c_str(),
                         .report_fd = reports[1],

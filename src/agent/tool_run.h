@@ -46,6 +46,12 @@ struct IdMapping {
   uint32_t count = 0;
 };
 
+struct RunAs {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // supplementary
+};
+
 struct DetachedRun {
   std::vector<std::string> argv;  // argv[0] is found on PATH when it has no slash
   std::filesystem::path log;      // its output, appended (made 0600)
@@ -56,6 +62,16 @@ struct DetachedRun {
   // Set: it runs as root of a user namespace of its own, with these ids (and the same gids), and
   // no supplementary groups: root there, and on the host only what those ids may do.
   std::optional<IdMapping> user_namespace;
+  // Set (not with user_namespace): it runs as this user, with no capabilities and no way to gain
+  // any (no_new_privs: a set-uid program gives it nothing).
+  std::optional<RunAs> run_as;
+  // Set: in a mount namespace of its own (as for private_tmp), this directory is an empty tmpfs
+  // (mode 0711) but for `reveal`, paths below it bind-mounted back at their own paths: it reaches
+  // nothing else of what lay there (the agent's data directory, with the node's credential).
+  std::filesystem::path cover;
+  std::vector<std::filesystem::path> reveal;
+  // Non-zero: how much memory it may lock (RLIMIT_MEMLOCK, QEMU pinning a VM's for VFIO).
+  uint64_t memlock_bytes = 0;
 };
 
 // Starts a helper that outlives the call, and the agent too (virtiofsd beside its QEMU), and
@@ -63,7 +79,7 @@ struct DetachedRun {
 // (it is left to init, which reaps it), with the agent's environment, /dev/null as its input, none
 // of the agent's other file descriptors and no blocked signals. Errors: kInternal with the
 // system's words when it cannot be run (argv[0] not found on PATH, not executable, no user
-// namespace) or its log cannot be opened.
+// namespace, a path to reveal that is missing or not below `cover`) or its log cannot be opened.
 Result<pid_t> spawn_detached(const DetachedRun& run);
 
 }  // namespace gpurent::agent

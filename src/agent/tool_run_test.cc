@@ -115,5 +115,49 @@ TEST(SpawnDetached, AHelperInAUserNamespaceOfItsOwnGetsThePassedDescriptorAndIts
   fs::remove_all(locked);
 }
 
+// QEMU's way: an unprivileged user for good, in a mount namespace where the agent's data
+// directory is empty but for the paths it was given, which are the node's own.
+TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfACoveredDirectory) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing users and mounting need root";
+  const fs::path log = temp_log();
+  const fs::path locked = log.string() + ".d";
+  fs::create_directories(locked / "vms" / "run");
+  fs::permissions(locked, fs::perms::owner_all);
+  ASSERT_TRUE(write_file_atomic(locked / "credential", "secret\n"));
+  ASSERT_TRUE(write_file_atomic(locked / "disk", "disk\n"));
+  ASSERT_EQ(::chown((locked / "vms" / "run").c_str(), 1234, 1234), 0);
+  ASSERT_EQ(::chown((locked / "disk").c_str(), 1234, 1234), 0);
+  const std::string dir = locked.string();
+  const auto pid = spawn_detached(
+      {.argv = {"sh", "-c",
+                fmt::format("id -u; id -G; cat {0}/disk; echo made > {0}/vms/run/made; "
+                            "touch {0}/new 2>/dev/null || echo read-only; "
+                            "grep NoNewPrivs /proc/self/status; ulimit -l; exec sleep 60",
+                            dir)},
+       .log = log,
+       .run_as = RunAs{.uid = 1234, .gid = 1234, .groups = {1235}},
+       .cover = locked,
+       .reveal = {locked / "vms" / "run", locked / "disk"},
+       .memlock_bytes = 4 << 20});
+  ASSERT_TRUE(pid) << pid.error().message;
+  EXPECT_EQ(wait_for_log(log, "4096\n"), "1234\n1234 1235\ndisk\nread-only\nNoNewPrivs:\t1\n4096\n")
+      << "its user and groups, and what it was given of a directory it could not enter";
+  EXPECT_EQ(read_file(locked / "vms" / "run" / "made").value_or(""), "made\n")
+      << "what it writes there is the node's";
+  const fs::path its_view = fmt::format("/proc/{}/root{}", *pid, dir);
+  EXPECT_TRUE(fs::exists(its_view / "disk"));
+  EXPECT_FALSE(fs::exists(its_view / "credential")) << "nothing it was not given is there";
+  EXPECT_EQ(read_file("/proc/self/mountinfo").value_or("").find(dir), std::string::npos)
+      << "its mounts are its own, not the node's";
+  EXPECT_EQ(::kill(*pid, SIGKILL), 0);
+
+  const auto outside = spawn_detached(
+      {.argv = {"true"}, .log = log, .cover = locked / "vms", .reveal = {locked / "disk"}});
+  ASSERT_FALSE(outside);
+  EXPECT_NE(outside.error().message.find("not below"), std::string::npos);
+  fs::remove(log);
+  fs::remove_all(locked);
+}
+
 }  // namespace
 }  // namespace gpurent::agent
