@@ -1,6 +1,7 @@
 #include "agent/files.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +20,21 @@ Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid) {
   }
   if (ec) return fail(Error::internal(fmt::format("chown {}: {}", root.string(), ec.message())));
   return {};
+}
+
+bool lies_below(const std::filesystem::path& path, const std::filesystem::path& dir) {
+  const auto relative = path.lexically_normal().lexically_relative(dir.lexically_normal());
+  return !relative.empty() && relative != "." && *relative.begin() != "..";
+}
+
+Status give_folder(const std::filesystem::path& directory, uid_t uid, gid_t gid) {
+  struct stat st {};
+  if (::lstat(directory.c_str(), &st) != 0) {
+    return fail(Error::internal(
+        fmt::format("cannot share {}: {}", directory.string(), std::strerror(errno))));
+  }
+  if (st.st_uid == uid && st.st_gid == gid) return {};
+  return chown_tree(directory, uid, gid);
 }
 
 }  // namespace gpurent::agent

@@ -15,4 +15,12 @@ namespace gpurent::agent {
 // tenant's: a link there may point anywhere).
 Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid);
 
+// Whether `path` lies strictly below `dir`, by their names (both absolute, or both relative to one
+// directory): a path reaching outside through ".." does not.
+bool lies_below(const std::filesystem::path& path, const std::filesystem::path& dir);
+
+// Gives a folder to a user and group, and everything in it when the folder was not theirs yet (a
+// VM's first share of it, or after another runtime or another VM's user had it).
+Status give_folder(const std::filesystem::path& directory, uid_t uid, gid_t gid);
+
 }  // namespace gpurent::agent

@@ -1,5 +1,7 @@
 #include "agent/tool_run.h"
 
+#include "agent/files.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -160,6 +162,7 @@ struct HelperPlan {
   const gid_t* groups;
   size_t group_count;
   rlim_t memlock_bytes;  // 0: unchanged
+  int umask;             // -1: the agent's
   bool user_namespace;
   const char* id_map;  // "0 <host_first> <count>\n"
   int report_fd;       // write end of the reports to the agent
@@ -169,7 +172,7 @@ struct HelperPlan {
 
 // One message to the agent: the helper's pid, or why it could not run. One write, below PIPE_BUF.
 struct SpawnReport {
-  char kind;  // 'p': value is the helper's pid; 'e': an errno
+  char kind;  // 'p': value is the helper's pid; 'e': an errno; 'l': the errno of its memlock limit
   int value;
 };
 
@@ -278,9 +281,13 @@ int drop_to(const HelperPlan& plan) {
       if (const int err = cover_and_reveal(plan); err != 0) fail_helper(plan, err);
     }
   }
+  if (plan.umask >= 0) ::umask(static_cast<mode_t>(plan.umask));
   if (plan.memlock_bytes > 0) {
     const rlimit locked{plan.memlock_bytes, plan.memlock_bytes};
-    if (::setrlimit(RLIMIT_MEMLOCK, &locked) != 0) fail_helper(plan, errno);
+    if (::setrlimit(RLIMIT_MEMLOCK, &locked) != 0) {
+      report(plan.report_fd, 'l', errno);
+      ::_exit(127);
+    }
   }
   if (plan.run_as) {
     if (const int err = drop_to(plan); err != 0) fail_helper(plan, err);
@@ -333,12 +340,12 @@ Status plan_cover(const std::filesystem::path& cover,
                   const std::vector<std::filesystem::path>& reveal, CoverPlan& plan) {
   const auto base = cover.lexically_normal();
   for (const auto& path : reveal) {
-    const auto target = path.lexically_normal();
-    const auto relative = target.lexically_relative(base);
-    if (relative.empty() || relative == "." || *relative.begin() == "..") {
+    if (!lies_below(path, cover)) {
       return fail(Error::internal(
           fmt::format("{} is not below {}, which covers it", path.string(), cover.string())));
     }
+    const auto target = path.lexically_normal();
+    const auto relative = target.lexically_relative(base);
     auto dir = base;
     for (auto part = relative.begin(); std::next(part) != relative.end(); ++part) {
       dir /= *part;
@@ -432,6 +439,7 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
                         .groups = groups.data(),
                         .group_count = groups.size(),
                         .memlock_bytes = run.memlock_bytes,
+                        .umask = run.umask ? static_cast<int>(*run.umask) : -1,
                         .user_namespace = run.user_namespace.has_value(),
                         .id_map = id_map.c_str(),
                         .report_fd = reports[1],
@@ -481,14 +489,21 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
   }
   pid_t helper = 0;
   int err = 0;
+  bool limit_refused = false;
   for (;;) {
     SpawnReport message{};
     const ssize_t got = ::read(reports[0], &message, sizeof message);
     if (got < 0 && errno == EINTR) continue;
     if (got != static_cast<ssize_t>(sizeof message)) break;
     (message.kind == 'p' ? helper : err) = message.value;
+    limit_refused = limit_refused || message.kind == 'l';
   }
   close_all();
+  if (limit_refused) {
+    return fail(Error::internal(fmt::format(
+        "{} may not lock {} MiB of memory: {} (raising the limit needs CAP_SYS_RESOURCE)", name,
+        run.memlock_bytes >> 20, std::strerror(err))));
+  }
   if (err != 0 || helper <= 0) {
     return fail(Error::internal(
         fmt::format("{} cannot be run: {}", name, std::strerror(err != 0 ? err : ECHILD))));

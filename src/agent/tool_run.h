@@ -72,6 +72,7 @@ struct DetachedRun {
   std::vector<std::filesystem::path> reveal;
   // Non-zero: how much memory it may lock (RLIMIT_MEMLOCK, QEMU pinning a VM's for VFIO).
   uint64_t memlock_bytes = 0;
+  std::optional<mode_t> umask;  // set: its umask; else the agent's
 };
 
 // Starts a helper that outlives the call, and the agent too (virtiofsd beside its QEMU), and

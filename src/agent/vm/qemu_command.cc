@@ -36,6 +36,11 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
       fmt::format("{}M", m.memory_mb),
       "-nodefaults",
       "-no-user-config",
+      // QEMU's seccomp filter, as libvirt sets it: besides the syscalls no VM needs, it may not
+      // change its ids, fork or exec, or change priorities, CPU affinity or limits. So QEMU never
+      // daemonizes (its fork would be refused): the runtime starts it detached.
+      "-sandbox",
+      "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
       "-display",
       "none",
       // A guest that reboots has ended its run: QEMU exits instead.
@@ -77,11 +82,16 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
            "-device",
            fmt::format("vhost-user-fs-pci,chardev=share{},tag={}", i, qemu_escape(share.tag))});
     } else {
-      argv.insert(argv.end(),
-                  {"-virtfs",
-                   fmt::format("local,path={},mount_tag={},security_model=mapped-xattr,"
-                               "id=share{}",
-                               qemu_escape(share.directory.string()), qemu_escape(share.tag), i)});
+      // What it makes on the node is its group's too (a tenant's runs share its volumes through
+      // the tenant's group: volumes.h). -fsdev, as -virtfs drops fmode and dmode (QEMU 7.2).
+      argv.insert(
+          argv.end(),
+          {"-fsdev",
+           fmt::format("local,id=share{},path={},security_model=mapped-xattr,fmode=0660,"
+                       "dmode=0770",
+                       i, qemu_escape(share.directory.string())),
+           "-device",
+           fmt::format("virtio-9p-pci,fsdev=share{},mount_tag={}", i, qemu_escape(share.tag))});
     }
   }
   if (m.network && !m.passt_socket.empty()) {
@@ -113,7 +123,6 @@ std::vector<std::string> qemu_command(const VmMachine& m) {
     argv.insert(argv.end(), {"-device", fmt::format("vfio-pci,host={}", qemu_escape(function))});
   }
   if (!m.pid_file.empty()) argv.insert(argv.end(), {"-pidfile", m.pid_file.string()});
-  if (m.daemonize) argv.emplace_back("-daemonize");
   return argv;
 }
 

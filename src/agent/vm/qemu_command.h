@@ -34,8 +34,9 @@ enum class VmNetwork {
 // How the shared folders (the run's files, /workspace, the volumes) reach the guest (the agent's
 // --vm-shares; docs/vm-runtime.md, "Shared folders").
 enum class VmShares {
-  // virtio-9p, served by QEMU itself, security_model=mapped-xattr: the host's files are QEMU's,
-  // and the owners, modes, links and device files the guest makes are kept in xattrs, never made.
+  // virtio-9p, served by QEMU itself, security_model=mapped-xattr: the host's files are QEMU's
+  // (0660 and 0770: its group's too), and the owners, modes, links and device files the guest
+  // makes are kept in xattrs, never made.
   // Needs virtio-9p in the guest kernel (not in Debian's `cloud` kernel).
   k9p,
   // virtio-fs, served by one virtiofsd per folder (virtiofsd.h), in every kernel since 5.4
@@ -89,7 +90,6 @@ struct VmMachine {
   // listens in the guest: guest_agent.h); empty: none.
   std::filesystem::path guest_agent_socket;
   std::filesystem::path pid_file;
-  bool daemonize = true;  // QEMU outlives the agent; the agent re-adopts it by pid and QMP
 };
 
 // argv of qemu-system-x86_64 for the machine.

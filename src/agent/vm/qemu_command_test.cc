@@ -15,10 +15,10 @@
 #include <fstream>
 #include <thread>
 
+#include "agent/files.h"
 #include "agent/tool_run.h"
 #include "agent/vm/passt.h"
 #include "agent/vm/virtiofsd.h"
-#include "common/files.h"
 #include "common/random.h"
 
 namespace gpurent::agent {
@@ -59,12 +59,12 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
             (std::vector<std::string>{
                 "file=/var/lib/gpurent/i-1/root.qcow2,format=qcow2,if=virtio",
                 "driver=vvfat,dir=/var/lib/gpurent/i-1/seed,label=cidata,read-only=on,if=virtio"}));
-  EXPECT_EQ(values_of(argv, "-virtfs"),
-            std::vector<std::string>{"local,path=/var/lib/gpurent/i-1/workspace,mount_tag="
-                                     "workspace,security_model=mapped-xattr,id=share0"});
+  EXPECT_EQ(values_of(argv, "-fsdev"),
+            std::vector<std::string>{"local,id=share0,path=/var/lib/gpurent/i-1/workspace,"
+                                     "security_model=mapped-xattr,fmode=0660,dmode=0770"});
   EXPECT_EQ(values_of(argv, "-device"),
             (std::vector<std::string>{
-                "virtio-serial-pci,id=serial0",
+                "virtio-9p-pci,fsdev=share0,mount_tag=workspace", "virtio-serial-pci,id=serial0",
                 "virtserialport,bus=serial0.0,chardev=qga,name=org.qemu.guest_agent.0",
                 "vfio-pci,host=0000:3b:00.0", "vfio-pci,host=0000:3b:00.1"}));
   EXPECT_EQ(values_of(argv, "-nic"),
@@ -77,7 +77,10 @@ TEST(QemuCommand, EveryPartOfTheMachineBecomesItsOption) {
   EXPECT_EQ(values_of(argv, "-qmp"),
             std::vector<std::string>{"unix:/run/gpurent/i-1.qmp,server=on,wait=off"});
   EXPECT_EQ(values_of(argv, "-kernel"), std::vector<std::string>{}) << "booted from its disk";
-  EXPECT_EQ(argv.back(), "-daemonize");
+  EXPECT_EQ(values_of(argv, "-sandbox"),
+            std::vector<std::string>{
+                "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"});
+  EXPECT_EQ(std::ranges::find(argv, "-daemonize"), argv.end()) << "its fork would be refused";
   for (const char* flag : {"-nodefaults", "-no-user-config", "-no-reboot"}) {
     EXPECT_NE(std::ranges::find(argv, flag), argv.end()) << flag;
   }
@@ -164,7 +167,7 @@ TEST(QemuCommand, VirtioFsSharesTheGuestsMemoryAndGivesEachFolderItsVirtiofsd) {
   EXPECT_EQ(values_of(argv, "-device"),
             (std::vector<std::string>{"vhost-user-fs-pci,chardev=share0,tag=gpurent",
                                       "vhost-user-fs-pci,chardev=share1,tag=vol0"}));
-  EXPECT_EQ(values_of(argv, "-virtfs"), std::vector<std::string>{}) << "no 9p";
+  EXPECT_EQ(values_of(argv, "-fsdev"), std::vector<std::string>{}) << "no 9p";
 
   const auto without_shares = qemu_command(
       {.name = "x", .share_transport = VmShares::kVirtioFs, .network = false, .qmp_socket = "/q"});
@@ -247,15 +250,14 @@ void boot_with_a_host_folder(VmShares shares) {
                     .shares = {{.tag = "data", .directory = dir / "share"}},
                     .network = false,
                     .serial_log = dir / "console.log",
-                    .qmp_socket = dir / "qmp.sock",
-                    .daemonize = false};
+                    .qmp_socket = dir / "qmp.sock"};
   if (shares == VmShares::kVirtioFs) {
     machine.shares[0].socket = dir / "fs0.sock";
     const VirtiofsShare share{.socket = machine.shares[0].socket,
                               .directory = machine.shares[0].directory,
                               .log = dir / "virtiofsd.log",
                               .guest_ids = kDefaultGuestIds};
-    ASSERT_TRUE(give_to_guest(share.directory, share.guest_ids));
+    ASSERT_TRUE(give_folder(share.directory, share.guest_ids, share.guest_ids));
     const auto started = start_virtiofsd(share);
     ASSERT_TRUE(started) << started.error().message;
   }

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/files.h"
 #include "agent/tool_run.h"
 #include "agent/vm/unix_socket.h"
 
@@ -40,16 +39,6 @@ Status start_virtiofsd(const VirtiofsShare& share) {
                     pid.error().message));
   }
   return {};
-}
-
-Status give_to_guest(const std::filesystem::path& directory, uint32_t guest_ids) {
-  struct stat st {};
-  if (::lstat(directory.c_str(), &st) != 0) {
-    return fail(Error::internal(
-        fmt::format("cannot share {}: {}", directory.string(), std::strerror(errno))));
-  }
-  if (st.st_uid == guest_ids && st.st_gid == guest_ids) return {};
-  return chown_tree(directory, guest_ids, guest_ids);
 }
 
 }  // namespace gpurent::agent

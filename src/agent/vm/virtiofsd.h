@@ -18,7 +18,7 @@
 // guest kernel refuses to map a file shared (ENODEV), which model loaders do.
 // Inside its namespace the folder's files of other owners (root's, say) are "nobody"'s, whose
 // permissions for others it has: the runtime gives a folder to the guest's root before it is
-// shared (give_to_guest).
+// shared (give_folder, agent/files.h).
 //
 // The folder's path goes through the agent's directories, which only the node's root may enter, so
 // virtiofsd gets the folder as /tmp of a mount namespace the agent makes for it before its user
@@ -55,9 +55,5 @@ std::vector<std::string> virtiofsd_command(const VirtiofsShare& share);
 // Listens on the share's socket and starts virtiofsd on it. Errors: kInternal "vm_start_failed"
 // with the system's words (virtiofsd not installed, no user namespace).
 Status start_virtiofsd(const VirtiofsShare& share);
-
-// Gives a folder to the guest's root (guest_ids), and everything in it when the folder was not
-// the guest's: its first share, or after the node's other runtimes had it (a volume).
-Status give_to_guest(const std::filesystem::path& directory, uint32_t guest_ids);
 
 }  // namespace gpurent::agent

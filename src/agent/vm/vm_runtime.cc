@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +12,9 @@
 #include <charconv>
 #include <sstream>
 #include <system_error>
+#include <thread>
 
+#include "agent/files.h"
 #include "agent/node_runs.h"
 #include "agent/runtime/volumes.h"
 #include "agent/runtime/workdir.h"
@@ -32,12 +35,16 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kGuestDir = "guest";
-constexpr std::string_view kConsoleLog = "console.log";
-constexpr std::string_view kPidFile = "qemu.pid";
+// What QEMU makes lies in a directory of the run's of its own, QEMU's (its user's when it runs as
+// one): the run's other files (its pid and exit records among them) stay the agent's alone.
+constexpr std::string_view kQemuDir = "qemu";
+constexpr std::string_view kConsoleLog = "qemu/console.log";
+constexpr std::string_view kPidFile = "qemu/qemu.pid";
+constexpr std::string_view kQmpSocket = "qemu/qmp.sock";
+constexpr std::string_view kGuestAgentSocket = "qemu/qga.sock";
+constexpr std::string_view kQemuLog = "qemu.log";  // QEMU's own output: why it did not start
 constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kGpusFile = "gpus";
-constexpr std::string_view kQmpSocket = "qmp.sock";
-constexpr std::string_view kGuestAgentSocket = "qga.sock";
 constexpr std::string_view kPasstSocket = "net.sock";
 constexpr std::string_view kPasstLog = "passt.log";
 constexpr std::string_view kVirtiofsdLog = "virtiofsd.log";
@@ -48,6 +55,8 @@ constexpr int kGuestSshPort = 22;
 constexpr std::string_view kDisksDir = "vm-disks";
 // The user cloud-init creates in a cloud image's VM, with the spec's SSH keys.
 constexpr std::string_view kCloudUser = "gpurent";
+// A run's shared folders are its own files (guest/) and the instance's directory, then its volumes.
+constexpr size_t kRunShares = 2;
 // Where the guest mounts the run's guest/ directory (the kernel's gpurent.shares).
 constexpr std::string_view kGuestRunDir = "/run/gpurent";
 // sockaddr_un's sun_path, with its terminating NUL.
@@ -88,6 +97,14 @@ fs::path root_disk_path(const fs::path& data_dir, std::string_view instance_id) 
 // The tag of the run's i-th volume.
 std::string volume_tag(size_t i) { return fmt::format("vol{}", i); }
 
+// A file of QEMU's in the run's directory `dir`: in qemu/, or beside the run's other files for a
+// run that an agent from before qemu/ started.
+fs::path qemu_file(const fs::path& dir, std::string_view file) {
+  std::error_code ec;
+  const fs::path path = dir / file;
+  return fs::is_directory(dir / kQemuDir, ec) ? path : dir / path.filename();
+}
+
 // The socket of the virtiofsd serving the run's i-th shared folder (virtio-fs).
 std::string virtiofs_socket(size_t i) { return fmt::format("fs{}.sock", i); }
 
@@ -101,6 +118,44 @@ void hang_up_helpers(const fs::path& dir) {
     if (!fs::is_socket(socket, ec)) break;
     hang_up(socket);
   }
+}
+
+// QEMU connects to a helper's socket (passt's, a virtiofsd's), which root made: to connect, QEMU's
+// user must own it.
+Status give_socket(const fs::path& socket, const RunAs& user) {
+  if (::chown(socket.c_str(), user.uid, user.gid) != 0) {
+    return fail(
+        {ErrorKind::kInternal, "vm_start_failed",
+         fmt::format("cannot give {} to QEMU's user: {}", socket.string(), std::strerror(errno))});
+  }
+  return {};
+}
+
+// The /dev/vfio node of a GPU's IOMMU group, which QEMU opens to drive it.
+fs::path vfio_group_node(const fs::path& dev, const PassthroughPlan& plan) {
+  return dev / "vfio" / std::to_string(plan.iommu_group);
+}
+
+// What QEMU's mount namespace covers: the agent's data directory, or the first directory above it
+// that others may not pass (QEMU's user could not reach what it is given through it).
+fs::path qemu_cover(const fs::path& data_dir) {
+  const fs::path absolute = fs::absolute(data_dir).lexically_normal();
+  fs::path above;
+  for (const auto& part : absolute.parent_path()) {
+    above /= part;
+    struct stat st {};
+    if (above != above.root_path() && ::stat(above.c_str(), &st) == 0 &&
+        (st.st_mode & S_IXOTH) == 0) {
+      return above;
+    }
+  }
+  return absolute;
+}
+
+// Whether the process runs (a zombie has ended: QEMU is left to init, which reaps it).
+bool runs(pid_t pid) {
+  const auto stat = read_proc_stat(pid);
+  return stat && stat->state != 'Z';
 }
 
 // The guest's shell command that mounts the shared folder `tag` at `path` (both shell words).
@@ -256,7 +311,7 @@ fs::path vm_run_dir(const fs::path& data_dir, const WorkloadKey& key) {
 }
 
 fs::path vm_guest_agent_socket(const fs::path& data_dir, const WorkloadKey& key) {
-  return vm_run_dir(data_dir, key) / kGuestAgentSocket;
+  return qemu_file(vm_run_dir(data_dir, key), kGuestAgentSocket);
 }
 
 std::optional<uint16_t> vm_ssh_port(const fs::path& data_dir, const WorkloadKey& key) {
@@ -342,16 +397,102 @@ Result<fs::path> VmRuntime::root_disk(std::string_view instance_id, int disk_gb)
   return disk;
 }
 
+Result<std::optional<RunAs>> VmRuntime::qemu_user_of(const model::WorkloadSpec& spec) const {
+  if (!options_.users) return std::optional<RunAs>();
+  GPURENT_TRY(uid, options_.users->uid_of_instance(spec.instance_id));
+  GPURENT_TRY(gid, options_.users->gid_of_tenant(id_owner(spec)));
+  RunAs user{.uid = uid, .gid = gid, .groups = {gid}};
+  struct stat kvm {};
+  if (options_.accelerator == VmAccelerator::kKvm &&
+      ::stat((options_.dev / "kvm").c_str(), &kvm) == 0) {
+    user.groups.push_back(kvm.st_gid);  // /dev/kvm is root's and its group's (kvm)
+  }
+  return std::optional<RunAs>(std::move(user));
+}
+
+Status VmRuntime::give_to_qemu(const VmMachine& machine, const RunAs& user) const {
+  const auto refused = [](const fs::path& path) {
+    return fail(
+        {ErrorKind::kInternal, "vm_start_failed",
+         fmt::format("cannot give {} to QEMU's user: {}", path.string(), std::strerror(errno))});
+  };
+  if (!machine.root_disk.empty() && ::chown(machine.root_disk.c_str(), user.uid, user.gid) != 0) {
+    return refused(machine.root_disk);
+  }
+  if (!machine.seed.empty()) GPURENT_CHECK(chown_tree(machine.seed, user.uid, user.gid));
+  if (options_.shares == VmShares::k9p) {
+    // QEMU serves them itself, with the guest's owners and modes in xattrs: the run's own folders
+    // are its user's, the volumes stay the tenant's group's, which the tenant's other runs use.
+    for (size_t i = 0; i < machine.shares.size(); ++i) {
+      const auto& folder = machine.shares[i].directory;
+      GPURENT_CHECK(i < kRunShares ? give_folder(folder, user.uid, user.gid)
+                                   : share_volume_with_group(folder, user.gid));
+    }
+  }
+  return {};
+}
+
+Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, const fs::path& dir,
+                                                   const std::optional<RunAs>& user) const {
+  auto argv = qemu_command(machine);
+  argv.front() = options_.qemu;
+  // What it makes over 9p is its group's too (qemu_command.h's fmode and dmode).
+  DetachedRun launch{.argv = std::move(argv), .log = dir / kQemuLog, .umask = 007};
+  if (user) {
+    // Of the agent's data directory (the node's credential, other runs' records) QEMU reaches
+    // only what it opens: its own directory, and the run's files it is given.
+    launch.run_as = *user;
+    launch.cover = qemu_cover(options_.data_dir);
+    std::vector<fs::path> opened = {dir / kQemuDir,       machine.root_disk, machine.seed,
+                                    machine.passt_socket, machine.kernel,    machine.initrd};
+    for (const auto& share : machine.shares) {
+      opened.push_back(options_.shares == VmShares::k9p ? share.directory : share.socket);
+    }
+    for (const auto& path : opened) {
+      if (!path.empty() && lies_below(fs::absolute(path), launch.cover)) {
+        launch.reveal.push_back(fs::absolute(path));
+      }
+    }
+    // VFIO pins all of the guest's memory; QEMU's own mappings of a GPU's BARs and ROM come on
+    // top (libvirt's rule: the memory and 1 GiB).
+    if (!machine.vfio_functions.empty()) {
+      launch.memlock_bytes = (uint64_t(machine.memory_mb) + 1024) << 20;
+    }
+  }
+  const auto pid = spawn_detached(launch);
+  if (!pid) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 fmt::format("QEMU cannot be started: {}", pid.error().message)});
+  }
+  // Ready once its monitor answers: QEMU has made the machine and its devices (the GPUs among
+  // them) and runs its main loop, which is what -daemonize would have waited for.
+  const auto deadline = std::chrono::steady_clock::now() + options_.boot_timeout;
+  const fs::path monitor = dir / kQmpSocket;
+  while (runs(*pid) && std::chrono::steady_clock::now() < deadline) {
+    if (monitor_command(monitor, "query-status")) {
+      if (const auto stat = read_proc_stat(*pid)) {
+        return Launched{.pid = *pid, .start_time = stat->start_time};
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const bool timed_out = runs(*pid);
+  if (timed_out) ::kill(*pid, SIGKILL);
+  const std::string said = read_file(dir / kQemuLog, 16 << 10).value_or("");
+  return fail({ErrorKind::kInternal, "vm_start_failed",
+               timed_out ? fmt::format("QEMU did not make the VM within {} ms: {}",
+                                       options_.boot_timeout.count(), said)
+                         : fmt::format("QEMU did not start the VM: {}", said)});
+}
+
 Status VmRuntime::start(const model::WorkloadSpec& spec) {
   GPURENT_CHECK(validate_workload(spec));
   const WorkloadKey key{spec.instance_id, spec.run};
   GPURENT_CHECK(admit_workload(key, entries_.contains(key), entries_.size()));
   const fs::path dir = run_dir(key);
-  // The run's files, the instance's, and each volume.
-  const size_t shares = 2 + spec.volumes.size();
   const bool virtio_fs = options_.shares == VmShares::kVirtioFs;
-  const fs::path longest_socket =
-      dir / (virtio_fs ? virtiofs_socket(shares - 1) : std::string(kQmpSocket));
+  // Longer than any fs<i>.sock.
+  const fs::path longest_socket = dir / kQmpSocket;
   if (const size_t length = longest_socket.string().size(); length >= kMaxSocketPath) {
     return fail(Error::unprocessable(
         "vm_start_failed",
@@ -364,13 +505,18 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     GPURENT_TRY(given, options_.users->guest_ids_of_tenant(id_owner(spec)));
     guest_ids = given;
   }
+  GPURENT_TRY(qemu_user, qemu_user_of(spec));
   const fs::path home = instance_dir(spec.instance_id);
   std::error_code ec;
   fs::create_directories(dir / kGuestDir, ec);
+  if (!ec) fs::create_directories(dir / kQemuDir, ec);
   if (!ec) fs::create_directories(home, ec);
-  // The agent's alone (QEMU runs as the agent): a sandboxed process run of another tenant on the
-  // node must not read a VM's disk.
+  // Its owner's alone (the agent's, QEMU's user's or the guests'): a sandboxed process run of
+  // another tenant on the node must not read a VM's disk.
   if (!ec) fs::permissions(home, fs::perms::owner_all, ec);
+  if (!ec && qemu_user && ::chown((dir / kQemuDir).c_str(), qemu_user->uid, qemu_user->gid) != 0) {
+    ec.assign(errno, std::generic_category());
+  }
   if (ec) {
     return fail({ErrorKind::kInternal, "vm_start_failed",
                  fmt::format("cannot create the VM's directories: {}", ec.message())});
@@ -394,7 +540,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   }
   std::vector<std::string> vfio_functions;
   if (!spec.gpus.empty() && !options_.simulated_gpus) {
-    auto passed = pass_through(spec.gpus, dir);
+    auto passed = pass_through(spec.gpus, dir, qemu_user);
     if (!passed) {
       cleanup();
       return fail(passed.error());
@@ -421,6 +567,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
       .accelerator = options_.accelerator,
       .vcpus = std::max(1, spec.cpu),
       .memory_mb = spec.memory_gb > 0 ? spec.memory_gb * 1024 : options_.default_memory_mb,
+      // kRunShares of them; the volumes follow.
       .shares = {{.tag = "gpurent", .directory = dir / kGuestDir},
                  {.tag = "workspace", .directory = home}},
       .serial_log = dir / kConsoleLog,
@@ -460,6 +607,13 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
   for (size_t i = 0; i < volumes->size(); ++i) {
     machine.shares.push_back({.tag = volume_tag(i), .directory = (*volumes)[i].dir});
   }
+  if (qemu_user) {
+    // QEMU's user reads the guest's image and serves (over 9p) the shared folders.
+    if (auto given = give_to_qemu(machine, *qemu_user); !given) {
+      cleanup();
+      return given;
+    }
+  }
   if (virtio_fs) {
     machine.share_transport = VmShares::kVirtioFs;
     for (size_t i = 0; i < machine.shares.size(); ++i) {
@@ -469,8 +623,9 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                 .directory = machine.shares[i].directory,
                                 .log = dir / kVirtiofsdLog,
                                 .guest_ids = guest_ids};
-      auto started = give_to_guest(share.directory, share.guest_ids);
+      auto started = give_folder(share.directory, share.guest_ids, share.guest_ids);
       if (started) started = start_virtiofsd(share);
+      if (started && qemu_user) started = give_socket(share.socket, *qemu_user);
       if (!started) {
         cleanup();
         return started;
@@ -488,39 +643,32 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                .uid = ::geteuid(),
                                .gid = ::getegid(),
                                .nameservers = guest_nameservers()};
-    if (auto started = start_passt(network); !started) {
+    auto started = start_passt(network);
+    if (started && qemu_user) started = give_socket(network.socket, *qemu_user);
+    if (!started) {
       cleanup();
       return started;
     }
     machine.passt_socket = network.socket;
   }
   machine.vfio_functions = std::move(vfio_functions);
-  auto argv = qemu_command(machine);
-  argv.front() = options_.qemu;
-  const auto ran = run_tool({.argv = std::move(argv), .timeout = options_.boot_timeout});
-  const auto pid_text = read_file(dir / kPidFile, 64);
-  pid_t pid = 0;
-  if (pid_text) {
-    std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
-  }
-  const auto stat = pid > 0 ? read_proc_stat(pid) : std::nullopt;
-  if (!stat) {
+  auto launched = launch_qemu(machine, dir, qemu_user);
+  if (!launched) {
     cleanup();
-    return fail({ErrorKind::kInternal, "vm_start_failed",
-                 ran ? fmt::format("QEMU did not start the VM: {}", ran->output)
-                     : std::string("qemu-system-x86_64 cannot be run (is QEMU installed?)")});
+    return fail(launched.error());
   }
-  if (auto recorded = write_shim_state(dir, {.pid = pid, .start_time = stat->start_time});
+  if (auto recorded =
+          write_shim_state(dir, {.pid = launched->pid, .start_time = launched->start_time});
       !recorded) {
-    ::kill(pid, SIGKILL);
+    ::kill(launched->pid, SIGKILL);
     cleanup();
     return recorded;
   }
   entries_[key] = Entry{
       .info = {.key = key, .phase = model::WorkloadPhase::kRunning, .log_path = dir / kConsoleLog},
       .dir = dir,
-      .pid = pid,
-      .start_time = stat->start_time,
+      .pid = launched->pid,
+      .start_time = launched->start_time,
       .gpus = spec.gpus};
   return {};
 }
@@ -528,7 +676,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
 void VmRuntime::adopt(const fs::path& dir) {
   const auto key = key_of(dir);
   if (!key) return;
-  Entry entry{.info = {.key = *key, .log_path = dir / kConsoleLog}, .dir = dir};
+  Entry entry{.info = {.key = *key, .log_path = qemu_file(dir, kConsoleLog)}, .dir = dir};
   if (auto ended = read_exit_record(dir)) {
     give_back(dir);  // left over when a GPU could not be given back before
     entry.info.phase = model::WorkloadPhase::kExited;
@@ -557,9 +705,9 @@ bool VmRuntime::alive(Entry& entry) {
   const auto stat = read_proc_stat(entry.pid);
   if (stat && stat->start_time == entry.start_time && stat->state != 'Z') return true;
   if (stat && stat->start_time == entry.start_time) {
-    // Our QEMU, ended: QEMU daemonized, so it is the agent's child only where the agent reaps
-    // orphans; reaped here then. A pid whose start time differs is someone else's (reused): its
-    // status is not ours to take.
+    // Our QEMU, ended: it was left to init (spawn_detached), so it is the agent's child only
+    // where the agent reaps orphans; reaped here then. A pid whose start time differs is someone
+    // else's (reused): its status is not ours to take.
     int status = 0;
     ::waitpid(entry.pid, &status, WNOHANG);
   }
@@ -568,7 +716,8 @@ bool VmRuntime::alive(Entry& entry) {
 }
 
 Result<std::vector<std::string>> VmRuntime::pass_through(const std::vector<std::string>& uuids,
-                                                         const fs::path& dir) {
+                                                         const fs::path& dir,
+                                                         const std::optional<RunAs>& qemu_user) {
   std::vector<PassthroughPlan> plans;
   for (const auto& uuid : uuids) {
     const auto gpu = std::ranges::find(options_.gpus, uuid, &model::Gpu::uuid);
@@ -586,6 +735,12 @@ Result<std::vector<std::string>> VmRuntime::pass_through(const std::vector<std::
   std::vector<std::string> functions;
   for (const auto& plan : plans) {
     GPURENT_CHECK(bind_to_vfio(options_.sysfs, plan));
+    const fs::path node = vfio_group_node(options_.dev, plan);
+    if (qemu_user && ::chown(node.c_str(), qemu_user->uid, qemu_user->gid) != 0) {
+      return fail(
+          {ErrorKind::kInternal, "vm_start_failed",
+           fmt::format("cannot give {} to QEMU's user: {}", node.string(), std::strerror(errno))});
+    }
     for (auto& function : plan.to_bind()) functions.push_back(std::move(function));
   }
   return functions;
@@ -611,6 +766,13 @@ void VmRuntime::give_back(const fs::path& dir) {
   std::istringstream lines(*record);
   for (std::string gpu; std::getline(lines, gpu);) {
     auto plan = plan_passthrough(options_.sysfs, gpu);
+    if (plan) {
+      // Root's again, as the kernel made it, in case it stays: unbinding removes it.
+      const fs::path node = vfio_group_node(options_.dev, *plan);
+      if (::chown(node.c_str(), 0, 0) != 0 && errno != ENOENT) {
+        spdlog::warn("vm_vfio_node_kept node={} error=\"{}\"", node.string(), std::strerror(errno));
+      }
+    }
     auto given = plan ? give_back_to_host(options_.sysfs, *plan) : Status(fail(plan.error()));
     if (!given) {
       all_back = false;
@@ -629,7 +791,7 @@ void VmRuntime::finish(Entry& entry) {
   hang_up_helpers(entry.dir);
   give_back(entry.dir);
   ExitRecord record;
-  if (const auto code = printed_exit_code(entry.dir / kConsoleLog)) {
+  if (const auto code = printed_exit_code(entry.info.log_path)) {
     record.exit_code = *code;
   } else {
     record.exit_code = entry.info.stop_requested ? kStoppedExitCode : kKilledExitCode;
@@ -658,7 +820,7 @@ void VmRuntime::stop(const WorkloadKey& key) {
   // clean; QEMU is signalled when that cannot be asked, and killed if the guest takes too long.
   std::error_code ec;
   if (!fs::exists(entry.dir / kSeedDir, ec) ||
-      !monitor_command(entry.dir / kQmpSocket, "system_powerdown")) {
+      !monitor_command(qemu_file(entry.dir, kQmpSocket), "system_powerdown")) {
     ::kill(entry.pid, SIGTERM);
   }
   entry.kill_at = std::chrono::steady_clock::now() + options_.stop_grace;

@@ -14,12 +14,15 @@
 //                     command); guest/ is shared in as the tag "gpurent" at /run/gpurent
 //   seed/             a cloud image's cloud-init seed (meta-data, user-data): the guest's "cidata"
 //   ssh_port          a cloud image's: the loopback port forwarded to the guest's sshd (port 22)
-//   console.log       the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
-//   qemu.pid, state.json  QEMU's pid (it daemonizes) and its /proc start time
+//   qemu/             what QEMU makes, QEMU's user's (see "Confinement"):
+//     console.log     the serial console: the run's log, and the guest's "GPURENT_EXIT <code>"
+//     qmp.sock        QEMU's monitor
+//     qga.sock        the guest agent's port (exec: guest_agent.h)
+//     qemu.pid        QEMU's pid, as QEMU says it
+//   qemu.log          QEMU's own output (why it did not start)
+//   state.json        QEMU's pid and its /proc start time, as the runtime started it
 //   exit.json         written here once QEMU is gone: the code the guest printed; 128 + 15
 //                     when it was stopped first and printed none, 137 otherwise
-//   qmp.sock          QEMU's monitor
-//   qga.sock          the guest agent's port (exec: guest_agent.h)
 //   net.sock, passt.log  passt's socket and messages (outbound networking)
 //   fs<i>.sock, virtiofsd.log  the sockets of the virtiofsds serving the shared folders, in
 //                     their order below, and their messages (options.shares virtio-fs)
@@ -44,6 +47,17 @@
 // first bind, so that whoever sees the VM end (this runtime or a later one) gives them back to the
 // host's driver, before writing the exit record. Simulated GPUs are not bound: the guest gets
 // their UUIDs in CUDA_VISIBLE_DEVICES, as a process would.
+//
+// Confinement. QEMU runs with its seccomp filter (qemu_command.h: no fork, exec or change of ids),
+// started detached (spawn_detached, tool_run.h): it never daemonizes, and start() returns once its
+// monitor answers. With options.users (a root agent with a sandbox) it also runs as the instance's
+// user in its tenant's group (and /dev/kvm's), with no capabilities and no_new_privs, in a mount
+// namespace where the agent's data directory (or the first directory above it that others may not
+// pass) is an empty tmpfs but for what QEMU opens: qemu/, the root disk and seed, the helpers'
+// sockets, and over 9p the shared folders, each given to that user first. The GPUs' /dev/vfio
+// nodes are the user's for the run, and it may lock the guest's memory and 1 GiB more (VFIO pins
+// it). A QEMU taken over from its guest is then one unprivileged user of the node that sees
+// neither the node's credential nor the run's own records.
 //
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
 // state (a pid whose start time still matches) and exit records. Stopping a cloud image's VM
@@ -74,6 +88,7 @@
 
 #include "agent/runtime/runtime.h"
 #include "agent/runtime/workload_users.h"
+#include "agent/tool_run.h"
 #include "agent/vm/qemu_command.h"
 #include "agent/vm/virtiofsd.h"
 #include "common/result.h"
@@ -115,10 +130,14 @@ struct VmRuntimeOptions {
   std::string passt = "passt";
   VmShares shares = VmShares::k9p;  // how the shared folders reach the guest
   std::string virtiofsd = kVirtiofsdPath;
-  // Each tenant's guest ids over virtio-fs (workload_users.h): required with kVirtioFs.
+  // The node's workload users (workload_users.h; a root agent's, with a sandbox). With them QEMU
+  // runs confined (see above), and each tenant's guests get their ids over virtio-fs, which needs
+  // them.
   std::shared_ptr<WorkloadUsers> users;
+  std::filesystem::path dev = "/dev";  // where /dev/kvm and /dev/vfio/<group> are
   std::chrono::milliseconds stop_grace{10'000};
-  std::chrono::milliseconds boot_timeout{60'000};  // for QEMU to daemonize, not for the guest
+  // For QEMU to make the machine and answer on its monitor, not for the guest to boot.
+  std::chrono::milliseconds boot_timeout{60'000};
 };
 
 class VmRuntime final : public Runtime {
@@ -129,7 +148,7 @@ class VmRuntime final : public Runtime {
   VmRuntime& operator=(const VmRuntime&) = delete;
   ~VmRuntime() override = default;
 
-  // Starts the run's VM; returns once QEMU has daemonized (the guest boots on). Errors: as every
+  // Starts the run's VM; returns once QEMU's monitor answers (the guest boots on). Errors: as every
   // runtime's (runtime.h); kUnprocessable "gpu_passthrough_unavailable" for a GPU that is not the
   // node's or has no PCI address, and vfio.h's refusals for one that cannot be passed through;
   // kInternal "vm_start_failed" with QEMU's own words. GPUs bound before a failure are given back.
@@ -162,10 +181,25 @@ class VmRuntime final : public Runtime {
   // QEMU is gone: the GPUs given back, then the exit record from what the guest printed (or how
   // it was stopped).
   void finish(Entry& entry);
-  // Binds the GPUs' IOMMU groups to vfio-pci, recording them in dir first: the functions QEMU
-  // is to be given.
+  // Binds the GPUs' IOMMU groups to vfio-pci, recording them in dir first, and gives their
+  // /dev/vfio nodes to QEMU's user: the functions QEMU is to be given.
   Result<std::vector<std::string>> pass_through(const std::vector<std::string>& uuids,
-                                                const std::filesystem::path& dir);
+                                                const std::filesystem::path& dir,
+                                                const std::optional<RunAs>& qemu_user);
+  // QEMU's user for the run: the instance's, in its tenant's group (and /dev/kvm's), when the
+  // runtime has the node's workload users; else none (QEMU runs as the agent).
+  Result<std::optional<RunAs>> qemu_user_of(const model::WorkloadSpec& spec) const;
+  // Gives QEMU's user what it opens itself: the root disk, the seed, and over 9p the shared
+  // folders.
+  Status give_to_qemu(const VmMachine& machine, const RunAs& user) const;
+  struct Launched {
+    pid_t pid = 0;
+    uint64_t start_time = 0;
+  };
+  // Starts QEMU detached (as its user, covered: see above) and waits until its monitor answers;
+  // QEMU's own words when it ends first.
+  Result<Launched> launch_qemu(const VmMachine& machine, const std::filesystem::path& dir,
+                               const std::optional<RunAs>& user) const;
   // The instance's root disk on the cloud image, made on its first run, and grown to disk_gb
   // (when larger than it is).
   Result<std::filesystem::path> root_disk(std::string_view instance_id, int disk_gb);

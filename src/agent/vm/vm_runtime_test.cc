@@ -16,6 +16,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,13 +44,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The folders go over virtio-fs, each tenant's guests with the ids an agent would give them.
-void share_over_virtio_fs(VmRuntimeOptions& options) {
-  options.shares = VmShares::kVirtioFs;
+// The node's workload users, as a root agent with a sandbox keeps them: QEMU runs confined, as
+// the instance's user.
+void with_workload_users(VmRuntimeOptions& options) {
   fs::create_directories(options.data_dir);
   auto users = WorkloadUsers::open(options.data_dir, kDefaultWorkloadIds);
   ASSERT_TRUE(users) << users.error().message;
   options.users = std::make_shared<WorkloadUsers>(std::move(*users));
+}
+
+// The folders go over virtio-fs, each tenant's guests with the ids an agent would give them.
+void share_over_virtio_fs(VmRuntimeOptions& options) {
+  options.shares = VmShares::kVirtioFs;
+  if (!options.users) with_workload_users(options);
 }
 
 // Real VMs under TCG, from the test image an environment variable names, in a directory of the
@@ -73,7 +80,7 @@ class RealVmTest : public testing::Test {
     // with it). Only a QEMU whose command line names this test's directory is killed.
     std::error_code ec;
     for (const auto& run : fs::directory_iterator(dir_ / "data" / "vms", ec)) {
-      const auto pid_text = read_file(run.path() / "qemu.pid", 64);
+      const auto pid_text = read_file(run.path() / "qemu" / "qemu.pid", 64);
       const int pid = pid_text ? std::atoi(pid_text->c_str()) : 0;
       const auto command = pid > 0 ? read_file(fmt::format("/proc/{}/cmdline", pid), 1 << 16)
                                    : Result<std::string>(fail(Error::internal("no pid")));
@@ -117,12 +124,40 @@ class VmRuntimeTest : public RealVmTest {
                 .accelerator = VmAccelerator::kTcg,
                 .default_memory_mb = 256,
                 .stop_grace = std::chrono::seconds(5)};
+    if (::geteuid() == 0) with_workload_users(options_);
   }
   static const Workload* wait_exited(VmRuntime& runtime, const WorkloadKey& key) {
     return RealVmTest::wait_exited(runtime, key, std::chrono::seconds(120));
   }
 
   void runs_a_command_with_its_folders();
+
+  // The run's QEMU runs as its instance's user, in its tenant's group, under its seccomp filter,
+  // and sees of the agent's data directory only its own files.
+  void expect_qemu_confined(const WorkloadKey& key) const {
+    const fs::path run = vm_run_dir(options_.data_dir, key);
+    const int pid = std::atoi(read_file(run / "qemu" / "qemu.pid", 64).value_or("0").c_str());
+    ASSERT_GT(pid, 0);
+    const std::string status = read_file(fmt::format("/proc/{}/status", pid)).value_or("");
+    const uint32_t uid = *options_.users->uid_of_instance(key.instance_id);
+    const uint32_t gid = *options_.users->gid_of_tenant("t-1");
+    EXPECT_NE(status.find(fmt::format("Uid:\t{0}\t{0}\t{0}\t{0}\n", uid)), std::string::npos)
+        << status;
+    EXPECT_NE(status.find(fmt::format("Gid:\t{0}\t{0}\t{0}\t{0}\n", gid)), std::string::npos);
+    EXPECT_NE(status.find("CapEff:\t0000000000000000\n"), std::string::npos);
+    EXPECT_NE(status.find("NoNewPrivs:\t1\n"), std::string::npos);
+    EXPECT_NE(status.find("Seccomp:\t2\n"), std::string::npos) << "QEMU's -sandbox filter";
+    const fs::path its_view = fmt::format("/proc/{}/root", pid);
+    const auto seen = [&](const fs::path& path) {
+      return fs::exists(its_view / path.relative_path());
+    };
+    EXPECT_TRUE(fs::exists(options_.data_dir / "credential"));
+    EXPECT_FALSE(seen(options_.data_dir / "credential"))
+        << "the agent's files are not QEMU's to see";
+    EXPECT_FALSE(seen(run / "state.json")) << "nor the run's records";
+    EXPECT_TRUE(seen(run / "qemu" / "qmp.sock"));
+    EXPECT_TRUE(seen(run / "guest" / "command.sh")) << "the folders it serves over 9p";
+  }
 
   static model::WorkloadSpec spec(std::string id, std::vector<std::string> command) {
     model::WorkloadSpec s;
@@ -170,7 +205,19 @@ void VmRuntimeTest::runs_a_command_with_its_folders() {
     EXPECT_EQ(note.st_uid, *guests) << "the guest's root";
     EXPECT_EQ(seen_stat.st_uid, *guests + 1000) << "the guest's uid 1000";
   } else {
-    EXPECT_EQ(note.st_uid, ::geteuid()) << "QEMU's, the guest's owner kept in an xattr";
+    EXPECT_EQ(note.st_uid, options_.users ? *options_.users->uid_of_instance("i-vm") : ::geteuid())
+        << "QEMU's user's, the guest's owner kept in an xattr";
+    if (options_.users) {
+      // The volume stays the tenant's group's, as process runs have it: they may use it at once.
+      const uint32_t group = *options_.users->gid_of_tenant("t-1");
+      EXPECT_EQ(seen_stat.st_gid, group);
+      EXPECT_EQ(seen_stat.st_mode & 07777, 0660u);
+      struct stat volume {};
+      ASSERT_EQ(::stat(seen.parent_path().c_str(), &volume), 0);
+      EXPECT_EQ(volume.st_uid, 0u);
+      EXPECT_EQ(volume.st_gid, group);
+      EXPECT_EQ(volume.st_mode & 07777, 02770u);
+    }
   }
   ASSERT_TRUE((*runtime)->forget(key));
   EXPECT_EQ((*runtime)->find(key), nullptr);
@@ -218,6 +265,7 @@ chmod +x /usr/local/bin/nvidia-smi; exec sleep 600)sh";
 TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
   const WorkloadKey key{"i-sleeper", 1};
   options_.simulated_gpus = true;
+  ASSERT_TRUE(write_file_atomic(options_.data_dir / "credential", "the node's\n"));
   {
     auto first = VmRuntime::open(options_);
     ASSERT_TRUE(first);
@@ -240,6 +288,7 @@ TEST_F(VmRuntimeTest, AVmOutlivesItsRuntimeIsAdoptedAndStops) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(booted) << read_file(adopted->log_path).value_or("");
+  if (options_.users) expect_qemu_confined(key);
   // The guest reports its GPU (the adopting runtime knows which is its own), and only once per
   // report it writes.
   std::vector<model::GpuSample> reported;
@@ -521,12 +570,28 @@ class VmPassthroughTest : public testing::Test {
   void SetUp() override {
     dir_ = fs::path("/tmp") / ("gvp-" + std::to_string(os_random_seed() % 1'000'000));
     fs::create_directories(dir_);
-    // Records its arguments and daemonizes a sleeping stand-in for the machine.
-    write_script("qemu", R"(out="$(dirname "$0")/args"; printf '%s\n' "$@" > "$out"
-while [ $# -gt 0 ]; do [ "$1" = -pidfile ] && pidfile="$2"; shift; done
-sleep 600 </dev/null >/dev/null 2>&1 &
-echo $! > "$pidfile")");
-    write_script("broken-qemu", "echo 'vfio 0000:3b:00.0: group 42 is not viable' >&2; exit 1");
+    // Records its arguments beside its monitor's socket, then answers on the monitor as QEMU
+    // does, standing in for the machine until it is signalled.
+    write_file(dir_ / "qemu", R"(#!/usr/bin/python3
+import os, socket, sys
+args = sys.argv[1:]
+monitor = args[args.index("-qmp") + 1].split(",")[0][len("unix:"):]
+with open(os.path.join(os.path.dirname(monitor), "args"), "w") as out:
+    out.write("".join(arg + "\n" for arg in args))
+server = socket.socket(socket.AF_UNIX)
+server.bind(monitor)
+server.listen()
+while True:
+    client, _ = server.accept()
+    with client, client.makefile("rw") as stream:
+        stream.write('{"QMP": {"version": {}, "capabilities": []}}\n')
+        stream.flush()
+        for line in stream:
+            stream.write('{"return": {}}\n')
+            stream.flush()
+)");
+    write_file(dir_ / "broken-qemu",
+               "#!/bin/sh\necho 'vfio 0000:3b:00.0: group 42 is not viable' >&2; exit 1\n");
     sysfs_.add(kGpu, 42, "0x030200", "nvidia");
     sysfs_.add("0000:3b:00.1", 42, "0x040300", "snd_hda_intel");
     sysfs_.add("0000:5e:00.0", 43, "0x030200", "nvidia");
@@ -545,13 +610,22 @@ echo $! > "$pidfile")");
                 .gpus = {gpu, shared},
                 .sysfs = sysfs_.root(),
                 .qemu = (dir_ / "qemu").string(),
+                .dev = dir_ / "dev",
                 .stop_grace = std::chrono::seconds(5)};
+    fs::create_directories(dir_ / "dev" / "vfio");
+    for (const char* group : {"42", "43"}) FakeSysfsTree::write(dir_ / "dev" / "vfio" / group, "");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void write_script(const std::string& name, const std::string& body) {
-    FakeSysfsTree::write(dir_ / name, "#!/bin/sh\n" + body + "\n");
-    fs::permissions(dir_ / name, fs::perms::owner_all);
+  // An executable anyone may run (a confined QEMU's user among them).
+  static void write_file(const fs::path& path, const std::string& text) {
+    FakeSysfsTree::write(path, text);
+    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  }
+  // What the stand-in QEMU of the run was given.
+  std::string qemu_args() const {
+    return read_file(vm_run_dir(options_.data_dir, {"i-gpu", 1}) / "qemu" / "args").value_or("");
   }
   std::string driver_override() const {
     return FakeSysfsTree::read(sysfs_.root() / "bus" / "pci" / "devices" / kGpu /
@@ -565,6 +639,16 @@ echo $! > "$pidfile")");
     s.gpus = {std::move(gpu)};
     s.env = {{"GPURENT_PORT_WEB", "18080"}};
     return s;
+  }
+
+  // Whether the agent may let a confined QEMU lock a guest's memory (it has CAP_SYS_RESOURCE).
+  static bool memlock_can_be_raised() {
+    rlimit held{};
+    ::getrlimit(RLIMIT_MEMLOCK, &held);
+    rlimit raised{RLIM_INFINITY, RLIM_INFINITY};
+    if (::setrlimit(RLIMIT_MEMLOCK, &raised) != 0) return false;
+    ::setrlimit(RLIMIT_MEMLOCK, &held);
+    return true;
   }
 
   // A start of GPU-a with options_ fails as vm_start_failed saying `words`, and leaves the GPU
@@ -592,7 +676,7 @@ TEST_F(VmPassthroughTest, AGpuIsBoundForTheVmAndGivenBackWhenItEnds) {
   ASSERT_TRUE(runtime) << runtime.error().message;
   ASSERT_TRUE((*runtime)->start(gpu_spec("GPU-a")));
   EXPECT_EQ(driver_override(), "vfio-pci");
-  const std::string args = read_file(dir_ / "args").value_or("");
+  const std::string args = qemu_args();
   EXPECT_NE(args.find("vfio-pci,host=0000:3b:00.0\n"), std::string::npos) << args;
   EXPECT_NE(args.find("vfio-pci,host=0000:3b:00.1\n"), std::string::npos) << args;
   EXPECT_NE(args.find("hostfwd=tcp:127.0.0.1:18080-:18080"), std::string::npos) << args;
@@ -610,6 +694,42 @@ TEST_F(VmPassthroughTest, AGpuIsBoundForTheVmAndGivenBackWhenItEnds) {
   EXPECT_EQ(ended->exit_code, 143);
   EXPECT_EQ(driver_override(), "\n") << "given back to the host's driver";
   EXPECT_EQ(FakeSysfsTree::read(sysfs_.root() / "bus" / "pci" / "drivers_probe"), "0000:3b:00.1");
+}
+
+// A confined QEMU (a root agent's, with its workload users) runs as the instance's user: it is
+// given its GPU's /dev/vfio node, which is root's again once the GPU is given back, and may lock
+// the guest's memory for VFIO, which only an agent with CAP_SYS_RESOURCE can let it.
+TEST_F(VmPassthroughTest, AConfinedQemuIsGivenItsGpusGroupNodeForTheRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "QEMU's user is the instance's: it needs root";
+  with_workload_users(options_);
+  const fs::path node = dir_ / "dev" / "vfio" / "42";
+  const auto owner_of = [](const fs::path& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? std::pair{st.st_uid, st.st_gid} : std::pair{~0U, ~0U};
+  };
+  if (!memlock_can_be_raised()) {
+    // This host cannot let QEMU pin a guest: the start says so and leaves nothing bound.
+    expect_gpu_start_fails_saying("may not lock 2048 MiB of memory");
+    EXPECT_EQ(owner_of(node), (std::pair{0U, 0U}));
+    return;
+  }
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  ASSERT_TRUE((*runtime)->start(gpu_spec("GPU-a")));
+  // No tenant in the spec: the instance is its own.
+  const std::pair user{*options_.users->uid_of_instance("i-gpu"),
+                       *options_.users->gid_of_tenant("i-gpu")};
+  EXPECT_EQ(owner_of(node), user);
+  EXPECT_EQ(owner_of(vm_run_dir(options_.data_dir, {"i-gpu", 1}) / "qemu" / "args"), user)
+      << "written by QEMU as the instance's user";
+  (*runtime)->stop({"i-gpu", 1});
+  for (int i = 0; i < 200 && (*runtime)->find({"i-gpu", 1})->phase != model::WorkloadPhase::kExited;
+       ++i) {
+    (*runtime)->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(driver_override(), "\n") << "given back to the host's driver";
+  EXPECT_EQ(owner_of(node), (std::pair{0U, 0U}));
 }
 
 // An instance's files (its directory, which the process runtime shares, and its root disk) are
@@ -668,7 +788,9 @@ TEST_F(VmPassthroughTest, AStartThatFailsOverVirtioFsLeavesNoVirtiofsdBehind) {
 
   options_.virtiofsd = kVirtiofsdPath;
   options_.qemu = (dir_ / "broken-qemu").string();
-  expect_gpu_start_fails_saying("not viable");
+  // QEMU's user is confined: on a host where it may not pin the guest's memory, the start fails
+  // before QEMU runs, after the virtiofsds all the same.
+  expect_gpu_start_fails_saying(memlock_can_be_raised() ? "not viable" : "may not lock");
   std::optional<ToolOutput> left;
   for (int i = 0; i < 100; ++i) {
     left = run_tool({.argv = {"pgrep", "-f", (options_.instances_dir / "i-gpu").string()}});
