@@ -13,8 +13,11 @@
 // initramfs, or a cloud image's tmpfs), each timed on the host between the markers the guest
 // prints on its console (polled every 2 ms): the shared folder's speed against the guest's own.
 //
+// Run as root, QEMU is confined as a root agent's is (its user, its view; docs/vm-runtime.md,
+// "QEMU confined"); --unconfined runs it as the bench, as an agent without a sandbox does.
+//
 // Usage: gpurent_vm_bench IMAGE [--launches N] [--execs N] [--kvm] [--isolated]
-//                               [--shares 9p|virtiofs] [--share-mb N]
+//                               [--shares 9p|virtiofs] [--share-mb N] [--unconfined]
 //   IMAGE: what scripts/vm-test-image.sh prints (a directory: vmlinuz, initrd.gz), or a cloud
 //   image (a qcow2 file: scripts/vm-cloud-image.sh).
 #include <fmt/format.h>
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fmt::print(stderr,
                "usage: {} IMAGE [--launches N] [--execs N] [--kvm] [--isolated] [--shares "
-               "9p|virtiofs] [--share-mb N]\n",
+               "9p|virtiofs] [--share-mb N] [--unconfined]\n",
                argv[0]);
     return 2;
   }
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
   bool isolated = false;
   auto shares = gpurent::agent::VmShares::k9p;
   int share_mb = 0;
+  bool unconfined = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--launches" && i + 1 < argc) launches = std::stoi(argv[++i]);
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
                                                          : gpurent::agent::VmShares::k9p;
     }
     if (arg == "--share-mb" && i + 1 < argc) share_mb = std::stoi(argv[++i]);
+    if (arg == "--unconfined") unconfined = true;
   }
   const bool cloud = fs::is_regular_file(image);
   const int memory_mb = cloud ? 768 : 256;  // cloud-init's Python wants more than /init
@@ -134,7 +139,7 @@ int main(int argc, char** argv) {
   fs::create_directories(dir / "data");
   // The workload users, as a root agent with a sandbox keeps them: QEMU runs confined, as the
   // instance's user, and the guests' files over virtio-fs get their tenant's ids.
-  const bool confined = ::geteuid() == 0;
+  const bool confined = ::geteuid() == 0 && !unconfined;
   std::shared_ptr<gpurent::agent::WorkloadUsers> users;
   if (confined) {
     auto opened =

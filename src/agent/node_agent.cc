@@ -219,7 +219,7 @@ Result<std::unique_ptr<VmRuntime>> NodeAgent::open_vm_runtime(
        .instances_dir = std::filesystem::weakly_canonical(
            options_.instances_dir.empty() ? default_instances_dir(data_dir)
                                           : std::filesystem::path(options_.instances_dir)),
-       // Absolute: QEMU daemonizes into /, and an overlay names its backing file for good.
+       // Absolute: an overlay names its backing file for good, whatever QEMU's directory.
        .kernel = absolute_or_empty(options_.vm_kernel),
        .initrd = absolute_or_empty(options_.vm_initrd),
        .cloud_image = absolute_or_empty(options_.vm_image),

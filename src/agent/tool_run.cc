@@ -80,7 +80,7 @@ std::optional<ToolOutput> run_tool(const ToolRun& run) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
   if (run.with_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
-  // Nothing else of the agent's: a tool that outlives it (QEMU daemonizes) would otherwise keep
+  // Nothing else of the agent's: a tool that outlives it (passt daemonizes) would otherwise keep
   // the agent's sockets open, its node API's listening one among them, and take their connections.
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attributes;

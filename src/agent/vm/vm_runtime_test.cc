@@ -76,7 +76,7 @@ class RealVmTest : public testing::Test {
   }
   void TearDown() override {
     if (dir_.empty()) return;
-    // A test that failed half-way leaves its VMs running: QEMU daemonized (and its passt ends
+    // A test that failed half-way leaves its VMs running: QEMU was left to init (and its passt ends
     // with it). Only a QEMU whose command line names this test's directory is killed.
     std::error_code ec;
     for (const auto& run : fs::directory_iterator(dir_ / "data" / "vms", ec)) {
