@@ -139,7 +139,7 @@ fs::path vfio_group_node(const fs::path& dev, const PassthroughPlan& plan) {
 // What QEMU's mount namespace covers: the agent's data directory, or the first directory above it
 // that others may not pass (QEMU's user could not reach what it is given through it).
 fs::path qemu_cover(const fs::path& data_dir) {
-  const fs::path absolute = fs::absolute(data_dir).lexically_normal();
+  fs::path absolute = fs::absolute(data_dir).lexically_normal();
   fs::path above;
   for (const auto& part : absolute.parent_path()) {
     above /= part;
