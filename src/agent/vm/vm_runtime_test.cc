@@ -32,6 +32,7 @@
 #include "agent/node_runs.h"
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
+#include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
 #include "agent/vm/fake_sysfs.h"
 #include "agent/vm/guest_agent.h"
@@ -765,6 +766,32 @@ TEST_F(VmPassthroughTest, AnInstancesFilesAreDeletedOnlyOnceNoRuntimeRunsIt) {
   EXPECT_FALSE(fs::exists(disk));
   EXPECT_TRUE(runtimes.remove_instance("i-gpu")) << "nothing left is no error";
   EXPECT_EQ(runtimes.remove_instance("../etc").error().code, "invalid_instance_id");
+}
+
+// A run that an agent from before qemu/ started has QEMU's files beside its records: a new agent
+// adopts it and reads its console there.
+TEST_F(VmPassthroughTest, ARunFromBeforeQemusOwnDirectoryIsAdoptedWithItsConsole) {
+  const fs::path run = vm_run_dir(options_.data_dir, {"i-old", 1});
+  fs::create_directories(run);
+  ASSERT_TRUE(write_file_atomic(run / "console.log", "booted\nGPURENT_EXIT 4\n"));
+  const auto machine = spawn_detached({.argv = {"sleep", "60"}, .log = dir_ / "old-qemu.log"});
+  ASSERT_TRUE(machine) << machine.error().message;
+  const auto stat = read_proc_stat(*machine);
+  ASSERT_TRUE(stat);
+  ASSERT_TRUE(write_shim_state(run, {.pid = *machine, .start_time = stat->start_time}));
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  const Workload* adopted = (*runtime)->find({"i-old", 1});
+  ASSERT_NE(adopted, nullptr);
+  EXPECT_EQ(adopted->phase, model::WorkloadPhase::kRunning);
+  EXPECT_EQ(adopted->log_path, run / "console.log");
+  ASSERT_EQ(::kill(*machine, SIGKILL), 0);
+  for (int i = 0; i < 200 && (*runtime)->find({"i-old", 1})->phase != model::WorkloadPhase::kExited;
+       ++i) {
+    (*runtime)->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ((*runtime)->find({"i-old", 1})->exit_code, 4) << "the status its guest printed";
 }
 
 TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
