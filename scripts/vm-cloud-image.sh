@@ -71,5 +71,7 @@ dd if=/usr/lib/syslinux/mbr/mbr.bin of="$work/disk.img" bs=440 count=1 conv=notr
 dd if="$work/boot.img" of="$work/disk.img" bs=1M seek=1 conv=notrunc,sparse status=none
 dd if="$work/root.img" of="$work/disk.img" bs=1M seek=$((1 + boot_mb)) conv=notrunc,sparse status=none
 qemu-img convert -O qcow2 "$work/disk.img" "$work/cloud.qcow2"
+# Readable by the node's users whatever the umask: a root agent's QEMU runs as the instance's user.
+chmod 0644 "$work/cloud.qcow2"
 mv "$work/cloud.qcow2" "$image"
 echo "$image"

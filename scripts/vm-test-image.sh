@@ -105,5 +105,7 @@ INIT
 chmod +x "$root/init"
 (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$work/initrd.gz")
 cp "$work/kernel/boot/vmlinuz-$version" "$dir/vmlinuz"
+# Readable by the node's users whatever the umask: a root agent's QEMU runs as the instance's user.
+chmod 0644 "$dir/vmlinuz" "$work/initrd.gz"
 mv "$work/initrd.gz" "$dir/initrd.gz"
 echo "$dir"

@@ -146,10 +146,11 @@ struct HelperPlan {
   int log_fd;
   int pass_fd;
   const char* private_tmp;  // nullptr: none
-  const char* cover;        // nullptr: none
-  // Below cover: the directories to make (parents first), then each revealed path, its mount
+  const char* const* covers;
+  size_t cover_count;
+  // Below the covers: the directories to make (parents first), then each revealed path, its mount
   // point made (a directory or an empty file) and bound from an O_PATH descriptor (reveal_fds,
-  // room for reveal_count) opened in the new namespace before the cover hid it.
+  // room for reveal_count) opened in the new namespace before the covers hid it.
   const char* const* cover_dirs;
   size_t cover_dir_count;
   const char* const* reveal_paths;
@@ -222,15 +223,18 @@ int map_helper_ids(const char* id_map, int unshared_fd, pid_t helper) {
   return 0;
 }
 
-// The cover: an empty tmpfs over plan.cover, the revealed paths bind-mounted back, then the tmpfs
-// made read-only. Returns 0, or the errno of what failed.
+// The covers: an empty tmpfs over each, the revealed paths bind-mounted back, then the tmpfs made
+// read-only. Returns 0, or the errno of what failed.
 int cover_and_reveal(const HelperPlan& plan) {
   for (size_t i = 0; i < plan.reveal_count; ++i) {
     plan.reveal_fds[i] = ::open(plan.reveal_paths[i], O_PATH | O_CLOEXEC);
     if (plan.reveal_fds[i] < 0) return errno;
   }
-  if (::mount("tmpfs", plan.cover, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0711") != 0) {
-    return errno;
+  for (size_t i = 0; i < plan.cover_count; ++i) {
+    if (::mount("tmpfs", plan.covers[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0711") !=
+        0) {
+      return errno;
+    }
   }
   for (size_t i = 0; i < plan.cover_dir_count; ++i) {
     if (::mkdir(plan.cover_dirs[i], 0711) != 0 && errno != EEXIST) return errno;
@@ -248,9 +252,11 @@ int cover_and_reveal(const HelperPlan& plan) {
     numbered_path(source, "/proc/self/fd/", plan.reveal_fds[i], "");
     if (::mount(source, target, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
   }
-  if (::mount(nullptr, plan.cover, nullptr,
-              MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-    return errno;
+  for (size_t i = 0; i < plan.cover_count; ++i) {
+    if (::mount(nullptr, plan.covers[i], nullptr,
+                MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+      return errno;
+    }
   }
   return 0;
 }
@@ -267,7 +273,7 @@ int drop_to(const HelperPlan& plan) {
 }
 
 [[noreturn]] void exec_helper(const HelperPlan& plan) {
-  if (plan.private_tmp != nullptr || plan.cover != nullptr) {
+  if (plan.private_tmp != nullptr || plan.cover_count > 0) {
     // Private first, so that nothing mounted here reaches the node's own namespace.
     if (::unshare(CLONE_NEWNS) != 0 ||
         ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -277,7 +283,7 @@ int drop_to(const HelperPlan& plan) {
         ::mount(plan.private_tmp, "/tmp", nullptr, MS_BIND | MS_REC, nullptr) != 0) {
       fail_helper(plan, errno);
     }
-    if (plan.cover != nullptr) {
+    if (plan.cover_count > 0) {
       if (const int err = cover_and_reveal(plan); err != 0) fail_helper(plan, err);
     }
   }
@@ -330,6 +336,7 @@ int drop_to(const HelperPlan& plan) {
 
 // A cover's plan, made before forking.
 struct CoverPlan {
+  std::vector<std::string> covers;
   std::vector<std::string> dirs;
   std::vector<std::string> paths;
   std::string kinds;
@@ -339,6 +346,7 @@ struct CoverPlan {
 Status plan_cover(const std::filesystem::path& cover,
                   const std::vector<std::filesystem::path>& reveal, CoverPlan& plan) {
   const auto base = cover.lexically_normal();
+  plan.covers.push_back(base.string());
   for (const auto& path : reveal) {
     if (!lies_below(path, cover)) {
       return fail(Error::internal(
@@ -383,7 +391,10 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
   const auto executable = executable_path(name);
   if (!executable) return fail(Error::internal(fmt::format("{} cannot be run: not found", name)));
   CoverPlan cover;
-  if (!run.cover.empty()) GPURENT_CHECK(plan_cover(run.cover, run.reveal, cover));
+  for (const auto& covered : run.covers) {
+    GPURENT_CHECK(plan_cover(covered.directory, covered.reveal, cover));
+  }
+  const auto covers = c_strings(cover.covers);
   const auto cover_dirs = c_strings(cover.dirs);
   const auto reveal_paths = c_strings(cover.paths);
   const std::vector<gid_t> groups =
@@ -426,7 +437,8 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
                         .log_fd = log_fd,
                         .pass_fd = run.pass_fd,
                         .private_tmp = run.private_tmp.empty() ? nullptr : run.private_tmp.c_str(),
-                        .cover = run.cover.empty() ? nullptr : run.cover.c_str(),
+                        .covers = covers.data(),
+                        .cover_count = covers.size(),
                         .cover_dirs = cover_dirs.data(),
                         .cover_dir_count = cover_dirs.size(),
                         .reveal_paths = reveal_paths.data(),

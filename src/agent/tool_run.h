@@ -46,6 +46,14 @@ struct IdMapping {
   uint32_t count = 0;
 };
 
+// A directory that a helper's mount namespace covers with an empty tmpfs (mode 0711, read-only
+// once made) but for `reveal`, paths below it bind-mounted back at their own paths: the helper
+// reaches nothing else of what lay there, and passes the directory whatever its mode.
+struct CoveredDirectory {
+  std::filesystem::path directory;
+  std::vector<std::filesystem::path> reveal;
+};
+
 struct RunAs {
   uint32_t uid = 0;
   uint32_t gid = 0;
@@ -65,11 +73,9 @@ struct DetachedRun {
   // Set (not with user_namespace): it runs as this user, with no capabilities and no way to gain
   // any (no_new_privs: a set-uid program gives it nothing).
   std::optional<RunAs> run_as;
-  // Set: in a mount namespace of its own (as for private_tmp), this directory is an empty tmpfs
-  // (mode 0711) but for `reveal`, paths below it bind-mounted back at their own paths: it reaches
-  // nothing else of what lay there (the agent's data directory, with the node's credential).
-  std::filesystem::path cover;
-  std::vector<std::filesystem::path> reveal;
+  // In a mount namespace of its own (as for private_tmp), these directories (none below another)
+  // are covered: the agent's data directory, with the node's credential, for one.
+  std::vector<CoveredDirectory> covers;
   // Non-zero: how much memory it may lock (RLIMIT_MEMLOCK, QEMU pinning a VM's for VFIO).
   uint64_t memlock_bytes = 0;
   std::optional<mode_t> umask;  // set: its umask; else the agent's
@@ -80,7 +86,7 @@ struct DetachedRun {
 // (it is left to init, which reaps it), with the agent's environment, /dev/null as its input, none
 // of the agent's other file descriptors and no blocked signals. Errors: kInternal with the
 // system's words when it cannot be run (argv[0] not found on PATH, not executable, no user
-// namespace, a path to reveal that is missing or not below `cover`) or its log cannot be opened.
+// namespace, a path to reveal that is missing or not below its cover) or its log cannot be opened.
 Result<pid_t> spawn_detached(const DetachedRun& run);
 
 }  // namespace gpurent::agent

@@ -116,8 +116,9 @@ TEST(SpawnDetached, AHelperInAUserNamespaceOfItsOwnGetsThePassedDescriptorAndIts
 }
 
 // QEMU's way: an unprivileged user for good, in a mount namespace where the agent's data
-// directory is empty but for the paths it was given, which are the node's own.
-TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfACoveredDirectory) {
+// directory is empty but for the paths it was given, which are the node's own; and so is another
+// directory it could not pass (the guest image's, below root's home).
+TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfCoveredDirectories) {
   if (::geteuid() != 0) GTEST_SKIP() << "changing users and mounting need root";
   const fs::path log = temp_log();
   const fs::path locked = log.string() + ".d";
@@ -127,20 +128,27 @@ TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfACoveredDirectory) 
   ASSERT_TRUE(write_file_atomic(locked / "disk", "disk\n"));
   ASSERT_EQ(::chown((locked / "vms" / "run").c_str(), 1234, 1234), 0);
   ASSERT_EQ(::chown((locked / "disk").c_str(), 1234, 1234), 0);
+  const fs::path images = log.string() + ".images";
+  fs::create_directories(images / "debian");
+  fs::permissions(images, fs::perms::owner_all);
+  ASSERT_TRUE(write_file_atomic(images / "debian" / "vmlinuz", "kernel\n"));
+  fs::permissions(images / "debian" / "vmlinuz", fs::perms::others_read, fs::perm_options::add);
   const std::string dir = locked.string();
   const auto pid = spawn_detached(
       {.argv = {"sh", "-c",
-                fmt::format("id -u; id -G; cat {0}/disk; echo made > {0}/vms/run/made; "
+                fmt::format("id -u; id -G; cat {0}/disk {1}/debian/vmlinuz; "
+                            "echo made > {0}/vms/run/made; "
                             "touch {0}/new 2>/dev/null || echo read-only; "
                             "grep NoNewPrivs /proc/self/status; ulimit -l; exec sleep 60",
-                            dir)},
+                            dir, images.string())},
        .log = log,
        .run_as = RunAs{.uid = 1234, .gid = 1234, .groups = {1235}},
-       .cover = locked,
-       .reveal = {locked / "vms" / "run", locked / "disk"},
+       .covers = {{.directory = locked, .reveal = {locked / "vms" / "run", locked / "disk"}},
+                  {.directory = images, .reveal = {images / "debian" / "vmlinuz"}}},
        .memlock_bytes = 4 << 20});
   ASSERT_TRUE(pid) << pid.error().message;
-  EXPECT_EQ(wait_for_log(log, "4096\n"), "1234\n1234 1235\ndisk\nread-only\nNoNewPrivs:\t1\n4096\n")
+  EXPECT_EQ(wait_for_log(log, "4096\n"),
+            "1234\n1234 1235\ndisk\nkernel\nread-only\nNoNewPrivs:\t1\n4096\n")
       << "its user and groups, and what it was given of a directory it could not enter";
   EXPECT_EQ(read_file(locked / "vms" / "run" / "made").value_or(""), "made\n")
       << "what it writes there is the node's";
@@ -151,12 +159,15 @@ TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfACoveredDirectory) 
       << "its mounts are its own, not the node's";
   EXPECT_EQ(::kill(*pid, SIGKILL), 0);
 
-  const auto outside = spawn_detached(
-      {.argv = {"true"}, .log = log, .cover = locked / "vms", .reveal = {locked / "disk"}});
+  const auto outside =
+      spawn_detached({.argv = {"true"},
+                      .log = log,
+                      .covers = {{.directory = locked / "vms", .reveal = {locked / "disk"}}}});
   ASSERT_FALSE(outside);
   EXPECT_NE(outside.error().message.find("not below"), std::string::npos);
   fs::remove(log);
   fs::remove_all(locked);
+  fs::remove_all(images);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -136,12 +137,11 @@ fs::path vfio_group_node(const fs::path& dev, const PassthroughPlan& plan) {
   return dev / "vfio" / std::to_string(plan.iommu_group);
 }
 
-// What QEMU's mount namespace covers: the agent's data directory, or the first directory above it
-// that others may not pass (QEMU's user could not reach what it is given through it).
-fs::path qemu_cover(const fs::path& data_dir) {
-  fs::path absolute = fs::absolute(data_dir).lexically_normal();
+// The topmost directory above `path` (absolute) that others may not pass: QEMU's user could not
+// reach the path through it.
+std::optional<fs::path> closed_above(const fs::path& path) {
   fs::path above;
-  for (const auto& part : absolute.parent_path()) {
+  for (const auto& part : path.parent_path()) {
     above /= part;
     struct stat st {};
     if (above != above.root_path() && ::stat(above.c_str(), &st) == 0 &&
@@ -149,7 +149,32 @@ fs::path qemu_cover(const fs::path& data_dir) {
       return above;
     }
   }
-  return absolute;
+  return std::nullopt;
+}
+
+// What a confined QEMU's mount namespace covers, each with what it reveals of it: the agent's data
+// directory (or the directory above it that others may not pass) with the paths QEMU opens there,
+// and any other directory that others may not pass above a path QEMU opens (the guest image's).
+// The covers are disjoint: each is the topmost closed directory above its paths, or the data
+// directory below all open ones.
+std::vector<CoveredDirectory> qemu_covers(const fs::path& data_dir,
+                                          const std::vector<fs::path>& opened) {
+  const fs::path data = fs::absolute(data_dir).lexically_normal();
+  std::map<fs::path, std::vector<fs::path>> covers{{closed_above(data).value_or(data), {}}};
+  for (const auto& path : opened) {
+    if (path.empty()) continue;
+    const fs::path absolute = fs::absolute(path).lexically_normal();
+    const auto cover = std::ranges::find_if(
+        covers, [&](const auto& entry) { return lies_below(absolute, entry.first); });
+    if (cover != covers.end()) {
+      cover->second.push_back(absolute);
+    } else if (const auto closed = closed_above(absolute)) {
+      covers[*closed].push_back(absolute);
+    }
+  }
+  std::vector<CoveredDirectory> out;
+  for (auto& [directory, reveal] : covers) out.push_back({directory, std::move(reveal)});
+  return out;
 }
 
 // Whether the process runs (a zombie has ended: QEMU is left to init, which reaps it).
@@ -290,6 +315,20 @@ std::optional<WorkloadKey> key_of(const fs::path& dir) {
 Result<std::unique_ptr<VmRuntime>> VmRuntime::open(VmRuntimeOptions options) {
   if (options.shares == VmShares::kVirtioFs && !options.users) {
     return fail(Error::internal("VMs' folders over virtio-fs need the node's guest ids"));
+  }
+  if (options.users) {
+    // A confined QEMU opens the image as the instance's user (it passes the directories above
+    // whatever their modes: qemu_covers).
+    for (const auto& image : {options.kernel, options.initrd, options.cloud_image}) {
+      struct stat st {};
+      if (!image.empty() && ::stat(image.c_str(), &st) == 0 && (st.st_mode & S_IROTH) == 0) {
+        return fail(Error::unprocessable(
+            "vm_runtime_unavailable",
+            fmt::format("QEMU runs as each instance's user, who may not read the guest image {}: "
+                        "make it readable by the node's users (chmod o+r)",
+                        image.string())));
+      }
+    }
   }
   std::error_code ec;
   fs::create_directories(options.data_dir / "vms", ec);
@@ -442,17 +481,13 @@ Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, con
     // Of the agent's data directory (the node's credential, other runs' records) QEMU reaches
     // only what it opens: its own directory, and the run's files it is given.
     launch.run_as = *user;
-    launch.cover = qemu_cover(options_.data_dir);
-    std::vector<fs::path> opened = {dir / kQemuDir,       machine.root_disk, machine.seed,
-                                    machine.passt_socket, machine.kernel,    machine.initrd};
+    std::vector<fs::path> opened = {dir / kQemuDir,       machine.root_disk,    machine.seed,
+                                    machine.passt_socket, options_.cloud_image, machine.kernel,
+                                    machine.initrd};
     for (const auto& share : machine.shares) {
       opened.push_back(options_.shares == VmShares::k9p ? share.directory : share.socket);
     }
-    for (const auto& path : opened) {
-      if (!path.empty() && lies_below(fs::absolute(path), launch.cover)) {
-        launch.reveal.push_back(fs::absolute(path));
-      }
-    }
+    launch.covers = qemu_covers(options_.data_dir, opened);
     // VFIO pins all of the guest's memory; QEMU's own mappings of a GPU's BARs and ROM come on
     // top (libvirt's rule: the memory and 1 GiB).
     if (!machine.vfio_functions.empty()) {

@@ -53,11 +53,13 @@
 // monitor answers. With options.users (a root agent with a sandbox) it also runs as the instance's
 // user in its tenant's group (and /dev/kvm's), with no capabilities and no_new_privs, in a mount
 // namespace where the agent's data directory (or the first directory above it that others may not
-// pass) is an empty tmpfs but for what QEMU opens: qemu/, the root disk and seed, the helpers'
-// sockets, and over 9p the shared folders, each given to that user first. The GPUs' /dev/vfio
-// nodes are the user's for the run, and it may lock the guest's memory and 1 GiB more (VFIO pins
-// it). A QEMU taken over from its guest is then one unprivileged user of the node that sees
-// neither the node's credential nor the run's own records.
+// pass), and any directory others may not pass above the guest image, is an empty tmpfs but for
+// what QEMU opens: qemu/, the root disk and seed, the helpers' sockets, the image, and over 9p the
+// shared folders, each given to that user first (the image must be readable by others: open()
+// refuses one that is not). The GPUs' /dev/vfio nodes are the user's for the run, and it may lock
+// the guest's memory and 1 GiB more (VFIO pins it). A QEMU taken over from its guest is then one
+// unprivileged user of the node that sees neither the node's credential nor the run's own
+// records.
 //
 // QEMU outlives the agent: a runtime opened on a data directory adopts the runs it finds by their
 // state (a pid whose start time still matches) and exit records. Stopping a cloud image's VM

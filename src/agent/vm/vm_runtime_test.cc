@@ -768,6 +768,22 @@ TEST_F(VmPassthroughTest, AnInstancesFilesAreDeletedOnlyOnceNoRuntimeRunsIt) {
   EXPECT_EQ(runtimes.remove_instance("../etc").error().code, "invalid_instance_id");
 }
 
+// A confined QEMU opens the guest image as the instance's user: an image only root may read is
+// refused when the runtime opens (the agent's start), saying what to do, not at a VM's start.
+TEST_F(VmPassthroughTest, AConfinedQemuNeedsAGuestImageTheNodesUsersMayRead) {
+  if (::geteuid() != 0) GTEST_SKIP() << "QEMU's user is the instance's: it needs root";
+  with_workload_users(options_);
+  FakeSysfsTree::write(options_.kernel, "a kernel");
+  fs::permissions(options_.kernel, fs::perms::owner_read | fs::perms::owner_write);
+  const auto refused = VmRuntime::open(options_);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "vm_runtime_unavailable");
+  EXPECT_NE(refused.error().message.find("chmod o+r"), std::string::npos)
+      << refused.error().message;
+  fs::permissions(options_.kernel, fs::perms::others_read, fs::perm_options::add);
+  EXPECT_TRUE(VmRuntime::open(options_));
+}
+
 // A run that an agent from before qemu/ started has QEMU's files beside its records: a new agent
 // adopts it and reads its console there.
 TEST_F(VmPassthroughTest, ARunFromBeforeQemusOwnDirectoryIsAdoptedWithItsConsole) {
