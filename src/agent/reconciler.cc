@@ -3,25 +3,28 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "agent/files.h"
+
 namespace gpurent::agent {
 namespace {
 
+// A run's log may lie where its workload writes (a VM's console, in its confined QEMU's directory):
+// a link or a FIFO put in its place is no log (open_untrusted_file).
 int64_t log_size(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : static_cast<int64_t>(size);
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size)
+                                                                : 0;
 }
 
 Result<std::string> read_range(const std::filesystem::path& path, int64_t offset, size_t length) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(Error::internal(fmt::format("open {}: {}", path.string(), std::strerror(errno))));
+  GPURENT_TRY(fd, open_untrusted_file(path));
   std::string bytes(length, '\0');
   size_t done = 0;
   while (done < length) {

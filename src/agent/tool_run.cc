@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +239,7 @@ int cover_and_reveal(const HelperPlan& plan) {
   }
   for (size_t i = 0; i < plan.cover_dir_count; ++i) {
     if (::mkdir(plan.cover_dirs[i], 0711) != 0 && errno != EEXIST) return errno;
+    if (::chmod(plan.cover_dirs[i], 0711) != 0) return errno;  // whatever the agent's umask
   }
   for (size_t i = 0; i < plan.reveal_count; ++i) {
     const char* target = plan.reveal_paths[i];
@@ -262,10 +264,12 @@ int cover_and_reveal(const HelperPlan& plan) {
 }
 
 // Becomes plan's user, for good: its groups, its ids, and no_new_privs. Returns 0 or an errno.
+// The raw system calls: glibc's wrappers signal every thread of the process to change with it,
+// which is not async-signal-safe after a fork (as in sandbox.cc).
 int drop_to(const HelperPlan& plan) {
-  if (::setgroups(plan.group_count, plan.groups) != 0 ||
-      ::setresgid(plan.gid, plan.gid, plan.gid) != 0 ||
-      ::setresuid(plan.uid, plan.uid, plan.uid) != 0 ||
+  if (::syscall(SYS_setgroups, plan.group_count, plan.groups) != 0 ||
+      ::syscall(SYS_setresgid, plan.gid, plan.gid, plan.gid) != 0 ||
+      ::syscall(SYS_setresuid, plan.uid, plan.uid, plan.uid) != 0 ||
       ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return errno;
   }
@@ -424,7 +428,7 @@ Result<pid_t> spawn_detached(const DetachedRun& run) {
     return fail(Error::internal(fmt::format("pipe2: {}", std::strerror(err))));
   }
   std::vector<std::string> args = run.argv;
-  std::vector<std::string> env = environment_with({});
+  std::vector<std::string> env = run.environment ? *run.environment : environment_with({});
   const auto argv = pointers_to(args);
   const auto envp = pointers_to(env);
   const std::string id_map =

@@ -79,6 +79,9 @@ struct DetachedRun {
   // Non-zero: how much memory it may lock (RLIMIT_MEMLOCK, QEMU pinning a VM's for VFIO).
   uint64_t memlock_bytes = 0;
   std::optional<mode_t> umask;  // set: its umask; else the agent's
+  // Set: its whole environment ("NAME=value"); else the agent's, which holds the agent's secrets
+  // (its join token among them).
+  std::optional<std::vector<std::string>> environment;
 };
 
 // Starts a helper that outlives the call, and the agent too (virtiofsd beside its QEMU), and

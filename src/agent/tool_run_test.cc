@@ -134,9 +134,11 @@ TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfCoveredDirectories)
   ASSERT_TRUE(write_file_atomic(images / "debian" / "vmlinuz", "kernel\n"));
   fs::permissions(images / "debian" / "vmlinuz", fs::perms::others_read, fs::perm_options::add);
   const std::string dir = locked.string();
+  ::setenv("GPURENT_TEST_SECRET", "the agent's", 1);  // none of the agent's environment reaches it
   const auto pid = spawn_detached(
       {.argv = {"sh", "-c",
-                fmt::format("id -u; id -G; cat {0}/disk {1}/debian/vmlinuz; "
+                fmt::format("echo \"$ONLY ${{GPURENT_TEST_SECRET:-none}}\"; id -u; id -G; "
+                            "cat {0}/disk {1}/debian/vmlinuz; "
                             "echo made > {0}/vms/run/made; "
                             "touch {0}/new 2>/dev/null || echo read-only; "
                             "grep NoNewPrivs /proc/self/status; ulimit -l; exec sleep 60",
@@ -145,10 +147,12 @@ TEST(SpawnDetached, AHelperAsAUserReachesOnlyWhatIsRevealedOfCoveredDirectories)
        .run_as = RunAs{.uid = 1234, .gid = 1234, .groups = {1235}},
        .covers = {{.directory = locked, .reveal = {locked / "vms" / "run", locked / "disk"}},
                   {.directory = images, .reveal = {images / "debian" / "vmlinuz"}}},
-       .memlock_bytes = 4 << 20});
+       .memlock_bytes = 4 << 20,
+       .environment = std::vector<std::string>{"ONLY=given"}});
+  ::unsetenv("GPURENT_TEST_SECRET");
   ASSERT_TRUE(pid) << pid.error().message;
   EXPECT_EQ(wait_for_log(log, "4096\n"),
-            "1234\n1234 1235\ndisk\nkernel\nread-only\nNoNewPrivs:\t1\n4096\n")
+            "given none\n1234\n1234 1235\ndisk\nkernel\nread-only\nNoNewPrivs:\t1\n4096\n")
       << "its user and groups, and what it was given of a directory it could not enter";
   EXPECT_EQ(read_file(locked / "vms" / "run" / "made").value_or(""), "made\n")
       << "what it writes there is the node's";

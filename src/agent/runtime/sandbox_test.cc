@@ -433,7 +433,31 @@ TEST(WorkloadUsersTest, GivesEachTenantsGuestsABlockOfTheirOwnAfterTheRange) {
   const auto exhausted = crowded->guest_ids_of_tenant("t-3");
   ASSERT_FALSE(exhausted);
   EXPECT_EQ(exhausted.error().code, "workload_ids_exhausted");
-  EXPECT_NE(exhausted.error().message.find("--workload-ids"), std::string::npos);
+  EXPECT_NE(exhausted.error().message.find("--vm-shares 9p"), std::string::npos);
+}
+
+// An operator may change --workload-ids: ids given before stay their owners' alone, whichever way.
+TEST(WorkloadUsersTest, AChangedRangeNeverGivesAnIdTwice) {
+  TempDir dir;
+  {
+    auto users = WorkloadUsers::open(dir.path(), {300000, 300002});
+    ASSERT_TRUE(users);
+    for (const char* instance : {"i-1", "i-2", "i-3"})
+      ASSERT_TRUE(users->uid_of_instance(instance));
+  }
+  {
+    // Its end lowered below uids given: the first guest block starts past them.
+    auto users = WorkloadUsers::open(dir.path(), {300000, 300000});
+    ASSERT_TRUE(users);
+    EXPECT_EQ(users->guest_ids_of_tenant("t-1"), 300003u);
+  }
+  // Its end raised into that block: no instance gets one of its ids.
+  auto users = WorkloadUsers::open(dir.path(), {300000, 400000});
+  ASSERT_TRUE(users);
+  const auto next = users->uid_of_instance("i-4");
+  ASSERT_FALSE(next) << *next;
+  EXPECT_EQ(next.error().code, "workload_ids_exhausted");
+  EXPECT_EQ(users->gid_of_tenant("t-1"), 300000u) << "gids below the block are still given";
 }
 
 // --- cgroup v2, on a tree made to look like one -----------------------------------------------

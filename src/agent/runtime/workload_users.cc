@@ -59,9 +59,10 @@ WorkloadUsers::WorkloadUsers(std::filesystem::path log, IdRange range)
       "every id of the range {}-{} is given; widen --workload-ids", range.first, range.last);
   uids_.exhausted = gids_.exhausted = range_used_up;
   guest_ids_.exhausted = fmt::format(
-      "every block of guest ids is given ({} tenants' VMs, 65536 ids each after --workload-ids "
-      "and below 2^31); lower the end of --workload-ids",
-      guest_id_blocks(range));
+      "every block of guest ids below 2^31 is given (65536 ids for each tenant's VMs, after "
+      "--workload-ids {}-{}): no other tenant's VMs may share folders over virtio-fs on this "
+      "node; give its agent --vm-shares 9p",
+      range.first, range.last);
   for (Pool* pool : {&uids_, &gids_, &guest_ids_}) pool->next = pool->first;
 }
 
@@ -87,6 +88,12 @@ Result<WorkloadUsers> WorkloadUsers::open(const std::filesystem::path& data_dir,
     pool->given[id] = *value;
     pool->next = static_cast<uint32_t>(
         std::clamp<uint64_t>(uint64_t{*value} + pool->step, pool->next, UINT32_MAX));
+  }
+  // Ids given under an earlier --workload-ids stay their owners' alone: new guest blocks start
+  // past every workload id given, and new workload ids stop before the first guest block given.
+  users.guest_ids_.next = std::max({users.guest_ids_.next, users.uids_.next, users.gids_.next});
+  for (const auto& [tenant, first] : users.guest_ids_.given) {
+    for (Pool* pool : {&users.uids_, &users.gids_}) pool->last = std::min(pool->last, first - 1);
   }
   return users;
 }

@@ -54,14 +54,11 @@ Error protocol_error(std::string_view what) {
 class Session {
  public:
   static Result<Session> open(const std::filesystem::path& socket, Peer peer = Peer::kGuestAgent) {
-    const auto address = unix_address(socket);
-    if (!address) return fail(unavailable(peer, "socket path too long"));
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return fail(unavailable(peer, std::strerror(errno)));
-    Session session(fd, peer);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0) {
-      return fail(unavailable(peer, fmt::format("{}: {}", socket.string(), std::strerror(errno))));
-    }
+    // The socket lies in QEMU's directory, which a confined QEMU's user controls: no link there
+    // leads the agent to another VM's socket (connect_unix).
+    auto connected = connect_unix(socket);
+    if (!connected) return fail(unavailable(peer, connected.error().message));
+    Session session(*connected, peer);
     if (peer == Peer::kMonitor) {
       GPURENT_TRY(greeting, session.read_answer(Clock::now() + kAnswerTimeout));
       if (!greeting.contains("QMP")) return fail(protocol_error("no QMP greeting"));

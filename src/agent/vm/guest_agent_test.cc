@@ -13,9 +13,11 @@
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
+#include "agent/vm/unix_socket.h"
 #include "common/json.h"
 #include "common/random.h"
 
@@ -162,6 +164,26 @@ TEST(GuestAgent, ItsRefusalsAndAnAbsentAgentAreErrors) {
   const auto absent = guest_exec("/tmp/gqga-nobody-listens", {"true"}, {}, std::chrono::seconds(5));
   ASSERT_FALSE(absent);
   EXPECT_EQ(absent.error().code, "guest_agent_unavailable");
+}
+
+// The guest agent's socket lies in QEMU's directory, which a confined QEMU's user controls: a link
+// put there in its place (to another VM's socket) or anything but a socket is not connected to.
+TEST(GuestAgent, ALinkInPlaceOfItsSocketLeadsNowhere) {
+  FakeGuestAgent qga(0);
+  const fs::path link = qga.socket().string() + ".link";
+  fs::create_symlink(qga.socket(), link);
+  const auto through_link = guest_exec(link, {"true"}, {}, std::chrono::seconds(5));
+  ASSERT_FALSE(through_link);
+  EXPECT_EQ(through_link.error().code, "guest_agent_unavailable");
+  EXPECT_NE(through_link.error().message.find("not a socket"), std::string::npos)
+      << through_link.error().message;
+  fs::remove(link);
+  const fs::path file = qga.socket().string() + ".file";
+  std::ofstream(file) << "not a socket";
+  EXPECT_NE(connect_unix(file).error().message.find("not a socket"), std::string::npos);
+  fs::remove(file);
+  EXPECT_TRUE(guest_exec(qga.socket(), {"true"}, {}, std::chrono::seconds(5)))
+      << "its own socket answers";
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "agent/vm/unix_socket.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +19,33 @@ std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket) {
   if (path.size() >= sizeof(address.sun_path)) return std::nullopt;
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
   return address;
+}
+
+Result<int> connect_unix(const std::filesystem::path& socket) {
+  const auto unavailable = [&](std::string_view why) {
+    return fail(Error{ErrorKind::kUnavailable, "socket_unavailable",
+                      fmt::format("{}: {}", socket.string(), why)});
+  };
+  // Connected through the descriptor of the name itself: a link put there in its place is no
+  // socket, and nothing can swap the name between the check and the connect.
+  const int held = ::open(socket.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (held < 0) return unavailable(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(held, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    ::close(held);
+    return unavailable("not a socket");
+  }
+  const auto address = unix_address(fmt::format("/proc/self/fd/{}", held));
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool connected =
+      fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) == 0;
+  const int err = errno;
+  ::close(held);
+  if (!connected) {
+    if (fd >= 0) ::close(fd);
+    return unavailable(std::strerror(err));
+  }
+  return fd;
 }
 
 Result<int> listen_unix(const std::filesystem::path& socket) {

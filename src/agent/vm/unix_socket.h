@@ -14,6 +14,11 @@ namespace gpurent::agent {
 // The socket's address; nullopt when the path is too long for one (108 bytes with its NUL).
 std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket);
 
+// A stream socket connected to the one listening at `socket`, which may lie in a directory someone
+// else controls (a confined QEMU's): the last name is not followed as a link, and must be a
+// socket. Errors: kUnavailable with the system's words (nothing listens, not a socket).
+Result<int> connect_unix(const std::filesystem::path& socket);
+
 // A socket listening at `socket` (a file left there before is replaced), close-on-exec, for a
 // helper to accept on. Errors: kInternal with the system's words.
 Result<int> listen_unix(const std::filesystem::path& socket);

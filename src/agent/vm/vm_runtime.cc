@@ -137,6 +137,40 @@ fs::path vfio_group_node(const fs::path& dev, const PassthroughPlan& plan) {
   return dev / "vfio" / std::to_string(plan.iommu_group);
 }
 
+// A confined QEMU's user owns the root disk between runs, its qcow2 header too. Before the agent
+// (root) runs qemu-img on it, the header must still be the one the agent made: the image as its
+// backing file and no external data file. A header rewritten from inside could otherwise name any
+// file of the node for root to open, or to truncate when the disk is grown.
+Status check_disk_header(const fs::path& disk, const fs::path& image) {
+  const auto changed = [&](std::string_view what) {
+    return fail({ErrorKind::kInternal, "vm_start_failed",
+                 fmt::format("the root disk {} was changed from inside its VM ({}): the agent "
+                             "will not use it; delete the instance's disk, or restore it",
+                             disk.string(), what)});
+  };
+  GPURENT_TRY(fd, open_untrusted_file(disk));
+  std::string head(64 << 10, '\0');
+  const ssize_t got = ::pread(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  const auto big_endian = [&](size_t at, size_t bytes) {
+    uint64_t value = 0;
+    for (size_t i = 0; i < bytes; ++i) value = value << 8 | static_cast<uint8_t>(head[at + i]);
+    return value;
+  };
+  if (head.size() < 104 || head.compare(0, 4, "QFI\xfb") != 0) return changed("not qcow2");
+  const uint64_t version = big_endian(4, 4);
+  // Incompatible feature bit 2: the data lives in an external file the header names.
+  if (version >= 3 && (big_endian(72, 8) & 0x4) != 0) return changed("an external data file");
+  const uint64_t offset = big_endian(8, 8);
+  const uint64_t size = big_endian(16, 4);
+  if (offset > head.size() || size > head.size() - offset ||
+      head.compare(offset, size, image.string()) != 0 || size != image.string().size()) {
+    return changed("another backing file");
+  }
+  return {};
+}
+
 // The topmost directory above `path` (absolute) that others may not pass: QEMU's user could not
 // reach the path through it.
 std::optional<fs::path> closed_above(const fs::path& path) {
@@ -175,12 +209,6 @@ std::vector<CoveredDirectory> qemu_covers(const fs::path& data_dir,
   std::vector<CoveredDirectory> out;
   for (auto& [directory, reveal] : covers) out.push_back({directory, std::move(reveal)});
   return out;
-}
-
-// Whether the process runs (a zombie has ended: QEMU is left to init, which reaps it).
-bool runs(pid_t pid) {
-  const auto stat = read_proc_stat(pid);
-  return stat && stat->state != 'Z';
 }
 
 // The guest's shell command that mounts the shared folder `tag` at `path` (both shell words).
@@ -289,7 +317,8 @@ Status write_cloud_init_seed(const model::WorkloadSpec& spec, VmShares shares,
 
 // The status the guest printed last on its console; none when it printed none.
 std::optional<int> printed_exit_code(const fs::path& console) {
-  const auto text = read_file(console, 64 << 20);
+  // In QEMU's directory, which a confined QEMU's user controls.
+  const auto text = read_untrusted_file(console, 64 << 20);
   if (!text) return std::nullopt;
   const size_t at = text->rfind(kExitMarker);
   if (at == std::string::npos) return std::nullopt;
@@ -419,6 +448,7 @@ Result<fs::path> VmRuntime::root_disk(std::string_view instance_id, int disk_gb)
     }
   }
   if (disk_gb <= 0) return disk;
+  GPURENT_CHECK(check_disk_header(disk, options_.cloud_image));
   // Grown (never shrunk) at every start rather than once, so a start cut short after the disk was
   // made still gets its size; the guest's cloud-init grows the root partition and filesystem
   // into it (growpart, resize_rootfs) as it boots.
@@ -476,7 +506,11 @@ Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, con
   auto argv = qemu_command(machine);
   argv.front() = options_.qemu;
   // What it makes over 9p is its group's too (qemu_command.h's fmode and dmode).
-  DetachedRun launch{.argv = std::move(argv), .log = dir / kQemuLog, .umask = 007};
+  // And none of the agent's environment (its join token): QEMU needs none.
+  DetachedRun launch{.argv = std::move(argv),
+                     .log = dir / kQemuLog,
+                     .umask = 007,
+                     .environment = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}};
   if (user) {
     // Of the agent's data directory (the node's credential, other runs' records) QEMU reaches
     // only what it opens: its own directory, and the run's files it is given.
@@ -499,19 +533,24 @@ Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, con
     return fail({ErrorKind::kInternal, "vm_start_failed",
                  fmt::format("QEMU cannot be started: {}", pid.error().message)});
   }
+  // Its start time, so that it is never mistaken for a process that reused its pid (it is init's
+  // child: it may end and be reaped at any time).
+  const auto started = read_proc_stat(*pid);
+  const auto ours = [&] {
+    const auto now = read_proc_stat(*pid);
+    return started && now && now->start_time == started->start_time && now->state != 'Z';
+  };
   // Ready once its monitor answers: QEMU has made the machine and its devices (the GPUs among
   // them) and runs its main loop, which is what -daemonize would have waited for.
   const auto deadline = std::chrono::steady_clock::now() + options_.boot_timeout;
   const fs::path monitor = dir / kQmpSocket;
-  while (runs(*pid) && std::chrono::steady_clock::now() < deadline) {
+  while (ours() && std::chrono::steady_clock::now() < deadline) {
     if (monitor_command(monitor, "query-status")) {
-      if (const auto stat = read_proc_stat(*pid)) {
-        return Launched{.pid = *pid, .start_time = stat->start_time};
-      }
+      return Launched{.pid = *pid, .start_time = started->start_time};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const bool timed_out = runs(*pid);
+  const bool timed_out = ours();
   if (timed_out) ::kill(*pid, SIGKILL);
   const std::string said = read_file(dir / kQemuLog, 16 << 10).value_or("");
   return fail({ErrorKind::kInternal, "vm_start_failed",

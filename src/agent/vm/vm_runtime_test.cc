@@ -810,6 +810,70 @@ TEST_F(VmPassthroughTest, ARunFromBeforeQemusOwnDirectoryIsAdoptedWithItsConsole
   EXPECT_EQ((*runtime)->find({"i-old", 1})->exit_code, 4) << "the status its guest printed";
 }
 
+// A confined QEMU's user controls qemu/: a console it replaced by a link (to a file of the node's)
+// or a FIFO is not read by the agent, which runs as root, and does not hold its loop.
+TEST_F(VmPassthroughTest, AConsoleReplacedByALinkOrAFifoIsNotRead) {
+  ASSERT_TRUE(write_file_atomic(dir_ / "the-nodes", "GPURENT_EXIT 9\n"));
+  for (const bool fifo : {false, true}) {
+    const WorkloadKey key{fifo ? "i-fifo" : "i-link", 1};
+    const fs::path run = vm_run_dir(options_.data_dir, key);
+    fs::create_directories(run / "qemu");
+    if (fifo) {
+      ASSERT_EQ(::mkfifo((run / "qemu" / "console.log").c_str(), 0600), 0);
+    } else {
+      fs::create_symlink(dir_ / "the-nodes", run / "qemu" / "console.log");
+    }
+    const auto machine = spawn_detached({.argv = {"sleep", "60"}, .log = dir_ / "sleep.log"});
+    ASSERT_TRUE(machine) << machine.error().message;
+    ASSERT_TRUE(write_shim_state(
+        run, {.pid = *machine, .start_time = read_proc_stat(*machine)->start_time}));
+    auto runtime = VmRuntime::open(options_);
+    ASSERT_TRUE(runtime) << runtime.error().message;
+    ASSERT_EQ(::kill(*machine, SIGKILL), 0);
+    for (int i = 0; i < 200 && (*runtime)->find(key)->phase != model::WorkloadPhase::kExited; ++i) {
+      (*runtime)->poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ((*runtime)->find(key)->exit_code, 137) << "no status read through it";
+  }
+}
+
+// The root disk is a confined QEMU's user's between runs, its header too: one rewritten from
+// inside to name another backing file is refused before the agent (root) runs qemu-img on it.
+TEST_F(VmPassthroughTest, ARootDiskWhoseHeaderWasChangedFromInsideIsRefused) {
+  const fs::path base = dir_ / "base.qcow2";
+  const auto made =
+      run_tool({.argv = {"qemu-img", "create", "-q", "-f", "qcow2", base.string(), "16M"}});
+  ASSERT_TRUE(made && fs::exists(base)) << "qemu-img (qemu-utils) is not installed";
+  options_.kernel.clear();
+  options_.cloud_image = base;
+  auto runtime = VmRuntime::open(options_);
+  ASSERT_TRUE(runtime) << runtime.error().message;
+  model::WorkloadSpec s;
+  s.instance_id = "i-disk";
+  s.run = 1;
+  s.command = {"true"};
+  s.disk_gb = 1;
+  ASSERT_TRUE((*runtime)->start(s));
+  (*runtime)->stop({"i-disk", 1});
+  for (int i = 0;
+       i < 300 && (*runtime)->find({"i-disk", 1})->phase != model::WorkloadPhase::kExited; ++i) {
+    (*runtime)->poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE((*runtime)->forget({"i-disk", 1}));
+  const fs::path disk = options_.data_dir / "vm-disks" / "i-disk.qcow2";
+  const auto rebased = run_tool({.argv = {"qemu-img", "rebase", "-u", "-f", "qcow2", "-b",
+                                          "/etc/hostname", "-F", "raw", disk.string()}});
+  ASSERT_TRUE(rebased && rebased->output.empty()) << (rebased ? rebased->output : "");
+  s.run = 2;
+  const auto refused = (*runtime)->start(s);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "vm_start_failed");
+  EXPECT_NE(refused.error().message.find("another backing file"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST_F(VmPassthroughTest, AGpuThatCannotPassOrAVmThatFailsLeavesNothingBound) {
   auto runtime = VmRuntime::open(options_);
   ASSERT_TRUE(runtime);
