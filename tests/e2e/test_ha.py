@@ -293,7 +293,18 @@ def test_chaos_every_acknowledged_request_survives_kills_and_a_paused_leader(clu
     for victim in acked_stops:
         assert instances[victim]["state"] in ("stopping", "stopped"), instances[victim]
     # Every acknowledged top-up is in the ledger once, and the balance is what the ledger says.
-    transfers = cluster.call("GET", "/v1/billing/transfers?limit=1000", key).json()["items"]
+    # The running instances are metered meanwhile: the ledger is compared with a balance read on
+    # both sides of it, unchanged (no charge landed between the reads).
+    def balance():
+        return cluster.call("GET", "/v1/billing/balance", key).json()["balance_micros"]
+    for _ in range(50):
+        before = balance()
+        transfers = cluster.call("GET", "/v1/billing/transfers?limit=1000", key).json()["items"]
+        if balance() == before:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the balance never held still across a read of the ledger")
     ids = [t["id"] for t in transfers]
     assert len(ids) == len(set(ids))
     topups = {t["id"]: t["amount_micros"] for t in transfers if t["kind"] == "topup"}
@@ -302,8 +313,7 @@ def test_chaos_every_acknowledged_request_survives_kills_and_a_paused_leader(clu
     cash = f"tenant:{tenant_id}:cash"
     flows = sum(t["amount_micros"] for t in transfers if t["to_account"] == cash) - sum(
         t["amount_micros"] for t in transfers if t["from_account"] == cash)
-    balance = cluster.call("GET", "/v1/billing/balance", key).json()["balance_micros"]
-    assert balance == flows
+    assert before == flows
     # No GPU is held by two instances, and no instance runs twice.
     held = [gpu for i in instances.values() if i["state"] in ("running", "starting", "stopping")
             for gpu in i.get("gpus", [])]
