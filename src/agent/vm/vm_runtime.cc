@@ -121,13 +121,13 @@ void hang_up_helpers(const fs::path& dir) {
   }
 }
 
-// QEMU connects to a helper's socket (passt's, a virtiofsd's), which root made: to connect, QEMU's
-// user must own it.
-Status give_socket(const fs::path& socket, const RunAs& user) {
-  if (::chown(socket.c_str(), user.uid, user.gid) != 0) {
+// Gives QEMU's user what root made and QEMU opens: a helper's socket (passt's, a virtiofsd's: to
+// connect, QEMU's user must own it), the root disk, a GPU's /dev/vfio node.
+Status give_to_qemu_user(const fs::path& path, const RunAs& user) {
+  if (::chown(path.c_str(), user.uid, user.gid) != 0) {
     return fail(
         {ErrorKind::kInternal, "vm_start_failed",
-         fmt::format("cannot give {} to QEMU's user: {}", socket.string(), std::strerror(errno))});
+         fmt::format("cannot give {} to QEMU's user: {}", path.string(), std::strerror(errno))});
   }
   return {};
 }
@@ -480,14 +480,7 @@ Result<std::optional<RunAs>> VmRuntime::qemu_user_of(const model::WorkloadSpec& 
 }
 
 Status VmRuntime::give_to_qemu(const VmMachine& machine, const RunAs& user) const {
-  const auto refused = [](const fs::path& path) {
-    return fail(
-        {ErrorKind::kInternal, "vm_start_failed",
-         fmt::format("cannot give {} to QEMU's user: {}", path.string(), std::strerror(errno))});
-  };
-  if (!machine.root_disk.empty() && ::chown(machine.root_disk.c_str(), user.uid, user.gid) != 0) {
-    return refused(machine.root_disk);
-  }
+  if (!machine.root_disk.empty()) GPURENT_CHECK(give_to_qemu_user(machine.root_disk, user));
   if (!machine.seed.empty()) GPURENT_CHECK(chown_tree(machine.seed, user.uid, user.gid));
   if (options_.shares == VmShares::k9p) {
     // QEMU serves them itself, with the guest's owners and modes in xattrs: the run's own folders
@@ -699,7 +692,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                 .guest_ids = guest_ids};
       auto started = give_folder(share.directory, share.guest_ids, share.guest_ids);
       if (started) started = start_virtiofsd(share);
-      if (started && qemu_user) started = give_socket(share.socket, *qemu_user);
+      if (started && qemu_user) started = give_to_qemu_user(share.socket, *qemu_user);
       if (!started) {
         cleanup();
         return started;
@@ -718,7 +711,7 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
                                .gid = ::getegid(),
                                .nameservers = guest_nameservers()};
     auto started = start_passt(network);
-    if (started && qemu_user) started = give_socket(network.socket, *qemu_user);
+    if (started && qemu_user) started = give_to_qemu_user(network.socket, *qemu_user);
     if (!started) {
       cleanup();
       return started;
@@ -809,12 +802,8 @@ Result<std::vector<std::string>> VmRuntime::pass_through(const std::vector<std::
   std::vector<std::string> functions;
   for (const auto& plan : plans) {
     GPURENT_CHECK(bind_to_vfio(options_.sysfs, plan));
-    const fs::path node = vfio_group_node(options_.dev, plan);
-    if (qemu_user && ::chown(node.c_str(), qemu_user->uid, qemu_user->gid) != 0) {
-      return fail(
-          {ErrorKind::kInternal, "vm_start_failed",
-           fmt::format("cannot give {} to QEMU's user: {}", node.string(), std::strerror(errno))});
-    }
+    if (qemu_user)
+      GPURENT_CHECK(give_to_qemu_user(vfio_group_node(options_.dev, plan), *qemu_user));
     for (auto& function : plan.to_bind()) functions.push_back(std::move(function));
   }
   return functions;
