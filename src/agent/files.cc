@@ -1,5 +1,6 @@
 #include "agent/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -7,21 +8,96 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string_view>
+#include <utility>
 
 namespace gpurent::agent {
 
+namespace {
+
+// A descriptor closed when it goes out of scope.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Gives the descriptor to whoever closes it next (fdopendir's DIR).
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+Status walk_error(const std::filesystem::path& path, std::string_view what) {
+  return fail(Error::internal(fmt::format("{} {}: {}", what, path.string(), std::strerror(errno))));
+}
+
+// Visits what the directory `directory` (an O_PATH descriptor, `path` its name for errors) holds.
+Status walk_below(int directory, const std::filesystem::path& path, int depth,
+                  const std::function<Status(const TreeEntry&)>& visit) {
+  if (depth > kMaxTreeDepth) {
+    return fail(Error::internal(
+        fmt::format("{} lies more than {} directories deep", path.string(), kMaxTreeDepth)));
+  }
+  // Read through a descriptor of the same directory: "." of the O_PATH one, never its name again.
+  OwnedFd listing(::openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (listing.get() < 0) return walk_error(path, "cannot list");
+  std::unique_ptr<DIR, int (*)(DIR*)> entries(::fdopendir(listing.get()), ::closedir);
+  if (!entries) return walk_error(path, "cannot list");
+  listing.release();
+  for (errno = 0; const dirent* entry = ::readdir(entries.get()); errno = 0) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    OwnedFd fd(::openat(directory, entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) {
+      if (errno == ENOENT) continue;  // removed meanwhile
+      return walk_error(path / name, "cannot open");
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return walk_error(path / name, "cannot stat");
+    if (S_ISDIR(st.st_mode)) GPURENT_CHECK(walk_below(fd.get(), path / name, depth + 1, visit));
+    GPURENT_CHECK(visit({.fd = fd.get(), .stat = st, .path = path / name}));
+  }
+  if (errno != 0) return walk_error(path, "cannot list");
+  return {};
+}
+
+}  // namespace
+
+Status walk_tree(const std::filesystem::path& root,
+                 const std::function<Status(const TreeEntry& entry)>& visit) {
+  OwnedFd fd(::open(root.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return walk_error(root, "cannot open");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return walk_error(root, "cannot stat");
+  GPURENT_CHECK(walk_below(fd.get(), root, 1, visit));
+  return visit({.fd = fd.get(), .stat = st, .path = root});
+}
+
 Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid) {
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    ::lchown(it->path().c_str(), uid, gid);
+  // The root last (walk_tree's order): give_folder takes a root that is theirs for a tree given
+  // whole, so a walk cut short (a crash) is walked again.
+  return walk_tree(root, [&](const TreeEntry& entry) { return chown_entry(entry, uid, gid); });
+}
+
+Status chown_entry(const TreeEntry& entry, uid_t uid, gid_t gid) {
+  if (entry.stat.st_uid == uid && entry.stat.st_gid == gid) return {};
+  if (::fchownat(entry.fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    return walk_error(entry.path, "cannot chown");
   }
-  if (ec) return fail(Error::internal(fmt::format("chown {}: {}", root.string(), ec.message())));
-  // The root last: give_folder takes a root that is theirs for a tree given whole, so a walk cut
-  // short (a crash) is walked again.
-  if (::lchown(root.c_str(), uid, gid) != 0) {
-    return fail(Error::internal(fmt::format("chown {}: {}", root.string(), std::strerror(errno))));
-  }
+  return {};
+}
+
+Status chmod_entry(const TreeEntry& entry, mode_t mode) {
+  // An O_PATH descriptor has no fchmod; its /proc name leads to the entry itself, not through a
+  // name someone could swap meanwhile (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) does the same).
+  const std::string name = fmt::format("/proc/self/fd/{}", entry.fd);
+  if (::chmod(name.c_str(), mode) != 0) return walk_error(entry.path, "cannot chmod");
   return {};
 }
 

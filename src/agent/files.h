@@ -2,9 +2,11 @@
 // identity, simulated GPU ids, workload state and exit records).
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "common/files.h"
@@ -12,9 +14,31 @@
 
 namespace gpurent::agent {
 
-// Gives a tree to a user and group, links themselves and not what they point to (the tree is a
-// tenant's: a link there may point anywhere).
+// Walks a tree that someone else may be changing while it is walked (a tenant's home or volume, a
+// guest's folder), for root to change its entries' owners or modes. Every entry is opened from its
+// directory's descriptor and never through a link, so a directory swapped for a link during the
+// walk leads nowhere outside the tree: it is visited as the link it became. `visit` gets each
+// entry (TreeEntry), a directory after what it holds, the root last. Entries gone meanwhile are
+// skipped. Hard links to files outside are the kernel's to refuse (fs.protected_hardlinks, on by
+// default). Errors: kInternal when the root is not a directory that can be opened, when the tree is
+// deeper than kMaxTreeDepth directories (each level holds a descriptor), or the first error of
+// `visit`.
+inline constexpr int kMaxTreeDepth = 256;
+struct TreeEntry {
+  int fd;                             // O_PATH, of the entry itself (a link's is the link's)
+  const struct stat& stat;            // fstat's of fd
+  const std::filesystem::path& path;  // its name, for messages: never open it by this name
+};
+Status walk_tree(const std::filesystem::path& root,
+                 const std::function<Status(const TreeEntry& entry)>& visit);
+
+// Gives a tree to a user and group (walk_tree), links themselves and not what they point to.
 Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid);
+
+// Gives an entry walk_tree visits to a user and group (a link itself, not what it points to).
+Status chown_entry(const TreeEntry& entry, uid_t uid, gid_t gid);
+// Sets the mode of an entry walk_tree visits (not a link: links have none of their own).
+Status chmod_entry(const TreeEntry& entry, mode_t mode);
 
 // Opens for reading a file that someone else may put there (a tenant, a guest, a confined QEMU's
 // user): not through a link (O_NOFOLLOW), without waiting on a FIFO (O_NONBLOCK), and only a

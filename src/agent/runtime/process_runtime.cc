@@ -498,14 +498,15 @@ std::optional<ProcessRuntime::SteadyTime> ProcessRuntime::next_deadline() const 
 
 bool ProcessRuntime::shim_alive(Entry& entry) {
   if (entry.shim_pid == 0) return false;
-  const auto stat = read_proc_stat(entry.shim_pid);
   // A different start time means the pid now belongs to another process: the shim is gone.
-  const bool same = stat && stat->start_time == entry.shim_start_time;
-  if (same && stat->state != 'Z' && stat->state != 'X') return true;
+  if (still_running(entry.shim_pid, entry.shim_start_time)) return true;
   // Reap the zombie when the shim is our child (started by this runtime); for a re-adopted shim,
   // whose parent is init or a subreaper, waitpid answers ECHILD and changes nothing. The start
-  // time check above makes sure the pid still names that shim.
-  if (same) ::waitpid(entry.shim_pid, nullptr, WNOHANG);
+  // time check makes sure the pid still names that shim.
+  if (const auto stat = read_proc_stat(entry.shim_pid);
+      stat && stat->start_time == entry.shim_start_time) {
+    ::waitpid(entry.shim_pid, nullptr, WNOHANG);
+  }
   entry.shim_pid = 0;
   return false;
 }

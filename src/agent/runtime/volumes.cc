@@ -50,20 +50,16 @@ std::string volumes_env(const std::vector<PreparedVolume>& volumes,
 Status share_volume_with_group(const std::filesystem::path& dir, gid_t gid) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || st.st_gid != gid) {
-    GPURENT_CHECK(chown_tree(dir, 0, gid));
-    // Files from before the sandbox: the group reads and writes them, as the owner could.
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_symlink(ec)) {
-        std::filesystem::permissions(
-            it->path(),
-            std::filesystem::perms::group_read | std::filesystem::perms::group_write |
-                (it->is_directory(ec) ? std::filesystem::perms::group_exec
-                                      : std::filesystem::perms::none),
-            std::filesystem::perm_options::add | std::filesystem::perm_options::nofollow, ec);
-      }
-    }
+    // The volume's root last (walk_tree): its group says the walk was done whole.
+    GPURENT_CHECK(walk_tree(dir, [&](const TreeEntry& entry) -> Status {
+      GPURENT_CHECK(chown_entry(entry, 0, gid));
+      if (S_ISLNK(entry.stat.st_mode)) return {};
+      // Files from before the sandbox: the group reads and writes them, as the owner could. The
+      // chown above took any set-id bits away (the kernel does, for files).
+      const mode_t group = S_ISDIR(entry.stat.st_mode) ? S_IRWXG : S_IRGRP | S_IWGRP;
+      const mode_t kept = S_ISDIR(entry.stat.st_mode) ? 07777 : 00777;
+      return chmod_entry(entry, (entry.stat.st_mode & kept) | group);
+    }));
   }
   if (::chmod(dir.c_str(), 02770) != 0) {
     return fail(Error::internal(fmt::format("chmod {}: {}", dir.string(), std::strerror(errno))));

@@ -96,4 +96,9 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   return stat;
 }
 
+bool still_running(pid_t pid, uint64_t start_time) {
+  const auto stat = read_proc_stat(pid);
+  return stat && stat->start_time == start_time && stat->state != 'Z' && stat->state != 'X';
+}
+
 }  // namespace gpurent::agent

@@ -80,5 +80,8 @@ struct ProcStat {
   uint64_t start_time = 0;
 };
 std::optional<ProcStat> read_proc_stat(pid_t pid);
+// Whether the process `pid` that started at `start_time` (ProcStat's) runs still: it exists, has
+// not ended (a zombie, or dead) and is no other process given its pid again.
+bool still_running(pid_t pid, uint64_t start_time);
 
 }  // namespace gpurent::agent

@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 
+#include <csignal>
 #include <sstream>
+#include <thread>
 
+#include "agent/runtime/workload_files.h"
 #include "agent/tool_run.h"
 #include "common/files.h"
 
@@ -15,14 +18,11 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> passt_command(const PasstNetwork& network) {
   std::vector<std::string> argv = {network.binary,
-                                   "--one-off",  // ends with its QEMU
+                                   "--one-off",     // ends with its QEMU
+                                   "--foreground",  // detached already (spawn_detached)
                                    "--quiet",
-                                   "--runas",
-                                   fmt::format("{}:{}", network.uid, network.gid),
                                    "--socket",
                                    network.socket.string(),
-                                   "--log-file",
-                                   network.log.string(),
                                    "--ipv4-only",
                                    "--address",
                                    std::string(kGuestAddress),
@@ -46,6 +46,8 @@ std::vector<std::string> passt_command(const PasstNetwork& network) {
     }
   }
   argv.insert(argv.end(), {"--tcp-ports", tcp});
+  if (!network.run_as)
+    argv.insert(argv.end(), {"--runas", fmt::format("{}:{}", network.uid, network.gid)});
   return argv;
 }
 
@@ -81,16 +83,36 @@ std::vector<std::string> guest_nameservers(const fs::path& resolv_conf,
   return found;
 }
 
-Status start_passt(const PasstNetwork& network) {
+Status start_passt(const PasstNetwork& network, std::chrono::milliseconds timeout) {
   std::error_code ec;
   fs::remove(network.socket, ec);
-  const auto ran = run_tool({.argv = passt_command(network), .timeout = std::chrono::seconds(30)});
-  // passt forks to the background once its socket listens; the parent's exit says nothing more.
-  if (!fs::is_socket(network.socket, ec)) {
+  const auto pid = spawn_detached(
+      {.argv = passt_command(network),
+       .log = network.log,
+       .run_as = network.run_as,
+       .covers = network.covers,
+       // None of the agent's environment (its join token): passt needs none.
+       .environment = std::vector<std::string>{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}});
+  if (!pid) {
     return fail({ErrorKind::kInternal, "vm_start_failed",
-                 ran ? fmt::format("passt did not start the VM's network: {}", ran->output)
-                     : std::string("passt cannot be run (is it installed? or give the agent "
-                                   "--vm-network isolated)")});
+                 fmt::format("passt cannot be run (is it installed? or give the agent --vm-network "
+                             "isolated): {}",
+                             pid.error().message)});
+  }
+  const auto started = read_proc_stat(*pid);
+  const auto running = [&] { return started && still_running(*pid, started->start_time); };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!fs::is_socket(network.socket, ec)) {
+    if (!running() || std::chrono::steady_clock::now() >= deadline) {
+      const bool timed_out = running();
+      if (timed_out) ::kill(*pid, SIGKILL);
+      const std::string said = read_file(network.log, 16 << 10).value_or("");
+      return fail({ErrorKind::kInternal, "vm_start_failed",
+                   timed_out
+                       ? fmt::format("passt made no socket within {} ms: {}", timeout.count(), said)
+                       : fmt::format("passt did not start the VM's network: {}", said)});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return {};
 }

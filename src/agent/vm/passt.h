@@ -12,21 +12,26 @@
 // an operator who hides a network from tenants (a cloud's metadata service, say) firewalls it on
 // the node, as for containers, which share the node's network.
 //
-// Lifetime: passt daemonizes once its socket listens and serves one client (--one-off): it ends
-// when its QEMU does, however that ends, and an agent restart has nothing to adopt. A start that
-// fails before QEMU connected ends it with hang_up (unix_socket.h).
+// Lifetime: passt runs detached (spawn_detached, as QEMU does) and serves one client (--one-off):
+// it ends when its QEMU does, however that ends, and an agent restart has nothing to adopt. A start
+// that fails before QEMU connected ends it with hang_up (unix_socket.h).
 //
-// passt drops root for "nobody" unless told otherwise, and "nobody" cannot create its socket in
-// the run's directory (the agent's alone), so it runs as the agent does, as QEMU does; it still
-// isolates itself (namespaces of its own, an empty filesystem, seccomp). Its socket is then the
-// agent's: nobody else connects to it.
+// Who it runs as: passt parses everything the guest sends, so beside a confined QEMU it is no more
+// than that QEMU: it runs as QEMU's user, in a mount namespace that covers the agent's data
+// directory but for QEMU's own directory, where it makes its socket. Beside an unconfined QEMU it
+// runs as the agent does (passt started as root drops to "nobody" unless told otherwise, and
+// "nobody" could not make its socket in the run's directory). Either way it also isolates itself
+// (namespaces of its own, an empty filesystem, seccomp).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agent/tool_run.h"
 #include "agent/vm/qemu_command.h"
 #include "common/result.h"
 
@@ -41,9 +46,14 @@ inline constexpr std::string_view kDnsAddress = "10.0.2.3";
 struct PasstNetwork {
   std::string binary = "passt";
   std::filesystem::path socket;         // where QEMU connects (VmMachine::passt_socket)
-  std::filesystem::path log;            // passt's own messages
+  std::filesystem::path log;            // passt's own messages (its output)
   std::vector<VmPortForward> forwards;  // from the host's loopback into the guest
-  unsigned uid = 0;                     // who passt runs as: the agent's
+  // Set: passt runs as this user (a confined QEMU's) within `covers`, and makes `socket` as them:
+  // its directory must be theirs and revealed. Unset: it runs as the agent, and keeps the agent's
+  // ids, uid and gid (--runas).
+  std::optional<RunAs> run_as;
+  std::vector<CoveredDirectory> covers;
+  unsigned uid = 0;
   unsigned gid = 0;
   // The resolvers DHCP gives the guest and kDnsAddress forwards to (guest_nameservers); empty:
   // passt reads /etc/resolv.conf itself.
@@ -62,8 +72,10 @@ std::vector<std::string> guest_nameservers(
 // passt's argv for the network.
 std::vector<std::string> passt_command(const PasstNetwork& network);
 
-// Starts passt and returns once its socket listens. Errors: kInternal "vm_start_failed" with
-// passt's words (not installed, a forwarded port taken, ...).
-Status start_passt(const PasstNetwork& network);
+// Starts passt and returns once its socket listens (within `timeout`). Errors: kInternal
+// "vm_start_failed" with passt's words (not installed, a forwarded port taken, its socket's
+// directory not its user's, ...).
+Status start_passt(const PasstNetwork& network,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace gpurent::agent

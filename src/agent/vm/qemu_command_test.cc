@@ -131,8 +131,12 @@ TEST(QemuCommand, WithPasstTheCardIsItsSocketAndPasstForwardsThePorts) {
   EXPECT_EQ(values_of(passt, "--socket"), std::vector<std::string>{"/run/gpurent/i-1.net"});
   EXPECT_EQ(values_of(passt, "--address"), std::vector<std::string>{"10.0.2.15"});
   EXPECT_EQ(values_of(passt, "--gateway"), std::vector<std::string>{"10.0.2.2"});
-  EXPECT_EQ(values_of(passt, "--runas"), std::vector<std::string>{"0:0"});
-  for (const char* flag : {"--no-map-gw", "--one-off"}) {
+  EXPECT_EQ(values_of(passt, "--runas"), std::vector<std::string>{"0:0"}) << "the agent's ids";
+  EXPECT_EQ(values_of(passt_command({.socket = "/s", .log = "/l", .run_as = RunAs{.uid = 1200001}}),
+                      "--runas"),
+            std::vector<std::string>{})
+      << "started as QEMU's user, it has no ids to drop";
+  for (const char* flag : {"--no-map-gw", "--one-off", "--foreground"}) {
     EXPECT_NE(std::ranges::find(passt, flag), passt.end()) << flag;
   }
   EXPECT_EQ(values_of(passt_command({.socket = "/s", .log = "/l"}), "--tcp-ports"),

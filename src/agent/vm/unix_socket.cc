@@ -67,13 +67,8 @@ Result<int> listen_unix(const std::filesystem::path& socket) {
 }
 
 void hang_up(const std::filesystem::path& socket) {
-  const auto address = unix_address(socket);
-  if (!address) return;
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  // Refused: the helper is gone already.
-  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address));
-  ::close(fd);
+  // Refused: the helper is gone already. Through the name itself: passt's lies in QEMU's directory.
+  if (const auto fd = connect_unix(socket)) ::close(*fd);
 }
 
 }  // namespace gpurent::agent

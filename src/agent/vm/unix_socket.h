@@ -24,7 +24,8 @@ Result<int> connect_unix(const std::filesystem::path& socket);
 Result<int> listen_unix(const std::filesystem::path& socket);
 
 // Ends a helper that no QEMU has connected to (a start that failed before QEMU did): connecting
-// and closing is its one client. Nothing happens when nothing listens there.
+// and closing is its one client (connect_unix: the name may lie in a directory QEMU's user
+// controls). Nothing happens when nothing listens there.
 void hang_up(const std::filesystem::path& socket);
 
 }  // namespace gpurent::agent

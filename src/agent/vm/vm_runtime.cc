@@ -46,7 +46,7 @@ constexpr std::string_view kGuestAgentSocket = "qemu/qga.sock";
 constexpr std::string_view kQemuLog = "qemu.log";  // QEMU's own output: why it did not start
 constexpr std::string_view kPassthroughFile = "passthrough";
 constexpr std::string_view kGpusFile = "gpus";
-constexpr std::string_view kPasstSocket = "net.sock";
+constexpr std::string_view kPasstSocket = "qemu/net.sock";  // passt makes it as QEMU's user
 constexpr std::string_view kPasstLog = "passt.log";
 constexpr std::string_view kVirtiofsdLog = "virtiofsd.log";
 constexpr std::string_view kSeedDir = "seed";
@@ -112,7 +112,7 @@ std::string virtiofs_socket(size_t i) { return fmt::format("fs{}.sock", i); }
 // Ends the run's helpers that no QEMU reached (passt, the virtiofsds: a start that failed or was
 // cut short); those it reached end with it.
 void hang_up_helpers(const fs::path& dir) {
-  hang_up(dir / kPasstSocket);
+  hang_up(qemu_file(dir, kPasstSocket));
   for (size_t i = 0;; ++i) {
     const fs::path socket = dir / virtiofs_socket(i);
     std::error_code ec;
@@ -121,8 +121,8 @@ void hang_up_helpers(const fs::path& dir) {
   }
 }
 
-// Gives QEMU's user what root made and QEMU opens: a helper's socket (passt's, a virtiofsd's: to
-// connect, QEMU's user must own it), the root disk, a GPU's /dev/vfio node.
+// Gives QEMU's user what root made and QEMU opens: a virtiofsd's socket (to connect, QEMU's user
+// must own it), the root disk, a GPU's /dev/vfio node.
 Status give_to_qemu_user(const fs::path& path, const RunAs& user) {
   if (::chown(path.c_str(), user.uid, user.gid) != 0) {
     return fail(
@@ -508,9 +508,9 @@ Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, con
     // Of the agent's data directory (the node's credential, other runs' records) QEMU reaches
     // only what it opens: its own directory, and the run's files it is given.
     launch.run_as = *user;
-    std::vector<fs::path> opened = {dir / kQemuDir,       machine.root_disk,    machine.seed,
-                                    machine.passt_socket, options_.cloud_image, machine.kernel,
-                                    machine.initrd};
+    // (passt's socket lies in qemu/.)
+    std::vector<fs::path> opened = {dir / kQemuDir,       machine.root_disk, machine.seed,
+                                    options_.cloud_image, machine.kernel,    machine.initrd};
     for (const auto& share : machine.shares) {
       opened.push_back(options_.shares == VmShares::k9p ? share.directory : share.socket);
     }
@@ -529,10 +529,7 @@ Result<VmRuntime::Launched> VmRuntime::launch_qemu(const VmMachine& machine, con
   // Its start time, so that it is never mistaken for a process that reused its pid (it is init's
   // child: it may end and be reaped at any time).
   const auto started = read_proc_stat(*pid);
-  const auto ours = [&] {
-    const auto now = read_proc_stat(*pid);
-    return started && now && now->start_time == started->start_time && now->state != 'Z';
-  };
+  const auto ours = [&] { return started && still_running(*pid, started->start_time); };
   // Ready once its monitor answers: QEMU has made the machine and its devices (the GPUs among
   // them) and runs its main loop, which is what -daemonize would have waited for.
   const auto deadline = std::chrono::steady_clock::now() + options_.boot_timeout;
@@ -703,15 +700,22 @@ Status VmRuntime::start(const model::WorkloadSpec& spec) {
     machine.forwards.push_back({.host_port = port, .guest_port = port});
   }
   if (options_.network == VmNetwork::kOutbound) {
-    const PasstNetwork network{.binary = options_.passt,
-                               .socket = dir / kPasstSocket,
-                               .log = dir / kPasstLog,
-                               .forwards = machine.forwards,
-                               .uid = ::geteuid(),
-                               .gid = ::getegid(),
-                               .nameservers = guest_nameservers()};
+    // It parses what the guest sends: beside a confined QEMU it is no more than QEMU, whose user
+    // it runs as, and reaches only QEMU's directory of the data directory (passt.h).
+    PasstNetwork network{.binary = options_.passt,
+                         .socket = dir / kPasstSocket,
+                         .log = dir / kPasstLog,
+                         .forwards = machine.forwards,
+                         .run_as = qemu_user ? std::optional<RunAs>(RunAs{
+                                                   .uid = qemu_user->uid,
+                                                   .gid = qemu_user->gid,
+                                                   .groups = {qemu_user->gid}})  // not /dev/kvm's
+                                             : std::nullopt,
+                         .uid = ::geteuid(),
+                         .gid = ::getegid(),
+                         .nameservers = guest_nameservers()};
+    if (qemu_user) network.covers = qemu_covers(options_.data_dir, {dir / kQemuDir});
     auto started = start_passt(network);
-    if (started && qemu_user) started = give_to_qemu_user(network.socket, *qemu_user);
     if (!started) {
       cleanup();
       return started;
@@ -769,9 +773,8 @@ void VmRuntime::adopt(const fs::path& dir) {
 
 bool VmRuntime::alive(Entry& entry) {
   if (entry.pid <= 0) return false;
-  const auto stat = read_proc_stat(entry.pid);
-  if (stat && stat->start_time == entry.start_time && stat->state != 'Z') return true;
-  if (stat && stat->start_time == entry.start_time) {
+  if (still_running(entry.pid, entry.start_time)) return true;
+  if (const auto stat = read_proc_stat(entry.pid); stat && stat->start_time == entry.start_time) {
     // Our QEMU, ended: it was left to init (spawn_detached), so it is the agent's child only
     // where the agent reaps orphans; reaped here then. A pid whose start time differs is someone
     // else's (reused): its status is not ours to take.

@@ -135,11 +135,9 @@ class VmRuntimeTest : public RealVmTest {
 
   // The run's QEMU runs as its instance's user, in its tenant's group, under its seccomp filter,
   // and sees of the agent's data directory only its own files.
-  void expect_qemu_confined(const WorkloadKey& key) const {
-    const fs::path run = vm_run_dir(options_.data_dir, key);
-    const int pid = std::atoi(read_file(run / "qemu" / "qemu.pid", 64).value_or("0").c_str());
-    ASSERT_GT(pid, 0);
-    const std::string status = read_file(fmt::format("/proc/{}/status", pid)).value_or("");
+  // What /proc/PID/status says of a helper that runs as the instance's user: its uid, its tenant's
+  // gid, no capabilities and no way to gain any.
+  void expect_instances_user(const std::string& status, const WorkloadKey& key) const {
     const uint32_t uid = *options_.users->uid_of_instance(key.instance_id);
     const uint32_t gid = *options_.users->gid_of_tenant("t-1");
     EXPECT_NE(status.find(fmt::format("Uid:\t{0}\t{0}\t{0}\t{0}\n", uid)), std::string::npos)
@@ -147,6 +145,13 @@ class VmRuntimeTest : public RealVmTest {
     EXPECT_NE(status.find(fmt::format("Gid:\t{0}\t{0}\t{0}\t{0}\n", gid)), std::string::npos);
     EXPECT_NE(status.find("CapEff:\t0000000000000000\n"), std::string::npos);
     EXPECT_NE(status.find("NoNewPrivs:\t1\n"), std::string::npos);
+  }
+  void expect_qemu_confined(const WorkloadKey& key) const {
+    const fs::path run = vm_run_dir(options_.data_dir, key);
+    const int pid = std::atoi(read_file(run / "qemu" / "qemu.pid", 64).value_or("0").c_str());
+    ASSERT_GT(pid, 0);
+    const std::string status = read_file(fmt::format("/proc/{}/status", pid)).value_or("");
+    expect_instances_user(status, key);
     EXPECT_NE(status.find("Seccomp:\t2\n"), std::string::npos) << "QEMU's -sandbox filter";
     const fs::path its_view = fmt::format("/proc/{}/root", pid);
     const auto seen = [&](const fs::path& path) {
@@ -411,6 +416,23 @@ class VmNetworkTest : public VmRuntimeTest {
     std::string log;
     std::vector<std::string> lines;  // what the node's listener heard
   };
+  // passt, which parses what the guest sends, runs beside a confined QEMU as QEMU does.
+  void expect_passt_confined(const WorkloadKey& key) const {
+    const std::string socket = (vm_run_dir(options_.data_dir, key) / "qemu" / "net.sock").string();
+    std::optional<std::string> status;
+    std::error_code ec;
+    for (const auto& process : fs::directory_iterator("/proc", ec)) {
+      const auto command = read_file(process.path() / "cmdline", 1 << 16);
+      if (!command) continue;
+      const std::string program = fs::path(command->substr(0, command->find('\0'))).filename();
+      if (program.starts_with("passt") && command->find(socket) != std::string::npos) {
+        status = read_file(process.path() / "status", 1 << 16).value_or("");
+      }
+    }
+    ASSERT_TRUE(status) << "no passt serves " << socket;
+    expect_instances_user(*status, key);
+  }
+
   // Runs the guest under the network and returns what was seen once its page was served.
   std::optional<Seen> run_with(VmNetwork network) {
     const auto node_address = node_network_address();
@@ -446,6 +468,7 @@ class VmNetworkTest : public VmRuntimeTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     Seen seen{read_file(log_path).value_or(""), catcher.lines()};
+    if (network == VmNetwork::kOutbound && options_.users) expect_passt_confined(key);
     (*runtime)->stop(key);
     EXPECT_NE(wait_exited(**runtime, key), nullptr);
     EXPECT_TRUE(served) << "the service's port did not reach the guest: " << seen.log;
