@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gpurent::agent {
 
@@ -33,38 +34,64 @@ class OwnedFd {
   int fd_;
 };
 
-Status walk_error(const std::filesystem::path& path, std::string_view what) {
-  return fail(Error::internal(fmt::format("{} {}: {}", what, path.string(), std::strerror(errno))));
+// `error` is errno as the failed call left it, read before anything else could change it.
+std::unexpected<Error> walk_error(int error, const std::filesystem::path& path,
+                                  std::string_view what) {
+  return fail(Error::internal(fmt::format("{} {}: {}", what, path.string(), std::strerror(error))));
 }
 
-// Visits what the directory `directory` (an O_PATH descriptor, `path` its name for errors) holds.
+// The names in the directory `directory` (an O_PATH descriptor, `path` its name for messages),
+// read through "." of it, never its name again. The listing is closed before the walk goes below,
+// so that each level holds one descriptor. A directory removed meanwhile holds none.
+Result<std::vector<std::string>> names_in(int directory, const std::filesystem::path& path) {
+  OwnedFd listing(::openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (listing.get() < 0) {
+    const int error = errno;
+    if (error == ENOENT) return std::vector<std::string>();
+    return walk_error(error, path, "cannot list");
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> entries(::fdopendir(listing.get()), ::closedir);
+  if (!entries) return walk_error(errno, path, "cannot list");
+  listing.release();
+  std::vector<std::string> names;
+  for (errno = 0; const dirent* entry = ::readdir(entries.get()); errno = 0) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  if (const int error = errno; error != 0 && error != ENOENT) {
+    return walk_error(error, path, "cannot list");
+  }
+  return names;
+}
+
+// Visits what the directory `directory` (an O_PATH descriptor, `path` its name) holds.
 Status walk_below(int directory, const std::filesystem::path& path, int depth,
                   const std::function<Status(const TreeEntry&)>& visit) {
   if (depth > kMaxTreeDepth) {
     return fail(Error::internal(
         fmt::format("{} lies more than {} directories deep", path.string(), kMaxTreeDepth)));
   }
-  // Read through a descriptor of the same directory: "." of the O_PATH one, never its name again.
-  OwnedFd listing(::openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (listing.get() < 0) return walk_error(path, "cannot list");
-  std::unique_ptr<DIR, int (*)(DIR*)> entries(::fdopendir(listing.get()), ::closedir);
-  if (!entries) return walk_error(path, "cannot list");
-  listing.release();
-  for (errno = 0; const dirent* entry = ::readdir(entries.get()); errno = 0) {
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    OwnedFd fd(::openat(directory, entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  GPURENT_TRY(names, names_in(directory, path));
+  for (const auto& name : names) {
+    OwnedFd fd(::openat(directory, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) {
-      if (errno == ENOENT) continue;  // removed meanwhile
-      return walk_error(path / name, "cannot open");
+      const int error = errno;
+      if (error == ENOENT) continue;  // removed meanwhile
+      return walk_error(error, path / name, "cannot open");
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return walk_error(path / name, "cannot stat");
+    if (::fstat(fd.get(), &st) != 0) return walk_error(errno, path / name, "cannot stat");
     if (S_ISDIR(st.st_mode)) GPURENT_CHECK(walk_below(fd.get(), path / name, depth + 1, visit));
     GPURENT_CHECK(visit({.fd = fd.get(), .stat = st, .path = path / name}));
   }
-  if (errno != 0) return walk_error(path, "cannot list");
   return {};
+}
+
+// Whether the kernel refuses a hard link to a file its maker may not write (fs.protected_hardlinks,
+// read once: an operator who changes it restarts the agent).
+bool hard_links_protected() {
+  static const bool on = read_file("/proc/sys/fs/protected_hardlinks", 64).value_or("") == "1\n";
+  return on;
 }
 
 }  // namespace
@@ -72,9 +99,9 @@ Status walk_below(int directory, const std::filesystem::path& path, int depth,
 Status walk_tree(const std::filesystem::path& root,
                  const std::function<Status(const TreeEntry& entry)>& visit) {
   OwnedFd fd(::open(root.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return walk_error(root, "cannot open");
+  if (fd.get() < 0) return walk_error(errno, root, "cannot open");
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return walk_error(root, "cannot stat");
+  if (::fstat(fd.get(), &st) != 0) return walk_error(errno, root, "cannot stat");
   GPURENT_CHECK(walk_below(fd.get(), root, 1, visit));
   return visit({.fd = fd.get(), .stat = st, .path = root});
 }
@@ -87,18 +114,32 @@ Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid) {
 
 Status chown_entry(const TreeEntry& entry, uid_t uid, gid_t gid) {
   if (entry.stat.st_uid == uid && entry.stat.st_gid == gid) return {};
+  GPURENT_CHECK(check_hard_links(entry, hard_links_protected()));
   if (::fchownat(entry.fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-    return walk_error(entry.path, "cannot chown");
+    return walk_error(errno, entry.path, "cannot chown");
   }
   return {};
 }
 
 Status chmod_entry(const TreeEntry& entry, mode_t mode) {
+  if (S_ISLNK(entry.stat.st_mode)) {
+    return fail(Error::internal(fmt::format("cannot chmod {}: a link", entry.path.string())));
+  }
+  if ((entry.stat.st_mode & 07777) == mode) return {};
+  GPURENT_CHECK(check_hard_links(entry, hard_links_protected()));
   // An O_PATH descriptor has no fchmod; its /proc name leads to the entry itself, not through a
   // name someone could swap meanwhile (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) does the same).
   const std::string name = fmt::format("/proc/self/fd/{}", entry.fd);
-  if (::chmod(name.c_str(), mode) != 0) return walk_error(entry.path, "cannot chmod");
+  if (::chmod(name.c_str(), mode) != 0) return walk_error(errno, entry.path, "cannot chmod");
   return {};
+}
+
+Status check_hard_links(const TreeEntry& entry, bool links_protected) {
+  if (links_protected || S_ISDIR(entry.stat.st_mode) || entry.stat.st_nlink <= 1) return {};
+  return fail(Error::internal(fmt::format(
+      "{} has {} names, and with fs.protected_hardlinks off one may be a file of the node's that "
+      "the tenant linked there: the agent will not change it (sysctl fs.protected_hardlinks=1)",
+      entry.path.string(), entry.stat.st_nlink)));
 }
 
 Result<int> open_untrusted_file(const std::filesystem::path& path) {

@@ -19,10 +19,9 @@ namespace gpurent::agent {
 // directory's descriptor and never through a link, so a directory swapped for a link during the
 // walk leads nowhere outside the tree: it is visited as the link it became. `visit` gets each
 // entry (TreeEntry), a directory after what it holds, the root last. Entries gone meanwhile are
-// skipped. Hard links to files outside are the kernel's to refuse (fs.protected_hardlinks, on by
-// default). Errors: kInternal when the root is not a directory that can be opened, when the tree is
-// deeper than kMaxTreeDepth directories (each level holds a descriptor), or the first error of
-// `visit`.
+// skipped, and a directory removed meanwhile holds nothing. Errors: kInternal when the root is not
+// a directory that can be opened, when the tree is deeper than kMaxTreeDepth directories (each
+// level holds a descriptor while the walk is below it), or the first error of `visit`.
 inline constexpr int kMaxTreeDepth = 256;
 struct TreeEntry {
   int fd;                             // O_PATH, of the entry itself (a link's is the link's)
@@ -36,9 +35,18 @@ Status walk_tree(const std::filesystem::path& root,
 Status chown_tree(const std::filesystem::path& root, uid_t uid, gid_t gid);
 
 // Gives an entry walk_tree visits to a user and group (a link itself, not what it points to).
+// Refused for a file with other names where hard links are not protected (check_hard_links).
 Status chown_entry(const TreeEntry& entry, uid_t uid, gid_t gid);
-// Sets the mode of an entry walk_tree visits (not a link: links have none of their own).
+// Sets the mode of an entry walk_tree visits. Refused for a link (links have no mode of their own)
+// and as chown_entry refuses.
 Status chmod_entry(const TreeEntry& entry, mode_t mode);
+
+// A hard link is the file itself: whoever made one in a tenant's tree would have root change the
+// file wherever its other names are. Where the kernel protects hard links (fs.protected_hardlinks
+// = 1, systemd's default), a tenant can link only files it may write, so every file with other
+// names is the tenant's to have changed; elsewhere (links_protected false) such a file is refused.
+// Errors: kInternal naming the file and the sysctl.
+Status check_hard_links(const TreeEntry& entry, bool links_protected);
 
 // Opens for reading a file that someone else may put there (a tenant, a guest, a confined QEMU's
 // user): not through a link (O_NOFOLLOW), without waiting on a FIFO (O_NONBLOCK), and only a

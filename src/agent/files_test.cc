@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "agent/runtime/volumes.h"
 #include "agent/test_util.h"
@@ -135,6 +137,52 @@ TEST(WalkTreeTest, RefusesARootThatIsALinkAndStopsAtTheFirstErrorOfItsVisitor) {
   });
   ASSERT_FALSE(walked);
   EXPECT_EQ(walked.error().message, "refused file");
+}
+
+TEST(WalkTreeTest, WhatTheTenantRemovesDuringTheWalkIsSkipped) {
+  TempDir dir;
+  write(dir.path() / "a" / "x" / "file");
+  write(dir.path() / "a" / "y" / "file");
+  bool removed = false;
+  std::vector<fs::path> visited;
+  ASSERT_TRUE(walk_tree(dir.path(), [&](const TreeEntry& entry) -> Status {
+    if (!removed) {  // at the first file, in a/x or a/y: a/ goes, the other one with it
+      removed = true;
+      fs::remove_all(dir.path() / "a");
+    }
+    visited.push_back(entry.path);
+    return {};
+  }));
+  EXPECT_TRUE(removed);
+  // The first file, its directory, a/ (held by its descriptor) and the root; not the other one.
+  EXPECT_EQ(visited.size(), 4u);
+  EXPECT_EQ(visited.back(), dir.path());
+}
+
+// Where the kernel does not protect hard links, a file with other names may be a node's file that
+// a tenant linked into its tree: root changes it only where they are protected.
+TEST(WalkTreeTest, AFileWithOtherNamesIsChangedOnlyWhereHardLinksAreProtected) {
+  TempDir dir;
+  write(dir.path() / "file");
+  write(dir.path() / "alone");
+  fs::create_hard_link(dir.path() / "file", dir.path() / "other-name");
+  std::map<std::string, bool> unprotected_ok;
+  std::map<std::string, bool> protected_ok;
+  ASSERT_TRUE(walk_tree(dir.path(), [&](const TreeEntry& entry) -> Status {
+    const std::string name = entry.path.filename();
+    const auto refused = check_hard_links(entry, /*links_protected=*/false);
+    if (!refused) {
+      EXPECT_NE(refused.error().message.find("fs.protected_hardlinks"), std::string::npos);
+    }
+    unprotected_ok[name] = refused.has_value();
+    protected_ok[name] = check_hard_links(entry, /*links_protected=*/true).has_value();
+    return {};
+  }));
+  EXPECT_FALSE(unprotected_ok["file"]);
+  EXPECT_FALSE(unprotected_ok["other-name"]);
+  EXPECT_TRUE(unprotected_ok["alone"]);
+  EXPECT_TRUE(unprotected_ok[dir.path().filename()]) << "a directory has no other names";
+  for (const auto& [name, ok] : protected_ok) EXPECT_TRUE(ok) << name;
 }
 
 TEST(UntrustedFileTest, OpensOnlyARegularFileByItsOwnName) {

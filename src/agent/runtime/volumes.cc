@@ -54,8 +54,8 @@ Status share_volume_with_group(const std::filesystem::path& dir, gid_t gid) {
     GPURENT_CHECK(walk_tree(dir, [&](const TreeEntry& entry) -> Status {
       GPURENT_CHECK(chown_entry(entry, 0, gid));
       if (S_ISLNK(entry.stat.st_mode)) return {};
-      // Files from before the sandbox: the group reads and writes them, as the owner could. The
-      // chown above took any set-id bits away (the kernel does, for files).
+      // Files from before the sandbox: the group reads and writes them, as the owner could. A
+      // file keeps no set-id bit: root's now, it would run as root, or as the tenant's group.
       const mode_t group = S_ISDIR(entry.stat.st_mode) ? S_IRWXG : S_IRGRP | S_IWGRP;
       const mode_t kept = S_ISDIR(entry.stat.st_mode) ? 07777 : 00777;
       return chmod_entry(entry, (entry.stat.st_mode & kept) | group);

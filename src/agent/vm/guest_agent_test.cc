@@ -5,6 +5,7 @@
 // nobody behind it are errors, not hangs.
 #include "agent/vm/guest_agent.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sodium.h>
 #include <sys/socket.h>
@@ -184,6 +185,34 @@ TEST(GuestAgent, ALinkInPlaceOfItsSocketLeadsNowhere) {
   fs::remove(file);
   EXPECT_TRUE(guest_exec(qga.socket(), {"true"}, {}, std::chrono::seconds(5)))
       << "its own socket answers";
+}
+
+// A listener put in place of a socket that never accepts (its backlog full) does not hold the
+// agent: the connect is given up on at its timeout.
+TEST(ConnectUnix, GivesUpOnAListenerThatNeverAccepts) {
+  const fs::path socket = fs::temp_directory_path() / fmt::format("gr-full-{}.sock", ::getpid());
+  const auto listening = listen_unix(socket);
+  ASSERT_TRUE(listening) << listening.error().message;
+  std::vector<int> queued;
+  for (int i = 0; i < 64; ++i) {  // fill the backlog
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const auto address = unix_address(socket);
+    const bool waiting =
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) == 0;
+    queued.push_back(fd);
+    if (!waiting) break;
+  }
+  ASSERT_LT(queued.size(), 64u) << "the backlog never filled";
+  const auto began = std::chrono::steady_clock::now();
+  const auto connected = connect_unix(socket, std::chrono::milliseconds(200));
+  const auto waited = std::chrono::steady_clock::now() - began;
+  ASSERT_FALSE(connected);
+  EXPECT_EQ(connected.error().code, "socket_unavailable");
+  EXPECT_GE(waited, std::chrono::milliseconds(150)) << "it waited for the listener";
+  EXPECT_LT(waited, std::chrono::seconds(3)) << "and gave up at its timeout";
+  for (const int fd : queued) ::close(fd);
+  ::close(*listening);
+  fs::remove(socket);
 }
 
 }  // namespace

@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> passt_command(const PasstNetwork& network) {
   std::vector<std::string> argv = {network.binary,
-                                   "--one-off",     // ends with its QEMU
-                                   "--foreground",  // detached already (spawn_detached)
+                                   "--one-off",  // ends with its QEMU
                                    "--quiet",
                                    "--socket",
                                    network.socket.string(),
@@ -102,8 +101,12 @@ Status start_passt(const PasstNetwork& network, std::chrono::milliseconds timeou
   const auto started = read_proc_stat(*pid);
   const auto running = [&] { return started && still_running(*pid, started->start_time); };
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // passt forks into a PID namespace of its own once its socket listens, and its first process
+  // ends: then the socket says whether it started.
   while (!fs::is_socket(network.socket, ec)) {
-    if (!running() || std::chrono::steady_clock::now() >= deadline) {
+    const bool ended = !running();
+    if (ended && fs::is_socket(network.socket, ec)) break;
+    if (ended || std::chrono::steady_clock::now() >= deadline) {
       const bool timed_out = running();
       if (timed_out) ::kill(*pid, SIGKILL);
       const std::string said = read_file(network.log, 16 << 10).value_or("");

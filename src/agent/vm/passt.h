@@ -12,9 +12,11 @@
 // an operator who hides a network from tenants (a cloud's metadata service, say) firewalls it on
 // the node, as for containers, which share the node's network.
 //
-// Lifetime: passt runs detached (spawn_detached, as QEMU does) and serves one client (--one-off):
-// it ends when its QEMU does, however that ends, and an agent restart has nothing to adopt. A start
-// that fails before QEMU connected ends it with hang_up (unix_socket.h).
+// Lifetime: passt is started detached (spawn_detached, as QEMU is); once its socket listens it
+// forks into a PID namespace of its own, where it sees no other process of its user's (QEMU's), and
+// serves one client (--one-off): it ends when its QEMU does, however that ends, and an agent
+// restart has nothing to adopt. A start that fails before QEMU connected ends it with hang_up
+// (unix_socket.h).
 //
 // Who it runs as: passt parses everything the guest sends, so beside a confined QEMU it is no more
 // than that QEMU: it runs as QEMU's user, in a mount namespace that covers the agent's data

@@ -117,9 +117,15 @@ TEST(StartPasst, AsQemusUserMakesItsSocketInQemusDirectoryOnly) {
   ASSERT_EQ(::stat(network.socket.c_str(), &socket), 0);
   EXPECT_TRUE(S_ISSOCK(socket.st_mode));
   EXPECT_EQ(socket.st_uid, kQemuUser) << "made by passt as QEMU's user";
-  const pid_t pid = passt_serving(network.socket);
-  ASSERT_GT(pid, 0);
-  const std::string status = read_file(fmt::format("/proc/{}/status", pid), 1 << 16).value_or("");
+  // Once its socket listens, passt forks into a PID namespace of its own (PID 1 there), where it
+  // sees no QEMU of its user's, and its first process ends.
+  pid_t pid = 0;
+  std::string status;
+  EXPECT_TRUE(eventually([&] {
+    pid = passt_serving(network.socket);
+    status = read_file(fmt::format("/proc/{}/status", pid), 1 << 16).value_or("");
+    return pid > 0 && status.find(fmt::format("NSpid:\t{}\t1\n", pid)) != std::string::npos;
+  })) << status;
   EXPECT_NE(status.find(fmt::format("Uid:\t{0}\t{0}\t{0}\t{0}\n", kQemuUser)), std::string::npos)
       << status;
   EXPECT_NE(status.find("NoNewPrivs:\t1\n"), std::string::npos) << status;

@@ -136,7 +136,9 @@ TEST(QemuCommand, WithPasstTheCardIsItsSocketAndPasstForwardsThePorts) {
                       "--runas"),
             std::vector<std::string>{})
       << "started as QEMU's user, it has no ids to drop";
-  for (const char* flag : {"--no-map-gw", "--one-off", "--foreground"}) {
+  EXPECT_EQ(std::ranges::find(passt, "--foreground"), passt.end())
+      << "it daemonizes into a PID namespace of its own";
+  for (const char* flag : {"--no-map-gw", "--one-off"}) {
     EXPECT_NE(std::ranges::find(passt, flag), passt.end()) << flag;
   }
   EXPECT_EQ(values_of(passt_command({.socket = "/s", .log = "/l"}), "--tcp-ports"),

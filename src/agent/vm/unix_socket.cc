@@ -21,7 +21,7 @@ std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket) {
   return address;
 }
 
-Result<int> connect_unix(const std::filesystem::path& socket) {
+Result<int> connect_unix(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
   const auto unavailable = [&](std::string_view why) {
     return fail(Error{ErrorKind::kUnavailable, "socket_unavailable",
                       fmt::format("{}: {}", socket.string(), why)});
@@ -37,8 +37,17 @@ Result<int> connect_unix(const std::filesystem::path& socket) {
   }
   const auto address = unix_address(fmt::format("/proc/self/fd/{}", held));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // A unix connect waits while the listener's backlog is full, as long as the send timeout lets it
+  // (EAGAIN after): a listener put there that never accepts cannot hold the agent.
+  const auto wait_at_most = [fd](std::chrono::milliseconds wait) {
+    const timeval limit{.tv_sec = static_cast<time_t>(wait.count() / 1000),
+                        .tv_usec = static_cast<suseconds_t>(wait.count() % 1000 * 1000)};
+    return ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) == 0;
+  };
   const bool connected =
-      fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) == 0;
+      fd >= 0 && wait_at_most(timeout) &&
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) == 0 &&
+      wait_at_most(std::chrono::milliseconds(0));  // the session's writes: no limit, as before
   const int err = errno;
   ::close(held);
   if (!connected) {

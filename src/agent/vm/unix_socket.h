@@ -4,6 +4,7 @@
 
 #include <sys/un.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 
@@ -16,8 +17,12 @@ std::optional<sockaddr_un> unix_address(const std::filesystem::path& socket);
 
 // A stream socket connected to the one listening at `socket`, which may lie in a directory someone
 // else controls (a confined QEMU's): the last name is not followed as a link, and must be a
-// socket. Errors: kUnavailable with the system's words (nothing listens, not a socket).
-Result<int> connect_unix(const std::filesystem::path& socket);
+// socket. A listener that does not take the connection within `timeout` (its backlog full: one put
+// there that never accepts) is given up on. Errors: kUnavailable with the system's words (nothing
+// listens, not a socket, the timeout passed).
+inline constexpr std::chrono::milliseconds kConnectTimeout{5000};
+Result<int> connect_unix(const std::filesystem::path& socket,
+                         std::chrono::milliseconds timeout = kConnectTimeout);
 
 // A socket listening at `socket` (a file left there before is replaced), close-on-exec, for a
 // helper to accept on. Errors: kInternal with the system's words.

@@ -112,7 +112,8 @@ std::string virtiofs_socket(size_t i) { return fmt::format("fs{}.sock", i); }
 // Ends the run's helpers that no QEMU reached (passt, the virtiofsds: a start that failed or was
 // cut short); those it reached end with it.
 void hang_up_helpers(const fs::path& dir) {
-  hang_up(qemu_file(dir, kPasstSocket));
+  hang_up(dir / kPasstSocket);
+  hang_up(dir / fs::path(kPasstSocket).filename());  // where agents before this one put it
   for (size_t i = 0;; ++i) {
     const fs::path socket = dir / virtiofs_socket(i);
     std::error_code ec;
