@@ -10,6 +10,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "agent/runtime/runtime.h"
@@ -48,6 +49,24 @@ inline bool eventually(const std::function<bool()>& condition,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
+}
+
+// The pid of a process whose program's name starts with `program` and whose command line holds
+// `argument` (a helper serving a socket: passt beside its VM); 0 when there is none.
+inline pid_t process_with(std::string_view program, std::string_view argument) {
+  std::error_code ec;
+  for (const auto& process : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream file(process.path() / "cmdline");
+    const std::string command((std::istreambuf_iterator<char>(file)),
+                              std::istreambuf_iterator<char>());
+    const std::string name =
+        std::filesystem::path(command.substr(0, command.find('\0'))).filename();
+    if (!command.empty() && name.starts_with(program) &&
+        command.find(argument) != std::string::npos) {
+      return std::atoi(process.path().filename().c_str());
+    }
+  }
+  return 0;
 }
 
 // A run of `sh -c script`.

@@ -29,16 +29,7 @@ bool passt_installed() {
 
 // The pid of the passt that serves `socket`; 0 when none does.
 pid_t passt_serving(const fs::path& socket) {
-  std::error_code ec;
-  for (const auto& process : fs::directory_iterator("/proc", ec)) {
-    const auto command = read_file(process.path() / "cmdline", 1 << 16);
-    if (!command) continue;
-    const std::string program = fs::path(command->substr(0, command->find('\0'))).filename();
-    if (program.starts_with("passt") && command->find(socket.string()) != std::string::npos) {
-      return std::atoi(process.path().filename().c_str());
-    }
-  }
-  return 0;
+  return testing::process_with("passt", socket.string());
 }
 
 TEST(StartPasst, SaysWhenPasstCannotBeRun) {

@@ -33,6 +33,7 @@
 #include "agent/runtime/process_runtime.h"
 #include "agent/runtime/runtime_set.h"
 #include "agent/runtime/workload_files.h"
+#include "agent/test_util.h"
 #include "agent/tool_run.h"
 #include "agent/vm/fake_sysfs.h"
 #include "agent/vm/guest_agent.h"
@@ -62,7 +63,7 @@ void share_over_virtio_fs(VmRuntimeOptions& options) {
 
 // Real VMs under TCG, from the test image an environment variable names, in a directory of the
 // test's own: short, as QMP's unix socket path must fit in 108 bytes.
-class RealVmTest : public testing::Test {
+class RealVmTest : public ::testing::Test {
  protected:
   // The image an environment variable names (with `within` it, when a directory); nullopt when
   // there is none. The tests may skip without it, but not under GPURENT_REQUIRE_VM.
@@ -419,18 +420,10 @@ class VmNetworkTest : public VmRuntimeTest {
   // passt, which parses what the guest sends, runs beside a confined QEMU as QEMU does.
   void expect_passt_confined(const WorkloadKey& key) const {
     const std::string socket = (vm_run_dir(options_.data_dir, key) / "qemu" / "net.sock").string();
-    std::optional<std::string> status;
-    std::error_code ec;
-    for (const auto& process : fs::directory_iterator("/proc", ec)) {
-      const auto command = read_file(process.path() / "cmdline", 1 << 16);
-      if (!command) continue;
-      const std::string program = fs::path(command->substr(0, command->find('\0'))).filename();
-      if (program.starts_with("passt") && command->find(socket) != std::string::npos) {
-        status = read_file(process.path() / "status", 1 << 16).value_or("");
-      }
-    }
-    ASSERT_TRUE(status) << "no passt serves " << socket;
-    expect_instances_user(*status, key);
+    const pid_t passt = testing::process_with("passt", socket);
+    ASSERT_GT(passt, 0) << "no passt serves " << socket;
+    expect_instances_user(read_file(fmt::format("/proc/{}/status", passt), 1 << 16).value_or(""),
+                          key);
   }
 
   // Runs the guest under the network and returns what was seen once its page was served.
@@ -589,7 +582,7 @@ TEST_F(VmCloudImageTest, RunsEachBootOnTheInstancesOwnRootDiskWithItsUserAndKey)
 
 // A stand-in for qemu-system-x86_64 (the machine is a sleep) and a sysfs with one GPU and its
 // audio function in an IOMMU group of their own.
-class VmPassthroughTest : public testing::Test {
+class VmPassthroughTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::path("/tmp") / ("gvp-" + std::to_string(os_random_seed() % 1'000'000));
